@@ -1,0 +1,1 @@
+//! radiff: runs readahead scenarios on real kernels and diffs the traces against the model.

@@ -1,0 +1,205 @@
+//! Access patterns: the steps a scenario names, expanded into the exact system calls.
+//!
+//! The guest and the model expand the same steps with the same function, so both
+//! see the same offsets, including those of seeded random reads.
+
+use serde::{Deserialize, Serialize};
+
+/// A system call the guest makes on the scenario's file. Reads are `pread(2)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "op")]
+pub enum Op {
+    /// `pread(fds[fd], buf, len, offset)`.
+    Read { fd: u32, offset: u64, len: u64 },
+    /// `posix_fadvise(fds[fd], offset, len, advice)`.
+    Fadvise { fd: u32, offset: u64, len: u64, advice: Advice },
+}
+
+/// `posix_fadvise` advice values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Advice {
+    Normal,
+    Random,
+    Sequential,
+    Willneed,
+    Dontneed,
+    Noreuse,
+}
+
+/// Sizes of random reads: multiples of `align` from `min` to `max`, inclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SizeRange {
+    pub min: u64,
+    pub max: u64,
+    pub align: u64,
+}
+
+/// One step of a scenario's access pattern. Offsets and sizes are bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// One read.
+    Read { fd: u32, offset: u64, size: u64 },
+    /// Reads of `size` from `from` until `to` (end of file when `None`); the last one may be short.
+    Sequential { fd: u32, from: u64, size: u64, to: Option<u64> },
+    /// `count` reads at random `align`ed offsets inside `[from, to)`, sizes drawn from `size`,
+    /// from a generator seeded with `seed`. A read never crosses `to`.
+    Random { fd: u32, count: u64, size: SizeRange, seed: u64, from: u64, to: Option<u64> },
+    /// `streams` sequential streams of `size` reads, started at `starts`, taking turns
+    /// one read each until every stream reaches `to` (end of file when `None`).
+    /// Stream `i` reads through `fds[fd_base + i]` when `separate_fds`, else all through `fd_base`.
+    Interleaved { fd_base: u32, separate_fds: bool, size: u64, starts: Vec<u64>, to: Option<u64> },
+    /// One `posix_fadvise` call; `len` 0 means to the end of the file.
+    Fadvise { fd: u32, offset: u64, len: u64, advice: Advice },
+}
+
+/// splitmix64: small, fast and fixed forever, so a seed names the same reads in every
+/// radiff version (changing it would change every random scenario's trace).
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0), by rejection so there is no modulo bias.
+    pub fn below(&mut self, n: u64) -> u64 {
+        assert!(n > 0, "SplitMix64::below(0)");
+        let zone = u64::MAX - (u64::MAX % n);
+        loop {
+            let x = self.next_u64();
+            if x < zone {
+                return x % n;
+            }
+        }
+    }
+}
+
+/// The number of file descriptors the steps use (highest fd index + 1, at least 1).
+pub fn fd_count(steps: &[Step]) -> u32 {
+    let mut n = 1;
+    for step in steps {
+        let top = match step {
+            Step::Read { fd, .. } | Step::Sequential { fd, .. } | Step::Random { fd, .. } | Step::Fadvise { fd, .. } => *fd + 1,
+            Step::Interleaved { fd_base, separate_fds, starts, .. } => {
+                if *separate_fds {
+                    fd_base + starts.len() as u32
+                } else {
+                    fd_base + 1
+                }
+            }
+        };
+        n = n.max(top);
+    }
+    n
+}
+
+/// Expands steps into system calls for a file of `file_size` bytes.
+/// Steps must have been validated (sizes > 0, ranges inside the file).
+pub fn expand(steps: &[Step], file_size: u64) -> Vec<Op> {
+    let mut ops = Vec::new();
+    for step in steps {
+        match step {
+            Step::Read { fd, offset, size } => ops.push(Op::Read { fd: *fd, offset: *offset, len: *size }),
+            Step::Sequential { fd, from, size, to } => {
+                let end = to.unwrap_or(file_size);
+                let mut pos = *from;
+                while pos < end {
+                    let len = (*size).min(end - pos);
+                    ops.push(Op::Read { fd: *fd, offset: pos, len });
+                    pos += len;
+                }
+            }
+            Step::Random { fd, count, size, seed, from, to } => {
+                let end = to.unwrap_or(file_size);
+                let mut rng = SplitMix64::new(*seed);
+                let sizes = (size.max - size.min) / size.align + 1;
+                for _ in 0..*count {
+                    let len = size.min + rng.below(sizes) * size.align;
+                    let slots = (end - from - len) / size.align + 1;
+                    let offset = from + rng.below(slots) * size.align;
+                    ops.push(Op::Read { fd: *fd, offset, len });
+                }
+            }
+            Step::Interleaved { fd_base, separate_fds, size, starts, to } => {
+                let end = to.unwrap_or(file_size);
+                let mut pos: Vec<u64> = starts.clone();
+                // A stream ends where the next one starts, the last at `end`.
+                let limits: Vec<u64> = (0..starts.len()).map(|i| starts.get(i + 1).copied().unwrap_or(end)).collect();
+                loop {
+                    let mut any = false;
+                    for i in 0..pos.len() {
+                        if pos[i] < limits[i] {
+                            let len = (*size).min(limits[i] - pos[i]);
+                            let fd = if *separate_fds { fd_base + i as u32 } else { *fd_base };
+                            ops.push(Op::Read { fd, offset: pos[i], len });
+                            pos[i] += len;
+                            any = true;
+                        }
+                    }
+                    if !any {
+                        break;
+                    }
+                }
+            }
+            Step::Fadvise { fd, offset, len, advice } => ops.push(Op::Fadvise { fd: *fd, offset: *offset, len: *len, advice: *advice }),
+        }
+    }
+    ops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_reads_cover_the_range_and_end_short() {
+        let ops = expand(&[Step::Sequential { fd: 0, from: 4096, size: 8192, to: Some(4096 + 20480) }], 1 << 20);
+        let lens: Vec<u64> = ops.iter().map(|op| match op { Op::Read { len, .. } => *len, _ => 0 }).collect();
+        assert_eq!(lens, vec![8192, 8192, 4096]);
+        assert_eq!(ops[0], Op::Read { fd: 0, offset: 4096, len: 8192 });
+    }
+
+    #[test]
+    fn random_reads_are_aligned_inside_the_range_and_repeatable() {
+        let step = Step::Random { fd: 0, count: 500, size: SizeRange { min: 4096, max: 131072, align: 4096 }, seed: 7, from: 0, to: None };
+        let a = expand(std::slice::from_ref(&step), 8 << 20);
+        let b = expand(std::slice::from_ref(&step), 8 << 20);
+        assert_eq!(a, b);
+        let mut sizes = std::collections::BTreeSet::new();
+        for op in &a {
+            let Op::Read { offset, len, .. } = *op else { panic!("not a read") };
+            assert_eq!(offset % 4096, 0);
+            assert_eq!(len % 4096, 0);
+            assert!((4096..=131072).contains(&len));
+            assert!(offset + len <= 8 << 20);
+            sizes.insert(len);
+        }
+        assert!(sizes.len() > 20, "sizes should spread over the range, got {sizes:?}");
+    }
+
+    #[test]
+    fn interleaved_streams_take_turns_and_stop_at_the_next_start() {
+        let ops = expand(&[Step::Interleaved { fd_base: 0, separate_fds: false, size: 4096, starts: vec![0, 8192], to: None }], 16384);
+        let offsets: Vec<u64> = ops.iter().map(|op| match op { Op::Read { offset, .. } => *offset, _ => 0 }).collect();
+        assert_eq!(offsets, vec![0, 8192, 4096, 12288]);
+    }
+
+    #[test]
+    fn splitmix_matches_its_reference_sequence() {
+        // First outputs of splitmix64 seeded with 0, as published with the algorithm.
+        let mut rng = SplitMix64::new(0);
+        assert_eq!(rng.next_u64(), 0xe220a8397b1dcdaf);
+        assert_eq!(rng.next_u64(), 0x6e789e6aa1b965f4);
+    }
+}

@@ -1,0 +1,139 @@
+//! The trace: what one run of an access pattern did, as the kernel's tracepoints report it.
+//!
+//! One type for both sides: the ftrace parser (`radiff::ftrace`) builds it from
+//! a real kernel's trace, and [`crate::predict`] builds it from the model, so
+//! comparing the two is `==`, and a divergence is the first window where they part.
+
+use serde::{Deserialize, Serialize};
+
+/// Sectors are 512 bytes in the block layer's trace events, whatever the device's block size.
+pub const SECTOR_SIZE: u64 = 512;
+
+/// Pages are 4 KiB on the x86_64 guests radiff runs.
+pub const PAGE_SIZE: u64 = 4096;
+
+/// Everything that happened to one file and its device, in the order the kernel emitted it,
+/// grouped into windows: each window starts at a `page_cache_sync_ra` or
+/// `page_cache_async_ra` event and holds every event up to the next one.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trace {
+    pub windows: Vec<Window>,
+}
+
+/// What opened a window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// Events before the first readahead call (none in a well-formed run, but never dropped).
+    Start,
+    /// `page_cache_sync_ra()`: the read found no folio at `index`.
+    Sync,
+    /// `page_cache_async_ra()`: the read reached a folio marked PG_readahead at `index`.
+    Async,
+}
+
+/// The readahead state (`struct file_ra_state`) as the sync/async tracepoint saw it:
+/// the values *before* the call changed them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaState {
+    pub start: u64,
+    pub size: u64,
+    pub async_size: u64,
+    pub order: u32,
+    pub ra_pages: u64,
+    pub mmap_miss: u64,
+    /// `ra->prev_pos`, -1 when the file has not been read yet.
+    pub prev_pos: i64,
+}
+
+/// One readahead window: the call that opened it and everything it caused.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    pub trigger: Trigger,
+    /// The page index the call was made for (`readahead_index(ractl)`).
+    pub index: u64,
+    /// Pages the read still wanted (`req_count`).
+    pub req_count: u64,
+    /// `file_ra_state` before the call. `ra.start` is not in the tracepoint; both sides leave it 0.
+    pub ra: RaState,
+    /// What the call submitted: `page_cache_ra_order` and `page_cache_ra_unbounded` events.
+    pub submits: Vec<Submit>,
+    /// Folios added to the page cache, in the order they were added.
+    pub folios: Vec<Folio>,
+    /// Requests the device was sent (`block_rq_issue`), in issue order.
+    pub requests: Vec<Request>,
+}
+
+/// A readahead submission inside a window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Submit {
+    /// `page_cache_ra_order()`: the window `[index, index + size)` with the last
+    /// `async_size` pages asynchronous; `order` is `ra->order` before it is clamped.
+    Order { index: u64, size: u64, async_size: u64, order: u32 },
+    /// `page_cache_ra_unbounded()`: `nr_to_read` order-0 pages from `index`.
+    Unbounded { index: u64, nr_to_read: u64, lookahead_size: u64 },
+}
+
+/// A folio added to the file's page cache (`mm_filemap_add_to_page_cache`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Folio {
+    pub index: u64,
+    pub order: u32,
+}
+
+/// A request issued to the device (`block_rq_issue`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Request {
+    /// First sector, in 512-byte units from the start of the whole device.
+    pub sector: u64,
+    /// Length in 512-byte sectors.
+    pub sectors: u64,
+    /// The block layer's rwbs flags: `R` read, `A` readahead, `M` metadata, `S` sync, ...
+    pub rwbs: String,
+}
+
+impl Request {
+    /// Bytes the request transfers.
+    pub fn bytes(&self) -> u64 {
+        self.sectors * SECTOR_SIZE
+    }
+
+    /// True for file system metadata (`REQ_META`): the model does not predict these.
+    pub fn is_metadata(&self) -> bool {
+        self.rwbs.contains('M')
+    }
+
+    pub fn is_read(&self) -> bool {
+        self.rwbs.contains('R')
+    }
+}
+
+impl Folio {
+    pub fn pages(&self) -> u64 {
+        1 << self.order
+    }
+}
+
+impl Trace {
+    pub fn folios(&self) -> impl Iterator<Item = &Folio> {
+        self.windows.iter().flat_map(|w| w.folios.iter())
+    }
+
+    pub fn requests(&self) -> impl Iterator<Item = &Request> {
+        self.windows.iter().flat_map(|w| w.requests.iter())
+    }
+
+    /// Number of folios added for each order, index = order.
+    pub fn folio_orders(&self) -> Vec<u64> {
+        let mut orders = Vec::new();
+        for folio in self.folios() {
+            let order = folio.order as usize;
+            if orders.len() <= order {
+                orders.resize(order + 1, 0);
+            }
+            orders[order] += 1;
+        }
+        orders
+    }
+}
