@@ -82,3 +82,75 @@ pub struct Input {
     /// The reads and hints in the order the guest issued them.
     pub ops: Vec<Op>,
 }
+
+/// `MAX_PAGECACHE_ORDER` on x86_64 with CONFIG_TRANSPARENT_HUGEPAGE (include/linux/pagemap.h,
+/// Linux 7.3.4): "min(MAX_XAS_ORDER, PREFERRED_MAX_PAGECACHE_ORDER)", MAX_XAS_ORDER being
+/// XA_CHUNK_SHIFT * 2 - 1 = 11 and PREFERRED_MAX_PAGECACHE_ORDER HPAGE_PMD_ORDER = 9.
+pub const MAX_PAGECACHE_ORDER: u32 = 9;
+
+impl MappingLimits {
+    /// XFS, Linux 7.3.4, 4 KiB blocks: xfs_inode_alloc() calls
+    /// "mapping_set_folio_min_order(VFS_I(ip)->i_mapping, M_IGEO(mp)->min_folio_order)",
+    /// which is `mapping_set_folio_order_range(mapping, min, MAX_PAGECACHE_ORDER)`, with
+    /// min_folio_order 0 when the block size is at most the page size.
+    pub fn xfs() -> Self {
+        MappingLimits { large_folios: true, min_order: 0, max_order: MAX_PAGECACHE_ORDER }
+    }
+
+    /// ext4, Linux 7.3.4, 4 KiB blocks, data=ordered, no `encrypt` feature:
+    /// ext4_set_inode_mapping_order() sets `[s_min_folio_order, s_max_folio_order]` on
+    /// regular files, where s_min_folio_order = get_order(blocksize) = 0 and
+    /// ext4_set_max_mapping_order() gives "EXT4_MAX_PAGECACHE_ORDER(sb)" =
+    /// umin(MAX_PAGECACHE_ORDER, 11 + s_blocksize_bits - PAGE_SHIFT) = 9. With
+    /// data=journal (mount or inode flag) max = min = 0, and with the encrypt feature
+    /// ext4_check_large_folio() leaves s_max_folio_order 0: use [`MappingLimits::order0`].
+    pub fn ext4() -> Self {
+        MappingLimits { large_folios: true, min_order: 0, max_order: MAX_PAGECACHE_ORDER.min(11) }
+    }
+
+    /// f2fs, Linux 7.3.4: f2fs_iget() enables large folios
+    /// ("mapping_set_folio_min_order(inode->i_mapping, 0)") only for immutable,
+    /// uncompressed, non-quota regular files; radiff's files are ordinary, and the real
+    /// kernel was measured to add only order-0 folios for them.
+    pub fn f2fs() -> Self {
+        Self::order0()
+    }
+
+    /// A mapping without large folio support (`mapping_large_folio_support()` false).
+    pub fn order0() -> Self {
+        MappingLimits { large_folios: false, min_order: 0, max_order: 0 }
+    }
+
+    /// The limits radiff's kernels give a regular file on `fs` (formatted with defaults).
+    pub fn for_fs(fs: FsKind) -> Self {
+        match fs {
+            FsKind::Xfs => Self::xfs(),
+            FsKind::Ext4 => Self::ext4(),
+            FsKind::F2fs => Self::f2fs(),
+        }
+    }
+}
+
+impl QueueLimits {
+    /// Limits of the kind the QEMU NVMe disk (mdts 7: 512 KiB transfers) shows, with the
+    /// given `read_ahead_kb` and `max_sectors_kb`: for examples and tests; the harness
+    /// passes what the guest measured.
+    pub fn nvme_qemu(read_ahead_kb: u64, max_sectors_kb: u64) -> Self {
+        QueueLimits {
+            read_ahead_kb,
+            max_sectors_kb,
+            max_hw_sectors_kb: 512,
+            // nvme_max_drv_segments(): max_hw_sectors / 8 + 1.
+            max_segments: 129,
+            max_segment_size: 4294967295,
+            logical_block_size: 512,
+            physical_block_size: 512,
+            optimal_io_size: 0,
+            minimum_io_size: 512,
+            virt_boundary_mask: 4095,
+            rotational: false,
+            nr_requests: 1023,
+            scheduler: "none".into(),
+        }
+    }
+}

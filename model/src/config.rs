@@ -1,0 +1,77 @@
+//! What the model assumes where the kernel's behaviour depends on things no input
+//! describes: when I/O completes and where folios sit in physical memory.
+//!
+//! Every assumption is a field here with the default believed to match a QEMU guest;
+//! the harness can run the model under another assumption to see whether a divergence
+//! is a finding or an assumption that does not hold.
+
+use serde::{Deserialize, Serialize};
+
+/// Assumptions of one prediction. `ModelConfig::default()` is what [`crate::predict`] uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ModelConfig {
+    pub io_completion: IoCompletion,
+    pub folio_memory: FolioMemory,
+}
+
+/// When a read request completes, relative to what the reader does next.
+///
+/// Linux 7.3.4 has exactly one place in the read path where completion timing shows:
+/// `filemap_get_read_batch()` stops at a folio that is not uptodate, and
+/// `filemap_get_pages()` then either drops it (`-EAGAIN` when the batch holds more than
+/// one folio) or waits for it (`filemap_update_page()`, then `AOP_TRUNCATED_PAGE` and a
+/// new lookup from the same index). Either way the reader goes on from the same index
+/// and meets the same folios in the same order, with the same `last_index`:
+///
+/// * a sync readahead happens exactly where the reader finds no folio, and whether a
+///   folio exists does not depend on its I/O having completed (folios enter the page
+///   cache before their I/O is submitted);
+/// * an async readahead happens at the first folio with PG_readahead the reader reaches,
+///   and `filemap_get_read_batch()` ends the batch at that folio whether or not it is
+///   uptodate ("if (!folio_test_uptodate(folio)) break; if (folio_test_readahead(folio))
+///   break;" both stop after adding it), so `filemap_get_pages()` sees the flag in both
+///   cases, before it looks at uptodate;
+/// * `req_count` is `last_index - index` (sync) or `last_index - folio->index` (async),
+///   and `last_index` is the end of the read, fixed for the whole `filemap_read()`;
+/// * `ra->prev_pos` changes only when `filemap_read()` returns.
+///
+/// So windows, folios and requests of reads do not depend on completion timing (the
+/// property tests check that all three settings give the same trace for reads). What
+/// does depend on it is `POSIX_FADV_DONTNEED`: `find_lock_entries()` skips folios it
+/// cannot lock, and a folio under read I/O is locked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IoCompletion {
+    /// A request completes as soon as `blk_finish_plug()` has issued it: the reader never
+    /// meets a folio under I/O.
+    AtIssue,
+    /// Requests stay in flight while the system call that issued them runs (the reader
+    /// waits on the folios it needs, `filemap_update_page()`), and all have completed
+    /// before the guest's next system call. The default: within a `pread` the reader
+    /// outruns an emulated NVMe device, and the harness's next call comes after it.
+    #[default]
+    BeforeNextOp,
+    /// A request completes only when a reader waits on one of its folios; readahead that
+    /// nobody read is still in flight at a later `POSIX_FADV_DONTNEED`, which then keeps it.
+    WhenWaited,
+}
+
+/// Where folios sit in physical memory, which decides how many bio_vecs and segments
+/// a bio needs. The page allocator decides this at run time; nothing in the input says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FolioMemory {
+    /// No folio is physically adjacent to the folio added before it: every folio is its own
+    /// bio_vec (`bvec_try_merge_page()` never merges), so a bio holds at most
+    /// `BIO_MAX_VECS` (256) folios and a request at most `max_segments` of them.
+    /// Each folio is naturally aligned (the buddy allocator aligns an order-n block to
+    /// 2^n pages), so a folio never crosses `seg_boundary_mask` (>= 4 GiB - 1 here).
+    /// The default: large folios come from separate buddy allocations, and order-0 pages
+    /// of one readahead come from per-CPU lists in no useful order.
+    #[default]
+    Scattered,
+    /// Each folio of a bio follows the previous one in physical memory, so a bio is one
+    /// bio_vec (split only by `max_segment_size`). The opposite bound, for checking
+    /// whether a divergence on a device with few segments is about memory layout.
+    Contiguous,
+}

@@ -1,0 +1,217 @@
+//! mm/filemap.c of Linux 7.3.4: the buffered read path (`filemap_read()`) that decides
+//! when readahead runs, and the page cache lookups readahead uses.
+
+use crate::config::IoCompletion;
+use crate::model::{Model, PAGE_SHIFT};
+use crate::pagecache::{Eexist, FolioRef};
+use crate::readahead::ReadaheadControl;
+use crate::trace::PAGE_SIZE;
+
+/// `FOLIO_BATCH_SIZE` (include/linux/folio_batch.h).
+const FOLIO_BATCH_SIZE: usize = 31;
+
+/// Why `filemap_get_pages()` returned no folios.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GetPagesError {
+    /// `AOP_TRUNCATED_PAGE`: look again from the same index.
+    Retry,
+}
+
+impl Model<'_> {
+    /// `filemap_add_folio()`, Linux 7.3.4 mm/filemap.c: insert a new, locked, not uptodate
+    /// folio; the `mm_filemap_add_to_page_cache` tracepoint fires on success.
+    pub(crate) fn filemap_add_folio(&mut self, index: u64, order: u32, readahead: bool) -> Result<(), Eexist> {
+        self.cache.add_folio(index, order, readahead)?;
+        self.rec.folio(index, order);
+        Ok(())
+    }
+
+    /// `page_cache_next_miss()`, Linux 7.3.4 mm/filemap.c: the first index in
+    /// `[index, index + max_scan)` without a folio, else `index + max_scan`
+    /// (the first `xas_next()` of a fresh xa_state loads `index` itself).
+    pub(crate) fn page_cache_next_miss(&self, index: u64, max_scan: u64) -> u64 {
+        let mut i = index;
+        for _ in 0..max_scan {
+            if !self.cache.present(i) {
+                return i;
+            }
+            i = i.wrapping_add(1);
+            if i == 0 {
+                return 0;
+            }
+        }
+        i
+    }
+
+    /// `page_cache_prev_miss()`, Linux 7.3.4 mm/filemap.c: the highest index in
+    /// `(index - max_scan, index]` without a folio, else `index - max_scan`;
+    /// `ULONG_MAX` when the scan runs below 0.
+    pub(crate) fn page_cache_prev_miss(&self, index: u64, max_scan: u64) -> u64 {
+        let mut i = index;
+        for _ in 0..max_scan {
+            if !self.cache.present(i) {
+                return i;
+            }
+            if i == 0 {
+                // xas_prev() wraps to ULONG_MAX, where nothing is cached.
+                return u64::MAX;
+            }
+            i -= 1;
+        }
+        i
+    }
+
+    /// `filemap_get_read_batch()`, Linux 7.3.4 mm/filemap.c: the folios from `index`
+    /// on, stopping after the first one that is not uptodate or has PG_readahead, after
+    /// the one that holds `max`, at a missing page, or after `FOLIO_BATCH_SIZE` folios.
+    fn filemap_get_read_batch(&self, index: u64, max: u64) -> Vec<FolioRef> {
+        let mut batch = Vec::new();
+        if index > max {
+            return batch;
+        }
+        let mut i = index;
+        while let Some(folio) = self.cache.folio_at(i) {
+            batch.push(folio);
+            if batch.len() == FOLIO_BATCH_SIZE || !folio.uptodate || folio.readahead {
+                break;
+            }
+            // "xas_advance(&xas, folio_next_index(folio) - 1); if (xas.xa_index >= max) break;"
+            if folio.next_index() > max {
+                break;
+            }
+            i = folio.next_index();
+        }
+        batch
+    }
+
+    /// `filemap_create_folio()`, Linux 7.3.4 mm/filemap.c: readahead left no folio at
+    /// the read position; add one of the minimum order and read it with `->read_folio`.
+    fn filemap_create_folio(&mut self, pos: u64) -> Result<Vec<FolioRef>, GetPagesError> {
+        let min_order = self.min_order();
+        let index = (pos >> (PAGE_SHIFT + min_order)) << min_order;
+        if self.filemap_add_folio(index, min_order, false).is_err() {
+            return Err(GetPagesError::Retry); // -EEXIST becomes AOP_TRUNCATED_PAGE
+        }
+        let folio = self.cache.folio_at(index).unwrap();
+        self.filemap_read_folio(folio);
+        Ok(vec![self.cache.folio_at(index).unwrap()])
+    }
+
+    /// `filemap_read_folio()`, Linux 7.3.4 mm/filemap.c: `->read_folio`, then wait for
+    /// the folio to be unlocked (so it is uptodate when this returns).
+    fn filemap_read_folio(&mut self, folio: FolioRef) {
+        self.aops_read_folio(folio);
+        self.end_io_submission();
+        self.folio_wait_locked(folio.index);
+    }
+
+    /// The reader sleeps until the read of the folio at `head` has completed.
+    fn folio_wait_locked(&mut self, head: u64) {
+        self.cache.set_uptodate(head);
+    }
+
+    /// `filemap_update_page()`, Linux 7.3.4 mm/filemap.c, for a folio that is not
+    /// uptodate: it is locked by its read, so "folio_put_wait_locked(folio, TASK_KILLABLE);
+    /// return AOP_TRUNCATED_PAGE;" ("This is where we usually end up waiting for a
+    /// previously submitted readahead to finish."). The model's reads always succeed, so the
+    /// `->read_folio` retry after locking is never needed.
+    fn filemap_update_page(&mut self, folio: FolioRef) -> GetPagesError {
+        self.folio_wait_locked(folio.index);
+        GetPagesError::Retry
+    }
+
+    /// `filemap_readahead()`, Linux 7.3.4 mm/filemap.c: the batch ended at a folio with
+    /// PG_readahead: `page_cache_async_ra()` with `req_count = last_index - folio->index`.
+    fn filemap_readahead(&mut self, fd: usize, folio: FolioRef, last_index: u64) {
+        let mut ractl = ReadaheadControl::new(fd, folio.index);
+        self.page_cache_async_ra(&mut ractl, folio, last_index - folio.index);
+    }
+
+    /// `filemap_get_pages()`, Linux 7.3.4 mm/filemap.c: the folios for the next part of a
+    /// read at `pos` with `count` bytes left, starting readahead on the way.
+    fn filemap_get_pages(&mut self, fd: usize, pos: u64, count: u64) -> Result<Vec<FolioRef>, GetPagesError> {
+        let index = pos >> PAGE_SHIFT;
+        // "last_index" is the index of the folio beyond the end of the read.
+        let min_nrbytes = PAGE_SIZE << self.min_order();
+        let last_index = ((pos + count).div_ceil(min_nrbytes) * min_nrbytes) >> PAGE_SHIFT;
+        let mut batch = self.filemap_get_read_batch(index, last_index - 1);
+        if batch.is_empty() {
+            let mut ractl = ReadaheadControl::new(fd, index);
+            self.page_cache_sync_ra(&mut ractl, last_index - index);
+            batch = self.filemap_get_read_batch(index, last_index - 1);
+        }
+        if batch.is_empty() {
+            return self.filemap_create_folio(pos);
+        }
+        let folio = *batch.last().unwrap();
+        if folio.readahead {
+            self.filemap_readahead(fd, folio, last_index);
+        }
+        if !folio.uptodate {
+            if batch.len() > 1 {
+                // -EAGAIN: return the uptodate folios before it; the next call starts at it.
+                batch.pop();
+                return Ok(batch);
+            }
+            // Alone: wait for it. With one folio in the batch, "--fbatch->nr" leaves none
+            // and AOP_TRUNCATED_PAGE sends filemap_get_pages() back to "retry".
+            return Err(self.filemap_update_page(folio));
+        }
+        Ok(batch)
+    }
+
+    /// `filemap_read()`, Linux 7.3.4 mm/filemap.c: `pread(fd, len, pos)` through the page
+    /// cache. Returns the bytes read. `ra->prev_pos` becomes the end of what was read.
+    pub(crate) fn filemap_read(&mut self, fd: usize, pos: u64, len: u64) -> u64 {
+        if len == 0 {
+            return 0; // generic_file_read_iter(): "if (!iov_iter_count(iter)) return 0;"
+        }
+        let mut ki_pos = pos;
+        let mut count = len;
+        let mut last_pos = self.files[fd].ra.prev_pos;
+        let mut already_read = 0;
+        loop {
+            if ki_pos >= self.isize {
+                break;
+            }
+            let batch = match self.filemap_get_pages(fd, ki_pos, count) {
+                Ok(batch) => batch,
+                Err(GetPagesError::Retry) => continue, // filemap_get_pages()'s "goto retry"
+            };
+            let end_offset = self.isize.min(ki_pos + count);
+            for folio in batch {
+                let fpos = folio.index << PAGE_SHIFT;
+                let fsize = PAGE_SIZE << folio.order;
+                if end_offset < fpos {
+                    break;
+                }
+                let offset = ki_pos & (fsize - 1);
+                let bytes = (end_offset - ki_pos).min(fsize - offset);
+                already_read += bytes;
+                ki_pos += bytes;
+                count -= bytes;
+                last_pos = ki_pos as i64;
+            }
+            if count == 0 || ki_pos >= self.isize {
+                break;
+            }
+        }
+        self.files[fd].ra.prev_pos = last_pos;
+        already_read
+    }
+
+    /// After `->readahead` or `->read_folio` submitted the reads of `self.io_folios`:
+    /// when do they complete? See [`IoCompletion`].
+    pub(crate) fn end_io_submission(&mut self) {
+        let folios = std::mem::take(&mut self.io_folios);
+        match self.config.io_completion {
+            IoCompletion::AtIssue => {
+                for head in folios {
+                    self.cache.set_uptodate(head);
+                }
+            }
+            IoCompletion::BeforeNextOp => self.inflight.extend(folios),
+            IoCompletion::WhenWaited => {}
+        }
+    }
+}

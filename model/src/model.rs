@@ -1,0 +1,316 @@
+//! The model's state for one prediction: the inode's page cache, one `struct file` per
+//! fd, the backing device, the file's layout on disk, and the trace being recorded.
+//!
+//! The kernel functions are methods of [`Model`], spread over modules named after the
+//! kernel files they port (readahead.rs, filemap.rs, fadvise.rs, fs.rs, block.rs).
+
+use serde::{Deserialize, Serialize};
+
+use crate::block::{Limits, Plug};
+use crate::config::{IoCompletion, ModelConfig};
+use crate::input::{Extent, Input};
+use crate::pagecache::PageCache;
+use crate::pattern::Op;
+use crate::readahead::FileRaState;
+use crate::trace::{Folio, RaState, Request, Submit, Trace, Trigger, Window, PAGE_SIZE};
+use crate::variant::Policy;
+
+/// `PAGE_SHIFT` on x86_64.
+pub const PAGE_SHIFT: u32 = 12;
+
+/// The file system block size the model supports: 4 KiB, the page size (`mkfs` defaults
+/// for XFS and ext4 on disks this size; f2fs only has 4 KiB blocks).
+pub const BLOCK_SIZE: u64 = 4096;
+
+/// The parts of `struct file` readahead looks at.
+#[derive(Clone, Debug)]
+pub struct File {
+    /// `file->f_ra`, set up by `file_ra_state_init()` at open.
+    pub ra: FileRaState,
+    /// `FMODE_RANDOM` (POSIX_FADV_RANDOM).
+    pub random: bool,
+    /// `FMODE_NOREUSE` (POSIX_FADV_NOREUSE): changes LRU handling only, kept for completeness.
+    pub noreuse: bool,
+}
+
+/// The parts of `struct backing_dev_info` readahead looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bdi {
+    /// `bdi->ra_pages`: read_ahead_kb in pages.
+    pub ra_pages: u64,
+    /// `bdi->io_pages`: max_sectors in pages ("bdi->io_pages = lim->max_sectors >> PAGE_SECTORS_SHIFT"
+    /// in blk_apply_bdi_limits()).
+    pub io_pages: u64,
+}
+
+/// Where a file offset lives on disk, as the file system's block mapping reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapKind {
+    /// Written blocks: byte `start` of the range is at this device byte offset.
+    Mapped { physical: u64 },
+    /// Allocated but unwritten (FIEMAP_EXTENT_UNWRITTEN): reads as zeroes, no I/O.
+    Unwritten,
+    /// No blocks: reads as zeroes, no I/O.
+    Hole,
+}
+
+/// A maximal range of the file with one [`MapKind`], in bytes: `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mapping {
+    pub start: u64,
+    pub end: u64,
+    pub kind: MapKind,
+}
+
+impl Mapping {
+    /// Device byte offset of file byte `pos` (inside the mapping), if it is mapped.
+    pub fn physical(&self, pos: u64) -> Option<u64> {
+        match self.kind {
+            MapKind::Mapped { physical } => Some(physical + (pos - self.start)),
+            _ => None,
+        }
+    }
+}
+
+/// The file's extents (FIEMAP), sorted, for the block mapping functions of the file systems.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    extents: Vec<Extent>,
+}
+
+/// FIEMAP_EXTENT_UNWRITTEN.
+const FIEMAP_EXTENT_UNWRITTEN: u32 = 0x800;
+
+impl Layout {
+    pub fn new(extents: &[Extent]) -> Self {
+        let mut extents: Vec<Extent> = extents.iter().copied().filter(|e| e.length > 0).collect();
+        extents.sort_by_key(|e| e.logical);
+        Layout { extents }
+    }
+
+    /// The extent, or the hole between extents, that holds file byte `pos`
+    /// (what `->iomap_begin` / `ext4_map_blocks()` / `f2fs_map_blocks()` return, before
+    /// they trim it to the range asked for).
+    pub fn lookup(&self, pos: u64) -> Mapping {
+        let i = self.extents.partition_point(|e| e.logical + e.length <= pos);
+        match self.extents.get(i) {
+            Some(e) if e.logical <= pos => {
+                let kind = if e.flags & FIEMAP_EXTENT_UNWRITTEN != 0 {
+                    MapKind::Unwritten
+                } else {
+                    MapKind::Mapped { physical: e.physical }
+                };
+                Mapping { start: e.logical, end: e.logical + e.length, kind }
+            }
+            Some(e) => Mapping { start: self.extents.get(i.wrapping_sub(1)).map_or(0, |p| p.logical + p.length), end: e.logical, kind: MapKind::Hole },
+            None => Mapping { start: self.extents.last().map_or(0, |p| p.logical + p.length), end: u64::MAX, kind: MapKind::Hole },
+        }
+    }
+
+    /// Device block number of file block `block`, if it is written.
+    pub fn block(&self, block: u64) -> Option<u64> {
+        let pos = block * BLOCK_SIZE;
+        self.lookup(pos).physical(pos).map(|p| p / BLOCK_SIZE)
+    }
+
+    /// Number of blocks from `block` that are written and physically contiguous, at most
+    /// `max` (`f2fs_map_blocks()` for a read: it extends the mapping while
+    /// "blkaddr == (map->m_pblk + ofs)", across extents and node blocks).
+    pub fn contiguous_blocks(&self, block: u64, max: u64) -> u64 {
+        let Some(first) = self.block(block) else { return 0 };
+        let mut n = 0;
+        while n < max {
+            let pos = (block + n) * BLOCK_SIZE;
+            let m = self.lookup(pos);
+            match m.physical(pos) {
+                Some(p) if p / BLOCK_SIZE == first + n => {
+                    // Take the rest of this extent at once.
+                    let in_extent = (m.end - pos) / BLOCK_SIZE;
+                    n += in_extent.max(1).min(max - n);
+                }
+                _ => break,
+            }
+        }
+        n
+    }
+}
+
+/// What the model knows about one window beyond what the tracepoints print: for
+/// debugging a divergence. `Explained::notes[i]` belongs to `trace.windows[i]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowNote {
+    /// Index in `Input::ops` of the system call that opened the window.
+    pub op: usize,
+    /// The fd it was made on.
+    pub fd: u32,
+    /// `file_ra_state` when the sync/async call returned (with `start`).
+    pub ra_after: RaState,
+    /// The decisions the readahead code took, in order, with the kernel's values.
+    pub steps: Vec<String>,
+}
+
+/// A trace together with the model's notes on each window.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explained {
+    pub trace: Trace,
+    pub notes: Vec<WindowNote>,
+}
+
+/// Collects events into windows, as the ftrace side groups them.
+#[derive(Debug, Default)]
+pub(crate) struct Recorder {
+    pub windows: Vec<Window>,
+    /// Some when explaining.
+    pub notes: Option<Vec<WindowNote>>,
+}
+
+impl Recorder {
+    fn current(&mut self) -> &mut Window {
+        if self.windows.is_empty() {
+            // Events before the first readahead call: kept in a Start window that has no
+            // call, so nothing is dropped.
+            self.windows.push(Window {
+                trigger: Trigger::Start,
+                index: 0,
+                req_count: 0,
+                ra: RaState::default(),
+                submits: Vec::new(),
+                folios: Vec::new(),
+                requests: Vec::new(),
+            });
+            if let Some(notes) = &mut self.notes {
+                notes.push(WindowNote { op: 0, fd: 0, ra_after: RaState::default(), steps: Vec::new() });
+            }
+        }
+        self.windows.last_mut().unwrap()
+    }
+
+    pub fn open(&mut self, trigger: Trigger, index: u64, req_count: u64, ra: &FileRaState, op: usize, fd: u32) {
+        self.windows.push(Window {
+            trigger,
+            index,
+            req_count,
+            ra: ra.traced(),
+            submits: Vec::new(),
+            folios: Vec::new(),
+            requests: Vec::new(),
+        });
+        if let Some(notes) = &mut self.notes {
+            notes.push(WindowNote { op, fd, ra_after: ra.traced(), steps: Vec::new() });
+        }
+    }
+
+    pub fn submit(&mut self, submit: Submit) {
+        self.current().submits.push(submit);
+    }
+
+    pub fn folio(&mut self, index: u64, order: u32) {
+        self.current().folios.push(Folio { index, order });
+    }
+
+    pub fn request(&mut self, request: Request) {
+        self.current().requests.push(request);
+    }
+
+    /// Records a decision for debugging; `f` only runs when explaining.
+    pub fn note(&mut self, f: impl FnOnce() -> String) {
+        if self.notes.is_some() {
+            self.current();
+            self.notes.as_mut().unwrap().last_mut().unwrap().steps.push(f());
+        }
+    }
+
+    /// The readahead call of the current window returned with `ra`.
+    pub fn returned(&mut self, ra: &FileRaState) {
+        if let Some(note) = self.notes.as_mut().and_then(|n| n.last_mut()) {
+            note.ra_after = RaState { start: ra.start, ..ra.traced() };
+        }
+    }
+}
+
+/// One prediction in progress.
+pub(crate) struct Model<'a> {
+    pub input: &'a Input,
+    pub policy: Policy,
+    pub config: ModelConfig,
+    pub cache: PageCache,
+    pub files: Vec<File>,
+    pub bdi: Bdi,
+    pub limits: Limits,
+    pub layout: Layout,
+    /// i_size.
+    pub isize: u64,
+    pub rec: Recorder,
+    /// `current->plug` while `read_pages()` runs.
+    pub plug: Option<Plug>,
+    /// Folios whose read was issued by the current ->readahead / ->read_folio call.
+    pub io_folios: Vec<u64>,
+    /// Folios under read I/O that complete before the next system call
+    /// ([`IoCompletion::BeforeNextOp`]).
+    pub inflight: Vec<u64>,
+    /// Index in `input.ops` of the system call being run.
+    pub op: usize,
+}
+
+impl<'a> Model<'a> {
+    pub fn new(input: &'a Input, policy: Policy, config: ModelConfig, explain: bool) -> Self {
+        let limits = Limits::from_queue(&input.queue);
+        let bdi = Bdi { ra_pages: input.queue.read_ahead_kb * 1024 / PAGE_SIZE, io_pages: limits.max_sectors * 512 / PAGE_SIZE };
+        let nr_fds = input
+            .ops
+            .iter()
+            .map(|op| match op {
+                Op::Read { fd, .. } | Op::Fadvise { fd, .. } => *fd as usize + 1,
+            })
+            .max()
+            .unwrap_or(1);
+        let files = (0..nr_fds).map(|_| File { ra: FileRaState::file_ra_state_init(bdi.ra_pages), random: false, noreuse: false }).collect();
+        Model {
+            input,
+            policy,
+            config,
+            cache: PageCache::with_capacity(input.file_size.div_ceil(PAGE_SIZE)),
+            files,
+            bdi,
+            limits,
+            layout: Layout::new(&input.extents),
+            isize: input.file_size,
+            rec: Recorder { windows: Vec::new(), notes: explain.then(Vec::new) },
+            plug: None,
+            io_folios: Vec::new(),
+            inflight: Vec::new(),
+            op: 0,
+        }
+    }
+
+    /// Runs every system call of the input, in order.
+    pub fn run(&mut self) {
+        for (i, op) in self.input.ops.iter().enumerate() {
+            self.op = i;
+            match *op {
+                Op::Read { fd, offset, len } => {
+                    self.filemap_read(fd as usize, offset, len);
+                }
+                Op::Fadvise { fd, offset, len, advice } => self.generic_fadvise(fd as usize, offset, len, advice),
+            }
+            if self.config.io_completion == IoCompletion::BeforeNextOp {
+                for head in std::mem::take(&mut self.inflight) {
+                    if let Some(f) = self.cache.folio_at(head) {
+                        if f.index == head {
+                            self.cache.set_uptodate(head);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The mapping's folio limits.
+    pub fn min_order(&self) -> u32 {
+        if self.input.mapping.large_folios { self.input.mapping.min_order } else { 0 }
+    }
+
+    pub fn max_order(&self) -> u32 {
+        if self.input.mapping.large_folios { self.input.mapping.max_order.max(self.min_order()) } else { 0 }
+    }
+}

@@ -1,0 +1,183 @@
+//! The file's page cache, the model's state: which indices hold a folio of which order,
+//! which folios carry PG_readahead and which are uptodate (their read has completed).
+//!
+//! A flat vector with one slot per page, like the xarray's multi-index entries: the head
+//! slot of a folio holds its order and flags, the other slots point back to it. Lookups
+//! are O(1); the vector grows when a folio is added past its end.
+
+/// One folio as a lookup returns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FolioRef {
+    /// `folio->index`: the first page of the folio (naturally aligned to its size).
+    pub index: u64,
+    pub order: u32,
+    /// PG_readahead.
+    pub readahead: bool,
+    /// PG_uptodate: false while the folio's read is in flight.
+    pub uptodate: bool,
+}
+
+impl FolioRef {
+    /// `folio_nr_pages()`.
+    pub fn nr_pages(&self) -> u64 {
+        1 << self.order
+    }
+
+    /// `folio_next_index()`.
+    pub fn next_index(&self) -> u64 {
+        self.index + self.nr_pages()
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Slot {
+    #[default]
+    Empty,
+    Head { order: u8, readahead: bool, uptodate: bool },
+    /// A page inside a folio, `back` pages after its head.
+    Tail { back: u16 },
+}
+
+/// The page cache of the one file the model reads.
+#[derive(Clone, Debug, Default)]
+pub struct PageCache {
+    slots: Vec<Slot>,
+    nr_folios: u64,
+}
+
+/// `__filemap_add_folio()` found an entry in the range: -EEXIST.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Eexist;
+
+impl PageCache {
+    /// An empty cache with room for `pages` pages (it grows past them if needed).
+    pub fn with_capacity(pages: u64) -> Self {
+        PageCache { slots: vec![Slot::Empty; pages as usize], nr_folios: 0 }
+    }
+
+    fn slot(&self, index: u64) -> Slot {
+        usize::try_from(index).ok().and_then(|i| self.slots.get(i).copied()).unwrap_or(Slot::Empty)
+    }
+
+    /// The folio that holds page `index` (`xa_load()`), if any.
+    pub fn folio_at(&self, index: u64) -> Option<FolioRef> {
+        let head = match self.slot(index) {
+            Slot::Empty => return None,
+            Slot::Head { .. } => index,
+            Slot::Tail { back } => index - back as u64,
+        };
+        match self.slot(head) {
+            Slot::Head { order, readahead, uptodate } => Some(FolioRef { index: head, order: order as u32, readahead, uptodate }),
+            _ => unreachable!("tail slot {index} without a head"),
+        }
+    }
+
+    /// True if page `index` is in a folio.
+    pub fn present(&self, index: u64) -> bool {
+        self.slot(index) != Slot::Empty
+    }
+
+    /// Number of folios in the cache.
+    pub fn nr_folios(&self) -> u64 {
+        self.nr_folios
+    }
+
+    /// `__filemap_add_folio()`: insert a folio of `1 << order` pages at `index`, or fail
+    /// with -EEXIST if any page of the range already holds a folio. The folio is locked and
+    /// not uptodate until its read completes.
+    pub fn add_folio(&mut self, index: u64, order: u32, readahead: bool) -> Result<(), Eexist> {
+        let nr = 1u64 << order;
+        debug_assert_eq!(index % nr, 0, "folio at {index} of order {order} is not naturally aligned");
+        if (index..index + nr).any(|i| self.present(i)) {
+            return Err(Eexist);
+        }
+        let end = (index + nr) as usize;
+        if self.slots.len() < end {
+            self.slots.resize(end.max(self.slots.len() * 2), Slot::Empty);
+        }
+        self.slots[index as usize] = Slot::Head { order: order as u8, readahead, uptodate: false };
+        for back in 1..nr {
+            self.slots[(index + back) as usize] = Slot::Tail { back: back as u16 };
+        }
+        self.nr_folios += 1;
+        Ok(())
+    }
+
+    fn head_mut(&mut self, index: u64) -> (&mut bool, &mut bool) {
+        match &mut self.slots[index as usize] {
+            Slot::Head { readahead, uptodate, .. } => (readahead, uptodate),
+            other => panic!("page {index} is not the head of a folio: {other:?}"),
+        }
+    }
+
+    /// `folio_mark_uptodate()` (the read completed, or the folio needed no read).
+    pub fn set_uptodate(&mut self, head: u64) {
+        *self.head_mut(head).1 = true;
+    }
+
+    /// `folio_set_readahead()`.
+    pub fn set_readahead(&mut self, head: u64) {
+        *self.head_mut(head).0 = true;
+    }
+
+    /// `folio_clear_readahead()`.
+    pub fn clear_readahead(&mut self, head: u64) {
+        *self.head_mut(head).0 = false;
+    }
+
+    /// `filemap_remove_folio()`.
+    pub fn remove_folio(&mut self, head: u64) {
+        let folio = self.folio_at(head).expect("removing a folio that is not there");
+        assert_eq!(folio.index, head, "removing from the middle of a folio");
+        for i in head..folio.next_index() {
+            self.slots[i as usize] = Slot::Empty;
+        }
+        self.nr_folios -= 1;
+    }
+
+    /// The folios whose first page is in `[start, end)`, in index order.
+    pub fn folios_in(&self, start: u64, end: u64) -> Vec<FolioRef> {
+        let mut out = Vec::new();
+        let end = end.min(self.slots.len() as u64);
+        let mut i = start;
+        while i < end {
+            match self.folio_at(i) {
+                Some(f) if f.index == i => {
+                    out.push(f);
+                    i = f.next_index();
+                }
+                _ => i += 1,
+            }
+        }
+        out
+    }
+
+    /// Every folio in the cache, in index order.
+    pub fn folios(&self) -> Vec<FolioRef> {
+        self.folios_in(0, self.slots.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_folio_is_found_from_every_page_and_blocks_overlapping_adds() {
+        let mut cache = PageCache::with_capacity(8);
+        cache.add_folio(4, 2, true).unwrap();
+        for i in 4..8 {
+            let f = cache.folio_at(i).unwrap();
+            assert_eq!((f.index, f.order, f.readahead, f.uptodate), (4, 2, true, false));
+        }
+        assert_eq!(cache.folio_at(3), None);
+        assert_eq!(cache.add_folio(6, 1, false), Err(Eexist));
+        assert_eq!(cache.add_folio(0, 3, false), Err(Eexist));
+        cache.add_folio(16, 4, false).unwrap();
+        assert_eq!(cache.folio_at(31).map(|f| f.index), Some(16));
+        assert_eq!(cache.nr_folios(), 2);
+        cache.remove_folio(4);
+        assert!(!cache.present(5));
+        assert_eq!(cache.folios().iter().map(|f| f.index).collect::<Vec<_>>(), vec![16]);
+    }
+}
