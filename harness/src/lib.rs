@@ -1,1 +1,28 @@
 //! radiff: runs readahead scenarios on real kernels and diffs the traces against the model.
+//!
+//! One module per edge: `kernels` builds (make, patch, git), `vm` boots (virtme-ng,
+//! QEMU), `guest` runs inside the VM, `ftrace` parses, `compare` diffs and renders;
+//! `process` is the only place that starts host processes.
+
+pub mod cache;
+pub mod error;
+pub mod ftrace;
+pub mod guest;
+pub mod kernels;
+pub mod process;
+pub mod run;
+pub mod scenario;
+pub mod summary;
+pub mod vm;
+pub mod yaml;
+
+pub use error::{Error, Result};
+
+/// The repository root (where `kernels/` and `scenarios/` are): `$RADIFF_ROOT`, else the
+/// workspace this crate was built from.
+pub fn repo_root() -> std::path::PathBuf {
+    match std::env::var_os("RADIFF_ROOT") {
+        Some(dir) => dir.into(),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("harness/ has a parent").to_path_buf(),
+    }
+}

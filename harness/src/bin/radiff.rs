@@ -1,1 +1,146 @@
-fn main() {}
+//! The `radiff` command line.
+
+use std::process::ExitCode;
+
+use radiff::cache::Cache;
+use radiff::run::{guest_binary, Lab};
+use radiff::scenario::Scenario;
+use radiff::summary::{self, Figures};
+use radiff::kernels::{Builder, Kernels};
+use radiff::{repo_root, Error, Result};
+
+const USAGE: &str = "\
+usage: radiff <command> [args]
+
+  kernels build [VARIANT...]   build the base and each variant (all by default), cached
+  kernels list                 each variant, its patches, whether built, where
+  run SCENARIO.yaml [--variant V]...
+                               run a scenario in a VM on each variant (all by default)
+                               and print what the kernel did
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match dispatch(&args) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("radiff: error: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn progress(line: &str) {
+    eprintln!("radiff: {line}");
+}
+
+fn dispatch(args: &[String]) -> Result<ExitCode> {
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        ["kernels", "build", names @ ..] => kernels_build(names),
+        ["kernels", "list"] => {
+            let kernels = Kernels::load(&repo_root())?;
+            let cache = Cache::from_env();
+            print!("{}", Builder::new(&kernels, &cache, &progress).list()?);
+            Ok(ExitCode::SUCCESS)
+        }
+        ["run", rest @ ..] => run(rest),
+        ["help" | "--help" | "-h"] | [] => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => Err(Error::Other(format!("unknown command `{}`\n{USAGE}", words.join(" ")))),
+    }
+}
+
+fn kernels_build(names: &[&str]) -> Result<ExitCode> {
+    let kernels = Kernels::load(&repo_root())?;
+    let cache = Cache::from_env();
+    let builder = Builder::new(&kernels, &cache, &progress);
+    // Resolve every name before building anything: a typo must not cost a build.
+    let variants = if names.is_empty() {
+        kernels.variants.iter().collect::<Vec<_>>()
+    } else {
+        names.iter().map(|n| kernels.variant(n)).collect::<Result<Vec<_>>>()?
+    };
+    let started = std::time::Instant::now();
+    let mut rows = Vec::new();
+    for variant in variants {
+        let built = builder.build(variant)?;
+        rows.push(built);
+    }
+    println!("{:<24} {:>10}  {}", "variant", "time", "bzImage");
+    for b in &rows {
+        let how = if b.compiled { format!("{:.1} s", b.elapsed.as_secs_f64()) } else { "cached".to_string() };
+        println!("{:<24} {:>10}  {}", b.variant, how, b.bzimage.display());
+    }
+    println!("total {:.1} s", started.elapsed().as_secs_f64());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Splits `args` into positional words and the values of `--flag VALUE` options.
+fn options<'a>(args: &[&'a str], flags: &[&str]) -> Result<(Vec<&'a str>, Vec<(String, &'a str)>)> {
+    let mut words = Vec::new();
+    let mut opts = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i];
+        if let Some(flag) = a.strip_prefix("--") {
+            let (name, value) = match flag.split_once('=') {
+                Some((n, v)) => (n, v),
+                None => {
+                    i += 1;
+                    (flag, *args.get(i).ok_or_else(|| Error::Other(format!("--{flag} needs a value")))?)
+                }
+            };
+            if !flags.contains(&name) {
+                return Err(Error::Other(format!("unknown option --{name}; this command takes {}", flags.iter().map(|f| format!("--{f}")).collect::<Vec<_>>().join(", "))));
+            }
+            opts.push((name.to_string(), value));
+        } else {
+            words.push(a);
+        }
+        i += 1;
+    }
+    Ok((words, opts))
+}
+
+fn lab() -> Result<Lab> {
+    let kernels = Kernels::load(&repo_root())?;
+    Ok(Lab::new(Cache::from_env(), kernels, guest_binary()?, &progress))
+}
+
+fn run(args: &[&str]) -> Result<ExitCode> {
+    let (words, opts) = options(args, &["variant"])?;
+    let [path] = words.as_slice() else {
+        return Err(Error::Other("usage: radiff run SCENARIO.yaml [--variant V]...".into()));
+    };
+    let scenario = Scenario::load(std::path::Path::new(path))?;
+    let lab = lab()?;
+    let known = lab.kernels.names();
+    let mut variants = scenario.variants(&known)?;
+    let chosen: Vec<&str> = opts.iter().map(|(_, v)| *v).collect();
+    if !chosen.is_empty() {
+        for name in &chosen {
+            lab.kernels.variant(name)?;
+        }
+        variants.retain(|v| chosen.contains(&v.as_str()));
+    }
+    println!("{}: {}", scenario.name, scenario.description);
+    for point in &scenario.points {
+        for variant in &variants {
+            let who = format!("{} on {variant}", scenario.name);
+            let out = lab.run(&scenario, point, variant, &who)?;
+            let figures = Figures::of(&out.capture.trace);
+            let label = point.label.as_deref().map(|l| format!(" [{l}]")).unwrap_or_default();
+            println!("\n{variant}{label}: kernel {}, {:?}, run {:.1} s wall, pattern {:.3} s in the guest", out.env.release, out.accel, out.wall.as_secs_f64(), out.env.pattern_ns as f64 / 1e9);
+            print!("{}", summary::short(&figures));
+            for (why, n) in &out.capture.filtered {
+                println!("  filtered out:  {n} {why}");
+            }
+            println!("  trace:         {}", out.dir.join("trace.json").display());
+            println!("  console log:   {}", out.dir.join("console.log").display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

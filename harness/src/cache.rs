@@ -1,0 +1,107 @@
+//! The cache outside the repository: kernel sources, build trees, kernels, disk images, runs.
+//!
+//! Root: `$RADIFF_CACHE`, else `$XDG_CACHE_HOME/radiff`, else `~/.cache/radiff`.
+//! Layout (README "Where things live"):
+//!   source/    the base source tarball `./setup` fetched
+//!   trees/     work trees the variants' patches are applied to (git, so they can be reset)
+//!   build/     one shared `O=` build directory per (tree, config)
+//!   kernels/   one directory per built variant: bzImage, .config, build.log
+//!   images/    disk images prepared once per (device, file system, file, layout)
+//!   runs/      one directory per run: spec, console log, raw trace, trace JSON
+//!   venv/      virtme-ng
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{Flock, FlockArg};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+#[derive(Clone, Debug)]
+pub struct Cache {
+    pub root: PathBuf,
+}
+
+impl Cache {
+    /// The cache named by the environment (see the module doc).
+    pub fn from_env() -> Cache {
+        let root = if let Some(dir) = std::env::var_os("RADIFF_CACHE") {
+            PathBuf::from(dir)
+        } else if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+            PathBuf::from(dir).join("radiff")
+        } else {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into())).join(".cache/radiff")
+        };
+        Cache { root }
+    }
+
+    pub fn dir(&self, name: &str) -> Result<PathBuf> {
+        let dir = self.root.join(name);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(dir)
+    }
+
+    /// virtme-ng's `vng`, from the cache's venv when `./setup` installed it there, else from PATH.
+    pub fn vng(&self) -> PathBuf {
+        let venv = self.root.join("venv/bin/vng");
+        if venv.is_file() {
+            venv
+        } else {
+            PathBuf::from("vng")
+        }
+    }
+}
+
+/// An exclusive lock on `path` (created if missing), held until dropped.
+/// Blocks while another radiff process (or test trial) holds it.
+pub struct Lock(#[allow(dead_code)] Flock<File>);
+
+pub fn lock(path: &Path) -> Result<Lock> {
+    let file = File::options().create(true).truncate(false).write(true).open(path).map_err(|e| Error::io(path, e))?;
+    let flock = Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, errno)| Error::io(path, errno.into()))?;
+    Ok(Lock(flock))
+}
+
+/// A short content key: the first 16 hex digits of SHA-256 over the parts, each length-prefixed
+/// so that ("ab","c") and ("a","bc") differ.
+pub fn key<I, B>(parts: I) -> String
+where
+    I: IntoIterator<Item = B>,
+    B: AsRef<[u8]>,
+{
+    let mut hasher = Sha256::new();
+    for part in parts {
+        let part = part.as_ref();
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    let digest = hasher.finalize();
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Writes `data` to `path` atomically (temporary file, then rename), creating parents.
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, data).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+pub fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_separates_parts() {
+        assert_ne!(key(["ab", "c"]), key(["a", "bc"]));
+        assert_eq!(key(["x"]), key(["x"]));
+        assert_eq!(key(["x"]).len(), 16);
+    }
+}

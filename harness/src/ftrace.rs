@@ -1,0 +1,294 @@
+//! Parses ftrace's text (`/sys/kernel/tracing/trace`) into a [`Trace`]: the events of one
+//! file and its device, grouped into windows, with counts of everything filtered out.
+//!
+//! Pure: text in, values out. The formats are those of Linux 7.3.4's
+//! include/trace/events/{readahead,filemap,block}.h.
+
+use std::collections::BTreeMap;
+
+use radiff_model::{Folio, RaState, Request, Submit, Trace, Trigger, Window};
+use serde::{Deserialize, Serialize};
+
+/// What belongs to the scenario: the file system's device and the file's inode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Filter {
+    /// `major:minor` of the device (the block device and the file system's `s_dev`).
+    pub major: u32,
+    pub minor: u32,
+    pub ino: u64,
+}
+
+impl Filter {
+    /// From the guest's `"259:0"` and inode number.
+    pub fn new(dev: &str, ino: u64) -> Option<Filter> {
+        let (major, minor) = dev.split_once(':')?;
+        Some(Filter { major: major.parse().ok()?, minor: minor.parse().ok()?, ino })
+    }
+}
+
+/// A parsed trace and what was left out of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capture {
+    pub trace: Trace,
+    /// Why events were left out, and how many: never silently dropped.
+    pub filtered: BTreeMap<String, u64>,
+    /// Event lines read in all.
+    pub events: u64,
+}
+
+/// A line that is not an event of the expected format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub message: String,
+}
+
+pub const OTHER_FILES: &str = "readahead/filemap events of other files (other inodes, the guest's root file system)";
+pub const OTHER_DEVICES: &str = "requests on other devices";
+pub const OTHER_EVENTS: &str = "events radiff does not read";
+
+/// Parses the whole text. Lines starting with `#` are headers.
+pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
+    let mut capture = Capture::default();
+    let mut windows: Vec<Window> = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let number = number + 1;
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        capture.events += 1;
+        let err = |message: String| ParseError { line: number, message };
+        let (event, body) = split_event(line).ok_or_else(|| err(format!("not an ftrace event line: {line}")))?;
+        match event {
+            "page_cache_sync_ra" | "page_cache_async_ra" | "page_cache_ra_order" | "page_cache_ra_unbounded" => {
+                let f = Fields::parse_eq(body);
+                if !f.is_file(filter).map_err(|m| err(m))? {
+                    *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
+                    continue;
+                }
+                match event {
+                    "page_cache_sync_ra" | "page_cache_async_ra" => {
+                        let trigger = if event == "page_cache_sync_ra" { Trigger::Sync } else { Trigger::Async };
+                        windows.push(Window {
+                            trigger,
+                            index: f.num("index").map_err(&err)?,
+                            req_count: f.num("req_count").map_err(&err)?,
+                            ra: RaState {
+                                start: 0,
+                                size: f.num("size").map_err(&err)?,
+                                async_size: f.num("async_size").map_err(&err)?,
+                                order: f.num("order").map_err(&err)? as u32,
+                                ra_pages: f.num("ra_pages").map_err(&err)?,
+                                mmap_miss: f.num("mmap_miss").map_err(&err)?,
+                                prev_pos: f.signed("prev_pos").map_err(&err)?,
+                            },
+                            submits: Vec::new(),
+                            folios: Vec::new(),
+                            requests: Vec::new(),
+                        });
+                    }
+                    "page_cache_ra_order" => current(&mut windows).submits.push(Submit::Order {
+                        index: f.num("index").map_err(&err)?,
+                        size: f.num("size").map_err(&err)?,
+                        async_size: f.num("async_size").map_err(&err)?,
+                        order: f.num("order").map_err(&err)? as u32,
+                    }),
+                    _ => current(&mut windows).submits.push(Submit::Unbounded {
+                        index: f.num("index").map_err(&err)?,
+                        nr_to_read: f.num("nr_to_read").map_err(&err)?,
+                        lookahead_size: f.num("lookahead_size").map_err(&err)?,
+                    }),
+                }
+            }
+            "mm_filemap_add_to_page_cache" => {
+                let f = Fields::parse_filemap(body);
+                if !f.is_file(filter).map_err(|m| err(m))? {
+                    *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
+                    continue;
+                }
+                let ofs = f.num("ofs").map_err(&err)?;
+                if ofs % radiff_model::trace::PAGE_SIZE != 0 {
+                    return Err(err(format!("folio offset {ofs} is not page-aligned")));
+                }
+                current(&mut windows).folios.push(Folio { index: ofs / radiff_model::trace::PAGE_SIZE, order: f.num("order").map_err(&err)? as u32 });
+            }
+            "block_rq_issue" => {
+                let request = parse_rq(body).ok_or_else(|| err(format!("cannot read block_rq_issue: {body}")))?;
+                if request.0 != (filter.major, filter.minor) {
+                    *capture.filtered.entry(OTHER_DEVICES.into()).or_default() += 1;
+                    continue;
+                }
+                current(&mut windows).requests.push(request.1);
+            }
+            _ => *capture.filtered.entry(OTHER_EVENTS.into()).or_default() += 1,
+        }
+    }
+    capture.trace = Trace { windows };
+    Ok(capture)
+}
+
+/// The window events go to: the last one, or a `Start` window before the first call.
+fn current(windows: &mut Vec<Window>) -> &mut Window {
+    if windows.is_empty() {
+        windows.push(Window {
+            trigger: Trigger::Start,
+            index: 0,
+            req_count: 0,
+            ra: RaState::default(),
+            submits: Vec::new(),
+            folios: Vec::new(),
+            requests: Vec::new(),
+        });
+    }
+    windows.last_mut().expect("just pushed")
+}
+
+/// `"  task-123  [000] d..1.  12.345678: event_name: body"` → `("event_name", "body")`.
+fn split_event(line: &str) -> Option<(&str, &str)> {
+    // The task name may contain anything, so start after the CPU field "] ".
+    let rest = &line[line.find("] ")? + 2..];
+    // flags, then the timestamp ending in ':'.
+    let after_ts = rest.find(": ")? + 2;
+    let rest = &rest[after_ts..];
+    let colon = rest.find(": ").or_else(|| rest.strip_suffix(':').map(|s| s.len()))?;
+    let event = &rest[..colon];
+    let body = rest.get(colon + 2..).unwrap_or("");
+    Some((event, body))
+}
+
+struct Fields<'a> {
+    pairs: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Fields<'a> {
+    /// `dev=259:0 ino=83 index=0 ...`
+    fn parse_eq(body: &'a str) -> Fields<'a> {
+        Fields { pairs: body.split_whitespace().filter_map(|t| t.split_once('=')).collect() }
+    }
+
+    /// `dev 259:0 ino 83 pfn=0x1234 ofs=4096 order=0`
+    fn parse_filemap(body: &'a str) -> Fields<'a> {
+        let mut pairs = Vec::new();
+        let mut tokens = body.split_whitespace().peekable();
+        while let Some(t) = tokens.next() {
+            match t.split_once('=') {
+                Some(kv) => pairs.push(kv),
+                None => {
+                    if let Some(v) = tokens.next() {
+                        pairs.push((t, v));
+                    }
+                }
+            }
+        }
+        Fields { pairs }
+    }
+
+    fn get(&self, key: &str) -> Result<&'a str, String> {
+        self.pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| *v).ok_or_else(|| format!("field `{key}` missing"))
+    }
+
+    fn num(&self, key: &str) -> Result<u64, String> {
+        let v = self.get(key)?;
+        v.parse().map_err(|_| format!("field `{key}`: `{v}` is not a number"))
+    }
+
+    fn signed(&self, key: &str) -> Result<i64, String> {
+        let v = self.get(key)?;
+        v.parse().map_err(|_| format!("field `{key}`: `{v}` is not a number"))
+    }
+
+    fn is_file(&self, filter: Filter) -> Result<bool, String> {
+        let dev = self.get("dev")?;
+        let ino = self.get("ino")?;
+        let ino = u64::from_str_radix(ino, 16).map_err(|_| format!("inode `{ino}` is not hex"))?;
+        Ok(dev == format!("{}:{}", filter.major, filter.minor) && ino == filter.ino)
+    }
+}
+
+/// `259,0 RA 16384 () 8 + 32 none,0,0 [xfs_io]` → ((259, 0), request).
+fn parse_rq(body: &str) -> Option<((u32, u32), Request)> {
+    let mut t = body.split_whitespace();
+    let (major, minor) = t.next()?.split_once(',')?;
+    let rwbs = t.next()?.to_string();
+    let _bytes = t.next()?;
+    // The command field "(...)" may be empty "()" or hold words for passthrough commands.
+    let mut tok = t.next()?;
+    while !tok.ends_with(')') {
+        tok = t.next()?;
+    }
+    let sector: u64 = t.next()?.parse().ok()?;
+    if t.next()? != "+" {
+        return None;
+    }
+    let sectors: u64 = t.next()?.parse().ok()?;
+    Some(((major.parse().ok()?, minor.parse().ok()?), Request { sector, sectors, rwbs }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILTER: Filter = Filter { major: 259, minor: 0, ino: 0x83 };
+
+    #[test]
+    fn groups_events_into_windows_and_counts_what_it_filtered() {
+        let text = "\
+# tracer: nop
+#
+#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
+radiff-guest-171     [001] .....    12.000001: page_cache_sync_ra: dev=259:0 ino=83 index=0 req_count=1 order=0 size=0 async_size=0 ra_pages=32 mmap_miss=0 prev_pos=-1
+radiff-guest-171     [001] .....    12.000002: page_cache_ra_order: dev=259:0 ino=83 index=0 order=0 size=4 async_size=3 ra_pages=32
+radiff-guest-171     [001] .....    12.000003: mm_filemap_add_to_page_cache: dev 259:0 ino 83 pfn=0x10a3c ofs=0 order=0
+radiff-guest-171     [001] .....    12.000004: mm_filemap_add_to_page_cache: dev 0:24 ino 1f pfn=0x10a3d ofs=0 order=0
+radiff-guest-171     [001] d..1.    12.000005: block_rq_issue: 259,0 RA 16384 () 1024 + 32 none,0,0 [radiff-guest]
+radiff-guest-171     [001] .....    12.000006: page_cache_async_ra: dev=259:0 ino=83 index=1 req_count=256 order=0 size=4 async_size=3 ra_pages=32 mmap_miss=0 prev_pos=4095
+kworker/0:1H-12      [000] d..1.    12.000007: block_rq_issue: 8,0 R 4096 () 8 + 8 none,0,0 [kworker/0:1H]
+kworker/0:1H-12      [000] d..1.    12.000008: block_rq_issue: 259,0 RM 4096 () 64 + 8 none,0,0 [kworker/0:1H]
+";
+        let c = parse(text, FILTER).unwrap();
+        assert_eq!(c.events, 8);
+        assert_eq!(c.filtered[OTHER_FILES], 1);
+        assert_eq!(c.filtered[OTHER_DEVICES], 1);
+        let w = &c.trace.windows;
+        assert_eq!(w.len(), 2);
+        assert_eq!((w[0].trigger, w[0].index, w[0].req_count, w[0].ra.prev_pos), (Trigger::Sync, 0, 1, -1));
+        assert_eq!(w[0].submits, vec![Submit::Order { index: 0, size: 4, async_size: 3, order: 0 }]);
+        assert_eq!(w[0].folios, vec![Folio { index: 0, order: 0 }]);
+        assert_eq!(w[0].requests, vec![Request { sector: 1024, sectors: 32, rwbs: "RA".into() }]);
+        assert_eq!((w[1].trigger, w[1].ra.size, w[1].ra.async_size, w[1].ra.prev_pos), (Trigger::Async, 4, 3, 4095));
+        assert_eq!(w[1].requests, vec![Request { sector: 64, sectors: 8, rwbs: "RM".into() }]);
+    }
+
+    #[test]
+    fn events_before_any_call_open_a_start_window() {
+        let text = "x-1 [000] ..... 1.0: block_rq_issue: 259,0 RM 4096 () 64 + 8 none,0,0 [x]\n";
+        let c = parse(text, FILTER).unwrap();
+        assert_eq!(c.trace.windows.len(), 1);
+        assert_eq!(c.trace.windows[0].trigger, Trigger::Start);
+    }
+
+    #[test]
+    fn unbounded_submissions_are_read() {
+        let text = "x-1 [000] ..... 1.0: page_cache_sync_ra: dev=259:0 ino=83 index=5 req_count=3 order=0 size=0 async_size=0 ra_pages=0 mmap_miss=0 prev_pos=-1\n\
+x-1 [000] ..... 1.0: page_cache_ra_unbounded: dev=259:0 ino=83 index=5 nr_to_read=1 lookahead_size=0\n";
+        let c = parse(text, FILTER).unwrap();
+        assert_eq!(c.trace.windows[0].submits, vec![Submit::Unbounded { index: 5, nr_to_read: 1, lookahead_size: 0 }]);
+    }
+
+    #[test]
+    fn a_malformed_line_is_an_error_with_its_line_number() {
+        let text = "# header\nx-1 [000] ..... 1.0: page_cache_ra_order: dev=259:0 ino=83 index=zero order=0 size=4 async_size=3 ra_pages=32\n";
+        let e = parse(text, FILTER).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("index"), "{}", e.message);
+        let e = parse("garbage\n", FILTER).unwrap_err();
+        assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn task_names_with_spaces_and_colons_do_not_confuse_the_parser() {
+        let (event, body) = split_event("  my: task-1   [001] .N.1.  99.5: block_rq_issue: 259,0 RA 4096 () 8 + 8 none,0,0 [x]").unwrap();
+        assert_eq!(event, "block_rq_issue");
+        assert!(body.starts_with("259,0 RA"));
+    }
+}

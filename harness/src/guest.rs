@@ -1,0 +1,547 @@
+//! The guest side: what `radiff-guest` does inside the VM, and the files it exchanges
+//! with the host through the shared folder.
+//!
+//! In: `spec.json` ([`GuestSpec`]). Out: `status.json` (updated at every step, so a
+//! crash leaves the last step it reached), `guest.log`, `env.json` ([`GuestEnv`]) and
+//! `trace.txt` (the raw ftrace text, also written when the run failed part-way).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use radiff_model::{Extent, FsKind, Op, QueueLimits};
+use serde::{Deserialize, Serialize};
+
+/// Which device the guest looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    Nvme,
+    Ufs,
+}
+
+/// What the guest is asked to do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum Task {
+    /// Make the file system and write the file with direct writes of `write_size`.
+    Prepare { mkfs_args: Vec<String>, write_size: u64, extent_size: Option<u64> },
+    /// Apply the queue settings, trace the ops, report.
+    Run { queue: QueueSettings, fds: u32, ops: Vec<Op>, trace_buffer_kb: u64 },
+}
+
+/// Queue settings the scenario asks for; `None` leaves the kernel's value.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueSettings {
+    pub read_ahead_kb: Option<u64>,
+    pub max_sectors_kb: Option<u64>,
+    pub rotational: Option<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuestSpec {
+    pub device: DeviceKind,
+    pub fs: FsKind,
+    pub file_size: u64,
+    pub task: Task,
+}
+
+/// What the guest saw: the environment a prediction needs, and figures for the summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuestEnv {
+    /// `uname -r`.
+    pub release: String,
+    /// The block device, e.g. `nvme0n1`, and its `major:minor`.
+    pub device: String,
+    pub dev: String,
+    /// The file's inode number, as ftrace prints it (hex in the events).
+    pub ino: u64,
+    pub file_size: u64,
+    pub queue: QueueLimits,
+    pub extents: Vec<Extent>,
+    /// Wall time of the access pattern inside the guest, nanoseconds.
+    pub pattern_ns: u64,
+    /// Bytes the reads returned (short reads show here).
+    pub bytes_read: u64,
+    /// Ring-buffer accounting after the run: a trace with overruns is refused.
+    pub trace_entries: u64,
+    pub trace_overrun: u64,
+    pub trace_dropped: u64,
+    pub cpus: u32,
+}
+
+/// The guest's last word: `ok` once everything was written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Status {
+    pub step: String,
+    pub ok: bool,
+    pub error: Option<String>,
+}
+
+const MNT: &str = "/tmp/radiff-mnt";
+const FILE_NAME: &str = "data";
+const TRACING: &str = "/sys/kernel/tracing";
+
+/// The events radiff records.
+pub const EVENTS: [&str; 5] = [
+    "readahead:page_cache_sync_ra",
+    "readahead:page_cache_async_ra",
+    "readahead:page_cache_ra_order",
+    "readahead:page_cache_ra_unbounded",
+    "filemap:mm_filemap_add_to_page_cache",
+];
+pub const BLOCK_EVENT: &str = "block:block_rq_issue";
+
+type GResult<T> = std::result::Result<T, String>;
+
+struct Guest {
+    out: PathBuf,
+    log: File,
+    status: Status,
+}
+
+impl Guest {
+    fn step(&mut self, step: &str) {
+        self.status.step = step.to_string();
+        let _ = writeln!(self.log, "{step}");
+        self.save();
+    }
+
+    fn save(&self) {
+        if let Ok(json) = serde_json::to_vec_pretty(&self.status) {
+            let _ = std::fs::write(self.out.join("status.json"), json);
+        }
+    }
+}
+
+/// The guest program's body: runs `spec.json` from `out`, writes the results there.
+/// Returns the process exit code.
+pub fn main(out: &Path) -> i32 {
+    let log = match File::create(out.join("guest.log")) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("radiff-guest: cannot write to {}: {e}", out.display());
+            return 1;
+        }
+    };
+    let mut guest = Guest { out: out.to_path_buf(), log, status: Status::default() };
+    let result = (|| -> GResult<()> {
+        guest.step("reading spec.json");
+        let text = std::fs::read_to_string(out.join("spec.json")).map_err(|e| format!("spec.json: {e}"))?;
+        let spec: GuestSpec = serde_json::from_str(&text).map_err(|e| format!("spec.json: {e}"))?;
+        match &spec.task {
+            Task::Prepare { mkfs_args, write_size, extent_size } => prepare(&mut guest, &spec, mkfs_args, *write_size, *extent_size),
+            Task::Run { queue, fds, ops, trace_buffer_kb } => run(&mut guest, &spec, queue, *fds, ops, *trace_buffer_kb),
+        }
+    })();
+    match result {
+        Ok(()) => {
+            guest.status.ok = true;
+            guest.step("done");
+            0
+        }
+        Err(message) => {
+            let _ = writeln!(guest.log, "error: {message}");
+            eprintln!("radiff-guest: error at step `{}`: {message}", guest.status.step);
+            guest.status.error = Some(message);
+            guest.save();
+            1
+        }
+    }
+}
+
+fn prepare(g: &mut Guest, spec: &GuestSpec, mkfs_args: &[String], write_size: u64, extent_size: Option<u64>) -> GResult<()> {
+    let device = find_device(spec.device)?;
+    let dev_path = format!("/dev/{device}");
+    g.step(&format!("mkfs.{} {dev_path}", spec.fs.name()));
+    let mut cmd = std::process::Command::new(format!("mkfs.{}", spec.fs.name()));
+    cmd.args(match spec.fs {
+        FsKind::Xfs => vec!["-f", "-q"],
+        FsKind::Ext4 => vec!["-F", "-q"],
+        FsKind::F2fs => vec!["-f", "-q"],
+    });
+    cmd.args(mkfs_args).arg(&dev_path);
+    let output = cmd.output().map_err(|e| format!("mkfs.{}: {e}", spec.fs.name()))?;
+    if !output.status.success() {
+        return Err(format!("mkfs.{} failed: {}{}", spec.fs.name(), String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr)));
+    }
+    mount(g, &dev_path, spec.fs)?;
+    let path = Path::new(MNT).join(FILE_NAME);
+    g.step(&format!("writing {} bytes to {} with O_DIRECT writes of {write_size}", spec.file_size, path.display()));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .custom_flags(nix::libc::O_DIRECT)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(extsize) = extent_size {
+        set_xfs_extsize(&file, extsize)?;
+    }
+    let buf = AlignedBuf::new(write_size as usize);
+    let mut pos = 0;
+    while pos < spec.file_size {
+        let len = write_size.min(spec.file_size - pos) as usize;
+        // Contents: each 8-byte word holds its own file offset, so a wrong read is visible.
+        let data = buf.slice_mut(len);
+        for (i, word) in data.chunks_mut(8).enumerate() {
+            let v = (pos + 8 * i as u64).to_le_bytes();
+            word.copy_from_slice(&v[..word.len()]);
+        }
+        file.write_all_at(data, pos).map_err(|e| format!("write at {pos}: {e}"))?;
+        pos += len as u64;
+    }
+    file.sync_all().map_err(|e| format!("fsync: {e}"))?;
+    drop(file);
+    g.step("umount");
+    nix::mount::umount(MNT).map_err(|e| format!("umount {MNT}: {e}"))?;
+    Ok(())
+}
+
+fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, fds: u32, ops: &[Op], buffer_kb: u64) -> GResult<()> {
+    let device = find_device(spec.device)?;
+    let dev_path = format!("/dev/{device}");
+    let mut env = GuestEnv {
+        release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        dev: read_sys(&format!("/sys/block/{device}/dev"))?,
+        device: device.clone(),
+        cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        ..GuestEnv::default()
+    };
+    mount(g, &dev_path, spec.fs)?;
+    g.step("applying queue settings");
+    // max_sectors_kb first: on some devices writing it resets read_ahead_kb.
+    let queue = format!("/sys/block/{device}/queue");
+    if let Some(v) = settings.max_sectors_kb {
+        write_setting(&queue, "max_sectors_kb", &v.to_string())?;
+    }
+    if let Some(v) = settings.read_ahead_kb {
+        write_setting(&queue, "read_ahead_kb", &v.to_string())?;
+    }
+    if let Some(v) = settings.rotational {
+        write_setting(&queue, "rotational", if v { "1" } else { "0" })?;
+    }
+    env.queue = read_queue(&queue)?;
+    for (name, want, got) in [
+        ("max_sectors_kb", settings.max_sectors_kb, env.queue.max_sectors_kb),
+        ("read_ahead_kb", settings.read_ahead_kb, env.queue.read_ahead_kb),
+        ("rotational", settings.rotational.map(u64::from), env.queue.rotational as u64),
+    ] {
+        if let Some(want) = want {
+            if want != got {
+                return Err(format!(
+                    "the kernel did not keep {name}={want}: it reads back {got} (max_hw_sectors_kb is {})",
+                    env.queue.max_hw_sectors_kb
+                ));
+            }
+        }
+    }
+    let path = Path::new(MNT).join(FILE_NAME);
+    g.step("measuring the file");
+    let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    env.ino = meta.ino();
+    env.file_size = meta.len();
+    if env.file_size != spec.file_size {
+        return Err(format!("{} has {} bytes, the scenario says {}: the image is stale; delete it from the cache", path.display(), env.file_size, spec.file_size));
+    }
+    {
+        let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        env.extents = fiemap(&file)?;
+    }
+    g.step("dropping caches");
+    nix::unistd::sync();
+    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| format!("drop_caches: {e}"))?;
+    g.step("opening the file");
+    let files: Vec<File> = (0..fds).map(|_| File::open(&path)).collect::<Result<_, _>>().map_err(|e| format!("{}: {e}", path.display()))?;
+    g.step("starting the trace");
+    let tracing = tracing_dir()?;
+    tracing_setup(&tracing, buffer_kb)?;
+    write_file(&tracing.join("tracing_on"), "1")?;
+    g.step("running the access pattern");
+    let max_len = ops.iter().map(|op| match op { Op::Read { len, .. } => *len, _ => 0 }).max().unwrap_or(0);
+    let buf = AlignedBuf::new(max_len.max(4096) as usize);
+    let started = Instant::now();
+    let mut pattern_result = Ok(());
+    for op in ops {
+        if let Err(e) = do_op(&files, op, &buf, &mut env.bytes_read) {
+            pattern_result = Err(e);
+            break;
+        }
+    }
+    env.pattern_ns = started.elapsed().as_nanos() as u64;
+    write_file(&tracing.join("tracing_on"), "0")?;
+    g.step("saving the trace");
+    let (entries, overrun, dropped) = ring_stats(&tracing)?;
+    env.trace_entries = entries;
+    env.trace_overrun = overrun;
+    env.trace_dropped = dropped;
+    copy_trace(&tracing.join("trace"), &g.out.join("trace.txt"))?;
+    let json = serde_json::to_vec_pretty(&env).map_err(|e| e.to_string())?;
+    std::fs::write(g.out.join("env.json"), json).map_err(|e| format!("env.json: {e}"))?;
+    pattern_result?;
+    if overrun > 0 || dropped > 0 {
+        return Err(format!(
+            "the trace ring buffer lost events (overrun {overrun}, dropped {dropped}) with buffer_size_kb={buffer_kb}: raise `trace_buffer_kb` in the scenario"
+        ));
+    }
+    Ok(())
+}
+
+fn do_op(files: &[File], op: &Op, buf: &AlignedBuf, bytes_read: &mut u64) -> GResult<()> {
+    match *op {
+        Op::Read { fd, offset, len } => {
+            let file = &files[fd as usize];
+            let data = buf.slice_mut(len as usize);
+            let n = file.read_at(data, offset).map_err(|e| format!("pread({len} at {offset}): {e}"))?;
+            if n as u64 != len {
+                return Err(format!("pread({len} at {offset}) returned {n} bytes"));
+            }
+            // Check one word: the image holds each word's own offset.
+            let want = offset.to_le_bytes();
+            let skip = ((8 - offset % 8) % 8) as usize;
+            if n >= skip + 8 {
+                let got = &data[skip..skip + 8];
+                if got != (offset + skip as u64).to_le_bytes() {
+                    return Err(format!("pread at {offset} returned wrong data {got:?} (expected {want:?})"));
+                }
+            }
+            *bytes_read += n as u64;
+        }
+        Op::Fadvise { fd, offset, len, advice } => {
+            use nix::fcntl::PosixFadviseAdvice as A;
+            let advice = match advice {
+                radiff_model::Advice::Normal => A::POSIX_FADV_NORMAL,
+                radiff_model::Advice::Random => A::POSIX_FADV_RANDOM,
+                radiff_model::Advice::Sequential => A::POSIX_FADV_SEQUENTIAL,
+                radiff_model::Advice::Willneed => A::POSIX_FADV_WILLNEED,
+                radiff_model::Advice::Dontneed => A::POSIX_FADV_DONTNEED,
+                radiff_model::Advice::Noreuse => A::POSIX_FADV_NOREUSE,
+            };
+            nix::fcntl::posix_fadvise(files[fd as usize].as_raw_fd(), offset as i64, len as i64, advice).map_err(|e| format!("posix_fadvise: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// The device under test: the NVMe namespace, or the UFS logical unit (a SCSI disk whose
+/// vendor is QEMU; scsi_debug's disks are skipped).
+fn find_device(kind: DeviceKind) -> GResult<String> {
+    let mut names: Vec<String> = std::fs::read_dir("/sys/block")
+        .map_err(|e| format!("/sys/block: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    let found = names.iter().find(|name| match kind {
+        DeviceKind::Nvme => name.starts_with("nvme"),
+        DeviceKind::Ufs => {
+            name.starts_with("sd") && read_sys(&format!("/sys/block/{name}/device/vendor")).map(|v| v == "QEMU").unwrap_or(false)
+        }
+    });
+    let name = found.ok_or_else(|| format!("no {kind:?} disk in /sys/block (have: {})", names.join(" ")))?;
+    if !Path::new("/dev").join(name).exists() {
+        // devtmpfs is not always mounted by the guest's init.
+        let dev = read_sys(&format!("/sys/block/{name}/dev"))?;
+        let (major, minor) = dev.split_once(':').ok_or("bad dev")?;
+        let devnum = nix::sys::stat::makedev(major.parse().unwrap_or(0), minor.parse().unwrap_or(0));
+        nix::sys::stat::mknod(Path::new("/dev").join(name).as_path(), nix::sys::stat::SFlag::S_IFBLK, nix::sys::stat::Mode::from_bits_truncate(0o600), devnum)
+            .map_err(|e| format!("mknod /dev/{name}: {e}"))?;
+    }
+    Ok(name.clone())
+}
+
+fn mount(g: &mut Guest, dev: &str, fs: FsKind) -> GResult<()> {
+    g.step(&format!("mounting {dev} ({}) on {MNT}", fs.name()));
+    std::fs::create_dir_all(MNT).map_err(|e| format!("{MNT}: {e}"))?;
+    // noatime: an atime update would make the file system write its log during the run.
+    nix::mount::mount(Some(dev), MNT, Some(fs.name()), nix::mount::MsFlags::MS_NOATIME, None::<&str>).map_err(|e| format!("mount {dev} on {MNT} as {}: {e}", fs.name()))
+}
+
+fn read_sys(path: &str) -> GResult<String> {
+    std::fs::read_to_string(path).map(|s| s.trim().to_string()).map_err(|e| format!("{path}: {e}"))
+}
+
+fn write_file(path: &Path, value: &str) -> GResult<()> {
+    std::fs::write(path, value).map_err(|e| format!("writing `{value}` to {}: {e}", path.display()))
+}
+
+fn write_setting(queue: &str, name: &str, value: &str) -> GResult<()> {
+    std::fs::write(format!("{queue}/{name}"), value).map_err(|e| {
+        let hw = read_sys(&format!("{queue}/max_hw_sectors_kb")).unwrap_or_default();
+        format!("the kernel refused {name}={value} ({e}); this device's max_hw_sectors_kb is {hw}")
+    })
+}
+
+fn read_queue(queue: &str) -> GResult<QueueLimits> {
+    let num = |name: &str| -> GResult<u64> {
+        let text = read_sys(&format!("{queue}/{name}"))?;
+        text.parse().map_err(|_| format!("{queue}/{name}: not a number: {text}"))
+    };
+    let scheduler = read_sys(&format!("{queue}/scheduler"))?;
+    let active = scheduler.split_whitespace().find(|s| s.starts_with('[')).map(|s| s.trim_matches(['[', ']']).to_string()).unwrap_or(scheduler);
+    Ok(QueueLimits {
+        read_ahead_kb: num("read_ahead_kb")?,
+        max_sectors_kb: num("max_sectors_kb")?,
+        max_hw_sectors_kb: num("max_hw_sectors_kb")?,
+        max_segments: num("max_segments")?,
+        max_segment_size: num("max_segment_size")?,
+        logical_block_size: num("logical_block_size")?,
+        physical_block_size: num("physical_block_size")?,
+        optimal_io_size: num("optimal_io_size")?,
+        minimum_io_size: num("minimum_io_size")?,
+        virt_boundary_mask: num("virt_boundary_mask").unwrap_or(0),
+        rotational: num("rotational")? != 0,
+        nr_requests: num("nr_requests")?,
+        scheduler: active,
+    })
+}
+
+fn tracing_dir() -> GResult<PathBuf> {
+    let dir = PathBuf::from(TRACING);
+    if !dir.join("trace").exists() {
+        std::fs::create_dir_all(&dir).ok();
+        nix::mount::mount(Some("tracefs"), TRACING, Some("tracefs"), nix::mount::MsFlags::empty(), None::<&str>)
+            .map_err(|e| format!("mount tracefs on {TRACING}: {e} (is CONFIG_FTRACE set?)"))?;
+    }
+    Ok(dir)
+}
+
+fn tracing_setup(dir: &Path, buffer_kb: u64) -> GResult<()> {
+    write_file(&dir.join("tracing_on"), "0")?;
+    write_file(&dir.join("current_tracer"), "nop")?;
+    write_file(&dir.join("buffer_size_kb"), &buffer_kb.to_string())?;
+    write_file(&dir.join("trace"), "")?;
+    write_file(&dir.join("set_event"), "")?;
+    let mut set = File::options().append(true).open(dir.join("set_event")).map_err(|e| format!("set_event: {e}"))?;
+    for event in EVENTS.iter().chain([&BLOCK_EVENT]) {
+        writeln!(set, "{event}").map_err(|e| format!("enabling {event}: {e} (is the tracepoint in this kernel?)"))?;
+    }
+    Ok(())
+}
+
+/// Sums `entries`, `overrun` and `dropped events` over `per_cpu/cpu*/stats`.
+fn ring_stats(dir: &Path) -> GResult<(u64, u64, u64)> {
+    let (mut entries, mut overrun, mut dropped) = (0, 0, 0);
+    let per_cpu = dir.join("per_cpu");
+    for cpu in std::fs::read_dir(&per_cpu).map_err(|e| format!("{}: {e}", per_cpu.display()))? {
+        let stats = cpu.map_err(|e| e.to_string())?.path().join("stats");
+        let text = std::fs::read_to_string(&stats).map_err(|e| format!("{}: {e}", stats.display()))?;
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once(':') else { continue };
+            let value: u64 = value.trim().parse().unwrap_or(0);
+            match key.trim() {
+                "entries" => entries += value,
+                "overrun" => overrun += value,
+                "dropped events" => dropped += value,
+                _ => {}
+            }
+        }
+    }
+    Ok((entries, overrun, dropped))
+}
+
+fn copy_trace(from: &Path, to: &Path) -> GResult<()> {
+    let input = BufReader::with_capacity(1 << 20, File::open(from).map_err(|e| format!("{}: {e}", from.display()))?);
+    let mut output = BufWriter::with_capacity(1 << 20, File::create(to).map_err(|e| format!("{}: {e}", to.display()))?);
+    for line in input.split(b'\n') {
+        let line = line.map_err(|e| format!("{}: {e}", from.display()))?;
+        output.write_all(&line).and_then(|_| output.write_all(b"\n")).map_err(|e| format!("{}: {e}", to.display()))?;
+    }
+    output.flush().map_err(|e| format!("{}: {e}", to.display()))
+}
+
+const FS_IOC_FIEMAP: u64 = 0xC020_660B;
+const FIEMAP_FLAG_SYNC: u32 = 1;
+const FIEMAP_EXTENT_LAST: u32 = 1;
+
+/// The file's extents (FS_IOC_FIEMAP), in bytes.
+fn fiemap(file: &File) -> GResult<Vec<Extent>> {
+    const BATCH: usize = 256;
+    // struct fiemap (32 bytes) followed by BATCH struct fiemap_extent (56 bytes each).
+    let mut buf = vec![0u64; (32 + 56 * BATCH) / 8];
+    let mut extents = Vec::new();
+    let mut start = 0u64;
+    loop {
+        buf.iter_mut().for_each(|w| *w = 0);
+        buf[0] = start;
+        buf[1] = u64::MAX - start;
+        // fm_flags (u32) | fm_mapped_extents (u32) in word 2; fm_extent_count | reserved in word 3.
+        buf[2] = FIEMAP_FLAG_SYNC as u64;
+        buf[3] = BATCH as u64;
+        // SAFETY: buf is a properly sized, aligned struct fiemap with room for BATCH extents.
+        let rc = unsafe { nix::libc::ioctl(file.as_raw_fd(), FS_IOC_FIEMAP as _, buf.as_mut_ptr()) };
+        if rc < 0 {
+            return Err(format!("FIEMAP: {}", std::io::Error::last_os_error()));
+        }
+        let mapped = (buf[2] >> 32) as usize;
+        if mapped == 0 {
+            break;
+        }
+        let mut last = false;
+        for i in 0..mapped {
+            let base = (32 + 56 * i) / 8;
+            let flags = (buf[base + 5] & 0xffff_ffff) as u32;
+            extents.push(Extent { logical: buf[base], physical: buf[base + 1], length: buf[base + 2], flags });
+            last |= flags & FIEMAP_EXTENT_LAST != 0;
+        }
+        let end = extents.last().map(|e| e.logical + e.length).unwrap_or(0);
+        if last || end <= start {
+            break;
+        }
+        start = end;
+    }
+    Ok(extents)
+}
+
+/// Sets XFS's extent size hint (FS_IOC_FSSETXATTR, fsx_extsize) before the file is written.
+fn set_xfs_extsize(file: &File, extsize: u64) -> GResult<()> {
+    const FS_IOC_FSGETXATTR: u64 = 0x801C_581F;
+    const FS_IOC_FSSETXATTR: u64 = 0x401C_5820;
+    const FS_XFLAG_EXTSIZE: u32 = 0x800;
+    // struct fsxattr: xflags, extsize, nextents, projid, cowextsize (u32 each), pad[8].
+    let mut attr = [0u32; 7];
+    // SAFETY: attr is a 28-byte struct fsxattr.
+    if unsafe { nix::libc::ioctl(file.as_raw_fd(), FS_IOC_FSGETXATTR as _, attr.as_mut_ptr()) } < 0 {
+        return Err(format!("FS_IOC_FSGETXATTR: {}", std::io::Error::last_os_error()));
+    }
+    attr[0] |= FS_XFLAG_EXTSIZE;
+    attr[1] = extsize as u32;
+    // SAFETY: as above.
+    if unsafe { nix::libc::ioctl(file.as_raw_fd(), FS_IOC_FSSETXATTR as _, attr.as_ptr()) } < 0 {
+        return Err(format!("FS_IOC_FSSETXATTR extsize={extsize}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// A page-aligned buffer, as O_DIRECT needs.
+struct AlignedBuf {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl AlignedBuf {
+    fn new(len: usize) -> AlignedBuf {
+        let layout = std::alloc::Layout::from_size_align(len.max(4096), 4096).expect("buffer layout");
+        // SAFETY: layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "out of memory for a {len}-byte buffer");
+        AlignedBuf { ptr, layout }
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    fn slice_mut(&self, len: usize) -> &mut [u8] {
+        assert!(len <= self.layout.size());
+        // SAFETY: ptr is valid for layout.size() bytes; the guest is single-threaded and
+        // never holds two slices at once.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in new() with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}

@@ -1,0 +1,215 @@
+//! Host processes: the one place that starts them, times them out and kills them.
+//!
+//! Every long-running child (a kernel build, a VM) runs in its own process group with
+//! its output in a log file, so a timeout can kill the whole group and the log survives.
+
+use std::ffi::OsString;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use crate::error::{tail, Error, Result};
+
+/// How a logged child ended.
+#[derive(Debug)]
+pub enum Outcome {
+    Exited(ExitStatus),
+    TimedOut(Duration),
+}
+
+/// A command to run: program, arguments, working directory and extra environment.
+#[derive(Clone, Debug)]
+pub struct Cmd {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub dir: Option<PathBuf>,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl Cmd {
+    pub fn new(program: impl Into<OsString>) -> Cmd {
+        Cmd { program: program.into(), args: Vec::new(), dir: None, env: Vec::new() }
+    }
+
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Cmd {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Cmd {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn dir(mut self, dir: impl Into<PathBuf>) -> Cmd {
+        self.dir = Some(dir.into());
+        self
+    }
+
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Cmd {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// The command as a user would type it, for error messages and "rerun with" hints.
+    pub fn display(&self) -> String {
+        let mut parts = vec![self.program.to_string_lossy().into_owned()];
+        parts.extend(self.args.iter().map(|a| shell_quote(&a.to_string_lossy())));
+        let cmd = parts.join(" ");
+        match &self.dir {
+            Some(dir) => format!("(cd {} && {cmd})", dir.display()),
+            None => cmd,
+        }
+    }
+
+    fn expression(&self) -> duct::Expression {
+        let mut expr = duct::cmd(&self.program, &self.args).unchecked();
+        if let Some(dir) = &self.dir {
+            expr = expr.dir(dir);
+        }
+        for (k, v) in &self.env {
+            expr = expr.env(k, v);
+        }
+        expr
+    }
+
+    /// Runs to completion and returns stdout; a non-zero exit is an error carrying
+    /// stdout and stderr.
+    pub fn read(&self) -> Result<String> {
+        let output = self
+            .expression()
+            .stdout_capture()
+            .stderr_capture()
+            .run()
+            .map_err(|err| spawn_error(&self.program, err))?;
+        if !output.status.success() {
+            let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+            text.push_str(&String::from_utf8_lossy(&output.stderr));
+            return Err(Error::Command { command: self.display(), status: output.status.to_string(), output: tail(&text, 40) });
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// Runs to completion; returns the exit status and stdout+stderr interleaved.
+    pub fn output(&self) -> Result<(ExitStatus, String)> {
+        let output = self
+            .expression()
+            .stderr_to_stdout()
+            .stdout_capture()
+            .run()
+            .map_err(|err| spawn_error(&self.program, err))?;
+        Ok((output.status, String::from_utf8_lossy(&output.stdout).into_owned()))
+    }
+
+    /// Runs with stdout and stderr appended to `log`, in a process group of its own.
+    /// `tick` is called about every `period` with the elapsed time; after `timeout` the
+    /// whole group is killed.
+    pub fn run_logged(&self, log: &Path, timeout: Duration, period: Duration, mut tick: impl FnMut(Duration)) -> Result<Outcome> {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| Error::io(log, e))?;
+        let handle = self
+            .expression()
+            .stdin_null()
+            .stderr_to_stdout()
+            .stdout_file(file)
+            .before_spawn(|cmd| {
+                cmd.process_group(0);
+                Ok(())
+            })
+            .start()
+            .map_err(|err| spawn_error(&self.program, err))?;
+        let pgid = handle.pids()[0] as i32;
+        let started = Instant::now();
+        let mut next_tick = started + period;
+        loop {
+            if let Some(output) = handle.try_wait().map_err(|e| Error::Other(format!("waiting for {}: {e}", self.display())))? {
+                return Ok(Outcome::Exited(output.status));
+            }
+            let now = Instant::now();
+            if now.duration_since(started) > timeout {
+                kill_group(pgid);
+                let _ = handle.wait();
+                return Ok(Outcome::TimedOut(timeout));
+            }
+            if now >= next_tick {
+                tick(now.duration_since(started));
+                next_tick = now + period;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn kill_group(pgid: i32) {
+    use nix::sys::signal::{killpg, Signal};
+    use nix::unistd::Pid;
+    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+}
+
+fn spawn_error(program: &OsString, err: std::io::Error) -> Error {
+    let name = program.to_string_lossy().into_owned();
+    if err.kind() == std::io::ErrorKind::NotFound {
+        Error::MissingTool { package: package_of(&name).to_string(), tool: name }
+    } else {
+        Error::Other(format!("cannot start `{name}`: {err}"))
+    }
+}
+
+/// The Debian package that installs a tool radiff runs.
+pub fn package_of(tool: &str) -> &'static str {
+    match tool.rsplit('/').next().unwrap_or(tool) {
+        "make" => "make",
+        "gcc" | "cc" => "gcc",
+        "flex" => "flex",
+        "bison" => "bison",
+        "bc" => "bc",
+        "patch" => "patch",
+        "git" => "git",
+        "tar" => "tar",
+        "xz" => "xz-utils",
+        "cpio" => "cpio",
+        "qemu-system-x86_64" => "qemu-system-x86 (from bookworm-backports: QEMU >= 8.2 for UFS)",
+        "qemu-img" => "qemu-utils",
+        "vng" => "virtme-ng (pip; ./setup installs it into the cache's venv)",
+        "mkfs.xfs" | "xfs_io" => "xfsprogs",
+        "mkfs.ext4" => "e2fsprogs",
+        "mkfs.f2fs" => "f2fs-tools",
+        "udevadm" => "udev",
+        _ => "(unknown: see ./setup)",
+    }
+}
+
+/// Fails with a `MissingTool` error naming the package when `tool` is not on PATH.
+pub fn require_tool(tool: &str) -> Result<PathBuf> {
+    find_in_path(tool).ok_or_else(|| Error::MissingTool { tool: tool.to_string(), package: package_of(tool).to_string() })
+}
+
+pub fn find_in_path(tool: &str) -> Option<PathBuf> {
+    if tool.contains('/') {
+        let p = PathBuf::from(tool);
+        return p.is_file().then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(tool)).find(|p| p.is_file())
+}
+
+/// The last `n` lines of a log file (empty when it cannot be read).
+pub fn log_tail(path: &Path, n: usize) -> String {
+    let Ok(mut file) = std::fs::File::open(path) else { return String::new() };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let from = len.saturating_sub(64 * 1024);
+    let mut buf = Vec::new();
+    if file.seek(SeekFrom::Start(from)).is_err() || file.read_to_end(&mut buf).is_err() {
+        return String::new();
+    }
+    tail(&String::from_utf8_lossy(&buf), n)
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}

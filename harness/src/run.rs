@@ -1,0 +1,235 @@
+//! One run: a scenario point on a variant's kernel, in a VM, to a parsed trace.
+//!
+//! Disk images are prepared once per (device, file system, file, layout), by the base
+//! kernel, and every variant reads the same image through a throwaway overlay.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use radiff_model::pattern;
+
+use crate::cache::{self, Cache};
+use crate::error::{tail, Error, Result};
+use crate::ftrace::{self, Capture, Filter};
+use crate::guest::{DeviceKind, GuestEnv, GuestSpec, Status, Task};
+use crate::kernels::{Builder, Kernels};
+use crate::scenario::{Point, Scenario};
+use crate::vm::{self, Accel, Boot, Disk};
+
+/// Bumped when images are laid out differently, so old ones are not reused.
+const IMAGE_RECIPE: &str = "radiff-image-1";
+
+/// Everything a run needs that outlives it: the cache, the kernels and the guest program.
+/// Shared by all trials of a test run; kernels are built once, and a failed build is
+/// reported once (later callers are told which caller saw it fail).
+pub struct Lab {
+    pub cache: Cache,
+    pub kernels: Kernels,
+    pub guest: PathBuf,
+    pub progress: &'static (dyn Fn(&str) + Sync),
+    built: Mutex<HashMap<String, std::result::Result<PathBuf, String>>>,
+    images: Mutex<()>,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// The run's folder: spec.json, console.log, trace.txt, trace.json, env.json.
+    pub dir: PathBuf,
+    pub capture: Capture,
+    pub env: GuestEnv,
+    pub accel: Accel,
+    /// Wall time of the boot (boot, mount, pattern, trace dump, power-off).
+    pub wall: Duration,
+}
+
+impl Lab {
+    pub fn new(cache: Cache, kernels: Kernels, guest: PathBuf, progress: &'static (dyn Fn(&str) + Sync)) -> Lab {
+        Lab { cache, kernels, guest, progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()) }
+    }
+
+    /// The bzImage of `variant`, building it if needed (once per `Lab`). `who` names the
+    /// caller, so that later callers of a failed build know where its error was shown.
+    pub fn kernel(&self, variant: &str, who: &str) -> Result<PathBuf> {
+        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(result) = built.get(variant) {
+            return result.clone().map_err(Error::Other);
+        }
+        let builder = Builder::new(&self.kernels, &self.cache, self.progress);
+        let result = self.kernels.variant(variant).and_then(|v| builder.build(v)).map(|b| b.bzimage);
+        let stored = match &result {
+            Ok(path) => Ok(path.clone()),
+            Err(e) => Err(format!("build of `{variant}` failed; its error is shown with {who}:\n{}", tail(&e.to_string(), 6))),
+        };
+        built.insert(variant.to_string(), stored);
+        result
+    }
+
+    /// The prepared disk image for `scenario`, making it (with the base kernel) if needed.
+    pub fn image(&self, scenario: &Scenario, who: &str) -> Result<PathBuf> {
+        let _serial = self.images.lock().unwrap_or_else(|p| p.into_inner());
+        let key = image_key(scenario);
+        let dir = self.cache.dir("images")?.join(&key);
+        let image = dir.join("disk.img");
+        let ready = dir.join("ready");
+        let _lock = cache::lock(&self.cache.dir("locks")?.join(format!("image-{key}.lock")))?;
+        if ready.is_file() && image.is_file() {
+            return Ok(image);
+        }
+        let kernel = self.kernel("base", who)?;
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        (self.progress)(&format!(
+            "preparing {} for {}: {} on {:?}, a {} file in {} direct writes",
+            image.display(),
+            scenario.name,
+            scenario.fs.name(),
+            scenario.device.kind,
+            crate::scenario::Size(scenario.file_size),
+            crate::scenario::Size(scenario.write_size)
+        ));
+        let file = std::fs::File::create(&image).map_err(|e| Error::io(&image, e))?;
+        file.set_len(scenario.device.size).map_err(|e| Error::io(&image, e))?;
+        drop(file);
+        let spec = GuestSpec {
+            device: scenario.device.kind,
+            fs: scenario.fs,
+            file_size: scenario.file_size,
+            task: Task::Prepare { mkfs_args: Vec::new(), write_size: scenario.write_size, extent_size: scenario.extent_size },
+        };
+        let disk = disk(scenario, &image);
+        let timeout = Duration::from_secs(300 + 300 * (scenario.file_size >> 30));
+        self.boot_guest(&dir, &kernel, disk, false, &spec, memory_mb(scenario), timeout)?;
+        std::fs::write(&ready, b"").map_err(|e| Error::io(&ready, e))?;
+        Ok(image)
+    }
+
+    /// Runs `point` of `scenario` on `variant` and parses the trace.
+    pub fn run(&self, scenario: &Scenario, point: &Point, variant: &str, who: &str) -> Result<RunOutput> {
+        let kernel = self.kernel(variant, who)?;
+        let image = self.image(scenario, who)?;
+        let mut dir = self.cache.dir("runs")?.join(&scenario.name).join(variant);
+        if let Some(label) = &point.label {
+            dir = dir.join(label);
+        }
+        let _lock = cache::lock(&self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([dir.to_string_lossy().as_bytes()]))))?;
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let spec = GuestSpec {
+            device: scenario.device.kind,
+            fs: scenario.fs,
+            file_size: scenario.file_size,
+            task: Task::Run {
+                queue: point.queue.clone(),
+                fds: pattern::fd_count(&scenario.steps),
+                ops: pattern::expand(&scenario.steps, scenario.file_size),
+                trace_buffer_kb: scenario.trace_buffer_kb,
+            },
+        };
+        let started = Instant::now();
+        let accel = self.boot_guest(&dir, &kernel, disk(scenario, &image), true, &spec, memory_mb(scenario), scenario.timeout)?;
+        let wall = started.elapsed();
+        let env_path = dir.join("env.json");
+        let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Trace { file: env_path.clone(), line: 0, message: e.to_string() })?;
+        let trace_path = dir.join("trace.txt");
+        let text = cache::read(&trace_path)?;
+        let filter = Filter::new(&env.dev, env.ino).ok_or_else(|| Error::Trace { file: env_path.clone(), line: 0, message: format!("bad device number `{}`", env.dev) })?;
+        let capture = ftrace::parse(&text, filter).map_err(|e| Error::Trace { file: trace_path.clone(), line: e.line, message: e.message })?;
+        let json = serde_json::to_vec_pretty(&capture).map_err(|e| Error::Other(e.to_string()))?;
+        cache::write_atomic(&dir.join("trace.json"), &json)?;
+        Ok(RunOutput { dir, capture, env, accel, wall })
+    }
+
+    /// Boots `kernel` with the guest program on `spec`; a guest that did not report success
+    /// is an error that keeps everything in `dir`.
+    #[allow(clippy::too_many_arguments)]
+    fn boot_guest(&self, dir: &Path, kernel: &Path, disk: Disk, snapshot: bool, spec: &GuestSpec, memory_mb: u64, timeout: Duration) -> Result<Accel> {
+        let spec_path = dir.join("spec.json");
+        cache::write_atomic(&spec_path, &serde_json::to_vec_pretty(spec).map_err(|e| Error::Other(e.to_string()))?)?;
+        let _ = std::fs::remove_file(dir.join("status.json"));
+        let boot = Boot {
+            kernel: kernel.to_path_buf(),
+            disk,
+            snapshot,
+            shared: dir.to_path_buf(),
+            command: format!("{} {}", self.guest.display(), dir.display()),
+            cpus: 2,
+            memory_mb,
+            timeout,
+        };
+        let booted = vm::boot(&self.cache, &boot)?;
+        let status_path = dir.join("status.json");
+        let status: Status = std::fs::read_to_string(&status_path)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Status { step: "(the guest program never started)".into(), ok: false, error: None });
+        if !status.ok {
+            let message = match status.error {
+                Some(e) => format!("at step `{}`: {e}", status.step),
+                None => format!("the guest stopped at step `{}` (exit code {:?})", status.step, booted.exit_code),
+            };
+            return Err(Error::Guest { dir: dir.to_path_buf(), message, console_tail: crate::process::log_tail(&booted.console, 20) });
+        }
+        Ok(booted.accel)
+    }
+}
+
+fn disk(scenario: &Scenario, image: &Path) -> Disk {
+    match scenario.device.kind {
+        DeviceKind::Nvme => Disk::Nvme {
+            image: image.to_path_buf(),
+            mdts: scenario.device.mdts(),
+            logical_block_size: scenario.device.logical_block_size,
+            opt_io_size: scenario.device.optimal_io_size,
+            min_io_size: None,
+        },
+        DeviceKind::Ufs => Disk::Ufs { image: image.to_path_buf() },
+    }
+}
+
+/// Enough for the whole file in the page cache plus the guest and the trace buffer, so
+/// that reclaim never changes what readahead does.
+fn memory_mb(scenario: &Scenario) -> u64 {
+    let trace_mb = scenario.trace_buffer_kb * 2 / 1024;
+    ((scenario.file_size >> 20) + trace_mb + 1024).max(2048)
+}
+
+/// Images depend on the device's shape, the file system and the file's layout, not on
+/// the queue settings or the reads.
+pub fn image_key(s: &Scenario) -> String {
+    let parts = [
+        IMAGE_RECIPE.to_string(),
+        format!("{:?}", s.device.kind),
+        s.device.size.to_string(),
+        format!("{:?}", s.device.logical_block_size),
+        s.fs.name().to_string(),
+        s.file_size.to_string(),
+        s.write_size.to_string(),
+        format!("{:?}", s.extent_size),
+    ];
+    format!("{}-{}-{}", s.fs.name(), format!("{:?}", s.device.kind).to_lowercase(), cache::key(parts))
+}
+
+/// Where the guest program is: `$RADIFF_GUEST`, else next to the running executable
+/// (or its parent, for test binaries in `target/*/deps/`).
+pub fn guest_binary() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("RADIFF_GUEST") {
+        return Ok(path.into());
+    }
+    let exe = std::env::current_exe().map_err(|e| Error::Other(format!("cannot find the running executable: {e}")))?;
+    let mut dir = exe.parent();
+    while let Some(d) = dir {
+        let candidate = d.join("radiff-guest");
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+        if d.file_name().is_some_and(|n| n == "target") {
+            break;
+        }
+        dir = d.parent();
+    }
+    Err(Error::Other(format!("radiff-guest not found near {}: run `cargo build --bins` (or set RADIFF_GUEST)", exe.display())))
+}

@@ -1,0 +1,510 @@
+//! Scenarios: `scenarios/*.yaml` parsed, checked and expanded into runs.
+//!
+//! The schema is documented in README.md ("Writing a scenario"). Every error names the
+//! file, the line and the key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use radiff_model::{pattern, Advice, FsKind, SizeRange, Step};
+use serde::{Deserialize, Deserializer};
+
+use crate::error::{Error, Result};
+use crate::guest::{DeviceKind, QueueSettings};
+use crate::yaml;
+
+/// A byte count written with a unit: `4 KiB`, `1 MiB`, `512MiB`, `2 GiB`, or a bare number of bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Size(pub u64);
+
+impl Size {
+    pub fn parse(text: &str) -> std::result::Result<Size, String> {
+        let t = text.trim();
+        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (number, unit) = t.split_at(split);
+        let number: u64 = number.parse().map_err(|_| format!("`{text}` is not a size: write a number and a unit, like `4 KiB` or `1 MiB`"))?;
+        let mult = match unit.trim() {
+            "" | "B" => 1,
+            "KiB" | "K" | "k" => 1 << 10,
+            "MiB" | "M" | "m" => 1 << 20,
+            "GiB" | "G" | "g" => 1 << 30,
+            other => {
+                return Err(format!(
+                    "`{text}`: unknown unit `{other}`; use B, KiB, MiB or GiB (binary units; `KB`/`MB` are ambiguous)"
+                ))
+            }
+        };
+        number.checked_mul(mult).map(Size).ok_or_else(|| format!("`{text}` is too large"))
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        if b >= 1 << 30 && b % (1 << 30) == 0 {
+            write!(f, "{} GiB", b >> 30)
+        } else if b >= 1 << 20 && b % (1 << 20) == 0 {
+            write!(f, "{} MiB", b >> 20)
+        } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+            write!(f, "{} KiB", b >> 10)
+        } else {
+            write!(f, "{b} B")
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Size, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(n) => Ok(Size(n)),
+            Raw::Text(t) => Size::parse(&t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A size or a range of sizes: `64 KiB` or `4 KiB..128 KiB`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeOrRange(pub u64, pub u64);
+
+impl<'de> Deserialize<'de> for SizeOrRange {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<SizeOrRange, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        let text = match Raw::deserialize(d)? {
+            Raw::Int(n) => return Ok(SizeOrRange(n, n)),
+            Raw::Text(t) => t,
+        };
+        match text.split_once("..") {
+            Some((a, b)) => {
+                let a = Size::parse(a).map_err(serde::de::Error::custom)?;
+                let b = Size::parse(b).map_err(serde::de::Error::custom)?;
+                Ok(SizeOrRange(a.0, b.0))
+            }
+            None => Size::parse(&text).map(|s| SizeOrRange(s.0, s.0)).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioFile {
+    description: String,
+    device: DeviceFile,
+    filesystem: FsKind,
+    file: FileFile,
+    #[serde(default)]
+    queue: QueueFile,
+    reads: Vec<StepFile>,
+    variants: Option<Vec<String>>,
+    #[serde(default)]
+    matrix: MatrixFile,
+    known_divergence: Option<String>,
+    trace_buffer_kb: Option<u64>,
+    timeout_s: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceFile {
+    kind: DeviceKind,
+    size: Size,
+    transfer_limit: Option<Size>,
+    optimal_io_size: Option<Size>,
+    logical_block_size: Option<Size>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileFile {
+    size: Size,
+    write_size: Option<Size>,
+    extent_size: Option<Size>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct QueueFile {
+    read_ahead_kb: Option<u64>,
+    max_sectors_kb: Option<u64>,
+    rotational: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct MatrixFile {
+    read_ahead_kb: Option<Vec<u64>>,
+    max_sectors_kb: Option<Vec<u64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum StepFile {
+    Read {
+        offset: Size,
+        size: Size,
+        #[serde(default)]
+        fd: u32,
+    },
+    Sequential {
+        #[serde(default = "zero")]
+        from: Size,
+        size: Size,
+        to: Option<Size>,
+        #[serde(default)]
+        fd: u32,
+    },
+    Random {
+        count: u64,
+        size: SizeOrRange,
+        #[serde(default)]
+        seed: u64,
+        align: Option<Size>,
+        #[serde(default = "zero")]
+        from: Size,
+        to: Option<Size>,
+        #[serde(default)]
+        fd: u32,
+    },
+    Interleaved {
+        streams: u32,
+        size: Size,
+        starts: Option<Vec<Size>>,
+        to: Option<Size>,
+        #[serde(default)]
+        separate_fds: bool,
+    },
+    Fadvise {
+        advice: Advice,
+        #[serde(default = "zero")]
+        offset: Size,
+        #[serde(default = "zero")]
+        len: Size,
+        #[serde(default)]
+        fd: u32,
+    },
+}
+
+fn zero() -> Size {
+    Size(0)
+}
+
+/// The device under test.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Device {
+    pub kind: DeviceKind,
+    pub size: u64,
+    /// The largest transfer the device accepts, bytes (NVMe: 4 KiB << mdts; UFS: fixed).
+    pub transfer_limit: u64,
+    pub optimal_io_size: Option<u64>,
+    pub logical_block_size: Option<u64>,
+}
+
+impl Device {
+    /// NVMe's MDTS: the transfer limit as a power of two of the 4 KiB memory page.
+    pub fn mdts(&self) -> u8 {
+        (self.transfer_limit / 4096).trailing_zeros() as u8
+    }
+}
+
+/// QEMU's UFS logical unit reports max_hw_sectors_kb 1024 (FACTS.md).
+pub const UFS_TRANSFER_LIMIT: u64 = 1 << 20;
+
+/// One point of a scenario's matrix: the queue settings of one run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Point {
+    /// `max_sectors_kb=1024` for matrix points, `None` when the scenario has no matrix.
+    pub label: Option<String>,
+    pub queue: QueueSettings,
+}
+
+/// A checked scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file stem: `1mib_after_4k`.
+    pub name: String,
+    pub path: PathBuf,
+    pub description: String,
+    pub device: Device,
+    pub fs: FsKind,
+    pub file_size: u64,
+    pub write_size: u64,
+    pub extent_size: Option<u64>,
+    pub steps: Vec<Step>,
+    /// `None`: every variant in `kernels/`.
+    pub variants: Option<Vec<String>>,
+    pub variants_line: usize,
+    pub points: Vec<Point>,
+    pub known_divergence: Option<String>,
+    pub trace_buffer_kb: u64,
+    pub timeout: Duration,
+}
+
+impl Scenario {
+    pub fn load(path: &Path) -> Result<Scenario> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Scenario::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Scenario> {
+        let raw: ScenarioFile = yaml::parse(path, text)?;
+        let err = |keys: &[&str], message: String| Error::input(path, yaml::line_of(text, keys), message);
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(Error::input(path, 0, "scenario file names may use only letters, digits, `_` and `-` (they name test trials)"));
+        }
+
+        // The device.
+        let d = raw.device;
+        let transfer_limit = match (d.kind, d.transfer_limit) {
+            (DeviceKind::Nvme, None) => 512 << 10,
+            (DeviceKind::Nvme, Some(Size(t))) => {
+                if t < 8192 || !t.is_power_of_two() || t > (4096 << 15) {
+                    return Err(err(&["device", "transfer_limit"], format!("device.transfer_limit {}: NVMe's limit is 4 KiB times a power of two (MDTS), from 8 KiB to 128 MiB", Size(t))));
+                }
+                t
+            }
+            (DeviceKind::Ufs, None) => UFS_TRANSFER_LIMIT,
+            (DeviceKind::Ufs, Some(_)) => {
+                return Err(err(&["device", "transfer_limit"], "device.transfer_limit: QEMU's UFS device has a fixed limit (1 MiB); remove the key".into()))
+            }
+        };
+        for (key, value) in [("optimal_io_size", d.optimal_io_size), ("logical_block_size", d.logical_block_size)] {
+            if let Some(Size(v)) = value {
+                if d.kind == DeviceKind::Ufs {
+                    return Err(err(&["device", key], format!("device.{key}: QEMU's UFS device cannot set it; remove the key")));
+                }
+                if v == 0 || v % 512 != 0 {
+                    return Err(err(&["device", key], format!("device.{key} {}: must be a multiple of 512 bytes", Size(v))));
+                }
+            }
+        }
+        let device = Device {
+            kind: d.kind,
+            size: d.size.0,
+            transfer_limit,
+            optimal_io_size: d.optimal_io_size.map(|s| s.0),
+            logical_block_size: d.logical_block_size.map(|s| s.0),
+        };
+
+        // The file.
+        let file_size = raw.file.size.0;
+        if file_size == 0 {
+            return Err(err(&["file", "size"], "file.size must be more than 0".into()));
+        }
+        if file_size + file_size / 4 + (64 << 20) > device.size {
+            return Err(err(
+                &["device", "size"],
+                format!("device.size {} is too small for a {} file: leave a quarter of the file plus 64 MiB for the file system", Size(device.size), Size(file_size)),
+            ));
+        }
+        let write_size = raw.file.write_size.map(|s| s.0).unwrap_or(1 << 20);
+        if write_size == 0 || write_size % 4096 != 0 || write_size > 64 << 20 {
+            return Err(err(&["file", "write_size"], format!("file.write_size {}: direct writes need a multiple of 4 KiB, at most 64 MiB", Size(write_size))));
+        }
+        if let Some(Size(e)) = raw.file.extent_size {
+            if raw.filesystem != FsKind::Xfs {
+                return Err(err(&["file", "extent_size"], format!("file.extent_size: only XFS takes an extent size hint; {} lays out the file itself", raw.filesystem.name())));
+            }
+            if e == 0 || e % 4096 != 0 {
+                return Err(err(&["file", "extent_size"], format!("file.extent_size {}: must be a multiple of 4 KiB", Size(e))));
+            }
+        }
+
+        // The queue and its matrix.
+        let max_kb = transfer_limit >> 10;
+        let check_queue = |keys: &[&str], q: &QueueSettings| -> Result<()> {
+            if let Some(m) = q.max_sectors_kb {
+                if m < 4 || m > max_kb {
+                    return Err(err(keys, format!("max_sectors_kb {m}: the device's transfer limit allows 4 to {max_kb} (raise device.transfer_limit for NVMe)")));
+                }
+            }
+            Ok(())
+        };
+        let base_queue = QueueSettings { read_ahead_kb: raw.queue.read_ahead_kb, max_sectors_kb: raw.queue.max_sectors_kb, rotational: raw.queue.rotational };
+        check_queue(&["queue", "max_sectors_kb"], &base_queue)?;
+        let mut points = vec![Point { label: None, queue: base_queue.clone() }];
+        for (key, values) in [("max_sectors_kb", &raw.matrix.max_sectors_kb), ("read_ahead_kb", &raw.matrix.read_ahead_kb)] {
+            let Some(values) = values else { continue };
+            if values.is_empty() {
+                return Err(err(&["matrix", key], format!("matrix.{key} is empty")));
+            }
+            let mut next = Vec::new();
+            for point in &points {
+                for &v in values {
+                    let mut queue = point.queue.clone();
+                    match key {
+                        "max_sectors_kb" => queue.max_sectors_kb = Some(v),
+                        _ => queue.read_ahead_kb = Some(v),
+                    }
+                    check_queue(&["matrix", key], &queue)?;
+                    let label = match &point.label {
+                        Some(l) => format!("{l},{key}={v}"),
+                        None => format!("{key}={v}"),
+                    };
+                    next.push(Point { label: Some(label), queue });
+                }
+            }
+            points = next;
+        }
+
+        // The reads.
+        if raw.reads.is_empty() {
+            return Err(err(&["reads"], "`reads` is empty: give at least one step".into()));
+        }
+        let mut steps = Vec::new();
+        for (i, step) in raw.reads.into_iter().enumerate() {
+            let line = yaml::line_of_item(text, "reads", i);
+            let bad = |message: String| Error::input(path, line, format!("reads[{i}]: {message}"));
+            let step = match step {
+                StepFile::Read { offset, size, fd } => {
+                    if size.0 == 0 || offset.0 + size.0 > file_size {
+                        return Err(bad(format!("a read of {size} at {offset} does not fit in the {} file", Size(file_size))));
+                    }
+                    Step::Read { fd, offset: offset.0, size: size.0 }
+                }
+                StepFile::Sequential { from, size, to, fd } => {
+                    let end = to.map(|t| t.0).unwrap_or(file_size);
+                    if size.0 == 0 || from.0 >= end || end > file_size {
+                        return Err(bad(format!("sequential reads of {size} from {from} to {}: need size > 0 and from < to <= file size ({})", Size(end), Size(file_size))));
+                    }
+                    Step::Sequential { fd, from: from.0, size: size.0, to: to.map(|t| t.0) }
+                }
+                StepFile::Random { count, size, seed, align, from, to, fd } => {
+                    let align = align.map(|a| a.0).unwrap_or(4096);
+                    let end = to.map(|t| t.0).unwrap_or(file_size);
+                    let SizeOrRange(min, max) = size;
+                    if align == 0 || min == 0 || min > max || min % align != 0 || max % align != 0 {
+                        return Err(bad(format!("random sizes {}..{} must be multiples of align ({}), smallest first", Size(min), Size(max), Size(align))));
+                    }
+                    if from.0 % align != 0 || end > file_size || from.0 + max > end {
+                        return Err(bad(format!("random reads of up to {} in [{from}, {}) do not fit in the {} file", Size(max), Size(end), Size(file_size))));
+                    }
+                    Step::Random { fd, count, size: SizeRange { min, max, align }, seed, from: from.0, to: to.map(|t| t.0) }
+                }
+                StepFile::Interleaved { streams, size, starts, to, separate_fds } => {
+                    let end = to.map(|t| t.0).unwrap_or(file_size);
+                    let starts: Vec<u64> = match starts {
+                        Some(s) => s.into_iter().map(|s| s.0).collect(),
+                        None => (0..streams as u64).map(|i| end / streams.max(1) as u64 * i / 4096 * 4096).collect(),
+                    };
+                    if streams < 2 || starts.len() != streams as usize || size.0 == 0 || end > file_size || starts.windows(2).any(|w| w[0] >= w[1]) || starts.last().is_some_and(|&s| s >= end) {
+                        return Err(bad(format!("interleaved: need streams >= 2, size > 0, and `starts` ({streams} increasing offsets below {})", Size(end))));
+                    }
+                    Step::Interleaved { fd_base: 0, separate_fds, size: size.0, starts, to: to.map(|t| t.0) }
+                }
+                StepFile::Fadvise { advice, offset, len, fd } => {
+                    if offset.0 + len.0 > file_size {
+                        return Err(bad(format!("fadvise range {offset} + {len} is past the {} file", Size(file_size))));
+                    }
+                    Step::Fadvise { fd, offset: offset.0, len: len.0, advice }
+                }
+            };
+            steps.push(step);
+        }
+        if pattern::fd_count(&steps) > 64 {
+            return Err(err(&["reads"], "more than 64 file descriptors".into()));
+        }
+
+        let read_bytes: u64 = pattern::expand(&steps, file_size)
+            .iter()
+            .map(|op| match op {
+                radiff_model::Op::Read { len, .. } => *len,
+                _ => 0,
+            })
+            .sum();
+        // About 64 ring-buffer bytes per event and at most one folio event per page read,
+        // doubled for windows and requests; at least 16 MiB.
+        let trace_buffer_kb = raw.trace_buffer_kb.unwrap_or((read_bytes / 4096 * 128 / 1024).max(16 << 10));
+        let timeout = Duration::from_secs(raw.timeout_s.unwrap_or(240 + 120 * (file_size >> 30)));
+        let variants_line = yaml::line_of(text, &["variants"]);
+        Ok(Scenario {
+            name,
+            path: path.to_path_buf(),
+            description: raw.description,
+            device,
+            fs: raw.filesystem,
+            file_size,
+            write_size,
+            extent_size: raw.file.extent_size.map(|s| s.0),
+            steps,
+            variants: raw.variants,
+            variants_line,
+            points,
+            known_divergence: raw.known_divergence,
+            trace_buffer_kb,
+            timeout,
+        })
+    }
+
+    /// The variants this scenario runs on, checked against `known` (from `kernels/`).
+    pub fn variants(&self, known: &[String]) -> Result<Vec<String>> {
+        match &self.variants {
+            None => Ok(known.to_vec()),
+            Some(names) => {
+                for name in names {
+                    if !known.contains(name) {
+                        return Err(Error::input(&self.path, self.variants_line, format!("unknown variant `{name}`; known variants: {}", known.join(", "))));
+                    }
+                }
+                Ok(names.clone())
+            }
+        }
+    }
+}
+
+/// Every `scenarios/*.yaml`, sorted by name. Finding none is an error.
+pub fn discover(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    found.sort();
+    if found.is_empty() {
+        return Err(Error::Other(format!("no scenario (*.yaml) in {}", dir.display())));
+    }
+    Ok(found)
+}
+
+/// Parses every scenario; collects all errors rather than stopping at the first.
+pub fn load_all(dir: &Path) -> Result<Vec<Scenario>> {
+    let mut scenarios = Vec::new();
+    let mut errors = Vec::new();
+    for path in discover(dir)? {
+        match Scenario::load(&path) {
+            Ok(s) => scenarios.push(s),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::Other(errors.join("\n")));
+    }
+    Ok(scenarios)
+}
+
+/// Names of matrix keys → values, for summaries.
+pub fn describe_queue(q: &QueueSettings) -> BTreeMap<&'static str, String> {
+    let mut m = BTreeMap::new();
+    if let Some(v) = q.read_ahead_kb {
+        m.insert("read_ahead_kb", v.to_string());
+    }
+    if let Some(v) = q.max_sectors_kb {
+        m.insert("max_sectors_kb", v.to_string());
+    }
+    if let Some(v) = q.rotational {
+        m.insert("rotational", (v as u8).to_string());
+    }
+    m
+}

@@ -1,0 +1,234 @@
+//! Summaries of a trace: the figures a reviewer quotes (device reads and their sizes,
+//! folios by order, windows) and the per-window table that snapshots keep.
+//!
+//! Pure: a trace in, text out.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use radiff_model::{Submit, Trace, Trigger, Window};
+
+/// Figures of one trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Figures {
+    pub windows: u64,
+    pub sync_windows: u64,
+    pub async_windows: u64,
+    /// Read requests with data (not metadata).
+    pub data_reads: u64,
+    /// Metadata reads (REQ_META, rwbs `M`).
+    pub metadata_reads: u64,
+    /// Other requests on the device (writes, flushes).
+    pub other_requests: u64,
+    pub bytes_read: u64,
+    /// Bytes of read request → number of requests.
+    pub read_sizes: BTreeMap<u64, u64>,
+    /// Folio order → number of folios.
+    pub folio_orders: BTreeMap<u32, u64>,
+    pub folios: u64,
+}
+
+impl Figures {
+    pub fn of(trace: &Trace) -> Figures {
+        let mut f = Figures::default();
+        for w in &trace.windows {
+            match w.trigger {
+                Trigger::Sync => f.sync_windows += 1,
+                Trigger::Async => f.async_windows += 1,
+                Trigger::Start => {}
+            }
+        }
+        f.windows = f.sync_windows + f.async_windows;
+        for r in trace.requests() {
+            if !r.is_read() {
+                f.other_requests += 1;
+            } else if r.is_metadata() {
+                f.metadata_reads += 1;
+            } else {
+                f.data_reads += 1;
+                f.bytes_read += r.bytes();
+                *f.read_sizes.entry(r.bytes()).or_default() += 1;
+            }
+        }
+        for folio in trace.folios() {
+            *f.folio_orders.entry(folio.order).or_default() += 1;
+            f.folios += 1;
+        }
+        f
+    }
+
+    /// All requests the device saw.
+    pub fn requests(&self) -> u64 {
+        self.data_reads + self.metadata_reads + self.other_requests
+    }
+
+    /// "3329 (3328 data reads + 1 metadata read)"
+    pub fn requests_line(&self) -> String {
+        let mut parts = vec![format!("{} data read{}", self.data_reads, plural(self.data_reads))];
+        if self.metadata_reads > 0 {
+            parts.push(format!("{} metadata read{}", self.metadata_reads, plural(self.metadata_reads)));
+        }
+        if self.other_requests > 0 {
+            parts.push(format!("{} other", self.other_requests));
+        }
+        format!("{} ({})", self.requests(), parts.join(" + "))
+    }
+
+    /// "516 o0, 768 o1, ..."
+    pub fn orders_line(&self) -> String {
+        if self.folio_orders.is_empty() {
+            return "none".into();
+        }
+        self.folio_orders.iter().map(|(o, n)| format!("{n} o{o}")).collect::<Vec<_>>().join(", ")
+    }
+
+    /// "3327 x 512 KiB, 1 x 64 KiB" (largest first, at most `max` sizes).
+    pub fn sizes_line(&self, max: usize) -> String {
+        let mut sizes: Vec<(u64, u64)> = self.read_sizes.iter().map(|(s, n)| (*s, *n)).collect();
+        sizes.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+        let mut parts: Vec<String> = sizes.iter().take(max).map(|(s, n)| format!("{n} x {}", kib(*s))).collect();
+        if sizes.len() > max {
+            parts.push(format!("{} other sizes", sizes.len() - max));
+        }
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+pub fn kib(bytes: u64) -> String {
+    if bytes % 1024 == 0 {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// The short summary `radiff run` prints for one variant.
+pub fn short(f: &Figures) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "  windows:       {} ({} sync, {} async)", f.windows, f.sync_windows, f.async_windows);
+    let _ = writeln!(s, "  device:        {} requests", f.requests_line());
+    let _ = writeln!(s, "  read sizes:    {}", f.sizes_line(6));
+    let _ = writeln!(s, "  bytes read:    {} ({})", f.bytes_read, kib(f.bytes_read));
+    let _ = writeln!(s, "  folios:        {} ({})", f.folios, f.orders_line());
+    s
+}
+
+/// One line per window: what started it, the window it submitted, the folios it added
+/// (grouped by order) and the requests the device saw. Stable text, made for snapshots
+/// and for diffs.
+pub fn window_line(w: &Window) -> String {
+    let trigger = match w.trigger {
+        Trigger::Start => "start",
+        Trigger::Sync => "sync ",
+        Trigger::Async => "async",
+    };
+    let mut s = format!("{trigger} @{} req {}", w.index, w.req_count);
+    for submit in &w.submits {
+        match submit {
+            Submit::Order { index, size, async_size, order } => {
+                let _ = write!(s, " | ra [{index}+{size}) async {async_size} order {order}");
+            }
+            Submit::Unbounded { index, nr_to_read, lookahead_size } => {
+                let _ = write!(s, " | unbounded [{index}+{nr_to_read}) lookahead {lookahead_size}");
+            }
+        }
+    }
+    if !w.folios.is_empty() {
+        let _ = write!(s, " | folios");
+        let mut run: Option<(u32, u64)> = None;
+        for folio in &w.folios {
+            match &mut run {
+                Some((order, n)) if *order == folio.order => *n += 1,
+                _ => {
+                    if let Some((order, n)) = run {
+                        let _ = write!(s, " {n}xo{order}");
+                    }
+                    run = Some((folio.order, 1));
+                }
+            }
+        }
+        if let Some((order, n)) = run {
+            let _ = write!(s, " {n}xo{order}");
+        }
+    }
+    if !w.requests.is_empty() {
+        let _ = write!(s, " | rq");
+        for r in &w.requests {
+            let _ = write!(s, " {}+{}{}", r.sector, r.sectors, if r.rwbs == "RA" { String::new() } else { format!(":{}", r.rwbs) });
+        }
+    }
+    s
+}
+
+/// The snapshot text of a trace: figures, then the window table.
+pub fn snapshot(trace: &Trace, header: &[(&str, String)]) -> String {
+    let f = Figures::of(trace);
+    let mut s = String::new();
+    for (k, v) in header {
+        let _ = writeln!(s, "{k}: {v}");
+    }
+    let _ = writeln!(s, "windows: {} ({} sync, {} async)", f.windows, f.sync_windows, f.async_windows);
+    let _ = writeln!(s, "requests: {}", f.requests_line());
+    let _ = writeln!(s, "read sizes: {}", f.sizes_line(usize::MAX));
+    let _ = writeln!(s, "bytes read: {}", f.bytes_read);
+    let _ = writeln!(s, "folios: {} ({})", f.folios, f.orders_line());
+    let _ = writeln!(s, "\n# window table: trigger @index req req_count | ra [start+size) async async_size order | folios NxoORDER | rq sector+sectors");
+    for (i, w) in trace.windows.iter().enumerate() {
+        let _ = writeln!(s, "{i:5} {}", window_line(w));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use radiff_model::{Folio, RaState, Request};
+
+    fn window(trigger: Trigger, folios: &[(u64, u32)], requests: &[(u64, u64, &str)]) -> Window {
+        Window {
+            trigger,
+            index: 4,
+            req_count: 256,
+            ra: RaState::default(),
+            submits: vec![Submit::Order { index: 4, size: 16, async_size: 16, order: 2 }],
+            folios: folios.iter().map(|&(index, order)| Folio { index, order }).collect(),
+            requests: requests.iter().map(|&(sector, sectors, rwbs)| Request { sector, sectors, rwbs: rwbs.into() }).collect(),
+        }
+    }
+
+    #[test]
+    fn figures_count_data_metadata_and_orders() {
+        let trace = Trace {
+            windows: vec![
+                window(Trigger::Sync, &[(0, 0), (1, 0)], &[(0, 16, "RA"), (100, 8, "RM")]),
+                window(Trigger::Async, &[(4, 2), (8, 2), (12, 2)], &[(16, 32, "RA"), (900, 8, "WS")]),
+            ],
+        };
+        let f = Figures::of(&trace);
+        assert_eq!((f.windows, f.sync_windows, f.async_windows), (2, 1, 1));
+        assert_eq!((f.data_reads, f.metadata_reads, f.other_requests), (2, 1, 1));
+        assert_eq!(f.bytes_read, (16 + 32) * 512);
+        assert_eq!(f.folio_orders, BTreeMap::from([(0, 2), (2, 3)]));
+        assert_eq!(f.requests_line(), "4 (2 data reads + 1 metadata read + 1 other)");
+        assert_eq!(f.orders_line(), "2 o0, 3 o2");
+        assert_eq!(f.sizes_line(1), "1 x 16 KiB, 1 other sizes");
+    }
+
+    #[test]
+    fn window_lines_group_folio_runs() {
+        let w = window(Trigger::Async, &[(4, 2), (8, 2), (12, 3), (20, 2)], &[(8, 64, "RA"), (72, 8, "RM")]);
+        assert_eq!(window_line(&w), "async @4 req 256 | ra [4+16) async 16 order 2 | folios 2xo2 1xo3 1xo2 | rq 8+64 72+8:RM");
+    }
+}

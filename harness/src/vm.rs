@@ -1,0 +1,158 @@
+//! The VM: boots a kernel under virtme-ng (QEMU) with the device under test attached,
+//! runs one command in the guest, and never hangs.
+//!
+//! Every boot has a timeout that kills QEMU and reports the console's tail; the console
+//! log stays on disk. KVM is used only when a probe shows it really runs a guest (nested
+//! virtualisation often opens /dev/kvm and then hangs); otherwise QEMU emulates (TCG).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::cache::{self, Cache};
+use crate::error::{Error, Result};
+use crate::process::{log_tail, require_tool, Cmd, Outcome};
+
+/// How QEMU runs the guest's instructions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accel {
+    Kvm,
+    Tcg,
+}
+
+/// The device under test, as QEMU attaches it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Disk {
+    /// QEMU's NVMe controller; `mdts` is the transfer limit as a power of two of 4 KiB pages.
+    Nvme { image: PathBuf, mdts: u8, logical_block_size: Option<u64>, opt_io_size: Option<u64>, min_io_size: Option<u64> },
+    /// QEMU's UFS host controller with one logical unit.
+    Ufs { image: PathBuf },
+}
+
+impl Disk {
+    pub fn image(&self) -> &Path {
+        match self {
+            Disk::Nvme { image, .. } | Disk::Ufs { image } => image,
+        }
+    }
+
+    /// QEMU options attaching the disk. `snapshot` sends the guest's writes to a throwaway
+    /// overlay, so every variant reads the same, unchanged image (a read-only drive would
+    /// stop XFS from mounting: log recovery wants to write).
+    pub fn qemu_opts(&self, snapshot: bool) -> String {
+        let drive = |id: &str| {
+            format!(
+                "-drive file={},if=none,id={id},format=raw,cache=none{}",
+                self.image().display(),
+                if snapshot { ",snapshot=on" } else { "" }
+            )
+        };
+        match self {
+            Disk::Nvme { mdts, logical_block_size, opt_io_size, min_io_size, .. } => {
+                let mut dev = format!("-device nvme,serial=radiff0,drive=nvm,mdts={mdts}");
+                for (name, value) in [("logical_block_size", logical_block_size), ("physical_block_size", logical_block_size), ("opt_io_size", opt_io_size), ("min_io_size", min_io_size)] {
+                    if let Some(v) = value {
+                        dev.push_str(&format!(",{name}={v}"));
+                    }
+                }
+                format!("{} {dev}", drive("nvm"))
+            }
+            Disk::Ufs { .. } => format!("-device ufs,serial=radiff0,id=ufs0 {} -device ufs-lu,drive=ufsd,lun=0", drive("ufsd")),
+        }
+    }
+}
+
+/// One boot: a kernel, a disk, a folder shared with the guest, one guest command.
+#[derive(Clone, Debug)]
+pub struct Boot {
+    pub kernel: PathBuf,
+    pub disk: Disk,
+    pub snapshot: bool,
+    /// Shared read-write at the same path inside the guest; the console log goes here too.
+    pub shared: PathBuf,
+    /// Run in the guest as root, from `shared`.
+    pub command: String,
+    pub cpus: u32,
+    pub memory_mb: u64,
+    pub timeout: Duration,
+}
+
+/// How a boot ended (the guest's results are files in `Boot::shared`).
+#[derive(Clone, Debug)]
+pub struct Booted {
+    pub accel: Accel,
+    pub elapsed: Duration,
+    pub console: PathBuf,
+    pub exit_code: Option<i32>,
+}
+
+/// Boots, runs the command and waits for the VM to power off, at most `boot.timeout`.
+pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
+    require_tool("qemu-system-x86_64")?;
+    let vng = cache.vng();
+    if vng.components().count() == 1 {
+        require_tool("vng")?;
+    }
+    let accel = accel(cache, &boot.kernel)?;
+    let console = boot.shared.join("console.log");
+    let _ = std::fs::remove_file(&console);
+    let mut cmd = Cmd::new(&vng)
+        .arg("--run")
+        .arg(&boot.kernel)
+        .arg("--verbose")
+        .arg("--disable-microvm")
+        .arg("--cpus")
+        .arg(boot.cpus.to_string())
+        .arg("--memory")
+        .arg(format!("{}M", boot.memory_mb))
+        .arg(format!("--rwdir={}", boot.shared.display()))
+        .arg("--cwd")
+        .arg(&boot.shared)
+        .arg("--exec")
+        .arg(&boot.command);
+    if accel == Accel::Tcg {
+        cmd = cmd.arg("--disable-kvm");
+    }
+    // --qemu-opts must come last: vng passes everything after it to QEMU.
+    cmd = cmd.arg(format!("--qemu-opts={}", boot.disk.qemu_opts(boot.snapshot)));
+    std::fs::write(boot.shared.join("vng.cmd"), format!("{}\n", cmd.display())).map_err(|e| Error::io(&boot.shared, e))?;
+    let started = Instant::now();
+    match cmd.run_logged(&console, boot.timeout, Duration::from_secs(3600), |_| {})? {
+        Outcome::Exited(status) => Ok(Booted { accel, elapsed: started.elapsed(), console, exit_code: status.code() }),
+        Outcome::TimedOut(after) => Err(Error::VmTimeout { after, dir: boot.shared.clone(), console_tail: log_tail(&console, 25) }),
+    }
+}
+
+/// KVM if a probe boot shows it runs a guest, else TCG. `RADIFF_ACCEL=kvm|tcg` overrides.
+/// The verdict is cached per host boot (`/proc/sys/kernel/random/boot_id`).
+pub fn accel(cache: &Cache, kernel: &Path) -> Result<Accel> {
+    match std::env::var("RADIFF_ACCEL").as_deref() {
+        Ok("kvm") => return Ok(Accel::Kvm),
+        Ok("tcg") => return Ok(Accel::Tcg),
+        Ok(other) if !other.is_empty() => return Err(Error::Other(format!("RADIFF_ACCEL={other}: use kvm or tcg"))),
+        _ => {}
+    }
+    if std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_err() {
+        return Ok(Accel::Tcg);
+    }
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let verdict_file = cache.dir("accel")?.join(boot_id.trim());
+    if let Ok(verdict) = std::fs::read_to_string(&verdict_file) {
+        return Ok(if verdict.trim() == "kvm" { Accel::Kvm } else { Accel::Tcg });
+    }
+    let accel = if probe_kvm(&verdict_file.with_extension("log"), kernel)? { Accel::Kvm } else { Accel::Tcg };
+    cache::write_atomic(&verdict_file, if accel == Accel::Kvm { b"kvm\n" } else { b"tcg\n" })?;
+    Ok(accel)
+}
+
+/// Boots `kernel` under KVM with no root file system: a kernel that runs prints its
+/// banner and panics looking for init within seconds; a hung KVM prints nothing.
+fn probe_kvm(log: &Path, kernel: &Path) -> Result<bool> {
+    let _ = std::fs::remove_file(log);
+    let cmd = Cmd::new("qemu-system-x86_64")
+        .args(["-accel", "kvm", "-m", "256", "-nographic", "-no-reboot", "-kernel"])
+        .arg(kernel)
+        .args(["-append", "console=ttyS0 panic=-1 earlyprintk=serial"]);
+    cmd.run_logged(log, Duration::from_secs(20), Duration::from_secs(60), |_| {})?;
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    Ok(text.contains("Kernel panic") || text.contains("VFS:"))
+}
