@@ -284,7 +284,7 @@ impl Model<'_> {
 
     /// `blk_mq_start_request()`: where `block_rq_issue` fires.
     fn blk_mq_start_request(&mut self, rq: &Rq) {
-        self.rec.request(Request { sector: rq.sector, sectors: rq.sectors, rwbs: rq.rwbs() });
+        self.rec.request(Request { sector: rq.sector, sectors: rq.sectors, rwbs: rq.rwbs() }, rq.nr_segs);
     }
 
     /// `submit_bio()` → `blk_mq_submit_bio()`, Linux 7.3.4 block/blk-mq.c, for every part

@@ -35,7 +35,7 @@ pub mod variant;
 
 pub use config::{FolioMemory, IoCompletion, ModelConfig};
 pub use input::{Extent, FsKind, Input, MappingLimits, QueueLimits};
-pub use model::{Explained, WindowNote};
+pub use model::{Explained, Simulation, WindowNote};
 pub use pattern::{Advice, Op, SizeRange, Step};
 pub use trace::{Folio, RaState, Request, Submit, Trace, Trigger, Window};
 pub use variant::{AsyncAlign, Policy};
@@ -57,7 +57,5 @@ pub fn predict_with(input: &Input, policy: &Policy, config: &ModelConfig) -> Tra
 /// it, `file_ra_state` after the call, and each decision with its values), for debugging
 /// a divergence from the kernel.
 pub fn explain(input: &Input, policy: &Policy, config: &ModelConfig) -> Explained {
-    let mut m = model::Model::new(input, *policy, *config, true);
-    m.run();
-    Explained { trace: Trace { windows: m.rec.windows }, notes: m.rec.notes.unwrap_or_default() }
+    Simulation::new(input, policy, config).finish()
 }

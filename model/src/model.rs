@@ -147,6 +147,9 @@ pub struct WindowNote {
     pub ra_after: RaState,
     /// The decisions the readahead code took, in order, with the kernel's values.
     pub steps: Vec<String>,
+    /// `nr_phys_segments` of each request of the window, in issue order (the tracepoint
+    /// does not print it).
+    pub segments: Vec<u64>,
 }
 
 /// A trace together with the model's notes on each window.
@@ -179,7 +182,7 @@ impl Recorder {
                 requests: Vec::new(),
             });
             if let Some(notes) = &mut self.notes {
-                notes.push(WindowNote { op: 0, fd: 0, ra_after: RaState::default(), steps: Vec::new() });
+                notes.push(WindowNote { op: 0, fd: 0, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
             }
         }
         self.windows.last_mut().unwrap()
@@ -196,7 +199,7 @@ impl Recorder {
             requests: Vec::new(),
         });
         if let Some(notes) = &mut self.notes {
-            notes.push(WindowNote { op, fd, ra_after: ra.traced(), steps: Vec::new() });
+            notes.push(WindowNote { op, fd, ra_after: ra.traced(), steps: Vec::new(), segments: Vec::new() });
         }
     }
 
@@ -208,8 +211,11 @@ impl Recorder {
         self.current().folios.push(Folio { index, order });
     }
 
-    pub fn request(&mut self, request: Request) {
+    pub fn request(&mut self, request: Request, nr_segs: u64) {
         self.current().requests.push(request);
+        if let Some(note) = self.notes.as_mut().and_then(|n| n.last_mut()) {
+            note.segments.push(nr_segs);
+        }
     }
 
     /// Records a decision for debugging; `f` only runs when explaining.
@@ -285,21 +291,24 @@ impl<'a> Model<'a> {
 
     /// Runs every system call of the input, in order.
     pub fn run(&mut self) {
-        for (i, op) in self.input.ops.iter().enumerate() {
-            self.op = i;
-            match *op {
-                Op::Read { fd, offset, len } => {
-                    self.filemap_read(fd as usize, offset, len);
-                }
-                Op::Fadvise { fd, offset, len, advice } => self.generic_fadvise(fd as usize, offset, len, advice),
+        for i in 0..self.input.ops.len() {
+            self.run_op(i);
+        }
+    }
+
+    /// Runs system call `i` of the input.
+    pub fn run_op(&mut self, i: usize) {
+        self.op = i;
+        match self.input.ops[i] {
+            Op::Read { fd, offset, len } => {
+                self.filemap_read(fd as usize, offset, len);
             }
-            if self.config.io_completion == IoCompletion::BeforeNextOp {
-                for head in std::mem::take(&mut self.inflight) {
-                    if let Some(f) = self.cache.folio_at(head) {
-                        if f.index == head {
-                            self.cache.set_uptodate(head);
-                        }
-                    }
+            Op::Fadvise { fd, offset, len, advice } => self.generic_fadvise(fd as usize, offset, len, advice),
+        }
+        if self.config.io_completion == IoCompletion::BeforeNextOp {
+            for head in std::mem::take(&mut self.inflight) {
+                if self.cache.folio_at(head).is_some_and(|f| f.index == head) {
+                    self.cache.set_uptodate(head);
                 }
             }
         }
@@ -312,5 +321,60 @@ impl<'a> Model<'a> {
 
     pub fn max_order(&self) -> u32 {
         if self.input.mapping.large_folios { self.input.mapping.max_order.max(self.min_order()) } else { 0 }
+    }
+}
+
+/// A prediction run one system call at a time, to look at the model's state in between
+/// (tests, debugging).
+pub struct Simulation<'a> {
+    model: Model<'a>,
+    next: usize,
+}
+
+impl<'a> Simulation<'a> {
+    /// A simulation of `input` that records explanations ([`WindowNote`]s).
+    pub fn new(input: &'a Input, policy: &Policy, config: &ModelConfig) -> Self {
+        Simulation { model: Model::new(input, *policy, *config, true), next: 0 }
+    }
+
+    /// Runs the next system call; false when none is left.
+    pub fn step(&mut self) -> bool {
+        if self.next >= self.model.input.ops.len() {
+            return false;
+        }
+        self.model.run_op(self.next);
+        self.next += 1;
+        true
+    }
+
+    /// Index in `Input::ops` of the next system call to run.
+    pub fn next_op(&self) -> usize {
+        self.next
+    }
+
+    /// The page cache now.
+    pub fn cache(&self) -> &PageCache {
+        &self.model.cache
+    }
+
+    /// `file->f_ra` of `fd` now.
+    pub fn ra(&self, fd: u32) -> FileRaState {
+        self.model.files[fd as usize].ra
+    }
+
+    /// The windows recorded so far.
+    pub fn windows(&self) -> &[Window] {
+        &self.model.rec.windows
+    }
+
+    /// The notes on the windows recorded so far.
+    pub fn notes(&self) -> &[WindowNote] {
+        self.model.rec.notes.as_deref().unwrap_or_default()
+    }
+
+    /// Runs the rest and returns the trace with its notes.
+    pub fn finish(mut self) -> Explained {
+        while self.step() {}
+        Explained { trace: Trace { windows: self.model.rec.windows }, notes: self.model.rec.notes.unwrap_or_default() }
     }
 }

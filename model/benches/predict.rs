@@ -1,0 +1,46 @@
+//! How long predicting seed 000's headline case takes: XFS on NVMe, read_ahead_kb 128,
+//! max_sectors_kb 512, a 4 KiB read at 0 then 1 MiB reads from 4 KiB to the end of a
+//! 512 MiB file (3327 windows, 9721 folios). Target: at most 10 ms in release.
+//!
+//! `cargo bench -p radiff-model --bench predict`
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use radiff_model::pattern::expand;
+use radiff_model::*;
+
+fn headline() -> Input {
+    let size = 512 << 20;
+    Input {
+        fs: FsKind::Xfs,
+        file_size: size,
+        extents: vec![Extent { logical: 0, physical: 1 << 30, length: size, flags: 0 }],
+        queue: QueueLimits::nvme_qemu(128, 512),
+        mapping: MappingLimits::xfs(),
+        ops: expand(&[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: 1 << 20, to: None }], size),
+    }
+}
+
+fn time(name: &str, f: impl Fn()) {
+    f(); // warm up
+    let mut runs = Vec::new();
+    let start = Instant::now();
+    while runs.len() < 5 || (start.elapsed() < Duration::from_secs(2) && runs.len() < 200) {
+        let t = Instant::now();
+        f();
+        runs.push(t.elapsed());
+    }
+    runs.sort();
+    println!("{name}: median {:.2} ms, min {:.2} ms over {} runs", runs[runs.len() / 2].as_secs_f64() * 1e3, runs[0].as_secs_f64() * 1e3, runs.len());
+}
+
+fn main() {
+    let input = headline();
+    for variant in ["base", "async-align-v1", "async-align-v2"] {
+        let policy = Policy::for_variant(variant).unwrap();
+        time(&format!("predict 512 MiB headline, {variant}"), || {
+            black_box(predict(black_box(&input), &policy));
+        });
+    }
+}
