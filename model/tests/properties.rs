@@ -1,0 +1,220 @@
+//! Properties of the model over random scenarios: file systems, layouts with holes,
+//! unwritten and discontiguous extents, queue limits, several fds, fadvise hints, and
+//! every timing and memory assumption.
+
+use proptest::prelude::*;
+use radiff_model::*;
+
+const PAGE: u64 = 4096;
+
+fn fs_and_mapping() -> impl Strategy<Value = (FsKind, MappingLimits)> {
+    prop_oneof![
+        Just((FsKind::Xfs, MappingLimits::xfs())),
+        Just((FsKind::Ext4, MappingLimits::ext4())),
+        Just((FsKind::F2fs, MappingLimits::f2fs())),
+        (0u32..=9).prop_map(|max| (FsKind::Xfs, if max == 0 { MappingLimits::order0() } else { MappingLimits { large_folios: true, min_order: 0, max_order: max } })),
+        (1u32..=9).prop_map(|max| (FsKind::Ext4, MappingLimits { large_folios: true, min_order: 0, max_order: max })),
+    ]
+}
+
+/// Extents covering `pages` pages, broken at random places; each piece is placed right
+/// after the previous one on disk or elsewhere, and is sometimes unwritten or a hole.
+fn layout(pages: u64) -> impl Strategy<Value = Vec<Extent>> {
+    let breaks = proptest::collection::btree_set(1..pages.max(2), 0..6);
+    let kinds = proptest::collection::vec((0u8..8, 0u64..64), 7);
+    (breaks, kinds).prop_map(move |(breaks, kinds)| {
+        let mut cuts: Vec<u64> = breaks.into_iter().filter(|&b| b < pages).collect();
+        cuts.insert(0, 0);
+        cuts.push(pages);
+        let mut extents = Vec::new();
+        let mut disk = 1 << 30;
+        for (i, w) in cuts.windows(2).enumerate() {
+            let (kind, jump) = kinds[i];
+            let (start, end) = (w[0] * PAGE, w[1] * PAGE);
+            if kind >= 2 {
+                disk += jump * 1024 * 1024;
+            }
+            match kind {
+                7 => {} // hole
+                _ => extents.push(Extent { logical: start, physical: disk, length: end - start, flags: if kind == 6 { 0x800 } else { 0 } }),
+            }
+            disk += end - start;
+        }
+        extents
+    })
+}
+
+fn queue() -> impl Strategy<Value = QueueLimits> {
+    (
+        prop::sample::select(vec![0u64, 4, 16, 128, 512, 2048]),
+        prop::sample::select(vec![4u64, 32, 128, 256, 512, 1024]),
+        prop::sample::select(vec![2u64, 4, 16, 128, 256]),
+        prop::sample::select(vec![4096u64, 65536, 4294967295]),
+        any::<bool>(),
+        prop::sample::select(vec![(512u64, 512u64), (512, 4096), (4096, 4096)]),
+    )
+        .prop_map(|(ra, ms, segs, seg_size, virt, (lbs, pbs))| QueueLimits {
+            read_ahead_kb: ra,
+            max_sectors_kb: ms,
+            max_hw_sectors_kb: 2048,
+            max_segments: segs,
+            max_segment_size: seg_size,
+            logical_block_size: lbs,
+            physical_block_size: pbs,
+            virt_boundary_mask: if virt { 4095 } else { 0 },
+            scheduler: "none".into(),
+            ..Default::default()
+        })
+}
+
+fn op(size: u64, dontneed: bool) -> impl Strategy<Value = Op> {
+    let advice = if dontneed {
+        prop::sample::select(vec![Advice::Normal, Advice::Random, Advice::Sequential, Advice::Willneed, Advice::Noreuse, Advice::Dontneed])
+    } else {
+        prop::sample::select(vec![Advice::Normal, Advice::Random, Advice::Sequential, Advice::Willneed, Advice::Noreuse])
+    };
+    prop_oneof![
+        8 => (0u32..3, 0..size + PAGE, 1u64..(2 << 20)).prop_map(|(fd, offset, len)| Op::Read { fd, offset, len }),
+        8 => (0u32..3, 0..size / PAGE + 1, 1u64..64).prop_map(|(fd, page, pages)| Op::Read { fd, offset: page * PAGE, len: pages * PAGE }),
+        1 => (0u32..3, 0..size, 0..size, advice).prop_map(|(fd, offset, len, advice)| Op::Fadvise { fd, offset, len, advice }),
+    ]
+}
+
+/// Sequential runs make readahead ramp up; random reads and hints break it.
+fn ops(size: u64, dontneed: bool) -> impl Strategy<Value = Vec<Op>> {
+    let run = (0u32..3, 0..size, 1u64..(1 << 20), 1usize..24).prop_map(move |(fd, from, len, n)| {
+        (0..n as u64).map(|i| Op::Read { fd, offset: from + i * len, len }).collect::<Vec<_>>()
+    });
+    proptest::collection::vec(prop_oneof![3 => op(size, dontneed).prop_map(|o| vec![o]), 1 => run], 1..12).prop_map(|v| v.concat())
+}
+
+fn input(dontneed: bool) -> impl Strategy<Value = Input> {
+    (fs_and_mapping(), 1u64..2048, 0u64..PAGE, queue()).prop_flat_map(move |((fs, mapping), pages, tail, queue)| {
+        let file_size = (pages * PAGE - tail).max(1);
+        (layout(pages), ops(file_size, dontneed)).prop_map(move |(extents, ops)| Input { fs, file_size, extents, queue: queue.clone(), mapping, ops })
+    })
+}
+
+fn config() -> impl Strategy<Value = ModelConfig> {
+    (
+        prop::sample::select(vec![IoCompletion::AtIssue, IoCompletion::BeforeNextOp, IoCompletion::WhenWaited]),
+        prop::sample::select(vec![FolioMemory::Scattered, FolioMemory::Contiguous]),
+    )
+        .prop_map(|(io_completion, folio_memory)| ModelConfig { io_completion, folio_memory })
+}
+
+fn any_policy() -> impl Strategy<Value = Policy> {
+    prop::sample::select(Policy::KNOWN.to_vec()).prop_map(|name| Policy::for_variant(name).unwrap())
+}
+
+/// Device byte ranges the file's written extents occupy, adjacent ones joined.
+fn mapped_on_disk(input: &Input) -> Vec<(u64, u64)> {
+    let mut ranges: Vec<(u64, u64)> = input.extents.iter().filter(|e| e.flags & 0x800 == 0).map(|e| (e.physical, e.physical + e.length)).collect();
+    ranges.sort();
+    let mut joined: Vec<(u64, u64)> = Vec::new();
+    for (s, e) in ranges {
+        match joined.last_mut() {
+            Some(last) if last.1 == s => last.1 = e,
+            _ => joined.push((s, e)),
+        }
+    }
+    joined
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// A folio is only added where the page cache holds none (the windows of the trace
+    /// never overlap what is cached), every page a read returns is cached and uptodate
+    /// when the read returns, and folios are naturally aligned, within the mapping's orders.
+    #[test]
+    fn folios_never_overlap_and_reads_leave_their_pages_cached(input in input(true), policy in any_policy(), config in config()) {
+        let mut sim = Simulation::new(&input, &policy, &config);
+        let mut seen = 0;
+        loop {
+            let before: Vec<(u64, u64)> = sim.cache().folios().iter().map(|f| (f.index, f.next_index())).collect();
+            let op = sim.next_op();
+            if !sim.step() {
+                break;
+            }
+            let added: Vec<Folio> = sim.windows().iter().flat_map(|w| &w.folios).skip(seen).copied().collect();
+            seen += added.len();
+            let mut now: Vec<(u64, u64)> = before.clone();
+            for f in &added {
+                let (start, end) = (f.index, f.index + f.pages());
+                prop_assert_eq!(start % f.pages(), 0);
+                prop_assert!(f.order <= input.mapping.max_order.max(0));
+                prop_assert!(now.iter().all(|&(s, e)| end <= s || e <= start), "folio {:?} added over a cached one at op {}", f, op);
+                now.push((start, end));
+            }
+            if let Op::Read { offset, len, .. } = input.ops[op] {
+                let end = (offset + len).min(input.file_size);
+                let mut page = offset / PAGE;
+                while offset < end && page * PAGE < end {
+                    let folio = sim.cache().folio_at(page);
+                    prop_assert!(folio.is_some_and(|f| f.uptodate), "page {} of read {} is {:?}", page, op, folio);
+                    page += 1;
+                }
+            }
+        }
+    }
+
+    /// Requests fit the queue limits and read only written extents of the file; each is
+    /// as many sectors as its segments allow.
+    #[test]
+    fn requests_fit_the_queue_limits(input in input(true), policy in any_policy(), config in config()) {
+        let ex = explain(&input, &policy, &config);
+        let disk = mapped_on_disk(&input);
+        let lbs = input.queue.logical_block_size / 512;
+        for (w, note) in ex.trace.windows.iter().zip(&ex.notes) {
+            prop_assert_eq!(w.requests.len(), note.segments.len());
+            for (r, &segs) in w.requests.iter().zip(&note.segments) {
+                prop_assert!(r.sectors > 0 && r.sectors <= input.queue.max_sectors_kb * 2, "{:?} over max_sectors_kb {}", r, input.queue.max_sectors_kb);
+                prop_assert!(segs >= 1 && segs <= input.queue.max_segments, "{:?} has {} segments", r, segs);
+                prop_assert_eq!(r.sector % lbs, 0);
+                prop_assert_eq!(r.sectors % lbs, 0);
+                let (start, end) = (r.sector * 512, (r.sector + r.sectors) * 512);
+                prop_assert!(disk.iter().any(|&(s, e)| s <= start && end <= e), "{:?} outside the file's written extents {:?}", r, disk);
+                prop_assert!(r.rwbs == "RA" || r.rwbs == "R");
+            }
+        }
+    }
+
+    /// Reads do not depend on when I/O completes (see config::IoCompletion); a hint to
+    /// drop pages only sees the difference for folios still under I/O.
+    #[test]
+    fn completion_timing_does_not_change_reads(input in input(false), policy in any_policy(), memory in prop::sample::select(vec![FolioMemory::Scattered, FolioMemory::Contiguous])) {
+        let traces: Vec<Trace> = [IoCompletion::AtIssue, IoCompletion::BeforeNextOp, IoCompletion::WhenWaited]
+            .into_iter()
+            .map(|io_completion| predict_with(&input, &policy, &ModelConfig { io_completion, folio_memory: memory }))
+            .collect();
+        prop_assert_eq!(&traces[0], &traces[1]);
+        prop_assert_eq!(&traces[0], &traces[2]);
+    }
+
+    #[test]
+    fn completion_before_the_next_call_is_completion_at_issue(input in input(true), policy in any_policy()) {
+        let at_issue = predict_with(&input, &policy, &ModelConfig { io_completion: IoCompletion::AtIssue, ..Default::default() });
+        prop_assert_eq!(predict(&input, &policy), at_issue);
+    }
+
+    /// A variant that does not touch a path leaves it alone.
+    #[test]
+    fn variants_only_change_their_own_path(input in input(true), config in config()) {
+        let base = predict_with(&input, &Policy::BASE, &config);
+        if input.fs != FsKind::F2fs {
+            prop_assert_eq!(&predict_with(&input, &Policy { f2fs_extent_ra: true, ..Policy::BASE }, &config), &base);
+        }
+        if input.queue.read_ahead_kb > 0 {
+            prop_assert_eq!(&predict_with(&input, &Policy { sync_ra_when_disabled: true, ..Policy::BASE }, &config), &base);
+        } else {
+            // No async readahead without ra_pages: the alignment variants never run.
+            for async_align in [AsyncAlign::KeepHalf, AsyncAlign::InRaOrder] {
+                prop_assert_eq!(&predict_with(&input, &Policy { async_align, ..Policy::BASE }, &config), &base);
+            }
+            prop_assert!(base.windows.iter().all(|w| w.trigger != Trigger::Async));
+        }
+        // Deterministic.
+        prop_assert_eq!(&predict_with(&input, &Policy::BASE, &config), &base);
+    }
+}
