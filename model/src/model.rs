@@ -163,6 +163,8 @@ pub struct Explained {
 #[derive(Debug, Default)]
 pub(crate) struct Recorder {
     pub windows: Vec<Window>,
+    /// The system call being run, for the notes.
+    pub op: usize,
     /// Some when explaining.
     pub notes: Option<Vec<WindowNote>>,
 }
@@ -182,7 +184,7 @@ impl Recorder {
                 requests: Vec::new(),
             });
             if let Some(notes) = &mut self.notes {
-                notes.push(WindowNote { op: 0, fd: 0, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
+                notes.push(WindowNote { op: self.op, fd: 0, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
             }
         }
         self.windows.last_mut().unwrap()
@@ -281,7 +283,7 @@ impl<'a> Model<'a> {
             limits,
             layout: Layout::new(&input.extents),
             isize: input.file_size,
-            rec: Recorder { windows: Vec::new(), notes: explain.then(Vec::new) },
+            rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new) },
             plug: None,
             io_folios: Vec::new(),
             inflight: Vec::new(),
@@ -299,6 +301,7 @@ impl<'a> Model<'a> {
     /// Runs system call `i` of the input.
     pub fn run_op(&mut self, i: usize) {
         self.op = i;
+        self.rec.op = i;
         match self.input.ops[i] {
             Op::Read { fd, offset, len } => {
                 self.filemap_read(fd as usize, offset, len);
