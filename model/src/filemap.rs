@@ -10,6 +10,31 @@ use crate::trace::PAGE_SIZE;
 /// `FOLIO_BATCH_SIZE` (include/linux/folio_batch.h).
 const FOLIO_BATCH_SIZE: usize = 31;
 
+/// `struct folio_batch`: up to `FOLIO_BATCH_SIZE` folios, kept on the stack (the model
+/// makes tens of thousands of them per run).
+#[derive(Clone, Copy)]
+struct FolioBatch {
+    folios: [FolioRef; FOLIO_BATCH_SIZE],
+    nr: usize,
+}
+
+impl FolioBatch {
+    fn new() -> Self {
+        FolioBatch { folios: [FolioRef { index: 0, order: 0, readahead: false, uptodate: false }; FOLIO_BATCH_SIZE], nr: 0 }
+    }
+
+    /// `folio_batch_add()`: returns the space left.
+    fn add(&mut self, folio: FolioRef) -> usize {
+        self.folios[self.nr] = folio;
+        self.nr += 1;
+        FOLIO_BATCH_SIZE - self.nr
+    }
+
+    fn as_slice(&self) -> &[FolioRef] {
+        &self.folios[..self.nr]
+    }
+}
+
 /// Why `filemap_get_pages()` returned no folios.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum GetPagesError {
@@ -64,15 +89,14 @@ impl Model<'_> {
     /// `filemap_get_read_batch()`, Linux 7.3.4 mm/filemap.c: the folios from `index`
     /// on, stopping after the first one that is not uptodate or has PG_readahead, after
     /// the one that holds `max`, at a missing page, or after `FOLIO_BATCH_SIZE` folios.
-    fn filemap_get_read_batch(&self, index: u64, max: u64) -> Vec<FolioRef> {
-        let mut batch = Vec::new();
+    fn filemap_get_read_batch(&self, index: u64, max: u64) -> FolioBatch {
+        let mut batch = FolioBatch::new();
         if index > max {
             return batch;
         }
         let mut i = index;
         while let Some(folio) = self.cache.folio_at(i) {
-            batch.push(folio);
-            if batch.len() == FOLIO_BATCH_SIZE || !folio.uptodate || folio.readahead {
+            if batch.add(folio) == 0 || !folio.uptodate || folio.readahead {
                 break;
             }
             // "xas_advance(&xas, folio_next_index(folio) - 1); if (xas.xa_index >= max) break;"
@@ -86,7 +110,7 @@ impl Model<'_> {
 
     /// `filemap_create_folio()`, Linux 7.3.4 mm/filemap.c: readahead left no folio at
     /// the read position; add one of the minimum order and read it with `->read_folio`.
-    fn filemap_create_folio(&mut self, pos: u64) -> Result<Vec<FolioRef>, GetPagesError> {
+    fn filemap_create_folio(&mut self, pos: u64) -> Result<FolioBatch, GetPagesError> {
         let min_order = self.min_order();
         let index = (pos >> (PAGE_SHIFT + min_order)) << min_order;
         if self.filemap_add_folio(index, min_order, false).is_err() {
@@ -94,7 +118,9 @@ impl Model<'_> {
         }
         let folio = self.cache.folio_at(index).unwrap();
         self.filemap_read_folio(folio);
-        Ok(vec![self.cache.folio_at(index).unwrap()])
+        let mut batch = FolioBatch::new();
+        batch.add(self.cache.folio_at(index).unwrap());
+        Ok(batch)
     }
 
     /// `filemap_read_folio()`, Linux 7.3.4 mm/filemap.c: `->read_folio`, then wait for
@@ -129,28 +155,28 @@ impl Model<'_> {
 
     /// `filemap_get_pages()`, Linux 7.3.4 mm/filemap.c: the folios for the next part of a
     /// read at `pos` with `count` bytes left, starting readahead on the way.
-    fn filemap_get_pages(&mut self, fd: usize, pos: u64, count: u64) -> Result<Vec<FolioRef>, GetPagesError> {
+    fn filemap_get_pages(&mut self, fd: usize, pos: u64, count: u64) -> Result<FolioBatch, GetPagesError> {
         let index = pos >> PAGE_SHIFT;
         // "last_index" is the index of the folio beyond the end of the read.
         let min_nrbytes = PAGE_SIZE << self.min_order();
         let last_index = ((pos + count).div_ceil(min_nrbytes) * min_nrbytes) >> PAGE_SHIFT;
         let mut batch = self.filemap_get_read_batch(index, last_index - 1);
-        if batch.is_empty() {
+        if batch.nr == 0 {
             let mut ractl = ReadaheadControl::new(fd, index);
             self.page_cache_sync_ra(&mut ractl, last_index - index);
             batch = self.filemap_get_read_batch(index, last_index - 1);
         }
-        if batch.is_empty() {
+        if batch.nr == 0 {
             return self.filemap_create_folio(pos);
         }
-        let folio = *batch.last().unwrap();
+        let folio = batch.folios[batch.nr - 1];
         if folio.readahead {
             self.filemap_readahead(fd, folio, last_index);
         }
         if !folio.uptodate {
-            if batch.len() > 1 {
+            if batch.nr > 1 {
                 // -EAGAIN: return the uptodate folios before it; the next call starts at it.
-                batch.pop();
+                batch.nr -= 1;
                 return Ok(batch);
             }
             // Alone: wait for it. With one folio in the batch, "--fbatch->nr" leaves none
@@ -166,8 +192,14 @@ impl Model<'_> {
         if len == 0 {
             return 0; // generic_file_read_iter(): "if (!iov_iter_count(iter)) return 0;"
         }
+        // s_maxbytes is MAX_LFS_FILESIZE (LLONG_MAX) for XFS, ext4 with extents and f2fs:
+        // "iov_iter_truncate(iter, inode->i_sb->s_maxbytes - iocb->ki_pos)".
+        let s_maxbytes = i64::MAX as u64;
+        if pos >= s_maxbytes {
+            return 0;
+        }
         let mut ki_pos = pos;
-        let mut count = len;
+        let mut count = len.min(s_maxbytes - pos);
         let mut last_pos = self.files[fd].ra.prev_pos;
         let mut already_read = 0;
         loop {
@@ -179,7 +211,7 @@ impl Model<'_> {
                 Err(GetPagesError::Retry) => continue, // filemap_get_pages()'s "goto retry"
             };
             let end_offset = self.isize.min(ki_pos + count);
-            for folio in batch {
+            for &folio in batch.as_slice() {
                 let fpos = folio.index << PAGE_SHIFT;
                 let fsize = PAGE_SIZE << folio.order;
                 if end_offset < fpos {

@@ -88,16 +88,17 @@ impl PageCache {
     pub fn add_folio(&mut self, index: u64, order: u32, readahead: bool) -> Result<(), Eexist> {
         let nr = 1u64 << order;
         debug_assert_eq!(index % nr, 0, "folio at {index} of order {order} is not naturally aligned");
-        if (index..index + nr).any(|i| self.present(i)) {
-            return Err(Eexist);
-        }
         let end = (index + nr) as usize;
         if self.slots.len() < end {
             self.slots.resize(end.max(self.slots.len() * 2), Slot::Empty);
         }
-        self.slots[index as usize] = Slot::Head { order: order as u8, readahead, uptodate: false };
-        for back in 1..nr {
-            self.slots[(index + back) as usize] = Slot::Tail { back: back as u16 };
+        let range = &mut self.slots[index as usize..end];
+        if range.iter().any(|s| *s != Slot::Empty) {
+            return Err(Eexist);
+        }
+        range[0] = Slot::Head { order: order as u8, readahead, uptodate: false };
+        for (back, slot) in range.iter_mut().enumerate().skip(1) {
+            *slot = Slot::Tail { back: back as u16 };
         }
         self.nr_folios += 1;
         Ok(())

@@ -411,7 +411,7 @@ impl Model<'_> {
 
         let max_pages = self.ractl_max_pages(ractl, req_count);
         // "It's the expected callback index, assume sequential access."
-        let expected = round_down(ra.start + ra.size - ra.async_size, folio.nr_pages());
+        let expected = round_down((ra.start + ra.size).wrapping_sub(ra.async_size), folio.nr_pages());
         if index == expected {
             let ra = &mut self.files[fd].ra;
             ra.start += ra.size;

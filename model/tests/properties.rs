@@ -143,7 +143,7 @@ proptest! {
             for f in &added {
                 let (start, end) = (f.index, f.index + f.pages());
                 prop_assert_eq!(start % f.pages(), 0);
-                prop_assert!(f.order <= input.mapping.max_order.max(0));
+                prop_assert!(f.order <= input.mapping.max_order);
                 prop_assert!(now.iter().all(|&(s, e)| end <= s || e <= start), "folio {:?} added over a cached one at op {}", f, op);
                 now.push((start, end));
             }

@@ -17,8 +17,11 @@ fn random_reads(read_ahead_kb: u64, seed: u64) -> Input {
     Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue: QueueLimits::nvme_qemu(read_ahead_kb, 512), mapping: MappingLimits::xfs(), ops }
 }
 
-/// For each read: its first page, last_index, and the runs of pages it finds missing.
-fn missing_runs(input: &Input) -> Vec<(u64, u64, Vec<(u64, u64)>)> {
+/// One read: its first page, last_index, and the runs (start, pages) it finds missing.
+type ReadAccount = (u64, u64, Vec<(u64, u64)>);
+
+/// For each read, what it finds missing.
+fn missing_runs(input: &Input) -> Vec<ReadAccount> {
     let mut cached = BTreeSet::new();
     let mut out = Vec::new();
     for op in &input.ops {
