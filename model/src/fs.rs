@@ -1,7 +1,7 @@
 //! The file systems' `->readahead` and `->read_folio` of Linux 7.3.4: how XFS (iomap,
 //! fs/iomap/buffered-io.c and bio.c), ext4 (fs/ext4/readpage.c) and f2fs
 //! (fs/f2fs/data.c) turn the folios of a readahead batch into bios, given the file's
-//! extents. The bios go to [`Model::submit_bio`].
+//! extents. The bios go to `Model::submit_bio()` (block.rs).
 //!
 //! All three use 4 KiB blocks here ([`BLOCK_SIZE`]), so a block is a page.
 

@@ -2,8 +2,28 @@
 //! trace the kernel produces (windows, folios and their orders, device requests).
 //!
 //! Pure and deterministic: no files, processes, environment or clocks. Follows
-//! Linux 7.3.4 (mm/readahead.c, mm/filemap.c, mm/fadvise.c, fs/iomap, fs/ext4, fs/f2fs,
-//! block/); each ported function keeps its kernel name.
+//! Linux 7.3.4; each ported function keeps its kernel name and its doc comment names the
+//! kernel file it comes from:
+//!
+//! | module | kernel |
+//! |---|---|
+//! | [`readahead`] | mm/readahead.c: `file_ra_state`, sync/async readahead, `page_cache_ra_order()`, `page_cache_ra_unbounded()`, `readahead_expand()` |
+//! | [`filemap`] | mm/filemap.c: `filemap_read()` → `filemap_get_pages()`, `page_cache_next_miss()`/`prev_miss()` |
+//! | [`fadvise`] | mm/fadvise.c: `generic_fadvise()` |
+//! | [`fs`] | fs/iomap (XFS), fs/ext4/readpage.c, fs/f2fs/data.c: folios to bios |
+//! | [`block`] | block/blk-merge.c, blk-mq.c: bio splitting, plug merging, issue order |
+//! | [`pagecache`] | the page cache the model keeps (the xarray of folios) |
+//! | [`config`] | assumptions about timing and memory the inputs cannot give |
+//!
+//! The variants of [`Policy`] switch the lines the seed patches change: seed 000 v1 in
+//! `page_cache_async_ra()`, seed 000 v2 in `page_cache_ra_order()`, seed 001 in
+//! `page_cache_sync_ra()`, seed 003 in `f2fs_mpage_readpages()`.
+//!
+//! What the model assumes besides [`ModelConfig`]: 4 KiB pages and file system blocks;
+//! every folio allocation succeeds at any order and nothing is reclaimed; the file has no
+//! inline data and no compression, encryption or verity; blk-mq with scheduler `none`,
+//! no `chunk_sectors`, `nomerges` 0, enough tags; the guest's only I/O on the device is
+//! the scenario's (metadata reads, `RM`, are not predicted).
 //!
 //! ```
 //! use radiff_model::*;
@@ -18,6 +38,10 @@
 //! let trace = predict(&input, &Policy::BASE);
 //! assert_eq!(trace.windows[0].trigger, Trigger::Sync);
 //! assert_eq!(trace.windows[0].folios.len(), 4); // get_init_ra_size(1, 32) = 4 pages
+//!
+//! // What the model decided, for debugging a divergence:
+//! let ex = explain(&input, &Policy::BASE, &ModelConfig::default());
+//! assert!(ex.notes[0].steps[0].starts_with("sync: initial window"));
 //! ```
 
 pub mod block;

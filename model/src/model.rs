@@ -1,7 +1,7 @@
 //! The model's state for one prediction: the inode's page cache, one `struct file` per
 //! fd, the backing device, the file's layout on disk, and the trace being recorded.
 //!
-//! The kernel functions are methods of [`Model`], spread over modules named after the
+//! The kernel functions are methods of `Model`, spread over modules named after the
 //! kernel files they port (readahead.rs, filemap.rs, fadvise.rs, fs.rs, block.rs).
 
 use serde::{Deserialize, Serialize};

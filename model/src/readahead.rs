@@ -1,7 +1,7 @@
 //! mm/readahead.c of Linux 7.3.4: the readahead state machine and the functions that
 //! put folios into the page cache and hand them to the file system.
 //!
-//! Each function keeps its kernel name; the seed patches are switches of [`Policy`] at
+//! Each function keeps its kernel name; the seed patches are switches of [`Policy`](crate::Policy) at
 //! the lines they change.
 
 use crate::model::{Model, PAGE_SHIFT};
