@@ -302,6 +302,13 @@ impl Model<'_> {
     /// `page_cache_ra_order()`, after clamping `new_order`, end an async window on a
     /// `1 << new_order` boundary, stepping `new_order` down while the trim would keep less
     /// than half of the window. Returns the order to allocate with.
+    ///
+    /// Choices the thread leaves open, taken here: the boundary is `1 << new_order` alone
+    /// (no `ffs(max_pages)` term: the thread's v2 aligns 1 MiB reads at max_sectors_kb
+    /// 1024, where ffs(255) - 1 = 0 stops base and v1); the stepped-down order becomes
+    /// `ra->order` (as the clamped order does in 7.3.4); `limit` and the PG_readahead mark
+    /// are computed from the shrunk window; a window reaching EOF is shrunk too. With these,
+    /// the model gives the folio counts the thread reports for v2 (tests/seed000.rs).
     fn ra_order_shrink(&mut self, ractl: &ReadaheadControl, mut new_order: u32) -> u32 {
         let min_order = self.min_order();
         let ra = &mut self.files[ractl.fd].ra;
