@@ -1,6 +1,6 @@
 //! Prints a summary of the model's trace for seed 000's headline case (XFS on NVMe,
 //! read_ahead_kb 128, a 4 KiB read at 0 then 1 MiB reads from 4 KiB to the end of a
-//! 512 MiB file): `cargo run -p radiff-model --example headline -- [variant] [max_sectors_kb] [read_kb]`.
+//! 512 MiB file): `cargo run -p radiff-model --example headline -- [variant] [max_sectors_kb] [read_kb] [explain]`.
 
 use radiff_model::pattern::expand;
 use radiff_model::*;
@@ -30,7 +30,7 @@ fn main() {
         Submit::Unbounded { index, nr_to_read, .. } => format!("U{index}+{nr_to_read}"),
     }).collect();
     println!("{}", sizes.join(" "));
-    if std::env::var_os("EXPLAIN").is_some() {
+    if args.get(4).is_some_and(|a| a == "explain") {
         let ex = explain(&input, &policy, &ModelConfig::default());
         for (w, n) in ex.trace.windows.iter().zip(&ex.notes).take(60) {
             println!("{:?} idx {} req {} ra {:?} | {:?} folios {:?}", w.trigger, w.index, w.req_count, (w.ra.size, w.ra.async_size, w.ra.order), n.steps, w.folios.iter().map(|f| (f.index, f.order)).collect::<Vec<_>>());
