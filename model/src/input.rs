@@ -40,7 +40,9 @@ pub struct QueueLimits {
     pub physical_block_size: u64,
     pub optimal_io_size: u64,
     pub minimum_io_size: u64,
-    /// `virt_boundary_mask`: NVMe sets 4095 (PRP lists), 0 where there is none.
+    /// `virt_boundary_mask`: NVMe sets 4095 (PRP lists) when the controller lacks SGL
+    /// support; 7.3.4's nvme_pci_get_virt_boundary() gives 0 for I/O queues of a
+    /// controller with SGLs (QEMU's reports them). 0 where there is none.
     pub virt_boundary_mask: u64,
     pub rotational: bool,
     pub nr_requests: u64,
@@ -147,7 +149,9 @@ impl QueueLimits {
             physical_block_size: 512,
             optimal_io_size: 0,
             minimum_io_size: 512,
-            virt_boundary_mask: 4095,
+            // QEMU's controller reports SGL support (NVME_CTRL_SGLS_BYTE_ALIGNED), so
+            // nvme_pci_get_virt_boundary() returns 0.
+            virt_boundary_mask: 0,
             rotational: false,
             nr_requests: 1023,
             scheduler: "none".into(),
