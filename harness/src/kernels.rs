@@ -267,7 +267,7 @@ impl<'a> Builder<'a> {
         for variant in &self.kernels.variants {
             let dir = self.kernel_dir_for(&base, variant)?;
             let image = dir.join("bzImage");
-            let state = if image.is_file() { format!("built    {}", image.display()) } else { "not built".to_string() };
+            let state = if image.is_file() { format!("built      {}", image.display()) } else { format!("not built  {}", image.display()) };
             out.push_str(&format!("\n{:<24} {state}\n", variant.name));
             if variant.patches.is_empty() {
                 out.push_str("    (no patches)\n");
@@ -309,7 +309,9 @@ impl<'a> Builder<'a> {
 
     fn build_locked(&self, base: &BaseId, tree: &Path, variant: &Variant, dir: &Path) -> Result<PathBuf> {
         let config_text = std::fs::read_to_string(&self.kernels.config).map_err(|e| Error::io(&self.kernels.config, e))?;
-        let build = self.cache.dir("build")?.join(format!("{}-{}", base.tree_name, cache::key([config_text.as_bytes()])));
+        // One build directory per tree, whatever the config: a changed fragment is an
+        // incremental rebuild too (kbuild recompiles what depends on the changed options).
+        let build = self.cache.dir("build")?.join(&base.tree_name);
         std::fs::create_dir_all(&build).map_err(|e| Error::io(&build, e))?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let log = dir.join("build.log");
@@ -407,6 +409,8 @@ impl<'a> Builder<'a> {
                 Cmd::new("tar").arg("-C").arg(&tmp).args(["--strip-components=1", "-xf"]).arg(&tarball).read()?;
                 (self.progress)("recording the base tree in git, so patches can always be undone (once)");
                 git(&tmp, &["init", "-q"])?;
+                // An automatic gc would repack 90,000 files in the background of a build.
+                git(&tmp, &["config", "gc.auto", "0"])?;
                 git(&tmp, &["add", "-A", "-f"])?;
                 git(&tmp, &["-c", "user.name=radiff", "-c", "user.email=radiff@localhost", "commit", "-q", "-m", "base"])?;
                 std::fs::write(tmp.join(".git/radiff-ready"), b"").map_err(|e| Error::io(&tmp, e))?;

@@ -5,6 +5,7 @@
 //! `process` is the only place that starts host processes.
 
 pub mod cache;
+pub mod compare;
 pub mod error;
 pub mod ftrace;
 pub mod guest;

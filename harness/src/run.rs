@@ -19,7 +19,7 @@ use crate::scenario::{Point, Scenario};
 use crate::vm::{self, Accel, Boot, Disk};
 
 /// Bumped when images are laid out differently, so old ones are not reused.
-const IMAGE_RECIPE: &str = "radiff-image-1";
+const IMAGE_RECIPE: &str = "radiff-image-2";
 
 /// Everything a run needs that outlives it: the cache, the kernels and the guest program.
 /// Shared by all trials of a test run; kernels are built once, and a failed build is
@@ -232,4 +232,17 @@ pub fn guest_binary() -> Result<PathBuf> {
         dir = d.parent();
     }
     Err(Error::Other(format!("radiff-guest not found near {}: run `cargo build --bins` (or set RADIFF_GUEST)", exe.display())))
+}
+
+/// What the model is given for a run: the scenario's reads on the file the guest measured
+/// (its size and extents) behind the queue the guest measured.
+pub fn model_input(scenario: &Scenario, env: &GuestEnv) -> radiff_model::Input {
+    radiff_model::Input {
+        fs: scenario.fs,
+        file_size: env.file_size,
+        extents: env.extents.clone(),
+        queue: env.queue.clone(),
+        mapping: radiff_model::MappingLimits::for_fs(scenario.fs),
+        ops: pattern::expand(&scenario.steps, scenario.file_size),
+    }
 }

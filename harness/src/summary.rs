@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use radiff_model::{Submit, Trace, Trigger, Window};
+use radiff_model::{Extent, Request, Submit, Trace, Trigger, Window};
 
 /// Figures of one trace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -126,9 +126,33 @@ pub fn short(f: &Figures) -> String {
 }
 
 /// One line per window: what started it, the window it submitted, the folios it added
-/// (grouped by order) and the requests the device saw. Stable text, made for snapshots
-/// and for diffs.
+/// (grouped by order) and the requests the device saw (`sector+sectors`, flags other than
+/// `RA` after a colon). Stable text, made for diffs.
 pub fn window_line(w: &Window) -> String {
+    window_line_in(w, &[])
+}
+
+/// A request as file pages when it falls inside one of `extents` (`p1024+128`: 128 pages
+/// from page 1024 of the file), which does not depend on where the image put the file;
+/// metadata as `meta+sectors`; anything else as `sector+sectors`.
+fn request_text(r: &Request, extents: &[Extent]) -> String {
+    let flags = if r.rwbs == "RA" { String::new() } else { format!(":{}", r.rwbs) };
+    let byte = r.sector * radiff_model::trace::SECTOR_SIZE;
+    if r.is_metadata() && !extents.is_empty() {
+        return format!("meta+{}{flags}", r.sectors);
+    }
+    for e in extents {
+        if byte >= e.physical && byte + r.bytes() <= e.physical + e.length {
+            let page = (e.logical + byte - e.physical) / radiff_model::trace::PAGE_SIZE;
+            let pages = r.bytes() as f64 / radiff_model::trace::PAGE_SIZE as f64;
+            return format!("p{page}+{pages}{flags}");
+        }
+    }
+    format!("{}+{}{flags}", r.sector, r.sectors)
+}
+
+/// [`window_line`] with requests placed in the file by its `extents`.
+pub fn window_line_in(w: &Window, extents: &[Extent]) -> String {
     let trigger = match w.trigger {
         Trigger::Start => "start",
         Trigger::Sync => "sync ",
@@ -166,14 +190,15 @@ pub fn window_line(w: &Window) -> String {
     if !w.requests.is_empty() {
         let _ = write!(s, " | rq");
         for r in &w.requests {
-            let _ = write!(s, " {}+{}{}", r.sector, r.sectors, if r.rwbs == "RA" { String::new() } else { format!(":{}", r.rwbs) });
+            let _ = write!(s, " {}", request_text(r, extents));
         }
     }
     s
 }
 
-/// The snapshot text of a trace: figures, then the window table.
-pub fn snapshot(trace: &Trace, header: &[(&str, String)]) -> String {
+/// The snapshot text of a trace: figures, then the window table, requests placed in the
+/// file by `extents` so that the text does not depend on where the image put the file.
+pub fn snapshot(trace: &Trace, extents: &[Extent], header: &[(&str, String)]) -> String {
     let f = Figures::of(trace);
     let mut s = String::new();
     for (k, v) in header {
@@ -184,9 +209,9 @@ pub fn snapshot(trace: &Trace, header: &[(&str, String)]) -> String {
     let _ = writeln!(s, "read sizes: {}", f.sizes_line(usize::MAX));
     let _ = writeln!(s, "bytes read: {}", f.bytes_read);
     let _ = writeln!(s, "folios: {} ({})", f.folios, f.orders_line());
-    let _ = writeln!(s, "\n# window table: trigger @index req req_count | ra [start+size) async async_size order | folios NxoORDER | rq sector+sectors");
+    let _ = writeln!(s, "\n# trigger @index req req_count | ra [start+size) async async_size order | folios NxoORDER | rq pPAGE+PAGES (file pages)");
     for (i, w) in trace.windows.iter().enumerate() {
-        let _ = writeln!(s, "{i:5} {}", window_line(w));
+        let _ = writeln!(s, "{i:5} {}", window_line_in(w, extents));
     }
     s
 }
@@ -230,5 +255,7 @@ mod tests {
     fn window_lines_group_folio_runs() {
         let w = window(Trigger::Async, &[(4, 2), (8, 2), (12, 3), (20, 2)], &[(8, 64, "RA"), (72, 8, "RM")]);
         assert_eq!(window_line(&w), "async @4 req 256 | ra [4+16) async 16 order 2 | folios 2xo2 1xo3 1xo2 | rq 8+64 72+8:RM");
+        let extents = [Extent { logical: 4096, physical: 4096, length: 1 << 20, flags: 0 }];
+        assert_eq!(window_line_in(&w, &extents), "async @4 req 256 | ra [4+16) async 16 order 2 | folios 2xo2 1xo3 1xo2 | rq p1+8 meta+8:RM");
     }
 }

@@ -95,7 +95,12 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
     let accel = accel(cache, &boot.kernel)?;
     let console = boot.shared.join("console.log");
     let _ = std::fs::remove_file(&console);
+    // vng runs `virtme-run` from PATH: put its venv first.
+    let mut path = std::ffi::OsString::from(vng.parent().unwrap_or(Path::new("")));
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
     let mut cmd = Cmd::new(&vng)
+        .env("PATH", path)
         .arg("--run")
         .arg(&boot.kernel)
         .arg("--verbose")

@@ -8,9 +8,11 @@ use serde::de::DeserializeOwned;
 use crate::error::{Error, Result};
 
 /// Parses `text` (the contents of `file`) into `T`; unknown keys and wrong types are
-/// errors at their line when `T` denies unknown fields.
+/// errors at their line when `T` denies unknown fields. Enums are written as one-key maps
+/// (`- read: {offset: 0, size: 4 KiB}`), not YAML tags.
 pub fn parse<T: DeserializeOwned>(file: &Path, text: &str) -> Result<T> {
-    serde_yaml::from_str(text).map_err(|err| {
+    let de = serde_yaml::Deserializer::from_str(text);
+    serde_yaml::with::singleton_map_recursive::deserialize(de).map_err(|err: serde_yaml::Error| {
         let line = err.location().map(|l| l.line()).unwrap_or(0);
         let message = err.to_string();
         // serde_yaml appends " at line L column C"; the line is in the prefix already.

@@ -1,1 +1,145 @@
-fn main() {}
+//! Every scenario on every variant as a test trial: run on the real kernel in a VM,
+//! predict with the model, compare, and check the kernel's trace against its snapshot.
+//!
+//! Trials are named `scenario_<file stem>::<variant>[::<matrix point>]`, so
+//! `cargo test -- scenario_1mib_after_4k` runs one scenario on every variant.
+//! Listing (`cargo test -- --list`) only parses YAML; kernels are built and VMs booted
+//! inside the trials, each kernel once per test run.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::OnceLock;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use radiff::cache::Cache;
+use radiff::compare::{self, normalise};
+use radiff::kernels::Kernels;
+use radiff::run::{model_input, Lab};
+use radiff::scenario::{self, Point, Scenario};
+use radiff::summary;
+use radiff_model::{predict, Policy};
+
+fn progress(line: &str) {
+    eprintln!("radiff: {line}");
+}
+
+fn lab() -> Result<&'static Lab, Failed> {
+    static LAB: OnceLock<Result<Lab, String>> = OnceLock::new();
+    LAB.get_or_init(|| {
+        let kernels = Kernels::load(&radiff::repo_root()).map_err(|e| e.to_string())?;
+        Ok(Lab::new(Cache::from_env(), kernels, PathBuf::from(env!("CARGO_BIN_EXE_radiff-guest")), &progress))
+    })
+    .as_ref()
+    .map_err(|e| Failed::from(e.clone()))
+}
+
+fn trial_name(scenario: &Scenario, variant: &str, point: &Point) -> String {
+    match &point.label {
+        Some(label) => format!("scenario_{}::{variant}::{label}", scenario.name),
+        None => format!("scenario_{}::{variant}", scenario.name),
+    }
+}
+
+fn snapshot_name(name: &str) -> String {
+    name.trim_start_matches("scenario_").replace("::", "__").replace(['=', ','], "_")
+}
+
+fn main() -> ExitCode {
+    let args = Arguments::from_args();
+    let root = radiff::repo_root();
+    let trials = match trials(&root) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(101);
+        }
+    };
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
+    let kernels = Kernels::load(root)?;
+    let known = kernels.names();
+    let mut trials = Vec::new();
+    for scenario in scenario::load_all(&root.join("scenarios"))? {
+        let variants = scenario.variants(&known)?;
+        for point in &scenario.points {
+            for variant in &variants {
+                let name = trial_name(&scenario, variant, point);
+                let (s, p, v, n) = (scenario.clone(), point.clone(), variant.clone(), name.clone());
+                trials.push(Trial::test(name, move || trial(&s, &p, &v, &n)));
+            }
+        }
+    }
+    trials.sort_by(|a, b| a.name().cmp(b.name()));
+    Ok(trials)
+}
+
+fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Result<(), Failed> {
+    let lab = lab()?;
+    let policy = Policy::for_variant(variant).ok_or_else(|| {
+        format!("the model has no policy for variant `{variant}`: add one to model/src/variant.rs (Policy::for_variant), or list the scenario's variants without it")
+    })?;
+    let out = lab.run(scenario, point, variant, name).map_err(|e| e.to_string())?;
+    let profile = if cfg!(debug_assertions) { "" } else { "--release " };
+    let rerun = format!("cargo test {profile}--test scenarios -- --exact {name}");
+    let mut failures = Vec::new();
+
+    // The kernel against the model.
+    let predicted = predict(&model_input(scenario, &out.env), &policy);
+    let (kernel, steps) = normalise(&out.capture.trace);
+    let mut report = String::new();
+    for (step, n) in &steps {
+        report.push_str(&format!("normalised: {n} x {step}\n"));
+    }
+    for (why, n) in &out.capture.filtered {
+        report.push_str(&format!("filtered: {n} {why}\n"));
+    }
+    match compare::compare(&kernel, &predicted) {
+        None => {
+            if let Some(reason) = &scenario.known_divergence {
+                failures.push(format!(
+                    "{}: marked as a known divergence ({reason}) but kernel and model now agree: remove `known_divergence`",
+                    scenario.path.display()
+                ));
+            }
+        }
+        Some(d) => {
+            let text = compare::render(&d, name, &rerun);
+            match (&scenario.known_divergence, d.fails()) {
+                (Some(reason), _) => eprintln!("{name}: known divergence ({reason}):\n{text}"),
+                (None, true) => failures.push(text),
+                (None, false) => eprintln!("{text}"),
+            }
+        }
+    }
+
+    // The kernel's trace against its snapshot.
+    let mut header = vec![
+        ("scenario", format!("{} ({})", scenario.name, scenario.description)),
+        ("variant", variant.to_string()),
+    ];
+    if let Some(label) = &point.label {
+        header.push(("point", label.clone()));
+    }
+    let q = &out.env.queue;
+    header.push(("queue", format!("read_ahead_kb {} max_sectors_kb {} max_hw_sectors_kb {} max_segments {} logical_block_size {}", q.read_ahead_kb, q.max_sectors_kb, q.max_hw_sectors_kb, q.max_segments, q.logical_block_size)));
+    header.push(("file", format!("{} bytes in {} extents", out.env.file_size, out.env.extents.len())));
+    let text = summary::snapshot(&out.capture.trace, &out.env.extents, &header);
+    let snap = snapshot_name(name);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(radiff::repo_root().join("snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    let snapshot_result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| settings.bind(|| insta::assert_snapshot!(snap.as_str(), text))));
+    if snapshot_result.is_err() {
+        failures.push(format!("{name}: the kernel's trace differs from snapshots/{snap}.snap (or it is missing); review with `cargo insta review`, rerun with `{rerun}`"));
+    }
+
+    eprintln!("{name}: {} in {:.1} s ({:?}); {}run folder {}", summary::short(&radiff::summary::Figures::of(&out.capture.trace)).trim_end(), out.wall.as_secs_f64(), out.accel, report, out.dir.display());
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n").into())
+    }
+}

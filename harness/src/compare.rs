@@ -1,0 +1,293 @@
+//! Comparing traces: normalising the kernel's trace to what the model predicts, finding
+//! the first window where two traces part, and rendering that divergence for a reviewer.
+//!
+//! Pure. A divergence is data ([`Divergence`]); [`render`] is the one place that turns it
+//! into text.
+
+use std::fmt::Write;
+
+use radiff_model::{Trace, Window};
+use similar::{ChangeTag, TextDiff};
+
+use crate::summary::{window_line, Figures};
+
+/// One normalisation step: a name (shown in reports, so nothing is dropped silently) and
+/// what it does to a trace, returning how many things it removed.
+pub struct Step {
+    pub name: &'static str,
+    pub apply: fn(&mut Trace) -> u64,
+}
+
+/// The steps applied to the kernel's trace before it is compared with the model's, in
+/// order. New steps go at the end, so that old snapshots keep passing.
+pub const STEPS: &[Step] = &[
+    Step { name: "drop metadata reads (REQ_META): the file system's own reads, which the model does not predict", apply: drop_metadata_reads },
+    Step { name: "drop requests that are not reads (log writes, flushes)", apply: drop_non_reads },
+    Step { name: "drop a start window (events before the first readahead call) left empty", apply: drop_empty_start },
+];
+
+fn drop_empty_start(trace: &mut Trace) -> u64 {
+    let empty = trace.windows.first().is_some_and(|w| {
+        w.trigger == radiff_model::Trigger::Start && w.submits.is_empty() && w.folios.is_empty() && w.requests.is_empty()
+    });
+    if empty {
+        trace.windows.remove(0);
+    }
+    empty as u64
+}
+
+fn drop_metadata_reads(trace: &mut Trace) -> u64 {
+    retain_requests(trace, |r| !(r.is_read() && r.is_metadata()))
+}
+
+fn drop_non_reads(trace: &mut Trace) -> u64 {
+    retain_requests(trace, |r| r.is_read())
+}
+
+fn retain_requests(trace: &mut Trace, keep: impl Fn(&radiff_model::Request) -> bool) -> u64 {
+    let mut dropped = 0;
+    for w in &mut trace.windows {
+        let before = w.requests.len();
+        w.requests.retain(&keep);
+        dropped += (before - w.requests.len()) as u64;
+    }
+    dropped
+}
+
+/// Applies every step; returns the normalised trace and (step, count removed) for each
+/// step that removed something.
+pub fn normalise(trace: &Trace) -> (Trace, Vec<(&'static str, u64)>) {
+    let mut t = trace.clone();
+    let mut applied = Vec::new();
+    for step in STEPS {
+        let n = (step.apply)(&mut t);
+        if n > 0 {
+            applied.push((step.name, n));
+        }
+    }
+    (t, applied)
+}
+
+/// What differs in the first window where two traces part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The device requests differ: fails the trial.
+    Requests,
+    /// The folios (indices or orders) differ: fails the trial.
+    Folios,
+    /// One trace has more windows than the other.
+    WindowCount,
+    /// Only window fields (trigger, index, req_count, ra state, submissions) differ:
+    /// shown, never hidden, but device reads and folios agree.
+    WindowFields,
+}
+
+/// Where and how two traces part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    /// Index of the first window that differs.
+    pub window: usize,
+    pub part: Part,
+    pub kernel: Trace,
+    pub model: Trace,
+}
+
+impl Divergence {
+    /// Divergences in device reads, folios or the number of windows fail a test.
+    pub fn fails(&self) -> bool {
+        self.part != Part::WindowFields
+    }
+}
+
+/// The first place where the kernel's (normalised) trace and the model's differ in device
+/// requests or folios; failing that, the first window whose other fields differ.
+pub fn compare(kernel: &Trace, model: &Trace) -> Option<Divergence> {
+    let n = kernel.windows.len().min(model.windows.len());
+    let mut soft = None;
+    for i in 0..n {
+        let (k, m) = (&kernel.windows[i], &model.windows[i]);
+        let part = if k.requests != m.requests {
+            Some(Part::Requests)
+        } else if k.folios != m.folios {
+            Some(Part::Folios)
+        } else if k != m {
+            soft = soft.or(Some(i));
+            None
+        } else {
+            None
+        };
+        if let Some(part) = part {
+            return Some(Divergence { window: i, part, kernel: kernel.clone(), model: model.clone() });
+        }
+    }
+    if kernel.windows.len() != model.windows.len() {
+        return Some(Divergence { window: n, part: Part::WindowCount, kernel: kernel.clone(), model: model.clone() });
+    }
+    soft.map(|i| Divergence { window: i, part: Part::WindowFields, kernel: kernel.clone(), model: model.clone() })
+}
+
+/// Windows of context shown before the first divergent one.
+pub const CONTEXT_BEFORE: usize = 3;
+/// Windows shown from the divergent one on.
+pub const CONTEXT_AFTER: usize = 6;
+
+/// The divergence as a reviewer reads it: what parted, a diff of the windows around it
+/// (kernel `-`, model `+`), the totals on both sides and the command that reruns it.
+pub fn render(d: &Divergence, title: &str, rerun: &str) -> String {
+    let mut s = String::new();
+    let what = match d.part {
+        Part::Requests => "device requests differ",
+        Part::Folios => "folios differ",
+        Part::WindowCount => "the number of windows differs",
+        Part::WindowFields => "window fields differ (device requests and folios agree)",
+    };
+    let _ = writeln!(s, "{title}: kernel and model part at window {}: {what}", d.window);
+    let from = d.window.saturating_sub(CONTEXT_BEFORE);
+    let lines = |t: &Trace| -> String {
+        t.windows
+            .iter()
+            .enumerate()
+            .skip(from)
+            .take(CONTEXT_BEFORE + CONTEXT_AFTER)
+            .map(|(i, w)| format!("{i:5} {}\n", window_line(w)))
+            .collect()
+    };
+    let (k, m) = (lines(&d.kernel), lines(&d.model));
+    let _ = writeln!(s, "--- kernel\n+++ model");
+    let diff = TextDiff::from_lines(&k, &m);
+    for change in diff.iter_all_changes() {
+        let sign = match change.tag() {
+            ChangeTag::Delete => '-',
+            ChangeTag::Insert => '+',
+            ChangeTag::Equal => ' ',
+        };
+        let _ = write!(s, "{sign}{}", change);
+        if change.missing_newline() {
+            s.push('\n');
+        }
+    }
+    if let (Some(kw), Some(mw)) = (d.kernel.windows.get(d.window), d.model.windows.get(d.window)) {
+        let fields = field_differences(kw, mw);
+        if !fields.is_empty() {
+            let _ = writeln!(s, "window {} fields (kernel / model): {}", d.window, fields.join(", "));
+        }
+    }
+    let (fk, fm) = (Figures::of(&d.kernel), Figures::of(&d.model));
+    let _ = writeln!(s, "totals      kernel / model");
+    let _ = writeln!(s, "  windows   {} / {}", fk.windows, fm.windows);
+    let _ = writeln!(s, "  requests  {} / {}", fk.requests_line(), fm.requests_line());
+    let _ = writeln!(s, "  folios    {} ({}) / {} ({})", fk.folios, fk.orders_line(), fm.folios, fm.orders_line());
+    let _ = writeln!(s, "rerun: {rerun}");
+    s
+}
+
+/// The fields of two windows that differ, as "name k / m".
+fn field_differences(k: &Window, m: &Window) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut check = |name: &str, a: String, b: String| {
+        if a != b {
+            out.push(format!("{name} {a} / {b}"));
+        }
+    };
+    check("trigger", format!("{:?}", k.trigger), format!("{:?}", m.trigger));
+    check("index", k.index.to_string(), m.index.to_string());
+    check("req_count", k.req_count.to_string(), m.req_count.to_string());
+    check("ra.size", k.ra.size.to_string(), m.ra.size.to_string());
+    check("ra.async_size", k.ra.async_size.to_string(), m.ra.async_size.to_string());
+    check("ra.order", k.ra.order.to_string(), m.ra.order.to_string());
+    check("ra.ra_pages", k.ra.ra_pages.to_string(), m.ra.ra_pages.to_string());
+    check("ra.prev_pos", k.ra.prev_pos.to_string(), m.ra.prev_pos.to_string());
+    check("submits", format!("{:?}", k.submits), format!("{:?}", m.submits));
+    check("folios", k.folios.len().to_string(), m.folios.len().to_string());
+    check("requests", k.requests.len().to_string(), m.requests.len().to_string());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use radiff_model::{Folio, RaState, Request, Submit, Trigger};
+
+    fn w(index: u64, size: u64, folio_order: u32, sectors: u64, rwbs: &str) -> Window {
+        Window {
+            trigger: Trigger::Async,
+            index,
+            req_count: 256,
+            ra: RaState::default(),
+            submits: vec![Submit::Order { index, size, async_size: size, order: folio_order }],
+            folios: vec![Folio { index, order: folio_order }],
+            requests: vec![Request { sector: index * 8, sectors, rwbs: rwbs.into() }],
+        }
+    }
+
+    #[test]
+    fn normalising_drops_metadata_reads_then_writes_and_counts_them() {
+        let mut t = Trace { windows: vec![w(0, 4, 2, 32, "RA"), w(4, 4, 2, 32, "RA")] };
+        t.windows[0].requests.push(Request { sector: 9, sectors: 8, rwbs: "RM".into() });
+        t.windows[1].requests.push(Request { sector: 7, sectors: 8, rwbs: "WS".into() });
+        let (n, applied) = normalise(&t);
+        assert_eq!(n.requests().count(), 2);
+        assert_eq!(applied.len(), 2);
+        assert_eq!(applied[0].1, 1);
+        assert!(applied[0].0.starts_with("drop metadata reads"));
+        assert_eq!(applied[1].1, 1);
+        // An inode read before the first call leaves an empty start window, then none.
+        let mut start = w(0, 4, 2, 32, "RA");
+        start.trigger = radiff_model::Trigger::Start;
+        start.submits.clear();
+        start.folios.clear();
+        start.requests = vec![Request { sector: 9, sectors: 8, rwbs: "RM".into() }];
+        let with_start = Trace { windows: vec![start, w(0, 4, 2, 32, "RA")] };
+        let (n, applied) = normalise(&with_start);
+        assert_eq!(n, Trace { windows: vec![w(0, 4, 2, 32, "RA")] });
+        assert_eq!(applied.iter().map(|a| a.1).collect::<Vec<_>>(), vec![1, 1]);
+        // Before/after pair: a trace without them is left alone.
+        let clean = Trace { windows: vec![w(0, 4, 2, 32, "RA")] };
+        assert_eq!(normalise(&clean), (clean.clone(), vec![]));
+    }
+
+    #[test]
+    fn equal_traces_do_not_diverge() {
+        let t = Trace { windows: vec![w(0, 4, 2, 32, "RA"), w(4, 4, 2, 32, "RA")] };
+        assert_eq!(compare(&t, &t), None);
+    }
+
+    #[test]
+    fn the_first_window_with_other_requests_fails() {
+        let k = Trace { windows: vec![w(0, 4, 2, 32, "RA"), w(4, 4, 2, 32, "RA"), w(8, 4, 2, 32, "RA")] };
+        let mut m = k.clone();
+        m.windows[1].requests[0].sectors = 16;
+        m.windows[2].folios[0].order = 0;
+        let d = compare(&k, &m).unwrap();
+        assert_eq!((d.window, d.part), (1, Part::Requests));
+        assert!(d.fails());
+        let text = render(&d, "scenario_x::base", "cargo test -- --exact scenario_x::base");
+        assert!(text.contains("part at window 1: device requests differ"), "{text}");
+        assert!(text.contains("-    1 async @4 req 256 | ra [4+4) async 4 order 2 | folios 1xo2 | rq 32+32"), "{text}");
+        assert!(text.contains("+    1 async @4 req 256 | ra [4+4) async 4 order 2 | folios 1xo2 | rq 32+16"), "{text}");
+        assert!(text.contains("rerun: cargo test -- --exact scenario_x::base"), "{text}");
+    }
+
+    #[test]
+    fn folio_orders_fail_and_window_fields_alone_do_not() {
+        let k = Trace { windows: vec![w(0, 4, 2, 32, "RA")] };
+        let mut m = k.clone();
+        m.windows[0].folios[0].order = 1;
+        assert_eq!(compare(&k, &m).unwrap().part, Part::Folios);
+        let mut m = k.clone();
+        m.windows[0].ra.async_size = 9;
+        let d = compare(&k, &m).unwrap();
+        assert_eq!(d.part, Part::WindowFields);
+        assert!(!d.fails());
+        assert!(render(&d, "t", "r").contains("ra.async_size 0 / 9"));
+    }
+
+    #[test]
+    fn a_missing_window_fails() {
+        let k = Trace { windows: vec![w(0, 4, 2, 32, "RA"), w(4, 4, 2, 32, "RA")] };
+        let m = Trace { windows: vec![w(0, 4, 2, 32, "RA")] };
+        let d = compare(&k, &m).unwrap();
+        assert_eq!((d.window, d.part), (1, Part::WindowCount));
+        assert!(d.fails());
+    }
+}
