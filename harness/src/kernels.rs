@@ -312,14 +312,15 @@ impl<'a> Builder<'a> {
         // One build directory per tree, whatever the config: a changed fragment is an
         // incremental rebuild too (kbuild recompiles what depends on the changed options).
         let build = self.cache.dir("build")?.join(&base.tree_name);
+        // Patches first: one that does not apply should cost (and leave) nothing else.
+        for patch in &variant.patches {
+            apply_patch(tree, &variant.name, patch)?;
+        }
         std::fs::create_dir_all(&build).map_err(|e| Error::io(&build, e))?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let log = dir.join("build.log");
         let _ = std::fs::remove_file(&log);
         self.configure(tree, &build, &config_text, &log)?;
-        for patch in &variant.patches {
-            apply_patch(tree, &variant.name, patch)?;
-        }
         let jobs = std::thread::available_parallelism().map(|n| n.get() + 1).unwrap_or(3);
         let make = Cmd::new("make")
             .arg("-C")
@@ -482,6 +483,21 @@ fn last_make_step(log: &Path) -> String {
         .find(|l| !l.is_empty())
         .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|| "starting".into())
+}
+
+/// The release a bzImage reports (`uname -r` once booted), read from the version string
+/// its setup header points to (Documentation/arch/x86/boot.rst: `kernel_version` at 0x20e
+/// holds the string's offset minus 0x200).
+pub fn bzimage_release(path: &Path) -> Result<String> {
+    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bad = || Error::Other(format!("{} is not a bzImage (no version string in its setup header)", path.display()));
+    if data.len() < 0x210 || &data[0x202..0x206] != b"HdrS" {
+        return Err(bad());
+    }
+    let offset = u16::from_le_bytes([data[0x20e], data[0x20f]]) as usize + 0x200;
+    let text = data.get(offset..).ok_or_else(bad)?;
+    let end = text.iter().position(|&b| b == 0 || b == b' ').ok_or_else(bad)?;
+    String::from_utf8(text[..end].to_vec()).map_err(|_| bad())
 }
 
 /// Every `CONFIG_X=v` and `# CONFIG_X is not set` line of the fragment must be in `.config`.

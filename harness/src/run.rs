@@ -18,6 +18,9 @@ use crate::kernels::{Builder, Kernels};
 use crate::scenario::{Point, Scenario};
 use crate::vm::{self, Accel, Boot, Disk};
 
+/// Virtual CPUs of every guest.
+pub const VM_CPUS: u32 = 2;
+
 /// Bumped when images are laid out differently, so old ones are not reused.
 const IMAGE_RECIPE: &str = "radiff-image-2";
 
@@ -111,7 +114,8 @@ impl Lab {
         let image = self.image(scenario, who)?;
         let mut dir = self.cache.dir("runs")?.join(&scenario.name).join(variant);
         if let Some(label) = &point.label {
-            dir = dir.join(label);
+            // vng reads `--rwdir=A=B` as guest path A, host path B: no `=` in folder names.
+            dir = dir.join(label.replace('=', "-").replace(',', "_"));
         }
         let _lock = cache::lock(&self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([dir.to_string_lossy().as_bytes()]))))?;
         if dir.exists() {
@@ -143,6 +147,34 @@ impl Lab {
         Ok(RunOutput { dir, capture, env, accel, wall })
     }
 
+    /// Boots `variant`'s kernel with no disk and returns what `uname -r` printed in the
+    /// guest, and the wall time of the boot.
+    pub fn boot_release(&self, variant: &str, who: &str) -> Result<(String, Duration)> {
+        let kernel = self.kernel(variant, who)?;
+        let dir = self.cache.dir("runs")?.join("_boot").join(variant);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let boot = Boot {
+            kernel,
+            disk: None,
+            snapshot: false,
+            shared: dir.clone(),
+            command: format!("uname -r > {}/release", dir.display()),
+            cpus: VM_CPUS,
+            memory_mb: 1024,
+            timeout: Duration::from_secs(180),
+        };
+        let booted = vm::boot(&self.cache, &boot)?;
+        let release = std::fs::read_to_string(dir.join("release")).map_err(|_| Error::Guest {
+            dir: dir.clone(),
+            message: format!("the guest wrote no release (exit code {:?})", booted.exit_code),
+            console_tail: crate::process::log_tail(&booted.console, 20),
+        })?;
+        Ok((release.trim().to_string(), booted.elapsed))
+    }
+
     /// Boots `kernel` with the guest program on `spec`; a guest that did not report success
     /// is an error that keeps everything in `dir`.
     #[allow(clippy::too_many_arguments)]
@@ -152,11 +184,11 @@ impl Lab {
         let _ = std::fs::remove_file(dir.join("status.json"));
         let boot = Boot {
             kernel: kernel.to_path_buf(),
-            disk,
+            disk: Some(disk),
             snapshot,
             shared: dir.to_path_buf(),
             command: format!("{} {}", self.guest.display(), dir.display()),
-            cpus: 2,
+            cpus: VM_CPUS,
             memory_mb,
             timeout,
         };

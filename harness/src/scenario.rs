@@ -508,3 +508,142 @@ pub fn describe_queue(q: &QueueSettings) -> BTreeMap<&'static str, String> {
     }
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "\
+description: test
+device:
+  kind: nvme
+  size: 1 GiB
+  transfer_limit: 2 MiB
+filesystem: xfs
+file:
+  size: 512 MiB
+queue:
+  read_ahead_kb: 128
+  max_sectors_kb: 512
+reads:
+  - read: {offset: 0, size: 4 KiB}
+  - sequential: {from: 4 KiB, size: 1 MiB}
+matrix:
+  max_sectors_kb: [1024, 2048]
+";
+
+    fn parse(text: &str) -> Result<Scenario> {
+        Scenario::parse(Path::new("scenarios/t.yaml"), text)
+    }
+
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_good_scenario_expands_its_matrix() {
+        let s = parse(GOOD).unwrap();
+        assert_eq!(s.name, "t");
+        assert_eq!(s.device.mdts(), 9);
+        assert_eq!(s.file_size, 512 << 20);
+        assert_eq!(s.write_size, 1 << 20, "the default write size");
+        let labels: Vec<_> = s.points.iter().map(|p| p.label.clone().unwrap()).collect();
+        assert_eq!(labels, vec!["max_sectors_kb=1024", "max_sectors_kb=2048"]);
+        assert_eq!(s.points[1].queue.max_sectors_kb, Some(2048));
+        assert_eq!(s.points[1].queue.read_ahead_kb, Some(128));
+        assert_eq!(s.steps[1], Step::Sequential { fd: 0, from: 4096, size: 1 << 20, to: None });
+    }
+
+    #[test]
+    fn sizes_take_binary_units_and_refuse_ambiguous_ones() {
+        assert_eq!(Size::parse("4 KiB"), Ok(Size(4096)));
+        assert_eq!(Size::parse("512MiB"), Ok(Size(512 << 20)));
+        assert_eq!(Size::parse("2G"), Ok(Size(2 << 30)));
+        assert_eq!(Size::parse("100"), Ok(Size(100)));
+        assert!(Size::parse("4 KB").unwrap_err().contains("unknown unit `KB`"));
+        assert!(Size::parse("lots").unwrap_err().contains("not a size"));
+        assert_eq!(Size(3 << 20).to_string(), "3 MiB");
+    }
+
+    #[test]
+    fn a_misspelt_key_is_an_error_at_its_line() {
+        let e = error(&GOOD.replace("  read_ahead_kb: 128", "  read_ahaed_kb: 128"));
+        assert!(e.starts_with("scenarios/t.yaml:10: "), "{e}");
+        assert!(e.contains("unknown field `read_ahaed_kb`"), "{e}");
+    }
+
+    #[test]
+    fn a_wrong_unit_is_an_error_at_its_line() {
+        let e = error(&GOOD.replace("size: 512 MiB", "size: 512 MB"));
+        assert!(e.starts_with("scenarios/t.yaml:8: "), "{e}");
+        assert!(e.contains("unknown unit `MB`"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_file_system_is_an_error_at_its_line() {
+        let e = error(&GOOD.replace("filesystem: xfs", "filesystem: btrfs"));
+        assert!(e.starts_with("scenarios/t.yaml:6: "), "{e}");
+        assert!(e.contains("btrfs") && e.contains("xfs"), "{e}");
+    }
+
+    #[test]
+    fn max_sectors_kb_above_the_device_limit_is_an_error_at_its_line() {
+        let e = error(&GOOD.replace("transfer_limit: 2 MiB", "transfer_limit: 512 KiB"));
+        // The queue's 512 fits; the matrix's 1024 does not.
+        assert!(e.starts_with("scenarios/t.yaml:16: "), "{e}");
+        assert!(e.contains("max_sectors_kb 1024") && e.contains("4 to 512"), "{e}");
+        let e = error(&GOOD.replace("max_sectors_kb: 512", "max_sectors_kb: 4096"));
+        assert!(e.starts_with("scenarios/t.yaml:11: "), "{e}");
+    }
+
+    #[test]
+    fn a_read_past_the_file_is_an_error_at_its_step() {
+        let e = error(&GOOD.replace("- read: {offset: 0, size: 4 KiB}", "- read: {offset: 512 MiB, size: 4 KiB}"));
+        assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: "), "{e}");
+        assert!(e.contains("does not fit"), "{e}");
+    }
+
+    #[test]
+    fn a_file_bigger_than_the_disk_is_an_error() {
+        let e = error(&GOOD.replace("size: 1 GiB", "size: 600 MiB"));
+        assert!(e.starts_with("scenarios/t.yaml:4: ") && e.contains("too small"), "{e}");
+    }
+
+    #[test]
+    fn a_transfer_limit_that_is_not_a_power_of_two_pages_is_an_error() {
+        let e = error(&GOOD.replace("transfer_limit: 2 MiB", "transfer_limit: 3 MiB"));
+        assert!(e.starts_with("scenarios/t.yaml:5: ") && e.contains("MDTS"), "{e}");
+    }
+
+    #[test]
+    fn ufs_refuses_nvme_only_settings() {
+        let e = error(&GOOD.replace("kind: nvme", "kind: ufs"));
+        assert!(e.contains("UFS") && e.contains("transfer_limit"), "{e}");
+    }
+
+    #[test]
+    fn random_sizes_must_be_aligned_ranges() {
+        let e = error(&GOOD.replace("  - sequential: {from: 4 KiB, size: 1 MiB}", "  - random: {count: 5, size: 6 KiB..4 KiB}"));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: "), "{e}");
+        let ok = parse(&GOOD.replace("  - sequential: {from: 4 KiB, size: 1 MiB}", "  - random: {count: 5, size: 4 KiB..128 KiB, seed: 9}")).unwrap();
+        assert!(matches!(ok.steps[1], Step::Random { count: 5, seed: 9, size: SizeRange { min: 4096, max: 131072, align: 4096 }, .. }));
+    }
+
+    #[test]
+    fn unknown_variants_are_errors_at_their_line() {
+        let s = parse(&format!("{GOOD}variants: [base, async-align-v9]\n")).unwrap();
+        let e = s.variants(&["base".into(), "async-align-v1".into()]).unwrap_err().to_string();
+        assert_eq!(e, "scenarios/t.yaml:17: unknown variant `async-align-v9`; known variants: base, async-align-v1");
+    }
+
+    #[test]
+    fn every_scenario_in_the_repository_parses() {
+        let scenarios = load_all(&crate::repo_root().join("scenarios")).unwrap();
+        assert!(scenarios.len() >= 12);
+        for s in &scenarios {
+            assert!(!s.description.is_empty());
+            let text = std::fs::read_to_string(&s.path).unwrap();
+            assert!(text.starts_with("# Seed "), "{}: say which mail and measurement it reproduces", s.path.display());
+        }
+    }
+}

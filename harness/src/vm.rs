@@ -65,7 +65,7 @@ impl Disk {
 #[derive(Clone, Debug)]
 pub struct Boot {
     pub kernel: PathBuf,
-    pub disk: Disk,
+    pub disk: Option<Disk>,
     pub snapshot: bool,
     /// Shared read-write at the same path inside the guest; the console log goes here too.
     pub shared: PathBuf,
@@ -91,6 +91,12 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
     let vng = cache.vng();
     if vng.components().count() == 1 {
         require_tool("vng")?;
+    }
+    if boot.shared.to_string_lossy().contains('=') {
+        return Err(Error::Other(format!(
+            "{}: virtme-ng cannot share a folder whose path holds `=` (it reads --rwdir=GUEST=HOST); move the cache (RADIFF_CACHE)",
+            boot.shared.display()
+        )));
     }
     let accel = accel(cache, &boot.kernel)?;
     let console = boot.shared.join("console.log");
@@ -118,7 +124,9 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
         cmd = cmd.arg("--disable-kvm");
     }
     // --qemu-opts must come last: vng passes everything after it to QEMU.
-    cmd = cmd.arg(format!("--qemu-opts={}", boot.disk.qemu_opts(boot.snapshot)));
+    if let Some(disk) = &boot.disk {
+        cmd = cmd.arg(format!("--qemu-opts={}", disk.qemu_opts(boot.snapshot)));
+    }
     std::fs::write(boot.shared.join("vng.cmd"), format!("{}\n", cmd.display())).map_err(|e| Error::io(&boot.shared, e))?;
     let started = Instant::now();
     match cmd.run_logged(&console, boot.timeout, Duration::from_secs(3600), |_| {})? {

@@ -71,8 +71,45 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
             }
         }
     }
+    // Every kernel boots and reports the release it was built as.
+    for variant in &known {
+        let v = variant.clone();
+        trials.push(Trial::test(format!("kernel_boots::{variant}"), move || kernel_boots(&v)));
+    }
+    // The same scenario twice on the same kernel gives the same trace.
+    let headline = Scenario::load(&root.join("scenarios/1mib_after_4k.yaml"))?;
+    trials.push(Trial::test("repeatable::scenario_1mib_after_4k::base", move || repeatable(&headline, "base")));
     trials.sort_by(|a, b| a.name().cmp(b.name()));
     Ok(trials)
+}
+
+fn kernel_boots(variant: &str) -> Result<(), Failed> {
+    let lab = lab()?;
+    let who = format!("kernel_boots::{variant}");
+    let kernel = lab.kernel(variant, &who).map_err(|e| e.to_string())?;
+    let want = radiff::kernels::bzimage_release(&kernel).map_err(|e| e.to_string())?;
+    let (got, wall) = lab.boot_release(variant, &who).map_err(|e| e.to_string())?;
+    eprintln!("{who}: booted {} in {:.1} s, uname -r: {got}", kernel.display(), wall.as_secs_f64());
+    if got != want {
+        return Err(format!("{who}: the guest says `{got}`, the bzImage {} says `{want}`", kernel.display()).into());
+    }
+    Ok(())
+}
+
+fn repeatable(scenario: &Scenario, variant: &str) -> Result<(), Failed> {
+    let lab = lab()?;
+    let point = &scenario.points[0];
+    let who = format!("repeatable::scenario_{}::{variant}", scenario.name);
+    let first = lab.run(scenario, point, variant, &who).map_err(|e| e.to_string())?;
+    let second = lab.run(scenario, point, variant, &who).map_err(|e| e.to_string())?;
+    eprintln!("{who}: two runs in {:.1} s and {:.1} s", first.wall.as_secs_f64(), second.wall.as_secs_f64());
+    match compare::compare(&first.capture.trace, &second.capture.trace) {
+        None => Ok(()),
+        Some(d) => {
+            let text = compare::render(&d, &who, "cargo test --test scenarios -- --exact repeatable::scenario_1mib_after_4k::base");
+            Err(format!("two runs of the same scenario on the same kernel differ (kernel = first run, model = second):\n{text}").into())
+        }
+    }
 }
 
 fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Result<(), Failed> {

@@ -467,6 +467,9 @@ impl Model<'_> {
                 // Seed 000 v2: no alignment here; page_cache_ra_order() may shrink the window.
                 ractl.may_shrink = true;
             }
+            AsyncAlign::Unaligned => {
+                // Before 18ebe55a9236 ("terminate async readahead on natural boundary").
+            }
         }
         let ra = &mut self.files[fd].ra;
         ra.async_size = ra.size;

@@ -15,6 +15,10 @@ pub enum AsyncAlign {
     /// `page_cache_async_ra()`; `page_cache_ra_order()` aligns the end after clamping
     /// `new_order`, stepping `new_order` down until the trim keeps at least half of the window.
     InRaOrder,
+    /// No end-of-window alignment at all, as before 18ebe55a9236 ("mm/readahead: terminate
+    /// async readahead on natural boundary"). No kernel variant uses it: radiff's own tests
+    /// predict with it to check that a model missing the alignment fails them.
+    Unaligned,
 }
 
 /// A kernel variant, as the model sees it.

@@ -1,0 +1,183 @@
+//! Bad input to `radiff kernels`: patches that do not apply, unknown variants, missing
+//! tools. Real `git` and `patch` on a tiny kernel-shaped git tree; no build, no VM.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use radiff::cache::Cache;
+use radiff::kernels::{Builder, Kernels};
+use radiff::Error;
+
+const READAHEAD_C: &str = "\
+void page_cache_async_ra(void)
+{
+	align = 1UL << min(ra->order, ffs(max_pages) - 1);
+	end = ra->start + ra->size;
+	aligned_end = round_down(end, align);
+	if (aligned_end > ra->start)
+		ra->size -= end - aligned_end;
+	ra->async_size = ra->size;
+}
+";
+
+/// A patch as mailed: prose, the diff, a signature.
+const GOOD: &str = "\
+From: A Developer <dev@example.org>
+Subject: [PATCH] mm/readahead: comment the alignment
+
+Some prose the patch tool skips.
+---
+diff --git a/mm/readahead.c b/mm/readahead.c
+--- a/mm/readahead.c
++++ b/mm/readahead.c
+@@ -1,5 +1,6 @@
+ void page_cache_async_ra(void)
+ {
++	/* align the end */
+ 	align = 1UL << min(ra->order, ffs(max_pages) - 1);
+ 	end = ra->start + ra->size;
+ 	aligned_end = round_down(end, align);
+-- 
+2.43.0
+";
+
+/// A patch against code the tree does not have.
+const BAD: &str = "\
+Subject: [PATCH] mm/readahead: against some other tree
+---
+--- a/mm/readahead.c
++++ b/mm/readahead.c
+@@ -3,3 +3,3 @@
+-	if (ra->size > max_pages)
++	if (ra->size >= max_pages)
+ 		ra->size = max_pages;
+ 	ra->async_size = ra->size;
+";
+
+fn sh(dir: &Path, args: &[&str]) {
+    let status = Command::new(args[0]).args(&args[1..]).current_dir(dir).status().unwrap();
+    assert!(status.success(), "{args:?} failed");
+}
+
+/// A repository with `kernels/` whose base is a git tree holding mm/readahead.c, and a
+/// cache, both in a fresh temporary directory.
+struct Rig {
+    _tmp: tempfile::TempDir,
+    repo: PathBuf,
+    linux: PathBuf,
+    cache: Cache,
+}
+
+fn rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
+    let tmp = tempfile::tempdir().unwrap();
+    let linux = tmp.path().join("linux");
+    std::fs::create_dir_all(linux.join("mm")).unwrap();
+    std::fs::write(linux.join("mm/readahead.c"), READAHEAD_C).unwrap();
+    sh(&linux, &["git", "init", "-q"]);
+    sh(&linux, &["git", "add", "-A"]);
+    sh(&linux, &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]);
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join("kernels/variants")).unwrap();
+    std::fs::write(repo.join("kernels/kernels.yaml"), format!("base:\n  git: {}\n  rev: HEAD\nconfig: config.fragment\n", linux.display())).unwrap();
+    std::fs::write(repo.join("kernels/config.fragment"), "CONFIG_64BIT=y\n").unwrap();
+    for (name, patches) in variants {
+        let dir = repo.join("kernels/variants").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (file, text) in *patches {
+            std::fs::write(dir.join(file), text).unwrap();
+        }
+    }
+    let cache = Cache { root: tmp.path().join("cache") };
+    Rig { _tmp: tmp, repo, linux, cache }
+}
+
+fn quiet(_: &str) {}
+
+fn work_tree(cache: &Cache) -> PathBuf {
+    let trees: Vec<PathBuf> = std::fs::read_dir(cache.root.join("trees")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(trees.len(), 1, "{trees:?}");
+    trees[0].clone()
+}
+
+fn git_status(dir: &Path) -> String {
+    String::from_utf8(Command::new("git").args(["status", "--porcelain", "--ignored"]).current_dir(dir).output().unwrap().stdout).unwrap()
+}
+
+#[test]
+fn a_patch_that_does_not_apply_names_variant_patch_and_hunk_and_changes_nothing() {
+    if std::env::var_os(radiff::kernels::ENV_TREE).is_some() {
+        return; // the override would replace the rig's base
+    }
+    let rig = rig(&[("broken", &[("0001-good.mbox", GOOD), ("0002-bad.patch", BAD)])]);
+    let kernels = Kernels::load(&rig.repo).unwrap();
+    let builder = Builder::new(&kernels, &rig.cache, &quiet);
+    let err = builder.build(kernels.variant("broken").unwrap()).unwrap_err();
+    let Error::PatchFailed { ref variant, ref patch, ref output } = err else { panic!("expected PatchFailed, got {err}") };
+    assert_eq!(variant, "broken");
+    assert!(patch.ends_with("kernels/variants/broken/0002-bad.patch"), "{}", patch.display());
+    assert!(output.contains("Hunk #1 FAILED"), "{output}");
+    let text = err.to_string();
+    assert!(text.contains("variant `broken`") && text.contains("0002-bad.patch") && text.contains("the work tree was restored"), "{text}");
+
+    // The first patch applied, the second failed: the work tree is back at the base,
+    // with no .orig or .rej files, and the developer's own tree was never touched.
+    let tree = work_tree(&rig.cache);
+    assert_eq!(std::fs::read_to_string(tree.join("mm/readahead.c")).unwrap(), READAHEAD_C);
+    assert_eq!(git_status(&tree), "");
+    assert_eq!(git_status(&rig.linux), "");
+    // Nothing was built or half-built.
+    assert!(!rig.cache.root.join("kernels").exists() || std::fs::read_dir(rig.cache.root.join("kernels")).unwrap().next().is_none());
+}
+
+#[test]
+fn a_good_patch_applies_through_the_mail_around_it() {
+    if std::env::var_os(radiff::kernels::ENV_TREE).is_some() {
+        return;
+    }
+    // Applying works without a kernel to build: the build then fails at configure
+    // (this tree has no Makefile), and the tree is reset even so.
+    let rig = rig(&[("good", &[("0001-good.mbox", GOOD)])]);
+    let kernels = Kernels::load(&rig.repo).unwrap();
+    let builder = Builder::new(&kernels, &rig.cache, &quiet);
+    let err = builder.build(kernels.variant("good").unwrap()).unwrap_err();
+    assert!(matches!(err, Error::Build { .. }), "{err}");
+    assert!(err.to_string().contains("full log:"), "{err}");
+    let tree = work_tree(&rig.cache);
+    assert_eq!(git_status(&tree), "");
+}
+
+#[test]
+fn an_unknown_variant_lists_the_known_ones() {
+    let rig = rig(&[("async-align-v1", &[("0001.patch", GOOD)])]);
+    let kernels = Kernels::load(&rig.repo).unwrap();
+    let err = kernels.variant("async-allign-v1").unwrap_err().to_string();
+    assert_eq!(err, "unknown variant `async-allign-v1`; known variants: base, async-align-v1");
+}
+
+#[test]
+fn a_variant_directory_without_patches_is_an_error() {
+    let rig = rig(&[("empty", &[("README.md", "notes only")])]);
+    let err = Kernels::load(&rig.repo).unwrap_err().to_string();
+    assert!(err.contains("variants/empty") && err.contains("no patch file"), "{err}");
+}
+
+#[test]
+fn a_missing_tool_names_its_package() {
+    let err = radiff::process::require_tool("mkfs.f2fs-not-installed").unwrap_err().to_string();
+    assert!(err.contains("`mkfs.f2fs-not-installed` not found"), "{err}");
+    assert_eq!(radiff::process::package_of("mkfs.f2fs"), "f2fs-tools");
+    assert_eq!(radiff::process::package_of("/usr/bin/flex"), "flex");
+    let err = radiff::process::Cmd::new("no-such-program-radiff").read().unwrap_err().to_string();
+    assert!(err.contains("not found: install"), "{err}");
+}
+
+#[test]
+fn the_repositorys_kernels_directory_loads() {
+    let kernels = Kernels::load(&radiff::repo_root()).unwrap();
+    let names = kernels.names();
+    assert_eq!(names[0], "base");
+    for v in ["async-align-v1", "async-align-v2", "sync-ra-when-disabled", "f2fs-extent-ra"] {
+        assert!(names.iter().any(|n| n == v), "{v} missing from {names:?}");
+        assert!(radiff_model::Policy::for_variant(v).is_some(), "the model has no policy for {v}");
+    }
+}
