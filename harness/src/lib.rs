@@ -5,12 +5,14 @@
 //! `process` is the only place that starts host processes.
 
 pub mod cache;
+pub mod cli;
 pub mod compare;
 pub mod error;
 pub mod ftrace;
 pub mod guest;
 pub mod kernels;
 pub mod process;
+pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod summary;

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use radiff::cache::Cache;
-use radiff::run::{guest_binary, Lab};
+use radiff::cli::{lab, options, progress};
 use radiff::scenario::Scenario;
 use radiff::summary::{self, Figures};
 use radiff::kernels::{Builder, Kernels};
@@ -17,6 +17,10 @@ usage: radiff <command> [args]
   run SCENARIO.yaml [--variant V]...
                                run a scenario in a VM on each variant (all by default)
                                and print what the kernel did
+  report SCENARIO.yaml [--variants A,B,...] [--runs N] [--svg FILE]
+                               a Markdown table for a changelog: per variant, device reads,
+                               bytes, folios by order, windows, guest time (median of N)
+  report --all --variants A,B  every scenario on two variants; lists only what changed
 ";
 
 fn main() -> ExitCode {
@@ -30,10 +34,6 @@ fn main() -> ExitCode {
     }
 }
 
-fn progress(line: &str) {
-    eprintln!("radiff: {line}");
-}
-
 fn dispatch(args: &[String]) -> Result<ExitCode> {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     match words.as_slice() {
@@ -45,6 +45,7 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ["run", rest @ ..] => run(rest),
+        ["report", rest @ ..] => radiff::report::main(rest),
         ["help" | "--help" | "-h"] | [] => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -76,38 +77,6 @@ fn kernels_build(names: &[&str]) -> Result<ExitCode> {
     }
     println!("total {:.1} s", started.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
-}
-
-/// Splits `args` into positional words and the values of `--flag VALUE` options.
-fn options<'a>(args: &[&'a str], flags: &[&str]) -> Result<(Vec<&'a str>, Vec<(String, &'a str)>)> {
-    let mut words = Vec::new();
-    let mut opts = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i];
-        if let Some(flag) = a.strip_prefix("--") {
-            let (name, value) = match flag.split_once('=') {
-                Some((n, v)) => (n, v),
-                None => {
-                    i += 1;
-                    (flag, *args.get(i).ok_or_else(|| Error::Other(format!("--{flag} needs a value")))?)
-                }
-            };
-            if !flags.contains(&name) {
-                return Err(Error::Other(format!("unknown option --{name}; this command takes {}", flags.iter().map(|f| format!("--{f}")).collect::<Vec<_>>().join(", "))));
-            }
-            opts.push((name.to_string(), value));
-        } else {
-            words.push(a);
-        }
-        i += 1;
-    }
-    Ok((words, opts))
-}
-
-fn lab() -> Result<Lab> {
-    let kernels = Kernels::load(&repo_root())?;
-    Ok(Lab::new(Cache::from_env(), kernels, guest_binary()?, &progress))
 }
 
 fn run(args: &[&str]) -> Result<ExitCode> {
