@@ -12,12 +12,29 @@ pub fn progress(line: &str) {
 
 /// Splits `args` into positional words and the values of `--flag VALUE` options.
 pub fn options<'a>(args: &[&'a str], flags: &[&str]) -> Result<(Vec<&'a str>, Vec<(String, &'a str)>)> {
+    let (words, opts, _) = options_and_switches(args, flags, &[])?;
+    Ok((words, opts))
+}
+
+/// [`options`], plus `switches`: flags that take no value (`--all`), returned by name in
+/// the order given.
+pub fn options_and_switches<'a>(args: &[&'a str], flags: &[&str], switches: &[&str]) -> Result<(Vec<&'a str>, Vec<(String, &'a str)>, Vec<String>)> {
     let mut words = Vec::new();
     let mut opts = Vec::new();
+    let mut on = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let a = args[i];
         if let Some(flag) = a.strip_prefix("--") {
+            let name = flag.split_once('=').map_or(flag, |(n, _)| n);
+            if switches.contains(&name) {
+                if name != flag {
+                    return Err(Error::Other(format!("--{name} takes no value")));
+                }
+                on.push(name.to_string());
+                i += 1;
+                continue;
+            }
             let (name, value) = match flag.split_once('=') {
                 Some((n, v)) => (n, v),
                 None => {
@@ -26,7 +43,8 @@ pub fn options<'a>(args: &[&'a str], flags: &[&str]) -> Result<(Vec<&'a str>, Ve
                 }
             };
             if !flags.contains(&name) {
-                return Err(Error::Other(format!("unknown option --{name}; this command takes {}", flags.iter().map(|f| format!("--{f}")).collect::<Vec<_>>().join(", "))));
+                let all: Vec<String> = flags.iter().chain(switches).map(|f| format!("--{f}")).collect();
+                return Err(Error::Other(format!("unknown option --{name}; this command takes {}", all.join(", "))));
             }
             opts.push((name.to_string(), value));
         } else {
@@ -34,7 +52,7 @@ pub fn options<'a>(args: &[&'a str], flags: &[&str]) -> Result<(Vec<&'a str>, Ve
         }
         i += 1;
     }
-    Ok((words, opts))
+    Ok((words, opts, on))
 }
 
 pub fn lab() -> Result<Lab> {

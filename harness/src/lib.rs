@@ -4,6 +4,8 @@
 //! QEMU), `guest` runs inside the VM, `ftrace` parses, `compare` diffs and renders;
 //! `process` is the only place that starts host processes.
 
+pub mod bench;
+pub mod bisect;
 pub mod cache;
 pub mod cli;
 pub mod compare;
@@ -16,6 +18,7 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod summary;
+pub mod svg;
 pub mod vm;
 pub mod yaml;
 
