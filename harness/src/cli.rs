@@ -16,9 +16,12 @@ pub fn options<'a>(args: &[&'a str], flags: &[&str]) -> Result<(Vec<&'a str>, Ve
     Ok((words, opts))
 }
 
+/// Positional words, `--flag VALUE` options, and the switches given.
+pub type Parsed<'a> = (Vec<&'a str>, Vec<(String, &'a str)>, Vec<String>);
+
 /// [`options`], plus `switches`: flags that take no value (`--all`), returned by name in
 /// the order given.
-pub fn options_and_switches<'a>(args: &[&'a str], flags: &[&str], switches: &[&str]) -> Result<(Vec<&'a str>, Vec<(String, &'a str)>, Vec<String>)> {
+pub fn options_and_switches<'a>(args: &[&'a str], flags: &[&str], switches: &[&str]) -> Result<Parsed<'a>> {
     let mut words = Vec::new();
     let mut opts = Vec::new();
     let mut on = Vec::new();
