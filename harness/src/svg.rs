@@ -4,7 +4,8 @@
 //! Pure: traces in, SVG text out, no dependencies. Layout, top to bottom: a title, a
 //! subtitle, a legend (one entry per variant); then per section (a scenario's matrix
 //! point) a windows panel (x: page index, y: pages the window submitted; one marker per
-//! submission at its start, a bar over the pages it covers) and a folios panel (one row
+//! submission at its start, a bar over the pages it covers; each variant drawn 2 px above
+//! the one before, so shared windows show in every colour) and a folios panel (one row
 //! per order, one lane per variant in each row, a bar over the pages of each folio).
 
 use std::fmt::Write;
@@ -36,6 +37,8 @@ const WINDOWS_H: f64 = 240.0;
 const LANE_H: f64 = 7.0;
 const ROW_PAD: f64 = 5.0;
 const AXIS_GAP: f64 = 36.0;
+/// Pixels between the windows of successive variants (see `render`).
+const LIFT: f64 = 2.0;
 /// Above this many markers in the picture, markers carry no tooltip, to keep the file
 /// small when the range is the whole of a large file.
 const TOOLTIP_LIMIT: usize = 6000;
@@ -163,9 +166,10 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
             .collect();
         let _ = writeln!(
             body,
-            r#"<text x="{}" y="{}" font-size="12">windows: pages each submitted, at the page it starts (submissions in range: {})</text>"#,
+            r#"<text x="{}" y="{}" font-size="12">windows: pages each submitted, at the page it starts; each variant {} px above the one before (submissions in range: {})</text>"#,
             n(LEFT),
             n(y - 6.0),
+            n(LIFT),
             escape(&counts.join(", "))
         );
         let top = y;
@@ -191,13 +195,16 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
             r#"<text transform="translate(14,{}) rotate(-90)" font-size="11" text-anchor="middle">pages</text>"#,
             n(top + WINDOWS_H / 2.0)
         );
-        for s in &section.series {
+        for (lane, s) in section.series.iter().enumerate() {
             let c = colour(s.variant);
             let spans = spans(s.trace, &pages);
+            // Each later variant is drawn LIFT px higher, so that a window two variants
+            // share shows in both colours instead of the last one hiding the others.
+            let lift = LIFT * lane as f64;
             // The bars: one path for the variant; each piece covers the window's pages.
             let mut d = String::new();
             for sp in &spans {
-                let _ = write!(d, "M{},{}H{}", n(x(sp.start)), n(ypx(sp.pages)), n(x(sp.start + sp.pages)));
+                let _ = write!(d, "M{},{}H{}", n(x(sp.start)), n(ypx(sp.pages) - lift), n(x(sp.start + sp.pages)));
             }
             let _ = writeln!(
                 body,
@@ -206,7 +213,7 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
             );
             let _ = writeln!(body, r#"<g class="windows" data-variant="{}" fill="{c}">"#, escape(s.variant));
             for sp in &spans {
-                let (cx, cy) = (n(x(sp.start)), n(ypx(sp.pages)));
+                let (cx, cy) = (n(x(sp.start)), n(ypx(sp.pages) - lift));
                 if tooltips {
                     let what = match sp.order {
                         Some(o) => format!("order {o}"),
@@ -411,7 +418,7 @@ mod tests {
         assert!(svg.contains("1mib_after_4k: a &amp; b &lt;c&gt;"));
         // A legend entry per variant, each with its own colour.
         assert!(svg.contains(&format!(r#"<g class="legend-entry" data-variant="base"><rect x="70" y="53" width="14" height="10" fill="{}"/>"#, COLOURS[0])), "{svg}");
-        assert!(svg.contains(&format!(r#"data-variant="async-align-v1"><rect"#)));
+        assert!(svg.contains(&format!(r#"data-variant="async-align-v1"><rect x="128" y="53" width="14" height="10" fill="{}"/>"#, COLOURS[1])), "{svg}");
         assert_eq!(svg.matches(r#"class="legend-entry""#).count(), 2);
         assert!(svg.contains(&format!(r#"<g class="windows" data-variant="async-align-v1" fill="{}">"#, COLOURS[1])));
         // One marker per window starting in range: base's window at 5000 is outside.
@@ -422,6 +429,8 @@ mod tests {
         // 510/4096*1110, y = 98 + 240 - 2/128*240 with the windows panel's top at 98.
         assert!(windows_group(&svg, "base").contains(r#"<circle cx="208.2" cy="334.2" r="2"><title>base: [510+2) order 6</title>"#), "{svg}");
         assert!(svg.contains(">128</text>"));
+        // v1's whole window at 384 (128 pages, the top of the axis) is lifted 2 px.
+        assert!(windows_group(&svg, "async-align-v1").contains(r#"<circle cx="174.1" cy="96" r="2">"#), "{svg}");
         // Rows for orders 0 to 7 (v1's order-7 folio).
         assert!(svg.contains(">o7</text>") && !svg.contains(">o8</text>"));
         assert_eq!(svg.matches(r#"class="folios""#).count(), 2);
