@@ -63,3 +63,22 @@ pub fn lab() -> Result<Lab> {
     Ok(Lab::new(Cache::from_env(), kernels, guest_binary()?, &progress))
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_take_values_and_switches_take_none() {
+        let (words, opts) = options(&["s.yaml", "--variant", "base", "--variant=v1"], &["variant"]).unwrap();
+        assert_eq!(words, vec!["s.yaml"]);
+        assert_eq!(opts, vec![("variant".to_string(), "base"), ("variant".to_string(), "v1")]);
+        // Without switches, a value-less flag is still an option missing its value.
+        assert_eq!(options(&["--all"], &["variant"]).unwrap_err().to_string(), "--all needs a value");
+        assert_eq!(options(&["--all", "x"], &["variant"]).unwrap_err().to_string(), "unknown option --all; this command takes --variant");
+        let (words, opts, on) = options_and_switches(&["--all", "--variants", "a,b", "w"], &["variants"], &["all"]).unwrap();
+        assert_eq!((words, opts, on), (vec!["w"], vec![("variants".to_string(), "a,b")], vec!["all".to_string()]));
+        assert_eq!(options_and_switches(&["--all=1"], &[], &["all"]).unwrap_err().to_string(), "--all takes no value");
+        assert_eq!(options_and_switches(&["--x", "1"], &["variants"], &["all"]).unwrap_err().to_string(), "unknown option --x; this command takes --variants, --all");
+    }
+}
