@@ -81,6 +81,8 @@ struct BaseFile {
 /// `RADIFF_KERNEL_TREE=~/src/mm` (and optionally `RADIFF_KERNEL_REV=mm-new`).
 pub const ENV_TREE: &str = "RADIFF_KERNEL_TREE";
 pub const ENV_REV: &str = "RADIFF_KERNEL_REV";
+/// Set by `radiff bisect` for its children: the name of the tree whose lock it holds.
+pub const ENV_LOCKED: &str = "RADIFF_TREE_LOCKED";
 
 impl Kernels {
     /// Reads `repo/kernels/`.
@@ -224,13 +226,30 @@ impl<'a> Builder<'a> {
                 let sha = git_rev(tree, "HEAD")?;
                 let dirty = Cmd::new("git").arg("-C").arg(tree).args(["status", "--porcelain", "--untracked-files=no"]).read()?;
                 let canonical = tree.canonicalize().map_err(|e| Error::io(tree, e))?;
+                let managed = self.cache.root.join("trees").canonicalize().ok().filter(|t| canonical.parent() == Some(t.as_path()));
+                let tree_name = match managed {
+                    // One of radiff's own work trees: same build directory, same lock.
+                    Some(_) => canonical.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+                    None => format!("inplace-{}", &cache::key([canonical.to_string_lossy().as_bytes()])[..8]),
+                };
                 Ok(BaseId {
-                    tree_name: format!("inplace-{}", &cache::key([canonical.to_string_lossy().as_bytes()])[..8]),
+                    tree_name,
                     content: format!("inplace {sha} {}", cache::key([dirty.as_bytes()])),
                     describe: format!("{} as checked out ({})", tree.display(), &sha[..12]),
                 })
             }
         }
+    }
+
+    /// Locks the work tree and build directory of the base, for as long as the lock lives;
+    /// returns the lock and the name to put in [`ENV_LOCKED`] for child processes.
+    pub fn lock_tree(&self) -> Result<(cache::Lock, String)> {
+        let base = self.base_id()?;
+        Ok((self.lock_tree_named(&base.tree_name)?, base.tree_name))
+    }
+
+    fn lock_tree_named(&self, name: &str) -> Result<cache::Lock> {
+        cache::lock(&self.cache.dir("locks")?.join(format!("{name}.lock")))
     }
 
     fn tarball(&self, package: &str) -> Result<PathBuf> {
@@ -292,15 +311,23 @@ impl<'a> Builder<'a> {
         for tool in ["make", "gcc", "flex", "bison", "bc", "patch", "git", "tar", "xz"] {
             require_tool(tool)?;
         }
-        let locks = self.cache.dir("locks")?;
-        let _lock = cache::lock(&locks.join(format!("{}.lock", base.tree_name)))?;
+        let _lock = match std::env::var(ENV_LOCKED) {
+            // `radiff bisect` holds this tree's lock for the whole bisection and runs
+            // `radiff check` in it: the check must not wait for its own parent.
+            Ok(name) if name == base.tree_name => None,
+            _ => Some(self.lock_tree_named(&base.tree_name)?),
+        };
         if image.is_file() {
             // Another process built it while this one waited for the lock.
             return Ok(Built { variant: variant.name.clone(), bzimage: image, compiled: false, elapsed: started.elapsed() });
         }
         let tree = self.prepare_tree(&base)?;
         let result = self.build_locked(&base, &tree, variant, &dir);
-        let reset = if matches!(self.kernels.base, Base::InPlace { .. }) { Ok(()) } else { reset_tree(&tree) };
+        let reset = match &self.kernels.base {
+            Base::InPlace { .. } => Ok(()),
+            Base::Debian { .. } => reset_tree(&tree, BASE_TAG),
+            Base::Git { tree: source, rev } => git_rev(source, rev).and_then(|sha| reset_tree(&tree, &sha)),
+        };
         let bzimage = result?;
         reset?;
         (self.progress)(&format!("built {} in {:.0} s: {}", variant.name, started.elapsed().as_secs_f64(), bzimage.display()));
@@ -322,12 +349,8 @@ impl<'a> Builder<'a> {
         let _ = std::fs::remove_file(&log);
         self.configure(tree, &build, &config_text, &log)?;
         let jobs = std::thread::available_parallelism().map(|n| n.get() + 1).unwrap_or(3);
-        let make = Cmd::new("make")
-            .arg("-C")
-            .arg(tree)
-            .arg(format!("O={}", build.display()))
-            .arg(format!("-j{jobs}"))
-            .arg("bzImage");
+        let mut make = Cmd::new("make").arg("-C").arg(tree).arg(format!("O={}", build.display())).arg(format!("-j{jobs}"));
+        make = self.with_ccache(make)?.arg("bzImage");
         (self.progress)(&format!("building {} in {} ({}; log {})", variant.name, build.display(), make.display(), log.display()));
         let name = variant.name.clone();
         let outcome = make.run_logged(&log, self.timeout, Duration::from_secs(10), |elapsed| {
@@ -356,6 +379,23 @@ impl<'a> Builder<'a> {
         // The bzImage goes last: its presence is what marks the kernel built.
         cache::write_atomic(&dir.join("bzImage"), &data)?;
         Ok(dir.join("bzImage"))
+    }
+
+    /// Compiles through ccache, kept in the cache: a variant that touches a widely included
+    /// header (async-align-v2 changes include/linux/pagemap.h) recompiles most of the kernel
+    /// once, and the builds after it, with the header restored, then hit the cache instead
+    /// of recompiling it all again.
+    fn with_ccache(&self, make: Cmd) -> Result<Cmd> {
+        if crate::process::find_in_path("ccache").is_none() {
+            (self.progress)("ccache not found (./setup installs it): switching between variants that touch headers will recompile");
+            return Ok(make);
+        }
+        Ok(make
+            .arg("CC=ccache gcc")
+            .env("CCACHE_DIR", self.cache.dir("ccache")?)
+            .env("CCACHE_BASEDIR", &self.cache.root)
+            .env("CCACHE_MAXSIZE", "8G")
+            .env("CCACHE_COMPRESS", "1"))
     }
 
     /// Makes `build/.config` from tinyconfig + the fragment, unless it already is; then
@@ -391,6 +431,13 @@ impl<'a> Builder<'a> {
         cache::write_atomic(&stamp, want.as_bytes())
     }
 
+    /// The base's work tree, checked out at the base and clean. Hold [`Builder::lock_tree`]
+    /// while using it.
+    pub fn work_tree(&self) -> Result<PathBuf> {
+        let base = self.base_id()?;
+        self.prepare_tree(&base)
+    }
+
     /// The work tree for `base`, checked out and clean.
     fn prepare_tree(&self, base: &BaseId) -> Result<PathBuf> {
         match &self.kernels.base {
@@ -399,7 +446,12 @@ impl<'a> Builder<'a> {
                 let trees = self.cache.dir("trees")?;
                 let tree = trees.join(&base.tree_name);
                 if tree.join(".git/radiff-ready").is_file() {
-                    reset_tree(&tree)?;
+                    if git(&tree, &["rev-parse", "-q", "--verify", BASE_TAG]).is_err() {
+                        // A tree unpacked before the tag existed: its first commit is the base.
+                        let first = git(&tree, &["rev-list", "--max-parents=0", "HEAD"])?;
+                        git(&tree, &["tag", BASE_TAG, first.trim()])?;
+                    }
+                    reset_tree(&tree, BASE_TAG)?;
                     return Ok(tree);
                 }
                 let tarball = self.tarball(package)?;
@@ -414,6 +466,7 @@ impl<'a> Builder<'a> {
                 git(&tmp, &["config", "gc.auto", "0"])?;
                 git(&tmp, &["add", "-A", "-f"])?;
                 git(&tmp, &["-c", "user.name=radiff", "-c", "user.email=radiff@localhost", "commit", "-q", "-m", "base"])?;
+                git(&tmp, &["tag", BASE_TAG])?;
                 std::fs::write(tmp.join(".git/radiff-ready"), b"").map_err(|e| Error::io(&tmp, e))?;
                 let _ = std::fs::remove_dir_all(&tree);
                 std::fs::rename(&tmp, &tree).map_err(|e| Error::io(&tree, e))?;
@@ -426,9 +479,7 @@ impl<'a> Builder<'a> {
                     (self.progress)(&format!("cloning {} (shared, no copy of its objects) into {}", source.display(), tree.display()));
                     Cmd::new("git").args(["clone", "-q", "--shared", "--no-checkout"]).arg(source).arg(&tree).read()?;
                 }
-                let sha = git_rev(source, rev)?;
-                git(&tree, &["checkout", "-q", "-f", "--detach", &sha])?;
-                git(&tree, &["clean", "-q", "-f", "-d", "-x"])?;
+                reset_tree(&tree, &git_rev(source, rev)?)?;
                 Ok(tree)
             }
         }
@@ -446,9 +497,13 @@ fn git_rev(tree: &Path, rev: &str) -> Result<String> {
     Ok(git(tree, &["rev-parse", "--verify", &format!("{rev}^{{commit}}")])?.trim().to_string())
 }
 
-/// Restores the work tree to its base commit, removing whatever patches added.
-fn reset_tree(tree: &Path) -> Result<()> {
-    git(tree, &["reset", "-q", "--hard"])?;
+/// The tag that marks the base commit of a work tree radiff unpacked.
+const BASE_TAG: &str = "radiff-base";
+
+/// Restores the work tree to `base` (a commit), removing whatever patches added; only
+/// files that differ are rewritten, so the next build stays incremental.
+fn reset_tree(tree: &Path, base: &str) -> Result<()> {
+    git(tree, &["checkout", "-q", "-f", "--detach", base])?;
     git(tree, &["clean", "-q", "-f", "-d", "-x"])?;
     Ok(())
 }

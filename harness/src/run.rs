@@ -111,8 +111,14 @@ impl Lab {
     /// Runs `point` of `scenario` on `variant` and parses the trace.
     pub fn run(&self, scenario: &Scenario, point: &Point, variant: &str, who: &str) -> Result<RunOutput> {
         let kernel = self.kernel(variant, who)?;
-        let image = self.image(scenario, who)?;
-        let mut dir = self.cache.dir("runs")?.join(&scenario.name).join(variant);
+        self.run_kernel(scenario, point, variant, &kernel)
+    }
+
+    /// Runs `point` of `scenario` on the bzImage `kernel`, keeping the run's folder under
+    /// `runs/SCENARIO/NAME/`.
+    pub fn run_kernel(&self, scenario: &Scenario, point: &Point, name: &str, kernel: &Path) -> Result<RunOutput> {
+        let image = self.image(scenario, name)?;
+        let mut dir = self.cache.dir("runs")?.join(&scenario.name).join(name);
         if let Some(label) = &point.label {
             // vng reads `--rwdir=A=B` as guest path A, host path B: no `=` in folder names.
             dir = dir.join(label.replace('=', "-").replace(',', "_"));
@@ -134,7 +140,7 @@ impl Lab {
             },
         };
         let started = Instant::now();
-        let accel = self.boot_guest(&dir, &kernel, disk(scenario, &image), true, &spec, memory_mb(scenario), scenario.timeout)?;
+        let accel = self.boot_guest(&dir, kernel, disk(scenario, &image), true, &spec, memory_mb(scenario), scenario.timeout)?;
         let wall = started.elapsed();
         let env_path = dir.join("env.json");
         let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Trace { file: env_path.clone(), line: 0, message: e.to_string() })?;

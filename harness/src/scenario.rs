@@ -448,6 +448,25 @@ impl Scenario {
         })
     }
 
+    /// The test trial's name: `scenario_<stem>::<variant>[::<point>]`.
+    pub fn trial_name(&self, variant: &str, point: &Point) -> String {
+        match &point.label {
+            Some(label) => format!("scenario_{}::{variant}::{label}", self.name),
+            None => format!("scenario_{}::{variant}", self.name),
+        }
+    }
+
+    /// The point named `label` (`None`: the first point).
+    pub fn point(&self, label: Option<&str>) -> Result<&Point> {
+        match label {
+            None => Ok(&self.points[0]),
+            Some(l) => self.points.iter().find(|p| p.label.as_deref() == Some(l)).ok_or_else(|| {
+                let known: Vec<&str> = self.points.iter().filter_map(|p| p.label.as_deref()).collect();
+                Error::Other(format!("{}: no matrix point `{l}`; points: {}", self.path.display(), if known.is_empty() { "none (no matrix)".to_string() } else { known.join(", ") }))
+            }),
+        }
+    }
+
     /// The variants this scenario runs on, checked against `known` (from `kernels/`).
     pub fn variants(&self, known: &[String]) -> Result<Vec<String>> {
         match &self.variants {

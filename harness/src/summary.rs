@@ -216,6 +216,44 @@ pub fn snapshot(trace: &Trace, extents: &[Extent], header: &[(&str, String)]) ->
     s
 }
 
+/// The snapshot of one trial: its file stem under `snapshots/` and its text (the kernel's
+/// trace with a header naming the scenario, variant, point, queue and file layout).
+pub fn trial_snapshot(
+    scenario: &crate::scenario::Scenario,
+    point: &crate::scenario::Point,
+    variant: &str,
+    env: &crate::guest::GuestEnv,
+    trace: &Trace,
+) -> (String, String) {
+    let name = scenario.trial_name(variant, point);
+    let stem = name.trim_start_matches("scenario_").replace("::", "__").replace(['=', ','], "_");
+    let mut header = vec![("scenario", format!("{} ({})", scenario.name, scenario.description)), ("variant", variant.to_string())];
+    if let Some(label) = &point.label {
+        header.push(("point", label.clone()));
+    }
+    let q = &env.queue;
+    header.push((
+        "queue",
+        format!(
+            "read_ahead_kb {} max_sectors_kb {} max_hw_sectors_kb {} max_segments {} logical_block_size {}",
+            q.read_ahead_kb, q.max_sectors_kb, q.max_hw_sectors_kb, q.max_segments, q.logical_block_size
+        ),
+    ));
+    header.push(("file", format!("{} bytes in {} extents", env.file_size, env.extents.len())));
+    (stem, snapshot(trace, &env.extents, &header))
+}
+
+/// The text of an insta snapshot file, without its `---` metadata header.
+pub fn snapshot_body(file_text: &str) -> &str {
+    let mut rest = file_text;
+    if let Some(after) = rest.strip_prefix("---\n") {
+        if let Some(end) = after.find("\n---\n") {
+            rest = &after[end + 5..];
+        }
+    }
+    rest
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

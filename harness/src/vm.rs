@@ -111,6 +111,8 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
         .arg(&boot.kernel)
         .arg("--verbose")
         .arg("--disable-microvm")
+        // The kernel has no virtiofs: share the host's root over 9p even where virtiofsd exists.
+        .arg("--force-9p")
         .arg("--cpus")
         .arg(boot.cpus.to_string())
         .arg("--memory")

@@ -33,16 +33,6 @@ fn lab() -> Result<&'static Lab, Failed> {
     .map_err(|e| Failed::from(e.clone()))
 }
 
-fn trial_name(scenario: &Scenario, variant: &str, point: &Point) -> String {
-    match &point.label {
-        Some(label) => format!("scenario_{}::{variant}::{label}", scenario.name),
-        None => format!("scenario_{}::{variant}", scenario.name),
-    }
-}
-
-fn snapshot_name(name: &str) -> String {
-    name.trim_start_matches("scenario_").replace("::", "__").replace(['=', ','], "_")
-}
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
@@ -65,7 +55,7 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
         let variants = scenario.variants(&known)?;
         for point in &scenario.points {
             for variant in &variants {
-                let name = trial_name(&scenario, variant, point);
+                let name = scenario.trial_name(variant, point);
                 let (s, p, v, n) = (scenario.clone(), point.clone(), variant.clone(), name.clone());
                 trials.push(Trial::test(name, move || trial(&s, &p, &v, &n)));
             }
@@ -79,8 +69,77 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
     // The same scenario twice on the same kernel gives the same trace.
     let headline = Scenario::load(&root.join("scenarios/1mib_after_4k.yaml"))?;
     trials.push(Trial::test("repeatable::scenario_1mib_after_4k::base", move || repeatable(&headline, "base")));
+    // Bisecting names the patch (in a series) and the commit (in a tree) that changed a trace.
+    let (h1, h2) = (headline_for_bisect(root)?, headline_for_bisect(root)?);
+    trials.push(Trial::test("bisect::series_names_seed_000", move || bisect_series(&h1)));
+    trials.push(Trial::test("bisect::tree_names_seed_000", move || bisect_tree(&h2)));
     trials.sort_by(|a, b| a.name().cmp(b.name()));
     Ok(trials)
+}
+
+fn headline_for_bisect(root: &Path) -> radiff::Result<Scenario> {
+    Scenario::load(&root.join("scenarios/1mib_after_4k.yaml"))
+}
+
+/// [a neutral change, seed 000's patch, another neutral change].
+fn bisect_patches() -> Vec<PathBuf> {
+    let root = radiff::repo_root();
+    let seed = std::fs::read_dir(root.join("kernels/variants/async-align-v1")).unwrap().next().unwrap().unwrap().path();
+    vec![
+        root.join("harness/tests/bisect/0001-mm-filemap-a-neutral-comment.patch"),
+        seed,
+        root.join("harness/tests/bisect/0003-mm-readahead-another-neutral-comment.patch"),
+    ]
+}
+
+fn bisect_series(scenario: &Scenario) -> Result<(), Failed> {
+    let lab = lab()?;
+    let variant = radiff::kernels::Variant { name: "bisect-test".into(), patches: bisect_patches() };
+    let found = radiff::bisect::bisect_series(lab, &variant, scenario, &scenario.points[0]).map_err(|e| e.to_string())?;
+    eprintln!("bisect::series_names_seed_000:\n{}", found.describe());
+    match &found.patch {
+        Some((2, _)) => Ok(()),
+        _ => Err(format!("expected patch #2 (seed 000), got:\n{}", found.describe()).into()),
+    }
+}
+
+fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
+    let lab = lab()?;
+    let root = radiff::repo_root();
+    if !matches!(lab.kernels.base, radiff::kernels::Base::Debian { .. }) {
+        return Err("this trial builds its test repository in radiff's Debian work tree; unset RADIFF_KERNEL_TREE".into());
+    }
+    // The base kernel first, so that the tree's build directory is warm.
+    lab.kernel("base", "bisect::tree_names_seed_000").map_err(|e| e.to_string())?;
+    let builder = radiff::kernels::Builder::new(&lab.kernels, &lab.cache, lab.progress);
+    // A repository made from the base source: commits [neutral, seed 000, neutral] on
+    // top of the base, in radiff's own work tree (so every step builds incrementally).
+    let (tree, commits) = {
+        let _lock = builder.lock_tree().map_err(|e| e.to_string())?;
+        let tree = builder.work_tree().map_err(|e| e.to_string())?;
+        let mut commits = Vec::new();
+        for patch in bisect_patches() {
+            let git = |args: &[&str]| radiff::process::Cmd::new("git").arg("-C").arg(&tree).args(args.iter().copied()).read();
+            radiff::process::Cmd::new("patch").dir(&tree).args(["-p1", "--batch", "--forward", "-s", "-i"]).arg(&patch).read().map_err(|e| e.to_string())?;
+            let subject = std::fs::read_to_string(&patch).unwrap().lines().find_map(|l| l.strip_prefix("Subject: ").map(str::to_string)).unwrap();
+            git(&["-c", "user.name=radiff", "-c", "user.email=radiff@localhost", "commit", "-q", "-a", "-m", &subject]).map_err(|e| e.to_string())?;
+            commits.push(git(&["rev-parse", "HEAD"]).map_err(|e| e.to_string())?.trim().to_string());
+        }
+        (tree, commits)
+    };
+    let result = radiff::bisect::bisect_tree(&root, &tree, "radiff-base", &commits[2], &scenario.path, None, "snapshot");
+    // Leave the work tree at the base for every other build.
+    {
+        let _lock = builder.lock_tree().map_err(|e| e.to_string())?;
+        builder.work_tree().map_err(|e| e.to_string())?;
+    }
+    let found = result.map_err(|e| e.to_string())?;
+    eprintln!("bisect::tree_names_seed_000:\n{found}");
+    let first = found.lines().next().unwrap_or_default();
+    if !first.starts_with(&format!("first bad commit: {}", &commits[1][..7])) {
+        return Err(format!("expected seed 000's commit {} first, got:\n{found}", &commits[1][..12]).into());
+    }
+    Ok(())
 }
 
 fn kernel_boots(variant: &str) -> Result<(), Failed> {
@@ -152,18 +211,7 @@ fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Resul
     }
 
     // The kernel's trace against its snapshot.
-    let mut header = vec![
-        ("scenario", format!("{} ({})", scenario.name, scenario.description)),
-        ("variant", variant.to_string()),
-    ];
-    if let Some(label) = &point.label {
-        header.push(("point", label.clone()));
-    }
-    let q = &out.env.queue;
-    header.push(("queue", format!("read_ahead_kb {} max_sectors_kb {} max_hw_sectors_kb {} max_segments {} logical_block_size {}", q.read_ahead_kb, q.max_sectors_kb, q.max_hw_sectors_kb, q.max_segments, q.logical_block_size)));
-    header.push(("file", format!("{} bytes in {} extents", out.env.file_size, out.env.extents.len())));
-    let text = summary::snapshot(&out.capture.trace, &out.env.extents, &header);
-    let snap = snapshot_name(name);
+    let (snap, text) = summary::trial_snapshot(scenario, point, variant, &out.env, &out.capture.trace);
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(radiff::repo_root().join("snapshots"));
     settings.set_prepend_module_to_snapshot(false);

@@ -21,6 +21,16 @@ usage: radiff <command> [args]
                                a Markdown table for a changelog: per variant, device reads,
                                bytes, folios by order, windows, guest time (median of N)
   report --all --variants A,B  every scenario on two variants; lists only what changed
+  check --tree DIR --scenario FILE [--point P] [--against snapshot|model]
+                               build DIR as checked out, run the scenario, compare: exit 0
+                               same, 1 differs, 125 does not build (for git bisect run)
+  bisect --tree DIR --good A --bad B --scenario FILE
+                               git bisect with `radiff check`; prints the first bad commit
+  bisect --variant V --scenario FILE [--point P]
+                               the first patch of V's series that changes the trace
+  bench [--cold yes] [--scenario NAME]
+                               time the whole matrix: builds, images, runs, the model
+                               (--cold: in a fresh cache, building everything)
 ";
 
 fn main() -> ExitCode {
@@ -46,6 +56,9 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
         }
         ["run", rest @ ..] => run(rest),
         ["report", rest @ ..] => radiff::report::main(rest),
+        ["check", rest @ ..] => radiff::bisect::check_main(rest),
+        ["bench", rest @ ..] => radiff::bench::main(rest),
+        ["bisect", rest @ ..] => radiff::bisect::bisect_main(rest),
         ["help" | "--help" | "-h"] | [] => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,129 @@
+//! `radiff bench`: what the whole matrix costs (kernel builds, image preparation, VM runs,
+//! model predictions), warm or cold, printed as a table.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use radiff_model::{predict, Policy};
+
+use crate::cache::Cache;
+use crate::cli::{options, progress};
+use crate::error::{Error, Result};
+use crate::kernels::{Builder, Kernels};
+use crate::run::{guest_binary, image_key, model_input, Lab};
+use crate::scenario;
+
+/// One row of the table.
+struct Row {
+    phase: &'static str,
+    what: String,
+    wall: Duration,
+    note: String,
+}
+
+/// `radiff bench [--cold yes] [--scenario NAME]`.
+pub fn main(args: &[&str]) -> Result<ExitCode> {
+    let (words, opts) = options(args, &["cold", "scenario"])?;
+    if !words.is_empty() {
+        return Err(Error::Other(format!("unexpected `{}`; usage: radiff bench [--cold yes] [--scenario NAME]", words.join(" "))));
+    }
+    let cold = opts.iter().any(|(k, v)| k == "cold" && *v != "no");
+    let only: Option<&str> = opts.iter().find(|(k, _)| k == "scenario").map(|(_, v)| *v);
+    let repo = crate::repo_root();
+    let warm_cache = Cache::from_env();
+    let cache = if cold { cold_cache(&warm_cache)? } else { warm_cache };
+    let kernels = Kernels::load(&repo)?;
+    let lab = Lab::new(cache.clone(), kernels.clone(), guest_binary()?, &progress);
+    let started = Instant::now();
+    let mut rows = Vec::new();
+
+    let builder = Builder::new(&kernels, &cache, &progress);
+    for variant in &kernels.variants {
+        let t = Instant::now();
+        let built = builder.build(variant)?;
+        rows.push(Row { phase: "build", what: variant.name.clone(), wall: t.elapsed(), note: if built.compiled { "compiled".into() } else { "cached".into() } });
+    }
+
+    let scenarios: Vec<_> = scenario::load_all(&repo.join("scenarios"))?.into_iter().filter(|s| only.is_none_or(|o| s.name == o)).collect();
+    if scenarios.is_empty() {
+        return Err(Error::Other(format!("no scenario named `{}`", only.unwrap_or(""))));
+    }
+    let mut images = BTreeSet::new();
+    for s in &scenarios {
+        if images.insert(image_key(s)) {
+            let t = Instant::now();
+            let existed = cache.root.join("images").join(image_key(s)).join("ready").is_file();
+            lab.image(s, "radiff bench")?;
+            rows.push(Row { phase: "image", what: image_key(s), wall: t.elapsed(), note: if existed { "cached".into() } else { "prepared".into() } });
+        }
+    }
+
+    let mut model_total = Duration::ZERO;
+    for s in &scenarios {
+        for point in &s.points {
+            for variant in s.variants(&kernels.names())? {
+                let name = s.trial_name(&variant, point);
+                let out = lab.run(s, point, &variant, &name)?;
+                let note = match Policy::for_variant(&variant) {
+                    Some(policy) => {
+                        let input = model_input(s, &out.env);
+                        // The best of a few predictions: the cost of the model, not of the
+                        // machine's other work.
+                        let best = (0..5)
+                            .map(|_| {
+                                let t = Instant::now();
+                                std::hint::black_box(predict(&input, &policy));
+                                t.elapsed()
+                            })
+                            .min()
+                            .unwrap_or_default();
+                        model_total += best;
+                        format!(
+                            "guest pattern {:.2} s; model {:.2} ms ({:.0}x faster than the run)",
+                            out.env.pattern_ns as f64 / 1e9,
+                            best.as_secs_f64() * 1e3,
+                            out.wall.as_secs_f64() / best.as_secs_f64().max(1e-9)
+                        )
+                    }
+                    None => "no model policy".into(),
+                };
+                rows.push(Row { phase: "run", what: name, wall: out.wall, note });
+            }
+        }
+    }
+    let total = started.elapsed();
+
+    println!("{:<6} {:<62} {:>9}  {}", "phase", "what", "wall s", "");
+    for r in &rows {
+        println!("{:<6} {:<62} {:>9.1}  {}", r.phase, r.what, r.wall.as_secs_f64(), r.note);
+    }
+    let sum = |p: &str| rows.iter().filter(|r| r.phase == p).map(|r| r.wall).sum::<Duration>();
+    println!();
+    println!("{} matrix: builds {:.0} s, images {:.0} s, runs {:.0} s ({} runs), model {:.1} ms in all; total {:.1} min (machine: {} CPUs)",
+        if cold { "cold" } else { "warm" },
+        sum("build").as_secs_f64(),
+        sum("image").as_secs_f64(),
+        sum("run").as_secs_f64(),
+        rows.iter().filter(|r| r.phase == "run").count(),
+        model_total.as_secs_f64() * 1e3,
+        total.as_secs_f64() / 60.0,
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A fresh cache for a cold measurement, sharing only what `./setup` downloads (the source
+/// tarball and virtme-ng): kernels, trees, images are all made anew.
+fn cold_cache(warm: &Cache) -> Result<Cache> {
+    let root = warm.root.join(format!("bench-cold-{}", std::process::id()));
+    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, e))?;
+    for shared in ["source", "venv"] {
+        let from: PathBuf = warm.root.join(shared);
+        if from.exists() {
+            std::os::unix::fs::symlink(&from, root.join(shared)).map_err(|e| Error::io(root.join(shared), e))?;
+        }
+    }
+    progress(&format!("cold bench in {} (delete it afterwards)", root.display()));
+    Ok(Cache { root })
+}
