@@ -69,23 +69,16 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
                 match event {
                     "page_cache_sync_ra" | "page_cache_async_ra" => {
                         let trigger = if event == "page_cache_sync_ra" { Trigger::Sync } else { Trigger::Async };
-                        windows.push(Window {
-                            trigger,
-                            index: f.num("index").map_err(&err)?,
-                            req_count: f.num("req_count").map_err(&err)?,
-                            ra: RaState {
-                                start: 0,
-                                size: f.num("size").map_err(&err)?,
-                                async_size: f.num("async_size").map_err(&err)?,
-                                order: f.num("order").map_err(&err)? as u32,
-                                ra_pages: f.num("ra_pages").map_err(&err)?,
-                                mmap_miss: f.num("mmap_miss").map_err(&err)?,
-                                prev_pos: f.signed("prev_pos").map_err(&err)?,
-                            },
-                            submits: Vec::new(),
-                            folios: Vec::new(),
-                            requests: Vec::new(),
-                        });
+                        let ra = RaState {
+                            start: 0,
+                            size: f.num("size").map_err(&err)?,
+                            async_size: f.num("async_size").map_err(&err)?,
+                            order: f.num("order").map_err(&err)? as u32,
+                            ra_pages: f.num("ra_pages").map_err(&err)?,
+                            mmap_miss: f.num("mmap_miss").map_err(&err)?,
+                            prev_pos: f.signed("prev_pos").map_err(&err)?,
+                        };
+                        windows.push(Window::open(trigger, f.num("index").map_err(&err)?, f.num("req_count").map_err(&err)?, ra));
                     }
                     "page_cache_ra_order" => current(&mut windows).submits.push(Submit::Order {
                         index: f.num("index").map_err(&err)?,
@@ -130,15 +123,7 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
 /// The window events go to: the last one, or a `Start` window before the first call.
 fn current(windows: &mut Vec<Window>) -> &mut Window {
     if windows.is_empty() {
-        windows.push(Window {
-            trigger: Trigger::Start,
-            index: 0,
-            req_count: 0,
-            ra: RaState::default(),
-            submits: Vec::new(),
-            folios: Vec::new(),
-            requests: Vec::new(),
-        });
+        windows.push(Window::open(Trigger::Start, 0, 0, RaState::default()));
     }
     windows.last_mut().expect("just pushed")
 }

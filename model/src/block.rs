@@ -404,17 +404,8 @@ mod tests {
     use super::*;
 
     fn nvme(max_sectors_kb: u64) -> Limits {
-        Limits::from_queue(&QueueLimits {
-            read_ahead_kb: 128,
-            max_sectors_kb,
-            max_hw_sectors_kb: 512,
-            max_segments: 129,
-            max_segment_size: 4294967295,
-            logical_block_size: 512,
-            physical_block_size: 512,
-            virt_boundary_mask: 4095,
-            ..Default::default()
-        })
+        // The QEMU NVMe disk, with a virt boundary to exercise that split too.
+        Limits::from_queue(&QueueLimits { virt_boundary_mask: 4095, ..QueueLimits::nvme_qemu(128, max_sectors_kb) })
     }
 
     fn pages(n: u64) -> Bio {

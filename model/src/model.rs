@@ -174,15 +174,7 @@ impl Recorder {
         if self.windows.is_empty() {
             // Events before the first readahead call: kept in a Start window that has no
             // call, so nothing is dropped.
-            self.windows.push(Window {
-                trigger: Trigger::Start,
-                index: 0,
-                req_count: 0,
-                ra: RaState::default(),
-                submits: Vec::new(),
-                folios: Vec::new(),
-                requests: Vec::new(),
-            });
+            self.windows.push(Window::open(Trigger::Start, 0, 0, RaState::default()));
             if let Some(notes) = &mut self.notes {
                 notes.push(WindowNote { op: self.op, fd: 0, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
             }

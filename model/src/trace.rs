@@ -109,6 +109,15 @@ impl Request {
     }
 }
 
+impl Window {
+    /// A window opened by `trigger` at page `index`, with nothing submitted, added or
+    /// issued yet. `Start` windows (events before any call) are `open(Trigger::Start, 0,
+    /// 0, RaState::default())`, on both sides.
+    pub fn open(trigger: Trigger, index: u64, req_count: u64, ra: RaState) -> Window {
+        Window { trigger, index, req_count, ra, submits: Vec::new(), folios: Vec::new(), requests: Vec::new() }
+    }
+}
+
 impl Folio {
     pub fn pages(&self) -> u64 {
         1 << self.order
