@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use radiff_model::{Trace, Window};
+use radiff_model::{Extent, Trace, Window};
 use similar::{ChangeTag, TextDiff};
 
 use crate::summary::{window_line, Figures};
@@ -15,7 +15,8 @@ use crate::summary::{window_line, Figures};
 /// what it does to a trace, returning how many things it removed.
 pub struct Step {
     pub name: &'static str,
-    pub apply: fn(&mut Trace) -> u64,
+    /// Applied to a trace of the file whose extents are given.
+    pub apply: fn(&mut Trace, &[Extent]) -> u64,
 }
 
 /// The steps applied to the kernel's trace before it is compared with the model's, in
@@ -23,10 +24,24 @@ pub struct Step {
 pub const STEPS: &[Step] = &[
     Step { name: "drop metadata reads (REQ_META): the file system's own reads, which the model does not predict", apply: drop_metadata_reads },
     Step { name: "drop requests that are not reads (log writes, flushes)", apply: drop_non_reads },
+    Step {
+        name: "drop reads outside the file's extents: the file system's own blocks read without REQ_META (f2fs's node pages)",
+        apply: drop_reads_outside_file,
+    },
     Step { name: "drop a start window (events before the first readahead call) left empty", apply: drop_empty_start },
 ];
 
-fn drop_empty_start(trace: &mut Trace) -> u64 {
+fn drop_reads_outside_file(trace: &mut Trace, extents: &[Extent]) -> u64 {
+    if extents.is_empty() {
+        return 0;
+    }
+    retain_requests(trace, |r| {
+        let (start, end) = (r.sector * radiff_model::trace::SECTOR_SIZE, (r.sector + r.sectors) * radiff_model::trace::SECTOR_SIZE);
+        extents.iter().any(|e| start < e.physical + e.length && e.physical < end)
+    })
+}
+
+fn drop_empty_start(trace: &mut Trace, _: &[Extent]) -> u64 {
     let empty = trace.windows.first().is_some_and(|w| {
         w.trigger == radiff_model::Trigger::Start && w.submits.is_empty() && w.folios.is_empty() && w.requests.is_empty()
     });
@@ -36,11 +51,11 @@ fn drop_empty_start(trace: &mut Trace) -> u64 {
     empty as u64
 }
 
-fn drop_metadata_reads(trace: &mut Trace) -> u64 {
+fn drop_metadata_reads(trace: &mut Trace, _: &[Extent]) -> u64 {
     retain_requests(trace, |r| !(r.is_read() && r.is_metadata()))
 }
 
-fn drop_non_reads(trace: &mut Trace) -> u64 {
+fn drop_non_reads(trace: &mut Trace, _: &[Extent]) -> u64 {
     retain_requests(trace, |r| r.is_read())
 }
 
@@ -54,13 +69,13 @@ fn retain_requests(trace: &mut Trace, keep: impl Fn(&radiff_model::Request) -> b
     dropped
 }
 
-/// Applies every step; returns the normalised trace and (step, count removed) for each
-/// step that removed something.
-pub fn normalise(trace: &Trace) -> (Trace, Vec<(&'static str, u64)>) {
+/// Applies every step to the trace of the file with `extents`; returns the normalised
+/// trace and (step, count removed) for each step that removed something.
+pub fn normalise(trace: &Trace, extents: &[Extent]) -> (Trace, Vec<(&'static str, u64)>) {
     let mut t = trace.clone();
     let mut applied = Vec::new();
     for step in STEPS {
-        let n = (step.apply)(&mut t);
+        let n = (step.apply)(&mut t, extents);
         if n > 0 {
             applied.push((step.name, n));
         }
@@ -225,7 +240,7 @@ mod tests {
         let mut t = Trace { windows: vec![w(0, 4, 2, 32, "RA"), w(4, 4, 2, 32, "RA")] };
         t.windows[0].requests.push(Request { sector: 9, sectors: 8, rwbs: "RM".into() });
         t.windows[1].requests.push(Request { sector: 7, sectors: 8, rwbs: "WS".into() });
-        let (n, applied) = normalise(&t);
+        let (n, applied) = normalise(&t, &[]);
         assert_eq!(n.requests().count(), 2);
         assert_eq!(applied.len(), 2);
         assert_eq!(applied[0].1, 1);
@@ -238,12 +253,21 @@ mod tests {
         start.folios.clear();
         start.requests = vec![Request { sector: 9, sectors: 8, rwbs: "RM".into() }];
         let with_start = Trace { windows: vec![start, w(0, 4, 2, 32, "RA")] };
-        let (n, applied) = normalise(&with_start);
+        let (n, applied) = normalise(&with_start, &[]);
         assert_eq!(n, Trace { windows: vec![w(0, 4, 2, 32, "RA")] });
         assert_eq!(applied.iter().map(|a| a.1).collect::<Vec<_>>(), vec![1, 1]);
         // Before/after pair: a trace without them is left alone.
         let clean = Trace { windows: vec![w(0, 4, 2, 32, "RA")] };
-        assert_eq!(normalise(&clean), (clean.clone(), vec![]));
+        assert_eq!(normalise(&clean, &[]), (clean.clone(), vec![]));
+        // A plain read of a block outside the file (an f2fs node page) goes too, once the
+        // file's extents are known; reads inside them stay.
+        let extents = [Extent { logical: 0, physical: 0, length: 1 << 20, flags: 0 }];
+        let mut node = Trace { windows: vec![w(0, 4, 2, 32, "RA")] };
+        node.windows[0].requests.push(Request { sector: 1 << 20, sectors: 8, rwbs: "R".into() });
+        let (n, applied) = normalise(&node, &extents);
+        assert_eq!(n, Trace { windows: vec![w(0, 4, 2, 32, "RA")] });
+        assert_eq!(applied.len(), 1);
+        assert!(applied[0].0.contains("outside the file's extents"));
     }
 
     #[test]

@@ -34,6 +34,11 @@ pub struct Capture {
     pub filtered: BTreeMap<String, u64>,
     /// Event lines read in all.
     pub events: u64,
+    /// The page frame number of each folio of the file, in the order the folios were
+    /// added (the model's input for how bios merge pages); empty when the trace has no
+    /// `pfn=` fields.
+    #[serde(default)]
+    pub pfns: Vec<u64>,
 }
 
 /// A line that is not an event of the expected format.
@@ -51,6 +56,7 @@ pub const OTHER_EVENTS: &str = "events radiff does not read";
 pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
     let mut capture = Capture::default();
     let mut windows: Vec<Window> = Vec::new();
+    let mut missing_pfn = false;
     for (number, line) in text.lines().enumerate() {
         let number = number + 1;
         if line.starts_with('#') || line.trim().is_empty() {
@@ -104,6 +110,11 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
                     return Err(err(format!("folio offset {ofs} is not page-aligned")));
                 }
                 current(&mut windows).folios.push(Folio { index: ofs / radiff_model::trace::PAGE_SIZE, order: f.num("order").map_err(&err)? as u32 });
+                match f.get("pfn").ok().map(|p| u64::from_str_radix(p.trim_start_matches("0x"), 16)) {
+                    Some(Ok(pfn)) => capture.pfns.push(pfn),
+                    Some(Err(_)) => return Err(err("field `pfn` is not hex".into())),
+                    None => missing_pfn = true,
+                }
             }
             "block_rq_issue" => {
                 let request = parse_rq(body).ok_or_else(|| err(format!("cannot read block_rq_issue: {body}")))?;
@@ -117,6 +128,10 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
         }
     }
     capture.trace = Trace { windows };
+    if missing_pfn {
+        // All or nothing: the n-th pfn must belong to the n-th folio.
+        capture.pfns.clear();
+    }
     Ok(capture)
 }
 
@@ -239,6 +254,7 @@ kworker/0:1H-12      [000] d..1.    12.000008: block_rq_issue: 259,0 RM 4096 () 
         assert_eq!((w[0].trigger, w[0].index, w[0].req_count, w[0].ra.prev_pos), (Trigger::Sync, 0, 1, -1));
         assert_eq!(w[0].submits, vec![Submit::Order { index: 0, size: 4, async_size: 3, order: 0 }]);
         assert_eq!(w[0].folios, vec![Folio { index: 0, order: 0 }]);
+        assert_eq!(c.pfns, vec![0x10a3c], "the pfns of the file's folios only");
         assert_eq!(w[0].requests, vec![Request { sector: 1024, sectors: 32, rwbs: "RA".into() }]);
         assert_eq!((w[1].trigger, w[1].ra.size, w[1].ra.async_size, w[1].ra.prev_pos), (Trigger::Async, 4, 3, 4095));
         assert_eq!(w[1].requests, vec![Request { sector: 64, sectors: 8, rwbs: "RM".into() }]);

@@ -118,10 +118,9 @@ impl Lab {
     /// `runs/SCENARIO/NAME/`.
     pub fn run_kernel(&self, scenario: &Scenario, point: &Point, name: &str, kernel: &Path) -> Result<RunOutput> {
         let image = self.image(scenario, name)?;
-        let mut dir = self.cache.dir("runs")?.join(&scenario.name).join(name);
+        let mut dir = self.cache.dir("runs")?.join(&scenario.name).join(folder_name(name));
         if let Some(label) = &point.label {
-            // vng reads `--rwdir=A=B` as guest path A, host path B: no `=` in folder names.
-            dir = dir.join(label.replace('=', "-").replace(',', "_"));
+            dir = dir.join(folder_name(label));
         }
         let _lock = cache::lock(&self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([dir.to_string_lossy().as_bytes()]))))?;
         if dir.exists() {
@@ -213,6 +212,13 @@ impl Lab {
         }
         Ok(booted.accel)
     }
+}
+
+/// A run folder's name for a variant or matrix point: vng refuses some characters in
+/// `--rwdir` (`~`) and reads `=` as GUEST=HOST, so anything but letters, digits, `.`, `_`
+/// and `-` becomes `-`.
+fn folder_name(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' }).collect()
 }
 
 fn disk(scenario: &Scenario, image: &Path) -> Disk {

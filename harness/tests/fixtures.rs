@@ -24,7 +24,7 @@ fn fixture(scenario: &str, variant: &str) -> (Scenario, GuestEnv, Trace) {
 fn check(scenario_name: &str, variant: &str) -> (Trace, Trace) {
     let (scenario, env, kernel) = fixture(scenario_name, variant);
     let model = predict(&model_input(&scenario, &env), &Policy::for_variant(variant).unwrap());
-    let (normalised, _) = normalise(&kernel);
+    let (normalised, _) = normalise(&kernel, &env.extents);
     if let Some(d) = compare::compare(&normalised, &model) {
         panic!("{}", compare::render(&d, &format!("{scenario_name}::{variant} (fixture)"), "cargo test --test fixtures"));
     }
@@ -63,7 +63,7 @@ fn a_model_without_the_alignment_fails_at_the_first_trimmed_window() {
     let (scenario, env, kernel) = fixture("1mib_after_4k", "base");
     let broken = Policy { async_align: AsyncAlign::Unaligned, ..Policy::BASE };
     let model = predict(&model_input(&scenario, &env), &broken);
-    let (normalised, _) = normalise(&kernel);
+    let (normalised, _) = normalise(&kernel, &env.extents);
     let d = compare::compare(&normalised, &model).expect("a model without alignment must diverge");
     assert!(d.fails());
     assert!(matches!(d.part, Part::Requests | Part::Folios), "{:?}", d.part);

@@ -121,7 +121,14 @@ fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
         for patch in bisect_patches() {
             let git = |args: &[&str]| radiff::process::Cmd::new("git").arg("-C").arg(&tree).args(args.iter().copied()).read();
             radiff::process::Cmd::new("patch").dir(&tree).args(["-p1", "--batch", "--forward", "-s", "-i"]).arg(&patch).read().map_err(|e| e.to_string())?;
-            let subject = std::fs::read_to_string(&patch).unwrap().lines().find_map(|l| l.strip_prefix("Subject: ").map(str::to_string)).unwrap();
+            // The mail's subject (a raw mail may only have "[PATCH] ..." as its first line).
+            let text = std::fs::read_to_string(&patch).map_err(|e| e.to_string())?;
+            let subject = text
+                .lines()
+                .find_map(|l| l.strip_prefix("Subject: "))
+                .or_else(|| text.lines().find(|l| l.starts_with("[PATCH")))
+                .unwrap_or("a patch")
+                .to_string();
             git(&["-c", "user.name=radiff", "-c", "user.email=radiff@localhost", "commit", "-q", "-a", "-m", &subject]).map_err(|e| e.to_string())?;
             commits.push(git(&["rev-parse", "HEAD"]).map_err(|e| e.to_string())?.trim().to_string());
         }
@@ -183,7 +190,7 @@ fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Resul
 
     // The kernel against the model.
     let predicted = predict(&model_input(scenario, &out.env), &policy);
-    let (kernel, steps) = normalise(&out.capture.trace);
+    let (kernel, steps) = normalise(&out.capture.trace, &out.env.extents);
     let mut report = String::new();
     for (step, n) in &steps {
         report.push_str(&format!("normalised: {n} x {step}\n"));
