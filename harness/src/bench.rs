@@ -68,7 +68,7 @@ pub fn main(args: &[&str]) -> Result<ExitCode> {
                 let out = lab.run(s, point, &variant, &name)?;
                 let note = match Policy::for_variant(&variant) {
                     Some(policy) => {
-                        let input = model_input(s, &out.env);
+                        let input = model_input(s, &out.env, &out.capture.pfns);
                         // The best of a few predictions: the cost of the model, not of the
                         // machine's other work.
                         let best = (0..5)

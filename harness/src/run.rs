@@ -279,9 +279,11 @@ pub fn guest_binary() -> Result<PathBuf> {
 }
 
 /// What the model is given for a run: the scenario's reads on the file the guest measured
-/// (its size and extents) behind the queue the guest measured.
-pub fn model_input(scenario: &Scenario, env: &GuestEnv) -> radiff_model::Input {
+/// (its size and extents) behind the queue the guest measured, with the folios in the
+/// physical pages the kernel put them in (`pfns`, from the trace; empty if unknown).
+pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_model::Input {
     radiff_model::Input {
+        folio_pfns: pfns.to_vec(),
         fs: scenario.fs,
         file_size: env.file_size,
         extents: env.extents.clone(),

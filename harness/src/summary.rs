@@ -280,6 +280,35 @@ pub fn snapshot_body(file_text: &str) -> &str {
     rest
 }
 
+/// The lines where `new` differs from the snapshot body `old`, at most `max` of them,
+/// each with its line number on the side it comes from (`-12 old line`, `+12 new line`),
+/// and how many more changed lines were left out: short enough for a CI log that keeps
+/// only part of the output.
+pub fn snapshot_diff(old: &str, new: &str, max: usize) -> String {
+    use similar::{ChangeTag, TextDiff};
+    let diff = TextDiff::from_lines(old, new);
+    let mut out = String::new();
+    let mut shown = 0;
+    let mut left = 0;
+    for change in diff.iter_all_changes() {
+        let (sign, line) = match change.tag() {
+            ChangeTag::Equal => continue,
+            ChangeTag::Delete => ('-', change.old_index()),
+            ChangeTag::Insert => ('+', change.new_index()),
+        };
+        if shown == max {
+            left += 1;
+            continue;
+        }
+        shown += 1;
+        let _ = writeln!(out, "{sign}{:<5} {}", line.map_or(0, |i| i + 1), change.value().trim_end());
+    }
+    if left > 0 {
+        let _ = writeln!(out, "... and {left} more changed lines");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,6 +354,15 @@ mod tests {
         let nvme = radiff_model::QueueLimits { max_segments: 129, max_sectors_kb: 512, ..Default::default() };
         assert!(segments_bind(&ufs));
         assert!(!segments_bind(&nvme));
+    }
+
+    #[test]
+    fn snapshot_diffs_show_changed_lines_with_numbers_and_stop_at_the_limit() {
+        let old = "a\nb\nc\nd\n";
+        let new = "a\nB\nc\nD\ne\n";
+        assert_eq!(snapshot_diff(old, new, 10), "-2     b\n+2     B\n-4     d\n+4     D\n+5     e\n");
+        assert_eq!(snapshot_diff(old, new, 2), "-2     b\n+2     B\n... and 3 more changed lines\n");
+        assert_eq!(snapshot_diff(old, old, 2), "");
     }
 
     #[test]

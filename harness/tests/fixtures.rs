@@ -11,19 +11,19 @@ use radiff::scenario::Scenario;
 use radiff::summary::Figures;
 use radiff_model::{predict, AsyncAlign, Policy, Trace};
 
-fn fixture(scenario: &str, variant: &str) -> (Scenario, GuestEnv, Trace) {
+fn fixture(scenario: &str, variant: &str) -> (Scenario, GuestEnv, Trace, Vec<u64>) {
     let root = radiff::repo_root();
     let dir: PathBuf = root.join("harness/tests/fixtures").join(scenario).join(variant);
     let scenario = Scenario::load(&root.join("scenarios").join(format!("{scenario}.yaml"))).unwrap();
     let env: GuestEnv = serde_json::from_str(&std::fs::read_to_string(dir.join("env.json")).unwrap()).unwrap();
     let text = std::fs::read_to_string(dir.join("trace.txt")).unwrap();
     let capture = ftrace::parse(&text, Filter::new(&env.dev, env.ino).unwrap()).unwrap();
-    (scenario, env, capture.trace)
+    (scenario, env, capture.trace, capture.pfns)
 }
 
 fn check(scenario_name: &str, variant: &str) -> (Trace, Trace) {
-    let (scenario, env, kernel) = fixture(scenario_name, variant);
-    let model = predict(&model_input(&scenario, &env), &Policy::for_variant(variant).unwrap());
+    let (scenario, env, kernel, pfns) = fixture(scenario_name, variant);
+    let model = predict(&model_input(&scenario, &env, &pfns), &Policy::for_variant(variant).unwrap());
     let (normalised, _) = normalise(&kernel, &env.extents);
     if let Some(d) = compare::compare(&normalised, &model) {
         panic!("{}", compare::render(&d, &format!("{scenario_name}::{variant} (fixture)"), "cargo test --test fixtures"));
@@ -60,9 +60,9 @@ fn the_model_predicts_the_headline_trace_on_async_align_v1_exactly() {
 /// diff that shows both sides.
 #[test]
 fn a_model_without_the_alignment_fails_at_the_first_trimmed_window() {
-    let (scenario, env, kernel) = fixture("1mib_after_4k", "base");
+    let (scenario, env, kernel, pfns) = fixture("1mib_after_4k", "base");
     let broken = Policy { async_align: AsyncAlign::Unaligned, ..Policy::BASE };
-    let model = predict(&model_input(&scenario, &env), &broken);
+    let model = predict(&model_input(&scenario, &env, &pfns), &broken);
     let (normalised, _) = normalise(&kernel, &env.extents);
     let d = compare::compare(&normalised, &model).expect("a model without alignment must diverge");
     assert!(d.fails());

@@ -189,7 +189,7 @@ fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Resul
     let mut failures = Vec::new();
 
     // The kernel against the model.
-    let predicted = predict(&model_input(scenario, &out.env), &policy);
+    let predicted = predict(&model_input(scenario, &out.env, &out.capture.pfns), &policy);
     let (kernel, steps) = normalise(&out.capture.trace, &out.env.extents);
     let mut report = String::new();
     for (step, n) in &steps {
@@ -225,7 +225,12 @@ fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Resul
     settings.set_omit_expression(true);
     let snapshot_result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| settings.bind(|| insta::assert_snapshot!(snap.as_str(), text))));
     if snapshot_result.is_err() {
-        failures.push(format!("{name}: the kernel's trace differs from snapshots/{snap}.snap (or it is missing); review with `cargo insta review`, rerun with `{rerun}`"));
+        let path = radiff::repo_root().join("snapshots").join(format!("{snap}.snap"));
+        let what = match std::fs::read_to_string(&path) {
+            Ok(old) => format!("differs from snapshots/{snap}.snap:\n{}", summary::snapshot_diff(summary::snapshot_body(&old), &text, 16)),
+            Err(_) => format!("has no snapshot: snapshots/{snap}.snap is missing; `cargo insta review` after a run outside CI writes it\n"),
+        };
+        failures.push(format!("{name}: the kernel's trace {what}review with `cargo insta review`, rerun with `{rerun}`"));
     }
 
     eprintln!("{name}: {} in {:.1} s ({:?}); {}run folder {}", summary::short(&radiff::summary::Figures::of(&out.capture.trace)).trim_end(), out.wall.as_secs_f64(), out.accel, report, out.dir.display());

@@ -1,23 +1,61 @@
-//! block/ of Linux 7.3.4: from the bios a file system submits to the requests the device
-//! sees (`block_rq_issue`): splitting to the queue limits (blk-merge.c), merging into
-//! the plugged request (blk_attempt_plug_merge), and issue at `blk_finish_plug()`.
+//! block/ of Linux 7.3.4: from the bios a file system builds (bio.c: `bio_add_folio()`
+//! merging physically contiguous folios into one bio_vec) to the requests the device sees
+//! (`block_rq_issue`): splitting to the queue limits (blk-merge.c), merging into the
+//! plugged request (blk_attempt_plug_merge), and issue at `blk_finish_plug()`.
+//!
+//! Segments are counted on physical addresses, as the kernel does: each folio's comes
+//! from `Input::folio_pfns` or the [`crate::FolioMemory`] assumption.
 //!
 //! The model assumes what radiff's guests have: blk-mq with scheduler `none`, one
 //! device per plug, no `chunk_sectors`, no integrity, no inline encryption, `nomerges` 0,
-//! the default `seg_boundary_mask` (4 GiB - 1) and enough tags that no submission sleeps.
+//! no Xen, no KMSAN, SPARSEMEM_VMEMMAP (x86_64), page cache folios that are not
+//! ZONE_DEVICE memory, and enough tags that no submission sleeps. Every bio_vec starts
+//! page aligned and is a multiple of 4 KiB long, so `dma_alignment` (at most 4095) never
+//! matters: neither `bio_split_io_at()`'s "-EINVAL" nor `bio_may_need_split()`'s alignment
+//! test can fire.
 
-use crate::config::FolioMemory;
 use crate::input::QueueLimits;
 use crate::model::Model;
-use crate::trace::{Request, SECTOR_SIZE};
+use crate::trace::{Request, PAGE_SIZE, SECTOR_SIZE};
 
 /// `BIO_MAX_VECS` (include/linux/bio.h).
 pub const BIO_MAX_VECS: u64 = 256;
+
+/// `BIO_INLINE_VECS` (block/bio.c): bios of up to this many bio_vecs keep them inline.
+const BIO_INLINE_VECS: u64 = 4;
+
+/// `BIO_MAX_SIZE` (include/linux/blk_types.h): UINT_MAX, the largest `bi_size`.
+pub const BIO_MAX_SIZE: u64 = u32::MAX as u64;
+
+/// `BLK_SEG_BOUNDARY_MASK` (include/linux/blkdev.h): the default `seg_boundary_mask`.
+pub const BLK_SEG_BOUNDARY_MASK: u64 = 0xFFFF_FFFF;
+
+/// `BLK_MAX_SEGMENT_SIZE` (include/linux/blkdev.h): the default `max_segment_size`.
+const BLK_MAX_SEGMENT_SIZE: u64 = 65536;
+
+/// `PAGE_MASK`.
+const PAGE_MASK: u64 = !(PAGE_SIZE - 1);
 
 /// `BLK_MAX_REQUEST_COUNT` (block/blk.h).
 const BLK_MAX_REQUEST_COUNT: usize = 32;
 /// `BLK_PLUG_FLUSH_SIZE` (block/blk.h).
 const BLK_PLUG_FLUSH_SIZE: u64 = 128 * 1024;
+
+/// `bio_max_segs()` (include/linux/bio.h): "min(nr_segs, BIO_MAX_VECS)".
+pub fn bio_max_segs(nr_segs: u64) -> u64 {
+    nr_segs.min(BIO_MAX_VECS)
+}
+
+/// `biovec_slab(nr_vecs)->nr_vecs` (block/bio.c): the slab a bio's bio_vecs come from
+/// when there are more than `BIO_INLINE_VECS` ("biovec-16", "-64", "-128", "-max").
+fn biovec_slab(nr_vecs: u64) -> u64 {
+    match nr_vecs {
+        0..=16 => 16,
+        17..=64 => 64,
+        65..=128 => 128,
+        _ => BIO_MAX_VECS,
+    }
+}
 
 /// The queue limits the split and merge code reads (`struct queue_limits`), in bytes and
 /// sectors as the kernel keeps them, made from what sysfs showed.
@@ -36,7 +74,8 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// From sysfs values; zeroes (an unset field) get the kernel's defaults.
+    /// From sysfs values; zeroes (an unset field) get the kernel's defaults, as
+    /// `blk_validate_limits()` gives them.
     pub fn from_queue(q: &QueueLimits) -> Self {
         let logical_block_size = q.logical_block_size.max(512);
         let physical_block_size = q.physical_block_size.max(logical_block_size);
@@ -45,10 +84,11 @@ impl Limits {
         let max_segments = if q.max_segments > 0 { q.max_segments } else { 128 };
         let max_segment_size = match q.max_segment_size {
             0 if q.virt_boundary_mask != 0 => u32::MAX as u64,
-            0 => 65536,
+            0 => BLK_MAX_SEGMENT_SIZE,
             n => n,
         };
-        let seg_boundary_mask = 0xFFFF_FFFF;
+        // "if (!lim->seg_boundary_mask) lim->seg_boundary_mask = BLK_SEG_BOUNDARY_MASK;"
+        let seg_boundary_mask = if q.seg_boundary_mask == 0 { BLK_SEG_BOUNDARY_MASK } else { q.seg_boundary_mask };
         let seg_size = if seg_boundary_mask > max_segment_size - 1 { max_segment_size } else { seg_boundary_mask + 1 };
         Limits {
             max_sectors,
@@ -58,17 +98,50 @@ impl Limits {
             physical_block_size,
             virt_boundary_mask: q.virt_boundary_mask,
             seg_boundary_mask,
-            max_fast_segment_size: seg_size.min(4096),
+            max_fast_segment_size: seg_size.min(PAGE_SIZE),
         }
     }
 }
 
 /// A `struct bio_vec`: `len` bytes of physically contiguous memory starting `offset`
-/// bytes into its first page (folios are page aligned, so 0 except after a split).
+/// bytes after the start of the page at physical address `page` (`bv_page`, as
+/// `page_to_phys()` gives it). `bio_add_folio()` makes `offset` less than a page and
+/// merging only grows `len`; the rest of a bio_vec split in the middle is what
+/// `mp_bvec_iter_bvec()` shows, the same page with the bytes already done added to
+/// `offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bvec {
+    pub page: u64,
     pub offset: u64,
     pub len: u64,
+}
+
+impl Bvec {
+    /// `bvec_phys()` (include/linux/bvec.h): "page_to_phys(bvec->bv_page) + bvec->bv_offset".
+    pub fn phys(&self) -> u64 {
+        self.page + self.offset
+    }
+}
+
+/// `bvec_try_merge_page()`, Linux 7.3.4 block/bio.c: append `len` bytes at `off` into the
+/// page at physical address `page` to `bv` if they start where `bv` ends in physical
+/// memory ("if (vec_end_addr + 1 != page_addr + off) return false;"). Of its other
+/// conditions, `xen_biovec_phys_mergeable()` and CONFIG_KMSAN do not apply, and when the
+/// two are in different pages, "bv->bv_page + bv_end / PAGE_SIZE != page + off / PAGE_SIZE"
+/// compares `struct page` pointers, which with SPARSEMEM_VMEMMAP is pfn arithmetic: it
+/// holds whenever the addresses meet.
+pub fn bvec_try_merge_page(bv: &mut Bvec, page: u64, len: u64, off: u64) -> bool {
+    let bv_end = bv.offset + bv.len;
+    let vec_end_addr = bv.page + bv_end - 1;
+    let page_addr = page;
+    if vec_end_addr + 1 != page_addr + off {
+        return false;
+    }
+    if (vec_end_addr & PAGE_MASK) != ((page_addr + off) & PAGE_MASK) && bv.page / PAGE_SIZE + bv_end / PAGE_SIZE != page / PAGE_SIZE + off / PAGE_SIZE {
+        return false;
+    }
+    bv.len += len;
+    true
 }
 
 /// A read bio as a file system builds it.
@@ -79,6 +152,8 @@ pub struct Bio {
     pub bvecs: Vec<Bvec>,
     /// `bi_max_vecs`.
     pub max_vecs: u64,
+    /// `bi_iter.bi_size`.
+    pub size: u64,
     /// REQ_RAHEAD.
     pub rahead: bool,
     /// REQ_NOMERGE: set on the front part of a split.
@@ -86,41 +161,67 @@ pub struct Bio {
 }
 
 impl Bio {
-    /// `bio_alloc()` for a read of up to `nr_vecs` bio_vecs at `sector`.
+    /// `bio_alloc_bioset()`, Linux 7.3.4 block/bio.c, for a read at `sector` with room for
+    /// `nr_vecs` bio_vecs (callers pass `bio_max_segs()` of what they need, as the file
+    /// systems do): up to `BIO_INLINE_VECS` are inline; more come from the smallest
+    /// biovec slab that holds them, and the bio gets all of it ("Upgrade nr_vecs to take
+    /// full advantage of the allocation."). Allocations do not fail here.
     pub fn new(sector: u64, nr_vecs: u64, rahead: bool) -> Self {
-        Bio { sector, bvecs: Vec::new(), max_vecs: nr_vecs.clamp(1, BIO_MAX_VECS), rahead, nomerge: false }
+        let nr_vecs = nr_vecs.clamp(1, BIO_MAX_VECS);
+        let max_vecs = if nr_vecs > BIO_INLINE_VECS { biovec_slab(nr_vecs) } else { nr_vecs };
+        Bio { sector, bvecs: Vec::new(), max_vecs, size: 0, rahead, nomerge: false }
     }
 
     /// `bi_iter.bi_size`.
     pub fn size(&self) -> u64 {
-        self.bvecs.iter().map(|b| b.len).sum()
+        self.size
     }
 
     /// `bio_end_sector()`.
     pub fn end_sector(&self) -> u64 {
-        self.sector + self.size() / SECTOR_SIZE
+        self.sector + self.size / SECTOR_SIZE
     }
 
-    /// `bio_add_folio()` of `len` bytes from the start of a folio: merged into the last
-    /// bio_vec when the memory is contiguous (`bvec_try_merge_page()`), else a new bio_vec
-    /// if there is room ("if (bio->bi_vcnt >= bio->bi_max_vecs) return 0;").
-    pub fn add_folio(&mut self, len: u64, memory: FolioMemory) -> bool {
-        if memory == FolioMemory::Contiguous {
-            if let Some(last) = self.bvecs.last_mut() {
-                last.len += len;
+    /// `bio_add_page()`, Linux 7.3.4 block/bio.c: `len` bytes at `off` into the page at
+    /// physical address `page`, merged into the last bio_vec when they continue it in
+    /// physical memory (`bvec_try_merge_page()`, tried even when the bio is full), else a
+    /// new bio_vec if there is room ("if (bio->bi_vcnt >= bio->bi_max_vecs) return 0;").
+    /// Page cache pages are never ZONE_DEVICE, so the pgmap checks pass.
+    pub fn bio_add_page(&mut self, page: u64, len: u64, off: u64) -> bool {
+        if len == 0 || self.size > BIO_MAX_SIZE - len {
+            return false;
+        }
+        if let Some(bv) = self.bvecs.last_mut() {
+            if bvec_try_merge_page(bv, page, len, off) {
+                self.size += len;
                 return true;
             }
         }
         if self.bvecs.len() as u64 >= self.max_vecs {
             return false;
         }
-        self.bvecs.push(Bvec { offset: 0, len });
+        self.__bio_add_page(page, len, off);
         true
     }
 
+    /// `__bio_add_page()`: a new bio_vec, room or not.
+    pub fn __bio_add_page(&mut self, page: u64, len: u64, off: u64) {
+        self.bvecs.push(Bvec { page, offset: off, len });
+        self.size += len;
+    }
+
+    /// `bio_add_folio()`: `len` bytes from byte `off` of the folio whose first byte is at
+    /// physical address `folio`: "bio_add_page(bio, folio_page(folio, nr), len, off % PAGE_SIZE)".
+    pub fn bio_add_folio(&mut self, folio: u64, len: u64, off: u64) -> bool {
+        if len > BIO_MAX_SIZE {
+            return false;
+        }
+        self.bio_add_page(folio + off / PAGE_SIZE * PAGE_SIZE, len, off % PAGE_SIZE)
+    }
+
     /// `bio_add_folio_nofail()`: the first folio of a new bio.
-    pub fn add_folio_nofail(&mut self, len: u64) {
-        self.bvecs.push(Bvec { offset: 0, len });
+    pub fn bio_add_folio_nofail(&mut self, folio: u64, len: u64, off: u64) {
+        self.__bio_add_page(folio + off / PAGE_SIZE * PAGE_SIZE, len, off % PAGE_SIZE);
     }
 
     /// `bio_split()`: the first `bytes` bytes, leaving the rest in `self`.
@@ -133,15 +234,16 @@ impl Bio {
                 left -= bv.len;
                 front.push(bv);
             } else if left > 0 {
-                front.push(Bvec { offset: bv.offset, len: left });
-                rest.push(Bvec { offset: bv.offset + left, len: bv.len - left });
+                front.push(Bvec { len: left, ..bv });
+                rest.push(Bvec { offset: bv.offset + left, len: bv.len - left, ..bv });
                 left = 0;
             } else {
                 rest.push(bv);
             }
         }
-        let split = Bio { sector: self.sector, bvecs: front, max_vecs: self.max_vecs, rahead: self.rahead, nomerge: self.nomerge };
+        let split = Bio { sector: self.sector, bvecs: front, max_vecs: self.max_vecs, size: bytes, rahead: self.rahead, nomerge: self.nomerge };
         self.sector += bytes / SECTOR_SIZE;
+        self.size -= bytes;
         self.bvecs = rest;
         split
     }
@@ -158,7 +260,8 @@ pub struct Rq {
     pub nomerge: bool,
     /// REQ_RAHEAD of the first bio: the 'A' of rwbs.
     pub rahead: bool,
-    /// First bio_vec of the first bio and last bio_vec of the last bio, for the virt
+    /// First bio_vec of the first bio and last bio_vec of the last bio
+    /// (`bio_get_first_bvec(rq->bio)`, `bio_get_last_bvec(rq->biotail)`), for the virt
     /// boundary gap check of a merge (`bio_will_gap()`).
     pub first_bvec: Bvec,
     pub last_bvec: Bvec,
@@ -177,14 +280,51 @@ pub struct Plug {
     pub mq_list: Vec<Rq>,
 }
 
-/// `__bvec_gap_to_prev()` / `bvec_gap_to_prev()` (block/blk.h).
-fn bvec_gap_to_prev(lim: &Limits, prev: &Bvec, offset: u64) -> bool {
-    lim.virt_boundary_mask != 0 && ((offset & lim.virt_boundary_mask) != 0 || ((prev.offset + prev.len) & lim.virt_boundary_mask) != 0)
+/// `__bvec_gap_to_prev()` (block/blk.h).
+fn __bvec_gap_to_prev(lim: &Limits, bprv: &Bvec, offset: u64) -> bool {
+    (offset & lim.virt_boundary_mask) != 0 || ((bprv.offset + bprv.len) & lim.virt_boundary_mask) != 0
 }
 
-/// `get_max_segment_size()` (block/blk.h), with the physical address taken as the offset
-/// into the folio: folios are naturally aligned and never cross `seg_boundary_mask`.
-fn get_max_segment_size(lim: &Limits, paddr: u64, len: u64) -> u64 {
+/// `bvec_gap_to_prev()` (block/blk.h): would a bio_vec at `offset` after `bprv` leave a
+/// gap the device's virt boundary forbids?
+fn bvec_gap_to_prev(lim: &Limits, bprv: &Bvec, offset: u64) -> bool {
+    lim.virt_boundary_mask != 0 && __bvec_gap_to_prev(lim, bprv, offset)
+}
+
+/// `biovec_phys_mergeable()`, Linux 7.3.4 block/blk.h: `vec2` starts where `vec1` ends in
+/// physical memory and both lie within one `seg_boundary_mask` segment (CONFIG_KMSAN,
+/// ZONE_DEVICE and Xen do not apply). In 7.3.4 only `bio_will_gap()` and the
+/// request's `phys_gap_bit` use it: it does not change `nr_phys_segments`.
+pub fn biovec_phys_mergeable(lim: &Limits, vec1: &Bvec, vec2: &Bvec) -> bool {
+    let mask = lim.seg_boundary_mask;
+    let addr1 = vec1.phys();
+    let addr2 = vec2.phys();
+    if addr1 + vec1.len != addr2 {
+        return false;
+    }
+    (addr1 | mask) == ((addr2 + vec2.len - 1) | mask)
+}
+
+/// `bio_will_gap()`, Linux 7.3.4 block/blk-merge.c: would putting a bio whose first
+/// bio_vec is `next_first` after one whose last is `prev_last` leave a virt boundary gap?
+/// `first` is the first bio_vec of the request (back merge) or of the earlier bio (front
+/// merge): "Don't merge if the 1st bio starts with non-zero offset".
+fn bio_will_gap(lim: &Limits, first: &Bvec, prev_last: &Bvec, next_first: &Bvec) -> bool {
+    if lim.virt_boundary_mask == 0 {
+        return false;
+    }
+    if first.offset & lim.virt_boundary_mask != 0 {
+        return true;
+    }
+    if biovec_phys_mergeable(lim, prev_last, next_first) {
+        return false;
+    }
+    __bvec_gap_to_prev(lim, prev_last, next_first.offset)
+}
+
+/// `get_max_segment_size()` (block/blk.h): how much of `len` bytes at physical address
+/// `paddr` one segment takes, within `seg_boundary_mask` and `max_segment_size`.
+pub fn get_max_segment_size(lim: &Limits, paddr: u64, len: u64) -> u64 {
     let mask = lim.seg_boundary_mask;
     len.min((mask - (mask & paddr)).min(lim.max_segment_size - 1) + 1)
 }
@@ -196,7 +336,7 @@ fn bvec_split_segs(lim: &Limits, bv: &Bvec, nsegs: &mut u64, bytes: &mut u64, ma
     let mut len = bv.len.min(max_len);
     let mut total_len = 0;
     while len > 0 && *nsegs < max_segs {
-        let seg_size = get_max_segment_size(lim, bv.offset + total_len, len);
+        let seg_size = get_max_segment_size(lim, bv.phys() + total_len, len);
         *nsegs += 1;
         total_len += seg_size;
         len -= seg_size;
@@ -208,9 +348,20 @@ fn bvec_split_segs(lim: &Limits, bv: &Bvec, nsegs: &mut u64, bytes: &mut u64, ma
     len > 0 || bv.len > max_len
 }
 
+/// `bio_split_alignment()`, Linux 7.3.4 block/blk-merge.c, for a read: the logical block
+/// size (`zone_write_granularity` only applies to writes).
+fn bio_split_alignment(lim: &Limits) -> u64 {
+    lim.logical_block_size
+}
+
 /// `bio_split_io_at()`, Linux 7.3.4 block/blk-merge.c: where the bio must be split to fit
 /// `max_bytes` and the segment limits. Returns `(split_sectors, nr_segs)`, split_sectors 0
 /// when it fits; nr_segs counts the segments of what stays in the (front) bio.
+///
+/// Each (multi-page) bio_vec is at least one segment: a bio_vec within one page and
+/// `max_fast_segment_size` is one, a longer one is cut by `bvec_split_segs()` where
+/// `seg_boundary_mask` or `max_segment_size` says. Two bio_vecs are never counted as one
+/// segment (within a bio, `bio_add_page()` has merged every physically adjacent pair).
 pub fn bio_split_io_at(bio: &Bio, lim: &Limits, max_bytes: u64) -> (u64, u64) {
     let mut nsegs = 0;
     let mut bytes = 0;
@@ -239,7 +390,8 @@ pub fn bio_split_io_at(bio: &Bio, lim: &Limits, max_bytes: u64) -> (u64, u64) {
     }
     // "Round down the split size so that each bio is properly block size aligned"; a zero
     // result is -EINVAL in the kernel (the bio fails), which sane limits never produce.
-    let bytes = bytes / lim.logical_block_size * lim.logical_block_size;
+    let align = bio_split_alignment(lim);
+    let bytes = bytes / align * align;
     (bytes / SECTOR_SIZE, nsegs)
 }
 
@@ -355,12 +507,22 @@ impl Model<'_> {
     }
 
     /// `blk_attempt_plug_merge()`, Linux 7.3.4 block/blk-merge.c: merge into the plug's
-    /// tail request (`plug->mq_list.tail`), back or front, within `max_sectors` and
-    /// `max_segments` and without a virt boundary gap.
+    /// tail request (`plug->mq_list.tail`) if `blk_rq_merge_ok()`, back
+    /// (`bio_attempt_back_merge()` → `ll_back_merge_fn()`) or front
+    /// (`bio_attempt_front_merge()` → `ll_front_merge_fn()`) as `blk_try_merge()` says.
+    ///
+    /// Both check the virt boundary gap (`req_gap_back_merge()` / `req_gap_front_merge()`),
+    /// then `max_sectors` (`blk_rq_get_max_sectors()`), then `ll_new_hw_segment()`:
+    /// "req->nr_phys_segments + nr_phys_segs > blk_rq_get_max_segments(req)", and on
+    /// success "req->nr_phys_segments += nr_phys_segs". 7.3.4 does not count one segment
+    /// less when the request's last bio_vec and the bio's first are physically contiguous
+    /// (`biovec_phys_mergeable()` only feeds `phys_gap_bit`): `nr_phys_segments` is the sum
+    /// of the bios' segments, even if `blk_rq_map_sg()` later maps fewer. A merge refused
+    /// for size or segments marks the request REQ_NOMERGE (`req_set_nomerge()`).
     fn blk_attempt_plug_merge(&mut self, bio: &Bio, nr_segs: u64) -> bool {
         let lim = self.limits;
         let Some(rq) = self.plug.as_mut().and_then(|p| p.mq_list.last_mut()) else { return false };
-        // blk_rq_merge_ok(): rq_mergeable()
+        // blk_rq_merge_ok(): rq_mergeable(); bio_mergeable() was checked by the caller.
         if rq.nomerge {
             return false;
         }
@@ -368,28 +530,26 @@ impl Model<'_> {
         let first = bio.bvecs[0];
         let last = *bio.bvecs.last().unwrap();
         if rq.sector + rq.sectors == bio.sector {
-            // ll_back_merge_fn(): req_gap_back_merge() → bio_will_gap(q, rq, rq->biotail, bio)
-            if lim.virt_boundary_mask != 0 && ((rq.first_bvec.offset & lim.virt_boundary_mask) != 0 || bvec_gap_to_prev(&lim, &rq.last_bvec, first.offset)) {
+            // ll_back_merge_fn(): req_gap_back_merge() → bio_will_gap(q, req, req->biotail, bio)
+            if bio_will_gap(&lim, &rq.first_bvec, &rq.last_bvec, &first) {
                 return false;
             }
-            if rq.sectors + bio_sectors > lim.max_sectors || rq.nr_segs + nr_segs > lim.max_segments {
+            if !ll_new_hw_segment(&lim, rq, bio_sectors, nr_segs) {
                 return false;
             }
             rq.sectors += bio_sectors;
-            rq.nr_segs += nr_segs;
             rq.last_bvec = last;
             true
         } else if rq.sector.wrapping_sub(bio_sectors) == bio.sector {
-            // ll_front_merge_fn(): req_gap_front_merge() → bio_will_gap(q, NULL, bio, rq->bio)
-            if lim.virt_boundary_mask != 0 && ((first.offset & lim.virt_boundary_mask) != 0 || bvec_gap_to_prev(&lim, &last, rq.first_bvec.offset)) {
+            // ll_front_merge_fn(): req_gap_front_merge() → bio_will_gap(q, NULL, bio, req->bio)
+            if bio_will_gap(&lim, &first, &last, &rq.first_bvec) {
                 return false;
             }
-            if rq.sectors + bio_sectors > lim.max_sectors || rq.nr_segs + nr_segs > lim.max_segments {
+            if !ll_new_hw_segment(&lim, rq, bio_sectors, nr_segs) {
                 return false;
             }
             rq.sector = bio.sector;
             rq.sectors += bio_sectors;
-            rq.nr_segs += nr_segs;
             rq.first_bvec = first;
             // The request keeps the flags of the bio it was made from.
             true
@@ -399,62 +559,238 @@ impl Model<'_> {
     }
 }
 
+/// The size check of `ll_back_merge_fn()` / `ll_front_merge_fn()` ("blk_rq_sectors(req) +
+/// bio_sectors(bio) > blk_rq_get_max_sectors(req, ...)": `max_sectors`, no chunk_sectors)
+/// and `ll_new_hw_segment()`, Linux 7.3.4 block/blk-merge.c, which adds the bio's segments
+/// to the request's if the sum stays within `max_segments` (`blk_rq_get_max_segments()`).
+/// Either failure is `req_set_nomerge()`.
+fn ll_new_hw_segment(lim: &Limits, rq: &mut Rq, bio_sectors: u64, nr_phys_segs: u64) -> bool {
+    if rq.sectors + bio_sectors > lim.max_sectors || rq.nr_segs + nr_phys_segs > lim.max_segments {
+        rq.nomerge = true;
+        return false;
+    }
+    rq.nr_segs += nr_phys_segs;
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const PAGE: u64 = PAGE_SIZE;
 
     fn nvme(max_sectors_kb: u64) -> Limits {
         // The QEMU NVMe disk, with a virt boundary to exercise that split too.
         Limits::from_queue(&QueueLimits { virt_boundary_mask: 4095, ..QueueLimits::nvme_qemu(128, max_sectors_kb) })
     }
 
-    fn pages(n: u64) -> Bio {
-        let mut bio = Bio::new(0, n, true);
-        for _ in 0..n {
-            assert!(bio.add_folio(4096, FolioMemory::Scattered));
+    /// The QEMU UFS disk: 128 segments (SG_ALL) of at most 256 KiB
+    /// (PRDT_DATA_BYTE_COUNT_MAX), 1 MiB requests, 4 KiB logical blocks.
+    fn ufs() -> Limits {
+        Limits::from_queue(&QueueLimits {
+            max_sectors_kb: 1024,
+            max_hw_sectors_kb: 1024,
+            max_segments: 128,
+            max_segment_size: 262144,
+            logical_block_size: 4096,
+            physical_block_size: 4096,
+            ..Default::default()
+        })
+    }
+
+    /// A bio of order-0 pages at the given pfns, as f2fs builds it (`bio_add_folio()`,
+    /// a new bio_vec unless the page continues the last one).
+    fn bio_of(pfns: &[u64]) -> Bio {
+        let mut bio = Bio::new(0, bio_max_segs(pfns.len() as u64), true);
+        for &pfn in pfns {
+            assert!(bio.bio_add_folio(pfn * PAGE, PAGE, 0));
         }
         bio
+    }
+
+    /// `n` pages no two of which are adjacent in memory.
+    fn scattered(n: u64) -> Vec<u64> {
+        (0..n).map(|i| 1000 + 3 * i).collect()
+    }
+
+    fn max_bytes(lim: &Limits) -> u64 {
+        get_max_io_size(0, lim) * SECTOR_SIZE
     }
 
     #[test]
     fn a_bio_within_the_limits_is_not_split() {
         let lim = nvme(512);
-        assert_eq!(bio_split_io_at(&pages(128), &lim, get_max_io_size(0, &lim) * 512), (0, 128));
+        assert_eq!(bio_split_io_at(&bio_of(&scattered(128)), &lim, max_bytes(&lim)), (0, 128));
         let mut big = Bio::new(0, 1, true);
-        big.add_folio_nofail(512 * 1024);
-        assert_eq!(bio_split_io_at(&big, &lim, get_max_io_size(0, &lim) * 512), (0, 1));
+        big.bio_add_folio_nofail(1 << 30, 512 * 1024, 0);
+        assert_eq!(bio_split_io_at(&big, &lim, max_bytes(&lim)), (0, 1));
     }
 
     #[test]
     fn max_sectors_splits_inside_a_large_folio() {
         let lim = nvme(256);
         let mut bio = Bio::new(0, 2, true);
-        bio.add_folio_nofail(64 * 1024);
-        assert!(bio.add_folio(512 * 1024, FolioMemory::Scattered));
-        assert_eq!(bio_split_io_at(&bio, &lim, get_max_io_size(0, &lim) * 512), (512, 2));
+        bio.bio_add_folio_nofail(1 << 30, 64 * 1024, 0);
+        assert!(bio.bio_add_folio(2 << 30, 512 * 1024, 0));
+        assert_eq!(bio_split_io_at(&bio, &lim, max_bytes(&lim)), (512, 2));
     }
 
     #[test]
     fn max_segments_splits_scattered_pages() {
         let lim = Limits { max_segments: 4, ..nvme(512) };
-        assert_eq!(bio_split_io_at(&pages(6), &lim, get_max_io_size(0, &lim) * 512), (32, 4));
+        assert_eq!(bio_split_io_at(&bio_of(&scattered(6)), &lim, max_bytes(&lim)), (32, 4));
     }
 
     #[test]
     fn max_segment_size_counts_segments_of_a_large_bvec() {
         let lim = Limits { virt_boundary_mask: 0, max_segment_size: 65536, max_segments: 4, max_fast_segment_size: 4096, ..nvme(1024) };
         let mut bio = Bio::new(0, 1, true);
-        bio.add_folio_nofail(512 * 1024);
+        bio.bio_add_folio_nofail(1 << 30, 512 * 1024, 0);
         // 4 segments of 64 KiB fit, then the segment limit splits the folio.
-        assert_eq!(bio_split_io_at(&bio, &lim, get_max_io_size(0, &lim) * 512), (512, 4));
+        assert_eq!(bio_split_io_at(&bio, &lim, max_bytes(&lim)), (512, 4));
     }
 
     #[test]
-    fn a_full_bio_refuses_another_folio() {
-        let mut bio = pages(3);
-        assert!(!bio.add_folio(4096, FolioMemory::Scattered));
-        assert!(bio.add_folio(4096, FolioMemory::Contiguous));
-        assert_eq!(bio.bvecs.len(), 3);
+    fn bio_alloc_bioset_rounds_the_vecs_up_to_the_slab() {
+        let vecs = |n| Bio::new(0, bio_max_segs(n), true).max_vecs;
+        assert_eq!([1, 4, 5, 16, 17, 64, 65, 128, 129, 256, 1000].map(vecs), [1, 4, 16, 16, 64, 64, 128, 128, 256, 256, 256]);
+    }
+
+    #[test]
+    fn physically_contiguous_folios_share_a_bvec() {
+        // Pages 10..18 are contiguous in memory (8 pages), the rest scattered: the 7 pages
+        // that continue the one before them merge into its bio_vec.
+        let mut pfns = scattered(256);
+        for k in 11..18 {
+            pfns[k] = pfns[10] + (k as u64 - 10);
+        }
+        let bio = bio_of(&pfns);
+        assert_eq!(bio.bvecs.len(), 256 - 7);
+        assert_eq!(bio.bvecs[10], Bvec { page: pfns[10] * PAGE, offset: 0, len: 8 * PAGE });
+        assert_eq!(bio.size(), 256 * PAGE);
+        // One more contiguous pair, pages 100 and 101: 248 bio_vecs; a run of three, 247.
+        pfns[101] = pfns[100] + 1;
+        assert_eq!(bio_of(&pfns).bvecs.len(), 248);
+        pfns[102] = pfns[100] + 2;
+        assert_eq!(bio_of(&pfns).bvecs.len(), 247);
+        // Pages in descending addresses never merge: a bio_vec only grows at its end.
+        let down: Vec<u64> = (0..8).rev().map(|i| 5000 + i).collect();
+        assert_eq!(bio_of(&down).bvecs.len(), 8);
+    }
+
+    #[test]
+    fn a_full_bio_still_takes_a_folio_that_continues_its_last_bvec() {
+        let mut bio = bio_of(&scattered(3));
+        assert_eq!(bio.max_vecs, 3);
+        let last = bio.bvecs[2].page / PAGE;
+        assert!(!bio.bio_add_folio((last + 2) * PAGE, PAGE, 0));
+        assert!(bio.bio_add_folio((last + 1) * PAGE, PAGE, 0));
+        assert_eq!((bio.bvecs.len(), bio.bvecs[2].len), (3, 2 * PAGE));
+    }
+
+    #[test]
+    fn bvec_try_merge_page_within_and_across_pages() {
+        let mut bv = Bvec { page: 7 * PAGE, offset: 0, len: 2048 };
+        // Not where the bio_vec ends.
+        assert!(!bvec_try_merge_page(&mut bv, 7 * PAGE, 1024, 3072));
+        assert!(!bvec_try_merge_page(&mut bv, 8 * PAGE, 2048, 0));
+        // The rest of the same page, then the next page.
+        assert!(bvec_try_merge_page(&mut bv, 7 * PAGE, 2048, 2048));
+        assert!(bvec_try_merge_page(&mut bv, 8 * PAGE, PAGE, 0));
+        assert_eq!(bv, Bvec { page: 7 * PAGE, offset: 0, len: 2 * PAGE });
+        // bio_add_folio() of a large folio's second half: bv_page is its page 4.
+        let mut bio = Bio::new(0, 2, true);
+        bio.bio_add_folio_nofail(64 * PAGE, 4 * PAGE, 4 * PAGE);
+        assert_eq!(bio.bvecs[0], Bvec { page: 68 * PAGE, offset: 0, len: 4 * PAGE });
+    }
+
+    #[test]
+    fn bio_add_page_stops_at_bio_max_size() {
+        let mut bio = Bio::new(0, 2, true);
+        bio.bio_add_folio_nofail(0, BIO_MAX_SIZE - PAGE + 1, 0);
+        // Contiguous or not, a page would take bi_size past UINT_MAX.
+        assert!(!bio.bio_add_page(BIO_MAX_SIZE + 1, PAGE, 0));
+        assert!(!bio.bio_add_page(1 << 40, PAGE, 0));
+        assert!(bio.bio_add_page(1 << 40, PAGE - 1, 0));
+    }
+
+    #[test]
+    fn segments_of_a_ufs_bio_follow_physical_contiguity() {
+        let lim = ufs();
+        // 256 scattered pages (1 MiB): 128 segments fit, so 128 pages go in the front.
+        assert_eq!(bio_split_io_at(&bio_of(&scattered(256)), &lim, max_bytes(&lim)), (1024, 128));
+        // Pages 0..9 in 5 contiguous pairs: the first 128 segments hold 133 pages.
+        let mut pfns = scattered(256);
+        for k in (1..10).step_by(2) {
+            pfns[k] = pfns[k - 1] + 1;
+        }
+        let bio = bio_of(&pfns);
+        assert_eq!(bio.bvecs.len(), 251);
+        assert_eq!(bio_split_io_at(&bio, &lim, max_bytes(&lim)), (133 * 8, 128));
+        // 128 contiguous pairs: 128 segments, the whole 1 MiB in one request.
+        let pairs: Vec<u64> = (0..256).map(|i| 1000 + 3 * (i / 2) * 2 + i % 2).collect();
+        assert_eq!(bio_split_io_at(&bio_of(&pairs), &lim, max_bytes(&lim)), (0, 128));
+    }
+
+    #[test]
+    fn max_segment_size_and_seg_boundary_cut_contiguous_memory() {
+        let lim = ufs();
+        // 1 MiB of contiguous pages: one bio_vec, four 256 KiB segments.
+        let run: Vec<u64> = (0..256).map(|i| 4096 + i).collect();
+        let bio = bio_of(&run);
+        assert_eq!(bio.bvecs.len(), 1);
+        assert_eq!(bio_split_io_at(&bio, &lim, max_bytes(&lim)), (0, 4));
+        // The same run across a 4 GiB boundary, 2 pages before it: 2 + 256 KiB + ...
+        let base = (1u64 << 20) - 2; // pfn of 4 GiB - 8 KiB
+        let run: Vec<u64> = (0..256).map(|i| base + i).collect();
+        assert_eq!(bio_split_io_at(&bio_of(&run), &lim, max_bytes(&lim)), (0, 5));
+        // scsi_debug without clustering: seg_boundary_mask 4095, a segment per page.
+        let dbg = Limits::from_queue(&QueueLimits { max_sectors_kb: 1024, max_segments: 128, max_segment_size: 65536, seg_boundary_mask: 4095, ..Default::default() });
+        assert_eq!(dbg.max_fast_segment_size, 4096);
+        let run: Vec<u64> = (0..16).map(|i| 4096 + i).collect();
+        assert_eq!(bio_split_io_at(&bio_of(&run), &dbg, max_bytes(&dbg)), (0, 16));
+        assert_eq!(bio_split_io_at(&bio_of(&run), &Limits { max_segments: 10, ..dbg }, max_bytes(&dbg)), (80, 10));
+    }
+
+    #[test]
+    fn biovec_phys_mergeable_needs_adjacency_within_a_segment_boundary() {
+        let lim = ufs();
+        let a = Bvec { page: 10 * PAGE, offset: 0, len: 2 * PAGE };
+        assert!(biovec_phys_mergeable(&lim, &a, &Bvec { page: 12 * PAGE, offset: 0, len: PAGE }));
+        assert!(!biovec_phys_mergeable(&lim, &a, &Bvec { page: 13 * PAGE, offset: 0, len: PAGE }));
+        let below = Bvec { page: (1 << 32) - PAGE, offset: 0, len: PAGE };
+        assert!(!biovec_phys_mergeable(&lim, &below, &Bvec { page: 1 << 32, offset: 0, len: PAGE }));
+    }
+
+    #[test]
+    fn ll_new_hw_segment_adds_the_bios_segments_without_merging_across_them() {
+        let lim = ufs();
+        let bv = Bvec { page: 10 * PAGE, offset: 0, len: PAGE };
+        let mut rq = Rq { sector: 0, sectors: 800, nr_segs: 100, nomerge: false, rahead: true, first_bvec: bv, last_bvec: bv };
+        // A bio of 28 segments fits, even when its first page continues the request's
+        // last one: nr_phys_segments is the sum, 128.
+        assert!(ll_new_hw_segment(&lim, &mut rq, 224, 28));
+        assert_eq!((rq.nr_segs, rq.nomerge), (128, false));
+        // One more segment does not, and the request takes no more merges.
+        assert!(!ll_new_hw_segment(&lim, &mut rq, 8, 1));
+        assert_eq!((rq.nr_segs, rq.nomerge), (128, true));
+        let mut rq = Rq { nr_segs: 1, nomerge: false, sectors: 2040, ..rq };
+        assert!(!ll_new_hw_segment(&lim, &mut rq, 16, 1), "over max_sectors");
+        assert!(rq.nomerge);
+    }
+
+    #[test]
+    fn bio_will_gap_only_with_a_virt_boundary() {
+        let nv = nvme(512);
+        let a = Bvec { page: 10 * PAGE, offset: 0, len: 2048 };
+        let far = Bvec { page: 50 * PAGE, offset: 2048, len: 2048 };
+        let next = Bvec { page: 10 * PAGE, offset: 2048, len: 2048 };
+        // a ends mid-page: a gap unless the next bio_vec continues it in memory.
+        assert!(bio_will_gap(&nv, &a, &a, &far));
+        assert!(!bio_will_gap(&nv, &a, &a, &next));
+        // A request that starts mid-page never takes a bio at its back.
+        assert!(bio_will_gap(&nv, &far, &a, &next));
+        assert!(!bio_will_gap(&ufs(), &far, &a, &far));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! What the model assumes where the kernel's behaviour depends on things no input
-//! describes: when I/O completes and where folios sit in physical memory.
+//! describes: when I/O completes, and where folios sit in physical memory when the
+//! guest did not measure it.
 //!
 //! Every assumption is a field here with the default believed to match a QEMU guest;
 //! the harness can run the model under another assumption to see whether a divergence
@@ -56,22 +57,59 @@ pub enum IoCompletion {
     WhenWaited,
 }
 
-/// Where folios sit in physical memory, which decides how many bio_vecs and segments
-/// a bio needs. The page allocator decides this at run time; nothing in the input says.
+/// Where folios sit in physical memory, for folios whose address was not measured.
+///
+/// The physical address of every folio decides how many bio_vecs and segments a bio
+/// needs: `bio_add_folio()` merges a folio into the previous bio_vec when it starts where
+/// that one ends (`bvec_try_merge_page()`), and the split and merge code counts segments
+/// of physically contiguous memory (`bio_split_io_at()`, `ll_new_hw_segment()`). The page
+/// allocator decides the addresses at run time.
+///
+/// The guest measures them: [`crate::Input::folio_pfns`] holds the pfn of each folio the
+/// kernel added, in order, and the model gives the n-th folio it adds the n-th measured
+/// pfn. Measured pfns always take precedence; this assumption only places the folios the
+/// model adds beyond the measured ones (all of them when `folio_pfns` is empty), and
+/// `explain()` notes where that starts. To see whether a divergence is about memory
+/// layout, clear `folio_pfns` and predict under each assumption.
+///
+/// The assumed addresses lie above 2^48, beyond any guest RAM, so they are never
+/// adjacent to a measured folio.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FolioMemory {
-    /// No folio is physically adjacent to the folio added before it: every folio is its own
-    /// bio_vec (`bvec_try_merge_page()` never merges), so a bio holds at most
-    /// `BIO_MAX_VECS` (256) folios and a request at most `max_segments` of them.
-    /// Each folio is naturally aligned (the buddy allocator aligns an order-n block to
-    /// 2^n pages), so a folio never crosses `seg_boundary_mask` (>= 4 GiB - 1 here).
+    /// No folio is physically adjacent to any other: every folio is its own bio_vec
+    /// (`bvec_try_merge_page()` never merges), so a bio holds at most `BIO_MAX_VECS`
+    /// (256) folios and a request at most `max_segments` of them. The n-th folio added
+    /// gets pfn `SCATTERED_PFN_BASE + n * 1024`: 4 MiB apart, so folios (at most 2 MiB)
+    /// never touch, and naturally aligned like the buddy allocator's blocks, so a folio
+    /// never crosses `seg_boundary_mask` (4 GiB - 1).
     /// The default: large folios come from separate buddy allocations, and order-0 pages
     /// of one readahead come from per-CPU lists in no useful order.
     #[default]
     Scattered,
-    /// Each folio of a bio follows the previous one in physical memory, so a bio is one
-    /// bio_vec (split only by `max_segment_size`). The opposite bound, for checking
-    /// whether a divergence on a device with few segments is about memory layout.
+    /// The file's pages sit in physical memory in file order: the folio at index i gets
+    /// pfn `CONTIGUOUS_PFN_BASE + i`, so folios next to each other in the file are next to
+    /// each other in memory and a bio of consecutive folios is one bio_vec (split only by
+    /// `max_segment_size`, and at 4 GiB boundaries). Folios stay naturally aligned. The
+    /// opposite bound, for checking whether a divergence on a device with few segments is
+    /// about memory layout.
     Contiguous,
+}
+
+/// First pfn [`FolioMemory::Scattered`] hands out (physical address 2^48).
+pub const SCATTERED_PFN_BASE: u64 = 1 << 36;
+
+/// The pfn [`FolioMemory::Contiguous`] gives file index 0 (physical address 2^49, 4 GiB
+/// aligned).
+pub const CONTIGUOUS_PFN_BASE: u64 = 1 << 37;
+
+impl FolioMemory {
+    /// The pfn this assumption gives the `n`-th folio added to the page cache (counting
+    /// from 0, over the whole run), which the model adds at file `index`.
+    pub fn assumed_pfn(self, n: u64, index: u64) -> u64 {
+        match self {
+            FolioMemory::Scattered => SCATTERED_PFN_BASE.wrapping_add(n.wrapping_mul(1024)),
+            FolioMemory::Contiguous => CONTIGUOUS_PFN_BASE.wrapping_add(index),
+        }
+    }
 }

@@ -45,9 +45,25 @@ enum GetPagesError {
 impl Model<'_> {
     /// `filemap_add_folio()`, Linux 7.3.4 mm/filemap.c: insert a new, locked, not uptodate
     /// folio; the `mm_filemap_add_to_page_cache` tracepoint fires on success.
+    ///
+    /// The folio's memory: the n-th folio added gets the n-th measured pfn
+    /// (`Input::folio_pfns`), or where `ModelConfig::folio_memory` puts it once the
+    /// measured ones run out (see [`crate::FolioMemory`]).
     pub(crate) fn filemap_add_folio(&mut self, index: u64, order: u32, readahead: bool) -> Result<(), Eexist> {
-        self.cache.add_folio(index, order, readahead)?;
+        let n = self.nr_added;
+        let input = self.input;
+        let measured = &input.folio_pfns;
+        let pfn = match measured.get(n) {
+            Some(&pfn) => pfn,
+            None => self.config.folio_memory.assumed_pfn(n as u64, index),
+        };
+        self.cache.add_folio(index, order, readahead, pfn)?;
+        self.nr_added += 1;
         self.rec.folio(index, order);
+        if n == measured.len() && n > 0 {
+            let memory = self.config.folio_memory;
+            self.rec.note(|| format!("folio_pfns: the kernel added {n} folios; this one (index {index}, order {order}) and those after it are placed as {memory:?}"));
+        }
         Ok(())
     }
 

@@ -5,7 +5,7 @@
 //!
 //! All three use 4 KiB blocks here ([`BLOCK_SIZE`]), so a block is a page.
 
-use crate::block::Bio;
+use crate::block::{bio_max_segs, Bio};
 use crate::input::FsKind;
 use crate::model::{Model, BLOCK_SIZE, PAGE_SHIFT};
 use crate::pagecache::FolioRef;
@@ -64,7 +64,6 @@ impl Model<'_> {
     fn iomap_read(&mut self, folios: &[FolioRef], start: u64, end: u64, rahead: bool) {
         let isize = self.isize;
         let eof_block_end = isize.div_ceil(BLOCK_SIZE) * BLOCK_SIZE;
-        let memory = self.config.folio_memory;
         let mut bio: Option<Bio> = None;
         let mut pos = start;
         let mut fi = 0;
@@ -83,9 +82,12 @@ impl Model<'_> {
                 match mapping.physical(pos) {
                     Some(physical) if pos < isize => {
                         let plen = io_end - pos;
+                        let poff = pos - (folio.index << PAGE_SHIFT); // offset_in_folio()
                         let sector = physical / SECTOR_SIZE;
+                        // iomap_bio_read_folio_range(); iomap_bio_has_room() is
+                        // bio_add_page()'s BIO_MAX_SIZE test.
                         let fits = match &mut bio {
-                            Some(b) => b.end_sector() == sector && b.add_folio(plen, memory),
+                            Some(b) => b.end_sector() == sector && b.bio_add_folio(self.cache.folio_phys(&folio), plen, poff),
                             None => false,
                         };
                         if !fits {
@@ -94,8 +96,8 @@ impl Model<'_> {
                                 self.submit_bio(b);
                             }
                             let nr_vecs = (map_end - pos).div_ceil(PAGE_SIZE);
-                            let mut b = Bio::new(sector, nr_vecs, rahead);
-                            b.add_folio_nofail(plen);
+                            let mut b = Bio::new(sector, bio_max_segs(nr_vecs), rahead);
+                            b.bio_add_folio_nofail(self.cache.folio_phys(&folio), plen, poff);
                             bio = Some(b);
                         }
                         self.folio_under_io(&folio);
@@ -122,7 +124,6 @@ impl Model<'_> {
     /// a folio with a hole before mapped blocks, or discontiguous blocks, is "confused"
     /// and read block by block through `block_read_full_folio()`.
     fn ext4_mpage_readpages(&mut self, folios: &[FolioRef], rahead: bool) {
-        let memory = self.config.folio_memory;
         let last_block_in_file = self.isize.div_ceil(BLOCK_SIZE);
         let mut bio: Option<Bio> = None;
         let mut last_block_in_bio = 0u64;
@@ -168,14 +169,14 @@ impl Model<'_> {
             }
             let length = first_hole * BLOCK_SIZE;
             let sector = first_block * (BLOCK_SIZE / SECTOR_SIZE);
-            let added = bio.as_mut().is_some_and(|b| b.add_folio(length, memory));
+            let added = bio.as_mut().is_some_and(|b| b.bio_add_folio(self.cache.folio_phys(folio), length, 0));
             if !added {
                 // Either no bio, or "if (!bio_add_folio(...)) goto submit_and_realloc;"
                 if let Some(b) = bio.take() {
                     self.submit_bio(b);
                 }
-                let mut b = Bio::new(sector, nr_pages, rahead);
-                b.add_folio_nofail(length);
+                let mut b = Bio::new(sector, bio_max_segs(nr_pages), rahead);
+                b.bio_add_folio_nofail(self.cache.folio_phys(folio), length, 0);
                 bio = Some(b);
             }
             self.folio_under_io(folio);
@@ -198,8 +199,9 @@ impl Model<'_> {
         let mut any = false;
         for block in folio.index..folio.next_index() {
             let Some(pblk) = (if block < lblock { self.layout.block(block) } else { None }) else { continue };
+            // bh_submit(): "bio_add_folio_nofail(bio, bh->b_folio, bh->b_size, bh_offset(bh))".
             let mut bio = Bio::new(pblk * (BLOCK_SIZE / SECTOR_SIZE), 1, false);
-            bio.add_folio_nofail(BLOCK_SIZE);
+            bio.bio_add_folio_nofail(self.cache.folio_phys(folio), BLOCK_SIZE, (block - folio.index) * BLOCK_SIZE);
             self.submit_bio(bio);
             any = true;
         }
@@ -212,9 +214,12 @@ impl Model<'_> {
 
     /// `f2fs_mpage_readpages()`, Linux 7.3.4 fs/f2fs/data.c, for a file without large
     /// folios or compression: `f2fs_read_single_page()` per page; a page joins the open bio
-    /// if its block follows the bio's last one (`page_is_mergeable()`) and the bio has
-    /// room, bios being sized for the batch as it was when the call began
-    /// (`bio_max_segs(max_nr_pages)`).
+    /// if its block follows the bio's last one (`page_is_mergeable()`; `max_io_bytes` is 0
+    /// and there is one device) and `bio_add_folio()` takes it: merged into the last
+    /// bio_vec when physically contiguous, else a new bio_vec if the bio has room. Bios
+    /// come from `f2fs_grab_read_bio()` with `bio_max_segs(max_nr_pages)` vecs, for the
+    /// batch as it was when the call began, and go to the block layer through
+    /// `f2fs_submit_read_bio()` (`blk_crypto_submit_bio()`: `submit_bio()`).
     fn f2fs_mpage_readpages(&mut self, mut rac: Option<&mut ReadaheadControl>, folio: Option<FolioRef>) {
         let mut nr_pages = match (&rac, folio) {
             (Some(rac), _) => rac.nr_pages,
@@ -241,7 +246,6 @@ impl Model<'_> {
             (None, None) => unreachable!(),
         };
         let rahead = rac.is_some();
-        let memory = self.config.folio_memory;
         let last_block_in_file = self.isize.div_ceil(BLOCK_SIZE);
         let mut bio: Option<Bio> = None;
         let mut last_block_in_bio = 0u64;
@@ -256,14 +260,16 @@ impl Model<'_> {
                 if bio.is_some() && last_block_in_bio + 1 != block_nr {
                     self.submit_bio(bio.take().unwrap());
                 }
-                let added = bio.as_mut().is_some_and(|b| b.add_folio(BLOCK_SIZE, memory));
+                // "if (!bio_add_folio(bio, folio, blocksize, 0)) goto submit_and_realloc;"
+                let off = (block_in_file - folio.index) * BLOCK_SIZE;
+                let added = bio.as_mut().is_some_and(|b| b.bio_add_folio(self.cache.folio_phys(folio), BLOCK_SIZE, off));
                 if !added {
                     if let Some(b) = bio.take() {
                         self.submit_bio(b);
                     }
                     // f2fs_grab_read_bio(inode, ..., nr_pages = max_nr_pages, f2fs_ra_op_flags(rac), ...)
-                    let mut b = Bio::new(block_nr * (BLOCK_SIZE / SECTOR_SIZE), max_nr_pages, rahead);
-                    b.add_folio_nofail(BLOCK_SIZE);
+                    let mut b = Bio::new(block_nr * (BLOCK_SIZE / SECTOR_SIZE), bio_max_segs(max_nr_pages), rahead);
+                    b.bio_add_folio_nofail(self.cache.folio_phys(folio), BLOCK_SIZE, off);
                     bio = Some(b);
                 }
                 last_block_in_bio = block_nr;

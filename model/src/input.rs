@@ -44,6 +44,14 @@ pub struct QueueLimits {
     /// support; 7.3.4's nvme_pci_get_virt_boundary() gives 0 for I/O queues of a
     /// controller with SGLs (QEMU's reports them). 0 where there is none.
     pub virt_boundary_mask: u64,
+    /// `seg_boundary_mask`: a segment may not cross an address where these bits roll
+    /// over. sysfs does not show it; 0 means the kernel's default `BLK_SEG_BOUNDARY_MASK`
+    /// (4 GiB - 1), which is what ufshcd (no `dma_boundary` in its scsi_host_template, so
+    /// scsi_host_alloc() sets 0xffffffff), nvme-pci and null_blk have. scsi_debug sets
+    /// `PAGE_SIZE - 1` (4095, every page its own segment) unless loaded with
+    /// `clustering=1`, which the guest can read in /sys/module/scsi_debug/parameters/clustering.
+    #[serde(default)]
+    pub seg_boundary_mask: u64,
     pub rotational: bool,
     pub nr_requests: u64,
     /// The active I/O scheduler, `none` on radiff's kernels.
@@ -83,6 +91,15 @@ pub struct Input {
     pub mapping: MappingLimits,
     /// The reads and hints in the order the guest issued them.
     pub ops: Vec<Op>,
+    /// The page frame number of each folio the kernel added to the file's page cache, in
+    /// the order it added them (from mm_filemap_add_to_page_cache). Empty when unknown:
+    /// the model then assumes `ModelConfig::folio_memory`.
+    ///
+    /// The model gives the n-th folio it adds the n-th pfn (the folio's physical address
+    /// is `pfn << 12`), and the assumption to the folios past the end of the list; see
+    /// [`crate::FolioMemory`].
+    #[serde(default)]
+    pub folio_pfns: Vec<u64>,
 }
 
 /// `MAX_PAGECACHE_ORDER` on x86_64 with CONFIG_TRANSPARENT_HUGEPAGE (include/linux/pagemap.h,
@@ -152,6 +169,7 @@ impl QueueLimits {
             // QEMU's controller reports SGL support (NVME_CTRL_SGLS_BYTE_ALIGNED), so
             // nvme_pci_get_virt_boundary() returns 0.
             virt_boundary_mask: 0,
+            seg_boundary_mask: 0,
             rotational: false,
             nr_requests: 1023,
             scheduler: "none".into(),

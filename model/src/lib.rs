@@ -34,6 +34,7 @@
 //!     queue: QueueLimits::nvme_qemu(128, 512),
 //!     mapping: MappingLimits::xfs(),
 //!     ops: vec![Op::Read { fd: 0, offset: 0, len: 4096 }],
+//!     folio_pfns: Vec::new(), // not measured: FolioMemory::Scattered
 //! };
 //! let trace = predict(&input, &Policy::BASE);
 //! assert_eq!(trace.windows[0].trigger, Trigger::Sync);

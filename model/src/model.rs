@@ -250,6 +250,9 @@ pub(crate) struct Model<'a> {
     pub inflight: Vec<u64>,
     /// Index in `input.ops` of the system call being run.
     pub op: usize,
+    /// Folios added to the page cache so far: the index in `input.folio_pfns` of the
+    /// next one's pfn.
+    pub nr_added: usize,
 }
 
 impl<'a> Model<'a> {
@@ -280,6 +283,7 @@ impl<'a> Model<'a> {
             io_folios: Vec::new(),
             inflight: Vec::new(),
             op: 0,
+            nr_added: 0,
         }
     }
 
@@ -287,6 +291,16 @@ impl<'a> Model<'a> {
     pub fn run(&mut self) {
         for i in 0..self.input.ops.len() {
             self.run_op(i);
+        }
+        self.finish();
+    }
+
+    /// After the last system call: notes a measured pfn list longer than what the model
+    /// added (the model added fewer folios than the kernel).
+    pub fn finish(&mut self) {
+        let (added, measured) = (self.nr_added, self.input.folio_pfns.len());
+        if added < measured && !self.rec.windows.is_empty() {
+            self.rec.note(|| format!("folio_pfns: the kernel added {measured} folios, the model {added}"));
         }
     }
 
@@ -370,6 +384,7 @@ impl<'a> Simulation<'a> {
     /// Runs the rest and returns the trace with its notes.
     pub fn finish(mut self) -> Explained {
         while self.step() {}
+        self.model.finish();
         Explained { trace: Trace { windows: self.model.rec.windows }, notes: self.model.rec.notes.unwrap_or_default() }
     }
 }

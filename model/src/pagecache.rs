@@ -1,5 +1,6 @@
 //! The file's page cache, the model's state: which indices hold a folio of which order,
-//! which folios carry PG_readahead and which are uptodate (their read has completed).
+//! which folios carry PG_readahead, which are uptodate (their read has completed), and
+//! where each folio sits in physical memory.
 //!
 //! A flat vector with one slot per page, like the xarray's multi-index entries: the head
 //! slot of a folio holds its order and flags, the other slots point back to it. Lookups
@@ -29,6 +30,9 @@ impl FolioRef {
     }
 }
 
+/// x86_64's `MAX_PHYSMEM_BITS` with 5-level paging: 52.
+const PHYS_ADDR_MASK: u64 = (1 << 52) - 1;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Slot {
     #[default]
@@ -42,6 +46,9 @@ enum Slot {
 #[derive(Clone, Debug, Default)]
 pub struct PageCache {
     slots: Vec<Slot>,
+    /// The pfn of each folio, at its head's index (the other entries are stale). Apart
+    /// from the slots, so lookups (`folio_at()`) stay small: only bio building asks.
+    pfns: Vec<u64>,
     nr_folios: u64,
 }
 
@@ -52,7 +59,7 @@ pub struct Eexist;
 impl PageCache {
     /// An empty cache with room for `pages` pages (it grows past them if needed).
     pub fn with_capacity(pages: u64) -> Self {
-        PageCache { slots: vec![Slot::Empty; pages as usize], nr_folios: 0 }
+        PageCache { slots: vec![Slot::Empty; pages as usize], pfns: vec![0; pages as usize], nr_folios: 0 }
     }
 
     fn slot(&self, index: u64) -> Slot {
@@ -72,6 +79,17 @@ impl PageCache {
         }
     }
 
+    /// `folio_pfn()`: the page frame number of the folio's first page.
+    pub fn folio_pfn(&self, folio: &FolioRef) -> u64 {
+        self.pfns[folio.index as usize]
+    }
+
+    /// `folio_to_phys()`: the physical address of the folio's first byte. Bits of the pfn
+    /// above x86_64's 52 physical address bits are dropped, so addresses never overflow.
+    pub fn folio_phys(&self, folio: &FolioRef) -> u64 {
+        (self.folio_pfn(folio) << crate::model::PAGE_SHIFT) & PHYS_ADDR_MASK
+    }
+
     /// True if page `index` is in a folio.
     pub fn present(&self, index: u64) -> bool {
         self.slot(index) != Slot::Empty
@@ -82,21 +100,23 @@ impl PageCache {
         self.nr_folios
     }
 
-    /// `__filemap_add_folio()`: insert a folio of `1 << order` pages at `index`, or fail
-    /// with -EEXIST if any page of the range already holds a folio. The folio is locked and
-    /// not uptodate until its read completes.
-    pub fn add_folio(&mut self, index: u64, order: u32, readahead: bool) -> Result<(), Eexist> {
+    /// `__filemap_add_folio()`: insert a folio of `1 << order` pages at `index` whose first
+    /// page is page frame `pfn`, or fail with -EEXIST if any page of the range already
+    /// holds a folio. The folio is locked and not uptodate until its read completes.
+    pub fn add_folio(&mut self, index: u64, order: u32, readahead: bool, pfn: u64) -> Result<(), Eexist> {
         let nr = 1u64 << order;
         debug_assert_eq!(index % nr, 0, "folio at {index} of order {order} is not naturally aligned");
         let end = (index + nr) as usize;
         if self.slots.len() < end {
             self.slots.resize(end.max(self.slots.len() * 2), Slot::Empty);
+            self.pfns.resize(self.slots.len(), 0);
         }
         let range = &mut self.slots[index as usize..end];
         if range.iter().any(|s| *s != Slot::Empty) {
             return Err(Eexist);
         }
         range[0] = Slot::Head { order: order as u8, readahead, uptodate: false };
+        self.pfns[index as usize] = pfn;
         for (back, slot) in range.iter_mut().enumerate().skip(1) {
             *slot = Slot::Tail { back: back as u16 };
         }
@@ -166,16 +186,18 @@ mod tests {
     #[test]
     fn a_large_folio_is_found_from_every_page_and_blocks_overlapping_adds() {
         let mut cache = PageCache::with_capacity(8);
-        cache.add_folio(4, 2, true).unwrap();
+        cache.add_folio(4, 2, true, 0x1234).unwrap();
         for i in 4..8 {
             let f = cache.folio_at(i).unwrap();
-            assert_eq!((f.index, f.order, f.readahead, f.uptodate), (4, 2, true, false));
+            assert_eq!((f.index, f.order, f.readahead, f.uptodate, cache.folio_pfn(&f)), (4, 2, true, false, 0x1234));
         }
+        assert_eq!(cache.folio_phys(&cache.folio_at(7).unwrap()), 0x1234000);
         assert_eq!(cache.folio_at(3), None);
-        assert_eq!(cache.add_folio(6, 1, false), Err(Eexist));
-        assert_eq!(cache.add_folio(0, 3, false), Err(Eexist));
-        cache.add_folio(16, 4, false).unwrap();
-        assert_eq!(cache.folio_at(31).map(|f| f.index), Some(16));
+        assert_eq!(cache.add_folio(6, 1, false, 7), Err(Eexist));
+        assert_eq!(cache.add_folio(0, 3, false, 7), Err(Eexist));
+        assert_eq!(cache.folio_pfn(&cache.folio_at(5).unwrap()), 0x1234);
+        cache.add_folio(16, 4, false, 0x40).unwrap();
+        assert_eq!(cache.folio_at(31).map(|f| (f.index, cache.folio_pfn(&f))), Some((16, 0x40)));
         assert_eq!(cache.nr_folios(), 2);
         cache.remove_folio(4);
         assert!(!cache.present(5));

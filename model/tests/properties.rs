@@ -91,7 +91,7 @@ fn ops(size: u64, dontneed: bool) -> impl Strategy<Value = Vec<Op>> {
 fn input(dontneed: bool) -> impl Strategy<Value = Input> {
     (fs_and_mapping(), 1u64..2048, 0u64..PAGE, queue()).prop_flat_map(move |((fs, mapping), pages, tail, queue)| {
         let file_size = (pages * PAGE - tail).max(1);
-        (layout(pages), ops(file_size, dontneed)).prop_map(move |(extents, ops)| Input { fs, file_size, extents, queue: queue.clone(), mapping, ops })
+        (layout(pages), ops(file_size, dontneed)).prop_map(move |(extents, ops)| Input { fs, file_size, extents, queue: queue.clone(), mapping, ops, folio_pfns: Vec::new() })
     })
 }
 
@@ -119,6 +119,94 @@ fn mapped_on_disk(input: &Input) -> Vec<(u64, u64)> {
         }
     }
     joined
+}
+
+/// Places the folios of `folios` (in the order they were added) in physical memory:
+/// `kinds[n % len]` says where folio n goes: 0 somewhere new, 1 and 2 right after the
+/// last folio placed that way (if its alignment allows), 3 right below the last folio
+/// placed that way (descending addresses, as per-CPU page lists often hand them out).
+/// Naturally aligned, and no two folios overlap.
+fn place(folios: &[Folio], kinds: &[u8]) -> Vec<u64> {
+    let (mut up, mut down) = (1u64 << 20, 1u64 << 30);
+    folios
+        .iter()
+        .enumerate()
+        .map(|(n, f)| {
+            let pages = f.pages();
+            match kinds[n % kinds.len()] {
+                3 => {
+                    down = (down - pages) / pages * pages;
+                    down
+                }
+                kind => {
+                    if kind == 0 {
+                        up += 1024;
+                    }
+                    let pfn = up.next_multiple_of(pages);
+                    up = pfn + pages;
+                    pfn
+                }
+            }
+        })
+        .collect()
+}
+
+/// The file page whose block is at device byte `pos`, if a written extent holds it.
+fn page_at_disk(input: &Input, pos: u64) -> Option<u64> {
+    input.extents.iter().find(|e| e.flags & 0x800 == 0 && e.physical <= pos && pos < e.physical + e.length).map(|e| (e.logical + pos - e.physical) / PAGE)
+}
+
+/// The fewest segments the memory behind `[start, end)` of the device can be mapped in,
+/// given `max_segment_size` and a 4 GiB `seg_boundary_mask`: each maximal physically
+/// contiguous run cut greedily, as get_max_segment_size() cuts (which is optimal).
+fn fewest_segments(input: &Input, cache: &radiff_model::pagecache::PageCache, start: u64, end: u64) -> u64 {
+    let max_seg = input.queue.max_segment_size;
+    let mask = 0xFFFF_FFFFu64;
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    let mut pos = start;
+    while pos < end {
+        let page = page_at_disk(input, pos).expect("a request outside the file");
+        let folio = cache.folio_at(page).expect("a request for a page with no folio");
+        let phys = cache.folio_phys(&folio) + (page - folio.index) * PAGE + pos % PAGE;
+        let len = (PAGE - pos % PAGE).min(end - pos);
+        match runs.last_mut() {
+            Some(run) if run.0 + run.1 == phys => run.1 += len,
+            _ => runs.push((phys, len)),
+        }
+        pos += len;
+    }
+    let mut segments = 0;
+    for (mut paddr, mut len) in runs {
+        while len > 0 {
+            let seg = len.min((mask - (mask & paddr)).min(max_seg - 1) + 1);
+            segments += 1;
+            paddr += seg;
+            len -= seg;
+        }
+    }
+    segments
+}
+
+/// Device ranges read, adjacent ones joined.
+fn ranges_read(trace: &Trace) -> Vec<(u64, u64)> {
+    let mut ranges: Vec<(u64, u64)> = trace.requests().map(|r| (r.sector, r.sector + r.sectors)).collect();
+    ranges.sort();
+    let mut joined: Vec<(u64, u64)> = Vec::new();
+    for (s, e) in ranges {
+        match joined.last_mut() {
+            Some(last) if last.1 == s => last.1 = e,
+            _ => joined.push((s, e)),
+        }
+    }
+    joined
+}
+
+fn without_requests(trace: &Trace) -> Trace {
+    let mut t = trace.clone();
+    for w in &mut t.windows {
+        w.requests.clear();
+    }
+    t
 }
 
 proptest! {
@@ -216,5 +304,45 @@ proptest! {
         }
         // Deterministic.
         prop_assert_eq!(&predict_with(&input, &Policy::BASE, &config), &base);
+    }
+    /// With measured memory, every request still fits the queue: at most `max_sectors`,
+    /// and at most `max_segments` segments, counting segments of physically contiguous
+    /// memory (the model's count is never below the fewest the request's memory can be
+    /// mapped in, which is what blk_rq_map_sg() gives the driver). Memory changes how the
+    /// reads are cut into requests, never the windows, the folios or what is read.
+    #[test]
+    fn measured_memory_keeps_requests_within_the_limits_counted_physically(input in input(false), policy in any_policy(), kinds in proptest::collection::vec(0u8..4, 1..48)) {
+        let base = predict(&input, &policy);
+        let folios: Vec<Folio> = base.folios().copied().collect();
+        let input = Input { folio_pfns: place(&folios, &kinds), ..input };
+        let mut sim = Simulation::new(&input, &policy, &ModelConfig::default());
+        while sim.step() {}
+        let cache = sim.cache().clone();
+        let ex = sim.finish();
+        prop_assert_eq!(without_requests(&ex.trace), without_requests(&base));
+        prop_assert_eq!(ranges_read(&ex.trace), ranges_read(&base));
+        prop_assert!(ex.notes.iter().flat_map(|n| &n.steps).all(|s| !s.starts_with("folio_pfns")));
+        for (w, note) in ex.trace.windows.iter().zip(&ex.notes) {
+            prop_assert_eq!(w.requests.len(), note.segments.len());
+            for (r, &segs) in w.requests.iter().zip(&note.segments) {
+                prop_assert!(r.sectors <= input.queue.max_sectors_kb * 2, "{:?} over max_sectors_kb {}", r, input.queue.max_sectors_kb);
+                prop_assert!(segs <= input.queue.max_segments, "{:?} has {} segments", r, segs);
+                let fewest = fewest_segments(&input, &cache, r.sector * 512, (r.sector + r.sectors) * 512);
+                prop_assert!(fewest >= 1 && fewest <= segs, "{:?}: {} segments counted, its memory needs {}", r, segs, fewest);
+            }
+        }
+    }
+
+    /// Measuring the addresses an assumption would give is the same as assuming it.
+    #[test]
+    fn measured_pfns_equal_to_an_assumption_give_its_trace(input in input(true), policy in any_policy(), memory in prop::sample::select(vec![FolioMemory::Scattered, FolioMemory::Contiguous])) {
+        let config = ModelConfig { folio_memory: memory, ..Default::default() };
+        let assumed = predict_with(&input, &policy, &config);
+        let pfns = assumed.folios().enumerate().map(|(n, f)| memory.assumed_pfn(n as u64, f.index)).collect();
+        let measured = Input { folio_pfns: pfns, ..input.clone() };
+        prop_assert_eq!(&predict(&measured, &policy), &assumed);
+        // Measured pfns win over the assumption.
+        let other = if memory == FolioMemory::Scattered { FolioMemory::Contiguous } else { FolioMemory::Scattered };
+        prop_assert_eq!(&predict_with(&measured, &policy, &ModelConfig { folio_memory: other, ..Default::default() }), &assumed);
     }
 }

@@ -8,26 +8,6 @@ use common::*;
 use radiff_model::pattern::expand;
 use radiff_model::*;
 
-/// The QEMU UFS logical unit as the rig showed it: 4 KiB logical blocks, 1 MiB transfers,
-/// SG_ALL segments of at most PRDT_DATA_BYTE_COUNT_MAX (256 KiB), rotational.
-fn ufs(read_ahead_kb: u64) -> QueueLimits {
-    QueueLimits {
-        read_ahead_kb,
-        max_sectors_kb: 1024,
-        max_hw_sectors_kb: 1024,
-        max_segments: 128,
-        max_segment_size: 262144,
-        logical_block_size: 4096,
-        physical_block_size: 4096,
-        optimal_io_size: 0,
-        minimum_io_size: 4096,
-        virt_boundary_mask: 0,
-        rotational: true,
-        nr_requests: 64,
-        scheduler: "none".into(),
-    }
-}
-
 /// A file in extents of `pages` pages, each 1 MiB past the end of the previous one on disk.
 fn scattered(size: u64, pages: u64) -> Vec<Extent> {
     let len = pages * 4096;
@@ -35,7 +15,7 @@ fn scattered(size: u64, pages: u64) -> Vec<Extent> {
 }
 
 fn f2fs(size: u64, extent_pages: u64, ops: Vec<Op>) -> Input {
-    Input { fs: FsKind::F2fs, file_size: size, extents: scattered(size, extent_pages), queue: ufs(128), mapping: MappingLimits::f2fs(), ops }
+    Input { fs: FsKind::F2fs, file_size: size, extents: scattered(size, extent_pages), queue: ufs(128), mapping: MappingLimits::f2fs(), ops, folio_pfns: Vec::new() }
 }
 
 fn read(fd: u32, page: u64, pages: u64) -> Op {
