@@ -171,7 +171,7 @@ fn prepare(g: &mut Guest, spec: &GuestSpec, mkfs_args: &[String], write_size: u6
     if !output.status.success() {
         return Err(format!("mkfs.{} failed: {}{}", spec.fs.name(), String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr)));
     }
-    mount(g, &dev_path, spec.fs, false)?;
+    mount(g, &dev_path, spec.fs)?;
     let path = Path::new(MNT).join(FILE_NAME);
     g.step(&format!("writing {} bytes to {} with O_DIRECT writes of {write_size}", spec.file_size, path.display()));
     let file = std::fs::OpenOptions::new()
@@ -221,7 +221,7 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, fds: u32, ops:
         cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
         ..GuestEnv::default()
     };
-    mount(g, &dev_path, spec.fs, true)?;
+    mount(g, &dev_path, spec.fs)?;
     g.step("applying queue settings");
     // max_sectors_kb first: on some devices writing it resets read_ahead_kb.
     let queue = format!("/sys/block/{device}/queue");
@@ -364,15 +364,13 @@ fn find_device(kind: DeviceKind) -> GResult<String> {
     Ok(name.clone())
 }
 
-/// Mounts the disk, read-only for a run: a writable mount lets the file system write
-/// during the reads (XFS's log worker covers the log 30 s after mount, f2fs checkpoints
-/// every 60 s and runs background GC), which puts timing-dependent writes in the trace.
-fn mount(g: &mut Guest, dev: &str, fs: FsKind, read_only: bool) -> GResult<()> {
-    use nix::mount::MsFlags;
-    g.step(&format!("mounting {dev} ({}{}) on {MNT}", fs.name(), if read_only { ", read-only" } else { "" }));
+fn mount(g: &mut Guest, dev: &str, fs: FsKind) -> GResult<()> {
+    g.step(&format!("mounting {dev} ({}) on {MNT}", fs.name()));
     std::fs::create_dir_all(MNT).map_err(|e| format!("{MNT}: {e}"))?;
-    let flags = if read_only { MsFlags::MS_NOATIME | MsFlags::MS_RDONLY } else { MsFlags::MS_NOATIME };
-    nix::mount::mount(Some(dev), MNT, Some(fs.name()), flags, None::<&str>).map_err(|e| format!("mount {dev} on {MNT} as {}: {e}", fs.name()))
+    // noatime: an atime update would make the file system write its log during the run.
+    // Not read-only: on a read-only mount XFS no longer reads the file's inode cluster
+    // during the run, and whether it does would then depend on its buffer cache's shrinker.
+    nix::mount::mount(Some(dev), MNT, Some(fs.name()), nix::mount::MsFlags::MS_NOATIME, None::<&str>).map_err(|e| format!("mount {dev} on {MNT} as {}: {e}", fs.name()))
 }
 
 fn read_sys(path: &str) -> GResult<String> {

@@ -130,11 +130,37 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
         cmd = cmd.arg(format!("--qemu-opts={}", disk.qemu_opts(boot.snapshot)));
     }
     std::fs::write(boot.shared.join("vng.cmd"), format!("{}\n", cmd.display())).map_err(|e| Error::io(&boot.shared, e))?;
-    let started = Instant::now();
-    match cmd.run_logged(&console, boot.timeout, Duration::from_secs(3600), |_| {})? {
-        Outcome::Exited(status) => Ok(Booted { accel, elapsed: started.elapsed(), console, exit_code: status.code() }),
-        Outcome::TimedOut(after) => Err(Error::VmTimeout { after, dir: boot.shared.clone(), console_tail: log_tail(&console, 25) }),
+    let mut attempt = 1;
+    loop {
+        let started = Instant::now();
+        let status = match cmd.run_logged(&console, boot.timeout, Duration::from_secs(3600), |_| {})? {
+            Outcome::Exited(status) => status,
+            Outcome::TimedOut(after) => return Err(Error::VmTimeout { after, dir: boot.shared.clone(), console_tail: log_tail(&console, 25) }),
+        };
+        let text = std::fs::read_to_string(&console).unwrap_or_default();
+        match qemu_crash(&text) {
+            // QEMU's own assertion, not the guest's doing: boot again, keeping the log.
+            Some(line) if attempt < QEMU_CRASH_ATTEMPTS => {
+                let kept = boot.shared.join(format!("console.qemu-crash-{attempt}.log"));
+                let _ = std::fs::rename(&console, &kept);
+                eprintln!("radiff: QEMU itself crashed ({line}); its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})", kept.display(), attempt + 1);
+                attempt += 1;
+            }
+            _ => return Ok(Booted { accel, elapsed: started.elapsed(), console, exit_code: status.code() }),
+        }
     }
+}
+
+/// Boots of one run when QEMU aborts on its own assertion.
+const QEMU_CRASH_ATTEMPTS: u32 = 3;
+
+/// The line of a console log where QEMU itself aborted, if it did: a line
+/// `qemu-system-x86_64: FILE:LINE: FUNCTION: Assertion `...' failed.` Under TCG with
+/// several vCPUs, QEMU 10.0 sometimes trips `iotlb_to_section()`'s assertion while the
+/// guest programs PCI BARs at boot: a race in QEMU, not something the kernel did, so the
+/// boot is worth repeating. Anything else (a guest panic, a failed guest step) is not.
+pub fn qemu_crash(console: &str) -> Option<&str> {
+    console.lines().map(str::trim).find(|l| l.starts_with("qemu-system-") && l.contains("Assertion") && l.ends_with("failed."))
 }
 
 /// KVM if a probe boot shows it runs a guest, else TCG. `RADIFF_ACCEL=kvm|tcg` overrides.
@@ -170,4 +196,22 @@ fn probe_kvm(log: &Path, kernel: &Path) -> Result<bool> {
     cmd.run_logged(log, Duration::from_secs(20), Duration::from_secs(60), |_| {})?;
     let text = std::fs::read_to_string(log).unwrap_or_default();
     Ok(text.contains("Kernel panic") || text.contains("VFS:"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qemu_assertions_are_told_apart_from_guest_failures() {
+        let crashed = "pci 0000:00:07.0: [1af4:1003] type 00 class 0x078000 conventional PCI endpoint\n\
+            qemu-system-x86_64: system/physmem.c:2678: iotlb_to_section: Assertion `section_index < d->map.sections_nb' failed.\n";
+        assert_eq!(
+            qemu_crash(crashed),
+            Some("qemu-system-x86_64: system/physmem.c:2678: iotlb_to_section: Assertion `section_index < d->map.sections_nb' failed.")
+        );
+        assert_eq!(qemu_crash("Kernel panic - not syncing: Attempted to kill init!\n"), None);
+        assert_eq!(qemu_crash("radiff-guest: error at step `mounting`: Assertion failed.\n"), None);
+        assert_eq!(qemu_crash("qemu-system-x86_64: -device nvme,mdts=99: invalid\n"), None);
+    }
 }
