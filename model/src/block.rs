@@ -587,15 +587,7 @@ mod tests {
     /// The QEMU UFS disk: 128 segments (SG_ALL) of at most 256 KiB
     /// (PRDT_DATA_BYTE_COUNT_MAX), 1 MiB requests, 4 KiB logical blocks.
     fn ufs() -> Limits {
-        Limits::from_queue(&QueueLimits {
-            max_sectors_kb: 1024,
-            max_hw_sectors_kb: 1024,
-            max_segments: 128,
-            max_segment_size: 262144,
-            logical_block_size: 4096,
-            physical_block_size: 4096,
-            ..Default::default()
-        })
+        Limits::from_queue(&QueueLimits::ufs_qemu(128))
     }
 
     /// A bio of order-0 pages at the given pfns, as f2fs builds it (`bio_add_folio()`,

@@ -175,4 +175,26 @@ impl QueueLimits {
             scheduler: "none".into(),
         }
     }
+
+    /// The QEMU UFS logical unit as the guest showed it: 4 KiB logical blocks, 1 MiB
+    /// transfers, SG_ALL (128) segments of at most PRDT_DATA_BYTE_COUNT_MAX (256 KiB),
+    /// rotational; for examples and tests, like [`QueueLimits::nvme_qemu`].
+    pub fn ufs_qemu(read_ahead_kb: u64) -> Self {
+        QueueLimits {
+            read_ahead_kb,
+            max_sectors_kb: 1024,
+            max_hw_sectors_kb: 1024,
+            max_segments: 128,
+            max_segment_size: 262144,
+            logical_block_size: 4096,
+            physical_block_size: 4096,
+            optimal_io_size: 0,
+            minimum_io_size: 4096,
+            virt_boundary_mask: 0,
+            seg_boundary_mask: 0,
+            rotational: true,
+            nr_requests: 64,
+            scheduler: "none".into(),
+        }
+    }
 }

@@ -109,7 +109,11 @@ fn any_policy() -> impl Strategy<Value = Policy> {
 
 /// Device byte ranges the file's written extents occupy, adjacent ones joined.
 fn mapped_on_disk(input: &Input) -> Vec<(u64, u64)> {
-    let mut ranges: Vec<(u64, u64)> = input.extents.iter().filter(|e| e.flags & 0x800 == 0).map(|e| (e.physical, e.physical + e.length)).collect();
+    joined(input.extents.iter().filter(|e| e.flags & 0x800 == 0).map(|e| (e.physical, e.physical + e.length)).collect())
+}
+
+/// `ranges` sorted, with ranges that touch made one.
+fn joined(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     ranges.sort();
     let mut joined: Vec<(u64, u64)> = Vec::new();
     for (s, e) in ranges {
@@ -189,16 +193,7 @@ fn fewest_segments(input: &Input, cache: &radiff_model::pagecache::PageCache, st
 
 /// Device ranges read, adjacent ones joined.
 fn ranges_read(trace: &Trace) -> Vec<(u64, u64)> {
-    let mut ranges: Vec<(u64, u64)> = trace.requests().map(|r| (r.sector, r.sector + r.sectors)).collect();
-    ranges.sort();
-    let mut joined: Vec<(u64, u64)> = Vec::new();
-    for (s, e) in ranges {
-        match joined.last_mut() {
-            Some(last) if last.1 == s => last.1 = e,
-            _ => joined.push((s, e)),
-        }
-    }
-    joined
+    joined(trace.requests().map(|r| (r.sector, r.sector + r.sectors)).collect())
 }
 
 fn without_requests(trace: &Trace) -> Trace {

@@ -40,25 +40,9 @@ pub fn seed000(max_sectors_kb: u64, read: u64) -> Input {
     Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue, mapping: MappingLimits::xfs(), ops: seed000_ops(size, read), folio_pfns: Vec::new() }
 }
 
-/// The QEMU UFS logical unit as the rig showed it: 4 KiB logical blocks, 1 MiB transfers,
-/// SG_ALL segments of at most PRDT_DATA_BYTE_COUNT_MAX (256 KiB), rotational.
+/// The QEMU UFS logical unit as the rig showed it.
 pub fn ufs(read_ahead_kb: u64) -> QueueLimits {
-    QueueLimits {
-        read_ahead_kb,
-        max_sectors_kb: 1024,
-        max_hw_sectors_kb: 1024,
-        max_segments: 128,
-        max_segment_size: 262144,
-        logical_block_size: 4096,
-        physical_block_size: 4096,
-        optimal_io_size: 0,
-        minimum_io_size: 4096,
-        virt_boundary_mask: 0,
-        seg_boundary_mask: 0,
-        rotational: true,
-        nr_requests: 64,
-        scheduler: "none".into(),
-    }
+    QueueLimits::ufs_qemu(read_ahead_kb)
 }
 
 pub fn policy(variant: &str) -> Policy {
