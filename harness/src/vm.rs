@@ -133,11 +133,21 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
     let mut attempt = 1;
     loop {
         let started = Instant::now();
-        let status = match cmd.run_logged(&console, boot.timeout, Duration::from_secs(3600), |_| {})? {
+        let outcome = cmd.run_logged(&console, boot.timeout, Duration::from_secs(3600), |_| {})?;
+        let text = std::fs::read_to_string(&console).unwrap_or_default();
+        let status = match outcome {
             Outcome::Exited(status) => status,
+            // Killed before the guest's init reached the command: a boot that stalled in
+            // QEMU (lost timer wakeups under TCG), worth one more boot like a QEMU crash.
+            Outcome::TimedOut(after) if !text.contains(SCRIPT_STARTED) && attempt < QEMU_CRASH_ATTEMPTS => {
+                let kept = boot.shared.join(format!("console.boot-stall-{attempt}.log"));
+                let _ = std::fs::rename(&console, &kept);
+                eprintln!("radiff: the guest did not reach its command within {} s (a boot that stalled); its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})", after.as_secs(), kept.display(), attempt + 1);
+                attempt += 1;
+                continue;
+            }
             Outcome::TimedOut(after) => return Err(Error::VmTimeout { after, dir: boot.shared.clone(), console_tail: log_tail(&console, 25) }),
         };
-        let text = std::fs::read_to_string(&console).unwrap_or_default();
         match qemu_crash(&text) {
             // QEMU's own assertion, not the guest's doing: boot again, keeping the log.
             Some(line) if attempt < QEMU_CRASH_ATTEMPTS => {
@@ -151,7 +161,10 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
     }
 }
 
-/// Boots of one run when QEMU aborts on its own assertion.
+/// What virtme-ng-init prints when boot is over and it starts the guest's command.
+const SCRIPT_STARTED: &str = "virtme-ng-init: starting script";
+
+/// Boots of one run when QEMU aborts on its own assertion or the boot stalls.
 const QEMU_CRASH_ATTEMPTS: u32 = 3;
 
 /// The line of a console log where QEMU itself aborted, if it did: a line
