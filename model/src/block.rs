@@ -6,8 +6,12 @@
 //! Segments are counted on physical addresses, as the kernel does: each folio's comes
 //! from `Input::folio_pfns` or the [`crate::FolioMemory`] assumption.
 //!
-//! The model assumes what radiff's guests have: blk-mq with scheduler `none`, one
-//! device per plug, no `chunk_sectors`, no integrity, no inline encryption, `nomerges` 0,
+//! The model has no I/O scheduler: requests form in the plug (`blk_attempt_plug_merge()`)
+//! and are issued at `blk_finish_plug()`. radiff's one-vCPU guests run `mq-deadline`, the
+//! kernel's default for a disk with one hardware queue (`Input::queue.scheduler` records
+//! it); with two vCPUs the NVMe disk had two queues and `none`, and every trial's trace was
+//! the same under both: one reader that plugs each batch leaves the elevator nothing the
+//! plug did not merge. The model also assumes one device per plug, no `chunk_sectors`, no integrity, no inline encryption, `nomerges` 0,
 //! no Xen, no KMSAN, SPARSEMEM_VMEMMAP (x86_64), page cache folios that are not
 //! ZONE_DEVICE memory, and enough tags that no submission sleeps. Every bio_vec starts
 //! page aligned and is a multiple of 4 KiB long, so `dma_alignment` (at most 4095) never

@@ -54,7 +54,8 @@ pub struct QueueLimits {
     pub seg_boundary_mask: u64,
     pub rotational: bool,
     pub nr_requests: u64,
-    /// The active I/O scheduler, `none` on radiff's kernels.
+    /// The active I/O scheduler: `mq-deadline` in radiff's one-vCPU guests (the default for
+    /// a disk with one hardware queue). The model does not read it (see `block`).
     pub scheduler: String,
 }
 

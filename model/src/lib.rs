@@ -21,8 +21,8 @@
 //!
 //! What the model assumes besides [`ModelConfig`]: 4 KiB pages and file system blocks;
 //! every folio allocation succeeds at any order and nothing is reclaimed; the file has no
-//! inline data and no compression, encryption or verity; blk-mq with scheduler `none`,
-//! no `chunk_sectors`, `nomerges` 0, enough tags; the guest's only I/O on the device is
+//! inline data and no compression, encryption or verity; blk-mq with no I/O scheduler
+//! merging beyond the plug (see `block`), no `chunk_sectors`, `nomerges` 0, enough tags; the guest's only I/O on the device is
 //! the scenario's (metadata reads, `RM`, are not predicted).
 //!
 //! ```
