@@ -642,7 +642,7 @@ pub fn main(args: &[&str]) -> Result<ExitCode> {
     let rows = rows(&cells);
     let heading = Heading {
         title: format!("{}: {}", scenario.name, scenario.description),
-        environment: environment(&envs, crate::run::VM_CPUS),
+        environment: environment(&envs, lab.vcpus()),
         variants: variants.clone(),
     };
     println!("{}", markdown(&heading, &rows));

@@ -27,15 +27,22 @@ fn lab() -> Result<&'static Lab, Failed> {
     static LAB: OnceLock<Result<Lab, String>> = OnceLock::new();
     LAB.get_or_init(|| {
         let kernels = Kernels::load(&radiff::repo_root()).map_err(|e| e.to_string())?;
-        Ok(Lab::new(Cache::from_env(), kernels, PathBuf::from(env!("CARGO_BIN_EXE_radiff-guest")), &progress))
+        let lab = Lab::new(Cache::from_env(), kernels, PathBuf::from(env!("CARGO_BIN_EXE_radiff-guest")), &progress);
+        Ok(lab.with_vcpus(*VCPUS.get().unwrap_or(&1)))
     })
     .as_ref()
     .map_err(|e| Failed::from(e.clone()))
 }
 
 
+/// Virtual CPUs per guest: the host's cores shared among the trials that run at once
+/// (`--test-threads`, else one per core, as libtest-mimic and nextest run them).
+static VCPUS: OnceLock<u32> = OnceLock::new();
+
 fn main() -> ExitCode {
     let args = Arguments::from_args();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let _ = VCPUS.set((cores / args.test_threads.unwrap_or(cores).max(1)).max(1) as u32);
     let root = radiff::repo_root();
     let trials = match trials(&root) {
         Ok(t) => t,
