@@ -87,10 +87,7 @@ fn snapshot_difference(repo: &Path, scenario: &Scenario, point: &Point, out: &Ru
     if want == got {
         return Ok(None);
     }
-    let diff = similar::TextDiff::from_lines(want, got);
-    let mut s = format!("the trace differs from {} (- snapshot, + this tree):\n", path.display());
-    s.push_str(&diff.unified_diff().context_radius(2).to_string().lines().take(40).collect::<Vec<_>>().join("\n"));
-    Ok(Some(s))
+    Ok(Some(format!("the trace differs from {} (- snapshot, + this tree):\n{}", path.display(), summary::snapshot_diff(want, got, 40).trim_end())))
 }
 
 /// `radiff check --tree DIR --scenario FILE [--point LABEL] [--against snapshot|model]`.
