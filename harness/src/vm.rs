@@ -135,29 +135,27 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
         let started = Instant::now();
         let outcome = cmd.run_logged(&console, boot.timeout, Duration::from_secs(3600), |_| {})?;
         let text = std::fs::read_to_string(&console).unwrap_or_default();
-        let status = match outcome {
-            Outcome::Exited(status) => status,
-            // Killed before the guest's init reached the command: a boot that stalled in
-            // QEMU (lost timer wakeups under TCG), worth one more boot like a QEMU crash.
-            Outcome::TimedOut(after) if !text.contains(SCRIPT_STARTED) && attempt < QEMU_CRASH_ATTEMPTS => {
-                let kept = boot.shared.join(format!("console.boot-stall-{attempt}.log"));
-                let _ = std::fs::rename(&console, &kept);
-                eprintln!("radiff: the guest did not reach its command within {} s (a boot that stalled); its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})", after.as_secs(), kept.display(), attempt + 1);
-                attempt += 1;
-                continue;
+        // QEMU's own trouble, not the guest's doing, is worth another boot: an assertion of
+        // QEMU's, or a VM killed before the guest's init reached the command (a boot that
+        // stalled in QEMU: lost timer wakeups under TCG).
+        let qemu_trouble = match &outcome {
+            Outcome::Exited(_) => qemu_crash(&text).map(|line| ("qemu-crash", format!("QEMU itself crashed ({line})"))),
+            Outcome::TimedOut(after) if !text.contains(SCRIPT_STARTED) => {
+                Some(("boot-stall", format!("the guest did not reach its command within {} s (a boot that stalled)", after.as_secs())))
             }
-            Outcome::TimedOut(after) => return Err(Error::VmTimeout { after, dir: boot.shared.clone(), console_tail: log_tail(&console, 25) }),
+            Outcome::TimedOut(_) => None,
         };
-        match qemu_crash(&text) {
-            // QEMU's own assertion, not the guest's doing: boot again, keeping the log.
-            Some(line) if attempt < QEMU_CRASH_ATTEMPTS => {
-                let kept = boot.shared.join(format!("console.qemu-crash-{attempt}.log"));
-                let _ = std::fs::rename(&console, &kept);
-                eprintln!("radiff: QEMU itself crashed ({line}); its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})", kept.display(), attempt + 1);
-                attempt += 1;
-            }
-            _ => return Ok(Booted { accel, elapsed: started.elapsed(), console, exit_code: status.code() }),
+        if let Some((kind, what)) = qemu_trouble.filter(|_| attempt < QEMU_CRASH_ATTEMPTS) {
+            let kept = boot.shared.join(format!("console.{kind}-{attempt}.log"));
+            let _ = std::fs::rename(&console, &kept);
+            eprintln!("radiff: {what}; its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})", kept.display(), attempt + 1);
+            attempt += 1;
+            continue;
         }
+        return match outcome {
+            Outcome::Exited(status) => Ok(Booted { accel, elapsed: started.elapsed(), console, exit_code: status.code() }),
+            Outcome::TimedOut(after) => Err(Error::VmTimeout { after, dir: boot.shared.clone(), console_tail: log_tail(&console, 25) }),
+        };
     }
 }
 
