@@ -22,8 +22,9 @@
 //! What the model assumes besides [`ModelConfig`]: 4 KiB pages and file system blocks;
 //! every folio allocation succeeds at any order and nothing is reclaimed; the file has no
 //! inline data and no compression, encryption or verity; blk-mq with no I/O scheduler
-//! merging beyond the plug (see `block`), no `chunk_sectors`, `nomerges` 0, enough tags; the guest's only I/O on the device is
-//! the scenario's (metadata reads, `RM`, are not predicted).
+//! merging beyond the plug (see `block`), no `chunk_sectors`, `nomerges` 0, enough tags;
+//! the guest's only I/O on the device is the scenario's (metadata reads, `RM`, are not
+//! predicted).
 //!
 //! ```
 //! use radiff_model::*;
