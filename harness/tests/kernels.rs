@@ -181,3 +181,85 @@ fn the_repositorys_kernels_directory_loads() {
         assert!(radiff_model::Policy::for_variant(v).is_some(), "the model has no policy for {v}");
     }
 }
+
+/// A repository whose base is a Debian-style source tarball (`linux-source-7.3/mm/...`)
+/// in the cache, as ./setup leaves it, with the given variants.
+fn debian_rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
+    let rig = rig(variants);
+    std::fs::write(rig.repo.join("kernels/kernels.yaml"), "base:\n  debian: linux-source-7.3\nconfig: config.fragment\n").unwrap();
+    let source = rig.cache.root.join("source");
+    std::fs::create_dir_all(&source).unwrap();
+    let top = rig.linux.parent().unwrap().join("tarball");
+    std::fs::create_dir_all(top.join("linux-source-7.3/mm")).unwrap();
+    std::fs::write(top.join("linux-source-7.3/mm/readahead.c"), READAHEAD_C).unwrap();
+    // A file the kernel's own .gitignore files would hide: the record must keep it.
+    std::fs::write(top.join("linux-source-7.3/.gitignore"), "*.o\n").unwrap();
+    std::fs::write(top.join("linux-source-7.3/mm/shipped.o"), "shipped").unwrap();
+    let tarball = source.join("linux-source-7.3.tar.xz");
+    sh(&top, &["tar", "-cJf", tarball.to_str().unwrap(), "linux-source-7.3"]);
+    rig
+}
+
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").args(args).current_dir(dir).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The tree is recorded (the base tag, every file of the tarball, nothing else) and
+/// clean, with no leftover marker.
+fn assert_recorded(tree: &Path) {
+    assert!(tree.join(".git/radiff-ready").is_file());
+    let files = git_out(tree, &["ls-tree", "-r", "--name-only", "radiff-base"]);
+    assert_eq!(files, ".gitignore\nmm/readahead.c\nmm/shipped.o\n");
+    assert_eq!(git_status(tree), "");
+    assert!(!tree.join(".radiff-unpacked").exists());
+}
+
+#[test]
+fn a_debian_base_build_records_the_tree_and_leaves_it_clean() {
+    if std::env::var_os(radiff::kernels::ENV_TREE).is_some() {
+        return;
+    }
+    // The record runs beside the base's build, which fails at configure here (no
+    // Makefile): the build waits for the record before resetting the tree.
+    let rig = debian_rig(&[]);
+    let kernels = Kernels::load(&rig.repo).unwrap();
+    let builder = Builder::new(&kernels, &rig.cache, &quiet);
+    let err = builder.build(kernels.variant("base").unwrap()).unwrap_err();
+    assert!(matches!(err, Error::Build { .. }), "{err}");
+    assert_recorded(&work_tree(&rig.cache));
+}
+
+#[test]
+fn a_debian_variant_waits_for_the_record_and_a_bad_patch_still_changes_nothing() {
+    if std::env::var_os(radiff::kernels::ENV_TREE).is_some() {
+        return;
+    }
+    let rig = debian_rig(&[("broken", &[("0001-good.mbox", GOOD), ("0002-bad.patch", BAD)])]);
+    let kernels = Kernels::load(&rig.repo).unwrap();
+    let builder = Builder::new(&kernels, &rig.cache, &quiet);
+    let err = builder.build(kernels.variant("broken").unwrap()).unwrap_err();
+    assert!(matches!(err, Error::PatchFailed { .. }), "{err}");
+    let tree = work_tree(&rig.cache);
+    assert_eq!(std::fs::read_to_string(tree.join("mm/readahead.c")).unwrap(), READAHEAD_C);
+    assert_recorded(&tree);
+}
+
+#[test]
+fn a_record_cut_short_is_made_again() {
+    if std::env::var_os(radiff::kernels::ENV_TREE).is_some() {
+        return;
+    }
+    let rig = debian_rig(&[]);
+    let kernels = Kernels::load(&rig.repo).unwrap();
+    let builder = Builder::new(&kernels, &rig.cache, &quiet);
+    let tree = builder.work_tree().unwrap();
+    assert_recorded(&tree);
+    // As a run killed during `git add` leaves it: unpacked, a .git without the record.
+    std::fs::remove_dir_all(tree.join(".git")).unwrap();
+    sh(&tree, &["git", "init", "-q"]);
+    std::fs::write(tree.join(".radiff-unpacked"), "").unwrap();
+    assert_eq!(builder.work_tree().unwrap(), tree);
+    assert_recorded(&tree);
+}
