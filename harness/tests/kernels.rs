@@ -93,6 +93,13 @@ fn rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
 
 fn quiet(_: &str) {}
 
+/// Builds `variant` in the rig, which must fail.
+fn build_error(rig: &Rig, variant: &str) -> Error {
+    let kernels = Kernels::load(&rig.repo).unwrap();
+    let builder = Builder::new(&kernels, &rig.cache, &quiet);
+    builder.build(kernels.variant(variant).unwrap()).unwrap_err()
+}
+
 fn work_tree(cache: &Cache) -> PathBuf {
     let trees: Vec<PathBuf> = std::fs::read_dir(cache.root.join("trees")).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(trees.len(), 1, "{trees:?}");
@@ -109,9 +116,7 @@ fn a_patch_that_does_not_apply_names_variant_patch_and_hunk_and_changes_nothing(
         return; // the override would replace the rig's base
     }
     let rig = rig(&[("broken", &[("0001-good.mbox", GOOD), ("0002-bad.patch", BAD)])]);
-    let kernels = Kernels::load(&rig.repo).unwrap();
-    let builder = Builder::new(&kernels, &rig.cache, &quiet);
-    let err = builder.build(kernels.variant("broken").unwrap()).unwrap_err();
+    let err = build_error(&rig, "broken");
     let Error::PatchFailed { ref variant, ref patch, ref output } = err else { panic!("expected PatchFailed, got {err}") };
     assert_eq!(variant, "broken");
     assert!(patch.ends_with("kernels/variants/broken/0002-bad.patch"), "{}", patch.display());
@@ -137,9 +142,7 @@ fn a_good_patch_applies_through_the_mail_around_it() {
     // Applying works without a kernel to build: the build then fails at configure
     // (this tree has no Makefile), and the tree is reset even so.
     let rig = rig(&[("good", &[("0001-good.mbox", GOOD)])]);
-    let kernels = Kernels::load(&rig.repo).unwrap();
-    let builder = Builder::new(&kernels, &rig.cache, &quiet);
-    let err = builder.build(kernels.variant("good").unwrap()).unwrap_err();
+    let err = build_error(&rig, "good");
     assert!(matches!(err, Error::Build { .. }), "{err}");
     assert!(err.to_string().contains("full log:"), "{err}");
     let tree = work_tree(&rig.cache);
@@ -224,9 +227,7 @@ fn a_debian_base_build_records_the_tree_and_leaves_it_clean() {
     // The record runs beside the base's build, which fails at configure here (no
     // Makefile): the build waits for the record before resetting the tree.
     let rig = debian_rig(&[]);
-    let kernels = Kernels::load(&rig.repo).unwrap();
-    let builder = Builder::new(&kernels, &rig.cache, &quiet);
-    let err = builder.build(kernels.variant("base").unwrap()).unwrap_err();
+    let err = build_error(&rig, "base");
     assert!(matches!(err, Error::Build { .. }), "{err}");
     assert_recorded(&work_tree(&rig.cache));
 }
@@ -237,9 +238,7 @@ fn a_debian_variant_waits_for_the_record_and_a_bad_patch_still_changes_nothing()
         return;
     }
     let rig = debian_rig(&[("broken", &[("0001-good.mbox", GOOD), ("0002-bad.patch", BAD)])]);
-    let kernels = Kernels::load(&rig.repo).unwrap();
-    let builder = Builder::new(&kernels, &rig.cache, &quiet);
-    let err = builder.build(kernels.variant("broken").unwrap()).unwrap_err();
+    let err = build_error(&rig, "broken");
     assert!(matches!(err, Error::PatchFailed { .. }), "{err}");
     let tree = work_tree(&rig.cache);
     assert_eq!(std::fs::read_to_string(tree.join("mm/readahead.c")).unwrap(), READAHEAD_C);
