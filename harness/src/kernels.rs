@@ -478,7 +478,7 @@ impl<'a> Builder<'a> {
             Base::Debian { package } => {
                 let trees = self.cache.dir("trees")?;
                 let tree = trees.join(&base.tree_name);
-                if tree.join(".git/radiff-ready").is_file() {
+                if tree.join(READY).is_file() {
                     if git(&tree, &["rev-parse", "-q", "--verify", BASE_TAG]).is_err() {
                         // A tree unpacked before the tag existed: its first commit is the base.
                         let first = git(&tree, &["rev-list", "--max-parents=0", "HEAD"])?;
@@ -517,9 +517,11 @@ impl<'a> Builder<'a> {
 
 /// Marks a Debian work tree as wholly unpacked (its git record may still be missing).
 /// Written into the tree before the rename that makes it appear, so a tree without it was
-/// never finished. Left out of the record and removed once the record's own marker
-/// (`.git/radiff-ready`) says the tree is ready.
+/// never finished. Left out of the record and removed once [`READY`] says the tree is ready.
 const UNPACKED: &str = ".radiff-unpacked";
+
+/// Marks a Debian work tree whose git record of the base is complete.
+const READY: &str = ".git/radiff-ready";
 
 /// Records the unpacked, untouched Debian tree as the base commit (tagged [`BASE_TAG`]),
 /// so a variant's patches can always be undone with `git checkout` and `git clean`.
@@ -536,7 +538,7 @@ fn record_base(tree: &Path) -> Result<()> {
     git(tree, &["rm", "-q", "--cached", "--", UNPACKED])?;
     git(tree, &["-c", "user.name=radiff", "-c", "user.email=radiff@localhost", "commit", "-q", "-m", "base"])?;
     git(tree, &["tag", BASE_TAG])?;
-    std::fs::write(dot_git.join("radiff-ready"), b"").map_err(|e| Error::io(&dot_git, e))?;
+    std::fs::write(tree.join(READY), b"").map_err(|e| Error::io(tree.join(READY), e))?;
     std::fs::remove_file(tree.join(UNPACKED)).map_err(|e| Error::io(tree.join(UNPACKED), e))
 }
 
