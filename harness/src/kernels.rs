@@ -495,7 +495,14 @@ impl<'a> Builder<'a> {
                 let _ = std::fs::remove_dir_all(&tmp);
                 std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
                 (self.progress)(&format!("unpacking {} into {} (once)", tarball.display(), tree.display()));
-                Cmd::new("tar").arg("-C").arg(&tmp).args(["--strip-components=1", "-xf"]).arg(&tarball).read()?;
+                // Debian's tarball is xz in many blocks: `-T0` decompresses them on every core
+                // (xz 5.4, bookworm's, decompresses on one unless told), 12 s -> 6 s here.
+                Cmd::new("tar")
+                    .arg("-C")
+                    .arg(&tmp)
+                    .args(["--strip-components=1", "--use-compress-program=xz -T0", "-xf"])
+                    .arg(&tarball)
+                    .read()?;
                 std::fs::write(tmp.join(UNPACKED), b"").map_err(|e| Error::io(&tmp, e))?;
                 let _ = std::fs::remove_dir_all(&tree);
                 std::fs::rename(&tmp, &tree).map_err(|e| Error::io(&tree, e))?;
