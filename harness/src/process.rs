@@ -106,7 +106,21 @@ impl Cmd {
     /// Runs with stdout and stderr appended to `log`, in a process group of its own.
     /// `tick` is called about every `period` with the elapsed time; after `timeout` the
     /// whole group is killed.
-    pub fn run_logged(&self, log: &Path, timeout: Duration, period: Duration, mut tick: impl FnMut(Duration)) -> Result<Outcome> {
+    pub fn run_logged(&self, log: &Path, timeout: Duration, period: Duration, tick: impl FnMut(Duration)) -> Result<Outcome> {
+        self.run_logged_until(log, timeout, period, tick, || false)
+    }
+
+    /// [`Cmd::run_logged`], and once a second asks `done`: when it says yes, the command's
+    /// process group is killed and its (killed) exit status returned, for a command that
+    /// has finished its work but would not exit by itself.
+    pub fn run_logged_until(
+        &self,
+        log: &Path,
+        timeout: Duration,
+        period: Duration,
+        mut tick: impl FnMut(Duration),
+        mut done: impl FnMut() -> bool,
+    ) -> Result<Outcome> {
         let file = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| Error::io(log, e))?;
         let handle = self
             .expression()
@@ -122,11 +136,20 @@ impl Cmd {
         let pgid = handle.pids()[0] as i32;
         let started = Instant::now();
         let mut next_tick = started + period;
+        let mut next_ask = started + Duration::from_secs(1);
         loop {
             if let Some(output) = handle.try_wait().map_err(|e| Error::Other(format!("waiting for {}: {e}", self.display())))? {
                 return Ok(Outcome::Exited(output.status));
             }
             let now = Instant::now();
+            if now >= next_ask {
+                if done() {
+                    kill_group(pgid);
+                    let output = handle.wait().map_err(|e| Error::Other(format!("waiting for {}: {e}", self.display())))?;
+                    return Ok(Outcome::Exited(output.status));
+                }
+                next_ask = now + Duration::from_secs(1);
+            }
             if now.duration_since(started) > timeout {
                 kill_group(pgid);
                 let _ = handle.wait();

@@ -54,7 +54,7 @@ pub struct RunOutput {
     pub capture: Capture,
     pub env: GuestEnv,
     pub accel: Accel,
-    /// Wall time of the boot (boot, mount, pattern, trace dump, power-off).
+    /// Wall time of the boot (boot, mount, pattern, trace dump, reboot).
     pub wall: Duration,
 }
 

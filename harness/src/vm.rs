@@ -85,7 +85,8 @@ pub struct Booted {
     pub exit_code: Option<i32>,
 }
 
-/// Boots, runs the command and waits for the VM to power off, at most `boot.timeout`.
+/// Boots, runs the command and waits for the VM to end (the guest reboots, QEMU exits), at
+/// most `boot.timeout`.
 pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
     require_tool("qemu-system-x86_64")?;
     let vng = cache.vng();
@@ -124,19 +125,23 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
         .arg(KERNEL_ARGS)
         .arg(format!("--rodir={UDEV_RULES}={}", udev_rules(cache)?.display()))
         .arg("--exec")
-        .arg(&boot.command);
+        .arg(guest_command(&boot.command, &boot.shared));
     if accel == Accel::Tcg {
         cmd = cmd.arg("--disable-kvm");
     }
     // --qemu-opts must come last: vng passes everything after it to QEMU.
+    let mut qemu_opts = SMP_TOPOLOGY.to_string();
     if let Some(disk) = &boot.disk {
-        cmd = cmd.arg(format!("--qemu-opts={}", disk.qemu_opts(boot.snapshot)));
+        qemu_opts = format!("{qemu_opts} {}", disk.qemu_opts(boot.snapshot));
     }
+    cmd = cmd.arg(format!("--qemu-opts={qemu_opts}"));
     std::fs::write(boot.shared.join("vng.cmd"), format!("{}\n", cmd.display())).map_err(|e| Error::io(&boot.shared, e))?;
+    let exit_code_file = boot.shared.join(EXIT_CODE);
     let mut attempt = 1;
     loop {
+        let _ = std::fs::remove_file(&exit_code_file);
         let started = Instant::now();
-        let outcome = cmd.run_logged(&console, boot.timeout, Duration::from_secs(3600), |_| {})?;
+        let outcome = cmd.run_logged_until(&console, boot.timeout, Duration::from_secs(3600), |_| {}, || halted(&console))?;
         let text = std::fs::read_to_string(&console).unwrap_or_default();
         // QEMU's own trouble, not the guest's doing, is worth another boot: an assertion of
         // QEMU's, or a VM killed before the guest's init reached the command (a boot that
@@ -156,10 +161,50 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
             continue;
         }
         return match outcome {
-            Outcome::Exited(status) => Ok(Booted { accel, elapsed: started.elapsed(), console, exit_code: status.code() }),
+            Outcome::Exited(_) => {
+                let exit_code = std::fs::read_to_string(&exit_code_file).ok().and_then(|t| t.trim().parse().ok());
+                Ok(Booted { accel, elapsed: started.elapsed(), console, exit_code })
+            }
             Outcome::TimedOut(after) => Err(Error::VmTimeout { after, dir: boot.shared.clone(), console_tail: log_tail(&console, 25) }),
         };
     }
+}
+
+/// The command virtme-ng runs in the guest: `command`, its exit status written to
+/// [`EXIT_CODE`] in the shared folder, then a reboot that ends the VM (virtme-ng runs QEMU
+/// with `-no-reboot`). The kernel has no ACPI (it was 7 % of every cold build's compile),
+/// and without ACPI an x86 guest cannot power off: virtme-ng-init's own power-off after
+/// the command would halt the guest and leave QEMU running. `sysrq b` resets through the
+/// keyboard controller at once, skipping virtme-ng-init's exit-status port, hence the file.
+/// Everything the guest leaves in the shared folder is already on the host: it is a 9p
+/// mount without cache, every write goes through.
+fn guest_command(command: &str, shared: &Path) -> String {
+    format!("({command}); echo $? > {}/{EXIT_CODE}; echo b > /proc/sysrq-trigger", shared.display())
+}
+
+/// Where [`guest_command`] leaves the command's exit status.
+const EXIT_CODE: &str = "exit-code";
+
+/// QEMU's CPU topology: one CPU per socket. Without ACPI the guest finds its CPUs in the
+/// firmware's MP table, and SeaBIOS lists only the first CPU of each socket there: with
+/// QEMU's default (all CPUs as cores of one socket) a guest given two vCPUs would run on
+/// one. QEMU merges this with virtme-ng's `-smp N`, which sets the count (sockets = N).
+const SMP_TOPOLOGY: &str = "-smp cores=1,threads=1";
+
+/// The console line a guest prints when it halts instead of rebooting: virtme-ng-init
+/// powered off (it does when it fails before the command, or if the reboot in
+/// [`guest_command`] failed), which without ACPI halts the guest with QEMU still running.
+const HALTED: &str = "reboot: System halted";
+
+/// Whether the console's last lines say the guest halted (see [`HALTED`]).
+fn halted(console: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(console) else { return false };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut tail = Vec::new();
+    let _ = file.seek(SeekFrom::Start(len.saturating_sub(4096)));
+    let _ = file.read_to_end(&mut tail);
+    String::from_utf8_lossy(&tail).contains(HALTED)
 }
 
 /// Kernel arguments of every boot (they come after virtme-ng's own, so they win).
@@ -264,6 +309,36 @@ mod tests {
         assert_eq!(qemu_crash("Kernel panic - not syncing: Attempted to kill init!\n"), None);
         assert_eq!(qemu_crash("radiff-guest: error at step `mounting`: Assertion failed.\n"), None);
         assert_eq!(qemu_crash("qemu-system-x86_64: -device nvme,mdts=99: invalid\n"), None);
+    }
+
+    /// The command's status reaches the host even when the command fails, and the guest
+    /// reboots whatever the command did (a command that exits its shell included).
+    #[test]
+    fn the_guest_command_records_its_status_then_reboots() {
+        let line = guest_command("exit 3", Path::new("/run/x"));
+        assert_eq!(line, "(exit 3); echo $? > /run/x/exit-code; echo b > /proc/sysrq-trigger");
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path();
+        // Run it as the guest's shell would, with the reboot taken out.
+        let script = guest_command("echo out > made; exit 3", shared).replace("echo b > /proc/sysrq-trigger", "echo after > rebooted");
+        let status = std::process::Command::new("sh").arg("-c").arg(&script).current_dir(shared).status().unwrap();
+        assert!(status.success(), "{script}");
+        assert_eq!(std::fs::read_to_string(shared.join(EXIT_CODE)).unwrap(), "3\n");
+        assert_eq!(std::fs::read_to_string(shared.join("rebooted")).unwrap(), "after\n");
+    }
+
+    /// A guest that halted (virtme-ng-init's power-off without ACPI) is seen from the end of
+    /// its console log, however long the log; a reboot is not a halt.
+    #[test]
+    fn a_halted_guest_is_seen_in_the_console_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let console = dir.path().join("console.log");
+        assert!(!halted(&console), "no console yet");
+        let boot = "[    0.1] x\n".repeat(5000);
+        std::fs::write(&console, format!("{boot}[    5.0] sysrq: Resetting\n")).unwrap();
+        assert!(!halted(&console));
+        std::fs::write(&console, format!("{boot}[    5.0] virtme-ng-init: failed\n[    5.1] reboot: System halted\n")).unwrap();
+        assert!(halted(&console));
     }
 
     /// The guest's only udev rule is the one systemd ships for virtio ports: if the host's
