@@ -191,10 +191,12 @@ const EXIT_CODE: &str = "exit-code";
 /// one. QEMU merges this with virtme-ng's `-smp N`, which sets the count (sockets = N).
 const SMP_TOPOLOGY: &str = "-smp cores=1,threads=1";
 
-/// The console line a guest prints when it halts instead of rebooting: virtme-ng-init
-/// powered off (it does when it fails before the command, or if the reboot in
-/// [`guest_command`] failed), which without ACPI halts the guest with QEMU still running.
-const HALTED: &str = "reboot: System halted";
+/// What a guest prints when it halts instead of rebooting: virtme-ng-init powered off (it
+/// does when it fails before the command, or if the reboot in [`guest_command`] failed),
+/// which without ACPI halts the guest with QEMU still running. Linux 7.3 says
+/// `reboot: Power off not available: System halted instead`, and `reboot: System halted`
+/// for a halt asked as such.
+const HALTED: &str = "System halted";
 
 /// Whether the console's last lines say the guest halted (see [`HALTED`]).
 fn halted(console: &Path) -> bool {
@@ -204,7 +206,7 @@ fn halted(console: &Path) -> bool {
     let mut tail = Vec::new();
     let _ = file.seek(SeekFrom::Start(len.saturating_sub(4096)));
     let _ = file.read_to_end(&mut tail);
-    String::from_utf8_lossy(&tail).contains(HALTED)
+    String::from_utf8_lossy(&tail).lines().any(|l| l.contains("reboot: ") && l.contains(HALTED))
 }
 
 /// Kernel arguments of every boot (they come after virtme-ng's own, so they win).
@@ -338,6 +340,9 @@ mod tests {
         std::fs::write(&console, format!("{boot}[    5.0] sysrq: Resetting\n")).unwrap();
         assert!(!halted(&console));
         std::fs::write(&console, format!("{boot}[    5.0] virtme-ng-init: failed\n[    5.1] reboot: System halted\n")).unwrap();
+        assert!(halted(&console));
+        // what 7.3 prints when virtme-ng-init asks for a power-off the kernel cannot do
+        std::fs::write(&console, format!("{boot}[    4.4] reboot: Power off not available: System halted instead\n")).unwrap();
         assert!(halted(&console));
     }
 

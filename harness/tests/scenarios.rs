@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use radiff::cache::Cache;
@@ -17,6 +18,7 @@ use radiff::kernels::Kernels;
 use radiff::run::{model_input, Lab};
 use radiff::scenario::{self, Point, Scenario};
 use radiff::summary;
+use radiff::vm;
 use radiff_model::{predict, Policy};
 
 fn progress(line: &str) {
@@ -73,6 +75,8 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
         let v = variant.clone();
         trials.push(Trial::test(format!("kernel_boots::{variant}"), move || kernel_boots(&v)));
     }
+    // A guest that halts instead of rebooting is stopped at once, not at its timeout.
+    trials.push(Trial::test("vm_halt_is_seen::base", halted_guest_is_stopped));
     // The same scenario twice on the same kernel gives the same trace.
     let headline = Scenario::load(&root.join("scenarios/1mib_after_4k.yaml"))?;
     trials.push(Trial::test("repeatable::scenario_1mib_after_4k::base", move || repeatable(&headline, "base")));
@@ -165,6 +169,39 @@ fn kernel_boots(variant: &str) -> Result<(), Failed> {
     eprintln!("{who}: booted {} in {:.1} s, uname -r: {got}", kernel.display(), wall.as_secs_f64());
     if got != want {
         return Err(format!("{who}: the guest says `{got}`, the bzImage {} says `{want}`", kernel.display()).into());
+    }
+    Ok(())
+}
+
+/// The kernel has no ACPI, so virtme-ng-init's power-off halts the guest; radiff's guest
+/// command reboots first. With the reboot's trigger covered by /dev/null, the guest halts,
+/// and the boot must end with the command's status, promptly: a hang would run into the
+/// timeout and fail as `VmTimeout`.
+fn halted_guest_is_stopped() -> Result<(), Failed> {
+    let lab = lab()?;
+    let who = "vm_halt_is_seen::base";
+    let kernel = lab.kernel("base", who).map_err(|e| e.to_string())?;
+    let dir = lab.cache.dir("runs").map_err(|e| e.to_string())?.join("_halt");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let boot = vm::Boot {
+        kernel,
+        disk: None,
+        snapshot: false,
+        shared: dir.clone(),
+        command: "mount --bind /dev/null /proc/sysrq-trigger; exit 7".into(),
+        cpus: 1,
+        memory_mb: 1024,
+        timeout: Duration::from_secs(180),
+    };
+    let booted = vm::boot(&lab.cache, &boot).map_err(|e| format!("{who}: {e}"))?;
+    let console = std::fs::read_to_string(&booted.console).map_err(|e| format!("{}: {e}", booted.console.display()))?;
+    eprintln!("{who}: ended in {:.1} s, exit code {:?}", booted.elapsed.as_secs_f64(), booted.exit_code);
+    if !console.contains("System halted") {
+        return Err(format!("{who}: the guest did not halt; its console is {}", booted.console.display()).into());
+    }
+    if booted.exit_code != Some(7) {
+        return Err(format!("{who}: exit code {:?}, the command exited with 7; see {}", booted.exit_code, dir.display()).into());
     }
     Ok(())
 }
