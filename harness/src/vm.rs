@@ -200,13 +200,7 @@ const HALTED: &str = "System halted";
 
 /// Whether the console's last lines say the guest halted (see [`HALTED`]).
 fn halted(console: &Path) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(console) else { return false };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut tail = Vec::new();
-    let _ = file.seek(SeekFrom::Start(len.saturating_sub(4096)));
-    let _ = file.read_to_end(&mut tail);
-    String::from_utf8_lossy(&tail).lines().any(|l| l.contains("reboot: ") && l.contains(HALTED))
+    log_tail(console, 50).lines().any(|l| l.contains("reboot: ") && l.contains(HALTED))
 }
 
 /// Kernel arguments of every boot (they come after virtme-ng's own, so they win).
