@@ -79,15 +79,15 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
 /// A unified diff of the trial's snapshot text against the base snapshot, or `None`
 /// when they are the same.
 fn snapshot_difference(repo: &Path, scenario: &Scenario, point: &Point, out: &RunOutput) -> Result<Option<String>> {
-    let (stem, text) = summary::trial_snapshot(scenario, point, "base", &out.env, &out.capture.trace);
-    let path = repo.join("snapshots").join(format!("{stem}.snap"));
+    let snap = summary::trial_snapshot(scenario, point, "base", &out.env, &out.capture.trace);
+    let path = repo.join("snapshots").join(format!("{}.snap", snap.stem));
     let file = cache::read(&path).map_err(|_| Error::Other(format!("{} does not exist: the base snapshot is what a check compares with (or use --against model)", path.display())))?;
     let want = summary::snapshot_body(&file).trim_end();
-    let got = text.trim_end();
+    let got = snap.contents.trim_end();
     if want == got {
         return Ok(None);
     }
-    Ok(Some(format!("the trace differs from {} (- snapshot, + this tree):\n{}", path.display(), summary::snapshot_diff(want, got, 40).trim_end())))
+    Ok(Some(format!("the trace differs from {} (- snapshot, + this tree):\n{}", path.display(), summary::snapshot_review(want, got, 40).trim_end())))
 }
 
 /// `radiff check --tree DIR --scenario FILE [--point LABEL] [--against snapshot|model]`.

@@ -196,55 +196,88 @@ pub fn window_line_in(w: &Window, extents: &[Extent]) -> String {
     s
 }
 
-/// The snapshot text of a trace: figures, then the window table, requests placed in the
-/// file by `extents` so that the text does not depend on where the image put the file.
-pub fn snapshot(trace: &Trace, extents: &[Extent], header: &[(&str, String)]) -> String {
-    let f = Figures::of(trace);
-    let mut s = String::new();
-    for (k, v) in header {
-        let _ = writeln!(s, "{k}: {v}");
+/// The header of the window table in a snapshot.
+pub const TABLE_HEADER: &str =
+    "# trigger @index req req_count | ra [start+size) async async_size order | folios NxoORDER | rq pPAGE+PAGES (file pages)";
+
+/// The snapshot text of a trace: the totals, a blank line, then the window table, requests
+/// placed in the file by `extents` so that the text does not depend on where the image put
+/// the file. A window's line carries no running number: the page index that opened it
+/// (`@index`) is its key, so a change to some windows changes only their lines (and the
+/// totals) in a diff, however many windows it inserts or removes.
+pub fn snapshot(trace: &Trace, extents: &[Extent]) -> String {
+    let mut s = totals(&Figures::of(trace));
+    let _ = writeln!(s, "\n{TABLE_HEADER}");
+    for w in &trace.windows {
+        let _ = writeln!(s, "{}", window_line_in(w, extents));
     }
+    s
+}
+
+/// The totals a snapshot starts with, one figure a line.
+pub fn totals(f: &Figures) -> String {
+    let mut s = String::new();
     let _ = writeln!(s, "windows: {} ({} sync, {} async)", f.windows, f.sync_windows, f.async_windows);
     let _ = writeln!(s, "requests: {}", f.requests_line());
     let _ = writeln!(s, "read sizes: {}", f.sizes_line(usize::MAX));
     let _ = writeln!(s, "bytes read: {}", f.bytes_read);
     let _ = writeln!(s, "folios: {} ({})", f.folios, f.orders_line());
-    let _ = writeln!(s, "\n# trigger @index req req_count | ra [start+size) async async_size order | folios NxoORDER | rq pPAGE+PAGES (file pages)");
-    for (i, w) in trace.windows.iter().enumerate() {
-        let _ = writeln!(s, "{i:5} {}", window_line_in(w, extents));
-    }
     s
 }
 
-/// The snapshot of one trial: its file stem under `snapshots/` and its text (the kernel's
-/// trace with a header naming the scenario, variant, point, queue and file layout).
+/// What describes a trial's run, kept in its snapshot's metadata (`cargo insta review`
+/// shows it apart from the trace): the scenario, variant, matrix point, kernel, queue and
+/// file layout.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RunInfo {
+    pub scenario: String,
+    pub variant: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point: Option<String>,
+    pub kernel: String,
+    pub queue: String,
+    pub file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One trial's snapshot: its file stem under `snapshots/`, the scenario's description and
+/// the run's [`RunInfo`] (the snapshot's metadata) and the kernel's trace as text (its
+/// contents).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrialSnapshot {
+    pub stem: String,
+    pub description: String,
+    pub info: RunInfo,
+    pub contents: String,
+}
+
+/// The snapshot of one trial: the kernel's `trace` on `scenario`'s `point` with `variant`.
 pub fn trial_snapshot(
     scenario: &crate::scenario::Scenario,
     point: &crate::scenario::Point,
     variant: &str,
     env: &crate::guest::GuestEnv,
     trace: &Trace,
-) -> (String, String) {
+) -> TrialSnapshot {
     let name = scenario.trial_name(variant, point);
     let stem = name.trim_start_matches("scenario_").replace("::", "__").replace(['=', ','], "_");
-    let mut header = vec![("scenario", format!("{} ({})", scenario.name, scenario.description)), ("variant", variant.to_string())];
-    if let Some(label) = &point.label {
-        header.push(("point", label.clone()));
-    }
     let q = &env.queue;
-    header.push((
-        "queue",
-        format!(
+    let bind = segments_bind(q);
+    let info = RunInfo {
+        scenario: scenario.name.clone(),
+        variant: variant.to_string(),
+        point: point.label.clone(),
+        kernel: env.release.clone(),
+        queue: format!(
             "read_ahead_kb {} max_sectors_kb {} max_hw_sectors_kb {} max_segments {} logical_block_size {}",
             q.read_ahead_kb, q.max_sectors_kb, q.max_hw_sectors_kb, q.max_segments, q.logical_block_size
         ),
-    ));
-    header.push(("file", format!("{} bytes in {} extents", env.file_size, env.extents.len())));
-    if segments_bind(q) {
-        header.push(("note", "adjacent requests merged: with max_segments x 4 KiB below max_sectors_kb, where requests split depends on where the guest's allocator put the pages".into()));
-        return (stem, snapshot(&merge_adjacent_requests(trace), &env.extents, &header));
-    }
-    (stem, snapshot(trace, &env.extents, &header))
+        file: format!("{} bytes in {} extents", env.file_size, env.extents.len()),
+        note: bind.then(|| "adjacent requests merged: with max_segments x 4 KiB below max_sectors_kb, where requests split depends on where the guest's allocator put the pages".to_string()),
+    };
+    let contents = if bind { snapshot(&merge_adjacent_requests(trace), &env.extents) } else { snapshot(trace, &env.extents) };
+    TrialSnapshot { stem, description: format!("{}: {}", scenario.name, scenario.description), info, contents }
 }
 
 /// True when a request's page count is limited by its segments rather than its size, so
@@ -278,6 +311,43 @@ pub fn snapshot_body(file_text: &str) -> &str {
         }
     }
     rest
+}
+
+/// The totals lines of a snapshot's contents (`key: value`, up to the first blank line).
+fn totals_of(contents: &str) -> Vec<(&str, &str)> {
+    contents.lines().take_while(|l| !l.trim().is_empty()).filter_map(|l| l.split_once(": ")).collect()
+}
+
+/// The totals of two snapshot contents side by side, one figure a line, the ones that
+/// changed first marked `*`: what a reviewer reads before the line diff.
+pub fn totals_change(old: &str, new: &str) -> String {
+    let (a, b) = (totals_of(old), totals_of(new));
+    let mut keys: Vec<&str> = a.iter().map(|(k, _)| *k).collect();
+    keys.extend(b.iter().map(|(k, _)| *k).filter(|k| !a.iter().any(|(o, _)| o == k)));
+    let width = keys.iter().map(|k| k.len()).max().unwrap_or(0);
+    let get = |t: &[(&str, &str)], k: &str| t.iter().find(|(o, _)| *o == k).map_or("-".to_string(), |(_, v)| v.to_string());
+    let mut out = String::new();
+    for k in keys {
+        let (x, y) = (get(&a, k), get(&b, k));
+        if x == y {
+            let _ = writeln!(out, "  {k:width$}  {x} (same)");
+        } else {
+            let _ = writeln!(out, "* {k:width$}  {x}\n  {:width$}  -> {y}", "");
+        }
+    }
+    out
+}
+
+/// How the snapshot contents `new` differ from `old`, for a trial's message: the totals
+/// before and after, then the changed lines of the window table (at most `max`).
+pub fn snapshot_review(old: &str, new: &str, max: usize) -> String {
+    let table = |c: &str| -> String {
+        match c.find("\n\n") {
+            Some(i) => c[i + 2..].to_string(),
+            None => c.to_string(),
+        }
+    };
+    format!("totals (before -> after):\n{}window lines (-before, +after; line numbers of the window table):\n{}", totals_change(old, new), snapshot_diff(&table(old), &table(new), max))
 }
 
 /// The lines where `new` differs from the snapshot body `old`, at most `max` of them,
@@ -363,6 +433,61 @@ mod tests {
         assert_eq!(snapshot_diff(old, new, 10), "-2     b\n+2     B\n-4     d\n+4     D\n+5     e\n");
         assert_eq!(snapshot_diff(old, new, 2), "-2     b\n+2     B\n... and 3 more changed lines\n");
         assert_eq!(snapshot_diff(old, old, 2), "");
+    }
+
+    /// A sequential trace of async windows of `size` pages from page `from` to `to`, each
+    /// with one folio of `order` per window and one request.
+    fn windows(from: u64, to: u64, size: u64, order: u32) -> Vec<Window> {
+        (from..to)
+            .step_by(size as usize)
+            .map(|i| Window {
+                trigger: Trigger::Async,
+                index: i,
+                req_count: 256,
+                ra: RaState::default(),
+                submits: vec![Submit::Order { index: i, size, async_size: size, order }],
+                folios: vec![Folio { index: i, order }],
+                requests: vec![Request { sector: i * 8, sectors: size * 8, rwbs: "RA".into() }],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_windows_inserted_early_change_only_their_lines_and_the_totals() {
+        // Before: windows of 64 pages from page 0. After: the window at page 64 is split
+        // into two windows of 32 pages (two lines in place of one), everything else the same.
+        let before = Trace { windows: windows(0, 64 * 200, 64, 4) };
+        let mut after_windows = windows(0, 64, 64, 4);
+        after_windows.extend(windows(64, 128, 32, 3));
+        after_windows.extend(windows(128, 64 * 200, 64, 4));
+        let after = Trace { windows: after_windows };
+        let (old, new) = (snapshot(&before, &[]), snapshot(&after, &[]));
+        assert!(!old.lines().any(|l| l.starts_with(' ')), "no running numbers on window lines:\n{old}");
+        let diff = snapshot_diff(&old, &new, usize::MAX);
+        let changed: Vec<&str> = diff.lines().collect();
+        // Totals: windows, requests, read sizes and folios changed (bytes did not); the
+        // window table: one line out, two in.
+        let table: Vec<&str> = changed.iter().copied().filter(|l| l.contains(" @")).collect();
+        assert_eq!(table.len(), 3, "{diff}");
+        assert!(table[0].starts_with('-') && table[0].contains("async @64 req 256 | ra [64+64)"), "{diff}");
+        assert!(table[1].starts_with('+') && table[1].contains("async @64 req 256 | ra [64+32)"), "{diff}");
+        assert!(table[2].starts_with('+') && table[2].contains("async @96 req 256 | ra [96+32)"), "{diff}");
+        assert_eq!(changed.len(), 3 + 2 * 4, "{diff}");
+        // The review puts the totals first, then the table's changed lines alone.
+        let review = snapshot_review(&old, &new, 40);
+        assert!(review.starts_with("totals (before -> after):\n* windows     200 (0 sync, 200 async)\n              -> 201 (0 sync, 201 async)\n"), "{review}");
+        assert!(review.contains("\n  bytes read  52428800 (same)\n"), "{review}");
+        assert_eq!(review.lines().filter(|l| l.contains(" @")).count(), 3, "{review}");
+    }
+
+    #[test]
+    fn totals_change_lists_every_figure_once() {
+        let old = "windows: 2 (1 sync, 1 async)\nfolios: 3 (3 o0)\n\n# table\n";
+        let new = "windows: 2 (1 sync, 1 async)\nfolios: 1 (1 o2)\nextra: 1\n\n# table\n";
+        assert_eq!(
+            totals_change(old, new),
+            "  windows  2 (1 sync, 1 async) (same)\n* folios   3 (3 o0)\n           -> 1 (1 o2)\n* extra    -\n           -> 1\n"
+        );
     }
 
     #[test]

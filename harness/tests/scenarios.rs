@@ -262,19 +262,9 @@ fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Resul
     }
 
     // The kernel's trace against its snapshot.
-    let (snap, text) = summary::trial_snapshot(scenario, point, variant, &out.env, &out.capture.trace);
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(radiff::repo_root().join("snapshots"));
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-    let snapshot_result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| settings.bind(|| insta::assert_snapshot!(snap.as_str(), text))));
-    if snapshot_result.is_err() {
-        let path = radiff::repo_root().join("snapshots").join(format!("{snap}.snap"));
-        let what = match std::fs::read_to_string(&path) {
-            Ok(old) => format!("differs from snapshots/{snap}.snap:\n{}", summary::snapshot_diff(summary::snapshot_body(&old), &text, 16)),
-            Err(_) => format!("has no snapshot: snapshots/{snap}.snap is missing; `cargo insta review` after a run outside CI writes it\n"),
-        };
-        failures.push(format!("{name}: the kernel's trace {what}review with `cargo insta review`, rerun with `{rerun}`"));
+    let snap = summary::trial_snapshot(scenario, point, variant, &out.env, &out.capture.trace);
+    if let Some(failure) = check_snapshot(&snap, name, &rerun) {
+        failures.push(failure);
     }
 
     eprintln!("{name}: {} in {:.1} s ({:?}); {}run folder {}", summary::short(&radiff::summary::Figures::of(&out.capture.trace)).trim_end(), out.wall.as_secs_f64(), out.accel, report, out.dir.display());
@@ -283,4 +273,27 @@ fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Resul
     } else {
         Err(failures.join("\n").into())
     }
+}
+
+/// Checks the kernel's trace against `snapshots/STEM.snap` with insta (which writes a
+/// pending `.snap.new` outside CI); on a difference, the message shows the totals before
+/// and after, then the window lines that changed.
+fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) -> Option<String> {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(radiff::repo_root().join("snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_description(snap.description.as_str());
+    settings.set_info(&snap.info);
+    let stem = snap.stem.as_str();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| settings.bind(|| insta::assert_snapshot!(stem, snap.contents.as_str()))));
+    if result.is_ok() {
+        return None;
+    }
+    let path = radiff::repo_root().join("snapshots").join(format!("{stem}.snap"));
+    let what = match std::fs::read_to_string(&path) {
+        Ok(old) => format!("differs from snapshots/{stem}.snap:\n{}", summary::snapshot_review(summary::snapshot_body(&old), &snap.contents, 40)),
+        Err(_) => format!("has no snapshot: snapshots/{stem}.snap is missing; `cargo insta review` after a run outside CI writes it\n"),
+    };
+    Some(format!("{name}: the kernel's trace {what}review with `cargo insta review`, rerun with `{rerun}`"))
 }
