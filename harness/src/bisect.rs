@@ -28,7 +28,7 @@ pub const ABORT: u8 = 255;
 /// What a check compares the trace against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Against {
-    /// `snapshots/SCENARIO__base[__POINT].snap`: the base kernel's trace.
+    /// `harness/snapshots/SCENARIO__base[__POINT].snap`: the base kernel's trace.
     Snapshot,
     /// The model's prediction for `base`.
     Model,
@@ -80,7 +80,7 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
 /// when they are the same.
 fn snapshot_difference(repo: &Path, scenario: &Scenario, point: &Point, out: &RunOutput) -> Result<Option<String>> {
     let snap = summary::trial_snapshot(scenario, point, "base", &out.env, &out.capture.trace);
-    let path = repo.join("snapshots").join(format!("{}.snap", snap.stem));
+    let path = repo.join(summary::SNAPSHOT_DIR).join(format!("{}.snap", snap.stem));
     let file = cache::read(&path).map_err(|_| Error::Other(format!("{} does not exist: the base snapshot is what a check compares with (or use --against model)", path.display())))?;
     let want = summary::snapshot_body(&file).trim_end();
     let got = snap.contents.trim_end();

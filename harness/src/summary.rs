@@ -241,7 +241,12 @@ pub struct RunInfo {
     pub note: Option<String>,
 }
 
-/// One trial's snapshot: its file stem under `snapshots/`, the scenario's description and
+/// Where the trials' snapshots are, from the repository root: inside the `radiff` package,
+/// because `cargo insta review` looks for pending snapshots only below the workspace's
+/// package directories (`harness/`, `model/`); the top-level `snapshots` is a link to it.
+pub const SNAPSHOT_DIR: &str = "harness/snapshots";
+
+/// One trial's snapshot: its file stem under [`SNAPSHOT_DIR`], the scenario's description and
 /// the run's [`RunInfo`] (the snapshot's metadata) and the kernel's trace as text (its
 /// contents).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -275,12 +275,12 @@ fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Resul
     }
 }
 
-/// Checks the kernel's trace against `snapshots/STEM.snap` with insta (which writes a
+/// Checks the kernel's trace against `harness/snapshots/STEM.snap` with insta (which writes a
 /// pending `.snap.new` outside CI); on a difference, the message shows the totals before
 /// and after, then the window lines that changed.
 fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) -> Option<String> {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(radiff::repo_root().join("snapshots"));
+    settings.set_snapshot_path(radiff::repo_root().join(summary::SNAPSHOT_DIR));
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.set_description(snap.description.as_str());
@@ -290,10 +290,10 @@ fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) -> Opt
     if result.is_ok() {
         return None;
     }
-    let path = radiff::repo_root().join("snapshots").join(format!("{stem}.snap"));
+    let path = radiff::repo_root().join(summary::SNAPSHOT_DIR).join(format!("{stem}.snap"));
     let what = match std::fs::read_to_string(&path) {
-        Ok(old) => format!("differs from snapshots/{stem}.snap:\n{}", summary::snapshot_review(summary::snapshot_body(&old), &snap.contents, 40)),
-        Err(_) => format!("has no snapshot: snapshots/{stem}.snap is missing; `cargo insta review` after a run outside CI writes it\n"),
+        Ok(old) => format!("differs from {}/{stem}.snap:\n{}", summary::SNAPSHOT_DIR, summary::snapshot_review(summary::snapshot_body(&old), &snap.contents, 40)),
+        Err(_) => format!("has no snapshot: {}/{stem}.snap is missing; a run outside CI writes it as `.snap.new` for `cargo insta review`\n", summary::SNAPSHOT_DIR),
     };
     Some(format!("{name}: the kernel's trace {what}review with `cargo insta review`, rerun with `{rerun}`"))
 }
