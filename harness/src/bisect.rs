@@ -263,7 +263,7 @@ impl SeriesFound {
 /// incrementally in the shared tree).
 pub fn bisect_series(lab: &Lab, variant: &Variant, scenario: &Scenario, point: &Point) -> Result<SeriesFound> {
     let trace_of = |k: usize| -> Result<(Trace, Duration, Duration)> {
-        let prefix = Variant { name: format!("{}~{k}", variant.name), patches: variant.patches[..k].to_vec() };
+        let prefix = Variant { name: format!("{}~{k}", variant.name), patches: variant.patches[..k].to_vec(), model: variant.model.clone() };
         let started = Instant::now();
         let kernel = if k == 0 {
             lab.kernel("base", "radiff bisect")?

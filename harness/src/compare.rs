@@ -149,6 +149,12 @@ pub const CONTEXT_AFTER: usize = 6;
 /// The divergence as a reviewer reads it: what parted, a diff of the windows around it
 /// (kernel `-`, model `+`), the totals on both sides and the command that reruns it.
 pub fn render(d: &Divergence, title: &str, rerun: &str) -> String {
+    render_between(d, title, rerun, ("kernel", "model"))
+}
+
+/// [`render`] with other names for the two traces (`kernel` and `model` there): the
+/// first is shown with `-`, the second with `+`.
+pub fn render_between(d: &Divergence, title: &str, rerun: &str, (a, b): (&str, &str)) -> String {
     let mut s = String::new();
     let what = match d.part {
         Part::Requests => "device requests differ",
@@ -156,7 +162,7 @@ pub fn render(d: &Divergence, title: &str, rerun: &str) -> String {
         Part::WindowCount => "the number of windows differs",
         Part::WindowFields => "window fields differ (device requests and folios agree)",
     };
-    let _ = writeln!(s, "{title}: kernel and model part at window {}: {what}", d.window);
+    let _ = writeln!(s, "{title}: {a} and {b} part at window {}: {what}", d.window);
     let from = d.window.saturating_sub(CONTEXT_BEFORE);
     let lines = |t: &Trace| -> String {
         t.windows
@@ -168,7 +174,7 @@ pub fn render(d: &Divergence, title: &str, rerun: &str) -> String {
             .collect()
     };
     let (k, m) = (lines(&d.kernel), lines(&d.model));
-    let _ = writeln!(s, "--- kernel\n+++ model");
+    let _ = writeln!(s, "--- {a}\n+++ {b}");
     let diff = TextDiff::from_lines(&k, &m);
     for change in diff.iter_all_changes() {
         let sign = match change.tag() {
@@ -184,11 +190,11 @@ pub fn render(d: &Divergence, title: &str, rerun: &str) -> String {
     if let (Some(kw), Some(mw)) = (d.kernel.windows.get(d.window), d.model.windows.get(d.window)) {
         let fields = field_differences(kw, mw);
         if !fields.is_empty() {
-            let _ = writeln!(s, "window {} fields (kernel / model): {}", d.window, fields.join(", "));
+            let _ = writeln!(s, "window {} fields ({a} / {b}): {}", d.window, fields.join(", "));
         }
     }
     let (fk, fm) = (Figures::of(&d.kernel), Figures::of(&d.model));
-    let _ = writeln!(s, "totals      kernel / model");
+    let _ = writeln!(s, "totals      {a} / {b}");
     let _ = writeln!(s, "  windows   {} / {}", fk.windows, fm.windows);
     let _ = writeln!(s, "  requests  {} / {}", fk.requests_line(), fm.requests_line());
     let _ = writeln!(s, "  folios    {} ({}) / {} ({})", fk.folios, fk.orders_line(), fm.folios, fm.orders_line());
@@ -290,6 +296,17 @@ mod tests {
         assert!(text.contains("-    1 async @4 req 256 | ra [4+4) async 4 order 2 | folios 1xo2 | rq 32+32"), "{text}");
         assert!(text.contains("+    1 async @4 req 256 | ra [4+4) async 4 order 2 | folios 1xo2 | rq 32+16"), "{text}");
         assert!(text.contains("rerun: cargo test -- --exact scenario_x::base"), "{text}");
+    }
+
+    #[test]
+    fn two_kernels_render_under_their_own_names() {
+        let a = Trace { windows: vec![w(0, 4, 2, 32, "RA"), w(4, 4, 2, 32, "RA")] };
+        let mut b = a.clone();
+        b.windows[1].folios[0].order = 3;
+        let text = render_between(&compare(&a, &b).unwrap(), "t", "r", ("base kernel", "my-fix kernel"));
+        assert!(text.starts_with("t: base kernel and my-fix kernel part at window 1: folios differ\n--- base kernel\n+++ my-fix kernel\n"), "{text}");
+        assert!(text.contains("totals      base kernel / my-fix kernel"), "{text}");
+        assert!(!text.contains("model"), "{text}");
     }
 
     #[test]

@@ -50,6 +50,89 @@ pub struct Variant {
     pub name: String,
     /// Patches in the order they are applied.
     pub patches: Vec<PathBuf>,
+    /// The model policy the variant's kernel must match, and where that was said.
+    pub model: ModelExpectation,
+}
+
+/// What the model predicts for a variant: a policy of `radiff_model::Policy::for_variant`
+/// (`base` for a patch that must not change behaviour), or nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelExpectation {
+    /// The variant's own name is a policy the model knows.
+    SameName(String),
+    /// `model: POLICY` in the variant's `variant.yaml`, at this line.
+    Declared { policy: String, file: PathBuf, line: usize },
+    /// No policy: trials check the kernel's trace against its snapshot and show how it
+    /// differs from the base kernel's, without a model check.
+    None,
+}
+
+impl ModelExpectation {
+    /// The name of the model's policy, if there is one.
+    pub fn policy(&self) -> Option<&str> {
+        match self {
+            ModelExpectation::SameName(p) | ModelExpectation::Declared { policy: p, .. } => Some(p),
+            ModelExpectation::None => None,
+        }
+    }
+
+    /// "base (kernels/variants/x/variant.yaml:2)", for listings.
+    pub fn describe(&self) -> String {
+        match self {
+            ModelExpectation::SameName(p) => format!("{p} (the policy of the same name)"),
+            ModelExpectation::Declared { policy, file, line } => format!("{policy} ({}:{line})", file.display()),
+            ModelExpectation::None => format!("none: trials check the snapshot and show the difference from base ({VARIANT_FILE} can name a policy)"),
+        }
+    }
+
+    /// The variant's expectation from its directory: `variant.yaml`'s `model:` when the
+    /// file exists, else the policy of the same name, else none.
+    fn load(name: &str, dir: &Path) -> Result<ModelExpectation> {
+        let file = dir.join(VARIANT_FILE);
+        if !file.exists() {
+            return Ok(match radiff_model::Policy::for_variant(name) {
+                Some(_) => ModelExpectation::SameName(name.to_string()),
+                None => ModelExpectation::None,
+            });
+        }
+        let text = cache::read(&file)?;
+        let parsed: VariantFile = crate::yaml::parse(&file, &text)?;
+        let line = crate::yaml::line_of(&text, &["model"]);
+        match parsed.model.as_deref() {
+            None => Err(Error::input(&file, 0, format!("`model:` is missing: {}", model_help()))),
+            Some("none") => Ok(ModelExpectation::None),
+            Some(policy) if radiff_model::Policy::for_variant(policy).is_some() => {
+                Ok(ModelExpectation::Declared { policy: policy.to_string(), file, line })
+            }
+            Some(other) => Err(Error::input(
+                &file,
+                line,
+                format!("`model: {other}`: the model has no policy `{other}`; {}", model_help()),
+            )),
+        }
+    }
+}
+
+/// A variant's own settings, beside its patches.
+pub const VARIANT_FILE: &str = "variant.yaml";
+
+/// How to write `variant.yaml`'s `model:`, with the policies the model knows.
+pub fn model_help() -> String {
+    format!(
+        "write `model: base` for a patch that must not change behaviour, `model: none` for no model check, \
+         or `model: POLICY` with a policy the model knows ({}; model/src/variant.rs)",
+        radiff_model::Policy::KNOWN.join(", ")
+    )
+}
+
+/// `kernels/variants/NAME/variant.yaml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantFile {
+    model: Option<String>,
+    /// Free text: what the patch is.
+    #[allow(dead_code)]
+    description: Option<String>,
 }
 
 /// A kernel ready to boot.
@@ -112,7 +195,7 @@ impl Kernels {
         if !config.is_file() {
             return Err(Error::input(&file, crate::yaml::line_of(&text, &["config"]), format!("config fragment {} does not exist", config.display())));
         }
-        let mut variants = vec![Variant { name: "base".into(), patches: Vec::new() }];
+        let mut variants = vec![Variant { name: "base".into(), patches: Vec::new(), model: ModelExpectation::SameName("base".into()) }];
         let vdir = dir.join("variants");
         if vdir.is_dir() {
             let mut names: Vec<_> = read_dir_sorted(&vdir)?.into_iter().filter(|p| p.is_dir()).collect();
@@ -124,12 +207,13 @@ impl Kernels {
                 }
                 let patches: Vec<PathBuf> = read_dir_sorted(&path)?
                     .into_iter()
-                    .filter(|p| p.is_file() && !is_doc(p))
+                    .filter(|p| p.is_file() && !is_doc(p) && p.file_name().is_some_and(|n| n != VARIANT_FILE))
                     .collect();
                 if patches.is_empty() {
                     return Err(Error::input(&path, 0, "variant directory holds no patch file"));
                 }
-                variants.push(Variant { name, patches });
+                let model = ModelExpectation::load(&name, &path)?;
+                variants.push(Variant { name, patches, model });
             }
         }
         Ok(Kernels { dir, base, config, variants })
@@ -288,6 +372,7 @@ impl<'a> Builder<'a> {
             let image = dir.join("bzImage");
             let state = if image.is_file() { format!("built      {}", image.display()) } else { format!("not built  {}", image.display()) };
             out.push_str(&format!("\n{:<24} {state}\n", variant.name));
+            out.push_str(&format!("    model: {}\n", variant.model.describe()));
             if variant.patches.is_empty() {
                 out.push_str("    (no patches)\n");
             }

@@ -165,6 +165,48 @@ fn a_variant_directory_without_patches_is_an_error() {
 }
 
 #[test]
+fn variant_yaml_names_the_model_policy_a_patch_must_match() {
+    use radiff::kernels::{ModelExpectation, VARIANT_FILE};
+    let rig = rig(&[
+        ("async-align-v1", &[("0001.patch", GOOD)]),
+        ("cleanup", &[("0001.patch", GOOD), (VARIANT_FILE, "# a refactor\nmodel: base\n")]),
+        ("v3", &[("0001.patch", GOOD), (VARIANT_FILE, "description: seed 000, third try\nmodel: async-align-v2\n")]),
+        ("my-fix", &[("0001.patch", GOOD)]),
+        ("opt-out", &[("0001.patch", GOOD), (VARIANT_FILE, "model: none\n")]),
+    ]);
+    let kernels = Kernels::load(&rig.repo).unwrap();
+    let model = |name: &str| kernels.variant(name).unwrap().model.clone();
+    assert_eq!(model("base"), ModelExpectation::SameName("base".into()));
+    assert_eq!(model("async-align-v1"), ModelExpectation::SameName("async-align-v1".into()));
+    let dir = rig.repo.join("kernels/variants");
+    assert_eq!(model("cleanup"), ModelExpectation::Declared { policy: "base".into(), file: dir.join("cleanup").join(VARIANT_FILE), line: 2 });
+    assert_eq!(model("v3").policy(), Some("async-align-v2"));
+    assert_eq!(model("my-fix"), ModelExpectation::None);
+    assert_eq!(model("opt-out"), ModelExpectation::None);
+    // variant.yaml is not a patch of the series.
+    assert_eq!(kernels.variant("cleanup").unwrap().patches.len(), 1);
+}
+
+#[test]
+fn a_bad_variant_yaml_is_an_error_at_its_line() {
+    use radiff::kernels::VARIANT_FILE;
+    let load = |text: &str| {
+        let rig = rig(&[("my-fix", &[("0001.patch", GOOD), (VARIANT_FILE, text)])]);
+        let file = rig.repo.join("kernels/variants/my-fix").join(VARIANT_FILE);
+        (Kernels::load(&rig.repo).unwrap_err().to_string(), file.display().to_string())
+    };
+    let (e, file) = load("description: x\nmodel: async-align-v9\n");
+    assert!(e.starts_with(&format!("{file}:2: `model: async-align-v9`: the model has no policy")), "{e}");
+    assert!(e.contains("async-align-v1") && e.contains("model: base"), "{e}");
+    let (e, file) = load("modle: base\n");
+    assert!(e.starts_with(&format!("{file}:1: ")) && e.contains("unknown field `modle`"), "{e}");
+    let (e, file) = load("description: only words\n");
+    assert!(e.starts_with(&format!("{file}: `model:` is missing")), "{e}");
+    let (e, _) = load("model: [base\n");
+    assert!(e.contains(VARIANT_FILE), "{e}");
+}
+
+#[test]
 fn a_missing_tool_names_its_package() {
     let err = radiff::process::require_tool("mkfs.f2fs-not-installed").unwrap_err().to_string();
     assert!(err.contains("`mkfs.f2fs-not-installed` not found"), "{err}");
@@ -181,7 +223,7 @@ fn the_repositorys_kernels_directory_loads() {
     assert_eq!(names[0], "base");
     for v in ["async-align-v1", "async-align-v2", "sync-ra-when-disabled", "f2fs-extent-ra"] {
         assert!(names.iter().any(|n| n == v), "{v} missing from {names:?}");
-        assert!(radiff_model::Policy::for_variant(v).is_some(), "the model has no policy for {v}");
+        assert_eq!(kernels.variant(v).unwrap().model.policy(), Some(v), "the model has no policy for {v}");
     }
 }
 

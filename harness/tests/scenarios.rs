@@ -7,15 +7,17 @@
 //! inside the trials, each kernel once per test run.
 
 use std::path::{Path, PathBuf};
+use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use radiff::cache::Cache;
 use radiff::compare::{self, normalise};
 use radiff::kernels::Kernels;
-use radiff::run::{model_input, Lab};
+use radiff::kernels::ModelExpectation;
+use radiff::run::{model_input, Lab, RunOutput};
 use radiff::scenario::{self, Point, Scenario};
 use radiff::summary;
 use radiff::vm;
@@ -43,6 +45,12 @@ static VCPUS: OnceLock<u32> = OnceLock::new();
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
+    // A new or changed snapshot is shown by the trial's own message (the totals, then the
+    // window lines that changed), not by insta printing thousands of window lines; set
+    // INSTA_OUTPUT=diff to see insta's own diff as well. Set before any thread starts.
+    if std::env::var_os("INSTA_OUTPUT").is_none() {
+        std::env::set_var("INSTA_OUTPUT", "summary");
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let _ = VCPUS.set((cores / args.test_threads.unwrap_or(cores).max(1)).max(1) as u32);
     let root = radiff::repo_root();
@@ -75,6 +83,11 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
         let v = variant.clone();
         trials.push(Trial::test(format!("kernel_boots::{variant}"), move || kernel_boots(&v)));
     }
+    // A patch the model has no policy for, and one declared `model: base`, checked on the
+    // headline's runs of the seed variants (shared with their own trials: no extra boot).
+    let (h1, h2) = (headline_for_bisect(root)?, headline_for_bisect(root)?);
+    trials.push(Trial::test("unknown_patch::no_policy_shows_the_base_difference", move || no_policy_shows_the_base_difference(&h1)));
+    trials.push(Trial::test("unknown_patch::model_base_fails_at_the_first_window", move || model_base_fails_at_the_first_window(&h2)));
     // A guest that halts instead of rebooting is stopped at once, not at its timeout.
     trials.push(Trial::test("vm_halt_is_seen::base", halted_guest_is_stopped));
     // The same scenario twice on the same kernel gives the same trace.
@@ -105,7 +118,7 @@ fn bisect_patches() -> Vec<PathBuf> {
 
 fn bisect_series(scenario: &Scenario) -> Result<(), Failed> {
     let lab = lab()?;
-    let variant = radiff::kernels::Variant { name: "bisect-test".into(), patches: bisect_patches() };
+    let variant = radiff::kernels::Variant { name: "bisect-test".into(), patches: bisect_patches(), model: radiff::kernels::ModelExpectation::SameName("async-align-v1".into()) };
     let found = radiff::bisect::bisect_series(lab, &variant, scenario, &scenario.points[0]).map_err(|e| e.to_string())?;
     eprintln!("bisect::series_names_seed_000:\n{}", found.describe());
     match &found.patch {
@@ -222,42 +235,137 @@ fn repeatable(scenario: &Scenario, variant: &str) -> Result<(), Failed> {
     }
 }
 
+/// A variant without a model policy passes on its snapshot and shows how its trace differs
+/// from the base kernel's: async-align-v1 differs on the headline, sync-ra-when-disabled
+/// (which changes only readahead-disabled reads) does not.
+fn no_policy_shows_the_base_difference(headline: &Scenario) -> Result<(), Failed> {
+    let point = &headline.points[0];
+    for (variant, differs) in [("async-align-v1", true), ("sync-ra-when-disabled", false)] {
+        let who = format!("unknown_patch::no_policy_shows_the_base_difference ({variant})");
+        let out = shared_run(headline, point, variant, &who)?;
+        let notes = check(headline, point, variant, &ModelExpectation::None, &out, &who).map_err(|e| format!("{who}: should pass on its snapshot alone:\n{e}"))?;
+        eprint!("{notes}");
+        if !notes.contains("No model check: variant") || !notes.contains("model: base") {
+            return Err(format!("{who}: the notes do not say that no model check ran and how to add one:\n{notes}").into());
+        }
+        let shown = notes.contains(&format!("base kernel and {variant} kernel part at window"));
+        let same = notes.contains("trace equals the base kernel's");
+        if (shown, same) != (differs, !differs) {
+            return Err(format!("{who}: expected the trace to {} the base kernel's:\n{notes}", if differs { "differ from" } else { "equal" }).into());
+        }
+    }
+    Ok(())
+}
+
+/// A variant declared `model: base` (a patch that must not change behaviour) whose kernel
+/// does change it fails at the first window where the base model and the kernel part:
+/// seed 000's v1 kernel, checked against the base policy, must fail where the base and v1
+/// models first differ.
+fn model_base_fails_at_the_first_window(headline: &Scenario) -> Result<(), Failed> {
+    let point = &headline.points[0];
+    let who = "unknown_patch::model_base_fails_at_the_first_window";
+    let out = shared_run(headline, point, "async-align-v1", who)?;
+    let file = radiff::repo_root().join("kernels/variants/async-align-v1").join(radiff::kernels::VARIANT_FILE);
+    let declared = ModelExpectation::Declared { policy: "base".into(), file, line: 1 };
+    let input = model_input(headline, &out.env, &out.capture.pfns);
+    let v1 = Policy::for_variant("async-align-v1").expect("a known policy");
+    let first = compare::compare(&predict(&input, &Policy::BASE), &predict(&input, &v1))
+        .ok_or_else(|| format!("{who}: the base and v1 models agree on the headline; this test needs a scenario where they part"))?
+        .window;
+    match check(headline, point, "async-align-v1", &declared, &out, who) {
+        Ok(notes) => Err(format!("{who}: passed, but the v1 kernel changes the base behaviour:\n{notes}").into()),
+        Err(e) if e.starts_with(&format!("{who}: checked against the model's `base` policy, as kernels/variants/async-align-v1/variant.yaml:1 says\n{who}: kernel and model part at window {first}: ")) => {
+            eprintln!("{who}: fails as it should, at window {first}:\n{}", e.lines().take(8).collect::<Vec<_>>().join("\n"));
+            Ok(())
+        }
+        Err(e) => Err(format!("{who}: expected a failure at window {first} naming variant.yaml, got:\n{e}").into()),
+    }
+}
+
+/// One run of each (scenario, point, variant) per test process, shared by the trials that
+/// need it: a variant without a model policy compares its trace with the base kernel's,
+/// and waits for (or makes) the base run instead of booting base again.
+fn shared_run(scenario: &Scenario, point: &Point, variant: &str, who: &str) -> Result<Arc<RunOutput>, String> {
+    type Cell = Arc<OnceLock<Result<Arc<RunOutput>, String>>>;
+    static RUNS: OnceLock<Mutex<HashMap<String, Cell>>> = OnceLock::new();
+    let lab = lab().map_err(|e| format!("{e:?}"))?;
+    let key = scenario.trial_name(variant, point);
+    let cell: Cell = RUNS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone();
+    cell.get_or_init(|| lab.run(scenario, point, variant, who).map(Arc::new).map_err(|e| e.to_string())).clone()
+}
+
 fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Result<(), Failed> {
     let lab = lab()?;
-    let policy = Policy::for_variant(variant).ok_or_else(|| {
-        format!("the model has no policy for variant `{variant}`: add one to model/src/variant.rs (Policy::for_variant), or list the scenario's variants without it")
-    })?;
-    let out = lab.run(scenario, point, variant, name).map_err(|e| e.to_string())?;
+    let expectation = lab.kernels.variant(variant).map_err(|e| e.to_string())?.model.clone();
+    let out = shared_run(scenario, point, variant, name)?;
+    let notes = check(scenario, point, variant, &expectation, &out, name)?;
+    eprint!("{notes}");
+    Ok(())
+}
+
+/// The checks of one trial on its run: the kernel's trace against the model's policy (or,
+/// without one, shown against the base kernel's) and against its snapshot. Passing, it
+/// returns what the trial shows without failing (the difference from the base kernel).
+fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelExpectation, out: &RunOutput, name: &str) -> Result<String, String> {
+    let policy = expectation.policy().map(|p| Policy::for_variant(p).expect("kernels/ checked the policy name when it loaded"));
     let profile = if cfg!(debug_assertions) { "" } else { "--release " };
     let rerun = format!("cargo test {profile}--test scenarios -- --exact {name}");
     let mut failures = Vec::new();
-
-    // The kernel against the model.
-    let predicted = predict(&model_input(scenario, &out.env, &out.capture.pfns), &policy);
-    let (kernel, steps) = normalise(&out.capture.trace, &out.env.extents);
     let mut report = String::new();
-    for (step, n) in &steps {
-        report.push_str(&format!("normalised: {n} x {step}\n"));
-    }
     for (why, n) in &out.capture.filtered {
         report.push_str(&format!("filtered: {n} {why}\n"));
     }
-    match compare::compare(&kernel, &predicted) {
-        None => {
-            if let Some(reason) = &scenario.known_divergence {
-                failures.push(format!(
-                    "{}: marked as a known divergence ({reason}) but kernel and model now agree: remove `known_divergence`",
-                    scenario.path.display()
-                ));
+    let (kernel, steps) = normalise(&out.capture.trace, &out.env.extents);
+    for (step, n) in &steps {
+        report.push_str(&format!("normalised: {n} x {step}\n"));
+    }
+
+    // The kernel against the model.
+    let mut against_base = None;
+    match &policy {
+        Some(policy) => {
+            let predicted = predict(&model_input(scenario, &out.env, &out.capture.pfns), policy);
+            let declared = match expectation {
+                ModelExpectation::Declared { policy, file, line } => {
+                    let file = file.strip_prefix(radiff::repo_root()).unwrap_or(file);
+                    format!("{name}: checked against the model's `{policy}` policy, as {}:{line} says\n", file.display())
+                }
+                _ => String::new(),
+            };
+            match compare::compare(&kernel, &predicted) {
+                None => {
+                    if let Some(reason) = &scenario.known_divergence {
+                        failures.push(format!(
+                            "{}: marked as a known divergence ({reason}) but kernel and model now agree: remove `known_divergence`",
+                            scenario.path.display()
+                        ));
+                    }
+                }
+                Some(d) => {
+                    let text = format!("{declared}{}", compare::render(&d, name, &rerun));
+                    match (&scenario.known_divergence, d.fails()) {
+                        (Some(reason), _) => eprintln!("{name}: known divergence ({reason}):\n{text}"),
+                        (None, true) => failures.push(text),
+                        (None, false) => eprintln!("{text}"),
+                    }
+                }
             }
         }
-        Some(d) => {
-            let text = compare::render(&d, name, &rerun);
-            match (&scenario.known_divergence, d.fails()) {
-                (Some(reason), _) => eprintln!("{name}: known divergence ({reason}):\n{text}"),
-                (None, true) => failures.push(text),
-                (None, false) => eprintln!("{text}"),
-            }
+        None => {
+            // No model check: show, never hide, how this kernel's trace differs from the
+            // base kernel's on the same point (the same disk image).
+            let base = shared_run(scenario, point, "base", name)?;
+            let (base_kernel, _) = normalise(&base.capture.trace, &base.env.extents);
+            let text = match compare::compare(&base_kernel, &kernel) {
+                None => format!("{name}: the {variant} kernel's trace equals the base kernel's on this point (device requests, folios and windows)\n"),
+                Some(d) => compare::render_between(&d, name, &rerun, ("base kernel", &format!("{variant} kernel"))),
+            };
+            against_base = Some(format!(
+                "{name}: checks run: the kernel's trace against its snapshot, and against the base kernel's (shown, not judged). \
+                 No model check: variant `{variant}` has no model policy; to add one, {}, in kernels/variants/{variant}/{}\n{text}",
+                radiff::kernels::model_help(),
+                radiff::kernels::VARIANT_FILE
+            ));
         }
     }
 
@@ -269,10 +377,13 @@ fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Resul
 
     eprintln!("{name}: {} in {:.1} s ({:?}); {}run folder {}", summary::short(&radiff::summary::Figures::of(&out.capture.trace)).trim_end(), out.wall.as_secs_f64(), out.accel, report, out.dir.display());
     if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(failures.join("\n").into())
+        return Ok(against_base.unwrap_or_default());
     }
+    if let Some(text) = against_base {
+        // The only check that can fail here is the snapshot's: say so, with the difference.
+        failures.push(format!("{text}(this trial fails only on its snapshot: review the kernel's trace with `cargo insta review`, then `cargo insta accept`)"));
+    }
+    Err(failures.join("\n"))
 }
 
 /// Checks the kernel's trace against `harness/snapshots/STEM.snap` with insta (which writes a
