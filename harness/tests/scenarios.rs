@@ -88,6 +88,11 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
     let (h1, h2) = (headline_for_bisect(root)?, headline_for_bisect(root)?);
     trials.push(Trial::test("unknown_patch::no_policy_shows_the_base_difference", move || no_policy_shows_the_base_difference(&h1)));
     trials.push(Trial::test("unknown_patch::model_base_fails_at_the_first_window", move || model_base_fails_at_the_first_window(&h2)));
+    // The model's search finds seed 000's class by itself and the kernel confirms it.
+    trials.push(Trial::test("explore::finds_and_confirms_a_trimmed_window::base", || {
+        let lab = lab()?;
+        radiff::explore::trial(lab).map_err(Failed::from)
+    }));
     // A guest that halts instead of rebooting is stopped at once, not at its timeout.
     trials.push(Trial::test("vm_halt_is_seen::base", halted_guest_is_stopped));
     // The same scenario twice on the same kernel gives the same trace.

@@ -28,6 +28,9 @@ usage: radiff <command> [args]
                                git bisect with `radiff check`; prints the first bad commit
   bisect --variant V --scenario FILE [--point P]
                                the first patch of V's series that changes the trace
+  explore [--variants base[,V...]] [--budget 10m] [--seed N] [--out DIR] [--confirm K]
+                               the model searches generated scenarios for anomalies, shrinks
+                               them, and confirms the top K on the kernels
   bench [--cold yes] [--scenario NAME]
                                time the whole matrix: builds, images, runs, the model
                                (--cold: in a fresh cache, building everything)
@@ -59,6 +62,7 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
         ["check", rest @ ..] => radiff::bisect::check_main(rest),
         ["bench", rest @ ..] => radiff::bench::main(rest),
         ["bisect", rest @ ..] => radiff::bisect::bisect_main(rest),
+        ["explore", rest @ ..] => radiff::explore::main(rest),
         ["help" | "--help" | "-h"] | [] => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)

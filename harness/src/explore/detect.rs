@@ -1,0 +1,478 @@
+//! Detectors: named, pure functions over a trace (and the system calls that made it) that
+//! say whether the trace shows an anomaly, how strongly, and which pattern fired them.
+//!
+//! Each detector works on the same trace type whether the model predicted it or the
+//! kernel produced it (normalised), so a finding is confirmed by running the same
+//! detector on the kernel's trace.
+//!
+//! Sequential streams are found from the program's reads, not from the trace: a stream is
+//! a run of reads each starting where an earlier read of the run ended (through any file
+//! descriptor), with at least [`Thresholds::stream_reads`] reads and
+//! [`Thresholds::stream_bytes`] bytes. A window belongs to the stream whose byte range
+//! holds its first page.
+
+use std::collections::BTreeMap;
+
+use radiff_model::{Op, Submit, Trace, Trigger, Window};
+
+use crate::summary::Figures;
+
+const PAGE: u64 = radiff_model::trace::PAGE_SIZE;
+
+/// The detectors' thresholds. Every value is an option of `radiff explore`
+/// (`--threshold NAME=VALUE`); the defaults are documented on each field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Thresholds {
+    /// Sequential streams have at least this many reads (default 8).
+    pub stream_reads: u64,
+    /// ... and at least this many bytes (default 1 MiB).
+    pub stream_bytes: u64,
+    /// A read continues a stream only if it comes at most this many calls after the
+    /// stream's last read (default 8), so random reads that happen to touch make none.
+    pub stream_gap: usize,
+    /// Trimmed window: an async window is trimmed when it is smaller than this fraction
+    /// of the window before it in its stream (default 0.5).
+    pub trim_ratio: f64,
+    /// ... only after a window of at least this many pages (default 16).
+    pub trim_min_pages: u64,
+    /// ... and the detector fires on at least this many trimmed windows (default 2).
+    pub trim_min_count: u64,
+    /// Order collapse: fires when the median folio order of a stream's second half is at
+    /// least this many orders below what its window allows (default 3).
+    pub order_gap: u32,
+    /// Fragmentation: a window is fragmented when its largest request is below this
+    /// fraction of min(window or read size, max_sectors_kb) (default 0.25) ...
+    pub frag_ratio: f64,
+    /// ... and fires when at least this fraction of a stream's windows are (default 0.5).
+    pub frag_share: f64,
+    /// Amplification: fires when the device reads this many times the bytes the program
+    /// read (distinct bytes; default 4.0) ...
+    pub amplification: f64,
+    /// ... when the device read at least this many bytes (default 1 MiB) ...
+    pub amplification_min_bytes: u64,
+    /// ... and the program read at least this many (default 256 KiB: a small read that
+    /// opens a normal readahead window is not amplification).
+    pub amplification_min_program_bytes: u64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            stream_reads: 8,
+            stream_bytes: 1 << 20,
+            stream_gap: 8,
+            trim_ratio: 0.5,
+            trim_min_pages: 16,
+            trim_min_count: 2,
+            order_gap: 3,
+            frag_ratio: 0.25,
+            frag_share: 0.5,
+            amplification: 4.0,
+            amplification_min_bytes: 1 << 20,
+            amplification_min_program_bytes: 256 << 10,
+        }
+    }
+}
+
+impl Thresholds {
+    /// Sets one threshold by its field name: `trim_ratio=0.4`.
+    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+        let (name, value) = assignment.split_once('=').ok_or_else(|| format!("`{assignment}`: write NAME=VALUE"))?;
+        let f = || value.parse::<f64>().map_err(|_| format!("{name}: `{value}` is not a number"));
+        let u = || value.parse::<u64>().map_err(|_| format!("{name}: `{value}` is not a whole number"));
+        match name {
+            "stream_reads" => self.stream_reads = u()?,
+            "stream_bytes" => self.stream_bytes = u()?,
+            "stream_gap" => self.stream_gap = u()? as usize,
+            "trim_ratio" => self.trim_ratio = f()?,
+            "trim_min_pages" => self.trim_min_pages = u()?,
+            "trim_min_count" => self.trim_min_count = u()?,
+            "order_gap" => self.order_gap = u()? as u32,
+            "frag_ratio" => self.frag_ratio = f()?,
+            "frag_share" => self.frag_share = f()?,
+            "amplification" => self.amplification = f()?,
+            "amplification_min_bytes" => self.amplification_min_bytes = u()?,
+            "amplification_min_program_bytes" => self.amplification_min_program_bytes = u()?,
+            _ => return Err(format!("unknown threshold `{name}`")),
+        }
+        Ok(())
+    }
+}
+
+/// What a trace was made from, as the detectors need it.
+#[derive(Clone, Debug)]
+pub struct Context<'a> {
+    pub ops: &'a [Op],
+    pub file_size: u64,
+    /// `read_ahead_kb / 4`.
+    pub ra_pages: u64,
+    pub max_sectors_kb: u64,
+    /// The mapping's largest folio order (0: no large folios).
+    pub max_order: u32,
+}
+
+/// A detector that fired.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    /// The detector's name: `trimmed-window`, `order-collapse`, `fragmentation`,
+    /// `amplification`, `variant-change`.
+    pub detector: &'static str,
+    /// The trace pattern that fired it, coarse enough to group alike findings.
+    pub key: String,
+    /// How strongly it fired (larger is stronger; comparable within one detector).
+    pub strength: f64,
+    /// What it saw, for a reviewer.
+    pub detail: String,
+}
+
+/// A detector over one trace.
+pub type Detector = fn(&Trace, &Context, &Thresholds) -> Option<Hit>;
+
+/// Detectors over one trace, by name.
+pub const DETECTORS: &[(&str, Detector)] = &[
+    ("trimmed-window", trimmed_window),
+    ("order-collapse", order_collapse),
+    ("fragmentation", fragmentation),
+    ("amplification", amplification),
+];
+
+/// Every detector of [`DETECTORS`] that fires on `trace`.
+pub fn run_all(trace: &Trace, ctx: &Context, t: &Thresholds) -> Vec<Hit> {
+    DETECTORS.iter().filter_map(|(_, d)| d(trace, ctx, t)).collect()
+}
+
+/// A sequential stream of the program's reads: bytes `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stream {
+    pub start: u64,
+    pub end: u64,
+    pub reads: u64,
+    /// The stream's most common read size (the largest of equally common ones).
+    pub read_size: u64,
+}
+
+/// The sequential streams of `ops` (see the module's comment). A stream that overlaps an
+/// earlier one re-reads what is cached and is left out, and so is one begun under
+/// `POSIX_FADV_RANDOM` (the program asked for no readahead).
+pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
+    // Each stream, its read sizes, the op index of its last read, and whether its first read
+    // was made under POSIX_FADV_RANDOM.
+    let mut all: Vec<(Stream, BTreeMap<u64, u64>, usize, bool)> = Vec::new();
+    // Index of a stream by the offset where it ends.
+    let mut by_end: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut random_fds: std::collections::BTreeSet<u32> = std::collections::BTreeSet::new();
+    for (n, op) in ops.iter().enumerate() {
+        let (fd, offset, len) = match *op {
+            Op::Read { fd, offset, len } => (fd, offset, len),
+            Op::Fadvise { fd, advice, .. } => {
+                match advice {
+                    radiff_model::Advice::Random => random_fds.insert(fd),
+                    radiff_model::Advice::Normal | radiff_model::Advice::Sequential => random_fds.remove(&fd),
+                    _ => false,
+                };
+                continue;
+            }
+        };
+        // A read continues a stream that ended where it starts, read a few calls ago.
+        match by_end.remove(&offset).filter(|&i| n - all[i].2 <= t.stream_gap) {
+            Some(i) => {
+                let (s, sizes, last, _) = &mut all[i];
+                s.end = offset + len;
+                s.reads += 1;
+                *last = n;
+                *sizes.entry(len).or_default() += 1;
+                by_end.insert(s.end, i);
+            }
+            None => {
+                all.push((Stream { start: offset, end: offset + len, reads: 1, read_size: len }, BTreeMap::from([(len, 1)]), n, random_fds.contains(&fd)));
+                by_end.insert(offset + len, all.len() - 1);
+            }
+        }
+    }
+    let mut kept: Vec<Stream> = Vec::new();
+    for (mut s, sizes, _, random) in all {
+        if random || s.reads < t.stream_reads || s.end - s.start < t.stream_bytes || kept.iter().any(|k| s.start < k.end && k.start < s.end) {
+            continue;
+        }
+        s.read_size = sizes.iter().max_by_key(|(size, n)| (**n, **size)).map_or(0, |(size, _)| *size);
+        kept.push(s);
+    }
+    kept
+}
+
+/// The windows of `trace` whose first page lies in `stream`, in trace order.
+fn windows_of<'a>(trace: &'a Trace, stream: &Stream) -> Vec<&'a Window> {
+    let (a, b) = (stream.start / PAGE, stream.end.div_ceil(PAGE));
+    trace.windows.iter().filter(|w| w.trigger != Trigger::Start && w.index >= a && w.index < b).collect()
+}
+
+/// The window a call submitted: (first page, pages).
+fn submitted(w: &Window) -> Option<(u64, u64)> {
+    w.submits.first().map(|s| match *s {
+        Submit::Order { index, size, .. } => (index, size),
+        Submit::Unbounded { index, nr_to_read, .. } => (index, nr_to_read),
+    })
+}
+
+/// The largest power of two at or below `n` (n > 0), as a bucket for keys.
+fn pow2_floor(n: u64) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        1 << (63 - n.leading_zeros())
+    }
+}
+
+fn ilog2(n: u64) -> u32 {
+    if n == 0 {
+        0
+    } else {
+        63 - n.leading_zeros()
+    }
+}
+
+/// Trimmed window (seed 000's signature): in a sequential stream, an async window much
+/// smaller than the window before it, away from the end of the file.
+pub fn trimmed_window(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
+    let file_pages = ctx.file_size.div_ceil(PAGE);
+    let mut trimmed = 0u64;
+    let mut windows = 0u64;
+    let mut pairs: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    let mut ratio_sum = 0.0;
+    for stream in streams(ctx.ops, t) {
+        let mut prev: Option<u64> = None;
+        for w in windows_of(trace, &stream) {
+            let Some((index, size)) = submitted(w) else { continue };
+            windows += 1;
+            if let Some(p) = prev {
+                let ends_at_eof = index + size >= file_pages;
+                if w.trigger == Trigger::Async && p >= t.trim_min_pages && (size as f64) < p as f64 * t.trim_ratio && !ends_at_eof {
+                    trimmed += 1;
+                    ratio_sum += size as f64 / p as f64;
+                    *pairs.entry((pow2_floor(p), pow2_floor(size))).or_default() += 1;
+                }
+            }
+            prev = Some(size);
+        }
+    }
+    if trimmed < t.trim_min_count {
+        return None;
+    }
+    let ((p, s), _) = pairs.iter().max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))?;
+    let mean = ratio_sum / trimmed as f64;
+    Some(Hit {
+        detector: "trimmed-window",
+        key: format!("~{p}->~{s} pages"),
+        strength: trimmed as f64 / windows.max(1) as f64 * (1.0 - mean),
+        detail: format!("{trimmed} of {windows} windows in sequential streams trimmed to {:.0} % of the one before (most often ~{p} -> ~{s} pages)", mean * 100.0),
+    })
+}
+
+/// Order collapse: a sequential stream whose folios, in its second half (steady state),
+/// have a median order far below what its window allows: min(the mapping's largest order,
+/// log2 of max(read_ahead pages, the stream's read size in pages)).
+pub fn order_collapse(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
+    if ctx.max_order == 0 || ctx.ra_pages == 0 {
+        return None;
+    }
+    let mut best: Option<Hit> = None;
+    for stream in streams(ctx.ops, t) {
+        let allowed = ctx.max_order.min(ilog2(ctx.ra_pages.max(stream.read_size / PAGE)));
+        if allowed < t.order_gap {
+            continue;
+        }
+        let ws = windows_of(trace, &stream);
+        let mut orders: Vec<u32> = ws[ws.len() / 2..].iter().flat_map(|w| w.folios.iter().map(|f| f.order)).collect();
+        if orders.len() < 4 {
+            continue;
+        }
+        orders.sort_unstable();
+        let median = orders[orders.len() / 2];
+        if median + t.order_gap <= allowed {
+            let strength = (allowed - median) as f64 / allowed as f64 * (stream.end - stream.start) as f64 / ctx.file_size as f64;
+            if best.as_ref().is_none_or(|b| strength > b.strength) {
+                best = Some(Hit {
+                    detector: "order-collapse",
+                    key: format!("o{median} of o{allowed}"),
+                    strength,
+                    detail: format!(
+                        "a sequential stream over [{}, {}) of {} reads: median folio order {median} in its second half ({} folios) where its window allows order {allowed}",
+                        crate::scenario::Size(stream.start),
+                        crate::scenario::Size(stream.end),
+                        stream.reads,
+                        orders.len()
+                    ),
+                });
+            }
+        }
+    }
+    best
+}
+
+/// Fragmentation: a sequential stream whose windows are read with requests much smaller
+/// than min(the window or the read, whichever is larger, and max_sectors_kb).
+pub fn fragmentation(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
+    let limit = ctx.max_sectors_kb * 1024;
+    let mut best: Option<Hit> = None;
+    for stream in streams(ctx.ops, t) {
+        let ws = windows_of(trace, &stream);
+        let mut with_requests = 0u64;
+        let mut fragmented = 0u64;
+        let mut sizes: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+        for w in &ws {
+            let reads: Vec<u64> = w.requests.iter().filter(|r| r.is_read() && !r.is_metadata()).map(|r| r.bytes()).collect();
+            let Some(&largest) = reads.iter().max() else { continue };
+            let window = submitted(w).map_or(0, |(_, s)| s * PAGE);
+            let expected = window.max(stream.read_size).min(limit);
+            if expected < 32 << 10 {
+                continue;
+            }
+            with_requests += 1;
+            if (largest as f64) < expected as f64 * t.frag_ratio {
+                fragmented += 1;
+                *sizes.entry((pow2_floor(largest), pow2_floor(expected))).or_default() += 1;
+            }
+        }
+        if with_requests >= 4 && fragmented as f64 >= with_requests as f64 * t.frag_share {
+            let ((got, want), _) = sizes.iter().max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))?;
+            let strength = fragmented as f64 / with_requests as f64 * (1.0 - *got as f64 / *want as f64);
+            if best.as_ref().is_none_or(|b| strength > b.strength) {
+                best = Some(Hit {
+                    detector: "fragmentation",
+                    key: format!("~{} for ~{}", crate::summary::kib(*got), crate::summary::kib(*want)),
+                    strength,
+                    detail: format!(
+                        "{fragmented} of {with_requests} windows of a sequential stream over [{}, {}) read with requests of ~{} where ~{} would do",
+                        crate::scenario::Size(stream.start),
+                        crate::scenario::Size(stream.end),
+                        crate::summary::kib(*got),
+                        crate::summary::kib(*want)
+                    ),
+                });
+            }
+        }
+    }
+    best
+}
+
+/// Bytes the program read or asked for (`POSIX_FADV_WILLNEED` ranges count as asked
+/// for; `len` 0 is to the end of the file), each byte of the file counted once.
+pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
+    let mut ranges: Vec<(u64, u64)> = ops
+        .iter()
+        .filter_map(|op| match *op {
+            Op::Read { offset, len, .. } => Some((offset, offset + len)),
+            Op::Fadvise { offset, len, advice: radiff_model::Advice::Willneed, .. } => Some((offset, if len == 0 { file_size } else { (offset + len).min(file_size) })),
+            _ => None,
+        })
+        .collect();
+    ranges.sort_unstable();
+    let mut total = 0;
+    let mut cur: Option<(u64, u64)> = None;
+    for (a, b) in ranges {
+        match &mut cur {
+            Some((_, e)) if a <= *e => *e = (*e).max(b),
+            _ => {
+                if let Some((s, e)) = cur {
+                    total += e - s;
+                }
+                cur = Some((a, b));
+            }
+        }
+    }
+    if let Some((s, e)) = cur {
+        total += e - s;
+    }
+    total
+}
+
+/// Amplification: the device read many times the (distinct) bytes the program read or
+/// asked for with `POSIX_FADV_WILLNEED`.
+pub fn amplification(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
+    let device: u64 = trace.requests().filter(|r| r.is_read() && !r.is_metadata()).map(|r| r.bytes()).sum();
+    let program = distinct_bytes_read(ctx.ops, ctx.file_size);
+    if program == 0 || program < t.amplification_min_program_bytes || device < t.amplification_min_bytes {
+        return None;
+    }
+    let ratio = device as f64 / program as f64;
+    (ratio >= t.amplification).then(|| Hit {
+        detector: "amplification",
+        key: format!("x{}", pow2_floor(ratio as u64)),
+        strength: ratio,
+        detail: format!("the device read {} for {} the program read: x{ratio:.1}", crate::summary::kib(device), crate::summary::kib(program)),
+    })
+}
+
+/// One figure of a variant against the base.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub figure: &'static str,
+    pub base: f64,
+    pub variant: f64,
+    /// True when the variant's value is worse (more reads or bytes, smaller folios).
+    pub worse: bool,
+}
+
+/// The figures a variant change is judged on: data reads, bytes read, folios, mean folio
+/// size (pages) and windows, with which direction is worse.
+pub fn changes(base: &Trace, variant: &Trace) -> Vec<Change> {
+    let (a, b) = (Figures::of(base), Figures::of(variant));
+    let pages = |f: &Figures| {
+        let total: u64 = f.folio_orders.iter().map(|(o, n)| n << o).sum();
+        if f.folios == 0 {
+            0.0
+        } else {
+            total as f64 / f.folios as f64
+        }
+    };
+    let rows = [
+        ("device reads", a.data_reads as f64, b.data_reads as f64, true),
+        ("bytes read", a.bytes_read as f64, b.bytes_read as f64, true),
+        ("folios", a.folios as f64, b.folios as f64, true),
+        ("pages per folio", pages(&a), pages(&b), false),
+        ("windows", a.windows as f64, b.windows as f64, true),
+    ];
+    rows.iter()
+        .filter(|r| r.1 != r.2)
+        .map(|&(figure, x, y, more_is_worse)| Change { figure, base: x, variant: y, worse: if more_is_worse { y > x } else { y < x } })
+        .collect()
+}
+
+/// Variant change: any difference in device requests or folios between the base's trace
+/// and a variant's, with its direction on each figure. The key lists the directions
+/// (`device reads fewer, pages per folio more`), so findings group by what changed how.
+pub fn variant_change(base: &Trace, variant: &Trace, name: &str) -> Option<Hit> {
+    let same_requests = base.requests().eq(variant.requests());
+    let same_folios = base.folios().eq(variant.folios());
+    if same_requests && same_folios {
+        return None;
+    }
+    let changes = changes(base, variant);
+    let key: Vec<String> = changes
+        .iter()
+        .filter(|c| c.figure != "windows")
+        .map(|c| format!("{} {}", c.figure, if c.variant > c.base { "more" } else { "fewer" }))
+        .collect();
+    let worse: Vec<&str> = changes.iter().filter(|c| c.worse).map(|c| c.figure).collect();
+    let detail: Vec<String> = changes.iter().map(|c| format!("{} {} -> {}", c.figure, fmt_num(c.base), fmt_num(c.variant))).collect();
+    // Strength: the largest relative change.
+    let strength = changes.iter().map(|c| (c.variant - c.base).abs() / c.base.abs().max(1.0)).fold(0.0, f64::max);
+    Some(Hit {
+        detector: "variant-change",
+        key: format!(
+            "{name}: {}{}",
+            if key.is_empty() { "same figures, other requests".to_string() } else { key.join(", ") },
+            if worse.is_empty() { String::new() } else { format!("; worse on {}", worse.join(", ")) }
+        ),
+        strength,
+        detail: format!("{name} against base: {}", if detail.is_empty() { "requests or folios differ, totals equal".into() } else { detail.join(", ") }),
+    })
+}
+
+pub fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}

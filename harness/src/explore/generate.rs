@@ -1,0 +1,414 @@
+//! The grammar: a seeded generator of scenarios over what the scenario schema can say.
+//!
+//! A generated scenario is a [`Gen`]: a small struct that renders to YAML text in the
+//! repository's schema ([`Gen::yaml`]) and is then parsed by
+//! [`crate::scenario::Scenario::parse`], so every scenario the search predicts is one a
+//! trial can replay, checked by the same code.
+//!
+//! The grammar is context free over steps: a scenario is a setting (device, file system,
+//! file, queue) and 1 to [`MAX_STEPS`] steps, each drawn independently from
+//! [`PRODUCTIONS`]. Each production draws its own numbers from generic tables (sizes,
+//! counts, advice); nothing here names a whole access pattern. A new step kind (mmap,
+//! madvise, readahead(2), several files) joins as a [`GenStep`] variant, its rendering in
+//! [`GenStep::yaml`], and one more entry in [`PRODUCTIONS`].
+
+use std::fmt::Write;
+use std::path::Path;
+
+use radiff_model::pattern::SplitMix64;
+use radiff_model::{Advice, FsKind};
+
+use crate::scenario::{Scenario, Size};
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+
+/// At most this many steps in a generated scenario.
+pub const MAX_STEPS: usize = 4;
+
+/// The device of a generated scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GenDevice {
+    /// QEMU NVMe with this transfer limit (bytes).
+    Nvme { transfer_limit: u64 },
+    /// QEMU UFS (fixed 1 MiB transfer limit).
+    Ufs,
+}
+
+impl GenDevice {
+    /// The largest `max_sectors_kb` the device allows.
+    pub fn max_kb(self) -> u64 {
+        match self {
+            GenDevice::Nvme { transfer_limit } => transfer_limit / KIB,
+            GenDevice::Ufs => crate::scenario::UFS_TRANSFER_LIMIT / KIB,
+        }
+    }
+}
+
+/// Where a step starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Start {
+    /// An absolute byte offset.
+    At(u64),
+    /// Where the previous step's last read ended (0 for the first step).
+    Continue,
+}
+
+/// One generated step. Offsets and sizes are bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum GenStep {
+    /// One read.
+    Read { at: Start, size: u64 },
+    /// Sequential reads of `size` from `at` to the end of the file, or `len` bytes.
+    Sequential { at: Start, size: u64, len: Option<u64> },
+    /// `count` random reads of sizes `min..=max` (multiples of `align`).
+    Random { count: u64, min: u64, max: u64, align: u64, seed: u64 },
+    /// `streams` interleaved streams of `size` reads, evenly spaced (the schema's default starts).
+    Interleaved { streams: u32, size: u64, separate_fds: bool },
+    /// One fadvise over the whole file.
+    Fadvise { advice: Advice },
+}
+
+/// A generated scenario.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Gen {
+    pub device: GenDevice,
+    pub fs: FsKind,
+    pub file_size: u64,
+    pub write_size: u64,
+    pub read_ahead_kb: u64,
+    pub max_sectors_kb: u64,
+    pub steps: Vec<GenStep>,
+}
+
+/// A step production: its name (shown in signatures) and how it draws a step.
+pub struct Production {
+    pub name: &'static str,
+    /// Relative weight among productions.
+    pub weight: u64,
+    pub draw: fn(&mut SplitMix64, &Gen) -> GenStep,
+}
+
+/// Every step production, with its weight.
+pub const PRODUCTIONS: &[Production] = &[
+    Production { name: "read", weight: 3, draw: draw_read },
+    Production { name: "sequential", weight: 4, draw: draw_sequential },
+    Production { name: "random", weight: 2, draw: draw_random },
+    Production { name: "interleaved", weight: 2, draw: draw_interleaved },
+    Production { name: "fadvise", weight: 1, draw: draw_fadvise },
+];
+
+/// Read sizes the grammar draws from: powers of two and a few in between, 4 KiB to 4 MiB.
+pub const READ_SIZES: &[u64] = &[
+    4 * KIB, 8 * KIB, 12 * KIB, 16 * KIB, 32 * KIB, 48 * KIB, 64 * KIB, 96 * KIB, 128 * KIB, 192 * KIB, 256 * KIB, 384 * KIB, 512 * KIB,
+    768 * KIB, MIB, 3 * MIB / 2, 2 * MIB, 3 * MIB, 4 * MIB,
+];
+
+/// File sizes: few and small, so disk images are reused and confirming on a VM is cheap.
+pub const FILE_SIZES: &[u64] = &[8 * MIB, 32 * MIB, 128 * MIB];
+
+/// Sizes of the O_DIRECT writes that lay out the file.
+pub const WRITE_SIZES: &[u64] = &[64 * KIB, MIB, 2 * MIB];
+
+/// `read_ahead_kb` values, the kernel's default (128) most often.
+pub const READ_AHEAD_KB: &[u64] = &[0, 4, 32, 128, 128, 128, 256, 512, 1024, 2048];
+
+/// `max_sectors_kb` values (those above the device's limit are not drawn).
+pub const MAX_SECTORS_KB: &[u64] = &[32, 64, 128, 256, 512, 1024, 2048];
+
+/// Device size: large enough for the largest file (see `Scenario::parse`).
+pub const DEVICE_SIZE: u64 = 1 << 30;
+
+fn pick<T: Copy>(rng: &mut SplitMix64, table: &[T]) -> T {
+    table[rng.below(table.len() as u64) as usize]
+}
+
+/// A page-aligned offset in the first `limit` bytes, or 0, or the start of a page near it.
+fn draw_offset(rng: &mut SplitMix64, limit: u64) -> u64 {
+    match rng.below(3) {
+        0 => 0,
+        1 => pick(rng, READ_SIZES).min(limit / 2) / 4096 * 4096,
+        _ => rng.below((limit / 4096).max(1)) * 4096,
+    }
+}
+
+fn draw_from(rng: &mut SplitMix64, g: &Gen) -> Start {
+    if rng.below(2) == 0 {
+        Start::Continue
+    } else {
+        Start::At(draw_offset(rng, g.file_size / 2))
+    }
+}
+
+fn draw_read(rng: &mut SplitMix64, g: &Gen) -> GenStep {
+    GenStep::Read { at: draw_from(rng, g), size: pick(rng, READ_SIZES) }
+}
+
+fn draw_sequential(rng: &mut SplitMix64, g: &Gen) -> GenStep {
+    let len = match rng.below(3) {
+        0 => Some(g.file_size / [2, 4, 8][rng.below(3) as usize]),
+        _ => None,
+    };
+    GenStep::Sequential { at: draw_from(rng, g), size: pick(rng, READ_SIZES), len }
+}
+
+fn draw_random(rng: &mut SplitMix64, _: &Gen) -> GenStep {
+    let align = pick(rng, &[4 * KIB, 4 * KIB, 64 * KIB]);
+    let a = pick(rng, READ_SIZES).max(align) / align * align;
+    let b = if rng.below(2) == 0 { a } else { pick(rng, READ_SIZES).max(align) / align * align };
+    let count = pick(rng, &[16, 64, 256, 1024]);
+    GenStep::Random { count, min: a.min(b), max: a.max(b), align, seed: rng.below(1000) }
+}
+
+fn draw_interleaved(rng: &mut SplitMix64, _: &Gen) -> GenStep {
+    GenStep::Interleaved { streams: 2 + rng.below(3) as u32, size: pick(rng, READ_SIZES), separate_fds: rng.below(2) == 0 }
+}
+
+fn draw_fadvise(rng: &mut SplitMix64, _: &Gen) -> GenStep {
+    let advice = pick(rng, &[Advice::Normal, Advice::Random, Advice::Sequential, Advice::Willneed, Advice::Dontneed, Advice::Noreuse]);
+    GenStep::Fadvise { advice }
+}
+
+/// Draws the `index`-th scenario of the search named by `seed`. Each scenario has its
+/// own generator (seeded from `seed` and `index`), so scenario N is the same whatever the
+/// budget or the order the search runs in.
+pub fn generate(seed: u64, index: u64) -> Gen {
+    let mut rng = SplitMix64::new(seed ^ SplitMix64::new(index.wrapping_add(0x5eed)).next_u64());
+    let device = match rng.below(4) {
+        0 => GenDevice::Ufs,
+        1 => GenDevice::Nvme { transfer_limit: 2 * MIB },
+        _ => GenDevice::Nvme { transfer_limit: 512 * KIB },
+    };
+    let fs = pick(&mut rng, &[FsKind::Xfs, FsKind::Xfs, FsKind::Ext4, FsKind::F2fs]);
+    let max_kb = device.max_kb();
+    let allowed: Vec<u64> = MAX_SECTORS_KB.iter().copied().filter(|&m| m <= max_kb).collect();
+    let mut g = Gen {
+        device,
+        fs,
+        file_size: pick(&mut rng, FILE_SIZES),
+        write_size: pick(&mut rng, WRITE_SIZES),
+        read_ahead_kb: pick(&mut rng, READ_AHEAD_KB),
+        max_sectors_kb: pick(&mut rng, &allowed),
+        steps: Vec::new(),
+    };
+    let n = 1 + rng.below(MAX_STEPS as u64) as usize;
+    let total: u64 = PRODUCTIONS.iter().map(|p| p.weight).sum();
+    for _ in 0..n {
+        let mut r = rng.below(total);
+        let production = PRODUCTIONS.iter().find(|p| {
+            if r < p.weight {
+                true
+            } else {
+                r -= p.weight;
+                false
+            }
+        });
+        let step = (production.expect("weights cover the draw").draw)(&mut rng, &g);
+        g.steps.push(step);
+    }
+    g.fix();
+    g
+}
+
+impl GenStep {
+    /// The production that makes this kind of step.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            GenStep::Read { .. } => "read",
+            GenStep::Sequential { .. } => "sequential",
+            GenStep::Random { .. } => "random",
+            GenStep::Interleaved { separate_fds: false, .. } => "interleaved",
+            GenStep::Interleaved { separate_fds: true, .. } => "interleaved-fds",
+            GenStep::Fadvise { .. } => "fadvise",
+        }
+    }
+}
+
+impl Gen {
+    /// Makes every step fit the file: sizes and absolute offsets are clamped so that every
+    /// read lies inside it (a shrunk file keeps its steps valid). Idempotent.
+    pub fn fix(&mut self) {
+        let file = self.file_size;
+        for step in &mut self.steps {
+            match step {
+                GenStep::Read { at, size } => {
+                    *size = (*size).clamp(4096, file) / 4096 * 4096;
+                    if let Start::At(o) = at {
+                        *o = (*o).min(file - *size) / 4096 * 4096;
+                    }
+                }
+                GenStep::Sequential { at, size, len } => {
+                    *size = (*size).clamp(4096, file) / 4096 * 4096;
+                    if let Start::At(o) = at {
+                        if *o >= file {
+                            *o = 0;
+                        }
+                        *o = *o / 4096 * 4096;
+                    }
+                    if let Some(l) = len {
+                        *l = (*l).max(4096) / 4096 * 4096;
+                    }
+                }
+                GenStep::Random { min, max, align, count, .. } => {
+                    *max = (*max).min(file / 2) / *align * *align;
+                    *min = (*min).min(*max).max(*align) / *align * *align;
+                    *max = (*max).max(*min);
+                    *count = (*count).max(1);
+                }
+                GenStep::Interleaved { size, streams, .. } => {
+                    *streams = (*streams).clamp(2, 4);
+                    *size = (*size).clamp(4096, file / 4) / 4096 * 4096;
+                }
+                GenStep::Fadvise { .. } => {}
+            }
+        }
+    }
+
+    /// Where each step starts and, for sequential steps, where it stops (`None`: the end of
+    /// the file); `Start::Continue` resolved to where the previous step's reads ended.
+    pub fn resolved(&self) -> Vec<(u64, Option<u64>)> {
+        let file = self.file_size;
+        let mut out = Vec::new();
+        let mut end = 0;
+        for step in &self.steps {
+            let (start, to) = match step {
+                GenStep::Read { at, size } => {
+                    let o = match *at {
+                        Start::At(o) => o,
+                        Start::Continue => end.min(file - size) / 4096 * 4096,
+                    };
+                    end = o + size;
+                    (o, None)
+                }
+                GenStep::Sequential { at, len, .. } => {
+                    let o = match *at {
+                        Start::At(o) => o,
+                        Start::Continue if end >= file => 0,
+                        Start::Continue => end,
+                    };
+                    let to = len.map(|l| o + l).filter(|&t| t < file);
+                    end = to.unwrap_or(file);
+                    (o, to)
+                }
+                GenStep::Random { .. } => {
+                    end = 0;
+                    (0, None)
+                }
+                GenStep::Interleaved { .. } => {
+                    end = file;
+                    (0, None)
+                }
+                GenStep::Fadvise { .. } => (0, None),
+            };
+            out.push((start, to));
+        }
+        out
+    }
+
+    /// "read+sequential": the kinds of its steps, in order (part of a finding's signature).
+    pub fn shape(&self) -> String {
+        self.steps.iter().map(GenStep::kind).collect::<Vec<_>>().join("+")
+    }
+
+    /// A one-line description (the scenario's `description`).
+    pub fn describe(&self) -> String {
+        let starts = self.resolved();
+        let steps: Vec<String> = self.steps.iter().zip(&starts).map(|(s, &(from, to))| s.describe(from, to, self.file_size)).collect();
+        let device = match self.device {
+            GenDevice::Nvme { transfer_limit } => format!("NVMe ({} limit)", Size(transfer_limit)),
+            GenDevice::Ufs => "UFS".into(),
+        };
+        format!(
+            "{}, {} on {device}, {} file, read_ahead_kb {}, max_sectors_kb {}",
+            steps.join(", then "),
+            self.fs.name().to_uppercase().replace("F2FS", "f2fs").replace("EXT4", "ext4"),
+            Size(self.file_size),
+            self.read_ahead_kb,
+            self.max_sectors_kb
+        )
+    }
+
+    /// The scenario as YAML in the repository's schema, with `variants` and a leading
+    /// `comment` (each line prefixed with `# `).
+    pub fn yaml(&self, comment: &str, variants: &[String]) -> String {
+        let mut s = String::new();
+        for line in comment.lines() {
+            let _ = writeln!(s, "# {line}");
+        }
+        let _ = writeln!(s, "description: {}", self.describe());
+        let _ = writeln!(s, "device:");
+        match self.device {
+            GenDevice::Nvme { transfer_limit } => {
+                let _ = writeln!(s, "  kind: nvme\n  size: {}\n  transfer_limit: {}", Size(DEVICE_SIZE), Size(transfer_limit));
+            }
+            GenDevice::Ufs => {
+                let _ = writeln!(s, "  kind: ufs\n  size: {}", Size(DEVICE_SIZE));
+            }
+        }
+        let _ = writeln!(s, "filesystem: {}", self.fs.name());
+        let _ = writeln!(s, "file:\n  size: {}\n  write_size: {}", Size(self.file_size), Size(self.write_size));
+        let _ = writeln!(s, "queue:\n  read_ahead_kb: {}\n  max_sectors_kb: {}", self.read_ahead_kb, self.max_sectors_kb);
+        let _ = writeln!(s, "reads:");
+        for (step, &(from, to)) in self.steps.iter().zip(&self.resolved()) {
+            let _ = writeln!(s, "  - {}", step.yaml(from, to));
+        }
+        if !variants.is_empty() {
+            let _ = writeln!(s, "variants: [{}]", variants.join(", "));
+        }
+        s
+    }
+
+    /// The scenario, parsed from its YAML as if it were `DIR/name.yaml`.
+    pub fn scenario(&self, dir: &Path, name: &str, comment: &str, variants: &[String]) -> crate::Result<Scenario> {
+        Scenario::parse(&dir.join(format!("{name}.yaml")), &self.yaml(comment, variants))
+    }
+}
+
+impl GenStep {
+    /// The step as one YAML flow item, starting at `from` and (sequential) ending at `to`,
+    /// as [`Gen::resolved`] gives them.
+    pub fn yaml(&self, from: u64, to: Option<u64>) -> String {
+        match self {
+            GenStep::Read { size, .. } => format!("read: {{offset: {}, size: {}}}", Size(from), Size(*size)),
+            GenStep::Sequential { size, .. } => match to {
+                Some(t) => format!("sequential: {{from: {}, size: {}, to: {}}}", Size(from), Size(*size), Size(t)),
+                None => format!("sequential: {{from: {}, size: {}}}", Size(from), Size(*size)),
+            },
+            GenStep::Random { count, min, max, align, seed } => {
+                let size = if min == max { Size(*min).to_string() } else { format!("{}..{}", Size(*min), Size(*max)) };
+                format!("random: {{count: {count}, size: {size}, align: {}, seed: {seed}}}", Size(*align))
+            }
+            GenStep::Interleaved { streams, size, separate_fds } => {
+                let fds = if *separate_fds { ", separate_fds: true" } else { "" };
+                format!("interleaved: {{streams: {streams}, size: {}{fds}}}", Size(*size))
+            }
+            GenStep::Fadvise { advice } => format!("fadvise: {{advice: {}}}", advice_name(*advice)),
+        }
+    }
+
+    fn describe(&self, from: u64, to: Option<u64>, file_size: u64) -> String {
+        match self {
+            GenStep::Read { size, .. } => format!("a {} read at {}", Size(*size), Size(from)),
+            GenStep::Sequential { size, .. } => {
+                format!("{} reads from {} to {}", Size(*size), Size(from), Size(to.unwrap_or(file_size)))
+            }
+            GenStep::Random { count, min, max, .. } if min == max => format!("{count} random {} reads", Size(*min)),
+            GenStep::Random { count, min, max, .. } => format!("{count} random reads of {}..{}", Size(*min), Size(*max)),
+            GenStep::Interleaved { streams, size, separate_fds } => {
+                format!("{streams} interleaved streams of {} reads on {}", Size(*size), if *separate_fds { "separate fds" } else { "one fd" })
+            }
+            GenStep::Fadvise { advice } => format!("fadvise {}", advice_name(*advice)),
+        }
+    }
+}
+
+pub fn advice_name(a: Advice) -> &'static str {
+    match a {
+        Advice::Normal => "normal",
+        Advice::Random => "random",
+        Advice::Sequential => "sequential",
+        Advice::Willneed => "willneed",
+        Advice::Dontneed => "dontneed",
+        Advice::Noreuse => "noreuse",
+    }
+}

@@ -1,0 +1,649 @@
+//! `radiff explore`: the model searches for readahead anomalies and patch regressions by
+//! itself, then the real kernel proves them.
+//!
+//! 1. [`generate`] draws scenarios from a seeded grammar over the scenario schema; each is
+//!    rendered to YAML and parsed like any scenario file.
+//! 2. [`predict_scenario`] predicts each with the model on every variant named, from a
+//!    synthesised measurement (one contiguous extent, the queue the device kind gives).
+//! 3. [`detect`] runs the detectors on the predicted traces.
+//! 4. Findings are grouped by signature (detector, the pattern that fired it, the shape of
+//!    the steps); the strongest of each group is [`shrink`]ed to a minimal scenario that
+//!    still fires the same detector.
+//! 5. [`confirm`] runs the top K on the real kernels: confirmed when the kernel fires the
+//!    same detector and the model equals the kernel; a difference is a model bug.
+
+pub mod confirm;
+pub mod detect;
+pub mod generate;
+pub mod shrink;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use radiff_model::{pattern, Extent, Input, MappingLimits, Policy, QueueLimits, Trace};
+
+use crate::error::{Error, Result};
+use crate::guest::DeviceKind;
+use crate::scenario::Scenario;
+use detect::{Context, Hit, Thresholds};
+use generate::Gen;
+
+/// What `radiff explore` was asked.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The variants to predict; the first is the one the single-trace detectors judge and
+    /// the others are compared with (`base` by default).
+    pub variants: Vec<String>,
+    /// Time for the model's search (shrinking comes after it).
+    pub budget: Duration,
+    pub seed: u64,
+    pub out: PathBuf,
+    /// How many findings to confirm on the real kernels.
+    pub confirm: usize,
+    pub thresholds: Thresholds,
+    /// Findings shrunk per detector at most (the strongest of each shape of steps first).
+    pub shrink_per_detector: usize,
+    /// Time for shrinking (default: a fifth of the budget, at least 5 s).
+    pub shrink_time: Option<Duration>,
+    /// Model calls allowed per shrink.
+    pub shrink_budget: usize,
+    /// Stop the search after this many scenarios (None: only the budget stops it).
+    pub max_scenarios: Option<u64>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            variants: vec!["base".into()],
+            budget: Duration::from_secs(600),
+            seed: 0,
+            out: PathBuf::from("explore-findings"),
+            confirm: 3,
+            thresholds: Thresholds::default(),
+            shrink_per_detector: 200,
+            shrink_time: None,
+            shrink_budget: 300,
+            max_scenarios: None,
+        }
+    }
+}
+
+pub const USAGE: &str = "usage: radiff explore [--variants base[,V...]] [--budget 10m] [--seed N] [--scenarios N] [--out DIR] [--confirm K] [--threshold NAME=VALUE]...";
+
+/// "10m", "30s", "1h", "90" (seconds), "500ms".
+pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: u64 = n.parse().map_err(|_| format!("`{text}` is not a duration: write 30s, 10m or 1h"))?;
+    Ok(match unit.trim() {
+        "" | "s" => Duration::from_secs(n),
+        "ms" => Duration::from_millis(n),
+        "m" | "min" => Duration::from_secs(n * 60),
+        "h" => Duration::from_secs(n * 3600),
+        other => return Err(format!("`{text}`: unknown unit `{other}`; use ms, s, m or h")),
+    })
+}
+
+/// Parses the command line of `radiff explore`.
+pub fn parse_args(args: &[&str]) -> Result<Options> {
+    let (words, opts, _) = crate::cli::options_and_switches(args, &["variants", "budget", "seed", "out", "confirm", "threshold", "scenarios"], &[])?;
+    if !words.is_empty() {
+        return Err(Error::Other(format!("unexpected `{}`\n{USAGE}", words.join(" "))));
+    }
+    let mut o = Options::default();
+    for (name, value) in opts {
+        match name.as_str() {
+            "variants" => o.variants = value.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect(),
+            "budget" => o.budget = parse_duration(value).map_err(Error::Other)?,
+            "seed" => o.seed = value.parse().map_err(|_| Error::Other(format!("--seed `{value}`: a whole number")))?,
+            "out" => o.out = PathBuf::from(value),
+            "confirm" => o.confirm = value.parse().map_err(|_| Error::Other(format!("--confirm `{value}`: a whole number")))?,
+            "threshold" => o.thresholds.set(value).map_err(Error::Other)?,
+            "scenarios" => o.max_scenarios = Some(value.parse().map_err(|_| Error::Other(format!("--scenarios `{value}`: a whole number")))?),
+            _ => unreachable!("options_and_switches checks the names"),
+        }
+    }
+    if o.variants.is_empty() {
+        return Err(Error::Other("--variants names no variant".into()));
+    }
+    Ok(o)
+}
+
+/// The policies of the variants named, in order; a variant without a model policy is an error.
+pub fn policies(variants: &[String]) -> Result<Vec<(String, Policy)>> {
+    variants
+        .iter()
+        .map(|v| {
+            Policy::for_variant(v).map(|p| (v.clone(), p)).ok_or_else(|| {
+                Error::Other(format!("the model has no policy for variant `{v}` (model/src/variant.rs); it knows {}", Policy::KNOWN.join(", ")))
+            })
+        })
+        .collect()
+}
+
+/// The queue limits the guest would measure for `scenario`'s first point, synthesised
+/// from the device kind: QEMU NVMe with the scenario's transfer limit (max_segments
+/// max_hw_sectors_kb / 4 + 1, as nvme_max_drv_segments() gives), or QEMU UFS.
+pub fn queue_limits(scenario: &Scenario) -> QueueLimits {
+    let q = &scenario.points[0].queue;
+    let ra = q.read_ahead_kb.unwrap_or(128);
+    let hw = scenario.device.transfer_limit / 1024;
+    let mut limits = match scenario.device.kind {
+        DeviceKind::Nvme => {
+            let mut l = QueueLimits::nvme_qemu(ra, q.max_sectors_kb.unwrap_or(hw.min(1280)));
+            l.max_hw_sectors_kb = hw;
+            l.max_segments = hw / 4 + 1;
+            if let Some(lbs) = scenario.device.logical_block_size {
+                l.logical_block_size = lbs;
+                l.physical_block_size = lbs;
+                l.minimum_io_size = lbs;
+            }
+            if let Some(o) = scenario.device.optimal_io_size {
+                l.optimal_io_size = o;
+            }
+            l
+        }
+        DeviceKind::Ufs => {
+            let mut l = QueueLimits::ufs_qemu(ra);
+            l.max_sectors_kb = q.max_sectors_kb.unwrap_or(hw);
+            l
+        }
+    };
+    if let Some(r) = q.rotational {
+        limits.rotational = r;
+    }
+    limits
+}
+
+/// Where the synthesised extent puts the file on the device (any place will do: the model
+/// does not depend on it beyond sector numbers).
+pub const SYNTHETIC_PHYSICAL: u64 = 64 << 20;
+
+/// The model's input for `scenario` without a VM: the file in one contiguous extent.
+pub fn model_input(scenario: &Scenario) -> Input {
+    Input {
+        fs: scenario.fs,
+        file_size: scenario.file_size,
+        extents: vec![Extent { logical: 0, physical: SYNTHETIC_PHYSICAL, length: scenario.file_size.div_ceil(4096) * 4096, flags: 0 }],
+        queue: queue_limits(scenario),
+        mapping: MappingLimits::for_fs(scenario.fs),
+        ops: pattern::expand(&scenario.steps, scenario.file_size),
+        folio_pfns: Vec::new(),
+    }
+}
+
+/// The model's trace of `scenario` on each policy, in order.
+pub fn predict_scenario(scenario: &Scenario, policies: &[(String, Policy)]) -> (Input, Vec<Trace>) {
+    let input = model_input(scenario);
+    let traces = policies.iter().map(|(_, p)| radiff_model::predict(&input, p)).collect();
+    (input, traces)
+}
+
+/// The detectors' context for a trace of `input`.
+pub fn context(input: &Input) -> Context<'_> {
+    Context {
+        ops: &input.ops,
+        file_size: input.file_size,
+        ra_pages: input.queue.read_ahead_kb / 4,
+        max_sectors_kb: input.queue.max_sectors_kb,
+        max_order: if input.mapping.large_folios { input.mapping.max_order } else { 0 },
+    }
+}
+
+/// Every detector that fires on predicted traces (the first policy's trace for the
+/// single-trace detectors; each other policy's against the first for variant change),
+/// with the variant it concerns (`None`: the first).
+pub fn detect_all(input: &Input, traces: &[Trace], policies: &[(String, Policy)], t: &Thresholds) -> Vec<(Hit, Option<String>)> {
+    let mut hits: Vec<(Hit, Option<String>)> = detect::run_all(&traces[0], &context(input), t).into_iter().map(|h| (h, None)).collect();
+    for (i, (name, _)) in policies.iter().enumerate().skip(1) {
+        if let Some(h) = detect::variant_change(&traces[0], &traces[i], name) {
+            hits.push((h, Some(name.clone())));
+        }
+    }
+    hits
+}
+
+/// A scenario the model flagged.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub gen: Gen,
+    pub hit: Hit,
+    /// The variant compared with the first (variant change only).
+    pub variant: Option<String>,
+    /// Which generated scenario it came from (`generate(seed, index)`), before shrinking.
+    pub index: u64,
+    /// How many scenarios in its group fired.
+    pub group_size: u64,
+}
+
+impl Finding {
+    /// Detector, the pattern that fired it and the shape of the steps.
+    pub fn signature(&self) -> String {
+        signature(&self.hit, &self.gen)
+    }
+
+    /// The class a shrunk finding is listed under: detector and the shape of its steps
+    /// (for a variant change also its key: which figures moved which way).
+    pub fn class(&self) -> String {
+        match &self.variant {
+            Some(_) => self.signature(),
+            None => format!("{} {}", self.hit.detector, self.gen.shape()),
+        }
+    }
+
+    /// A scenario name (file stem): `explore_trimmed_window_<hash>`.
+    pub fn name(&self) -> String {
+        let body = self.gen.yaml("", &[]);
+        let mut h: u64 = 0xcbf29ce484222325;
+        for b in body.bytes().chain(self.hit.detector.bytes()).chain(self.variant.as_deref().unwrap_or("").bytes()) {
+            h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+        }
+        format!("explore_{}_{:08x}", self.hit.detector.replace('-', "_"), h as u32)
+    }
+
+    /// The variants its scenario runs on: the first, and the compared one.
+    pub fn variants(&self, first: &str) -> Vec<String> {
+        let mut v = vec![first.to_string()];
+        v.extend(self.variant.clone());
+        v
+    }
+}
+
+pub fn signature(hit: &Hit, gen: &Gen) -> String {
+    format!("{} [{}] {}", hit.detector, hit.key, gen.shape())
+}
+
+/// What the model-only search found.
+#[derive(Debug, Default)]
+pub struct SearchResult {
+    pub scenarios: u64,
+    /// Scenarios that fired at least one detector.
+    pub firing: u64,
+    pub elapsed: Duration,
+    /// Signature → the strongest finding of its group.
+    pub groups: BTreeMap<String, Finding>,
+    /// Generated scenarios that did not parse (a generator bug; should be 0).
+    pub invalid: Vec<String>,
+}
+
+impl SearchResult {
+    pub fn rate(&self) -> f64 {
+        self.scenarios as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Parses a generated scenario the way a trial would (the YAML round trip).
+pub fn scenario_of(gen: &Gen, variants: &[String]) -> Result<Scenario> {
+    gen.scenario(Path::new("explore"), "explore_candidate", "", variants)
+}
+
+/// The model-only search: scenarios `0..` of `seed` until the budget (or
+/// `max_scenarios`) runs out, grouping findings by signature.
+pub fn search(o: &Options, policies: &[(String, Policy)], progress: &mut dyn FnMut(&str)) -> SearchResult {
+    let started = Instant::now();
+    let mut r = SearchResult::default();
+    let mut last = Instant::now();
+    let mut index = 0u64;
+    loop {
+        if started.elapsed() >= o.budget || o.max_scenarios.is_some_and(|m| index >= m) {
+            break;
+        }
+        let gen = generate::generate(o.seed, index);
+        match scenario_of(&gen, &[]) {
+            Err(e) => r.invalid.push(format!("scenario {index}: {e}")),
+            Ok(s) => {
+                let (input, traces) = predict_scenario(&s, policies);
+                let hits = detect_all(&input, &traces, policies, &o.thresholds);
+                r.firing += !hits.is_empty() as u64;
+                for (hit, variant) in hits {
+                    let sig = signature(&hit, &gen);
+                    match r.groups.get_mut(&sig) {
+                        Some(f) => {
+                            f.group_size += 1;
+                            if hit.strength > f.hit.strength {
+                                let n = f.group_size;
+                                *f = Finding { gen: gen.clone(), hit, variant, index, group_size: n };
+                            }
+                        }
+                        None => {
+                            r.groups.insert(sig, Finding { gen: gen.clone(), hit, variant, index, group_size: 1 });
+                        }
+                    }
+                }
+            }
+        }
+        r.scenarios += 1;
+        index += 1;
+        if last.elapsed() >= Duration::from_secs(2) {
+            last = Instant::now();
+            let secs = started.elapsed().as_secs_f64();
+            progress(&format!(
+                "explore: {} scenarios in {secs:.0} s ({:.0}/s), {} firing, {} signatures: {}",
+                r.scenarios,
+                r.scenarios as f64 / secs,
+                r.firing,
+                r.groups.len(),
+                by_detector(r.groups.values())
+            ));
+        }
+    }
+    r.elapsed = started.elapsed();
+    r
+}
+
+/// "trimmed-window 3, amplification 12"
+fn by_detector<'a>(findings: impl Iterator<Item = &'a Finding>) -> String {
+    let mut n: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in findings {
+        *n.entry(f.hit.detector).or_default() += 1;
+    }
+    n.iter().map(|(d, c)| format!("{d} {c}")).collect::<Vec<_>>().join(", ")
+}
+
+/// The order detectors are listed and confirmed in.
+pub const DETECTOR_ORDER: [&str; 5] = ["variant-change", "trimmed-window", "order-collapse", "fragmentation", "amplification"];
+
+fn detector_rank(d: &str) -> usize {
+    DETECTOR_ORDER.iter().position(|x| *x == d).unwrap_or(DETECTOR_ORDER.len())
+}
+
+/// Whether `gen` still fires `detector` (for `variant` when it is a variant change).
+pub fn fires(gen: &Gen, detector: &str, variant: Option<&str>, policies: &[(String, Policy)], t: &Thresholds) -> Option<Hit> {
+    let s = scenario_of(gen, &[]).ok()?;
+    let (input, traces) = predict_scenario(&s, policies);
+    detect_all(&input, &traces, policies, t).into_iter().find(|(h, v)| h.detector == detector && v.as_deref() == variant).map(|(h, _)| h)
+}
+
+/// The strongest groups of each detector, shrunk, then grouped again by their class
+/// ([`Finding::class`], keeping the strongest); ordered for confirmation: round robin over
+/// the detectors in [`DETECTOR_ORDER`], fewest steps then strongest first within each.
+pub fn shrink_findings(r: &SearchResult, o: &Options, policies: &[(String, Policy)], progress: &mut dyn FnMut(&str)) -> Vec<Finding> {
+    let mut per: BTreeMap<usize, Vec<&Finding>> = BTreeMap::new();
+    for f in r.groups.values() {
+        per.entry(detector_rank(f.hit.detector)).or_default().push(f);
+    }
+    let mut shrunk: BTreeMap<String, Finding> = BTreeMap::new();
+    let started = Instant::now();
+    let deadline = o.shrink_time.unwrap_or_else(|| (o.budget / 5).max(Duration::from_secs(5)));
+    let mut calls_total = 0;
+    let mut done = 0;
+    // Per detector: the strongest of each shape of steps first (fewest steps first), then
+    // the rest by strength.
+    let mut queues: Vec<std::collections::VecDeque<&Finding>> = Vec::new();
+    for list in per.values_mut() {
+        list.sort_by(|a, b| b.hit.strength.total_cmp(&a.hit.strength).then(a.index.cmp(&b.index)));
+        let mut seen = std::collections::BTreeSet::new();
+        let (mut firsts, rest): (Vec<&Finding>, Vec<&Finding>) = list.iter().partition(|f| seen.insert(f.gen.shape()));
+        firsts.sort_by_key(|f| f.gen.steps.len());
+        firsts.extend(rest);
+        firsts.truncate(o.shrink_per_detector);
+        queues.push(firsts.into());
+    }
+    // Round robin over the detectors until every queue is empty or the time is up.
+    'outer: loop {
+        let mut any = false;
+        for q in queues.iter_mut() {
+            if started.elapsed() >= deadline {
+                break 'outer;
+            }
+            let Some(f) = q.pop_front() else { continue };
+            any = true;
+            done += 1;
+            let (gen, calls) = shrink::shrink(&f.gen, |g| fires(g, f.hit.detector, f.variant.as_deref(), policies, &o.thresholds).is_some(), o.shrink_budget);
+            calls_total += calls;
+            let hit = fires(&gen, f.hit.detector, f.variant.as_deref(), policies, &o.thresholds).unwrap_or_else(|| f.hit.clone());
+            let g = Finding { gen, hit, variant: f.variant.clone(), index: f.index, group_size: f.group_size };
+            let sig = g.class();
+            match shrunk.get_mut(&sig) {
+                Some(old) => {
+                    let n = old.group_size + g.group_size;
+                    if g.hit.strength > old.hit.strength {
+                        *old = g;
+                    }
+                    old.group_size = n;
+                }
+                None => {
+                    shrunk.insert(sig, g);
+                }
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+    progress(&format!("explore: shrank {done} findings to {} in {:.1} s ({calls_total} predictions)", shrunk.len(), started.elapsed().as_secs_f64()));
+    let mut lists: Vec<Vec<Finding>> = Vec::new();
+    let mut by: BTreeMap<usize, Vec<Finding>> = BTreeMap::new();
+    for f in shrunk.into_values() {
+        by.entry(detector_rank(f.hit.detector)).or_default().push(f);
+    }
+    for mut l in by.into_values() {
+        // Fewest steps first, then the strongest.
+        l.sort_by(|a, b| a.gen.steps.len().cmp(&b.gen.steps.len()).then(b.hit.strength.total_cmp(&a.hit.strength)).then(a.index.cmp(&b.index)));
+        l.reverse();
+        lists.push(l);
+    }
+    let mut out = Vec::new();
+    loop {
+        let mut any = false;
+        for l in lists.iter_mut() {
+            if let Some(f) = l.pop() {
+                out.push(f);
+                any = true;
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+    out
+}
+
+/// "3329 reads, 524288 KiB, 9721 folios (516 o0, ...)"
+pub fn figures_line(t: &Trace) -> String {
+    let f = crate::summary::Figures::of(t);
+    format!("{} reads, {}, {} folios ({})", f.data_reads, crate::summary::kib(f.bytes_read), f.folios, f.orders_line())
+}
+
+/// The leading comment of a finding's YAML.
+pub fn comment(f: &Finding, o: &Options, model: &str, kernel: Option<&str>) -> String {
+    let mut s = String::new();
+    // Scenario files in scenarios/ start with "# Seed " (which mail or search made them).
+    let _ = writeln!(s, "Seed {} of `radiff explore` (scenario {}, shrunk): found by the model, {}.", o.seed, f.index, if kernel.is_some() { "confirmed on the kernel" } else { "not yet confirmed on a kernel" });
+    let _ = writeln!(s, "{}: {}", f.hit.detector, f.hit.detail);
+    let _ = writeln!(s, "Model: {model}");
+    if let Some(k) = kernel {
+        let _ = writeln!(s, "Kernel: {k}");
+    }
+    let _ = writeln!(s, "Rerun once copied to scenarios/: cargo test -- scenario_{}", f.name());
+    s
+}
+
+/// The model's figures of a finding, per variant it runs on: "base: ...; V: ...".
+pub fn model_figures(f: &Finding, o: &Options) -> Result<String> {
+    let variants = f.variants(&o.variants[0]);
+    let pol = policies(&variants)?;
+    let s = scenario_of(&f.gen, &[])?;
+    let (_, traces) = predict_scenario(&s, &pol);
+    Ok(variants.iter().zip(&traces).map(|(v, t)| format!("{v}: {}", figures_line(t))).collect::<Vec<_>>().join("; "))
+}
+
+/// `radiff explore`.
+pub fn main(args: &[&str]) -> Result<ExitCode> {
+    let o = parse_args(args)?;
+    let report = explore(&o, None, &mut |line| crate::cli::progress(line))?;
+    print!("{}", report.markdown);
+    Ok(if report.model_bugs > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// What an explore run produced.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub search: SearchResult,
+    pub findings: Vec<Finding>,
+    pub confirmations: Vec<confirm::Confirmation>,
+    pub model_bugs: usize,
+    pub markdown: String,
+}
+
+/// The whole explore: search, shrink, write candidates, confirm the top `o.confirm` on
+/// the kernels (with `lab`, or `crate::cli::lab()` when needed and not given), write and
+/// summarise.
+pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn FnMut(&str)) -> Result<Report> {
+    let pol = policies(&o.variants)?;
+    let mut report = Report { search: search(o, &pol, progress), ..Default::default() };
+    let r = &report.search;
+    progress(&format!(
+        "explore: seed {}: {} scenarios in {:.1} s ({:.0}/s), {} firing, {} signatures ({}){}",
+        o.seed,
+        r.scenarios,
+        r.elapsed.as_secs_f64(),
+        r.rate(),
+        r.firing,
+        r.groups.len(),
+        by_detector(r.groups.values()),
+        if r.invalid.is_empty() { String::new() } else { format!(", {} generated scenarios invalid: {}", r.invalid.len(), r.invalid[0]) }
+    ));
+    report.findings = shrink_findings(&report.search, o, &pol, progress);
+    let candidates = o.out.join("candidates");
+    std::fs::create_dir_all(&candidates).map_err(|e| Error::io(&candidates, e))?;
+    for f in &report.findings {
+        let text = f.gen.yaml(&comment(f, o, &model_figures(f, o)?, None), &f.variants(&o.variants[0]));
+        let path = candidates.join(format!("{}.yaml", f.name()));
+        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+    }
+    if o.confirm > 0 && !report.findings.is_empty() {
+        let owned;
+        let lab = match lab {
+            Some(l) => l,
+            None => {
+                owned = crate::cli::lab()?;
+                &owned
+            }
+        };
+        for f in report.findings.iter().take(o.confirm) {
+            progress(&format!("explore: confirming {} ({}) on the kernel", f.name(), f.signature()));
+            let c = confirm::confirm(lab, f, o)?;
+            progress(&format!("explore: {}: {}", f.name(), c.status.text()));
+            if c.status.is_model_bug() {
+                report.model_bugs += 1;
+            }
+            c.write(&o.out, o)?;
+            report.confirmations.push(c);
+            report.markdown = markdown(&report, o);
+            let path = o.out.join("summary.md");
+            std::fs::write(&path, &report.markdown).map_err(|e| Error::io(&path, e))?;
+        }
+    }
+    report.markdown = markdown(&report, o);
+    let path = o.out.join("summary.md");
+    std::fs::write(&path, &report.markdown).map_err(|e| Error::io(&path, e))?;
+    Ok(report)
+}
+
+/// The Markdown summary: model bugs first, then confirmed findings, then what was not
+/// confirmed, then the candidates the model alone found.
+pub fn markdown(report: &Report, o: &Options) -> String {
+    let r = &report.search;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "## radiff explore --seed {} --variants {}\n\n{} scenarios in {:.1} s ({:.0}/s), {} firing a detector, {} signatures, {} findings after shrinking; {} confirmed on the kernel, {} model bugs.\n",
+        o.seed,
+        o.variants.join(","),
+        r.scenarios,
+        r.elapsed.as_secs_f64(),
+        r.rate(),
+        r.firing,
+        r.groups.len(),
+        report.findings.len(),
+        report.confirmations.iter().filter(|c| c.status.is_confirmed()).count(),
+        report.model_bugs
+    );
+    if !report.confirmations.is_empty() {
+        let _ = writeln!(s, "| status | finding | scenario | model | kernel | rerun |\n|---|---|---|---|---|---|");
+        let mut rows: Vec<&confirm::Confirmation> = report.confirmations.iter().collect();
+        rows.sort_by_key(|c| !c.status.is_model_bug());
+        for c in rows {
+            let _ = writeln!(
+                s,
+                "| {} | {} [{}] | `{}.yaml`: {} | {} | {} | `cargo test -- scenario_{}` |",
+                c.status.short(),
+                c.finding.hit.detector,
+                c.finding.hit.key.replace('|', "/"),
+                c.finding.name(),
+                c.finding.gen.describe(),
+                c.model_figures,
+                c.kernel_figures,
+                c.finding.name()
+            );
+        }
+        let _ = writeln!(s);
+    }
+    let rest: Vec<&Finding> = report.findings.iter().skip(report.confirmations.len()).collect();
+    if !rest.is_empty() {
+        let _ = writeln!(s, "Not confirmed (model only; YAML in `{}`):\n\n| finding | scenario | model | group |\n|---|---|---|---|", o.out.join("candidates").display());
+        for f in rest {
+            let _ = writeln!(
+                s,
+                "| {} [{}] | `{}.yaml`: {} | {} | {} scenarios |",
+                f.hit.detector,
+                f.hit.key.replace('|', "/"),
+                f.name(),
+                f.gen.describe(),
+                model_figures(f, o).unwrap_or_else(|e| e.to_string()),
+                f.group_size
+            );
+        }
+    }
+    s
+}
+
+/// The model's throughput on the search's own mix: scenarios per second over the first
+/// `scenarios` of `seed`, generated, parsed, predicted on `variants` and judged (for
+/// `radiff bench`).
+pub fn model_throughput(variants: &[String], seed: u64, scenarios: u64) -> Result<f64> {
+    let pol = policies(variants)?;
+    let o = Options { variants: variants.to_vec(), max_scenarios: Some(scenarios), budget: Duration::from_secs(3600), seed, ..Options::default() };
+    Ok(search(&o, &pol, &mut |_| {}).rate())
+}
+
+/// An end-to-end explore on `base`: the model's search over seed 1's first 400 scenarios,
+/// then one confirmation on the kernel of the finding of seed 000's class the search found
+/// by itself (trimmed windows after a read smaller than the sequential reads that follow;
+/// any first finding if there were none, which fails). Fails unless the kernel confirmed
+/// it; a model bug fails it with its diff.
+pub fn trial(lab: &crate::run::Lab) -> std::result::Result<(), String> {
+    let out = lab.cache.dir("explore-trial").map_err(|e| e.to_string())?;
+    // A fixed number of scenarios (not a time budget), so that the trial finds and
+    // confirms the same thing on every machine.
+    let o = Options { budget: Duration::from_secs(600), max_scenarios: Some(400), seed: 1, out, confirm: 0, ..Options::default() };
+    let mut log = |line: &str| (lab.progress)(line);
+    let report = explore(&o, Some(lab), &mut log).map_err(|e| e.to_string())?;
+    let seed_000 = report.findings.iter().find(|f| {
+        f.hit.detector == "trimmed-window"
+            && matches!(f.gen.steps.as_slice(), [generate::GenStep::Read { size: a, .. }, generate::GenStep::Sequential { size: b, .. }] if a < b)
+    });
+    let Some(f) = seed_000.or(report.findings.first()) else {
+        return Err(format!("explore found nothing in {} scenarios", report.search.scenarios));
+    };
+    log(&format!("explore: confirming {} ({}) on the kernel", f.name(), f.signature()));
+    let c = confirm::confirm(lab, f, &o).map_err(|e| e.to_string())?;
+    c.write(&o.out, &o).map_err(|e| e.to_string())?;
+    if seed_000.is_none() {
+        return Err(format!("the search did not find seed 000's class (trimmed windows after a small first read); it found:\n{}", report.markdown));
+    }
+    if c.status.is_confirmed() {
+        log(&format!("explore: {}: {}", f.name(), c.status.text()));
+        Ok(())
+    } else {
+        Err(format!("{}: {}", f.name(), c.status.text()))
+    }
+}
