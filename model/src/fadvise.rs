@@ -1,6 +1,7 @@
 //! mm/fadvise.c of Linux 7.3.4: `posix_fadvise()` hints and what they do to a file's
 //! readahead state and to the page cache.
 
+use crate::coverage::cover;
 use crate::model::{Model, PAGE_SHIFT};
 use crate::pattern::Advice;
 use crate::readahead::ReadaheadControl;
@@ -15,8 +16,19 @@ impl Model<'_> {
         // "Len == 0 means "as much as possible"."
         let endbyte = match offset.checked_add(len) {
             Some(end) if len != 0 && end <= i64::MAX as u64 => end - 1,
-            _ => i64::MAX as u64,
+            _ => {
+                cover!(self.rec, "generic_fadvise: len == 0 or past LLONG_MAX");
+                i64::MAX as u64
+            }
         };
+        match advice {
+            Advice::Normal => cover!(self.rec, "generic_fadvise: POSIX_FADV_NORMAL"),
+            Advice::Random => cover!(self.rec, "generic_fadvise: POSIX_FADV_RANDOM"),
+            Advice::Sequential => cover!(self.rec, "generic_fadvise: POSIX_FADV_SEQUENTIAL"),
+            Advice::Willneed => cover!(self.rec, "generic_fadvise: POSIX_FADV_WILLNEED"),
+            Advice::Noreuse => cover!(self.rec, "generic_fadvise: POSIX_FADV_NOREUSE"),
+            Advice::Dontneed => cover!(self.rec, "generic_fadvise: POSIX_FADV_DONTNEED"),
+        }
         match advice {
             Advice::Normal => {
                 let file = &mut self.files[fd];
@@ -59,18 +71,23 @@ impl Model<'_> {
         let start_index = (offset + (PAGE_SIZE - 1)) >> PAGE_SHIFT;
         let mut end_index = endbyte >> PAGE_SHIFT;
         if endbyte & (PAGE_SIZE - 1) != PAGE_SIZE - 1 && endbyte != self.isize.wrapping_sub(1) {
+            cover!(self.rec, "generic_fadvise: DONTNEED: partial last page");
             if end_index == 0 {
+                cover!(self.rec, "generic_fadvise: DONTNEED: end_index == 0");
                 return;
             }
             end_index -= 1;
         }
         if end_index < start_index {
+            cover!(self.rec, "generic_fadvise: DONTNEED: end_index < start_index");
             return;
         }
         for folio in self.cache.folios_in(start_index, end_index.saturating_add(1)) {
             if folio.next_index() - 1 > end_index || !folio.uptodate {
+                cover!(self.rec, "generic_fadvise: DONTNEED: folio kept (partial or under I/O)");
                 continue;
             }
+            cover!(self.rec, "generic_fadvise: DONTNEED: folio removed");
             self.cache.remove_folio(folio.index);
         }
     }

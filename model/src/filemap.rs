@@ -2,6 +2,7 @@
 //! when readahead runs, and the page cache lookups readahead uses.
 
 use crate::config::IoCompletion;
+use crate::coverage::cover;
 use crate::model::{Model, PAGE_SHIFT};
 use crate::pagecache::{Eexist, FolioRef};
 use crate::readahead::ReadaheadControl;
@@ -70,57 +71,77 @@ impl Model<'_> {
     /// `page_cache_next_miss()`, Linux 7.3.4 mm/filemap.c: the first index in
     /// `[index, index + max_scan)` without a folio, else `index + max_scan`
     /// (the first `xas_next()` of a fresh xa_state loads `index` itself).
-    pub(crate) fn page_cache_next_miss(&self, index: u64, max_scan: u64) -> u64 {
+    pub(crate) fn page_cache_next_miss(&mut self, index: u64, max_scan: u64) -> u64 {
         let mut i = index;
         for _ in 0..max_scan {
             if !self.cache.present(i) {
+                cover!(self.rec, "page_cache_next_miss: miss");
                 return i;
             }
             i = i.wrapping_add(1);
             if i == 0 {
+                cover!(self.rec, "page_cache_next_miss: wrapped to 0");
                 return 0;
             }
         }
+        cover!(self.rec, "page_cache_next_miss: max_scan without a miss");
         i
     }
 
     /// `page_cache_prev_miss()`, Linux 7.3.4 mm/filemap.c: the highest index in
     /// `(index - max_scan, index]` without a folio, else `index - max_scan`;
     /// `ULONG_MAX` when the scan runs below 0.
-    pub(crate) fn page_cache_prev_miss(&self, index: u64, max_scan: u64) -> u64 {
+    pub(crate) fn page_cache_prev_miss(&mut self, index: u64, max_scan: u64) -> u64 {
         let mut i = index;
         for _ in 0..max_scan {
             if !self.cache.present(i) {
+                cover!(self.rec, "page_cache_prev_miss: miss");
                 return i;
             }
             if i == 0 {
                 // xas_prev() wraps to ULONG_MAX, where nothing is cached.
+                cover!(self.rec, "page_cache_prev_miss: below 0: ULONG_MAX");
                 return u64::MAX;
             }
             i -= 1;
         }
+        cover!(self.rec, "page_cache_prev_miss: max_scan without a miss");
         i
     }
 
     /// `filemap_get_read_batch()`, Linux 7.3.4 mm/filemap.c: the folios from `index`
     /// on, stopping after the first one that is not uptodate or has PG_readahead, after
     /// the one that holds `max`, at a missing page, or after `FOLIO_BATCH_SIZE` folios.
-    fn filemap_get_read_batch(&self, index: u64, max: u64) -> FolioBatch {
+    fn filemap_get_read_batch(&mut self, index: u64, max: u64) -> FolioBatch {
         let mut batch = FolioBatch::new();
         if index > max {
+            cover!(self.rec, "filemap_get_read_batch: index > max");
             return batch;
         }
         let mut i = index;
         while let Some(folio) = self.cache.folio_at(i) {
             if batch.add(folio) == 0 || !folio.uptodate || folio.readahead {
-                break;
+                if self.rec.covering() {
+                    if batch.nr == FOLIO_BATCH_SIZE {
+                        cover!(self.rec, "filemap_get_read_batch: batch full");
+                    }
+                    if !folio.uptodate {
+                        cover!(self.rec, "filemap_get_read_batch: folio not uptodate");
+                    }
+                    if folio.readahead {
+                        cover!(self.rec, "filemap_get_read_batch: PG_readahead");
+                    }
+                }
+                return batch;
             }
             // "xas_advance(&xas, folio_next_index(folio) - 1); if (xas.xa_index >= max) break;"
             if folio.next_index() > max {
-                break;
+                cover!(self.rec, "filemap_get_read_batch: folio holds max");
+                return batch;
             }
             i = folio.next_index();
         }
+        cover!(self.rec, "filemap_get_read_batch: no folio");
         batch
     }
 
@@ -130,8 +151,10 @@ impl Model<'_> {
         let min_order = self.min_order();
         let index = (pos >> (PAGE_SHIFT + min_order)) << min_order;
         if self.filemap_add_folio(index, min_order, false).is_err() {
+            cover!(self.rec, "filemap_create_folio: -EEXIST");
             return Err(GetPagesError::Retry); // -EEXIST becomes AOP_TRUNCATED_PAGE
         }
+        cover!(self.rec, "filemap_create_folio: ->read_folio");
         let folio = self.cache.folio_at(index).unwrap();
         self.filemap_read_folio(folio);
         let mut batch = FolioBatch::new();
@@ -178,27 +201,33 @@ impl Model<'_> {
         let last_index = ((pos + count).div_ceil(min_nrbytes) * min_nrbytes) >> PAGE_SHIFT;
         let mut batch = self.filemap_get_read_batch(index, last_index - 1);
         if batch.nr == 0 {
+            cover!(self.rec, "filemap_get_pages: batch empty: page_cache_sync_ra");
             let mut ractl = ReadaheadControl::new(fd, index);
             self.page_cache_sync_ra(&mut ractl, last_index - index);
             batch = self.filemap_get_read_batch(index, last_index - 1);
         }
         if batch.nr == 0 {
+            cover!(self.rec, "filemap_get_pages: still empty: filemap_create_folio");
             return self.filemap_create_folio(pos);
         }
         let folio = batch.folios[batch.nr - 1];
         if folio.readahead {
+            cover!(self.rec, "filemap_get_pages: PG_readahead: filemap_readahead");
             self.filemap_readahead(fd, folio, last_index);
         }
         if !folio.uptodate {
             if batch.nr > 1 {
+                cover!(self.rec, "filemap_get_pages: not uptodate, after others: -EAGAIN");
                 // -EAGAIN: return the uptodate folios before it; the next call starts at it.
                 batch.nr -= 1;
                 return Ok(batch);
             }
             // Alone: wait for it. With one folio in the batch, "--fbatch->nr" leaves none
             // and AOP_TRUNCATED_PAGE sends filemap_get_pages() back to "retry".
+            cover!(self.rec, "filemap_get_pages: not uptodate, alone: filemap_update_page");
             return Err(self.filemap_update_page(folio));
         }
+        cover!(self.rec, "filemap_get_pages: uptodate");
         Ok(batch)
     }
 
@@ -206,12 +235,14 @@ impl Model<'_> {
     /// cache. Returns the bytes read. `ra->prev_pos` becomes the end of what was read.
     pub(crate) fn filemap_read(&mut self, fd: usize, pos: u64, len: u64) -> u64 {
         if len == 0 {
+            cover!(self.rec, "filemap_read: count == 0");
             return 0; // generic_file_read_iter(): "if (!iov_iter_count(iter)) return 0;"
         }
         // s_maxbytes is MAX_LFS_FILESIZE (LLONG_MAX) for XFS, ext4 with extents and f2fs:
         // "iov_iter_truncate(iter, inode->i_sb->s_maxbytes - iocb->ki_pos)".
         let s_maxbytes = i64::MAX as u64;
         if pos >= s_maxbytes {
+            cover!(self.rec, "filemap_read: pos >= s_maxbytes");
             return 0;
         }
         let mut ki_pos = pos;
@@ -220,17 +251,29 @@ impl Model<'_> {
         let mut already_read = 0;
         loop {
             if ki_pos >= self.isize {
+                cover!(self.rec, "filemap_read: ki_pos >= i_size");
                 break;
             }
             let batch = match self.filemap_get_pages(fd, ki_pos, count) {
                 Ok(batch) => batch,
-                Err(GetPagesError::Retry) => continue, // filemap_get_pages()'s "goto retry"
+                Err(GetPagesError::Retry) => {
+                    cover!(self.rec, "filemap_read: AOP_TRUNCATED_PAGE: retry");
+                    continue; // filemap_get_pages()'s "goto retry"
+                }
             };
+            if self.rec.covering() {
+                if self.isize < ki_pos + count {
+                    cover!(self.rec, "filemap_read: read ends at i_size");
+                } else {
+                    cover!(self.rec, "filemap_read: read ends in i_size");
+                }
+            }
             let end_offset = self.isize.min(ki_pos + count);
             for &folio in batch.as_slice() {
                 let fpos = folio.index << PAGE_SHIFT;
                 let fsize = PAGE_SIZE << folio.order;
                 if end_offset < fpos {
+                    cover!(self.rec, "filemap_read: end_offset < folio");
                     break;
                 }
                 let offset = ki_pos & (fsize - 1);

@@ -10,6 +10,7 @@
 //! | [`readahead`] | mm/readahead.c: `file_ra_state`, sync/async readahead, `page_cache_ra_order()`, `page_cache_ra_unbounded()`, `readahead_expand()` |
 //! | [`filemap`] | mm/filemap.c: `filemap_read()` → `filemap_get_pages()`, `page_cache_next_miss()`/`prev_miss()` |
 //! | [`fadvise`] | mm/fadvise.c: `generic_fadvise()` |
+//! | [`coverage`](mod@coverage) | the decisions of the functions above, as branch ids, for branch coverage |
 //! | [`fs`] | fs/iomap (XFS), fs/ext4/readpage.c, fs/f2fs/data.c: folios to bios |
 //! | [`block`] | block/blk-merge.c, blk-mq.c: bio splitting, plug merging, issue order |
 //! | [`pagecache`] | the page cache the model keeps (the xarray of folios) |
@@ -48,6 +49,7 @@
 
 pub mod block;
 pub mod config;
+pub mod coverage;
 pub mod fadvise;
 pub mod filemap;
 pub mod fs;
@@ -60,6 +62,7 @@ pub mod trace;
 pub mod variant;
 
 pub use config::{FolioMemory, IoCompletion, ModelConfig};
+pub use coverage::{Branch, Coverage, BRANCHES};
 pub use input::{Extent, FsKind, Input, MappingLimits, QueueLimits};
 pub use model::{Explained, Simulation, WindowNote};
 pub use pattern::{Advice, Op, SizeRange, Step};
@@ -84,4 +87,18 @@ pub fn predict_with(input: &Input, policy: &Policy, config: &ModelConfig) -> Tra
 /// a divergence from the kernel.
 pub fn explain(input: &Input, policy: &Policy, config: &ModelConfig) -> Explained {
     Simulation::new(input, policy, config).finish()
+}
+
+/// [`predict`], plus the branches of the ported kernel functions the prediction took
+/// (see [`coverage`](mod@coverage)); the trace is the one [`predict`] gives.
+pub fn coverage(input: &Input, policy: &Policy) -> (Trace, Coverage) {
+    coverage_with(input, policy, &ModelConfig::default())
+}
+
+/// [`coverage()`] under explicit assumptions.
+pub fn coverage_with(input: &Input, policy: &Policy, config: &ModelConfig) -> (Trace, Coverage) {
+    let mut m = model::Model::new(input, *policy, *config, false);
+    m.rec.coverage = Some(Coverage::default());
+    m.run();
+    (Trace { windows: m.rec.windows }, m.rec.coverage.unwrap_or_default())
 }

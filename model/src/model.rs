@@ -167,6 +167,8 @@ pub(crate) struct Recorder {
     pub op: usize,
     /// Some when explaining.
     pub notes: Option<Vec<WindowNote>>,
+    /// Some when recording branch coverage (see [`crate::coverage`]).
+    pub coverage: Option<crate::coverage::Coverage>,
 }
 
 impl Recorder {
@@ -218,6 +220,21 @@ impl Recorder {
             self.current();
             self.notes.as_mut().unwrap().last_mut().unwrap().steps.push(f());
         }
+    }
+
+    /// Records branch `i` of [`crate::coverage::BRANCHES`] when recording coverage (the
+    /// `cover!` and `cover_cmp!` macros call it).
+    #[inline]
+    pub fn cover(&mut self, i: usize) {
+        if let Some(c) = &mut self.coverage {
+            c.hit(i);
+        }
+    }
+
+    /// Whether branch coverage is being recorded.
+    #[inline]
+    pub fn covering(&self) -> bool {
+        self.coverage.is_some()
     }
 
     /// The readahead call of the current window returned with `ra`.
@@ -278,7 +295,7 @@ impl<'a> Model<'a> {
             limits,
             layout: Layout::new(&input.extents),
             isize: input.file_size,
-            rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new) },
+            rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new), coverage: None },
             plug: None,
             io_folios: Vec::new(),
             inflight: Vec::new(),

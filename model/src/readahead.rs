@@ -4,6 +4,7 @@
 //! Each function keeps its kernel name; the seed patches are switches of [`Policy`](crate::Policy) at
 //! the lines they change.
 
+use crate::coverage::{cover, cover_cmp};
 use crate::model::{Model, PAGE_SHIFT};
 use crate::pagecache::{Eexist, FolioRef};
 use crate::trace::{RaState, Submit, Trigger};
@@ -118,11 +119,52 @@ pub fn get_next_ra_size(ra: &FileRaState, max: u64) -> u64 {
 }
 
 impl Model<'_> {
+    /// Records the range of `get_init_ra_size(size, max)` (coverage only).
+    fn cover_init_ra_size(&mut self, size: u64, max: u64) {
+        if !self.rec.covering() {
+            return;
+        }
+        let newsize = size.max(1).next_power_of_two();
+        if newsize < max / 32 {
+            cover!(self.rec, "get_init_ra_size: newsize < max / 32");
+        } else if newsize == max / 32 {
+            cover!(self.rec, "get_init_ra_size: newsize == max / 32");
+        } else if newsize < max / 4 {
+            cover!(self.rec, "get_init_ra_size: max / 32 < newsize < max / 4");
+        } else if newsize == max / 4 {
+            cover!(self.rec, "get_init_ra_size: newsize == max / 4");
+        } else {
+            cover!(self.rec, "get_init_ra_size: newsize > max / 4");
+        }
+    }
+
+    /// Records the range of `get_next_ra_size(ra, max)` (coverage only).
+    fn cover_next_ra_size(&mut self, cur: u64, max: u64) {
+        if !self.rec.covering() {
+            return;
+        }
+        if cur < max / 16 {
+            cover!(self.rec, "get_next_ra_size: cur < max / 16");
+        } else if cur == max / 16 {
+            cover!(self.rec, "get_next_ra_size: cur == max / 16");
+        } else if cur < max / 2 {
+            cover!(self.rec, "get_next_ra_size: max / 16 < cur < max / 2");
+        } else if cur == max / 2 {
+            cover!(self.rec, "get_next_ra_size: cur == max / 2");
+        } else {
+            cover!(self.rec, "get_next_ra_size: cur > max / 2");
+        }
+    }
+
     /// `ractl_max_pages()`, Linux 7.3.4 mm/readahead.c: a read larger than the readahead
     /// window may read up to the device's max I/O size (`bdi->io_pages`).
-    pub(crate) fn ractl_max_pages(&self, ractl: &ReadaheadControl, req_size: u64) -> u64 {
+    pub(crate) fn ractl_max_pages(&mut self, ractl: &ReadaheadControl, req_size: u64) -> u64 {
         let mut max_pages = self.files[ractl.fd].ra.ra_pages;
+        cover_cmp!(self.rec, "ractl_max_pages: req_size", "ra_pages", req_size, max_pages);
+        cover_cmp!(self.rec, "ractl_max_pages: io_pages", "ra_pages", self.bdi.io_pages, max_pages);
         if req_size > max_pages && self.bdi.io_pages > max_pages {
+            cover!(self.rec, "ractl_max_pages: req_size > ra_pages && io_pages > ra_pages: up to io_pages");
+            cover_cmp!(self.rec, "ractl_max_pages: req_size", "io_pages", req_size, self.bdi.io_pages);
             max_pages = req_size.min(self.bdi.io_pages);
         }
         max_pages
@@ -133,8 +175,10 @@ impl Model<'_> {
     /// issued at `blk_finish_plug()`.
     pub(crate) fn read_pages(&mut self, ractl: &mut ReadaheadControl) {
         if ractl.nr_pages == 0 {
+            cover!(self.rec, "read_pages: nr_pages == 0");
             return;
         }
+        cover!(self.rec, "read_pages: ->readahead");
         self.blk_start_plug();
         // ->readahead consumes every folio (the file systems the model knows never leave
         // one behind, so read_pages()'s clean-up loop has nothing to remove).
@@ -156,6 +200,10 @@ impl Model<'_> {
         self.rec.submit(Submit::Unbounded { index: start, nr_to_read, lookahead_size });
         let index = round_down(start, min_nrpages);
         let mut mark = u64::MAX;
+        cover_cmp!(self.rec, "page_cache_ra_unbounded: lookahead_size", "nr_to_read", lookahead_size, nr_to_read);
+        if index != start {
+            cover!(self.rec, "page_cache_ra_unbounded: index unaligned to min_nrpages");
+        }
         if lookahead_size <= nr_to_read {
             let ra_folio_index = round_up(start + nr_to_read - lookahead_size, min_nrpages);
             mark = ra_folio_index - index;
@@ -167,16 +215,23 @@ impl Model<'_> {
             if self.cache.present(index + i) {
                 // "Page already present?  Kick off the current batch of contiguous
                 // pages before continuing with the next batch."
+                cover!(self.rec, "page_cache_ra_unbounded: page already present");
                 self.read_pages(ractl);
                 ractl.index += min_nrpages;
                 i = ractl.index - index;
                 continue;
             }
             if self.filemap_add_folio(index + i, min_order, i == mark).is_err() {
+                cover!(self.rec, "page_cache_ra_unbounded: filemap_add_folio -EEXIST");
                 self.read_pages(ractl);
                 ractl.index += min_nrpages;
                 i = ractl.index - index;
                 continue;
+            }
+            if i == mark {
+                cover!(self.rec, "page_cache_ra_unbounded: folio added with PG_readahead");
+            } else {
+                cover!(self.rec, "page_cache_ra_unbounded: folio added");
             }
             ractl.nr_pages += min_nrpages;
             i += min_nrpages;
@@ -189,14 +244,20 @@ impl Model<'_> {
     pub(crate) fn do_page_cache_ra(&mut self, ractl: &mut ReadaheadControl, mut nr_to_read: u64, mut lookahead_size: u64) {
         let index = ractl.index;
         if self.isize == 0 {
+            cover!(self.rec, "do_page_cache_ra: i_size == 0");
             return;
         }
         let end_index = (self.isize - 1) >> PAGE_SHIFT;
         if index > end_index {
+            cover!(self.rec, "do_page_cache_ra: index > end_index");
             return;
+        }
+        if index == end_index {
+            cover!(self.rec, "do_page_cache_ra: index == end_index");
         }
         // "if (nr_to_read > end_index - index)": a window that ends exactly on the last
         // page also loses its marker.
+        cover_cmp!(self.rec, "do_page_cache_ra: nr_to_read", "end_index - index", nr_to_read, end_index - index);
         if nr_to_read > end_index - index {
             nr_to_read = end_index - index + 1;
             lookahead_size = 0;
@@ -208,9 +269,24 @@ impl Model<'_> {
     /// most `max(io_pages, ra_pages)`) in 2 MiB chunks, without marking any folio.
     pub(crate) fn force_page_cache_ra(&mut self, ractl: &mut ReadaheadControl, nr_to_read: u64) {
         let max_pages = self.bdi.io_pages.max(self.files[ractl.fd].ra.ra_pages);
+        cover_cmp!(self.rec, "force_page_cache_ra: io_pages", "ra_pages", self.bdi.io_pages, self.files[ractl.fd].ra.ra_pages);
+        cover_cmp!(self.rec, "force_page_cache_ra: nr_to_read", "max_pages", nr_to_read, max_pages);
         let mut nr_to_read = nr_to_read.min(max_pages);
+        if nr_to_read == 0 {
+            cover!(self.rec, "force_page_cache_ra: nr_to_read == 0");
+        }
+        let mut chunks = 0;
         while nr_to_read > 0 {
             let this_chunk = ((2 * 1024 * 1024) >> PAGE_SHIFT).min(nr_to_read);
+            chunks += 1;
+            if chunks == 2 {
+                cover!(self.rec, "force_page_cache_ra: more than one chunk");
+            }
+            if this_chunk < (2 * 1024 * 1024) >> PAGE_SHIFT {
+                cover!(self.rec, "force_page_cache_ra: chunk < 2 MiB");
+            } else {
+                cover!(self.rec, "force_page_cache_ra: chunk == 2 MiB");
+            }
             // ractl->_index has moved past what the previous chunk read.
             self.do_page_cache_ra(ractl, this_chunk, 0);
             nr_to_read -= this_chunk;
@@ -221,7 +297,13 @@ impl Model<'_> {
     /// `index`, with PG_readahead if it holds `mark` ("mark = round_down(mark, 1UL << order)").
     pub(crate) fn ra_alloc_folio(&mut self, ractl: &mut ReadaheadControl, index: u64, mark: u64, order: u32) -> Result<(), Eexist> {
         let mark = round_down(mark, 1 << order);
-        self.filemap_add_folio(index, order, index == mark)?;
+        if let Err(e) = self.filemap_add_folio(index, order, index == mark) {
+            cover!(self.rec, "ra_alloc_folio: -EEXIST");
+            return Err(e);
+        }
+        if index == mark {
+            cover!(self.rec, "ra_alloc_folio: folio holds mark: PG_readahead");
+        }
         ractl.nr_pages += 1 << order;
         Ok(())
     }
@@ -244,10 +326,20 @@ impl Model<'_> {
         let mut err = Ok(());
         if self.max_order() == 0 {
             // !mapping_large_folio_support()
+            cover!(self.rec, "page_cache_ra_order: !mapping_large_folio_support");
             self.files[fd].ra.order = 0;
         } else {
+            cover_cmp!(self.rec, "page_cache_ra_order: new_order", "max_order", new_order, self.max_order());
             new_order = new_order.min(self.max_order());
+            if ra.size == 0 {
+                cover!(self.rec, "page_cache_ra_order: ra->size == 0");
+            } else {
+                cover_cmp!(self.rec, "page_cache_ra_order: new_order", "ilog2(ra->size)", new_order, ilog2(ra.size));
+            }
             new_order = new_order.min(ilog2(ra.size));
+            if new_order < min_order {
+                cover!(self.rec, "page_cache_ra_order: new_order < min_order");
+            }
             new_order = new_order.max(min_order);
             if self.policy.async_align == AsyncAlign::InRaOrder && ractl.may_shrink {
                 new_order = self.ra_order_shrink(ractl, new_order);
@@ -256,6 +348,7 @@ impl Model<'_> {
             // ra->size and ra->async_size, which only the v2 shrink above changes.
             let ra = self.files[fd].ra;
             let mark;
+            cover_cmp!(self.rec, "page_cache_ra_order: limit", "index + ra->size - 1", limit, (index + ra.size).wrapping_sub(1));
             if limit > (index + ra.size).wrapping_sub(1) {
                 limit = index + ra.size - 1;
                 mark = (index + ra.size).wrapping_sub(ra.async_size);
@@ -272,14 +365,23 @@ impl Model<'_> {
                 let mut order = new_order;
                 // "Align with smaller pages if needed"
                 if index & ((1u64 << order) - 1) != 0 {
+                    cover!(self.rec, "page_cache_ra_order: index unaligned to order: smaller folio");
                     order = index.trailing_zeros();
                 }
                 // "Don't allocate pages past EOF"
                 while order > min_order && index + (1u64 << order) - 1 > limit {
+                    cover!(self.rec, "page_cache_ra_order: past EOF: order - 1");
                     order -= 1;
+                }
+                if order == new_order {
+                    cover!(self.rec, "page_cache_ra_order: folio of new_order");
+                }
+                if order == 0 {
+                    cover!(self.rec, "page_cache_ra_order: folio of order 0");
                 }
                 err = self.ra_alloc_folio(ractl, index, mark, order);
                 if err.is_err() {
+                    cover!(self.rec, "page_cache_ra_order: ra_alloc_folio failed: fallback");
                     self.rec.note(|| format!("ra_order: page {index} is cached: fall back to order 0"));
                     break;
                 }
@@ -294,7 +396,10 @@ impl Model<'_> {
         // check there's still something to read."
         let ra = self.files[fd].ra;
         if ra.size > index - start {
+            cover!(self.rec, "page_cache_ra_order: fallback: ra->size > index - start");
             self.do_page_cache_ra(ractl, ra.size - (index - start), ra.async_size);
+        } else {
+            cover!(self.rec, "page_cache_ra_order: fallback: nothing left");
         }
     }
 
@@ -314,6 +419,7 @@ impl Model<'_> {
         let ra = &mut self.files[ractl.fd].ra;
         let start = ractl.index;
         if ra.size == 0 {
+            cover!(self.rec, "ra_order_shrink: ra->size == 0");
             return new_order;
         }
         let end = start + ra.size;
@@ -321,10 +427,18 @@ impl Model<'_> {
         // new_order <= ilog2(ra->size), so a boundary lies in (start, end] and
         // aligned_end > start on every step.
         while 2 * (aligned_end - start) < ra.size && new_order > min_order {
+            cover!(self.rec, "ra_order_shrink: trim keeps less than half: new_order - 1");
             new_order -= 1;
             aligned_end = round_down(end, 1 << new_order);
         }
+        if aligned_end == end {
+            cover!(self.rec, "ra_order_shrink: end aligned: no trim");
+        }
+        if aligned_end <= start {
+            cover!(self.rec, "ra_order_shrink: aligned_end <= start");
+        }
         if aligned_end > start {
+            cover!(self.rec, "ra_order_shrink: window shrunk");
             let size = ra.size;
             ra.size = aligned_end - start;
             ra.async_size = ra.size;
@@ -342,19 +456,27 @@ impl Model<'_> {
         let mut do_forced_ra = self.files[fd].random;
         let ra = self.files[fd].ra;
         self.rec.open(Trigger::Sync, index, req_count, &ra, self.op, fd as u32);
+        if do_forced_ra {
+            cover!(self.rec, "page_cache_sync_ra: FMODE_RANDOM");
+        }
 
         // "Even if readahead is disabled, issue this request as readahead as we'll need it
         // to satisfy the requested range." blk_cgroup_congested() is never true here.
         if ra.ra_pages == 0 {
+            cover!(self.rec, "page_cache_sync_ra: ra_pages == 0 forced read");
             if !self.policy.sync_ra_when_disabled {
                 // 7.3.4: "req_count = 1;". Seed 001 keeps the whole request.
+                cover!(self.rec, "page_cache_sync_ra: ra_pages == 0: req_count = 1");
                 req_count = 1;
+            } else {
+                cover!(self.rec, "page_cache_sync_ra: ra_pages == 0: whole request");
             }
             do_forced_ra = true;
         }
 
         // "be dumb"
         if do_forced_ra {
+            cover!(self.rec, "page_cache_sync_ra: do_forced_ra");
             self.rec.note(|| format!("sync: forced readahead of {req_count} pages"));
             self.force_page_cache_ra(ractl, req_count);
             self.rec.returned(&self.files[fd].ra);
@@ -363,21 +485,43 @@ impl Model<'_> {
 
         let max_pages = self.ractl_max_pages(ractl, req_count);
         let prev_index = (ra.prev_pos as u64) >> PAGE_SHIFT;
+        if self.rec.covering() {
+            if index == 0 {
+                cover!(self.rec, "page_cache_sync_ra: index == 0");
+            }
+            cover_cmp!(self.rec, "page_cache_sync_ra: req_count", "max_pages", req_count, max_pages);
+            if ra.prev_pos == -1 {
+                cover!(self.rec, "page_cache_sync_ra: prev_pos == -1");
+            } else if index < prev_index {
+                cover!(self.rec, "page_cache_sync_ra: index < prev_index");
+            } else if index == prev_index {
+                cover!(self.rec, "page_cache_sync_ra: index == prev_index");
+            } else if index == prev_index + 1 {
+                cover!(self.rec, "page_cache_sync_ra: index == prev_index + 1");
+            } else {
+                cover!(self.rec, "page_cache_sync_ra: index > prev_index + 1");
+            }
+        }
         // "A start of file, oversized read, or sequential cache miss"
         if index == 0 || req_count > max_pages || index.wrapping_sub(prev_index) <= 1 {
+            cover!(self.rec, "page_cache_sync_ra: initial window");
+            self.cover_init_ra_size(req_count, max_pages);
             let ra = &mut self.files[fd].ra;
             ra.start = index;
             ra.size = get_init_ra_size(req_count, max_pages);
             ra.async_size = if ra.size > req_count { ra.size - req_count } else { ra.size >> 1 };
             let (size, async_size) = (ra.size, ra.async_size);
+            cover_cmp!(self.rec, "page_cache_sync_ra: ra->size", "req_count", size, req_count);
             self.rec.note(|| format!("sync: initial window (prev_index {prev_index}, max_pages {max_pages}): size {size} async {async_size}"));
         } else {
             // "Query the page cache and look for the traces(cached history pages) that a
             // sequential stream would leave behind."
             let miss = self.page_cache_prev_miss(index - 1, max_pages);
             let mut contig_count = index.wrapping_sub(miss).wrapping_sub(1);
+            cover_cmp!(self.rec, "page_cache_sync_ra: contig_count", "req_count", contig_count, req_count);
             // "Standalone, small random read. Read as is, and do not pollute the readahead state."
             if contig_count <= req_count {
+                cover!(self.rec, "page_cache_sync_ra: small random read");
                 self.rec.note(|| format!("sync: random read (contig {contig_count} <= req {req_count})"));
                 self.do_page_cache_ra(ractl, req_count, 0);
                 self.rec.returned(&self.files[fd].ra);
@@ -385,8 +529,10 @@ impl Model<'_> {
             }
             // "File cached from the beginning"
             if miss == u64::MAX {
+                cover!(self.rec, "page_cache_sync_ra: miss == ULONG_MAX: cached from the beginning");
                 contig_count *= 2;
             }
+            cover_cmp!(self.rec, "page_cache_sync_ra: contig_count + req_count", "max_pages", contig_count + req_count, max_pages);
             let ra = &mut self.files[fd].ra;
             ra.start = index;
             ra.size = (contig_count + req_count).min(max_pages);
@@ -409,6 +555,7 @@ impl Model<'_> {
         let index = ractl.index;
         // "no readahead": returns before the tracepoint and leaves PG_readahead set.
         if self.files[fd].ra.ra_pages == 0 {
+            cover!(self.rec, "page_cache_async_ra: ra_pages == 0");
             return;
         }
         // folio_test_writeback(): the model only reads.
@@ -420,6 +567,8 @@ impl Model<'_> {
         // "It's the expected callback index, assume sequential access."
         let expected = round_down((ra.start + ra.size).wrapping_sub(ra.async_size), folio.nr_pages());
         if index == expected {
+            cover!(self.rec, "page_cache_async_ra: index == expected");
+            self.cover_next_ra_size(ra.size, max_pages);
             let ra = &mut self.files[fd].ra;
             ra.start += ra.size;
             ra.size = ra.size.max(get_next_ra_size(ra, max_pages));
@@ -427,7 +576,13 @@ impl Model<'_> {
             self.rec.note(|| format!("async: index {index} == expected: start {start} size {size} (max_pages {max_pages})"));
         } else {
             // "Hit a marked folio without valid readahead state. E.g. interleaved reads."
+            cover!(self.rec, "page_cache_async_ra: index != expected");
             let start = self.page_cache_next_miss(index + 1, max_pages);
+            if start == 0 {
+                cover!(self.rec, "page_cache_async_ra: next miss == 0");
+            } else {
+                cover_cmp!(self.rec, "page_cache_async_ra: start - index", "max_pages", start - index, max_pages);
+            }
             if start == 0 || start - index > max_pages {
                 self.rec.note(|| format!("async: expected {expected}, next miss {start} is too far"));
                 self.rec.returned(&self.files[fd].ra);
@@ -437,8 +592,10 @@ impl Model<'_> {
             ra.start = start;
             ra.size = start - index; // "old async_size"
             ra.size += req_count;
+            let cur = ra.size;
             ra.size = get_next_ra_size(ra, max_pages);
             let size = ra.size;
+            self.cover_next_ra_size(cur, max_pages);
             self.rec.note(|| format!("async: expected {expected}; next miss {start}: size {size}"));
         }
         // readit:
@@ -447,24 +604,34 @@ impl Model<'_> {
         ra.order += 2;
         match policy {
             AsyncAlign::Base | AsyncAlign::KeepHalf => {
+                cover_cmp!(self.rec, "page_cache_async_ra: ra->order", "ffs(max_pages) - 1", ra.order, ffs(max_pages).wrapping_sub(1));
                 let mut align = 1u64 << ra.order.min(ffs(max_pages).wrapping_sub(1));
                 let end = ra.start + ra.size;
                 let mut aligned_end = round_down(end, align);
                 if policy == AsyncAlign::KeepHalf {
                     // Seed 000 v1: "Keep at least half of the window when aligning its end."
                     while aligned_end > ra.start && 2 * (aligned_end - ra.start) < ra.size {
+                        cover!(self.rec, "page_cache_async_ra: keep half: align >>= 1");
                         align >>= 1;
                         aligned_end = round_down(end, align);
                     }
                 }
                 if aligned_end > ra.start {
+                    if aligned_end == end {
+                        cover!(self.rec, "page_cache_async_ra: aligned_end == end");
+                    } else {
+                        cover!(self.rec, "page_cache_async_ra: aligned_end < end: trimmed");
+                    }
                     ra.size -= end - aligned_end;
+                } else {
+                    cover!(self.rec, "page_cache_async_ra: aligned_end <= ra->start: not trimmed");
                 }
                 let (order, size) = (ra.order, ra.size);
                 self.rec.note(|| format!("async: order {order}, align {align}: end {end} -> {aligned_end}, size {size}"));
             }
             AsyncAlign::InRaOrder => {
                 // Seed 000 v2: no alignment here; page_cache_ra_order() may shrink the window.
+                cover!(self.rec, "page_cache_async_ra: may_shrink");
                 ractl.may_shrink = true;
             }
             AsyncAlign::Unaligned => {
@@ -490,27 +657,36 @@ impl Model<'_> {
         while ractl.index > new_index {
             let index = ractl.index - 1;
             if self.cache.present(index) {
+                cover!(self.rec, "readahead_expand: leading edge: folio present");
                 return; // "Folio apparently present"
             }
             let index = round_down(index, min_nrpages);
             if self.filemap_add_folio(index, min_order, false).is_err() {
+                cover!(self.rec, "readahead_expand: leading edge: -EEXIST");
                 return;
             }
+            cover!(self.rec, "readahead_expand: leading edge");
             ractl.nr_pages += min_nrpages;
             ractl.index = index;
         }
         let new_len = new_len.wrapping_add(new_start).wrapping_sub(ractl.index << PAGE_SHIFT);
         let new_nr_pages = new_len.div_ceil(1 << PAGE_SHIFT);
         // "Expand the trailing edge upwards"
+        if ractl.nr_pages >= new_nr_pages {
+            cover!(self.rec, "readahead_expand: window covers the range");
+        }
         while ractl.nr_pages < new_nr_pages {
             let index = ractl.index + ractl.nr_pages;
             if self.cache.present(index) {
+                cover!(self.rec, "readahead_expand: trailing edge: folio present");
                 return;
             }
             let index = round_down(index, min_nrpages);
             if self.filemap_add_folio(index, min_order, false).is_err() {
+                cover!(self.rec, "readahead_expand: trailing edge: -EEXIST");
                 return;
             }
+            cover!(self.rec, "readahead_expand: trailing edge");
             ractl.nr_pages += min_nrpages;
             let ra = &mut self.files[ractl.fd].ra;
             ra.size += min_nrpages;
