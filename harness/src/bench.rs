@@ -23,15 +23,67 @@ struct Row {
     note: String,
 }
 
-/// `radiff bench [--cold yes] [--scenario NAME]`.
+/// The headline case (seed 000): its scenario file, and the most its prediction may take.
+pub const HEADLINE: &str = "1mib_after_4k";
+pub const HEADLINE_TARGET: Duration = Duration::from_millis(10);
+
+/// The model's throughput: how long the headline case takes to predict (the best of a
+/// few, from the input `radiff explore` synthesises), its scenarios per second, and
+/// `radiff explore`'s own mix (seed 1's first 2000 scenarios generated, parsed,
+/// predicted on base and judged).
+pub struct ModelFigures {
+    pub headline: Duration,
+    pub mix_base: f64,
+    pub mix_two: f64,
+}
+
+pub fn model_figures(repo: &std::path::Path) -> Result<ModelFigures> {
+    let path = repo.join("scenarios").join(format!("{HEADLINE}.yaml"));
+    let s = scenario::Scenario::load(&path)?;
+    let input = crate::explore::model_input(&s);
+    let policy = Policy::for_variant("base").ok_or_else(|| Error::Other("no base policy".into()))?;
+    std::hint::black_box(predict(&input, &policy));
+    let headline = (0..20)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(predict(&input, &policy));
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default();
+    let mix_base = crate::explore::model_throughput(&["base".into()], 1, 2000)?;
+    let mix_two = crate::explore::model_throughput(&["base".into(), "async-align-v1".into()], 1, 2000)?;
+    Ok(ModelFigures { headline, mix_base, mix_two })
+}
+
+impl ModelFigures {
+    pub fn lines(&self) -> String {
+        format!(
+            "model: headline case ({HEADLINE}) predicts in {:.2} ms ({:.0} scenarios/s; target <= {} ms: {}); radiff explore's mix: {:.0} scenarios/s on base, {:.0}/s on base,async-align-v1",
+            self.headline.as_secs_f64() * 1e3,
+            1.0 / self.headline.as_secs_f64().max(1e-9),
+            HEADLINE_TARGET.as_millis(),
+            if self.headline <= HEADLINE_TARGET { "met" } else { "MISSED" },
+            self.mix_base,
+            self.mix_two
+        )
+    }
+}
+
+/// `radiff bench [--cold yes] [--scenario NAME] [--model-only yes]`.
 pub fn main(args: &[&str]) -> Result<ExitCode> {
-    let (words, opts) = options(args, &["cold", "scenario"])?;
+    let (words, opts) = options(args, &["cold", "scenario", "model-only"])?;
     if !words.is_empty() {
-        return Err(Error::Other(format!("unexpected `{}`; usage: radiff bench [--cold yes] [--scenario NAME]", words.join(" "))));
+        return Err(Error::Other(format!("unexpected `{}`; usage: radiff bench [--cold yes] [--scenario NAME] [--model-only yes]", words.join(" "))));
     }
     let cold = opts.iter().any(|(k, v)| k == "cold" && *v != "no");
     let only: Option<&str> = opts.iter().find(|(k, _)| k == "scenario").map(|(_, v)| *v);
     let repo = crate::repo_root();
+    let model = model_figures(&repo)?;
+    if opts.iter().any(|(k, v)| k == "model-only" && *v != "no") {
+        println!("{}", model.lines());
+        return Ok(ExitCode::SUCCESS);
+    }
     let warm_cache = Cache::from_env();
     let cache = if cold { cold_cache(&warm_cache)? } else { warm_cache };
     let kernels = Kernels::load(&repo)?;
@@ -110,6 +162,10 @@ pub fn main(args: &[&str]) -> Result<ExitCode> {
         model_total.as_secs_f64() * 1e3,
         total.as_secs_f64() / 60.0,
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let runs = rows.iter().filter(|r| r.phase == "run").count();
+    let vm = sum("run").as_secs_f64() / runs.max(1) as f64;
+    println!("{}", model.lines());
+    println!("VM: {vm:.1} s a run ({:.2} scenarios/s); the model's mix is {:.0}x faster", 1.0 / vm.max(1e-9), model.mix_base * vm);
     Ok(ExitCode::SUCCESS)
 }
 

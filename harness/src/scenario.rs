@@ -662,7 +662,11 @@ matrix:
         for s in &scenarios {
             assert!(!s.description.is_empty());
             let text = std::fs::read_to_string(&s.path).unwrap();
-            assert!(text.starts_with("# Seed "), "{}: say which mail and measurement it reproduces", s.path.display());
+            assert!(
+                text.starts_with("# Seed ") || text.starts_with("# Found by `radiff explore"),
+                "{}: say which mail and measurement it reproduces (`# Seed ...`), or which search found it (`# Found by `radiff explore ...`)",
+                s.path.display()
+            );
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use radiff_model::{predict, Trace};
 
@@ -11,7 +12,7 @@ use super::detect::{self, Hit};
 use super::{comment, context, figures_line, policies, Finding, Options};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::run::{model_input, Lab};
+use crate::run::{image_key, model_input, Lab};
 
 /// The outcome of a confirmation.
 #[derive(Clone, Debug)]
@@ -24,6 +25,8 @@ pub enum Status {
     /// possible where the synthesised measurement differs from the guest's: extents,
     /// queue limits).
     NotReproduced,
+    /// The VM run failed (its error): neither confirmed nor refuted.
+    Failed { error: String },
 }
 
 impl Status {
@@ -40,6 +43,7 @@ impl Status {
             Status::Confirmed { .. } => "confirmed",
             Status::ModelBug { .. } => "**model bug**",
             Status::NotReproduced => "not reproduced",
+            Status::Failed { .. } => "run failed",
         }
     }
 
@@ -48,6 +52,7 @@ impl Status {
             Status::Confirmed { kernel_key } => format!("confirmed: the kernel fires it too [{kernel_key}], and the model equals the kernel"),
             Status::ModelBug { diff } => format!("MODEL BUG: the model and the kernel differ\n{diff}"),
             Status::NotReproduced => "not reproduced: the model equals the kernel, but the kernel's trace does not fire the detector".into(),
+            Status::Failed { error } => format!("the run failed: {error}"),
         }
     }
 }
@@ -62,6 +67,35 @@ pub struct Confirmation {
     pub kernel_figures: String,
     /// The kernel's hit, when it fired.
     pub kernel_hit: Option<Hit>,
+    /// Wall time of the disk image's preparation, when it had to be prepared.
+    pub image_time: Option<Duration>,
+    /// Wall time of each VM run.
+    pub run_times: Vec<Duration>,
+    /// Wall time of the whole confirmation.
+    pub wall: Duration,
+}
+
+/// Whether the disk image `f`'s scenario needs is already prepared (then confirming it
+/// costs only its runs).
+pub fn image_ready(lab: &Lab, f: &Finding, o: &Options) -> bool {
+    let Ok(s) = f.gen.scenario(Path::new("explore"), &f.name(), "", &f.variants(&o.variants[0])) else { return false };
+    lab.cache.root.join("images").join(image_key(&s)).join("ready").is_file()
+}
+
+/// [`confirm`], with a failed run as [`Status::Failed`] instead of an error (so that one
+/// failure does not end a search).
+pub fn confirm_or_fail(lab: &Lab, f: &Finding, o: &Options) -> Confirmation {
+    let started = Instant::now();
+    confirm(lab, f, o).unwrap_or_else(|e| Confirmation {
+        finding: f.clone(),
+        status: Status::Failed { error: e.to_string() },
+        model_figures: String::new(),
+        kernel_figures: String::new(),
+        kernel_hit: None,
+        image_time: None,
+        run_times: Vec::new(),
+        wall: started.elapsed(),
+    })
 }
 
 /// Runs `f`'s scenario on the kernels (the first variant of `o.variants`, and the compared
@@ -70,9 +104,16 @@ pub fn confirm(lab: &Lab, f: &Finding, o: &Options) -> Result<Confirmation> {
     let variants = f.variants(&o.variants[0]);
     let pol = policies(&variants)?;
     let name = f.name();
+    let started = Instant::now();
     let dir = lab.cache.dir("explore")?;
     let scenario = f.gen.scenario(&dir, &name, "", &variants)?;
     let point = &scenario.points[0];
+    let image_time = (!image_ready(lab, f, o)).then(|| {
+        let t = Instant::now();
+        lab.image(&scenario, &format!("explore {name}")).map(|_| t.elapsed())
+    });
+    let image_time = image_time.transpose()?;
+    let mut run_times = Vec::new();
     let mut kernels: Vec<Trace> = Vec::new();
     let mut models: Vec<Trace> = Vec::new();
     let mut bug: Option<String> = None;
@@ -80,6 +121,7 @@ pub fn confirm(lab: &Lab, f: &Finding, o: &Options) -> Result<Confirmation> {
     for (variant, policy) in &pol {
         let who = format!("explore {name} on {variant}");
         let out = lab.run(&scenario, point, variant, &who)?;
+        run_times.push(out.wall);
         let input = model_input(&scenario, &out.env, &out.capture.pfns);
         let model = predict(&input, policy);
         let (kernel, _) = normalise(&out.capture.trace, &out.env.extents);
@@ -105,7 +147,7 @@ pub fn confirm(lab: &Lab, f: &Finding, o: &Options) -> Result<Confirmation> {
         (None, Some(h)) => Status::Confirmed { kernel_key: h.key.clone() },
         (None, None) => Status::NotReproduced,
     };
-    Ok(Confirmation { finding: f.clone(), status, model_figures: figures(&models), kernel_figures: figures(&kernels), kernel_hit })
+    Ok(Confirmation { finding: f.clone(), status, model_figures: figures(&models), kernel_figures: figures(&kernels), kernel_hit, image_time, run_times, wall: started.elapsed() })
 }
 
 impl Confirmation {
@@ -132,6 +174,15 @@ impl Confirmation {
             Status::NotReproduced => {
                 let _ = writeln!(c, "Not reproduced: the kernel's trace does not fire {}.", f.hit.detector);
                 let d = dir.join("not-reproduced");
+                std::fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
+                d.join(format!("{}.yaml", f.name()))
+            }
+            Status::Failed { error } => {
+                let _ = writeln!(c, "The run on the kernel failed:");
+                for line in error.lines() {
+                    let _ = writeln!(c, "  {line}");
+                }
+                let d = dir.join("failed");
                 std::fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
                 d.join(format!("{}.yaml", f.name()))
             }

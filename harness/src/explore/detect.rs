@@ -461,7 +461,13 @@ pub fn variant_change(base: &Trace, variant: &Trace, name: &str) -> Option<Hit> 
         detector: "variant-change",
         key: format!(
             "{name}: {}{}",
-            if key.is_empty() { "same figures, other requests".to_string() } else { key.join(", ") },
+            if !key.is_empty() {
+                key.join(", ")
+            } else if !same_requests {
+                "same totals, other requests".to_string()
+            } else {
+                "same totals, other folios".to_string()
+            },
             if worse.is_empty() { String::new() } else { format!("; worse on {}", worse.join(", ")) }
         ),
         strength,

@@ -9,10 +9,15 @@
 //! 4. Findings are grouped by signature (detector, the pattern that fired it, the shape of
 //!    the steps); the strongest of each group is [`shrink`]ed to a minimal scenario that
 //!    still fires the same detector.
-//! 5. [`confirm`] runs the top K on the real kernels: confirmed when the kernel fires the
-//!    same detector and the model equals the kernel; a difference is a model bug.
+//! 5. [`confirm`] runs as many as the budget leaves time for on the real kernels (see
+//!    [`explore`] for the order): confirmed when the kernel fires the same detector and the
+//!    model equals the kernel; a difference is a model bug.
+//!
+//! `--budget` bounds the whole run ([`Options::plan`]); Ctrl-C ([`catch_interrupt`]) stops
+//! it at the next scenario or confirmation and writes what it has.
 
 pub mod confirm;
+pub mod cover;
 pub mod detect;
 pub mod generate;
 pub mod shrink;
@@ -40,16 +45,18 @@ pub struct Options {
     /// The variants to predict; the first is the one the single-trace detectors judge and
     /// the others are compared with (`base` by default).
     pub variants: Vec<String>,
-    /// Time for the model's search (shrinking comes after it).
+    /// Wall time of the whole run: search, shrinking and confirmations (see
+    /// [`Options::plan`]).
     pub budget: Duration,
     pub seed: u64,
     pub out: PathBuf,
-    /// How many findings to confirm on the real kernels.
-    pub confirm: usize,
+    /// How many findings to confirm on the real kernels at most (`None`: as many as the
+    /// budget leaves time for).
+    pub confirm: Option<usize>,
     pub thresholds: Thresholds,
     /// Findings shrunk per detector at most (the strongest of each shape of steps first).
     pub shrink_per_detector: usize,
-    /// Time for shrinking (default: a fifth of the budget, at least 5 s).
+    /// Time for shrinking (default: see [`Options::plan`]).
     pub shrink_time: Option<Duration>,
     /// Model calls allowed per shrink.
     pub shrink_budget: usize,
@@ -64,7 +71,7 @@ impl Default for Options {
             budget: Duration::from_secs(600),
             seed: 0,
             out: PathBuf::from("explore-findings"),
-            confirm: 3,
+            confirm: None,
             thresholds: Thresholds::default(),
             shrink_per_detector: 200,
             shrink_time: None,
@@ -72,6 +79,51 @@ impl Default for Options {
             max_scenarios: None,
         }
     }
+}
+
+/// The share of the budget the model's search gets when findings are confirmed (the
+/// rest: shrinking, then confirmations, which cost 10-90 s each under TCG).
+pub const SEARCH_SHARE: f64 = 0.15;
+/// ... and shrinking.
+pub const SHRINK_SHARE: f64 = 0.10;
+
+impl Options {
+    /// How the budget is split: (search, shrink). Confirming: [`SEARCH_SHARE`] and
+    /// [`SHRINK_SHARE`] of it (90 s and 60 s of 10 min), confirmations until the budget
+    /// ends; with `--confirm 0`, five sixths search and one sixth shrinking. Shrinking
+    /// gets at least 5 s.
+    pub fn plan(&self) -> (Duration, Duration) {
+        let (search, shrink) = if self.confirm == Some(0) {
+            (self.budget.mul_f64(5.0 / 6.0), self.budget / 6)
+        } else {
+            (self.budget.mul_f64(SEARCH_SHARE), self.budget.mul_f64(SHRINK_SHARE))
+        };
+        (search, self.shrink_time.unwrap_or(shrink.max(Duration::from_secs(5))))
+    }
+}
+
+/// Set by SIGINT once [`catch_interrupt`] ran: the search, shrinking and the confirmations
+/// stop at their next scenario or confirmation, and the run writes what it has.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether Ctrl-C was pressed.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+extern "C" fn on_sigint(_: nix::libc::c_int) {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Makes the first SIGINT set [`interrupted`] instead of ending the process (a second
+/// one ends it as usual: the handler resets itself). VMs run in their own process group,
+/// so the running one finishes before the run stops.
+pub fn catch_interrupt() -> Result<()> {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let action = SigAction::new(SigHandler::Handler(on_sigint), SaFlags::SA_RESETHAND, SigSet::empty());
+    // SAFETY: the handler only stores to an atomic.
+    unsafe { sigaction(Signal::SIGINT, &action) }.map_err(|e| Error::Other(format!("cannot catch SIGINT: {e}")))?;
+    Ok(())
 }
 
 pub const USAGE: &str = "usage: radiff explore [--variants base[,V...]] [--budget 10m] [--seed N] [--scenarios N] [--out DIR] [--confirm K] [--threshold NAME=VALUE]...";
@@ -104,7 +156,7 @@ pub fn parse_args(args: &[&str]) -> Result<Options> {
             "budget" => o.budget = parse_duration(value).map_err(Error::Other)?,
             "seed" => o.seed = value.parse().map_err(|_| Error::Other(format!("--seed `{value}`: a whole number")))?,
             "out" => o.out = PathBuf::from(value),
-            "confirm" => o.confirm = value.parse().map_err(|_| Error::Other(format!("--confirm `{value}`: a whole number")))?,
+            "confirm" => o.confirm = Some(value.parse().map_err(|_| Error::Other(format!("--confirm `{value}`: a whole number")))?),
             "threshold" => o.thresholds.set(value).map_err(Error::Other)?,
             "scenarios" => o.max_scenarios = Some(value.parse().map_err(|_| Error::Other(format!("--scenarios `{value}`: a whole number")))?),
             _ => unreachable!("options_and_switches checks the names"),
@@ -288,11 +340,12 @@ pub fn scenario_of(gen: &Gen, variants: &[String]) -> Result<Scenario> {
 /// `max_scenarios`) runs out, grouping findings by signature.
 pub fn search(o: &Options, policies: &[(String, Policy)], progress: &mut dyn FnMut(&str)) -> SearchResult {
     let started = Instant::now();
+    let (time, _) = o.plan();
     let mut r = SearchResult::default();
     let mut last = Instant::now();
     let mut index = 0u64;
     loop {
-        if started.elapsed() >= o.budget || o.max_scenarios.is_some_and(|m| index >= m) {
+        if started.elapsed() >= time || o.max_scenarios.is_some_and(|m| index >= m) || interrupted() {
             break;
         }
         let gen = generate::generate(o.seed, index);
@@ -371,7 +424,7 @@ pub fn shrink_findings(r: &SearchResult, o: &Options, policies: &[(String, Polic
     }
     let mut shrunk: BTreeMap<String, Finding> = BTreeMap::new();
     let started = Instant::now();
-    let deadline = o.shrink_time.unwrap_or_else(|| (o.budget / 5).max(Duration::from_secs(5)));
+    let (_, deadline) = o.plan();
     let mut calls_total = 0;
     let mut done = 0;
     // Per detector: the strongest of each shape of steps first (fewest steps first), then
@@ -390,13 +443,16 @@ pub fn shrink_findings(r: &SearchResult, o: &Options, policies: &[(String, Polic
     'outer: loop {
         let mut any = false;
         for q in queues.iter_mut() {
-            if started.elapsed() >= deadline {
+            if started.elapsed() >= deadline || interrupted() {
                 break 'outer;
             }
             let Some(f) = q.pop_front() else { continue };
             any = true;
             done += 1;
-            let (gen, calls) = shrink::shrink(&f.gen, |g| fires(g, f.hit.detector, f.variant.as_deref(), policies, &o.thresholds).is_some(), o.shrink_budget);
+            // A variant change shrinks to one that changes the same figures the same way
+            // (a regression must stay one); the other detectors only need to fire.
+            let same = |h: &Hit| f.variant.is_none() || h.key == f.hit.key;
+            let (gen, calls) = shrink::shrink(&f.gen, |g| fires(g, f.hit.detector, f.variant.as_deref(), policies, &o.thresholds).is_some_and(|h| same(&h)), o.shrink_budget);
             calls_total += calls;
             let hit = fires(&gen, f.hit.detector, f.variant.as_deref(), policies, &o.thresholds).unwrap_or_else(|| f.hit.clone());
             let g = Finding { gen, hit, variant: f.variant.clone(), index: f.index, group_size: f.group_size };
@@ -443,7 +499,21 @@ pub fn shrink_findings(r: &SearchResult, o: &Options, policies: &[(String, Polic
             break;
         }
     }
+    // With several variants the variant changes are what was asked: they come first, those
+    // where the variant is worse on some figure first of all, then those that change the
+    // device's requests (the sort is stable: the order above stays within each).
+    out.sort_by_key(|f| (f.variant.is_none(), !is_worse(&f.hit), !changes_requests(&f.hit)));
     out
+}
+
+/// Whether a variant change is worse on some figure.
+pub fn is_worse(hit: &Hit) -> bool {
+    hit.detector == "variant-change" && hit.key.contains("; worse on ")
+}
+
+/// Whether a variant change changes the device's requests (not only the folios).
+pub fn changes_requests(hit: &Hit) -> bool {
+    hit.detector == "variant-change" && (hit.key.contains("device reads") || hit.key.contains("bytes read") || hit.key.contains("other requests"))
 }
 
 /// "3329 reads, 524288 KiB, 9721 folios (516 o0, ...)"
@@ -455,8 +525,16 @@ pub fn figures_line(t: &Trace) -> String {
 /// The leading comment of a finding's YAML.
 pub fn comment(f: &Finding, o: &Options, model: &str, kernel: Option<&str>) -> String {
     let mut s = String::new();
-    // Scenario files in scenarios/ start with "# Seed " (which mail or search made them).
-    let _ = writeln!(s, "Seed {} of `radiff explore` (scenario {}, shrunk): found by the model, {}.", o.seed, f.index, if kernel.is_some() { "confirmed on the kernel" } else { "not yet confirmed on a kernel" });
+    // Scenario files in scenarios/ start with "# Seed " (the mail they reproduce) or
+    // "# Found by `radiff explore" (the search that made them).
+    let _ = writeln!(
+        s,
+        "Found by `radiff explore --seed {} --variants {}` (its scenario {}, shrunk), {}.",
+        o.seed,
+        o.variants.join(","),
+        f.index,
+        if kernel.is_some() { "then run on the kernel" } else { "the model alone: not run on a kernel" }
+    );
     let _ = writeln!(s, "{}: {}", f.hit.detector, f.hit.detail);
     let _ = writeln!(s, "Model: {model}");
     if let Some(k) = kernel {
@@ -478,25 +556,50 @@ pub fn model_figures(f: &Finding, o: &Options) -> Result<String> {
 /// `radiff explore`.
 pub fn main(args: &[&str]) -> Result<ExitCode> {
     let o = parse_args(args)?;
+    catch_interrupt()?;
     let report = explore(&o, None, &mut |line| crate::cli::progress(line))?;
     print!("{}", report.markdown);
-    Ok(if report.model_bugs > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if report.interrupted {
+        ExitCode::from(130)
+    } else if report.model_bugs > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// What an explore run produced.
 #[derive(Debug, Default)]
 pub struct Report {
     pub search: SearchResult,
+    /// Wall time of shrinking.
+    pub shrink_time: Duration,
     pub findings: Vec<Finding>,
+    /// In the order they ran.
     pub confirmations: Vec<confirm::Confirmation>,
+    /// Wall time of the confirmations.
+    pub confirm_time: Duration,
     pub model_bugs: usize,
+    /// Whether Ctrl-C stopped the run.
+    pub interrupted: bool,
     pub markdown: String,
 }
 
-/// The whole explore: search, shrink, write candidates, confirm the top `o.confirm` on
-/// the kernels (with `lab`, or `crate::cli::lab()` when needed and not given), write and
-/// summarise.
+/// Until a VM run has been timed: what one run of a finding's scenario is guessed to
+/// cost under TCG, and the preparation of a disk image.
+pub const GUESS_RUN: Duration = Duration::from_secs(45);
+pub const GUESS_IMAGE: Duration = Duration::from_secs(90);
+
+/// The whole explore: search, shrink, write candidates, then confirm on the kernels (with
+/// `lab`, or `crate::cli::lab()` when needed and not given) as many findings as the
+/// budget leaves time for (at most `o.confirm`), and write and summarise.
+///
+/// Confirmations go in the findings' order, except that a finding whose disk image is
+/// already prepared goes before one whose image would have to be made, and that a
+/// finding whose estimated cost (its runs at the mean run time so far, and the image's
+/// preparation) does not fit in what is left of the budget is left for the next run.
 pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn FnMut(&str)) -> Result<Report> {
+    let started = Instant::now();
     let pol = policies(&o.variants)?;
     let mut report = Report { search: search(o, &pol, progress), ..Default::default() };
     let r = &report.search;
@@ -511,7 +614,9 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
         by_detector(r.groups.values()),
         if r.invalid.is_empty() { String::new() } else { format!(", {} generated scenarios invalid: {}", r.invalid.len(), r.invalid[0]) }
     ));
+    let shrinking = Instant::now();
     report.findings = shrink_findings(&report.search, o, &pol, progress);
+    report.shrink_time = shrinking.elapsed();
     let candidates = o.out.join("candidates");
     std::fs::create_dir_all(&candidates).map_err(|e| Error::io(&candidates, e))?;
     for f in &report.findings {
@@ -519,7 +624,8 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
         let path = candidates.join(format!("{}.yaml", f.name()));
         std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
     }
-    if o.confirm > 0 && !report.findings.is_empty() {
+    let want = o.confirm.unwrap_or(usize::MAX);
+    if want > 0 && !report.findings.is_empty() && !interrupted() {
         let owned;
         let lab = match lab {
             Some(l) => l,
@@ -528,19 +634,56 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
                 &owned
             }
         };
-        for f in report.findings.iter().take(o.confirm) {
-            progress(&format!("explore: confirming {} ({}) on the kernel", f.name(), f.signature()));
-            let c = confirm::confirm(lab, f, o)?;
-            progress(&format!("explore: {}: {}", f.name(), c.status.text()));
+        let confirming = Instant::now();
+        let mut queue: Vec<&Finding> = report.findings.iter().collect();
+        let (mut runs, mut run_time, mut images, mut image_time) = (0u32, Duration::ZERO, 0u32, Duration::ZERO);
+        while report.confirmations.len() < want && !queue.is_empty() && !interrupted() {
+            let left = o.budget.saturating_sub(started.elapsed());
+            let per_run = if runs == 0 { GUESS_RUN } else { run_time / runs };
+            let per_image = if images == 0 { GUESS_IMAGE } else { image_time / images };
+            let estimate = |f: &Finding, ready: bool| per_run * f.variants(&o.variants[0]).len() as u32 + if ready { Duration::ZERO } else { per_image };
+            let ready: Vec<bool> = queue.iter().map(|f| confirm::image_ready(lab, f, o)).collect();
+            let pick = (0..queue.len())
+                .find(|&i| ready[i] && estimate(queue[i], true) <= left)
+                .or_else(|| (0..queue.len()).find(|&i| estimate(queue[i], ready[i]) <= left));
+            let Some(i) = pick else {
+                progress(&format!("explore: {} s left, too little for another confirmation (a run takes about {} s)", left.as_secs(), per_run.as_secs()));
+                break;
+            };
+            let f = queue.remove(i);
+            progress(&format!(
+                "explore: confirmation {}: {} ({}) on the kernel, about {} s of {} s left{}",
+                report.confirmations.len() + 1,
+                f.name(),
+                f.signature(),
+                estimate(f, ready[i]).as_secs(),
+                left.as_secs(),
+                if ready[i] { "" } else { " (its disk image is prepared first)" }
+            ));
+            let c = confirm::confirm_or_fail(lab, f, o);
+            if let Some(t) = c.image_time {
+                images += 1;
+                image_time += t;
+            }
+            runs += c.run_times.len() as u32;
+            run_time += c.run_times.iter().sum::<Duration>();
+            progress(&format!("explore: {}: {} ({:.0} s)", f.name(), c.status.text(), c.wall.as_secs_f64()));
             if c.status.is_model_bug() {
                 report.model_bugs += 1;
             }
             c.write(&o.out, o)?;
             report.confirmations.push(c);
+            report.confirm_time = confirming.elapsed();
+            report.interrupted = interrupted();
             report.markdown = markdown(&report, o);
             let path = o.out.join("summary.md");
             std::fs::write(&path, &report.markdown).map_err(|e| Error::io(&path, e))?;
         }
+        report.confirm_time = confirming.elapsed();
+    }
+    report.interrupted = interrupted();
+    if report.interrupted {
+        progress("explore: interrupted (Ctrl-C): writing what was confirmed so far");
     }
     report.markdown = markdown(&report, o);
     let path = o.out.join("summary.md");
@@ -555,26 +698,31 @@ pub fn markdown(report: &Report, o: &Options) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "## radiff explore --seed {} --variants {}\n\n{} scenarios in {:.1} s ({:.0}/s), {} firing a detector, {} signatures, {} findings after shrinking; {} confirmed on the kernel, {} model bugs.\n",
+        "## radiff explore --seed {} --variants {} --budget {} s\n\n{} scenarios in {:.1} s ({:.0}/s), {} firing a detector, {} signatures; {} findings after shrinking ({:.0} s); {} run on the kernels in {:.0} s: {} confirmed, {} model bugs{}.\n",
         o.seed,
         o.variants.join(","),
+        o.budget.as_secs(),
         r.scenarios,
         r.elapsed.as_secs_f64(),
         r.rate(),
         r.firing,
         r.groups.len(),
         report.findings.len(),
+        report.shrink_time.as_secs_f64(),
+        report.confirmations.len(),
+        report.confirm_time.as_secs_f64(),
         report.confirmations.iter().filter(|c| c.status.is_confirmed()).count(),
-        report.model_bugs
+        report.model_bugs,
+        if report.interrupted { "; interrupted by Ctrl-C" } else { "" }
     );
     if !report.confirmations.is_empty() {
-        let _ = writeln!(s, "| status | finding | scenario | model | kernel | rerun |\n|---|---|---|---|---|---|");
+        let _ = writeln!(s, "| status | finding | scenario | model | kernel | VM s | rerun |\n|---|---|---|---|---|---|---|");
         let mut rows: Vec<&confirm::Confirmation> = report.confirmations.iter().collect();
         rows.sort_by_key(|c| !c.status.is_model_bug());
         for c in rows {
             let _ = writeln!(
                 s,
-                "| {} | {} [{}] | `{}.yaml`: {} | {} | {} | `cargo test -- scenario_{}` |",
+                "| {} | {} [{}] | `{}.yaml`: {} | {} | {} | {:.0} | `cargo test -- scenario_{}` |",
                 c.status.short(),
                 c.finding.hit.detector,
                 c.finding.hit.key.replace('|', "/"),
@@ -582,12 +730,14 @@ pub fn markdown(report: &Report, o: &Options) -> String {
                 c.finding.gen.describe(),
                 c.model_figures,
                 c.kernel_figures,
+                c.wall.as_secs_f64(),
                 c.finding.name()
             );
         }
         let _ = writeln!(s);
     }
-    let rest: Vec<&Finding> = report.findings.iter().skip(report.confirmations.len()).collect();
+    let run: std::collections::BTreeSet<String> = report.confirmations.iter().map(|c| c.finding.name()).collect();
+    let rest: Vec<&Finding> = report.findings.iter().filter(|f| !run.contains(&f.name())).collect();
     if !rest.is_empty() {
         let _ = writeln!(s, "Not confirmed (model only; YAML in `{}`):\n\n| finding | scenario | model | group |\n|---|---|---|---|", o.out.join("candidates").display());
         for f in rest {
@@ -624,7 +774,7 @@ pub fn trial(lab: &crate::run::Lab) -> std::result::Result<(), String> {
     let out = lab.cache.dir("explore-trial").map_err(|e| e.to_string())?;
     // A fixed number of scenarios (not a time budget), so that the trial finds and
     // confirms the same thing on every machine.
-    let o = Options { budget: Duration::from_secs(600), max_scenarios: Some(400), seed: 1, out, confirm: 0, ..Options::default() };
+    let o = Options { budget: Duration::from_secs(600), max_scenarios: Some(400), seed: 1, out, confirm: Some(0), ..Options::default() };
     let mut log = |line: &str| (lab.progress)(line);
     let report = explore(&o, Some(lab), &mut log).map_err(|e| e.to_string())?;
     let seed_000 = report.findings.iter().find(|f| {

@@ -100,7 +100,7 @@ fn durations_and_options_parse() {
     assert!(parse_duration("3 weeks").is_err());
     let o = parse_args(&["--variants", "base,async-align-v1", "--budget", "1m", "--seed", "7", "--confirm", "0", "--threshold", "trim_ratio=0.4"]).unwrap();
     assert_eq!(o.variants, vec!["base", "async-align-v1"]);
-    assert_eq!((o.budget, o.seed, o.confirm), (Duration::from_secs(60), 7, 0));
+    assert_eq!((o.budget, o.seed, o.confirm), (Duration::from_secs(60), 7, Some(0)));
     assert_eq!(o.thresholds.trim_ratio, 0.4);
     assert!(parse_args(&["--threshold", "nope=1"]).is_err());
     assert!(policies(&["no-such-variant".into()]).is_err());
@@ -337,7 +337,7 @@ fn shrinking_with_the_model_keeps_the_detector_firing() {
 #[test]
 fn a_short_search_finds_and_shrinks_something_and_writes_valid_yaml() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Options { max_scenarios: Some(400), budget: Duration::from_secs(60), out: dir.path().to_path_buf(), confirm: 0, ..Options::default() };
+    let o = Options { max_scenarios: Some(400), budget: Duration::from_secs(60), out: dir.path().to_path_buf(), confirm: Some(0), ..Options::default() };
     let report = explore(&o, None, &mut |_| {}).unwrap();
     assert_eq!(report.search.scenarios, 400);
     assert!(report.search.invalid.is_empty(), "{:?}", report.search.invalid);
@@ -348,7 +348,7 @@ fn a_short_search_finds_and_shrinks_something_and_writes_valid_yaml() {
     for path in written {
         let s = crate::scenario::Scenario::load(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("# Seed 0 of `radiff explore`"), "{text}");
+        assert!(text.starts_with("# Found by `radiff explore --seed 0 --variants base`"), "{text}");
         assert!(s.name.starts_with("explore_"));
         assert_eq!(s.variants.as_deref(), Some(&["base".to_string()][..]));
     }
@@ -361,7 +361,7 @@ fn seed_1_finds_both_seed_classes_by_itself() {
     // sequential reads after a smaller first read trim windows, and interleaved streams on
     // one fd collapse to order-0 folios. Model only; `trial` confirms on the kernel.
     let dir = tempfile::tempdir().unwrap();
-    let o = Options { max_scenarios: Some(400), budget: Duration::from_secs(600), seed: 1, out: dir.path().to_path_buf(), confirm: 0, ..Options::default() };
+    let o = Options { max_scenarios: Some(400), budget: Duration::from_secs(600), seed: 1, out: dir.path().to_path_buf(), confirm: Some(0), ..Options::default() };
     let report = explore(&o, None, &mut |_| {}).unwrap();
     let has = |detector: &str, shape: &str| report.findings.iter().any(|f| f.hit.detector == detector && f.gen.shape() == shape);
     assert!(has("trimmed-window", "read+sequential"), "{}", report.markdown);
@@ -372,4 +372,57 @@ fn seed_1_finds_both_seed_classes_by_itself() {
     // Classes are listed once each.
     let classes: std::collections::BTreeSet<String> = report.findings.iter().map(Finding::class).collect();
     assert_eq!(classes.len(), report.findings.len());
+}
+
+#[test]
+fn the_budget_is_split_between_search_shrinking_and_confirmations() {
+    let o = Options { budget: Duration::from_secs(600), ..Options::default() };
+    assert_eq!(o.plan(), (Duration::from_secs(90), Duration::from_secs(60)));
+    let model_only = Options { confirm: Some(0), ..o.clone() };
+    assert_eq!(model_only.plan(), (Duration::from_secs(500), Duration::from_secs(100)));
+    let short = Options { budget: Duration::from_secs(10), ..o };
+    assert_eq!(short.plan().1, Duration::from_secs(5));
+}
+
+#[test]
+fn a_written_finding_parses_under_its_file_name_and_replays_as_a_trial() {
+    let g = gen(vec![GenStep::Read { at: Start::At(0), size: 4 * KIB }, GenStep::Sequential { at: Start::Continue, size: MIB, len: None }]);
+    let hit = fires(&g, "trimmed-window", None, &base(), &Thresholds::default()).expect("fires");
+    let f = Finding { gen: g, hit, variant: None, index: 17, group_size: 1 };
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options { seed: 5, out: dir.path().to_path_buf(), ..Options::default() };
+    let figures = model_figures(&f, &o).unwrap();
+    let c = confirm::Confirmation {
+        finding: f.clone(),
+        status: confirm::Status::Confirmed { kernel_key: f.hit.key.clone() },
+        model_figures: figures.clone(),
+        kernel_figures: figures,
+        kernel_hit: Some(f.hit.clone()),
+        image_time: None,
+        run_times: vec![Duration::from_secs(12)],
+        wall: Duration::from_secs(12),
+    };
+    c.write(dir.path(), &o).unwrap();
+    let path = dir.path().join(format!("{}.yaml", f.name()));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("# Found by `radiff explore --seed 5 --variants base` (its scenario 17, shrunk)"), "{text}");
+    assert!(text.contains("the model equals the kernel"), "{text}");
+    let s = crate::scenario::Scenario::parse(&path, &text).unwrap();
+    assert_eq!(s.name, f.name());
+    assert_eq!(s.variants.as_deref(), Some(&["base".to_string()][..]));
+    assert_eq!(s.trial_name("base", &s.points[0]), format!("scenario_{}::base", path.file_stem().unwrap().to_str().unwrap()));
+    assert_eq!(crate::scenario::Scenario::load(&path).unwrap().steps, scenario_of(&f.gen, &[]).unwrap().steps);
+    // A run that failed goes to failed/, the summary lists it first among the rest.
+    let failed = confirm::Confirmation { status: confirm::Status::Failed { error: "boom".into() }, ..c };
+    failed.write(dir.path(), &o).unwrap();
+    assert!(dir.path().join("failed").join(format!("{}.yaml", f.name())).is_file());
+}
+
+#[test]
+fn variant_changes_say_whether_they_change_requests_and_are_worse() {
+    let h = |key: &str| detect::Hit { detector: "variant-change", key: key.into(), strength: 1.0, detail: String::new() };
+    assert!(is_worse(&h("v: bytes read more; worse on bytes read")) && changes_requests(&h("v: bytes read more; worse on bytes read")));
+    assert!(!is_worse(&h("v: device reads fewer")) && changes_requests(&h("v: device reads fewer")));
+    assert!(!changes_requests(&h("v: folios fewer, pages per folio more")));
+    assert!(!changes_requests(&h("v: same totals, other folios")) && changes_requests(&h("v: same totals, other requests")));
 }
