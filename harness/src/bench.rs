@@ -37,20 +37,26 @@ pub struct ModelFigures {
     pub mix_two: f64,
 }
 
+/// The shortest of `n` predictions of `input`: the cost of the model, not of the machine's
+/// other work.
+fn best_prediction(input: &radiff_model::Input, policy: &Policy, n: usize) -> std::time::Duration {
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(predict(input, policy));
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
 pub fn model_figures(repo: &std::path::Path) -> Result<ModelFigures> {
     let path = repo.join("scenarios").join(format!("{HEADLINE}.yaml"));
     let s = scenario::Scenario::load(&path)?;
     let input = crate::explore::model_input(&s);
     let policy = Policy::for_variant("base").ok_or_else(|| Error::Other("no base policy".into()))?;
     std::hint::black_box(predict(&input, &policy));
-    let headline = (0..20)
-        .map(|_| {
-            let t = Instant::now();
-            std::hint::black_box(predict(&input, &policy));
-            t.elapsed()
-        })
-        .min()
-        .unwrap_or_default();
+    let headline = best_prediction(&input, &policy, 20);
     let mix_base = crate::explore::model_throughput(&["base".into()], 1, 2000)?;
     let mix_two = crate::explore::model_throughput(&["base".into(), "async-align-v1".into()], 1, 2000)?;
     Ok(ModelFigures { headline, mix_base, mix_two })
@@ -121,16 +127,7 @@ pub fn main(args: &[&str]) -> Result<ExitCode> {
                 let note = match Policy::for_variant(&variant) {
                     Some(policy) => {
                         let input = model_input(s, &out.env, &out.capture.pfns);
-                        // The best of a few predictions: the cost of the model, not of the
-                        // machine's other work.
-                        let best = (0..5)
-                            .map(|_| {
-                                let t = Instant::now();
-                                std::hint::black_box(predict(&input, &policy));
-                                t.elapsed()
-                            })
-                            .min()
-                            .unwrap_or_default();
+                        let best = best_prediction(&input, &policy, 5);
                         model_total += best;
                         format!(
                             "guest pattern {:.2} s; model {:.2} ms ({:.0}x faster than the run)",

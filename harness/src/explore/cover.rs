@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use radiff_model::{Coverage, BRANCHES};
+use radiff_model::Coverage;
 
 use super::generate::{self, Gen};
 use super::{figures_line, model_input, scenario_of, Options};
@@ -139,7 +139,7 @@ mod tests {
         let sets = [c(&[0, 1]), c(&[0, 1, 2, 3]), c(&[4]), c(&[3, 4]), c(&[1])];
         assert_eq!(select(&sets), vec![1, 2]);
         assert_eq!(select(&[]), Vec::<usize>::new());
-        assert!(BRANCHES.len() > 5);
+        assert!(radiff_model::BRANCHES.len() > 5);
     }
 
     #[test]
