@@ -157,38 +157,33 @@ impl Confirmation {
     pub fn write(&self, dir: &Path, o: &Options) -> Result<()> {
         let f = &self.finding;
         let mut c = comment(f, o, &self.model_figures, Some(&self.kernel_figures));
-        let path = match &self.status {
+        // Each status: its lines in the comment, and the folder of DIR it is written to.
+        let folder = match &self.status {
             Status::Confirmed { kernel_key } => {
                 let _ = writeln!(c, "The kernel's trace fires {} [{kernel_key}]; the model equals the kernel.", f.hit.detector);
-                dir.join(format!("{}.yaml", f.name()))
+                None
             }
             Status::ModelBug { diff } => {
                 let _ = writeln!(c, "MODEL BUG: the model and the kernel differ:");
                 for line in diff.lines() {
                     let _ = writeln!(c, "  {line}");
                 }
-                let d = dir.join("model-bugs");
-                std::fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
-                d.join(format!("{}.yaml", f.name()))
+                Some("model-bugs")
             }
             Status::NotReproduced => {
                 let _ = writeln!(c, "Not reproduced: the kernel's trace does not fire {}.", f.hit.detector);
-                let d = dir.join("not-reproduced");
-                std::fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
-                d.join(format!("{}.yaml", f.name()))
+                Some("not-reproduced")
             }
             Status::Failed { error } => {
                 let _ = writeln!(c, "The run on the kernel failed:");
                 for line in error.lines() {
                     let _ = writeln!(c, "  {line}");
                 }
-                let d = dir.join("failed");
-                std::fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
-                d.join(format!("{}.yaml", f.name()))
+                Some("failed")
             }
         };
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = folder.map_or_else(|| dir.to_path_buf(), |d| dir.join(d)).join(format!("{}.yaml", f.name()));
         let text = f.gen.yaml(&c, &f.variants(&o.variants[0]));
-        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))
+        crate::cache::write_atomic(&path, text.as_bytes())
     }
 }
