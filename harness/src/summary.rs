@@ -26,6 +26,10 @@ pub struct Figures {
     /// Folio order → number of folios.
     pub folio_orders: BTreeMap<u32, u64>,
     pub folios: u64,
+    /// `mm_filemap_fault` events (Fault windows).
+    pub faults: u64,
+    /// `mm_filemap_map_pages` events (FaultAround windows).
+    pub fault_arounds: u64,
 }
 
 impl Figures {
@@ -35,6 +39,8 @@ impl Figures {
             match w.trigger {
                 Trigger::Sync => f.sync_windows += 1,
                 Trigger::Async => f.async_windows += 1,
+                Trigger::Fault => f.faults += 1,
+                Trigger::FaultAround => f.fault_arounds += 1,
                 Trigger::Start => {}
             }
         }
@@ -157,6 +163,8 @@ pub fn window_line_in(w: &Window, extents: &[Extent]) -> String {
         Trigger::Start => "start",
         Trigger::Sync => "sync ",
         Trigger::Async => "async",
+        Trigger::Fault => "fault",
+        Trigger::FaultAround => "around",
     };
     let mut s = format!("{trigger} @{} req {}", w.index, w.req_count);
     for submit in &w.submits {

@@ -65,7 +65,7 @@ pub use config::{FolioMemory, IoCompletion, ModelConfig};
 pub use coverage::{Branch, Coverage, BRANCHES};
 pub use input::{Extent, FsKind, Input, MappingLimits, QueueLimits};
 pub use model::{Explained, Simulation, WindowNote};
-pub use pattern::{Advice, Op, SizeRange, Step};
+pub use pattern::{Advice, MadvAdvice, Op, SizeRange, Step, TouchOrder};
 pub use trace::{Folio, RaState, Request, Submit, Trace, Trigger, Window};
 pub use variant::{AsyncAlign, Policy};
 

@@ -280,7 +280,8 @@ impl<'a> Model<'a> {
             .ops
             .iter()
             .map(|op| match op {
-                Op::Read { fd, .. } | Op::Fadvise { fd, .. } => *fd as usize + 1,
+                Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => *fd as usize + 1,
+                Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => 1,
             })
             .max()
             .unwrap_or(1);
@@ -330,6 +331,13 @@ impl<'a> Model<'a> {
                 self.filemap_read(fd as usize, offset, len);
             }
             Op::Fadvise { fd, offset, len, advice } => self.generic_fadvise(fd as usize, offset, len, advice),
+            // mm/readahead.c, ksys_readahead(): "return vfs_fadvise(fd_file(f), offset,
+            // count, POSIX_FADV_WILLNEED);" (so a count of 0, like fadvise's len 0, means
+            // to the end of the file).
+            Op::Readahead { fd, offset, len } => self.generic_fadvise(fd as usize, offset, len, crate::pattern::Advice::Willneed),
+            Op::Mmap { .. } | Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => {
+                panic!("the model does not port the page-fault path yet (issue 12): {:?}", self.input.ops[i])
+            }
         }
         if self.config.io_completion == IoCompletion::BeforeNextOp {
             for head in std::mem::take(&mut self.inflight) {

@@ -13,6 +13,54 @@ pub enum Op {
     Read { fd: u32, offset: u64, len: u64 },
     /// `posix_fadvise(fds[fd], offset, len, advice)`.
     Fadvise { fd: u32, offset: u64, len: u64, advice: Advice },
+    /// `readahead(fds[fd], offset, len)` (mm/readahead.c: ksys_readahead()).
+    Readahead { fd: u32, offset: u64, len: u64 },
+    /// `maps[map] = mmap(NULL, len, PROT_READ, MAP_SHARED or MAP_PRIVATE, fds[fd], offset)`.
+    /// `offset` and `len` are page multiples; the mapping stays until `Munmap` or the end.
+    Mmap { map: u32, fd: u32, offset: u64, len: u64, shared: bool },
+    /// `madvise(maps[map] + offset, len, advice)`; `offset` and `len` are bytes inside the
+    /// mapping, page multiples.
+    Madvise { map: u32, offset: u64, len: u64, advice: MadvAdvice },
+    /// One load of the first byte of the page at byte `offset` of mapping `map` (not of the
+    /// file: the file offset is the mapping's `offset` plus this).
+    Touch { map: u32, offset: u64 },
+    /// `munmap(maps[map], its len)`.
+    Munmap { map: u32 },
+}
+
+/// `madvise(2)` advice values radiff issues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MadvAdvice {
+    /// MADV_NORMAL: clears VM_SEQ_READ and VM_RAND_READ.
+    Normal,
+    /// MADV_RANDOM: VM_RAND_READ.
+    Random,
+    /// MADV_SEQUENTIAL: VM_SEQ_READ.
+    Sequential,
+    /// MADV_WILLNEED: madvise_willneed() -> vfs_fadvise(POSIX_FADV_WILLNEED) on the file range.
+    Willneed,
+    /// MADV_HUGEPAGE: VM_HUGEPAGE.
+    Hugepage,
+    /// MADV_NOHUGEPAGE: VM_NOHUGEPAGE.
+    Nohugepage,
+}
+
+/// The order in which a `Touch` step loads the pages of `[from, to)` of a mapping.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TouchOrder {
+    /// Every page, first to last.
+    Sequential,
+    /// Every page, last to first.
+    Backward,
+    /// One page every `stride` bytes from `from` (stride a page multiple).
+    Stride { stride: u64 },
+    /// `count` pages drawn uniformly (with repeats) from `[from, to)` by a generator
+    /// seeded with `seed` (the same [`SplitMix64`] as random reads).
+    Random { count: u64, seed: u64 },
+    /// These pages, by page number inside `[from, to)` (0 = the page at `from`), in this order.
+    Pages { pages: Vec<u64> },
 }
 
 /// `posix_fadvise` advice values.
@@ -52,6 +100,18 @@ pub enum Step {
     Interleaved { fd_base: u32, separate_fds: bool, size: u64, starts: Vec<u64>, to: Option<u64> },
     /// One `posix_fadvise` call; `len` 0 means to the end of the file.
     Fadvise { fd: u32, offset: u64, len: u64, advice: Advice },
+    /// One `readahead(2)` call.
+    Readahead { fd: u32, offset: u64, size: u64 },
+    /// Maps `[offset, offset + len)` of the file through `fds[fd]` as mapping `map`.
+    Mmap { map: u32, fd: u32, offset: u64, len: u64, shared: bool },
+    /// One `madvise` call on `[offset, offset + len)` of mapping `map` (bytes inside it).
+    Madvise { map: u32, offset: u64, len: u64, advice: MadvAdvice },
+    /// Loads pages of `[from, to)` (bytes inside the mapping; `to` `None` = its end) in
+    /// `order`. With several `maps`, the mappings take turns, one page each, in the order
+    /// listed, each following `order` over its own range, until every one is done.
+    Touch { maps: Vec<u32>, from: u64, to: Option<u64>, order: TouchOrder },
+    /// Unmaps mapping `map`.
+    Munmap { map: u32 },
 }
 
 /// splitmix64: small, fast and fixed forever, so a seed names the same reads in every
@@ -90,7 +150,13 @@ pub fn fd_count(steps: &[Step]) -> u32 {
     let mut n = 1;
     for step in steps {
         let top = match step {
-            Step::Read { fd, .. } | Step::Sequential { fd, .. } | Step::Random { fd, .. } | Step::Fadvise { fd, .. } => *fd + 1,
+            Step::Read { fd, .. }
+            | Step::Sequential { fd, .. }
+            | Step::Random { fd, .. }
+            | Step::Fadvise { fd, .. }
+            | Step::Readahead { fd, .. }
+            | Step::Mmap { fd, .. } => *fd + 1,
+            Step::Madvise { .. } | Step::Touch { .. } | Step::Munmap { .. } => 0,
             Step::Interleaved { fd_base, separate_fds, starts, .. } => {
                 if *separate_fds {
                     fd_base + starts.len() as u32
@@ -104,10 +170,45 @@ pub fn fd_count(steps: &[Step]) -> u32 {
     n
 }
 
+/// The number of mappings the steps use (highest map index + 1; 0 without mmap steps).
+pub fn map_count(steps: &[Step]) -> u32 {
+    let mut n = 0;
+    for step in steps {
+        let top = match step {
+            Step::Mmap { map, .. } | Step::Madvise { map, .. } | Step::Munmap { map } => *map + 1,
+            Step::Touch { maps, .. } => maps.iter().map(|m| m + 1).max().unwrap_or(0),
+            _ => 0,
+        };
+        n = n.max(top);
+    }
+    n
+}
+
+/// The byte offsets inside a mapping that a `Touch` over `[from, to)` loads, in order.
+pub fn touch_offsets(order: &TouchOrder, from: u64, to: u64) -> Vec<u64> {
+    const PAGE: u64 = 4096;
+    let first = from / PAGE;
+    let end = to.div_ceil(PAGE);
+    let pages = end.saturating_sub(first);
+    match order {
+        TouchOrder::Sequential => (first..end).map(|p| p * PAGE).collect(),
+        TouchOrder::Backward => (first..end).rev().map(|p| p * PAGE).collect(),
+        TouchOrder::Stride { stride } => (from..to).step_by((*stride).max(PAGE) as usize).map(|o| o / PAGE * PAGE).collect(),
+        TouchOrder::Random { count, seed } => {
+            let mut rng = SplitMix64::new(*seed);
+            (0..*count).map(|_| (first + rng.below(pages.max(1))) * PAGE).collect()
+        }
+        TouchOrder::Pages { pages } => pages.iter().map(|p| (first + p) * PAGE).collect(),
+    }
+}
+
 /// Expands steps into system calls for a file of `file_size` bytes.
 /// Steps must have been validated (sizes > 0, ranges inside the file).
+/// A `Touch` without `to` runs to the end of the mapping made by the last `Mmap` step
+/// before it with that map index.
 pub fn expand(steps: &[Step], file_size: u64) -> Vec<Op> {
     let mut ops = Vec::new();
+    let mut lens: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
     for step in steps {
         match step {
             Step::Read { fd, offset, size } => ops.push(Op::Read { fd: *fd, offset: *offset, len: *size }),
@@ -153,6 +254,25 @@ pub fn expand(steps: &[Step], file_size: u64) -> Vec<Op> {
                 }
             }
             Step::Fadvise { fd, offset, len, advice } => ops.push(Op::Fadvise { fd: *fd, offset: *offset, len: *len, advice: *advice }),
+            Step::Readahead { fd, offset, size } => ops.push(Op::Readahead { fd: *fd, offset: *offset, len: *size }),
+            Step::Mmap { map, fd, offset, len, shared } => {
+                lens.insert(*map, *len);
+                ops.push(Op::Mmap { map: *map, fd: *fd, offset: *offset, len: *len, shared: *shared })
+            }
+            Step::Madvise { map, offset, len, advice } => ops.push(Op::Madvise { map: *map, offset: *offset, len: *len, advice: *advice }),
+            Step::Touch { maps, from, to, order } => {
+                let lists: Vec<Vec<u64>> =
+                    maps.iter().map(|m| touch_offsets(order, *from, to.unwrap_or_else(|| lens.get(m).copied().unwrap_or(0)))).collect();
+                let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+                for i in 0..longest {
+                    for (m, list) in maps.iter().zip(&lists) {
+                        if let Some(&offset) = list.get(i) {
+                            ops.push(Op::Touch { map: *m, offset });
+                        }
+                    }
+                }
+            }
+            Step::Munmap { map } => ops.push(Op::Munmap { map: *map }),
         }
     }
     ops
@@ -193,6 +313,26 @@ mod tests {
         let ops = expand(&[Step::Interleaved { fd_base: 0, separate_fds: false, size: 4096, starts: vec![0, 8192], to: None }], 16384);
         let offsets: Vec<u64> = ops.iter().map(|op| match op { Op::Read { offset, .. } => *offset, _ => 0 }).collect();
         assert_eq!(offsets, vec![0, 8192, 4096, 12288]);
+    }
+
+    #[test]
+    fn touches_follow_their_order_and_maps_take_turns() {
+        let steps = vec![
+            Step::Mmap { map: 0, fd: 0, offset: 0, len: 4 * 4096, shared: true },
+            Step::Mmap { map: 1, fd: 0, offset: 8 * 4096, len: 2 * 4096, shared: false },
+            Step::Touch { maps: vec![0, 1], from: 0, to: None, order: TouchOrder::Backward },
+        ];
+        let ops = expand(&steps, 1 << 20);
+        let touches: Vec<(u32, u64)> =
+            ops.iter().filter_map(|op| match op { Op::Touch { map, offset } => Some((*map, *offset / 4096)), _ => None }).collect();
+        assert_eq!(touches, vec![(0, 3), (1, 1), (0, 2), (1, 0), (0, 1), (0, 0)]);
+        assert_eq!(map_count(&steps), 2);
+        assert_eq!(touch_offsets(&TouchOrder::Stride { stride: 3 * 4096 }, 4096, 8 * 4096), vec![4096, 4 * 4096, 7 * 4096]);
+        assert_eq!(touch_offsets(&TouchOrder::Pages { pages: vec![2, 0] }, 4096, 8 * 4096), vec![3 * 4096, 4096]);
+        let r = touch_offsets(&TouchOrder::Random { count: 100, seed: 3 }, 0, 16 * 4096);
+        assert_eq!(r.len(), 100);
+        assert!(r.iter().all(|o| o % 4096 == 0 && *o < 16 * 4096));
+        assert_eq!(r, touch_offsets(&TouchOrder::Random { count: 100, seed: 3 }, 0, 16 * 4096));
     }
 
     #[test]

@@ -30,6 +30,19 @@ pub enum Trigger {
     Sync,
     /// `page_cache_async_ra()`: the read reached a folio marked PG_readahead at `index`.
     Async,
+    /// `mm_filemap_fault`: filemap_fault() was entered for page `index` (once per try: a
+    /// fault retried after readahead dropped the mmap lock shows twice). `req_count` 1 and
+    /// `ra` all default on both sides (the event prints neither). What filemap_fault did
+    /// without a sync/async call (read-around, the VM_HUGEPAGE path: their
+    /// `page_cache_ra_order` submits, folios and requests) belongs to this window; a
+    /// `page_cache_sync_ra`/`page_cache_async_ra` it makes opens the next window.
+    Fault,
+    /// `mm_filemap_map_pages`: fault-around (filemap_map_pages()) over the file range
+    /// `[index, index + req_count)` (the event's `index` and `last_index`: req_count =
+    /// last - index + 1); `ra` all default. The kernel emits it only when
+    /// next_uptodate_folio() found a folio in the range and no PMD was mapped; the pages
+    /// it mapped are not in the event.
+    FaultAround,
 }
 
 /// The readahead state (`struct file_ra_state`) as the sync/async tracepoint saw it:

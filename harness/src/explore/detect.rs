@@ -172,6 +172,8 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
                 };
                 continue;
             }
+            // readahead(2) and the mapping steps are not reads of a stream.
+            Op::Readahead { .. } | Op::Mmap { .. } | Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => continue,
         };
         // A read continues a stream that ended where it starts, read a few calls ago.
         match by_end.remove(&offset).filter(|&i| n - all[i].2 <= t.stream_gap) {
