@@ -20,6 +20,7 @@ fn headline() -> Input {
         mapping: MappingLimits::xfs(),
         ops: expand(&[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: 1 << 20, to: None }], size),
         folio_pfns: Vec::new(),
+        vm: Default::default(),
     }
 }
 

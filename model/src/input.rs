@@ -101,6 +101,37 @@ pub struct Input {
     /// [`crate::FolioMemory`].
     #[serde(default)]
     pub folio_pfns: Vec<u64>,
+    /// The memory-management settings the fault path reads.
+    #[serde(default)]
+    pub vm: VmSettings,
+}
+
+/// Settings of the guest's memory management that the page-fault path reads, as the
+/// guest set them (scenario `vm:`) or found them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VmSettings {
+    /// `/sys/kernel/debug/fault_around_bytes` (mm/memory.c `fault_around_pages` << PAGE_SHIFT).
+    pub fault_around_bytes: u64,
+    /// `/sys/kernel/mm/transparent_hugepage/enabled`.
+    pub thp_enabled: ThpMode,
+}
+
+/// `/sys/kernel/mm/transparent_hugepage/enabled`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThpMode {
+    Always,
+    Madvise,
+    Never,
+}
+
+impl Default for VmSettings {
+    /// Linux 7.3.4's defaults in radiff's kernels: mm/memory.c "fault_around_pages
+    /// __read_mostly = 65536 >> PAGE_SHIFT", and CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS=y
+    /// (kernels/config.fragment).
+    fn default() -> Self {
+        VmSettings { fault_around_bytes: 65536, thp_enabled: ThpMode::Always }
+    }
 }
 
 /// `MAX_PAGECACHE_ORDER` on x86_64 with CONFIG_TRANSPARENT_HUGEPAGE (include/linux/pagemap.h,

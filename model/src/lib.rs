@@ -63,7 +63,7 @@ pub mod variant;
 
 pub use config::{FolioMemory, IoCompletion, ModelConfig};
 pub use coverage::{Branch, Coverage, BRANCHES};
-pub use input::{Extent, FsKind, Input, MappingLimits, QueueLimits};
+pub use input::{Extent, FsKind, Input, MappingLimits, QueueLimits, ThpMode, VmSettings};
 pub use model::{Explained, Simulation, WindowNote};
 pub use pattern::{Advice, MadvAdvice, Op, SizeRange, Step, TouchOrder};
 pub use trace::{Folio, RaState, Request, Submit, Trace, Trigger, Window};
