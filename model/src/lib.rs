@@ -37,6 +37,7 @@
 //!     mapping: MappingLimits::xfs(),
 //!     ops: vec![Op::Read { fd: 0, offset: 0, len: 4096 }],
 //!     folio_pfns: Vec::new(), // not measured: FolioMemory::Scattered
+//!     vm: VmSettings::default(),
 //! };
 //! let trace = predict(&input, &Policy::BASE);
 //! assert_eq!(trace.windows[0].trigger, Trigger::Sync);
