@@ -368,13 +368,22 @@ pub fn markdown_unknown(r: &UnknownReport, picked: &Picked, variant: &str, o: &O
         }
         md.push('\n');
     }
+    let base = Coverage::base();
+    let mut reached = Coverage::default();
+    for p in &r.ran {
+        if let Ok(s) = scenario_of(&p.gen, &[]) {
+            reached.union(&radiff_model::coverage(&model_input(&s), &Policy::BASE).1);
+        }
+    }
     let _ = writeln!(
         md,
-        "Ran {} of these {} scenarios on both kernels in {:.0} s{}.",
+        "Ran {} of these {} scenarios on both kernels in {:.0} s{}; those run reach {} of the {} branches.",
         r.ran.len(),
         picked.gens.len() + r.anomalies.len(),
         wall.as_secs_f64(),
-        if r.interrupted { " (stopped by Ctrl-C)" } else { "" }
+        if r.interrupted { " (stopped by Ctrl-C)" } else { "" },
+        base.len() - base.minus(&reached).len(),
+        base.len()
     );
     for (name, why) in &r.skipped {
         let _ = writeln!(md, "- not run: `{name}` ({why})");
