@@ -126,7 +126,7 @@ pub fn run_pair(lab: &Lab, variant: &str, gen: &Gen, name: &str) -> Result<Pair>
         let (kernel, _) = normalise(&out.capture.trace, &out.env.extents);
         if v == "base" {
             let model = predict(&run_model_input(&scenario, &out.env, &out.capture.pfns), &Policy::BASE);
-            if let Some(d) = compare::compare(&kernel, &model).filter(|d| d.fails()) {
+            if let Some(d) = compare::compare(&kernel, &model) {
                 model_bug = Some(compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
             }
         }
