@@ -340,7 +340,6 @@ mod tests {
         let m = Trace { windows: vec![fault(0), around(0, 16), fault(16)] };
         let d = compare(&k, &m).unwrap();
         assert_eq!((d.window, d.part), (2, Part::Faults));
-        assert!(d.fails());
         let text = render(&d, "t", "r");
         assert!(text.contains("part at window 2: faults differ"), "{text}");
         assert!(text.contains("-    2 fault @24\n+    2 fault @16\n"), "{text}");
