@@ -66,3 +66,28 @@ fn a_bad_duration_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--budget") && err.contains("unknown unit"), "{err}");
 }
+
+/// Every `radiff ...` command line in the README's shell blocks parses.
+#[test]
+fn the_readme_examples_parse() {
+    use clap::Parser;
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README.md");
+    let mut in_block = false;
+    let mut seen = 0;
+    for line in readme.lines() {
+        if line.starts_with("```") {
+            in_block = !in_block && matches!(line.trim_start_matches('`'), "sh" | "text" | "console");
+            continue;
+        }
+        let line = line.trim().trim_start_matches("$ ");
+        if !in_block || !line.starts_with("radiff ") {
+            continue;
+        }
+        let words = line.split(" #").next().unwrap_or_default().split_whitespace().filter(|w| *w != "[VARIANT...]");
+        if let Err(e) = radiff::cli::Cli::try_parse_from(words) {
+            panic!("README: `{line}`:\n{e}");
+        }
+        seen += 1;
+    }
+    assert!(seen >= 10, "only {seen} radiff command lines found in README.md");
+}
