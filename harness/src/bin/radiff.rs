@@ -138,8 +138,11 @@ fn periodic(line: &str, log: Option<&std::path::Path>) -> Option<String> {
         let _ = write!(m, ", {step}");
         return Some(m);
     }
-    if line.starts_with("explore: ") && line.contains(" scenarios in ") && line.contains(" signatures: ") {
-        return Some(line.to_string());
+    if let Some(rest) = line.strip_prefix("explore: ").filter(|l| l.contains(" signatures: ")) {
+        // "N scenarios in S s (R/s), ..." without the seconds the spinner shows anyway.
+        let (n, rest) = rest.split_once(" scenarios in ")?;
+        let (_, rest) = rest.split_once(" s (")?;
+        return Some(format!("explore: {n} scenarios ({rest}"));
     }
     if line.starts_with("report: ") && line.contains(", run ") {
         return Some(line.to_string());
@@ -219,7 +222,11 @@ mod tests {
         assert_eq!(build_log("building base in /c/build/t (make -C t bzImage; log /c/kernels/k/build.log)"), Some(PathBuf::from("/c/kernels/k/build.log")));
         assert_eq!(periodic("building base: 1:05 elapsed, CC mm/readahead.o", None).as_deref(), Some("building base, CC mm/readahead.o"));
         assert_eq!(periodic("built base in 564 s: /c/bzImage", None), None);
-        assert!(periodic("explore: 1200 scenarios in 2 s (600/s), 3 firing, 2 signatures: trimmed-window 2", None).is_some());
+        assert_eq!(
+            periodic("explore: 1200 scenarios in 2 s (600/s), 3 firing, 2 signatures: trimmed-window 2", None).as_deref(),
+            Some("explore: 1200 scenarios (600/s), 3 firing, 2 signatures: trimmed-window 2")
+        );
+        assert_eq!(periodic("explore: seed 1: 1179 scenarios in 5.0 s (236/s), 283 firing, 316 signatures (fragmentation 59)", None), None);
         assert!(periodic("report: s on base, run 2 of 5", None).is_some());
         assert_eq!(periodic("preparing /c/img for s: xfs on Nvme", None), None);
     }
