@@ -142,7 +142,7 @@ pub fn main(args: &BenchArgs) -> Result<ExitCode> {
     let total = started.elapsed();
 
     let mut out = String::new();
-    let _ = writeln!(out, "{:<6} {:<62} {:>9}  {}", "phase", "what", "wall s", "");
+    let _ = writeln!(out, "{:<6} {:<62} {:>9}  ", "phase", "what", "wall s");
     for r in &rows {
         let _ = writeln!(out, "{:<6} {:<62} {:>9.1}  {}", r.phase, r.what, r.wall.as_secs_f64(), r.note);
     }
