@@ -2,6 +2,7 @@
 //! model predictions), warm or cold, printed as a table.
 
 use std::collections::BTreeSet;
+use std::fmt::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 use radiff_model::{predict, Policy};
 
 use crate::cache::Cache;
-use crate::cli::{options, progress};
+use crate::cli::{progress, BenchArgs};
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels};
 use crate::run::{guest_binary, image_key, model_input, Lab};
@@ -76,18 +77,14 @@ impl ModelFigures {
     }
 }
 
-/// `radiff bench [--cold yes] [--scenario NAME] [--model-only yes]`.
-pub fn main(args: &[&str]) -> Result<ExitCode> {
-    let (words, opts) = options(args, &["cold", "scenario", "model-only"])?;
-    if !words.is_empty() {
-        return Err(Error::Other(format!("unexpected `{}`; usage: radiff bench [--cold yes] [--scenario NAME] [--model-only yes]", words.join(" "))));
-    }
-    let cold = opts.iter().any(|(k, v)| k == "cold" && *v != "no");
-    let only: Option<&str> = opts.iter().find(|(k, _)| k == "scenario").map(|(_, v)| *v);
+/// `radiff bench [--cold] [--scenario NAME] [--model-only]`.
+pub fn main(args: &BenchArgs) -> Result<ExitCode> {
+    let cold = args.cold;
+    let only: Option<&str> = args.scenario.as_deref();
     let repo = crate::repo_root();
     let model = model_figures(&repo)?;
-    if opts.iter().any(|(k, v)| k == "model-only" && *v != "no") {
-        println!("{}", model.lines());
+    if args.model_only {
+        crate::cli::output(&format!("{}\n", model.lines()));
         return Ok(ExitCode::SUCCESS);
     }
     let warm_cache = Cache::from_env();
@@ -144,13 +141,14 @@ pub fn main(args: &[&str]) -> Result<ExitCode> {
     }
     let total = started.elapsed();
 
-    println!("{:<6} {:<62} {:>9}  {}", "phase", "what", "wall s", "");
+    let mut out = String::new();
+    let _ = writeln!(out, "{:<6} {:<62} {:>9}  ", "phase", "what", "wall s");
     for r in &rows {
-        println!("{:<6} {:<62} {:>9.1}  {}", r.phase, r.what, r.wall.as_secs_f64(), r.note);
+        let _ = writeln!(out, "{:<6} {:<62} {:>9.1}  {}", r.phase, r.what, r.wall.as_secs_f64(), r.note);
     }
     let sum = |p: &str| rows.iter().filter(|r| r.phase == p).map(|r| r.wall).sum::<Duration>();
-    println!();
-    println!("{} matrix: builds {:.0} s, images {:.0} s, runs {:.0} s ({} runs), model {:.1} ms in all; total {:.1} min (machine: {} CPUs)",
+    out.push('\n');
+    let _ = writeln!(out, "{} matrix: builds {:.0} s, images {:.0} s, runs {:.0} s ({} runs), model {:.1} ms in all; total {:.1} min (machine: {} CPUs)",
         if cold { "cold" } else { "warm" },
         sum("build").as_secs_f64(),
         sum("image").as_secs_f64(),
@@ -161,8 +159,9 @@ pub fn main(args: &[&str]) -> Result<ExitCode> {
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let runs = rows.iter().filter(|r| r.phase == "run").count();
     let vm = sum("run").as_secs_f64() / runs.max(1) as f64;
-    println!("{}", model.lines());
-    println!("VM: {vm:.1} s a run ({:.2} scenarios/s); the model's mix is {:.0}x faster", 1.0 / vm.max(1e-9), model.mix_base * vm);
+    let _ = writeln!(out, "{}", model.lines());
+    let _ = writeln!(out, "VM: {vm:.1} s a run ({:.2} scenarios/s); the model's mix is {:.0}x faster", 1.0 / vm.max(1e-9), model.mix_base * vm);
+    crate::cli::output(&out);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use radiff_model::{predict, Policy, Trace};
 
 use crate::cache::{self, Cache};
-use crate::cli::{options, progress};
+use crate::cli::{progress, AgainstArg, BisectArgs, CheckArgs};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels, Variant, ENV_LOCKED};
@@ -90,67 +90,59 @@ fn snapshot_difference(repo: &Path, scenario: &Scenario, point: &Point, out: &Ru
     Ok(Some(format!("the trace differs from {} (- snapshot, + this tree):\n{}", path.display(), summary::snapshot_review(want, got, 40).trim_end())))
 }
 
-/// `radiff check --tree DIR --scenario FILE [--point LABEL] [--against snapshot|model]`.
-pub fn check_main(args: &[&str]) -> Result<ExitCode> {
-    let (words, opts) = options(args, &["tree", "scenario", "point", "against"])?;
-    if !words.is_empty() {
-        return Err(Error::Other(format!("unexpected `{}`", words.join(" "))));
+impl From<AgainstArg> for Against {
+    fn from(a: AgainstArg) -> Against {
+        match a {
+            AgainstArg::Snapshot => Against::Snapshot,
+            AgainstArg::Model => Against::Model,
+        }
     }
-    let get = |k: &str| opts.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
-    let tree = PathBuf::from(get("tree").ok_or_else(|| Error::Other("--tree DIR is required".into()))?);
-    let scenario = Scenario::load(Path::new(get("scenario").ok_or_else(|| Error::Other("--scenario FILE is required".into()))?))?;
-    let against = match get("against").unwrap_or("snapshot") {
-        "snapshot" => Against::Snapshot,
-        "model" => Against::Model,
-        other => return Err(Error::Other(format!("--against {other}: use snapshot or model"))),
-    };
-    let point = scenario.point(get("point"))?;
-    let checked = match check(&crate::repo_root(), &tree, &scenario, point, against) {
+}
+
+/// `radiff check --tree DIR --scenario FILE [--point LABEL] [--against snapshot|model]`.
+pub fn check_main(args: &CheckArgs) -> Result<ExitCode> {
+    let scenario = Scenario::load(&args.scenario)?;
+    let point = scenario.point(args.point.as_deref())?;
+    let tree = &args.tree;
+    let checked = match check(&crate::repo_root(), tree, &scenario, point, args.against.into()) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("radiff check: error: {e}");
+            progress(&format!("check: error: {e}"));
             return Ok(ExitCode::from(ABORT));
         }
     };
-    let head = Cmd::new("git").arg("-C").arg(&tree).args(["log", "-1", "--format=%h %s"]).read().unwrap_or_default();
+    let head = Cmd::new("git").arg("-C").arg(tree).args(["log", "-1", "--format=%h %s"]).read().unwrap_or_default();
     let word = match checked.verdict {
         SAME => "same",
         DIFFERS => "differs",
         _ => "skip (does not build)",
     };
-    println!("check {}: {word}; build {:.1} s, run {:.1} s", head.trim(), checked.build.as_secs_f64(), checked.run.as_secs_f64());
+    let mut text = format!("check {}: {word}; build {:.1} s, run {:.1} s\n", head.trim(), checked.build.as_secs_f64(), checked.run.as_secs_f64());
     if !checked.report.is_empty() {
-        println!("{}", checked.report);
+        text += &format!("{}\n", checked.report);
     }
+    crate::cli::output(&text);
     Ok(ExitCode::from(checked.verdict))
 }
 
 /// `radiff bisect --tree DIR --good A --bad B --scenario FILE [...]` or
 /// `radiff bisect --variant V --scenario FILE [--point LABEL]`.
-pub fn bisect_main(args: &[&str]) -> Result<ExitCode> {
-    let (words, opts) = options(args, &["tree", "good", "bad", "scenario", "point", "against", "variant"])?;
-    if !words.is_empty() {
-        return Err(Error::Other(format!("unexpected `{}`", words.join(" "))));
-    }
-    let get = |k: &str| opts.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
-    let scenario_path = get("scenario").ok_or_else(|| Error::Other("--scenario FILE is required".into()))?;
-    let scenario = Scenario::load(Path::new(scenario_path))?;
-    let point = scenario.point(get("point"))?;
+pub fn bisect_main(args: &BisectArgs) -> Result<ExitCode> {
+    let scenario = Scenario::load(&args.scenario)?;
+    let point = scenario.point(args.point.as_deref())?;
     let repo = crate::repo_root();
-    match (get("tree"), get("variant")) {
-        (Some(tree), None) => {
-            let good = get("good").ok_or_else(|| Error::Other("--good COMMIT is required with --tree".into()))?;
-            let bad = get("bad").ok_or_else(|| Error::Other("--bad COMMIT is required with --tree".into()))?;
-            let found = bisect_tree(&repo, Path::new(tree), good, bad, Path::new(scenario_path), get("point"), get("against").unwrap_or("snapshot"))?;
-            println!("{found}");
+    match (&args.tree, &args.variant, &args.good, &args.bad) {
+        (Some(tree), None, Some(good), Some(bad)) => {
+            let found = bisect_tree(&repo, tree, good, bad, &args.scenario, args.point.as_deref(), args.against.name())?;
+            crate::cli::output(&format!("{found}\n"));
             Ok(ExitCode::SUCCESS)
         }
-        (None, Some(variant)) => {
+        (None, Some(variant), _, _) => {
             let kernels = Kernels::load(&repo)?;
             let variant = kernels.variant(variant)?.clone();
             let lab = Lab::new(Cache::from_env(), kernels.clone(), guest_binary()?, &progress);
             let found = bisect_series(&lab, &variant, &scenario, point)?;
-            println!("{}", found.describe());
+            crate::cli::output(&format!("{}\n", found.describe()));
             Ok(ExitCode::SUCCESS)
         }
         _ => Err(Error::Other("give either --tree DIR --good A --bad B, or --variant V".into())),

@@ -1,61 +1,232 @@
-//! Shared pieces of the command line: option parsing, the lab, progress lines.
+//! The command line (one clap definition for every subcommand), the lab, and the one
+//! progress reporter the library reports through and the binary owns.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cache::Cache;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kernels::Kernels;
 use crate::run::{guest_binary, Lab};
 
-/// Progress of long work (builds, image preparation), one line at a time on stderr.
-pub fn progress(line: &str) {
-    eprintln!("radiff: {line}");
+/// Differential testing of Linux readahead against real kernels.
+#[derive(Debug, Parser)]
+#[command(name = "radiff", version, arg_required_else_help = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
 }
 
-/// Splits `args` into positional words and the values of `--flag VALUE` options.
-pub fn options<'a>(args: &[&'a str], flags: &[&str]) -> Result<(Vec<&'a str>, Vec<(String, &'a str)>)> {
-    let (words, opts, _) = options_and_switches(args, flags, &[])?;
-    Ok((words, opts))
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build the kernels (base and patch variants) or list them.
+    #[command(subcommand)]
+    Kernels(KernelsCommand),
+    /// Run a scenario in a VM on each variant (all by default) and print what the kernel did.
+    Run(RunArgs),
+    /// A Markdown table for a changelog: per variant, device reads, bytes, folios, windows, guest time.
+    Report(ReportArgs),
+    /// Build a kernel tree as checked out, run a scenario, compare: exit 0 same, 1 differs, 125 does not build.
+    Check(CheckArgs),
+    /// The first commit (git bisect with `radiff check`) or patch of a series that changes the trace.
+    Bisect(BisectArgs),
+    /// The model searches generated scenarios for anomalies, shrinks them and confirms the top ones on the kernels.
+    Explore(ExploreArgs),
+    /// Time the whole matrix: builds, images, runs, the model.
+    Bench(BenchArgs),
 }
 
-/// Positional words, `--flag VALUE` options, and the switches given.
-pub type Parsed<'a> = (Vec<&'a str>, Vec<(String, &'a str)>, Vec<String>);
+#[derive(Debug, Subcommand)]
+pub enum KernelsCommand {
+    /// Build the base and each variant (all by default), cached.
+    Build {
+        /// Variants to build (all by default).
+        #[arg(value_name = "VARIANT")]
+        variants: Vec<String>,
+    },
+    /// Each variant, its patches, whether built, where.
+    List,
+}
 
-/// [`options`], plus `switches`: flags that take no value (`--all`), returned by name in
-/// the order given.
-pub fn options_and_switches<'a>(args: &[&'a str], flags: &[&str], switches: &[&str]) -> Result<Parsed<'a>> {
-    let mut words = Vec::new();
-    let mut opts = Vec::new();
-    let mut on = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i];
-        if let Some(flag) = a.strip_prefix("--") {
-            let name = flag.split_once('=').map_or(flag, |(n, _)| n);
-            if switches.contains(&name) {
-                if name != flag {
-                    return Err(Error::Other(format!("--{name} takes no value")));
-                }
-                on.push(name.to_string());
-                i += 1;
-                continue;
-            }
-            let (name, value) = match flag.split_once('=') {
-                Some((n, v)) => (n, v),
-                None => {
-                    i += 1;
-                    (flag, *args.get(i).ok_or_else(|| Error::Other(format!("--{flag} needs a value")))?)
-                }
-            };
-            if !flags.contains(&name) {
-                let all: Vec<String> = flags.iter().chain(switches).map(|f| format!("--{f}")).collect();
-                return Err(Error::Other(format!("unknown option --{name}; this command takes {}", all.join(", "))));
-            }
-            opts.push((name.to_string(), value));
-        } else {
-            words.push(a);
-        }
-        i += 1;
+/// A variant name: trimmed, not empty (`--variants a,,b` is a mistake, not two variants).
+fn variant_name(text: &str) -> std::result::Result<String, String> {
+    match text.trim() {
+        "" => Err("an empty variant name".into()),
+        name => Ok(name.to_string()),
     }
-    Ok((words, opts, on))
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The scenario file.
+    #[arg(value_name = "SCENARIO.yaml")]
+    pub scenario: PathBuf,
+    /// A variant to run on (repeat it or separate names with commas; default: the scenario's, or all).
+    #[arg(long = "variant", value_name = "V", value_delimiter = ',', value_parser = variant_name)]
+    pub variants: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The scenario file (not with --all).
+    #[arg(value_name = "SCENARIO.yaml", required_unless_present = "all", conflicts_with = "all")]
+    pub scenario: Option<PathBuf>,
+    /// Every scenario on two variants (--variants A,B); lists only what changed.
+    #[arg(long, requires = "variants")]
+    pub all: bool,
+    /// The variants, the first the baseline (repeat or separate with commas; default: the scenario's).
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',', value_parser = variant_name)]
+    pub variants: Vec<String>,
+    /// Runs per variant; the table shows medians.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub runs: u64,
+    /// Also draw the windows of each variant's first run as an SVG picture.
+    #[arg(long, value_name = "FILE", conflicts_with = "all")]
+    pub svg: Option<PathBuf>,
+    /// The pages the SVG shows, A..B (default: the first 4096).
+    #[arg(long, value_name = "A..B", requires = "svg")]
+    pub pages: Option<String>,
+}
+
+/// What `radiff check` compares the trace with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AgainstArg {
+    /// The base kernel's snapshot.
+    Snapshot,
+    /// The model's prediction for base.
+    Model,
+}
+
+impl AgainstArg {
+    pub fn name(self) -> &'static str {
+        match self {
+            AgainstArg::Snapshot => "snapshot",
+            AgainstArg::Model => "model",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The kernel tree to build as checked out.
+    #[arg(long, value_name = "DIR")]
+    pub tree: PathBuf,
+    /// The scenario file.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: PathBuf,
+    /// The scenario's point (its label), when it has several.
+    #[arg(long, value_name = "P")]
+    pub point: Option<String>,
+    /// What the trace is compared with.
+    #[arg(long, value_enum, default_value_t = AgainstArg::Snapshot)]
+    pub against: AgainstArg,
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("what").required(true).args(["tree", "variant"]))]
+pub struct BisectArgs {
+    /// A kernel git tree to bisect between --good and --bad.
+    #[arg(long, value_name = "DIR", requires_all = ["good", "bad"])]
+    pub tree: Option<PathBuf>,
+    /// The last commit known to give the old trace (with --tree).
+    #[arg(long, value_name = "COMMIT", requires = "tree")]
+    pub good: Option<String>,
+    /// A commit that gives the new trace (with --tree).
+    #[arg(long, value_name = "COMMIT", requires = "tree")]
+    pub bad: Option<String>,
+    /// A variant whose series is searched for the first patch that changes the trace.
+    #[arg(long, value_name = "V", conflicts_with = "tree")]
+    pub variant: Option<String>,
+    /// The scenario file.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: PathBuf,
+    /// The scenario's point (its label), when it has several.
+    #[arg(long, value_name = "P")]
+    pub point: Option<String>,
+    /// What each commit's trace is compared with (with --tree).
+    #[arg(long, value_enum, default_value_t = AgainstArg::Snapshot)]
+    pub against: AgainstArg,
+}
+
+/// A `--threshold NAME=VALUE` that names a threshold and gives it a number.
+fn threshold(text: &str) -> std::result::Result<String, String> {
+    crate::explore::detect::Thresholds::default().set(text)?;
+    Ok(text.to_string())
+}
+
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    /// The variants to predict, base first (repeat or separate with commas).
+    #[arg(long, value_name = "base[,V...]", value_delimiter = ',', value_parser = variant_name, default_value = "base")]
+    pub variants: Vec<String>,
+    /// Wall time of the whole run: 30s, 10m, 1h (a bare number is seconds).
+    #[arg(long, value_name = "DURATION", value_parser = crate::explore::parse_duration, default_value = "10m")]
+    pub budget: Duration,
+    /// The seed of the generated scenarios.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Stop the search after N scenarios.
+    #[arg(long, value_name = "N")]
+    pub scenarios: Option<u64>,
+    /// Where findings are written.
+    #[arg(long, value_name = "DIR", default_value = "explore-findings")]
+    pub out: PathBuf,
+    /// Confirm at most K findings on the kernels (0: the model alone, no VM).
+    #[arg(long, value_name = "K")]
+    pub confirm: Option<usize>,
+    /// Set a detector's threshold (repeatable).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = threshold)]
+    pub threshold: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// In a fresh cache, building every kernel and making every image.
+    #[arg(long)]
+    pub cold: bool,
+    /// Only the scenario of this name.
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
+    /// The model's throughput alone, no VM.
+    #[arg(long)]
+    pub model_only: bool,
+}
+
+/// Where the library's progress lines and command output go: the binary installs one
+/// ([`set_reporter`]); without one, lines go to stderr as `radiff: ...` and output to
+/// stdout.
+pub trait Reporter: Sync + Send {
+    /// One line of progress of long work (builds, images, VM runs, searches).
+    fn progress(&self, line: &str);
+    /// A command's result text, for stdout.
+    fn output(&self, text: &str);
+}
+
+static REPORTER: OnceLock<Box<dyn Reporter>> = OnceLock::new();
+
+/// Installs the process's reporter (once; later calls are ignored).
+pub fn set_reporter(reporter: Box<dyn Reporter>) {
+    let _ = REPORTER.set(reporter);
+}
+
+/// Progress of long work, one line at a time, through the installed [`Reporter`].
+pub fn progress(line: &str) {
+    match REPORTER.get() {
+        Some(r) => r.progress(line),
+        None => eprintln!("radiff: {line}"),
+    }
+}
+
+/// A command's result text, through the installed [`Reporter`] (so that it does not
+/// interleave with a progress line drawn on the same terminal).
+pub fn output(text: &str) {
+    match REPORTER.get() {
+        Some(r) => r.output(text),
+        None => print!("{text}"),
+    }
 }
 
 pub fn lab() -> Result<Lab> {
@@ -63,22 +234,118 @@ pub fn lab() -> Result<Lab> {
     Ok(Lab::new(Cache::from_env(), kernels, guest_binary()?, &progress))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::error::ErrorKind;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> std::result::Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("radiff").chain(args.iter().copied()))
+    }
+
+    fn err(args: &[&str]) -> clap::Error {
+        parse(args).expect_err("a usage error")
+    }
 
     #[test]
-    fn options_take_values_and_switches_take_none() {
-        let (words, opts) = options(&["s.yaml", "--variant", "base", "--variant=v1"], &["variant"]).unwrap();
-        assert_eq!(words, vec!["s.yaml"]);
-        assert_eq!(opts, vec![("variant".to_string(), "base"), ("variant".to_string(), "v1")]);
-        // Without switches, a value-less flag is still an option missing its value.
-        assert_eq!(options(&["--all"], &["variant"]).unwrap_err().to_string(), "--all needs a value");
-        assert_eq!(options(&["--all", "x"], &["variant"]).unwrap_err().to_string(), "unknown option --all; this command takes --variant");
-        let (words, opts, on) = options_and_switches(&["--all", "--variants", "a,b", "w"], &["variants"], &["all"]).unwrap();
-        assert_eq!((words, opts, on), (vec!["w"], vec![("variants".to_string(), "a,b")], vec!["all".to_string()]));
-        assert_eq!(options_and_switches(&["--all=1"], &[], &["all"]).unwrap_err().to_string(), "--all takes no value");
-        assert_eq!(options_and_switches(&["--x", "1"], &["variants"], &["all"]).unwrap_err().to_string(), "unknown option --x; this command takes --variants, --all");
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_has_help() {
+        for args in [&["report", "--help"][..], &["run", "--help"], &["check", "--help"], &["bisect", "--help"], &["explore", "--help"], &["bench", "--help"], &["kernels", "build", "--help"], &["kernels", "list", "--help"], &["--help"]] {
+            assert_eq!(err(args).kind(), ErrorKind::DisplayHelp, "{args:?}");
+        }
+        let help = err(&["report", "--help"]).to_string();
+        assert!(help.contains("--runs <N>") && help.contains("--all"), "{help}");
+    }
+
+    #[test]
+    fn switches_take_no_value() {
+        assert!(matches!(parse(&["bench", "--cold"]).unwrap().command, Command::Bench(BenchArgs { cold: true, model_only: false, .. })));
+        assert!(matches!(parse(&["bench"]).unwrap().command, Command::Bench(BenchArgs { cold: false, .. })));
+        assert_eq!(err(&["bench", "--cold", "false"]).kind(), ErrorKind::UnknownArgument);
+        assert_eq!(err(&["bench", "--cold=false"]).kind(), ErrorKind::TooManyValues);
+        assert_eq!(err(&["report", "--all=yes", "--variants", "a,b"]).kind(), ErrorKind::TooManyValues);
+    }
+
+    #[test]
+    fn a_repeated_single_value_option_is_an_error() {
+        assert_eq!(err(&["explore", "--seed", "1", "--seed", "2"]).kind(), ErrorKind::ArgumentConflict);
+        assert_eq!(err(&["report", "s.yaml", "--runs", "1", "--runs", "2"]).kind(), ErrorKind::ArgumentConflict);
+        assert_eq!(err(&["bench", "--cold", "--cold"]).kind(), ErrorKind::ArgumentConflict);
+    }
+
+    #[test]
+    fn list_options_repeat_or_take_commas() {
+        let variants = |args: &[&str]| match parse(args).unwrap().command {
+            Command::Run(r) => r.variants,
+            Command::Report(r) => r.variants,
+            Command::Explore(e) => e.variants,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(variants(&["run", "x.yaml", "--variant", "a", "--variant", "b"]), ["a", "b"]);
+        assert_eq!(variants(&["run", "x.yaml", "--variant", "a,b"]), ["a", "b"]);
+        assert_eq!(variants(&["run", "x.yaml"]), Vec::<String>::new());
+        assert_eq!(variants(&["report", "x.yaml", "--variants", "a,b"]), ["a", "b"]);
+        assert_eq!(variants(&["report", "x.yaml", "--variants=a", "--variants", "b,c"]), ["a", "b", "c"]);
+        assert_eq!(variants(&["explore", "--variants", "base, async-align-v1"]), ["base", "async-align-v1"]);
+        assert_eq!(variants(&["explore"]), ["base"]);
+        assert_eq!(err(&["report", "x.yaml", "--variants", "a,,b"]).kind(), ErrorKind::ValueValidation);
+        let Command::Kernels(KernelsCommand::Build { variants }) = parse(&["kernels", "build", "base", "v1"]).unwrap().command else { panic!() };
+        assert_eq!(variants, ["base", "v1"]);
+    }
+
+    #[test]
+    fn misspellings_get_a_suggestion() {
+        let e = err(&["reprot", "x.yaml"]);
+        assert_eq!(e.kind(), ErrorKind::InvalidSubcommand);
+        assert!(e.to_string().contains("similar subcommand exists: 'report'"), "{e}");
+        let e = err(&["run", "x.yaml", "--variants", "a"]);
+        assert_eq!(e.kind(), ErrorKind::UnknownArgument);
+        assert!(e.to_string().contains("similar argument exists: '--variant'"), "{e}");
+        let e = err(&["explore", "--budjet", "1m"]);
+        assert!(e.to_string().contains("--budget"), "{e}");
+    }
+
+    #[test]
+    fn numbers_and_durations_are_parsed() {
+        let budget = |b: &str| match parse(&["explore", "--budget", b]).map(|c| c.command) {
+            Ok(Command::Explore(e)) => Ok(e.budget),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e.kind()),
+        };
+        assert_eq!(budget("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(budget("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(budget("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(budget("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(budget("3 weeks"), Err(ErrorKind::ValueValidation));
+        let Command::Explore(e) = parse(&["explore"]).unwrap().command else { panic!() };
+        assert_eq!((e.budget, e.seed, e.confirm, e.scenarios), (Duration::from_secs(600), 0, None, None));
+        assert_eq!(err(&["explore", "--seed", "x"]).kind(), ErrorKind::ValueValidation);
+        assert_eq!(err(&["explore", "--threshold", "nope=1"]).kind(), ErrorKind::ValueValidation);
+        assert_eq!(err(&["report", "s.yaml", "--runs", "0"]).kind(), ErrorKind::ValueValidation);
+        let Command::Report(r) = parse(&["report", "s.yaml", "--runs", "3"]).unwrap().command else { panic!() };
+        assert_eq!(r.runs, 3);
+    }
+
+    #[test]
+    fn options_that_go_together() {
+        assert_eq!(err(&["report"]).kind(), ErrorKind::MissingRequiredArgument);
+        assert_eq!(err(&["report", "--all"]).kind(), ErrorKind::MissingRequiredArgument);
+        assert_eq!(err(&["report", "--all", "s.yaml", "--variants", "a,b"]).kind(), ErrorKind::ArgumentConflict);
+        assert_eq!(err(&["report", "s.yaml", "--pages", "0..8"]).kind(), ErrorKind::MissingRequiredArgument);
+        assert_eq!(err(&["report", "--all", "--variants", "a,b", "--svg", "x.svg"]).kind(), ErrorKind::ArgumentConflict);
+        assert!(parse(&["report", "--all", "--variants", "a,b"]).is_ok());
+        assert_eq!(err(&["check", "--tree", "t"]).kind(), ErrorKind::MissingRequiredArgument);
+        assert_eq!(err(&["check", "--tree", "t", "--scenario", "s", "--against", "kernel"]).kind(), ErrorKind::InvalidValue);
+        assert_eq!(err(&["bisect", "--scenario", "s"]).kind(), ErrorKind::MissingRequiredArgument);
+        assert_eq!(err(&["bisect", "--scenario", "s", "--tree", "t", "--good", "a"]).kind(), ErrorKind::MissingRequiredArgument);
+        assert_eq!(err(&["bisect", "--scenario", "s", "--variant", "v", "--tree", "t", "--good", "a", "--bad", "b"]).kind(), ErrorKind::ArgumentConflict);
+        assert!(parse(&["bisect", "--scenario", "s", "--variant", "v"]).is_ok());
+        assert_eq!(err(&["run"]).kind(), ErrorKind::MissingRequiredArgument);
+        assert_eq!(err(&["run", "a.yaml", "b.yaml"]).kind(), ErrorKind::UnknownArgument);
     }
 }

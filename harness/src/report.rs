@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use radiff_model::trace::PAGE_SIZE;
@@ -558,75 +558,30 @@ fn run_point(lab: &Lab, scenario: &Scenario, point: &Point, variants: &[String],
     Ok(PointRuns { cells, traces, envs })
 }
 
-/// The command line of `radiff report`.
-struct Args {
-    all: bool,
-    scenario: Option<PathBuf>,
-    variants: Option<Vec<String>>,
-    runs: usize,
-    svg: Option<PathBuf>,
-    pages: Option<String>,
-}
-
-const USAGE: &str = "usage: radiff report SCENARIO.yaml [--variants A,B,...] [--runs N] [--svg FILE] [--pages A..B]\n       radiff report --all --variants A,B [--runs N]";
-
-fn parse_args(args: &[&str]) -> Result<Args> {
-    let (words, opts, switches) = crate::cli::options_and_switches(args, &["variants", "runs", "svg", "pages"], &["all"])?;
-    let mut seen = BTreeSet::new();
-    for (name, _) in &opts {
-        if !seen.insert(name.as_str()) {
-            return Err(Error::Other(format!("--{name} is given twice\n{USAGE}")));
-        }
+/// `radiff report ...` (see `radiff report --help`).
+pub fn main(args: &crate::cli::ReportArgs) -> Result<ExitCode> {
+    // clap checks the rest (a scenario or --all, --pages with --svg, ...); --all compares
+    // exactly two.
+    if args.all && args.variants.len() != 2 {
+        return Err(Error::Other("--all compares two variants: give --variants A,B".into()));
     }
-    let opt = |name: &str| opts.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-    let all = switches.iter().any(|s| s == "all");
-    let runs = match opt("runs") {
-        None => 1,
-        Some(n) => n.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| Error::Other(format!("--runs {n}: give a number of runs, 1 or more")))?,
-    };
-    let variants = opt("variants").map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect::<Vec<_>>());
-    if variants.as_ref().is_some_and(|v| v.is_empty()) {
-        return Err(Error::Other(format!("--variants is empty\n{USAGE}")));
-    }
-    let scenario = match (all, words.as_slice()) {
-        (false, [path]) => Some(PathBuf::from(path)),
-        (true, []) => None,
-        _ => return Err(Error::Other(USAGE.into())),
-    };
-    if all {
-        if variants.as_ref().map(Vec::len) != Some(2) {
-            return Err(Error::Other(format!("--all compares two variants: give --variants A,B\n{USAGE}")));
-        }
-        if opt("svg").is_some() || opt("pages").is_some() {
-            return Err(Error::Other(format!("--svg and --pages are for one scenario, not --all\n{USAGE}")));
-        }
-    } else if opt("pages").is_some() && opt("svg").is_none() {
-        return Err(Error::Other(format!("--pages chooses what the SVG shows: give --svg FILE too\n{USAGE}")));
-    }
-    Ok(Args { all, scenario, variants, runs, svg: opt("svg").map(PathBuf::from), pages: opt("pages").map(str::to_string) })
-}
-
-/// `radiff report ...` (see the usage text in the `radiff` binary).
-pub fn main(args: &[&str]) -> Result<ExitCode> {
-    let args = parse_args(args)?;
+    let runs = usize::try_from(args.runs).unwrap_or(usize::MAX);
     let lab = crate::cli::lab()?;
-    if let Some(names) = &args.variants {
-        for name in names {
-            lab.kernels.variant(name)?;
-        }
+    for name in &args.variants {
+        lab.kernels.variant(name)?;
     }
     let progress: &dyn Fn(&str) = &crate::cli::progress;
     if args.all {
-        let names = args.variants.as_deref().unwrap_or_default();
-        let (text, failed) = all(&lab, &names[0], &names[1], args.runs, progress)?;
-        print!("{text}");
+        let names = &args.variants;
+        let (text, failed) = all(&lab, &names[0], &names[1], runs, progress)?;
+        crate::cli::output(&text);
         return Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS });
     }
     let path = args.scenario.as_deref().unwrap_or(Path::new(""));
     let scenario = Scenario::load(path)?;
-    let variants = match &args.variants {
-        Some(v) => v.clone(),
-        None => scenario.variants(&lab.kernels.names())?,
+    let variants = match args.variants.is_empty() {
+        false => args.variants.clone(),
+        true => scenario.variants(&lab.kernels.names())?,
     };
     // Check the range before hours of runs, not after.
     let pages = page_range(args.pages.as_deref(), scenario.file_size.div_ceil(PAGE_SIZE))?;
@@ -634,7 +589,7 @@ pub fn main(args: &[&str]) -> Result<ExitCode> {
     let mut traces = Vec::new();
     let mut envs = Vec::new();
     for point in &scenario.points {
-        let r = run_point(&lab, &scenario, point, &variants, args.runs, progress)?;
+        let r = run_point(&lab, &scenario, point, &variants, runs, progress)?;
         cells.extend(r.cells);
         envs.extend(r.envs);
         traces.push((point.label.clone(), r.traces));
@@ -645,11 +600,10 @@ pub fn main(args: &[&str]) -> Result<ExitCode> {
         environment: environment(&envs, lab.vcpus()),
         variants: variants.clone(),
     };
-    println!("{}", markdown(&heading, &rows));
-    println!("{}", summary(&scenario.description, &variants, &rows));
+    crate::cli::output(&format!("{}\n{}\n", markdown(&heading, &rows), summary(&scenario.description, &variants, &rows)));
     if let Some(file) = &args.svg {
         let (range, what) = pages;
-        let first_run = if args.runs > 1 { format!("; traces of the first of {} runs", args.runs) } else { String::new() };
+        let first_run = if runs > 1 { format!("; traces of the first of {runs} runs") } else { String::new() };
         let svg = picture(&heading.title, &format!("{what}{first_run}; {}", heading.environment), range, &traces);
         std::fs::write(file, svg.as_bytes()).map_err(|e| Error::io(file, e))?;
         progress(&format!("wrote {} ({} KiB)", file.display(), svg.len().div_ceil(1024)));
@@ -890,23 +844,6 @@ Failed: random_64k: the VM did not finish within 240 s
         assert!(page_range(Some("9..9"), 131072).is_err());
         assert!(page_range(Some("200000..300000"), 131072).is_err());
         assert!(page_range(Some("x"), 131072).unwrap_err().to_string().contains("A..B"));
-    }
-
-    #[test]
-    fn arguments() {
-        let a = parse_args(&["s.yaml", "--variants", "base,async-align-v1,async-align-v2", "--runs", "3", "--svg", "/tmp/x.svg"]).unwrap();
-        assert_eq!(a.variants.unwrap(), vec!["base", "async-align-v1", "async-align-v2"]);
-        assert_eq!((a.runs, a.all, a.scenario.unwrap()), (3, false, PathBuf::from("s.yaml")));
-        let a = parse_args(&["--all", "--variants=base,async-align-v1"]).unwrap();
-        assert!(a.all && a.scenario.is_none() && a.runs == 1);
-        let err = |args: &[&str]| parse_args(args).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(err(&["--all", "--variants", "base"]).contains("two variants"));
-        assert!(err(&["--all", "s.yaml", "--variants", "a,b"]).starts_with("usage:"));
-        assert!(err(&["s.yaml", "--runs", "0"]).contains("--runs 0"));
-        assert!(err(&["s.yaml", "--runs", "1", "--runs", "2"]).contains("twice"));
-        assert!(err(&["s.yaml", "--pages", "0..8"]).contains("--svg"));
-        assert!(err(&["s.yaml", "--all=yes"]).contains("takes no value"));
-        assert!(err(&["s.yaml", "--variant", "base"]).contains("unknown option --variant"));
     }
 
     #[test]

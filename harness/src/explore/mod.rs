@@ -126,8 +126,6 @@ pub fn catch_interrupt() -> Result<()> {
     Ok(())
 }
 
-pub const USAGE: &str = "usage: radiff explore [--variants base[,V...]] [--budget 10m] [--seed N] [--scenarios N] [--out DIR] [--confirm K] [--threshold NAME=VALUE]...";
-
 /// "10m", "30s", "1h", "90" (seconds), "500ms".
 pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let t = text.trim();
@@ -143,29 +141,26 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     })
 }
 
-/// Parses the command line of `radiff explore`.
-pub fn parse_args(args: &[&str]) -> Result<Options> {
-    let (words, opts, _) = crate::cli::options_and_switches(args, &["variants", "budget", "seed", "out", "confirm", "threshold", "scenarios"], &[])?;
-    if !words.is_empty() {
-        return Err(Error::Other(format!("unexpected `{}`\n{USAGE}", words.join(" "))));
-    }
-    let mut o = Options::default();
-    for (name, value) in opts {
-        match name.as_str() {
-            "variants" => o.variants = value.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect(),
-            "budget" => o.budget = parse_duration(value).map_err(Error::Other)?,
-            "seed" => o.seed = value.parse().map_err(|_| Error::Other(format!("--seed `{value}`: a whole number")))?,
-            "out" => o.out = PathBuf::from(value),
-            "confirm" => o.confirm = Some(value.parse().map_err(|_| Error::Other(format!("--confirm `{value}`: a whole number")))?),
-            "threshold" => o.thresholds.set(value).map_err(Error::Other)?,
-            "scenarios" => o.max_scenarios = Some(value.parse().map_err(|_| Error::Other(format!("--scenarios `{value}`: a whole number")))?),
-            _ => unreachable!("options_and_switches checks the names"),
+impl Options {
+    /// What `radiff explore ARGS` asks (clap parsed and checked each option).
+    pub fn from_args(args: &crate::cli::ExploreArgs) -> Result<Options> {
+        let mut o = Options {
+            variants: args.variants.clone(),
+            budget: args.budget,
+            seed: args.seed,
+            out: args.out.clone(),
+            confirm: args.confirm,
+            max_scenarios: args.scenarios,
+            ..Options::default()
+        };
+        for t in &args.threshold {
+            o.thresholds.set(t).map_err(Error::Other)?;
         }
+        if o.variants.is_empty() {
+            return Err(Error::Other("--variants names no variant".into()));
+        }
+        Ok(o)
     }
-    if o.variants.is_empty() {
-        return Err(Error::Other("--variants names no variant".into()));
-    }
-    Ok(o)
 }
 
 /// The kernel variant among `variants` that has no model policy (no policy of its name and
@@ -597,13 +592,13 @@ pub fn model_figures(f: &Finding, o: &Options) -> Result<String> {
 }
 
 /// `radiff explore`.
-pub fn main(args: &[&str]) -> Result<ExitCode> {
-    let o = parse_args(args)?;
+pub fn main(args: &crate::cli::ExploreArgs) -> Result<ExitCode> {
+    let o = Options::from_args(args)?;
     catch_interrupt()?;
     if let Some(v) = without_policy(&o.variants)? {
         let lab = crate::cli::lab()?;
         let report = cover::main_for_unknown(&lab, &v, &o)?;
-        print!("{}", report.markdown);
+        crate::cli::output(&report.markdown);
         let bugs = report.ran.iter().any(|p| p.model_bug.is_some());
         return Ok(if report.interrupted {
             ExitCode::from(130)
@@ -614,7 +609,7 @@ pub fn main(args: &[&str]) -> Result<ExitCode> {
         });
     }
     let report = explore(&o, None, &mut |line| crate::cli::progress(line))?;
-    print!("{}", report.markdown);
+    crate::cli::output(&report.markdown);
     Ok(if report.interrupted {
         ExitCode::from(130)
     } else if report.model_bugs > 0 {

@@ -98,11 +98,18 @@ fn durations_and_options_parse() {
     assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
     assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
     assert!(parse_duration("3 weeks").is_err());
-    let o = parse_args(&["--variants", "base,async-align-v1", "--budget", "1m", "--seed", "7", "--confirm", "0", "--threshold", "trim_ratio=0.4"]).unwrap();
+    let parse = |args: &[&str]| {
+        use clap::Parser;
+        match crate::cli::Cli::try_parse_from(["radiff", "explore"].iter().chain(args)).map_err(|e| e.to_string())?.command {
+            crate::cli::Command::Explore(a) => Options::from_args(&a).map_err(|e| e.to_string()),
+            other => panic!("{other:?}"),
+        }
+    };
+    let o = parse(&["--variants", "base,async-align-v1", "--budget", "1m", "--seed", "7", "--confirm", "0", "--threshold", "trim_ratio=0.4"]).unwrap();
     assert_eq!(o.variants, vec!["base", "async-align-v1"]);
     assert_eq!((o.budget, o.seed, o.confirm), (Duration::from_secs(60), 7, Some(0)));
     assert_eq!(o.thresholds.trim_ratio, 0.4);
-    assert!(parse_args(&["--threshold", "nope=1"]).is_err());
+    assert!(parse(&["--threshold", "nope=1"]).is_err());
     assert!(policies(&["no-such-variant".into()]).is_err());
 }
 
