@@ -40,6 +40,16 @@ pub struct ModelConfig {
 /// property tests check that all three settings give the same trace for reads). What
 /// does depend on it is `POSIX_FADV_DONTNEED`: `find_lock_entries()` skips folios it
 /// cannot lock, and a folio under read I/O is locked.
+///
+/// The fault path (`crate::fault`) does depend on it: `next_uptodate_folio()` skips a
+/// folio that is locked or not uptodate, so whether fault-around maps a page or the load
+/// faults into `filemap_fault()` depends on whether its read has completed, and a fault
+/// that finds its folio locked sleeps on it and then returns VM_FAULT_RETRY. Each touch is
+/// one op here: with `BeforeNextOp`, reads issued by one touch have completed at the next
+/// (the guest's loads are far apart next to a device's completion only when they fault;
+/// the real traces say whether that holds), and a fault that sleeps on a folio wakes with
+/// every read issued before it complete (one reader's requests complete in order); with
+/// `WhenWaited`, only the folio waited on completes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IoCompletion {

@@ -217,6 +217,7 @@ pub const BRANCHES: &[Branch] = &[
     b("generic_fadvise: DONTNEED: end_index == 0"),
     b("generic_fadvise: DONTNEED: end_index < start_index"),
     b("generic_fadvise: DONTNEED: folio kept (partial or under I/O)"),
+    b("generic_fadvise: DONTNEED: folio mapped: kept"),
     b("generic_fadvise: DONTNEED: folio removed"),
     // arch/x86/mm/fault.c
     b("do_user_addr_fault: page mapped: no fault"),

@@ -184,6 +184,14 @@ fn align_down(x: u64, a: u64) -> u64 {
 }
 
 impl Model<'_> {
+    /// `folio_mapped()`: a page of the folio has a PTE (or PMD) in some mapping.
+    pub(crate) fn folio_mapped(&self, folio: &FolioRef) -> bool {
+        self.mm.iter().flatten().any(|a| {
+            let (s, e) = (folio.index.max(a.pgoff), folio.next_index().min(a.pgoff + a.pages));
+            (s..e).any(|p| a.mapped(p - a.pgoff))
+        })
+    }
+
     fn vm_start(&self, vmf: &VmFault) -> u64 {
         self.mm[vmf.map].as_ref().unwrap().vstart + vmf.vma.start
     }
