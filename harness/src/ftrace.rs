@@ -2,7 +2,8 @@
 //! file and its device, grouped into windows, with counts of everything filtered out.
 //!
 //! Pure: text in, values out. The formats are those of Linux 7.3.4's
-//! include/trace/events/{readahead,filemap,block}.h.
+//! include/trace/events/{readahead,filemap,block}.h. Windows open at `page_cache_sync_ra`,
+//! `page_cache_async_ra`, `mm_filemap_fault` and `mm_filemap_map_pages` events.
 
 use std::collections::BTreeMap;
 
@@ -98,6 +99,37 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
                         lookahead_size: f.num("lookahead_size").map_err(&err)?,
                     }),
                 }
+            }
+            // mm_filemap_fault: "dev=%d:%d ino=%llx ofs=%lld" (ofs = index << PAGE_SHIFT);
+            // mm_filemap_map_pages (class mm_filemap_op_page_cache_range):
+            // "dev=%d:%d ino=%llx ofs=%lld-%lld" (first byte of start_pgoff, last byte of
+            // end_pgoff). Each opens a window (see Trigger::Fault and Trigger::FaultAround).
+            "mm_filemap_fault" | "mm_filemap_map_pages" => {
+                let f = Fields::parse_eq(body);
+                if !f.is_file(filter).map_err(|m| err(m))? {
+                    *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
+                    continue;
+                }
+                let ofs = f.get("ofs").map_err(&err)?;
+                let page = |text: &str, what: &str| -> Result<u64, ParseError> {
+                    let bytes: u64 = text.parse().map_err(|_| err(format!("field `ofs`: `{ofs}`: {what} `{text}` is not a number")))?;
+                    Ok(bytes / radiff_model::trace::PAGE_SIZE)
+                };
+                let window = if event == "mm_filemap_fault" {
+                    let index = page(ofs, "offset")?;
+                    if index * radiff_model::trace::PAGE_SIZE != ofs.parse::<u64>().unwrap_or(0) {
+                        return Err(err(format!("fault offset {ofs} is not page-aligned")));
+                    }
+                    Window::open(Trigger::Fault, index, 1, RaState::default())
+                } else {
+                    let (first, last) = ofs.split_once('-').ok_or_else(|| err(format!("field `ofs`: `{ofs}` is not FIRST-LAST")))?;
+                    let (index, last_index) = (page(first, "first byte")?, page(last, "last byte")?);
+                    if last_index < index {
+                        return Err(err(format!("fault-around range {ofs} ends before it starts")));
+                    }
+                    Window::open(Trigger::FaultAround, index, last_index - index + 1, RaState::default())
+                };
+                windows.push(window);
             }
             "mm_filemap_add_to_page_cache" => {
                 let f = Fields::parse_filemap(body);
@@ -258,6 +290,41 @@ kworker/0:1H-12      [000] d..1.    12.000008: block_rq_issue: 259,0 RM 4096 () 
         assert_eq!(w[0].requests, vec![Request { sector: 1024, sectors: 32, rwbs: "RA".into() }]);
         assert_eq!((w[1].trigger, w[1].ra.size, w[1].ra.async_size, w[1].ra.prev_pos), (Trigger::Async, 4, 3, 4095));
         assert_eq!(w[1].requests, vec![Request { sector: 64, sectors: 8, rwbs: "RM".into() }]);
+    }
+
+    #[test]
+    fn faults_and_fault_around_open_their_windows() {
+        let text = "\
+radiff-guest-171     [001] .....    12.000001: mm_filemap_fault: dev=259:0 ino=83 ofs=40960
+radiff-guest-171     [001] .....    12.000002: page_cache_ra_order: dev=259:0 ino=83 index=0 order=0 size=32 async_size=8 ra_pages=32
+radiff-guest-171     [001] .....    12.000003: mm_filemap_add_to_page_cache: dev 259:0 ino 83 pfn=0x10a3c ofs=0 order=2
+radiff-guest-171     [001] d..1.    12.000004: block_rq_issue: 259,0 RA 131072 () 1024 + 256 none,0,0 [radiff-guest]
+radiff-guest-171     [001] .....    12.000005: mm_filemap_fault: dev=0:24 ino=1f ofs=0
+radiff-guest-171     [001] .....    12.000006: mm_filemap_fault: dev=259:0 ino=83 ofs=40960
+radiff-guest-171     [001] .....    12.000007: mm_filemap_map_pages: dev=259:0 ino=83 ofs=0-65535
+radiff-guest-171     [001] .....    12.000008: mm_filemap_map_pages: dev=0:24 ino=1f ofs=0-4095
+radiff-guest-171     [001] .....    12.000009: mm_filemap_get_pages: dev=259:0 ino=83 ofs=0-4095
+radiff-guest-171     [001] .....    12.000010: mm_filemap_map_pages: dev=259:0 ino=83 ofs=65536-69631
+";
+        let c = parse(text, FILTER).unwrap();
+        assert_eq!(c.filtered[OTHER_FILES], 2, "the root file system's fault and fault-around");
+        assert_eq!(c.filtered[OTHER_EVENTS], 1);
+        let w: Vec<(Trigger, u64, u64, usize, usize, usize)> =
+            c.trace.windows.iter().map(|w| (w.trigger, w.index, w.req_count, w.submits.len(), w.folios.len(), w.requests.len())).collect();
+        assert_eq!(
+            w,
+            vec![
+                (Trigger::Fault, 10, 1, 1, 1, 1),
+                (Trigger::Fault, 10, 1, 0, 0, 0),
+                (Trigger::FaultAround, 0, 16, 0, 0, 0),
+                (Trigger::FaultAround, 16, 1, 0, 0, 0),
+            ]
+        );
+        assert!(c.trace.windows.iter().all(|w| w.ra == RaState::default()));
+        let bad = parse("x-1 [000] ..... 1.0: mm_filemap_map_pages: dev=259:0 ino=83 ofs=4096\n", FILTER).unwrap_err();
+        assert!(bad.message.contains("FIRST-LAST"), "{}", bad.message);
+        let bad = parse("x-1 [000] ..... 1.0: mm_filemap_fault: dev=259:0 ino=83 ofs=12\n", FILTER).unwrap_err();
+        assert!(bad.message.contains("page-aligned"), "{}", bad.message);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use radiff_model::{Extent, FsKind, Op, QueueLimits};
+use radiff_model::{Extent, FsKind, Op, QueueLimits, ThpMode, VmSettings};
 use serde::{Deserialize, Serialize};
 
 /// Which device the guest looks for.
@@ -30,7 +30,23 @@ pub enum Task {
     /// Make the file system and write the file with direct writes of `write_size`.
     Prepare { mkfs_args: Vec<String>, write_size: u64, extent_size: Option<u64> },
     /// Apply the queue settings, trace the ops, report.
-    Run { queue: QueueSettings, fds: u32, ops: Vec<Op>, trace_buffer_kb: u64 },
+    Run {
+        queue: QueueSettings,
+        #[serde(default)]
+        vm: VmRequest,
+        fds: u32,
+        ops: Vec<Op>,
+        trace_buffer_kb: u64,
+    },
+}
+
+/// The fault path's settings the scenario asks for (`vm:`); `None` leaves the kernel's value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct VmRequest {
+    /// `/sys/kernel/debug/fault_around_bytes`.
+    pub fault_around_bytes: Option<u64>,
+    /// `/sys/kernel/mm/transparent_hugepage/enabled`.
+    pub thp_enabled: Option<ThpMode>,
 }
 
 /// Queue settings the scenario asks for; `None` leaves the kernel's value.
@@ -61,6 +77,13 @@ pub struct GuestEnv {
     pub ino: u64,
     pub file_size: u64,
     pub queue: QueueLimits,
+    /// The fault path's settings as the guest read them back after applying `vm:` (the
+    /// kernel's defaults where a file could not be read and the scenario set nothing:
+    /// `vm_unread` says which).
+    #[serde(default)]
+    pub vm: VmSettings,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vm_unread: Vec<String>,
     pub extents: Vec<Extent>,
     /// Wall time of the access pattern inside the guest, nanoseconds.
     pub pattern_ns: u64,
@@ -86,12 +109,14 @@ const FILE_NAME: &str = "data";
 const TRACING: &str = "/sys/kernel/tracing";
 
 /// The events radiff records.
-pub const EVENTS: [&str; 5] = [
+pub const EVENTS: [&str; 7] = [
     "readahead:page_cache_sync_ra",
     "readahead:page_cache_async_ra",
     "readahead:page_cache_ra_order",
     "readahead:page_cache_ra_unbounded",
     "filemap:mm_filemap_add_to_page_cache",
+    "filemap:mm_filemap_fault",
+    "filemap:mm_filemap_map_pages",
 ];
 pub const BLOCK_EVENT: &str = "block:block_rq_issue";
 
@@ -137,7 +162,7 @@ pub fn main(out: &Path) -> i32 {
         let spec: GuestSpec = serde_json::from_str(&text).map_err(|e| format!("spec.json: {e}"))?;
         match &spec.task {
             Task::Prepare { mkfs_args, write_size, extent_size } => prepare(&mut guest, &spec, mkfs_args, *write_size, *extent_size),
-            Task::Run { queue, fds, ops, trace_buffer_kb } => run(&mut guest, &spec, queue, *fds, ops, *trace_buffer_kb),
+            Task::Run { queue, vm, fds, ops, trace_buffer_kb } => run(&mut guest, &spec, queue, vm, *fds, ops, *trace_buffer_kb),
         }
     })();
     match result {
@@ -211,7 +236,7 @@ fn prepare(g: &mut Guest, spec: &GuestSpec, mkfs_args: &[String], write_size: u6
     Ok(())
 }
 
-fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, fds: u32, ops: &[Op], buffer_kb: u64) -> GResult<()> {
+fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest, fds: u32, ops: &[Op], buffer_kb: u64) -> GResult<()> {
     let device = find_device(spec.device)?;
     let dev_path = format!("/dev/{device}");
     let mut env = GuestEnv {
@@ -249,6 +274,8 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, fds: u32, ops:
             }
         }
     }
+    g.step("applying vm settings");
+    (env.vm, env.vm_unread) = apply_vm(g, vm)?;
     let path = Path::new(MNT).join(FILE_NAME);
     g.step("measuring the file");
     let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -275,15 +302,18 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, fds: u32, ops:
     g.step("running the access pattern");
     let max_len = ops.iter().map(|op| match op { Op::Read { len, .. } => *len, _ => 0 }).max().unwrap_or(0);
     let buf = AlignedBuf::new(max_len.max(4096) as usize);
+    let mut maps = Maps::default();
     let started = Instant::now();
     let mut pattern_result = Ok(());
     for op in ops {
-        if let Err(e) = do_op(&files, op, &buf, &mut env.bytes_read) {
+        if let Err(e) = do_op(&files, &mut maps, op, &buf, &mut env.bytes_read) {
             pattern_result = Err(e);
             break;
         }
     }
     env.pattern_ns = started.elapsed().as_nanos() as u64;
+    // Mappings still there at the end are unmapped with tracing on: munmap does no I/O.
+    drop(maps);
     write_file(&tracing.join("tracing_on"), "0")?;
     g.step("saving the trace");
     let (entries, overrun, dropped) = ring_stats(&tracing)?;
@@ -302,7 +332,103 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, fds: u32, ops:
     Ok(())
 }
 
-fn do_op(files: &[File], op: &Op, buf: &AlignedBuf, bytes_read: &mut u64) -> GResult<()> {
+const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+const DEBUGFS: &str = "/sys/kernel/debug";
+const FAULT_AROUND_BYTES: &str = "/sys/kernel/debug/fault_around_bytes";
+
+/// Applies the scenario's `vm:` settings and reads both back: a value the kernel refuses,
+/// does not keep, or a missing file for a setting the scenario names is an error naming
+/// the setting. A setting the scenario leaves alone and the guest cannot read keeps the
+/// model's default and is listed (second value).
+fn apply_vm(g: &mut Guest, vm: &VmRequest) -> GResult<(VmSettings, Vec<String>)> {
+    let mut got = VmSettings::default();
+    let mut unread = Vec::new();
+    if !Path::new(FAULT_AROUND_BYTES).exists() && !is_mounted("debugfs") {
+        // virtme-ng's init does not mount debugfs.
+        std::fs::create_dir_all(DEBUGFS).ok();
+        if let Err(e) = nix::mount::mount(Some("debugfs"), DEBUGFS, Some("debugfs"), nix::mount::MsFlags::empty(), None::<&str>) {
+            if vm.fault_around_bytes.is_some() {
+                return Err(format!("vm.fault_around_bytes: cannot mount debugfs on {DEBUGFS}: {e} (is CONFIG_DEBUG_FS set?)"));
+            }
+        }
+    }
+    if let Some(v) = vm.fault_around_bytes {
+        std::fs::write(FAULT_AROUND_BYTES, v.to_string()).map_err(|e| format!("vm.fault_around_bytes: the kernel refused {v} in {FAULT_AROUND_BYTES}: {e}"))?;
+    }
+    match read_sys(FAULT_AROUND_BYTES).and_then(|t| t.parse::<u64>().map_err(|_| format!("{FAULT_AROUND_BYTES}: not a number: {t}"))) {
+        Ok(v) => got.fault_around_bytes = v,
+        Err(e) if vm.fault_around_bytes.is_some() => return Err(format!("vm.fault_around_bytes: {e}")),
+        Err(e) => unread.push(format!("fault_around_bytes ({e})")),
+    }
+    if let Some(want) = vm.fault_around_bytes {
+        if got.fault_around_bytes != want {
+            return Err(format!("vm.fault_around_bytes: the kernel did not keep {want}: it reads back {}", got.fault_around_bytes));
+        }
+    }
+    if let Some(mode) = vm.thp_enabled {
+        let name = thp_name(mode);
+        std::fs::write(THP_ENABLED, name).map_err(|e| format!("vm.thp_enabled: the kernel refused `{name}` in {THP_ENABLED}: {e} (is CONFIG_TRANSPARENT_HUGEPAGE set?)"))?;
+    }
+    match read_sys(THP_ENABLED).and_then(|t| parse_thp(&t).ok_or_else(|| format!("{THP_ENABLED}: no [mode] in `{t}`"))) {
+        Ok(mode) => got.thp_enabled = mode,
+        Err(e) if vm.thp_enabled.is_some() => return Err(format!("vm.thp_enabled: {e}")),
+        Err(e) => unread.push(format!("thp_enabled ({e})")),
+    }
+    if let Some(want) = vm.thp_enabled {
+        if got.thp_enabled != want {
+            return Err(format!("vm.thp_enabled: the kernel did not keep `{}`: it reads back `{}`", thp_name(want), thp_name(got.thp_enabled)));
+        }
+    }
+    let _ = writeln!(g.log, "vm: fault_around_bytes {} thp_enabled {}{}", got.fault_around_bytes, thp_name(got.thp_enabled), if unread.is_empty() { String::new() } else { format!(" (unread, defaults: {})", unread.join("; ")) });
+    Ok((got, unread))
+}
+
+fn thp_name(mode: ThpMode) -> &'static str {
+    match mode {
+        ThpMode::Always => "always",
+        ThpMode::Madvise => "madvise",
+        ThpMode::Never => "never",
+    }
+}
+
+/// `always [madvise] never` -> Madvise.
+fn parse_thp(text: &str) -> Option<ThpMode> {
+    let active = text.split_whitespace().find(|w| w.starts_with('['))?.trim_matches(['[', ']']);
+    match active {
+        "always" => Some(ThpMode::Always),
+        "madvise" => Some(ThpMode::Madvise),
+        "never" => Some(ThpMode::Never),
+        _ => None,
+    }
+}
+
+fn is_mounted(fstype: &str) -> bool {
+    std::fs::read_to_string("/proc/mounts").map(|m| m.lines().any(|l| l.split_whitespace().nth(2) == Some(fstype))).unwrap_or(false)
+}
+
+/// The scenario's mappings, by map number; nothing else in the guest touches them.
+#[derive(Default)]
+struct Maps {
+    /// (address, length, offset in the file).
+    live: Vec<Option<(std::ptr::NonNull<std::ffi::c_void>, usize, u64)>>,
+}
+
+impl Maps {
+    fn get(&self, map: u32) -> GResult<(std::ptr::NonNull<std::ffi::c_void>, usize, u64)> {
+        self.live.get(map as usize).copied().flatten().ok_or_else(|| format!("map {map} is not mapped"))
+    }
+}
+
+impl Drop for Maps {
+    fn drop(&mut self) {
+        for (addr, len, _) in self.live.drain(..).flatten() {
+            // SAFETY: a mapping this process made with this length, unmapped once.
+            let _ = unsafe { nix::sys::mman::munmap(addr, len) };
+        }
+    }
+}
+
+fn do_op(files: &[File], maps: &mut Maps, op: &Op, buf: &AlignedBuf, bytes_read: &mut u64) -> GResult<()> {
     match *op {
         Op::Read { fd, offset, len } => {
             let file = &files[fd as usize];
@@ -342,8 +468,62 @@ fn do_op(files: &[File], op: &Op, buf: &AlignedBuf, bytes_read: &mut u64) -> GRe
                 return Err(format!("readahead({offset}, {len}): {}", std::io::Error::last_os_error()));
             }
         }
-        Op::Mmap { .. } | Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => {
-            return Err(format!("this guest does not run mapping steps yet (issue 12): {op:?}"));
+        Op::Mmap { map, fd, offset, len, shared } => {
+            use nix::sys::mman::{MapFlags, ProtFlags};
+            let length = std::num::NonZeroUsize::new(len as usize).ok_or("mmap of 0 bytes")?;
+            let flags = if shared { MapFlags::MAP_SHARED } else { MapFlags::MAP_PRIVATE };
+            // SAFETY: a new read-only mapping of a file this process owns, at an address
+            // the kernel picks; it is only read through `Op::Touch` and unmapped once.
+            let addr = unsafe { nix::sys::mman::mmap(None, length, ProtFlags::PROT_READ, flags, &files[fd as usize], offset as i64) }
+                .map_err(|e| format!("mmap({len} bytes at {offset}, {}): {e}", if shared { "MAP_SHARED" } else { "MAP_PRIVATE" }))?;
+            let slot = map as usize;
+            if maps.live.len() <= slot {
+                maps.live.resize(slot + 1, None);
+            }
+            if maps.live[slot].is_some() {
+                return Err(format!("map {map} is already mapped"));
+            }
+            maps.live[slot] = Some((addr, len as usize, offset));
+        }
+        Op::Madvise { map, offset, len, advice } => {
+            use nix::sys::mman::MmapAdvise as M;
+            let (addr, size, _) = maps.get(map)?;
+            if offset + len > size as u64 {
+                return Err(format!("madvise of [{offset}, +{len}) outside map {map} ({size} bytes)"));
+            }
+            let advise = match advice {
+                radiff_model::MadvAdvice::Normal => M::MADV_NORMAL,
+                radiff_model::MadvAdvice::Random => M::MADV_RANDOM,
+                radiff_model::MadvAdvice::Sequential => M::MADV_SEQUENTIAL,
+                radiff_model::MadvAdvice::Willneed => M::MADV_WILLNEED,
+                radiff_model::MadvAdvice::Hugepage => M::MADV_HUGEPAGE,
+                radiff_model::MadvAdvice::Nohugepage => M::MADV_NOHUGEPAGE,
+            };
+            // SAFETY: a page-aligned range inside a live mapping of this process (checked above).
+            let at = unsafe { std::ptr::NonNull::new_unchecked(addr.as_ptr().cast::<u8>().add(offset as usize).cast()) };
+            // SAFETY: as above; these advices change no contents.
+            unsafe { nix::sys::mman::madvise(at, len as usize, advise) }.map_err(|e| format!("madvise(map {map} + {offset}, {len}, {advice:?}): {e}"))?;
+        }
+        Op::Touch { map, offset } => {
+            let (addr, size, file_offset) = maps.get(map)?;
+            if offset + 8 > size as u64 {
+                return Err(format!("touch at {offset} outside map {map} ({size} bytes)"));
+            }
+            // SAFETY: an aligned u64 inside a live PROT_READ mapping of the file, whose
+            // pages lie inside the file (the scenario checked the range); a volatile read,
+            // so the compiler neither removes nor merges the load.
+            let got = unsafe { std::ptr::read_volatile(addr.as_ptr().cast::<u8>().add(offset as usize).cast::<u64>()) };
+            // The image holds each 8-byte word's own file offset (little-endian).
+            let want = file_offset + offset;
+            if got != want {
+                return Err(format!("touch of map {map} at {offset} (file offset {want}) read {got:#x}, expected {want:#x}"));
+            }
+        }
+        Op::Munmap { map } => {
+            let (addr, size, _) = maps.get(map)?;
+            maps.live[map as usize] = None;
+            // SAFETY: the whole of a live mapping this process made, unmapped once.
+            unsafe { nix::sys::mman::munmap(addr, size) }.map_err(|e| format!("munmap(map {map}): {e}"))?;
         }
     }
     Ok(())
@@ -570,5 +750,18 @@ impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in new() with this layout.
         unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_thp_mode_is_the_bracketed_word() {
+        assert_eq!(parse_thp("always [madvise] never"), Some(ThpMode::Madvise));
+        assert_eq!(parse_thp("[always] madvise never"), Some(ThpMode::Always));
+        assert_eq!(parse_thp("always madvise [never]"), Some(ThpMode::Never));
+        assert_eq!(parse_thp("always madvise never"), None);
     }
 }

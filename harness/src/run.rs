@@ -154,6 +154,7 @@ impl Lab {
             file_size: scenario.file_size,
             task: Task::Run {
                 queue: point.queue.clone(),
+                vm: scenario.vm,
                 fds: pattern::fd_count(&scenario.steps),
                 ops: pattern::expand(&scenario.steps, scenario.file_size),
                 trace_buffer_kb: scenario.trace_buffer_kb,
@@ -300,12 +301,13 @@ pub fn guest_binary() -> Result<PathBuf> {
 }
 
 /// What the model is given for a run: the scenario's reads on the file the guest measured
-/// (its size and extents) behind the queue the guest measured, with the folios in the
+/// (its size and extents) behind the queue the guest measured, with the fault path's
+/// settings the guest read back (`vm`), with the folios in the
 /// physical pages the kernel put them in (`pfns`, from the trace; empty if unknown).
 pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_model::Input {
     radiff_model::Input {
         folio_pfns: pfns.to_vec(),
-        vm: Default::default(),
+        vm: env.vm,
         fs: scenario.fs,
         file_size: env.file_size,
         extents: env.extents.clone(),

@@ -8,11 +8,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use radiff_model::{pattern, Advice, FsKind, SizeRange, Step};
+use radiff_model::{pattern, Advice, FsKind, MadvAdvice, SizeRange, Step, ThpMode, TouchOrder};
 use serde::{Deserialize, Deserializer};
 
 use crate::error::{Error, Result};
-use crate::guest::{DeviceKind, QueueSettings};
+use crate::guest::{DeviceKind, QueueSettings, VmRequest};
 use crate::yaml;
 
 /// A byte count written with a unit: `4 KiB`, `1 MiB`, `512MiB`, `2 GiB`, or a bare number of bytes.
@@ -110,6 +110,8 @@ struct ScenarioFile {
     variants: Option<Vec<String>>,
     #[serde(default)]
     matrix: MatrixFile,
+    #[serde(default)]
+    vm: VmFile,
     known_divergence: Option<String>,
     trace_buffer_kb: Option<u64>,
     timeout_s: Option<u64>,
@@ -139,6 +141,13 @@ struct QueueFile {
     read_ahead_kb: Option<u64>,
     max_sectors_kb: Option<u64>,
     rotational: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct VmFile {
+    fault_around_bytes: Option<Size>,
+    thp_enabled: Option<ThpMode>,
 }
 
 #[derive(Deserialize, Default)]
@@ -194,11 +203,69 @@ enum StepFile {
         #[serde(default)]
         fd: u32,
     },
+    Readahead {
+        offset: Size,
+        size: Size,
+        #[serde(default)]
+        fd: u32,
+    },
+    Mmap {
+        #[serde(default)]
+        map: u32,
+        #[serde(default = "zero")]
+        offset: Size,
+        size: Option<Size>,
+        #[serde(default = "yes")]
+        shared: bool,
+        #[serde(default)]
+        fd: u32,
+    },
+    Madvise {
+        #[serde(default)]
+        map: u32,
+        advice: MadvAdvice,
+        offset: Option<Size>,
+        size: Option<Size>,
+    },
+    Touch {
+        map: Option<u32>,
+        maps: Option<Vec<u32>>,
+        order: Option<OrderName>,
+        stride: Option<Size>,
+        count: Option<u64>,
+        seed: Option<u64>,
+        pages: Option<Vec<u64>>,
+        from: Option<Size>,
+        to: Option<Size>,
+    },
+    Munmap {
+        #[serde(default)]
+        map: u32,
+    },
+}
+
+/// `touch`'s `order:` (`pages: [...]` is its own order, written without `order:`).
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+enum OrderName {
+    Sequential,
+    Backward,
+    Stride,
+    Random,
 }
 
 fn zero() -> Size {
     Size(0)
 }
+
+fn yes() -> bool {
+    true
+}
+
+const PAGE: u64 = 4096;
+
+/// The most touches one scenario may make (each is a page fault or a load in the guest).
+pub const MAX_TOUCHES: u64 = 1 << 20;
 
 /// The device under test.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -246,6 +313,8 @@ pub struct Scenario {
     pub variants: Option<Vec<String>>,
     pub variants_line: usize,
     pub points: Vec<Point>,
+    /// `vm:`: the fault path's settings, applied before the reads (defaults: the kernel's).
+    pub vm: VmRequest,
     pub known_divergence: Option<String>,
     pub trace_buffer_kb: u64,
     pub timeout: Duration,
@@ -364,6 +433,8 @@ impl Scenario {
             return Err(err(&["reads"], "`reads` is empty: give at least one step".into()));
         }
         let mut steps = Vec::new();
+        // Live mappings: map -> (length, the step that made it).
+        let mut maps: BTreeMap<u32, (u64, usize)> = BTreeMap::new();
         for (i, step) in raw.reads.into_iter().enumerate() {
             let line = yaml::line_of_item(text, "reads", i);
             let bad = |message: String| Error::input(path, line, format!("reads[{i}]: {message}"));
@@ -410,20 +481,182 @@ impl Scenario {
                     }
                     Step::Fadvise { fd, offset: offset.0, len: len.0, advice }
                 }
+                StepFile::Readahead { offset, size, fd } => {
+                    if size.0 == 0 || offset.0 + size.0 > file_size {
+                        return Err(bad(format!("readahead: `size` {size} at `offset` {offset} must be more than 0 and end inside the {} file", Size(file_size))));
+                    }
+                    Step::Readahead { fd, offset: offset.0, size: size.0 }
+                }
+                StepFile::Mmap { map, offset, size, shared, fd } => {
+                    if let Some(&(_, at)) = maps.get(&map) {
+                        return Err(bad(format!("mmap: map {map} is still mapped (by reads[{at}]): `munmap: {{map: {map}}}` it first, or pick another `map` number")));
+                    }
+                    let mappable = file_size.div_ceil(PAGE) * PAGE;
+                    if offset.0 % PAGE != 0 || offset.0 >= mappable {
+                        return Err(bad(format!("mmap: `offset` {offset} must be a multiple of 4 KiB inside the {} file", Size(file_size))));
+                    }
+                    let len = size.map(|s| s.0).unwrap_or(mappable - offset.0);
+                    if len == 0 || len % PAGE != 0 || offset.0 + len > mappable {
+                        return Err(bad(format!(
+                            "mmap: `size` {} at {offset} must be a multiple of 4 KiB, more than 0, and end inside the {} file (touching a page past its end is SIGBUS); leave it out to map to the end",
+                            Size(len),
+                            Size(file_size)
+                        )));
+                    }
+                    maps.insert(map, (len, i));
+                    Step::Mmap { map, fd, offset: offset.0, len, shared }
+                }
+                StepFile::Madvise { map, advice, offset, size } => {
+                    let len_of = mapped(&maps, map, "madvise").map_err(&bad)?;
+                    let start = offset.map(|o| o.0).unwrap_or(0);
+                    let len = size.map(|s| s.0).unwrap_or(len_of.saturating_sub(start));
+                    if start % PAGE != 0 || len % PAGE != 0 || len == 0 || start + len > len_of {
+                        return Err(bad(format!(
+                            "madvise: `offset` {} and `size` {} (bytes inside map {map}) must be multiples of 4 KiB inside its {}; leave them out for the whole mapping",
+                            Size(start),
+                            Size(len),
+                            Size(len_of)
+                        )));
+                    }
+                    Step::Madvise { map, offset: start, len, advice }
+                }
+                StepFile::Touch { map, maps: list, order, stride, count, seed, pages, from, to } => {
+                    let list = match (map, list) {
+                        (Some(_), Some(_)) => return Err(bad("touch: give `map: N` or `maps: [N, ...]`, not both".into())),
+                        (Some(m), None) => vec![m],
+                        (None, Some(l)) if l.is_empty() => return Err(bad("touch: `maps` is empty".into())),
+                        (None, Some(l)) => l,
+                        (None, None) => vec![0],
+                    };
+                    let mut shortest = u64::MAX;
+                    for (k, &m) in list.iter().enumerate() {
+                        if list[..k].contains(&m) {
+                            return Err(bad(format!("touch: map {m} is listed twice in `maps`")));
+                        }
+                        shortest = shortest.min(mapped(&maps, m, "touch").map_err(&bad)?);
+                    }
+                    let from = from.map(|f| f.0).unwrap_or(0);
+                    if from % PAGE != 0 || to.is_some_and(|t| t.0 % PAGE != 0) {
+                        return Err(bad(format!("touch: `from` and `to` are bytes inside the mapping, multiples of 4 KiB (from {})", Size(from))));
+                    }
+                    let end = to.map(|t| t.0).unwrap_or(shortest);
+                    if from >= end || end > shortest {
+                        return Err(bad(format!(
+                            "touch: [`from` {}, `to` {}) must be a non-empty range inside the mapping{} ({} long); `to` defaults to its end",
+                            Size(from),
+                            Size(end),
+                            if list.len() > 1 { "s (the shortest)" } else { "" },
+                            Size(shortest)
+                        )));
+                    }
+                    let range_pages = (end - from) / PAGE;
+                    let order = match (order, pages) {
+                        (Some(_), Some(_)) => return Err(bad("touch: `pages: [...]` is an order of its own; remove `order:`".into())),
+                        (None, None) => return Err(bad("touch: say the `order:` (sequential, backward, stride, random) or list `pages: [...]`".into())),
+                        (None, Some(p)) => {
+                            if stride.is_some() || count.is_some() || seed.is_some() {
+                                return Err(bad("touch: `stride`, `count` and `seed` do not go with `pages: [...]`".into()));
+                            }
+                            if p.is_empty() {
+                                return Err(bad("touch: `pages` is empty".into()));
+                            }
+                            if let Some(bad_page) = p.iter().find(|&&q| q >= range_pages) {
+                                return Err(bad(format!("touch: page {bad_page} of `pages` is out of range: the range has {range_pages} pages (0 to {})", range_pages - 1)));
+                            }
+                            TouchOrder::Pages { pages: p }
+                        }
+                        (Some(o), None) => {
+                            let unused = |key: &str, given: bool| -> Result<()> {
+                                if given {
+                                    Err(bad(format!("touch: `{key}` does not go with `order: {}`", format!("{o:?}").to_lowercase())))
+                                } else {
+                                    Ok(())
+                                }
+                            };
+                            match o {
+                                OrderName::Sequential | OrderName::Backward => {
+                                    unused("stride", stride.is_some())?;
+                                    unused("count", count.is_some())?;
+                                    unused("seed", seed.is_some())?;
+                                    if o == OrderName::Sequential { TouchOrder::Sequential } else { TouchOrder::Backward }
+                                }
+                                OrderName::Stride => {
+                                    unused("count", count.is_some())?;
+                                    unused("seed", seed.is_some())?;
+                                    let Some(Size(stride)) = stride else {
+                                        return Err(bad("touch: `order: stride` needs `stride:` (a multiple of 4 KiB)".into()));
+                                    };
+                                    if stride == 0 || stride % PAGE != 0 {
+                                        return Err(bad(format!("touch: `stride` {} must be a multiple of 4 KiB, more than 0", Size(stride))));
+                                    }
+                                    TouchOrder::Stride { stride }
+                                }
+                                OrderName::Random => {
+                                    unused("stride", stride.is_some())?;
+                                    let Some(count) = count.filter(|&c| c > 0) else {
+                                        return Err(bad("touch: `order: random` needs `count:` (touches, more than 0)".into()));
+                                    };
+                                    TouchOrder::Random { count, seed: seed.unwrap_or(0) }
+                                }
+                            }
+                        }
+                    };
+                    Step::Touch { maps: list, from, to: to.map(|t| t.0), order }
+                }
+                StepFile::Munmap { map } => {
+                    mapped(&maps, map, "munmap").map_err(&bad)?;
+                    maps.remove(&map);
+                    Step::Munmap { map }
+                }
             };
             steps.push(step);
         }
+        let touches = pattern::expand(&steps, file_size).iter().filter(|op| matches!(op, radiff_model::Op::Touch { .. })).count() as u64;
+        if touches > MAX_TOUCHES {
+            return Err(err(&["reads"], format!("the touch steps load {touches} pages; at most {MAX_TOUCHES}")));
+        }
+
+        // The fault path's settings.
+        let fault_around_bytes = match raw.vm.fault_around_bytes {
+            None => None,
+            Some(Size(b)) => {
+                // mm/memory.c fault_around_bytes_set(): above PTRS_PER_PTE (512) pages is
+                // -EINVAL; anything else is rounded down to a power of two of pages (at
+                // least one), so only those read back as written.
+                if !(PAGE..=512 * PAGE).contains(&b) || !b.is_power_of_two() {
+                    return Err(err(
+                        &["vm", "fault_around_bytes"],
+                        format!("vm.fault_around_bytes {}: must be a power of two from 4 KiB to 2 MiB (PTRS_PER_PTE pages; the kernel rounds other values down)", Size(b)),
+                    ));
+                }
+                Some(b)
+            }
+        };
+        let vm = VmRequest { fault_around_bytes, thp_enabled: raw.vm.thp_enabled };
         if pattern::fd_count(&steps) > 64 {
             return Err(err(&["reads"], "more than 64 file descriptors".into()));
         }
 
-        let read_bytes: u64 = pattern::expand(&steps, file_size)
-            .iter()
-            .map(|op| match op {
-                radiff_model::Op::Read { len, .. } => *len,
-                _ => 0,
-            })
-            .sum();
+        // Bytes the steps may bring in: what reads and readahead(2) ask for, and for a
+        // mapping what its touches can fault in (at most the whole mapping).
+        let mut touched: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut read_bytes: u64 = 0;
+        for op in pattern::expand(&steps, file_size) {
+            match op {
+                radiff_model::Op::Read { len, .. } | radiff_model::Op::Readahead { len, .. } => read_bytes += len,
+                radiff_model::Op::Mmap { map, len, .. } => {
+                    touched.insert(map, len);
+                }
+                radiff_model::Op::Touch { map, .. } => {
+                    if let Some(left) = touched.get_mut(&map) {
+                        let page = PAGE.min(*left);
+                        *left -= page;
+                        read_bytes += page;
+                    }
+                }
+                _ => {}
+            }
+        }
         // About 64 ring-buffer bytes per event and at most one folio event per page read,
         // doubled for windows and requests; at least 16 MiB.
         let trace_buffer_kb = raw.trace_buffer_kb.unwrap_or((read_bytes / 4096 * 128 / 1024).max(16 << 10));
@@ -442,6 +675,7 @@ impl Scenario {
             variants: raw.variants,
             variants_line,
             points,
+            vm,
             known_divergence: raw.known_divergence,
             trace_buffer_kb,
             timeout,
@@ -480,6 +714,17 @@ impl Scenario {
                 Ok(names.clone())
             }
         }
+    }
+}
+
+/// The length of live mapping `map`, or why `step` cannot use it.
+fn mapped(maps: &BTreeMap<u32, (u64, usize)>, map: u32, step: &str) -> std::result::Result<u64, String> {
+    match maps.get(&map) {
+        Some(&(len, _)) => Ok(len),
+        None => Err(format!(
+            "{step}: map {map} is not mapped here: no earlier `mmap` step made it (or it was unmapped); add `- mmap: {{map: {map}}}` before this step{}",
+            if maps.is_empty() { String::new() } else { format!(" (mapped now: {})", maps.keys().map(|m| m.to_string()).collect::<Vec<_>>().join(", ")) }
+        )),
     }
 }
 
@@ -655,6 +900,126 @@ matrix:
         assert_eq!(e, "scenarios/t.yaml:17: unknown variant `async-align-v9`; known variants: base, async-align-v1");
     }
 
+    /// GOOD with `steps` as its reads (one step per line, already indented) and `extra`
+    /// top-level text; the first step is at line 13.
+    fn with_steps(steps: &str, extra: &str) -> String {
+        let start = GOOD.find("reads:\n").unwrap() + "reads:\n".len();
+        let end = GOOD.find("matrix:").unwrap();
+        format!("{}{steps}{}{extra}", &GOOD[..start], &GOOD[end..])
+    }
+
+    #[test]
+    fn mapping_steps_parse_with_their_defaults() {
+        let s = parse(&with_steps(
+            "  - readahead: {offset: 1 MiB, size: 2 MiB, fd: 1}
+  - mmap: {size: 8 MiB}
+  - mmap: {map: 1, offset: 64 MiB, shared: false}
+  - madvise: {advice: sequential}
+  - madvise: {map: 1, advice: hugepage, offset: 2 MiB, size: 2 MiB}
+  - touch: {order: sequential}
+  - touch: {maps: [0, 1], order: backward, from: 4 KiB, to: 1 MiB}
+  - touch: {map: 1, order: stride, stride: 64 KiB}
+  - touch: {map: 1, order: random, count: 100, seed: 5}
+  - touch: {map: 1, pages: [0, 5, 2]}
+  - munmap: {map: 1}
+  - mmap: {map: 1, size: 4 KiB}
+",
+            "vm: {fault_around_bytes: 4 KiB, thp_enabled: madvise}\n",
+        ))
+        .unwrap();
+        assert_eq!(s.steps[0], Step::Readahead { fd: 1, offset: 1 << 20, size: 2 << 20 });
+        assert_eq!(s.steps[1], Step::Mmap { map: 0, fd: 0, offset: 0, len: 8 << 20, shared: true });
+        assert_eq!(s.steps[2], Step::Mmap { map: 1, fd: 0, offset: 64 << 20, len: 448 << 20, shared: false }, "size defaults to the end of the file");
+        assert_eq!(s.steps[3], Step::Madvise { map: 0, offset: 0, len: 8 << 20, advice: MadvAdvice::Sequential }, "the whole mapping");
+        assert_eq!(s.steps[4], Step::Madvise { map: 1, offset: 2 << 20, len: 2 << 20, advice: MadvAdvice::Hugepage });
+        assert_eq!(s.steps[5], Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential });
+        assert_eq!(s.steps[6], Step::Touch { maps: vec![0, 1], from: 4096, to: Some(1 << 20), order: TouchOrder::Backward });
+        assert_eq!(s.steps[7], Step::Touch { maps: vec![1], from: 0, to: None, order: TouchOrder::Stride { stride: 65536 } });
+        assert_eq!(s.steps[8], Step::Touch { maps: vec![1], from: 0, to: None, order: TouchOrder::Random { count: 100, seed: 5 } });
+        assert_eq!(s.steps[9], Step::Touch { maps: vec![1], from: 0, to: None, order: TouchOrder::Pages { pages: vec![0, 5, 2] } });
+        assert_eq!(s.steps[10], Step::Munmap { map: 1 });
+        assert_eq!(s.vm, VmRequest { fault_around_bytes: Some(4096), thp_enabled: Some(ThpMode::Madvise) });
+        assert_eq!(parse(GOOD).unwrap().vm, VmRequest::default(), "no `vm:`: the kernel's settings");
+        // A file that is not a page multiple maps to its last (partial) page.
+        let odd = parse(&with_steps("  - mmap: {offset: 4 KiB}\n", "").replace("size: 512 MiB", "size: 10000")).unwrap();
+        assert_eq!(odd.steps[0], Step::Mmap { map: 0, fd: 0, offset: 4096, len: 8192, shared: true });
+    }
+
+    #[test]
+    fn touching_or_advising_no_mapping_is_an_error_at_its_step() {
+        let e = error(&with_steps("  - touch: {map: 0, order: sequential}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: touch: map 0 is not mapped here"), "{e}");
+        assert!(e.contains("add `- mmap: {map: 0}` before this step"), "{e}");
+        let e = error(&with_steps("  - mmap: {}\n  - madvise: {map: 2, advice: random}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: madvise: map 2 is not mapped here") && e.contains("mapped now: 0"), "{e}");
+        let e = error(&with_steps("  - mmap: {}\n  - munmap: {}\n  - touch: {maps: [0], order: backward}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:15: reads[2]: touch: map 0 is not mapped here") && e.contains("or it was unmapped"), "{e}");
+        let e = error(&with_steps("  - munmap: {map: 3}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: munmap: map 3"), "{e}");
+        let e = error(&with_steps("  - mmap: {}\n  - mmap: {}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: mmap: map 0 is still mapped (by reads[0])"), "{e}");
+    }
+
+    #[test]
+    fn a_touch_outside_its_mapping_is_an_error_at_its_step() {
+        let e = error(&with_steps("  - mmap: {size: 1 MiB}\n  - touch: {order: sequential, to: 2 MiB}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: touch: [`from` 0 B, `to` 2 MiB) must be a non-empty range inside the mapping (1 MiB long)"), "{e}");
+        let e = error(&with_steps("  - mmap: {size: 1 MiB}\n  - touch: {order: sequential, from: 1 MiB}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: touch: [`from` 1 MiB, `to` 1 MiB)"), "{e}");
+        let e = error(&with_steps("  - mmap: {size: 1 MiB}\n  - mmap: {map: 1, size: 64 KiB}\n  - touch: {maps: [0, 1], order: sequential, to: 128 KiB}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:15: reads[2]: touch:") && e.contains("mappings (the shortest) (64 KiB long)"), "{e}");
+        let e = error(&with_steps("  - mmap: {size: 1 MiB}\n  - touch: {order: sequential, from: 100}\n", ""));
+        assert!(e.contains("multiples of 4 KiB"), "{e}");
+        let e = error(&with_steps("  - mmap: {size: 1 MiB}\n  - madvise: {advice: willneed, offset: 512 KiB, size: 1 MiB}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: madvise: `offset` 512 KiB and `size` 1 MiB (bytes inside map 0) must be multiples of 4 KiB inside its 1 MiB"), "{e}");
+    }
+
+    #[test]
+    fn an_mmap_past_the_file_or_unaligned_is_an_error_at_its_step() {
+        let e = error(&with_steps("  - mmap: {offset: 510 MiB, size: 4 MiB}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: mmap: `size` 4 MiB at 510 MiB must be a multiple of 4 KiB, more than 0, and end inside the 512 MiB file"), "{e}");
+        let e = error(&with_steps("  - mmap: {offset: 1000}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: mmap: `offset` 1000 B must be a multiple of 4 KiB"), "{e}");
+        let e = error(&with_steps("  - mmap: {size: 6 KiB}\n", ""));
+        assert!(e.contains("`size` 6 KiB at 0 B must be a multiple of 4 KiB"), "{e}");
+        let e = error(&with_steps("  - readahead: {offset: 511 MiB, size: 2 MiB}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: readahead:") && e.contains("end inside the 512 MiB file"), "{e}");
+    }
+
+    #[test]
+    fn touch_orders_are_checked_at_their_step() {
+        let touch = |t: &str| error(&with_steps(&format!("  - mmap: {{size: 1 MiB}}\n  - touch: {t}\n"), ""));
+        let e = touch("{pages: [0, 256]}");
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: touch: page 256 of `pages` is out of range: the range has 256 pages (0 to 255)"), "{e}");
+        let e = touch("{order: stride, stride: 6 KiB}");
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: touch: `stride` 6 KiB must be a multiple of 4 KiB"), "{e}");
+        assert!(touch("{order: stride}").contains("needs `stride:`"));
+        assert!(touch("{order: random}").contains("needs `count:`"));
+        assert!(touch("{order: sequential, count: 5}").contains("`count` does not go with `order: sequential`"));
+        assert!(touch("{order: sequential, pages: [1]}").contains("remove `order:`"));
+        assert!(touch("{}").contains("say the `order:`"));
+        assert!(touch("{map: 0, maps: [0]}").contains("not both"));
+        let e = touch("{order: sideways}");
+        assert!(e.starts_with("scenarios/t.yaml:14: ") && e.contains("sideways"), "{e}");
+        let e = touch("{order: sequential, stripe: 1}");
+        assert!(e.starts_with("scenarios/t.yaml:14: ") && e.contains("unknown field `stripe`"), "{e}");
+    }
+
+    #[test]
+    fn vm_values_out_of_range_are_errors_at_their_line() {
+        let e = error(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm:\n  fault_around_bytes: 48 KiB\n"));
+        assert!(e.starts_with("scenarios/t.yaml:17: vm.fault_around_bytes 48 KiB: must be a power of two from 4 KiB to 2 MiB"), "{e}");
+        let e = error(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm:\n  fault_around_bytes: 4 MiB\n"));
+        assert!(e.starts_with("scenarios/t.yaml:17: ") && e.contains("2 MiB"), "{e}");
+        let e = error(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm:\n  fault_around_bytes: 2 KiB\n"));
+        assert!(e.starts_with("scenarios/t.yaml:17: "), "{e}");
+        let e = error(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm:\n  thp_enabled: sometimes\n"));
+        assert!(e.starts_with("scenarios/t.yaml:17: ") && e.contains("sometimes") && e.contains("madvise"), "{e}");
+        let e = error(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm:\n  swappiness: 1\n"));
+        assert!(e.starts_with("scenarios/t.yaml:17: ") && e.contains("unknown field `swappiness`"), "{e}");
+        assert_eq!(parse(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm: {fault_around_bytes: 2 MiB}\n")).unwrap().vm.fault_around_bytes, Some(2 << 20));
+    }
+
     #[test]
     fn every_scenario_in_the_repository_parses() {
         let scenarios = load_all(&crate::repo_root().join("scenarios")).unwrap();
@@ -663,8 +1028,8 @@ matrix:
             assert!(!s.description.is_empty());
             let text = std::fs::read_to_string(&s.path).unwrap();
             assert!(
-                text.starts_with("# Seed ") || text.starts_with("# Found by `radiff explore"),
-                "{}: say which mail and measurement it reproduces (`# Seed ...`), or which search found it (`# Found by `radiff explore ...`)",
+                text.starts_with("# Seed ") || text.starts_with("# Found by `radiff explore") || text.starts_with("# Issue "),
+                "{}: say which mail and measurement it reproduces (`# Seed ...`), which search found it (`# Found by `radiff explore ...`), or which issue it shows (`# Issue N: ...`)",
                 s.path.display()
             );
         }

@@ -30,6 +30,9 @@ pub struct Figures {
     pub faults: u64,
     /// `mm_filemap_map_pages` events (FaultAround windows).
     pub fault_arounds: u64,
+    /// Pages the fault-around ranges covered (their `req_count`s summed; the event does
+    /// not say how many of them it mapped).
+    pub fault_around_pages: u64,
 }
 
 impl Figures {
@@ -40,7 +43,10 @@ impl Figures {
                 Trigger::Sync => f.sync_windows += 1,
                 Trigger::Async => f.async_windows += 1,
                 Trigger::Fault => f.faults += 1,
-                Trigger::FaultAround => f.fault_arounds += 1,
+                Trigger::FaultAround => {
+                    f.fault_arounds += 1;
+                    f.fault_around_pages += w.req_count;
+                }
                 Trigger::Start => {}
             }
         }
@@ -89,6 +95,22 @@ impl Figures {
     }
 
     /// "3327 x 512 KiB, 1 x 64 KiB" (largest first, at most `max` sizes).
+    /// "2048 (1024 fault-around ranges over 16384 pages)", or `None` for a trace without
+    /// faults or fault-around (every pread trace: their totals stay as they were).
+    pub fn faults_line(&self) -> Option<String> {
+        if self.faults == 0 && self.fault_arounds == 0 {
+            return None;
+        }
+        Some(format!(
+            "{} ({} fault-around range{} over {} page{})",
+            self.faults,
+            self.fault_arounds,
+            plural(self.fault_arounds),
+            self.fault_around_pages,
+            plural(self.fault_around_pages)
+        ))
+    }
+
     pub fn sizes_line(&self, max: usize) -> String {
         let mut sizes: Vec<(u64, u64)> = self.read_sizes.iter().map(|(s, n)| (*s, *n)).collect();
         sizes.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
@@ -124,6 +146,9 @@ pub fn kib(bytes: u64) -> String {
 pub fn short(f: &Figures) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "  windows:       {} ({} sync, {} async)", f.windows, f.sync_windows, f.async_windows);
+    if let Some(faults) = f.faults_line() {
+        let _ = writeln!(s, "  faults:        {faults}");
+    }
     let _ = writeln!(s, "  device:        {} requests", f.requests_line());
     let _ = writeln!(s, "  read sizes:    {}", f.sizes_line(6));
     let _ = writeln!(s, "  bytes read:    {} ({})", f.bytes_read, kib(f.bytes_read));
@@ -159,14 +184,15 @@ fn request_text(r: &Request, extents: &[Extent]) -> String {
 
 /// [`window_line`] with requests placed in the file by its `extents`.
 pub fn window_line_in(w: &Window, extents: &[Extent]) -> String {
-    let trigger = match w.trigger {
-        Trigger::Start => "start",
-        Trigger::Sync => "sync ",
-        Trigger::Async => "async",
-        Trigger::Fault => "fault",
-        Trigger::FaultAround => "around",
+    // A fault's req_count is always 1 and a fault-around's is its range: neither is a
+    // read's request, so neither line shows `req`.
+    let mut s = match w.trigger {
+        Trigger::Start => format!("start @{} req {}", w.index, w.req_count),
+        Trigger::Sync => format!("sync  @{} req {}", w.index, w.req_count),
+        Trigger::Async => format!("async @{} req {}", w.index, w.req_count),
+        Trigger::Fault => format!("fault @{}", w.index),
+        Trigger::FaultAround => format!("around [{}+{})", w.index, w.req_count),
     };
-    let mut s = format!("{trigger} @{} req {}", w.index, w.req_count);
     for submit in &w.submits {
         match submit {
             Submit::Order { index, size, async_size, order } => {
@@ -208,14 +234,21 @@ pub fn window_line_in(w: &Window, extents: &[Extent]) -> String {
 pub const TABLE_HEADER: &str =
     "# trigger @index req req_count | ra [start+size) async async_size order | folios NxoORDER | rq pPAGE+PAGES (file pages)";
 
+/// What a trace with faults adds to the table's header: how its fault lines read.
+pub const FAULT_HEADER: &str = "# fault @index (filemap_fault) | around [index+pages) (filemap_map_pages' range)";
+
 /// The snapshot text of a trace: the totals, a blank line, then the window table, requests
 /// placed in the file by `extents` so that the text does not depend on where the image put
 /// the file. A window's line carries no running number: the page index that opened it
 /// (`@index`) is its key, so a change to some windows changes only their lines (and the
 /// totals) in a diff, however many windows it inserts or removes.
 pub fn snapshot(trace: &Trace, extents: &[Extent]) -> String {
-    let mut s = totals(&Figures::of(trace));
+    let figures = Figures::of(trace);
+    let mut s = totals(&figures);
     let _ = writeln!(s, "\n{TABLE_HEADER}");
+    if figures.faults_line().is_some() {
+        let _ = writeln!(s, "{FAULT_HEADER}");
+    }
     for w in &trace.windows {
         let _ = writeln!(s, "{}", window_line_in(w, extents));
     }
@@ -226,6 +259,9 @@ pub fn snapshot(trace: &Trace, extents: &[Extent]) -> String {
 pub fn totals(f: &Figures) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "windows: {} ({} sync, {} async)", f.windows, f.sync_windows, f.async_windows);
+    if let Some(faults) = f.faults_line() {
+        let _ = writeln!(s, "faults: {faults}");
+    }
     let _ = writeln!(s, "requests: {}", f.requests_line());
     let _ = writeln!(s, "read sizes: {}", f.sizes_line(usize::MAX));
     let _ = writeln!(s, "bytes read: {}", f.bytes_read);
@@ -501,6 +537,28 @@ mod tests {
             totals_change(old, new),
             "  windows  2 (1 sync, 1 async) (same)\n* folios   3 (3 o0)\n           -> 1 (1 o2)\n* extra    -\n           -> 1\n"
         );
+    }
+
+    #[test]
+    fn fault_windows_show_in_lines_and_totals_only_when_there_are_some() {
+        let mut fault = window(Trigger::Fault, &[(0, 2), (4, 2)], &[(0, 64, "RA")]);
+        fault.index = 10;
+        fault.req_count = 1;
+        fault.submits = vec![Submit::Order { index: 0, size: 32, async_size: 8, order: 2 }];
+        assert_eq!(window_line(&fault), "fault @10 | ra [0+32) async 8 order 2 | folios 2xo2 | rq 0+64");
+        let around = Window::open(Trigger::FaultAround, 16, 16, RaState::default());
+        assert_eq!(window_line(&around), "around [16+16)");
+        let trace = Trace { windows: vec![fault.clone(), around.clone(), Window::open(Trigger::FaultAround, 32, 4, RaState::default())] };
+        let f = Figures::of(&trace);
+        assert_eq!((f.windows, f.faults, f.fault_arounds, f.fault_around_pages), (0, 1, 2, 20));
+        assert_eq!(f.faults_line().unwrap(), "1 (2 fault-around ranges over 20 pages)");
+        assert!(totals(&f).contains("\nfaults: 1 (2 fault-around ranges over 20 pages)\n"), "{}", totals(&f));
+        assert!(short(&f).contains("\n  faults:        1 (2 fault-around ranges over 20 pages)\n"), "{}", short(&f));
+        assert!(snapshot(&trace, &[]).contains(FAULT_HEADER));
+        // A pread trace's totals and table have no fault lines at all.
+        let pread = Trace { windows: vec![window(Trigger::Sync, &[(0, 0)], &[(0, 8, "RA")])] };
+        let (t, sh, snap) = (totals(&Figures::of(&pread)), short(&Figures::of(&pread)), snapshot(&pread, &[]));
+        assert!(!t.contains("fault") && !sh.contains("fault") && !snap.contains("fault"), "{t}{sh}{snap}");
     }
 
     #[test]
