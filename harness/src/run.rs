@@ -307,7 +307,7 @@ pub fn guest_binary() -> Result<PathBuf> {
 pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_model::Input {
     radiff_model::Input {
         folio_pfns: pfns.to_vec(),
-        vm: env.vm,
+        vm: env.vm.clone(),
         fs: scenario.fs,
         file_size: env.file_size,
         extents: env.extents.clone(),

@@ -45,11 +45,12 @@ pub struct ModelConfig {
 /// folio that is locked or not uptodate, so whether fault-around maps a page or the load
 /// faults into `filemap_fault()` depends on whether its read has completed, and a fault
 /// that finds its folio locked sleeps on it and then returns VM_FAULT_RETRY. Each touch is
-/// one op here: with `BeforeNextOp`, reads issued by one touch have completed at the next
-/// (the guest's loads are far apart next to a device's completion only when they fault;
-/// the real traces say whether that holds), and a fault that sleeps on a folio wakes with
-/// every read issued before it complete (one reader's requests complete in order); with
-/// `WhenWaited`, only the folio waited on completes.
+/// one op here, but a load, not a system call: with `BeforeNextOp`, reads a fault issues
+/// stay in flight through the loads that follow (the guest's loop of loads gives the
+/// device no time: the kernel's trace of a sequential touch shows the async window issued
+/// at one fault still locked at the next), until a fault sleeps on a folio, which wakes
+/// with every read issued before it complete (one reader's requests complete in order), or
+/// until the next system call; with `WhenWaited`, only the folio waited on completes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IoCompletion {

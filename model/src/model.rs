@@ -355,7 +355,10 @@ impl<'a> Model<'a> {
             Op::Touch { map, offset } => self.do_user_addr_fault(map as usize, offset),
             Op::Munmap { map } => self.do_munmap(map as usize),
         }
-        if self.config.io_completion == IoCompletion::BeforeNextOp {
+        // A touch is a load, not a system call: it gives the device no time (see
+        // IoCompletion::BeforeNextOp).
+        let syscall = !matches!(self.input.ops[i], Op::Touch { .. });
+        if self.config.io_completion == IoCompletion::BeforeNextOp && syscall {
             for head in std::mem::take(&mut self.inflight) {
                 if self.cache.folio_at(head).is_some_and(|f| f.index == head) {
                     self.cache.set_uptodate(head);

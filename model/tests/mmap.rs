@@ -59,29 +59,35 @@ use Trigger::{Async, Fault, FaultAround, Sync};
 /// Touch 0: the first try (VMA lock) faults around [0, 15] and finds nothing (no event);
 /// filemap_fault (event) finds no folio: do_sync_mmap_readahead counts mmap_miss 1 and
 /// reads around: ra->start = max(0, 0 - 32 / 2) = 0, size 32, async_size 8, order 0:
-/// page_cache_ra_order adds 32 order-0 folios, PG_readahead on 32 - 8 = 24; the lock was
-/// dropped, so VM_FAULT_RETRY | VM_FAULT_MAJOR, and the retry under the mmap_lock has
-/// FAULT_FLAG_TRIED: fault-around maps [0, 15] (event) and the page, no ->fault.
+/// page_cache_ra_order adds 32 order-0 folios, PG_readahead on 32 - 8 = 24; the fault
+/// sleeps on folio 0 (all reads complete), the lock was dropped, so VM_FAULT_RETRY |
+/// VM_FAULT_MAJOR, and the retry under the mmap_lock has FAULT_FLAG_TRIED: fault-around
+/// maps [0, 15] (event) and the page, no ->fault.
 /// Touch 16: fault-around maps [16, 31] but 24 (PG_readahead), page 16 is mapped: one
 /// event, mmap_miss 1 -> 0. Touch 24: fault-around finds uptodate folios (event) but skips
 /// 24; filemap_fault (event) finds it: do_async_mmap_readahead -> page_cache_async_ra(24,
 /// req ra_pages): index == expected 24: start 32, size max(32, get_next_ra_size(32, 32))
 /// = 32, order 0 + 2 = 2, align 1 << min(2, ffs(32) - 1) = 4: eight order-2 folios, the
-/// first marked; VM_FAULT_RETRY without MAJOR, so the mmap_lock retry is a first try:
-/// fault-around maps 24 (event). Touch 32: the same with order 4 (two folios of 16), 48: a
-/// fault-around maps the order-2 folios, 64: fault-around finds only the marked folio
-/// (no event), async order 6 clamped to ilog2(32) = 5, and from 96 on every 32 pages:
-/// Fault, Async (order ra->order 5 + 2 = 7, clamped to 5), FaultAround (which maps the
-/// whole order-5 folio: it lies in one page table). The window at 1984 reads [2016, 2048)
-/// up to the last page, so no marker: 2016 and 2032 are fault-around only, and the folio
-/// at 2016 ends at i_size's page, so no PMD and only the range is mapped.
+/// first marked, their read in flight (no fault sleeps until touch 32); VM_FAULT_RETRY
+/// without MAJOR, so the mmap_lock retry is a first try: fault-around maps 24 (event).
+/// Touch 32: fault-around skips the marked folio and the locked ones (no event); the fault
+/// runs the async window (order 4: two folios of 16), sleeps on folio 32 (everything
+/// completes) and retries: fault-around maps [32, 47]. Touch 48: fault-around only. 64:
+/// fault-around finds only the marked folio (no event), async order 6 clamped to ilog2(32)
+/// = 5, and from 96 on every 32 pages: Fault, Async (order ra->order 5 + 2 = 7, clamped to
+/// 5), FaultAround (which maps the whole order-5 folio: it lies in one page table); the
+/// folio faulted at 96 + 64 j is still locked (its fault sleeps and completes the next
+/// window), at 128 + 64 j it is not. The window at 1984 reads [2016, 2048) up to the last
+/// page, so no marker, and no fault slept since: touch 2016 finds it locked, faults, sleeps
+/// and retries (fault-around maps [2016, 2031]: the folio ends at i_size's page, so no
+/// PMD and only the range), then 2032 is fault-around only.
 #[test]
 fn sequential_touch_reads_around_then_ramps_up_asynchronously() {
     let size = 8 * MIB;
     let trace = predict(&input(size, 65536, &[map_all(size), touch(TouchOrder::Sequential)]), &Policy::BASE);
     let s = shape(&trace);
     assert_eq!(
-        s[..19],
+        s[..18],
         [
             (Fault, 0, 1),
             (FaultAround, 0, 16),
@@ -90,7 +96,6 @@ fn sequential_touch_reads_around_then_ramps_up_asynchronously() {
             (Fault, 24, 1),
             (Async, 24, 32),
             (FaultAround, 16, 16),
-            (FaultAround, 32, 16),
             (Fault, 32, 1),
             (Async, 32, 32),
             (FaultAround, 32, 16),
@@ -111,18 +116,18 @@ fn sequential_touch_reads_around_then_ramps_up_asynchronously() {
     assert_eq!(w[5].ra, RaState { start: 0, size: 32, async_size: 8, order: 0, ra_pages: 32, mmap_miss: 0, prev_pos: -1 });
     assert_eq!(order_submit(&w[5]), Some((32, 32, 32, 2)));
     assert_eq!(orders(&w[5]), (0..8).map(|i| (32 + 4 * i, 2)).collect::<Vec<_>>());
-    assert_eq!(order_submit(&w[9]), Some((64, 32, 32, 4)));
-    assert_eq!(orders(&w[9]), vec![(64, 4), (80, 4)]);
-    assert_eq!(order_submit(&w[13]), Some((96, 32, 32, 6)));
-    assert_eq!(orders(&w[13]), vec![(96, 5)]);
-    assert_eq!(order_submit(&w[17]), Some((128, 32, 32, 7)));
+    assert_eq!(order_submit(&w[8]), Some((64, 32, 32, 4)));
+    assert_eq!(orders(&w[8]), vec![(64, 4), (80, 4)]);
+    assert_eq!(order_submit(&w[12]), Some((96, 32, 32, 6)));
+    assert_eq!(orders(&w[12]), vec![(96, 5)]);
+    assert_eq!(order_submit(&w[16]), Some((128, 32, 32, 7)));
     for w in [&w[1], &w[2], &w[4]] {
         assert!(w.folios.is_empty() && w.requests.is_empty() && w.submits.is_empty());
     }
     // From 128 to 1984: Fault, Async, FaultAround every 32 pages.
     let steady: Vec<_> = (128..=1984).step_by(32).flat_map(|k| [(Fault, k, 1), (Async, k, 32), (FaultAround, k, 16)]).collect();
-    assert_eq!(s[19..19 + steady.len()], steady[..]);
-    assert_eq!(s[19 + steady.len()..], [(FaultAround, 2016, 16), (FaultAround, 2032, 16)]);
+    assert_eq!(s[18..18 + steady.len()], steady[..]);
+    assert_eq!(s[18 + steady.len()..], [(Fault, 2016, 1), (FaultAround, 2016, 16), (FaultAround, 2032, 16)]);
     assert_eq!(trace.folios().map(Folio::pages).sum::<u64>(), 2048);
 }
 
@@ -216,7 +221,9 @@ fn madv_sequential_uses_page_cache_sync_ra() {
 /// expected round_down(0 + 1024 - 512, 512) = 512: start 1024, size max(1024,
 /// get_next_ra_size(1024, 32)) = 1024, order 11 clamped to 9, align 1 << min(11, 5) keeps
 /// the end; the minor retry's fault-around maps a PMD. Then every 1024 pages. The window
-/// at 14336 reads [15360, 16384) without a marker; its second folio ends at the file's
+/// at 14336 reads [15360, 16384) without a marker, and no fault sleeps after it (those at
+/// 1024 + 2048 j find their folio locked and sleep, those at 2048 j do not), so touch 15360
+/// finds folio 15360 locked: a fault that sleeps and retries (a PMD). Its second folio ends at the file's
 /// end, and filemap_map_pages maps a PMD only if "file_end >= folio_next_index(folio)"
 /// with file_end the last page (16383 < 16384): fault-around maps it 16 pages at a time
 /// (filemap_map_folio_range's whole-folio case needs the same test).
@@ -231,6 +238,7 @@ fn madv_hugepage_reads_pmd_folios_and_maps_pmds() {
     for k in (1024..=14336).step_by(1024) {
         want.extend([(Fault, k, 1), (Async, k, 32)]);
     }
+    want.push((Fault, 15360, 1));
     want.extend((15872..16384).step_by(16).map(|p| (FaultAround, p, 16)));
     assert_eq!(shape(&trace), want);
     let w = &trace.windows;
