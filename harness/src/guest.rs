@@ -312,6 +312,7 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest
         }
     }
     env.pattern_ns = started.elapsed().as_nanos() as u64;
+    env.vm.mmap_addrs = std::mem::take(&mut maps.addrs);
     // Mappings still there at the end are unmapped with tracing on: munmap does no I/O.
     drop(maps);
     write_file(&tracing.join("tracing_on"), "0")?;
@@ -411,6 +412,9 @@ fn is_mounted(fstype: &str) -> bool {
 struct Maps {
     /// (address, length, offset in the file).
     live: Vec<Option<(std::ptr::NonNull<std::ffi::c_void>, usize, u64)>>,
+    /// The address each mmap returned, in order: the model's `VmSettings::mmap_addrs`
+    /// (which page table a page is in decides fault-around's range and PMD mappings).
+    addrs: Vec<u64>,
 }
 
 impl Maps {
@@ -484,6 +488,7 @@ fn do_op(files: &[File], maps: &mut Maps, op: &Op, buf: &AlignedBuf, bytes_read:
                 return Err(format!("map {map} is already mapped"));
             }
             maps.live[slot] = Some((addr, len as usize, offset));
+            maps.addrs.push(addr.as_ptr() as u64);
         }
         Op::Madvise { map, offset, len, advice } => {
             use nix::sys::mman::MmapAdvise as M;
