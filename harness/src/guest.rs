@@ -84,6 +84,14 @@ pub struct GuestEnv {
     pub vm: VmSettings,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vm_unread: Vec<String>,
+    /// The address each `Op::Mmap` got, in op order: fault-around ranges are aligned in
+    /// the page table (do_fault_around()), so where a mapping starts (its address modulo
+    /// `fault_around_bytes`, and modulo 2 MiB for PMDs) decides which file pages they
+    /// cover. XFS and ext4 align mappings of 2 MiB or more to 2 MiB
+    /// (thp_get_unmapped_area); f2fs does not. The guest runs without address-space
+    /// randomisation ([`reexec_without_aslr`]), so the addresses repeat from run to run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub map_addresses: Vec<u64>,
     pub extents: Vec<Extent>,
     /// Wall time of the access pattern inside the guest, nanoseconds.
     pub pattern_ns: u64,
@@ -143,6 +151,29 @@ impl Guest {
             let _ = std::fs::write(self.out.join("status.json"), json);
         }
     }
+}
+
+/// Makes the guest's address space the same on every run: if address-space randomisation
+/// is on for this process, turns it off (personality ADDR_NO_RANDOMIZE, as `setarch -R`
+/// does) and executes the program again with the same arguments. Where `mmap` puts a
+/// mapping decides its fault-around ranges (see [`GuestEnv::map_addresses`]); with
+/// randomisation a mapping the file system does not align to 2 MiB (f2fs) would start at
+/// a different page-table offset on every run. Returns (having changed nothing) when the
+/// personality cannot be changed or the program cannot be executed again.
+pub fn reexec_without_aslr() {
+    use std::os::unix::process::CommandExt;
+    const ADDR_NO_RANDOMIZE: nix::libc::c_ulong = 0x0040000;
+    // SAFETY: personality(0xffffffff) only reads the persona.
+    let current = unsafe { nix::libc::personality(0xffff_ffff) };
+    if current < 0 || current as nix::libc::c_ulong & ADDR_NO_RANDOMIZE != 0 {
+        return;
+    }
+    // SAFETY: sets a flag of this process's persona; it applies from the next exec.
+    if unsafe { nix::libc::personality(current as nix::libc::c_ulong | ADDR_NO_RANDOMIZE) } < 0 {
+        return;
+    }
+    let err = std::process::Command::new("/proc/self/exe").args(std::env::args_os().skip(1)).exec();
+    eprintln!("radiff-guest: cannot run again without address-space randomisation: {err}");
 }
 
 /// The guest program's body: runs `spec.json` from `out`, writes the results there.
@@ -312,7 +343,7 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest
         }
     }
     env.pattern_ns = started.elapsed().as_nanos() as u64;
-    env.vm.mmap_addrs = std::mem::take(&mut maps.addrs);
+    env.map_addresses = std::mem::take(&mut maps.addresses);
     // Mappings still there at the end are unmapped with tracing on: munmap does no I/O.
     drop(maps);
     write_file(&tracing.join("tracing_on"), "0")?;
@@ -412,9 +443,8 @@ fn is_mounted(fstype: &str) -> bool {
 struct Maps {
     /// (address, length, offset in the file).
     live: Vec<Option<(std::ptr::NonNull<std::ffi::c_void>, usize, u64)>>,
-    /// The address each mmap returned, in order: the model's `VmSettings::mmap_addrs`
-    /// (which page table a page is in decides fault-around's range and PMD mappings).
-    addrs: Vec<u64>,
+    /// The address of every mapping made, in order.
+    addresses: Vec<u64>,
 }
 
 impl Maps {
@@ -488,7 +518,7 @@ fn do_op(files: &[File], maps: &mut Maps, op: &Op, buf: &AlignedBuf, bytes_read:
                 return Err(format!("map {map} is already mapped"));
             }
             maps.live[slot] = Some((addr, len as usize, offset));
-            maps.addrs.push(addr.as_ptr() as u64);
+            maps.addresses.push(addr.as_ptr() as u64);
         }
         Op::Madvise { map, offset, len, advice } => {
             use nix::sys::mman::MmapAdvise as M;
@@ -566,7 +596,10 @@ fn mount(g: &mut Guest, dev: &str, fs: FsKind) -> GResult<()> {
     // noatime: an atime update would make the file system write its log during the run.
     // Not read-only: on a read-only mount XFS no longer reads the file's inode cluster
     // during the run, and whether it does would then depend on its buffer cache's shrinker.
-    nix::mount::mount(Some(dev), MNT, Some(fs.name()), nix::mount::MsFlags::MS_NOATIME, None::<&str>).map_err(|e| format!("mount {dev} on {MNT} as {}: {e}", fs.name()))
+    // ext4: noinit_itable, or ext4lazyinit zeroes the inode tables of a fresh file system
+    // in the background after mount, and its writes land in some runs' traces and not others.
+    let data = if fs == FsKind::Ext4 { Some("noinit_itable") } else { None };
+    nix::mount::mount(Some(dev), MNT, Some(fs.name()), nix::mount::MsFlags::MS_NOATIME, data).map_err(|e| format!("mount {dev} on {MNT} as {}: {e}", fs.name()))
 }
 
 fn read_sys(path: &str) -> GResult<String> {

@@ -5,5 +5,7 @@ fn main() {
         eprintln!("usage: radiff-guest DIR   (DIR holds spec.json; started by radiff inside the VM)");
         std::process::exit(2);
     };
+    // The same mapping addresses on every run (fault-around depends on them).
+    radiff::guest::reexec_without_aslr();
     std::process::exit(radiff::guest::main(std::path::Path::new(&dir)));
 }
