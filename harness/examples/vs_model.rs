@@ -1,13 +1,14 @@
 //! Compares a run folder's kernel trace with the model's prediction for its scenario, as a
 //! trial does (normalised kernel trace, base policy), without booting anything:
-//! `cargo run --release -p radiff --example vs_model -- scenarios/S.yaml ~/.cache/radiff/runs/S/base`.
+//! `cargo run --release -p radiff --example vs_model -- scenarios/S.yaml ~/.cache/radiff/runs/S/base [at-issue|before-next-op|when-waited]`
+//! (the I/O completion assumption, default the model's).
 
 use radiff::compare::{self, normalise};
 use radiff::ftrace::Capture;
 use radiff::guest::GuestEnv;
 use radiff::run::model_input;
 use radiff::scenario::Scenario;
-use radiff_model::{predict, Policy};
+use radiff_model::{predict_with, IoCompletion, ModelConfig, Policy};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -20,7 +21,15 @@ fn main() {
     for (step, n) in steps {
         println!("normalised: {n} x {step}");
     }
-    let predicted = predict(&model_input(&scenario, &env, &capture.pfns), &Policy::BASE);
+    let io_completion = match args.next().as_deref() {
+        None => IoCompletion::default(),
+        Some("at-issue") => IoCompletion::AtIssue,
+        Some("before-next-op") => IoCompletion::BeforeNextOp,
+        Some("when-waited") => IoCompletion::WhenWaited,
+        Some(other) => panic!("unknown I/O completion {other}"),
+    };
+    let config = ModelConfig { io_completion, ..ModelConfig::default() };
+    let predicted = predict_with(&model_input(&scenario, &env, &capture.pfns), &Policy::BASE, &config);
     match compare::compare(&kernel, &predicted) {
         None => println!("{}: model == kernel ({} windows)", scenario.name, kernel.windows.len()),
         Some(d) => println!("{}", compare::render(&d, &scenario.name, "")),
