@@ -26,7 +26,10 @@
 //! inline data and no compression, encryption or verity; blk-mq with no I/O scheduler
 //! merging beyond the plug (see `block`), no `chunk_sectors`, `nomerges` 0, enough tags;
 //! the guest's only I/O on the device is the scenario's (metadata reads, `RM`, are not
-//! predicted).
+//! predicted). On the fault path ([`fault`]): the mappings' virtual addresses as measured
+//! (else congruent to the file offset modulo 2 MiB), reads in flight across the loads that
+//! follow the fault that issued them (see [`IoCompletion`]), no reclaim (no `workingset`
+//! folio), and nothing else faulting or holding locks.
 //!
 //! ```
 //! use radiff_model::*;
