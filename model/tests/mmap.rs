@@ -315,3 +315,40 @@ fn coverage_of_the_fault_path() {
         assert!(cov.contains(id), "{id}");
     }
 }
+
+/// The measured address decides fault-around's ranges: a mapping whose first page sits at
+/// page-table slot 7 (f2fs maps without 2 MiB alignment). Touch 0: pte_off 7, vma_off 0:
+/// from_pte = max(ALIGN_DOWN(7, 16), 7 - min(7, 0)) = 7, to_pte = min(7 + 16, 512, 7 +
+/// 2048) - 1 = 22: file pages [0, 15]. Touch 16: pte_off 23: from_pte = max(16, 7) = 16,
+/// to_pte 31: file pages [16 - 7, 16 + 8] = [9, 24].
+#[test]
+fn the_mapping_address_aligns_fault_around() {
+    let size = 8 * MIB;
+    let mut input = input(size, 65536, &[map_all(size), touch(TouchOrder::Sequential)]);
+    input.vm.mmap_addrs = vec![0x7f00_0000_0000 + 7 * 4096];
+    let trace = predict(&input, &Policy::BASE);
+    assert_eq!(shape(&trace)[..3], [(Fault, 0, 1), (FaultAround, 0, 16), (FaultAround, 9, 16)]);
+}
+
+/// Two mappings through two fds, touched in turns (map 0 page i, then map 1 page i): each
+/// fault reads ahead through its own `struct file`. Map 1's first fault (file page 1024)
+/// reads around [1008, 1040) with PG_readahead on 1032 (map 1's page 8, step 8); that
+/// fault's async window on fd 1 (ra start 1008, size 32, async 8, order 0) reads [1040,
+/// 1072) in order-2 folios, marked at 1040 (step 16: locked, a fault that runs fd 1's next
+/// window, ra order 2). Map 0 reaches its marker 24 at step 24, with fd 0's state (order
+/// 0, not fd 1's 2), and 32 at step 32.
+#[test]
+fn two_mappings_touched_in_turns_keep_their_own_readahead_state() {
+    let size = 8 * MIB;
+    let half = size / 2;
+    let steps = [
+        Step::Mmap { map: 0, fd: 0, offset: 0, len: half, shared: true },
+        Step::Mmap { map: 1, fd: 1, offset: half, len: half, shared: true },
+        Step::Touch { maps: vec![0, 1], from: 0, to: None, order: TouchOrder::Sequential },
+    ];
+    let trace = predict(&input(size, 65536, &steps), &Policy::BASE);
+    let first: Vec<_> = trace.windows.iter().filter(|w| w.trigger == Fault).take(4).map(|w| w.index).collect();
+    assert_eq!(first, vec![0, 1024, 1032, 1040]);
+    let asyncs: Vec<_> = trace.windows.iter().filter(|w| w.trigger == Async).map(|w| (w.index, w.ra.size, w.ra.order)).take(4).collect();
+    assert_eq!(asyncs, vec![(1032, 32, 0), (1040, 32, 2), (24, 32, 0), (32, 32, 2)]);
+}
