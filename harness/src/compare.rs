@@ -90,6 +90,10 @@ pub enum Part {
     Requests,
     /// The folios (indices or orders) differ: fails the trial.
     Folios,
+    /// A fault or fault-around window differs in kind, page or range (the page-fault path
+    /// took another fault than the model's): fails the trial. Only for windows opened by
+    /// `mm_filemap_fault` or `mm_filemap_map_pages`, on either side.
+    Faults,
     /// One trace has more windows than the other.
     WindowCount,
     /// Only window fields (trigger, index, req_count, ra state, submissions) differ:
@@ -125,6 +129,8 @@ pub fn compare(kernel: &Trace, model: &Trace) -> Option<Divergence> {
             Some(Part::Requests)
         } else if k.folios != m.folios {
             Some(Part::Folios)
+        } else if (is_fault(k) || is_fault(m)) && (k.trigger, k.index, k.req_count) != (m.trigger, m.index, m.req_count) {
+            Some(Part::Faults)
         } else if k != m {
             soft = soft.or(Some(i));
             None
@@ -139,6 +145,10 @@ pub fn compare(kernel: &Trace, model: &Trace) -> Option<Divergence> {
         return Some(Divergence { window: n, part: Part::WindowCount, kernel: kernel.clone(), model: model.clone() });
     }
     soft.map(|i| Divergence { window: i, part: Part::WindowFields, kernel: kernel.clone(), model: model.clone() })
+}
+
+fn is_fault(w: &Window) -> bool {
+    matches!(w.trigger, radiff_model::Trigger::Fault | radiff_model::Trigger::FaultAround)
 }
 
 /// Windows of context shown before the first divergent one.
@@ -159,6 +169,7 @@ pub fn render_between(d: &Divergence, title: &str, rerun: &str, (a, b): (&str, &
     let what = match d.part {
         Part::Requests => "device requests differ",
         Part::Folios => "folios differ",
+        Part::Faults => "faults differ (another fault page or fault-around range)",
         Part::WindowCount => "the number of windows differs",
         Part::WindowFields => "window fields differ (device requests and folios agree)",
     };
@@ -196,6 +207,10 @@ pub fn render_between(d: &Divergence, title: &str, rerun: &str, (a, b): (&str, &
     let (fk, fm) = (Figures::of(&d.kernel), Figures::of(&d.model));
     let _ = writeln!(s, "totals      {a} / {b}");
     let _ = writeln!(s, "  windows   {} / {}", fk.windows, fm.windows);
+    if fk.faults_line().is_some() || fm.faults_line().is_some() {
+        let none = || "0".to_string();
+        let _ = writeln!(s, "  faults    {} / {}", fk.faults_line().unwrap_or_else(none), fm.faults_line().unwrap_or_else(none));
+    }
     let _ = writeln!(s, "  requests  {} / {}", fk.requests_line(), fm.requests_line());
     let _ = writeln!(s, "  folios    {} ({}) / {} ({})", fk.folios, fk.orders_line(), fm.folios, fm.orders_line());
     let _ = writeln!(s, "rerun: {rerun}");
@@ -321,6 +336,28 @@ mod tests {
         assert_eq!(d.part, Part::WindowFields);
         assert!(!d.fails());
         assert!(render(&d, "t", "r").contains("ra.async_size 0 / 9"));
+    }
+
+    #[test]
+    fn another_fault_or_fault_around_range_fails() {
+        let fault = |index| Window::open(Trigger::Fault, index, 1, RaState::default());
+        let around = |index, n| Window::open(Trigger::FaultAround, index, n, RaState::default());
+        let k = Trace { windows: vec![fault(0), around(0, 16), fault(24)] };
+        assert_eq!(compare(&k, &k), None);
+        let m = Trace { windows: vec![fault(0), around(0, 16), fault(16)] };
+        let d = compare(&k, &m).unwrap();
+        assert_eq!((d.window, d.part), (2, Part::Faults));
+        assert!(d.fails());
+        let text = render(&d, "t", "r");
+        assert!(text.contains("part at window 2: faults differ"), "{text}");
+        assert!(text.contains("-    2 fault @24\n+    2 fault @16\n"), "{text}");
+        assert!(text.contains("  faults    2 (1 fault-around range over 16 pages) / 2 (1 fault-around range over 16 pages)"), "{text}");
+        let m = Trace { windows: vec![fault(0), around(0, 8), fault(24)] };
+        assert_eq!(compare(&k, &m).unwrap().part, Part::Faults);
+        // A sync window where the kernel took a fault is a fault difference too.
+        let mut m = k.clone();
+        m.windows[2].trigger = Trigger::Sync;
+        assert_eq!(compare(&k, &m).unwrap().part, Part::Faults);
     }
 
     #[test]
