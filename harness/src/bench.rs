@@ -27,6 +27,9 @@ struct Row {
 /// The headline case (seed 000): its scenario file, and the most its prediction may take.
 pub const HEADLINE: &str = "1mib_after_4k";
 pub const HEADLINE_TARGET: Duration = Duration::from_millis(10);
+/// The mmap headline case (issue 12): a sequential touch of an 8 MiB mapping, one load a
+/// page, through the fault path.
+pub const MMAP_HEADLINE: &str = "mmap_seq_8mib";
 
 /// The model's throughput: how long the headline case takes to predict (the best of a
 /// few, from the input `radiff explore` synthesises), its scenarios per second, and
@@ -34,6 +37,8 @@ pub const HEADLINE_TARGET: Duration = Duration::from_millis(10);
 /// predicted on base and judged).
 pub struct ModelFigures {
     pub headline: Duration,
+    /// The same for [`MMAP_HEADLINE`].
+    pub mmap_headline: Duration,
     pub mix_base: f64,
     pub mix_two: f64,
 }
@@ -58,19 +63,25 @@ pub fn model_figures(repo: &std::path::Path) -> Result<ModelFigures> {
     let policy = Policy::for_variant("base").ok_or_else(|| Error::Other("no base policy".into()))?;
     std::hint::black_box(predict(&input, &policy));
     let headline = best_prediction(&input, &policy, 20);
+    let s = scenario::Scenario::load(&repo.join("scenarios").join(format!("{MMAP_HEADLINE}.yaml")))?;
+    let mmap_input = crate::explore::model_input(&s);
+    std::hint::black_box(predict(&mmap_input, &policy));
+    let mmap_headline = best_prediction(&mmap_input, &policy, 20);
     let mix_base = crate::explore::model_throughput(&["base".into()], 1, 2000)?;
     let mix_two = crate::explore::model_throughput(&["base".into(), "async-align-v1".into()], 1, 2000)?;
-    Ok(ModelFigures { headline, mix_base, mix_two })
+    Ok(ModelFigures { headline, mmap_headline, mix_base, mix_two })
 }
 
 impl ModelFigures {
     pub fn lines(&self) -> String {
         format!(
-            "model: headline case ({HEADLINE}) predicts in {:.2} ms ({:.0} scenarios/s; target <= {} ms: {}); radiff explore's mix: {:.0} scenarios/s on base, {:.0}/s on base,async-align-v1",
+            "model: headline case ({HEADLINE}) predicts in {:.2} ms ({:.0} scenarios/s; target <= {} ms: {}); mmap headline ({MMAP_HEADLINE}) in {:.3} ms ({:.0} scenarios/s); radiff explore's mix: {:.0} scenarios/s on base, {:.0}/s on base,async-align-v1",
             self.headline.as_secs_f64() * 1e3,
             1.0 / self.headline.as_secs_f64().max(1e-9),
             HEADLINE_TARGET.as_millis(),
             if self.headline <= HEADLINE_TARGET { "met" } else { "MISSED" },
+            self.mmap_headline.as_secs_f64() * 1e3,
+            1.0 / self.mmap_headline.as_secs_f64().max(1e-9),
             self.mix_base,
             self.mix_two
         )

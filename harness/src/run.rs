@@ -307,7 +307,8 @@ pub fn guest_binary() -> Result<PathBuf> {
 pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_model::Input {
     radiff_model::Input {
         folio_pfns: pfns.to_vec(),
-        vm: env.vm,
+        // The guest reports the mappings' addresses apart from the vm settings it read back.
+        vm: radiff_model::VmSettings { mmap_addrs: env.map_addresses.clone(), ..env.vm.clone() },
         fs: scenario.fs,
         file_size: env.file_size,
         extents: env.extents.clone(),

@@ -24,6 +24,28 @@ fn headline() -> Input {
     }
 }
 
+/// The mmap headline (issue 12, scenarios/mmap_seq_8mib.yaml): a MAP_SHARED mapping of
+/// an 8 MiB XFS file touched sequentially, one load a page (2048 touches, 198 windows).
+fn mmap_headline() -> Input {
+    let size = 8 << 20;
+    Input {
+        fs: FsKind::Xfs,
+        file_size: size,
+        extents: vec![Extent { logical: 0, physical: 1 << 30, length: size, flags: 0 }],
+        queue: QueueLimits::nvme_qemu(128, 512),
+        mapping: MappingLimits::xfs(),
+        ops: expand(
+            &[
+                Step::Mmap { map: 0, fd: 0, offset: 0, len: size, shared: true },
+                Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential },
+            ],
+            size,
+        ),
+        folio_pfns: Vec::new(),
+        vm: Default::default(),
+    }
+}
+
 fn time(name: &str, f: impl Fn()) {
     f(); // warm up
     let mut runs = Vec::new();
@@ -45,4 +67,8 @@ fn main() {
             black_box(predict(black_box(&input), &policy));
         });
     }
+    let mmap = mmap_headline();
+    time("predict 8 MiB mmap sequential touch, base", || {
+        black_box(predict(black_box(&mmap), &Policy::BASE));
+    });
 }

@@ -40,6 +40,17 @@ pub struct ModelConfig {
 /// property tests check that all three settings give the same trace for reads). What
 /// does depend on it is `POSIX_FADV_DONTNEED`: `find_lock_entries()` skips folios it
 /// cannot lock, and a folio under read I/O is locked.
+///
+/// The fault path (`crate::fault`) does depend on it: `next_uptodate_folio()` skips a
+/// folio that is locked or not uptodate, so whether fault-around maps a page or the load
+/// faults into `filemap_fault()` depends on whether its read has completed, and a fault
+/// that finds its folio locked sleeps on it and then returns VM_FAULT_RETRY. Each touch is
+/// one op here, but a load, not a system call: with `BeforeNextOp`, reads a fault issues
+/// stay in flight through the loads that follow (the guest's loop of loads gives the
+/// device no time: the kernel's trace of a sequential touch shows the async window issued
+/// at one fault still locked at the next), until a fault sleeps on a folio, which wakes
+/// with every read issued before it complete (one reader's requests complete in order), or
+/// until the next system call; with `WhenWaited`, only the folio waited on completes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IoCompletion {

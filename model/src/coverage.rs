@@ -6,7 +6,9 @@
 //! `page_cache_ra_order()`, `page_cache_ra_unbounded()`, `do_page_cache_ra()`,
 //! `force_page_cache_ra()`, `readahead_expand()`, `ractl_max_pages()`, the ranges of
 //! `get_init_ra_size()` / `get_next_ra_size()`, the buffered read path of mm/filemap.c and
-//! the cases of `generic_fadvise()` has a stable id, `"<kernel function>: <condition>"`,
+//! the cases of `generic_fadvise()`, and of the fault path (`crate::fault`: `filemap_fault()`,
+//! `do_sync_mmap_readahead()`, `do_async_mmap_readahead()`, `filemap_map_pages()`,
+//! `do_fault_around()`, `finish_fault()`, `do_set_pmd()`, x86's retry, madvise) has a stable id, `"<kernel function>: <condition>"`,
 //! listed in [`BRANCHES`]. Where a comparison decides, its three sides are separate ids
 //! (`"... req_count < max_pages"`, `"... == ..."`, `"... > ..."`), so that a set reaching
 //! every id also reaches the boundary values.
@@ -218,7 +220,75 @@ pub const BRANCHES: &[Branch] = &[
     b("generic_fadvise: DONTNEED: end_index == 0"),
     b("generic_fadvise: DONTNEED: end_index < start_index"),
     b("generic_fadvise: DONTNEED: folio kept (partial or under I/O)"),
+    b("generic_fadvise: DONTNEED: folio mapped: kept"),
     b("generic_fadvise: DONTNEED: folio removed"),
+    // arch/x86/mm/fault.c
+    b("do_user_addr_fault: page mapped: no fault"),
+    b("do_user_addr_fault: VMA lock: done"),
+    b("do_user_addr_fault: VMA lock: VM_FAULT_RETRY, major: FAULT_FLAG_TRIED"),
+    b("do_user_addr_fault: VMA lock: VM_FAULT_RETRY, minor"),
+    b("do_user_addr_fault: mmap_lock: VM_FAULT_RETRY: FAULT_FLAG_TRIED"),
+    // mm/memory.c
+    b("should_fault_around: fault_around_pages == 1"),
+    b("do_read_fault: fault-around mapped the page"),
+    b("do_fault_around: from clamped to the VMA start"),
+    b("do_fault_around: to clamped to the VMA end"),
+    b("do_fault_around: to clamped to the page table"),
+    b("do_set_pmd: VM_NOHUGEPAGE"),
+    b("do_set_pmd: !thp_vma_suitable_order"),
+    b("do_set_pmd: folio not of PMD order"),
+    b("do_set_pmd: PMD mapped"),
+    b("finish_fault: folio past i_size: one page"),
+    b("finish_fault: do_set_pmd"),
+    b("finish_fault: folio beyond the VMA or page table: one page"),
+    b("finish_fault: PTE changed"),
+    b("finish_fault: PTEs of the folio not none: fallback"),
+    b("finish_fault: the whole folio"),
+    b("finish_fault: one page"),
+    // mm/filemap.c: the fault half
+    b("filemap_fault: __filemap_get_folio created the folio"),
+    b("filemap_fault: index >= max_idx: VM_FAULT_SIGBUS"),
+    b("filemap_fault: folio in the page cache"),
+    b("filemap_fault: FAULT_FLAG_TRIED: no async readahead"),
+    b("filemap_fault: no folio: VM_FAULT_MAJOR"),
+    b("filemap_fault: page_not_uptodate: ->read_folio"),
+    b("filemap_fault: VM_FAULT_RETRY"),
+    b("filemap_fault: VM_FAULT_LOCKED"),
+    b("lock_folio_maybe_drop_mmap: folio locked: wait"),
+    b("do_sync_mmap_readahead: VM_HUGEPAGE: force_thp_readahead"),
+    b("do_sync_mmap_readahead: VM_HUGEPAGE without large folios"),
+    b("do_sync_mmap_readahead: VM_RAND_READ: no readahead"),
+    b("do_sync_mmap_readahead: ra_pages == 0"),
+    b("do_sync_mmap_readahead: VM_SEQ_READ: page_cache_sync_ra"),
+    b("do_sync_mmap_readahead: mmap_miss++"),
+    b("do_sync_mmap_readahead: mmap_miss > MMAP_LOTSAMISS: no readahead"),
+    b("do_sync_mmap_readahead: force_thp_readahead: two folios"),
+    b("do_sync_mmap_readahead: read-around from 0"),
+    b("do_sync_mmap_readahead: read-around"),
+    b("do_async_mmap_readahead: VM_RAND_READ or ra_pages == 0"),
+    b("do_async_mmap_readahead: mmap_miss--"),
+    b("do_async_mmap_readahead: folio locked: mmap_miss kept"),
+    b("do_async_mmap_readahead: PG_readahead: page_cache_async_ra"),
+    b("maybe_unlock_mmap_for_io: fault lock dropped"),
+    b("maybe_unlock_mmap_for_io: FAULT_FLAG_TRIED: lock kept"),
+    b("filemap_map_pages: end_pgoff clamped to file_end"),
+    b("filemap_map_pages: no uptodate folio: no event"),
+    b("filemap_map_pages: PMD mapped: no event"),
+    b("filemap_map_pages: mmap_miss--"),
+    b("filemap_map_pages: mm_filemap_map_pages"),
+    b("next_uptodate_folio: folio locked: skip"),
+    b("next_uptodate_folio: PG_readahead: skip"),
+    b("filemap_map_pmd: do_set_pmd"),
+    b("filemap_map_folio_range: the whole folio"),
+    b("filemap_map_folio_range: part of the folio"),
+    // mm/madvise.c, mm/khugepaged.c
+    b("hugepage_madvise: MADV_HUGEPAGE"),
+    b("hugepage_madvise: MADV_NOHUGEPAGE"),
+    b("madvise_update_vma: VMA split"),
+    b("madvise_vma_behavior: MADV_NORMAL"),
+    b("madvise_vma_behavior: MADV_SEQUENTIAL"),
+    b("madvise_vma_behavior: MADV_RANDOM"),
+    b("madvise_willneed: vfs_fadvise(POSIX_FADV_WILLNEED)"),
 ];
 
 /// Index of `id` in [`BRANCHES`]; used in const context, so an id missing from the table
@@ -384,7 +454,7 @@ mod tests {
     /// table (the compiler checks it too), and every id of the table is recorded somewhere.
     #[test]
     fn the_table_lists_every_id_the_sources_record_and_nothing_else() {
-        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs")];
+        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs"), include_str!("fault.rs")];
         let mut recorded: Vec<String> = Vec::new();
         for src in sources {
             let text: String = src.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -87,6 +87,12 @@ impl Model<'_> {
                 cover!(self.rec, "generic_fadvise: DONTNEED: folio kept (partial or under I/O)");
                 continue;
             }
+            // mapping_evict_folio(): "The refcount will be elevated if any page in the folio
+            // is mapped".
+            if self.folio_mapped(&folio) {
+                cover!(self.rec, "generic_fadvise: DONTNEED: folio mapped: kept");
+                continue;
+            }
             cover!(self.rec, "generic_fadvise: DONTNEED: folio removed");
             self.cache.remove_folio(folio.index);
         }

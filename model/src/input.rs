@@ -108,12 +108,22 @@ pub struct Input {
 
 /// Settings of the guest's memory management that the page-fault path reads, as the
 /// guest set them (scenario `vm:`) or found them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VmSettings {
     /// `/sys/kernel/debug/fault_around_bytes` (mm/memory.c `fault_around_pages` << PAGE_SHIFT).
     pub fault_around_bytes: u64,
-    /// `/sys/kernel/mm/transparent_hugepage/enabled`.
+    /// `/sys/kernel/mm/transparent_hugepage/enabled`. Linux 7.3.4 reads it nowhere on the
+    /// fault path of a regular file (see `crate::fault`); kept so a trace can say what it was.
     pub thp_enabled: ThpMode,
+    /// The address each `Op::Mmap` returned, in the order of the ops (the guest measures
+    /// them). The virtual address decides which page table a page is in (fault-around
+    /// never crosses one, `finish_fault()` and `filemap_map_folio_range()` map a large
+    /// folio only inside one) and whether a PMD can map a folio. Empty or short: the model
+    /// assumes what `thp_get_unmapped_area()` gives a mapping that spans an aligned 2 MiB
+    /// of the file, an address congruent to the file offset modulo 2 MiB (see
+    /// `crate::fault`).
+    #[serde(default)]
+    pub mmap_addrs: Vec<u64>,
 }
 
 /// `/sys/kernel/mm/transparent_hugepage/enabled`.
@@ -130,7 +140,7 @@ impl Default for VmSettings {
     /// __read_mostly = 65536 >> PAGE_SHIFT", and CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS=y
     /// (kernels/config.fragment).
     fn default() -> Self {
-        VmSettings { fault_around_bytes: 65536, thp_enabled: ThpMode::Always }
+        VmSettings { fault_around_bytes: 65536, thp_enabled: ThpMode::Always, mmap_addrs: Vec::new() }
     }
 }
 

@@ -10,6 +10,7 @@
 //! | [`readahead`] | mm/readahead.c: `file_ra_state`, sync/async readahead, `page_cache_ra_order()`, `page_cache_ra_unbounded()`, `readahead_expand()` |
 //! | [`filemap`] | mm/filemap.c: `filemap_read()` → `filemap_get_pages()`, `page_cache_next_miss()`/`prev_miss()` |
 //! | [`fadvise`] | mm/fadvise.c: `generic_fadvise()` |
+//! | [`fault`] | the page-fault path: mm/filemap.c `filemap_fault()`, `do_sync_mmap_readahead()`, `do_async_mmap_readahead()`, `filemap_map_pages()`; mm/memory.c `do_read_fault()`, `do_fault_around()`, `finish_fault()`; arch/x86/mm/fault.c's retry; mm/madvise.c |
 //! | [`coverage`](mod@coverage) | the decisions of the functions above, as branch ids, for branch coverage |
 //! | [`fs`] | fs/iomap (XFS), fs/ext4/readpage.c, fs/f2fs/data.c: folios to bios |
 //! | [`block`] | block/blk-merge.c, blk-mq.c: bio splitting, plug merging, issue order |
@@ -25,7 +26,10 @@
 //! inline data and no compression, encryption or verity; blk-mq with no I/O scheduler
 //! merging beyond the plug (see `block`), no `chunk_sectors`, `nomerges` 0, enough tags;
 //! the guest's only I/O on the device is the scenario's (metadata reads, `RM`, are not
-//! predicted).
+//! predicted). On the fault path ([`fault`]): the mappings' virtual addresses as measured
+//! (else congruent to the file offset modulo 2 MiB), reads in flight across the loads that
+//! follow the fault that issued them (see [`IoCompletion`]), no reclaim (no `workingset`
+//! folio), and nothing else faulting or holding locks.
 //!
 //! ```
 //! use radiff_model::*;
@@ -52,6 +56,7 @@ pub mod block;
 pub mod config;
 pub mod coverage;
 pub mod fadvise;
+pub mod fault;
 pub mod filemap;
 pub mod fs;
 pub mod input;

@@ -2,7 +2,7 @@
 //! fd, the backing device, the file's layout on disk, and the trace being recorded.
 //!
 //! The kernel functions are methods of `Model`, spread over modules named after the
-//! kernel files they port (readahead.rs, filemap.rs, fadvise.rs, fs.rs, block.rs).
+//! kernel files they port (readahead.rs, filemap.rs, fadvise.rs, fault.rs, fs.rs, block.rs).
 
 use serde::{Deserialize, Serialize};
 
@@ -199,6 +199,15 @@ impl Recorder {
         }
     }
 
+    /// Opens a window for an event that prints no `file_ra_state` (`mm_filemap_fault`,
+    /// `mm_filemap_map_pages`): `ra` all default, as the ftrace side leaves it.
+    pub fn open_event(&mut self, trigger: Trigger, index: u64, req_count: u64, op: usize, fd: u32) {
+        self.windows.push(Window::open(trigger, index, req_count, RaState::default()));
+        if let Some(notes) = &mut self.notes {
+            notes.push(WindowNote { op, fd, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
+        }
+    }
+
     pub fn submit(&mut self, submit: Submit) {
         self.current().submits.push(submit);
     }
@@ -270,6 +279,10 @@ pub(crate) struct Model<'a> {
     /// Folios added to the page cache so far: the index in `input.folio_pfns` of the
     /// next one's pfn.
     pub nr_added: usize,
+    /// The process's file mappings, by map index (`None`: unmapped or never mapped).
+    pub mm: Vec<Option<crate::fault::Mmap>>,
+    /// `Op::Mmap`s run so far: the index in `input.vm.mmap_addrs` of the next one's address.
+    pub nr_mmaps: usize,
 }
 
 impl<'a> Model<'a> {
@@ -302,6 +315,8 @@ impl<'a> Model<'a> {
             inflight: Vec::new(),
             op: 0,
             nr_added: 0,
+            mm: Vec::new(),
+            nr_mmaps: 0,
         }
     }
 
@@ -335,11 +350,15 @@ impl<'a> Model<'a> {
             // count, POSIX_FADV_WILLNEED);" (so a count of 0, like fadvise's len 0, means
             // to the end of the file).
             Op::Readahead { fd, offset, len } => self.generic_fadvise(fd as usize, offset, len, crate::pattern::Advice::Willneed),
-            Op::Mmap { .. } | Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => {
-                panic!("the model does not port the page-fault path yet (issue 12): {:?}", self.input.ops[i])
-            }
+            Op::Mmap { map, fd, offset, len, shared } => self.do_mmap(map as usize, fd as usize, offset, len, shared),
+            Op::Madvise { map, offset, len, advice } => self.do_madvise(map as usize, offset, len, advice),
+            Op::Touch { map, offset } => self.do_user_addr_fault(map as usize, offset),
+            Op::Munmap { map } => self.do_munmap(map as usize),
         }
-        if self.config.io_completion == IoCompletion::BeforeNextOp {
+        // A touch is a load, not a system call: it gives the device no time (see
+        // IoCompletion::BeforeNextOp).
+        let syscall = !matches!(self.input.ops[i], Op::Touch { .. });
+        if self.config.io_completion == IoCompletion::BeforeNextOp && syscall {
             for head in std::mem::take(&mut self.inflight) {
                 if self.cache.folio_at(head).is_some_and(|f| f.index == head) {
                     self.cache.set_uptodate(head);

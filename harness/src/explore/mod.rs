@@ -265,7 +265,22 @@ pub fn model_input(scenario: &Scenario) -> Input {
         mapping: MappingLimits::for_fs(scenario.fs),
         ops: pattern::expand(&scenario.steps, scenario.file_size),
         folio_pfns: Vec::new(),
-        vm: Default::default(),
+        vm: synthetic_vm(scenario),
+    }
+}
+
+/// The vm settings a scenario's `vm:` gives the kernel, as it keeps them: mm/memory.c
+/// fault_around_bytes_set() stores "rounddown_pow_of_two(max(val, PAGE_SIZE))"; the mappings'
+/// addresses are left to the model's assumption.
+fn synthetic_vm(scenario: &Scenario) -> radiff_model::VmSettings {
+    let default = radiff_model::VmSettings::default();
+    radiff_model::VmSettings {
+        fault_around_bytes: scenario.vm.fault_around_bytes.map_or(default.fault_around_bytes, |b| {
+            let b = b.max(4096);
+            1 << (63 - b.leading_zeros())
+        }),
+        thp_enabled: scenario.vm.thp_enabled.unwrap_or(default.thp_enabled),
+        mmap_addrs: Vec::new(),
     }
 }
 
