@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use radiff_model::{Extent, FsKind, Op, QueueLimits, ThpMode, VmSettings};
 use serde::{Deserialize, Serialize};
@@ -334,12 +334,25 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest
     let max_len = ops.iter().map(|op| match op { Op::Read { len, .. } => *len, _ => 0 }).max().unwrap_or(0);
     let buf = AlignedBuf::new(max_len.max(4096) as usize);
     let mut maps = Maps::default();
+    let inflight_path = format!("/sys/block/{device}/inflight");
+    let inflight = File::open(&inflight_path).map_err(|e| format!("{inflight_path}: {e}"))?;
     let started = Instant::now();
     let mut pattern_result = Ok(());
     for op in ops {
         if let Err(e) = do_op(&files, &mut maps, op, &buf, &mut env.bytes_read) {
             pattern_result = Err(e);
             break;
+        }
+        // A load gives the device no time: the next touch would race the reads this one's
+        // fault issued (whether fault-around maps an async window's folios or finds them
+        // locked ran both ways on one kernel, run to run). Waiting for the device to go
+        // idle after each touch makes the trace exact; the model assumes the same
+        // (IoCompletion::BeforeNextOp completes reads before the next op, touch or call).
+        if matches!(op, Op::Touch { .. }) {
+            if let Err(e) = wait_idle(&inflight, &inflight_path) {
+                pattern_result = Err(e);
+                break;
+            }
         }
     }
     env.pattern_ns = started.elapsed().as_nanos() as u64;
@@ -436,6 +449,24 @@ fn parse_thp(text: &str) -> Option<ThpMode> {
 
 fn is_mounted(fstype: &str) -> bool {
     std::fs::read_to_string("/proc/mounts").map(|m| m.lines().any(|l| l.split_whitespace().nth(2) == Some(fstype))).unwrap_or(false)
+}
+
+/// Waits until `/sys/block/DEV/inflight` (open as `f`) reads "0 0": no request of the
+/// device in flight. Gives up after 30 s, an error that names the file.
+fn wait_idle(f: &File, path: &str) -> GResult<()> {
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    loop {
+        let n = f.read_at(&mut buf, 0).map_err(|e| format!("{path}: {e}"))?;
+        let text = std::str::from_utf8(&buf[..n]).unwrap_or_default();
+        if text.split_whitespace().all(|v| v == "0") {
+            return Ok(());
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err(format!("{path} still reads `{}` after 30 s: the device does not complete its reads", text.trim()));
+        }
+        std::thread::yield_now();
+    }
 }
 
 /// The scenario's mappings, by map number; nothing else in the guest touches them.

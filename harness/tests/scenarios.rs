@@ -336,23 +336,9 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
     match &policy {
         Some(policy) => {
             let input = model_input(scenario, &out.env, &out.capture.pfns);
-            let mut predicted = predict(&input, policy);
-            // The fault path shows when reads complete (radiff_model::IoCompletion): whether
-            // fault-around finds the folios of an async window issued one fault earlier
-            // still locked is a race between the guest's loads and the device, which runs
-            // both ways on the same kernel. A kernel trace that the model gives under the
-            // other assumption passes, and says so.
-            if compare::compare(&kernel, &predicted).is_some() && input.ops.iter().any(|op| matches!(op, radiff_model::Op::Touch { .. })) {
-                for io_completion in [radiff_model::IoCompletion::AtIssue, radiff_model::IoCompletion::WhenWaited] {
-                    let config = radiff_model::ModelConfig { io_completion, ..Default::default() };
-                    let other = radiff_model::predict_with(&input, policy, &config);
-                    if compare::compare(&kernel, &other).is_none() {
-                        eprintln!("{name}: kernel and model agree with reads completing {io_completion:?} (the model's default, {:?}, parts from this run: an I/O completion race of the fault path)", radiff_model::IoCompletion::default());
-                        predicted = other;
-                        break;
-                    }
-                }
-            }
+            // Exact: the guest waits for the device between touches, so the fault path's
+            // trace does not depend on when reads complete (radiff_model::Touches).
+            let predicted = predict(&input, policy);
             let declared = match expectation {
                 ModelExpectation::Declared { policy, file, line } => {
                     let file = file.strip_prefix(radiff::repo_root()).unwrap_or(file);

@@ -13,6 +13,23 @@ use serde::{Deserialize, Serialize};
 pub struct ModelConfig {
     pub io_completion: IoCompletion,
     pub folio_memory: FolioMemory,
+    /// Whether the guest waits for the device to go idle after each touch (it does: see
+    /// [`IoCompletion`]). `Touches::Race` is a loop of loads that gives the device no time.
+    pub touches: Touches,
+}
+
+/// What the guest does between two touches (see [`IoCompletion`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Touches {
+    /// It waits until `/sys/block/DEV/inflight` reads 0: with `BeforeNextOp`, every read
+    /// has completed before the next touch, as before the next system call. The default:
+    /// radiff's guest does this.
+    #[default]
+    WaitIdle,
+    /// Loads follow each other at once: reads a fault issued stay in flight through the
+    /// touches that follow, until a fault sleeps on a folio or the next system call.
+    Race,
 }
 
 /// When a read request completes, relative to what the reader does next.
@@ -45,12 +62,13 @@ pub struct ModelConfig {
 /// folio that is locked or not uptodate, so whether fault-around maps a page or the load
 /// faults into `filemap_fault()` depends on whether its read has completed, and a fault
 /// that finds its folio locked sleeps on it and then returns VM_FAULT_RETRY. Each touch is
-/// one op here, but a load, not a system call: with `BeforeNextOp`, reads a fault issues
-/// stay in flight through the loads that follow (the guest's loop of loads gives the
-/// device no time: the kernel's trace of a sequential touch shows the async window issued
-/// at one fault still locked at the next), until a fault sleeps on a folio, which wakes
-/// with every read issued before it complete (one reader's requests complete in order), or
-/// until the next system call; with `WhenWaited`, only the folio waited on completes.
+/// one op here. A loop of loads gives the device no time, so whether the async window one
+/// fault issued is still locked at a later touch is a race (it ran both ways on one
+/// kernel, run to run); the guest therefore waits for the device to go idle after each
+/// touch, and with `BeforeNextOp` every read has completed before the next op, touch or
+/// system call. Within one fault, a fault that sleeps on a folio wakes with every read
+/// issued before it complete (one reader's requests complete in order); with
+/// `WhenWaited`, only the folio waited on completes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IoCompletion {

@@ -67,7 +67,7 @@ pub mod readahead;
 pub mod trace;
 pub mod variant;
 
-pub use config::{FolioMemory, IoCompletion, ModelConfig};
+pub use config::{FolioMemory, IoCompletion, ModelConfig, Touches};
 pub use coverage::{Branch, Coverage, BRANCHES};
 pub use input::{Extent, FsKind, Input, MappingLimits, QueueLimits, ThpMode, VmSettings};
 pub use model::{Explained, Simulation, WindowNote};

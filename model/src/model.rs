@@ -355,10 +355,10 @@ impl<'a> Model<'a> {
             Op::Touch { map, offset } => self.do_user_addr_fault(map as usize, offset),
             Op::Munmap { map } => self.do_munmap(map as usize),
         }
-        // A touch is a load, not a system call: it gives the device no time (see
-        // IoCompletion::BeforeNextOp).
-        let syscall = !matches!(self.input.ops[i], Op::Touch { .. });
-        if self.config.io_completion == IoCompletion::BeforeNextOp && syscall {
+        // The guest waits for the device to go idle after each touch as well as after each
+        // system call (see IoCompletion::BeforeNextOp and Touches).
+        let settles = !matches!(self.input.ops[i], Op::Touch { .. }) || self.config.touches == crate::config::Touches::WaitIdle;
+        if self.config.io_completion == IoCompletion::BeforeNextOp && settles {
             for head in std::mem::take(&mut self.inflight) {
                 if self.cache.folio_at(head).is_some_and(|f| f.index == head) {
                     self.cache.set_uptodate(head);

@@ -24,6 +24,14 @@ fn input(file_size: u64, fault_around_bytes: u64, steps: &[Step]) -> Input {
     }
 }
 
+/// The expectations below were derived for a loop of loads that gives the device no time
+/// between touches (`Touches::Race`), which exercises the paths where fault-around meets
+/// folios still under read; radiff's guest waits for the device between touches
+/// (`Touches::WaitIdle`, the default), see `waiting_for_the_device_between_touches_maps_the_async_window`.
+fn predict(input: &Input, policy: &Policy) -> Trace {
+    predict_with(input, policy, &ModelConfig { touches: Touches::Race, ..Default::default() })
+}
+
 fn map_all(size: u64) -> Step {
     Step::Mmap { map: 0, fd: 0, offset: 0, len: size, shared: false }
 }
@@ -301,7 +309,7 @@ fn munmap_keeps_the_page_cache() {
 fn coverage_of_the_fault_path() {
     let size = 8 * MIB;
     let input = input(size, 65536, &[map_all(size), touch(TouchOrder::Sequential)]);
-    let (trace, cov) = coverage(&input, &Policy::BASE);
+    let (trace, cov) = coverage_with(&input, &Policy::BASE, &ModelConfig { touches: Touches::Race, ..Default::default() });
     assert_eq!(trace, predict(&input, &Policy::BASE));
     for id in [
         "do_sync_mmap_readahead: read-around",
@@ -351,4 +359,21 @@ fn two_mappings_touched_in_turns_keep_their_own_readahead_state() {
     assert_eq!(first, vec![0, 1024, 1032, 1040]);
     let asyncs: Vec<_> = trace.windows.iter().filter(|w| w.trigger == Async).map(|w| (w.index, w.ra.size, w.ra.order)).take(4).collect();
     assert_eq!(asyncs, vec![(1032, 32, 0), (1040, 32, 2), (24, 32, 0), (32, 32, 2)]);
+}
+
+/// Waiting for the device between touches (radiff's guest, the default `Touches::WaitIdle`):
+/// at touch 32 the async window issued at touch 24 ([32, 64) in order-2 folios, the first
+/// marked PG_readahead) has been read, so fault-around finds uptodate folios in [32, 47]
+/// (the event `around [32+16)`, skipping the marked folio 32) before the fault on 32 runs
+/// the next async window. A loop of loads (`Touches::Race`) finds them still locked:
+/// next_uptodate_folio() skips every one, no event, and the fault comes first.
+#[test]
+fn waiting_for_the_device_between_touches_maps_the_async_window() {
+    let size = 8 * MIB;
+    let input = input(size, 65536, &[map_all(size), touch(TouchOrder::Sequential)]);
+    let around_then_fault = |t: &Trace| shape(t).windows(2).any(|w| w == [(FaultAround, 32, 16), (Fault, 32, 1)]);
+    let settled = predict_with(&input, &Policy::BASE, &ModelConfig::default());
+    assert!(around_then_fault(&settled), "{:?}", &shape(&settled)[..12]);
+    let raced = predict(&input, &Policy::BASE);
+    assert!(!around_then_fault(&raced), "{:?}", &shape(&raced)[..12]);
 }

@@ -100,7 +100,7 @@ fn config() -> impl Strategy<Value = ModelConfig> {
         prop::sample::select(vec![IoCompletion::AtIssue, IoCompletion::BeforeNextOp, IoCompletion::WhenWaited]),
         prop::sample::select(vec![FolioMemory::Scattered, FolioMemory::Contiguous]),
     )
-        .prop_map(|(io_completion, folio_memory)| ModelConfig { io_completion, folio_memory })
+        .prop_map(|(io_completion, folio_memory)| ModelConfig { io_completion, folio_memory, ..Default::default() })
 }
 
 fn any_policy() -> impl Strategy<Value = Policy> {
@@ -269,7 +269,7 @@ proptest! {
     fn completion_timing_does_not_change_reads(input in input(false), policy in any_policy(), memory in prop::sample::select(vec![FolioMemory::Scattered, FolioMemory::Contiguous])) {
         let traces: Vec<Trace> = [IoCompletion::AtIssue, IoCompletion::BeforeNextOp, IoCompletion::WhenWaited]
             .into_iter()
-            .map(|io_completion| predict_with(&input, &policy, &ModelConfig { io_completion, folio_memory: memory }))
+            .map(|io_completion| predict_with(&input, &policy, &ModelConfig { io_completion, folio_memory: memory, ..Default::default() }))
             .collect();
         prop_assert_eq!(&traces[0], &traces[1]);
         prop_assert_eq!(&traces[0], &traces[2]);
