@@ -67,7 +67,7 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
         Against::Model => {
             let model = predict(&model_input(scenario, &out.env, &out.capture.pfns), &Policy::BASE);
             let (kernel, _) = normalise(&out.capture.trace, &out.env.extents);
-            compare::compare(&kernel, &model).filter(|d| d.fails()).map(|d| compare::render(&d, &scenario.name, &rerun))
+            compare::compare(&kernel, &model).map(|d| compare::render(&d, &scenario.name, &rerun))
         }
     };
     Ok(match report {

@@ -65,7 +65,6 @@ fn a_model_without_the_alignment_fails_at_the_first_trimmed_window() {
     let model = predict(&model_input(&scenario, &env, &pfns), &broken);
     let (normalised, _) = normalise(&kernel, &env.extents);
     let d = compare::compare(&normalised, &model).expect("a model without alignment must diverge");
-    assert!(d.fails());
     assert!(matches!(d.part, Part::Requests | Part::Folios), "{:?}", d.part);
     let w = &normalised.windows[d.window];
     assert_eq!(w.submits.len(), 1);

@@ -188,6 +188,34 @@ fn variant_yaml_names_the_model_policy_a_patch_must_match() {
 }
 
 #[test]
+fn explore_routes_a_variant_without_policy_to_the_kernels_and_declared_ones_to_their_policy() {
+    use radiff::explore::{policies_in, without_policy_in};
+    use radiff::kernels::VARIANT_FILE;
+    let rig = rig(&[
+        ("cleanup", &[("0001.patch", GOOD), (VARIANT_FILE, "model: base\n")]),
+        ("v3", &[("0001.patch", GOOD), (VARIANT_FILE, "model: async-align-v2\n")]),
+        ("my-fix", &[("0001.patch", GOOD)]),
+        ("opt-out", &[("0001.patch", GOOD), (VARIANT_FILE, "model: none\n")]),
+    ]);
+    let kernels = Kernels::load(&rig.repo).unwrap();
+    let k = Some(&kernels);
+    let v = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(without_policy_in(k, &v(&["base", "my-fix"])).unwrap(), Some("my-fix".to_string()));
+    assert_eq!(without_policy_in(k, &v(&["base", "opt-out"])).unwrap(), Some("opt-out".to_string()));
+    assert_eq!(without_policy_in(k, &v(&["base", "cleanup", "v3", "async-align-v1"])).unwrap(), None);
+    let pol = policies_in(k, &v(&["cleanup", "v3"])).unwrap();
+    assert_eq!(pol[0].1, radiff_model::Policy::BASE);
+    assert_eq!(Some(pol[1].1), radiff_model::Policy::for_variant("async-align-v2"));
+    for bad in [&["my-fix"][..], &["base", "my-fix", "opt-out"], &["base", "my-fix", "cleanup"]] {
+        let e = without_policy_in(k, &v(bad)).unwrap_err().to_string();
+        assert!(e.contains("--variants base,my-fix"), "{bad:?}: {e}");
+    }
+    let e = without_policy_in(k, &v(&["base", "nosuch"])).unwrap_err().to_string();
+    assert!(e.contains("nosuch") && e.contains("my-fix"), "{e}");
+    assert!(policies_in(k, &v(&["my-fix"])).is_err());
+}
+
+#[test]
 fn a_bad_variant_yaml_is_an_error_at_its_line() {
     use radiff::kernels::VARIANT_FILE;
     let load = |text: &str| {

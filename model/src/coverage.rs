@@ -170,13 +170,16 @@ pub const BRANCHES: &[Branch] = &[
     b("page_cache_async_ra: aligned_end < end: trimmed"),
     b("page_cache_async_ra: aligned_end <= ra->start: not trimmed"),
     v("async-align-v2", "page_cache_async_ra: may_shrink"),
-    b("readahead_expand: leading edge"),
-    b("readahead_expand: leading edge: folio present"),
-    b("readahead_expand: leading edge: -EEXIST"),
-    b("readahead_expand: trailing edge"),
-    b("readahead_expand: trailing edge: folio present"),
-    b("readahead_expand: trailing edge: -EEXIST"),
-    b("readahead_expand: window covers the range"),
+    // Linux 7.3.4's own function, but only seed 003's f2fs patch calls it on the paths the
+    // model ports (erofs, netfs, btrfs, squashfs and orangefs do in the kernel; XFS, ext4
+    // and f2fs do not): reachable under that policy alone.
+    v("f2fs-extent-ra", "readahead_expand: leading edge"),
+    v("f2fs-extent-ra", "readahead_expand: leading edge: folio present"),
+    v("f2fs-extent-ra", "readahead_expand: leading edge: -EEXIST"),
+    v("f2fs-extent-ra", "readahead_expand: trailing edge"),
+    v("f2fs-extent-ra", "readahead_expand: trailing edge: folio present"),
+    v("f2fs-extent-ra", "readahead_expand: trailing edge: -EEXIST"),
+    v("f2fs-extent-ra", "readahead_expand: window covers the range"),
     // mm/filemap.c
     b("page_cache_next_miss: miss"),
     b("page_cache_next_miss: wrapped to 0"),

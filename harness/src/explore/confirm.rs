@@ -125,7 +125,7 @@ pub fn confirm(lab: &Lab, f: &Finding, o: &Options) -> Result<Confirmation> {
         let input = model_input(&scenario, &out.env, &out.capture.pfns);
         let model = predict(&input, policy);
         let (kernel, _) = normalise(&out.capture.trace, &out.env.extents);
-        if let Some(d) = compare::compare(&kernel, &model).filter(|d| d.fails()) {
+        if let Some(d) = compare::compare(&kernel, &model) {
             let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{name}.yaml")).display());
             let text = compare::render(&d, &format!("{name}::{variant}"), &rerun);
             bug.get_or_insert(text);

@@ -2,18 +2,22 @@
 //! model on base picks a small set of generated scenarios that together reach every
 //! branch of the ported kernel functions the generator can reach (greedy set cover over
 //! [`radiff_model::coverage`]), the set runs on both kernels, and every scenario where
-//! V's device requests or folios differ from base's is written as scenario YAML with the
-//! figures of both kernels. Not shrunk: shrinking needs a model of V.
+//! V's device requests or folios differ from base's is shrunk by delta debugging on the
+//! kernels themselves (no model of V exists to shrink with: each candidate runs on both)
+//! and written as scenario YAML with the figures of both kernels.
 
 use std::fmt::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
-use radiff_model::Coverage;
+use radiff_model::{predict, Coverage, Policy, Trace};
 
+use super::detect::Hit;
 use super::generate::{self, Gen};
-use super::{figures_line, model_input, scenario_of, Options};
-use crate::compare::normalise;
+use super::{figures_line, interrupted, model_input, scenario_of, Options, GUESS_IMAGE, GUESS_RUN};
+use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::run::Lab;
+use crate::run::{image_key, model_input as run_model_input, Lab};
 
 /// Greedy set cover: indexes into `sets` of a small subset whose union equals the union
 /// of all, the set adding most new branches first (the first such on ties).
@@ -81,45 +85,350 @@ pub fn pick(seed: u64, n: u64) -> Picked {
     Picked { gens: chosen.iter().map(|&i| gens[i].clone()).collect(), covered, generated: n }
 }
 
-/// Runs the picked set on base and `variant`'s kernel; writes each scenario whose device
-/// requests or folios differ to `o.out` as YAML (unshrunk) and returns the Markdown report.
-pub fn unknown_variant(lab: &Lab, variant: &str, o: &Options, picked: &Picked, progress: &mut dyn FnMut(&str)) -> Result<String> {
-    let mut md = format!("## radiff explore --variants base,{variant} (no model policy: branch-covering set, unshrunk)\n\n{}\n", picked.summary());
-    let _ = writeln!(md, "| scenario | base (kernel) | {variant} (kernel) | change |\n|---|---|---|---|");
-    std::fs::create_dir_all(&o.out).map_err(|e| Error::io(&o.out, e))?;
-    let dir = lab.cache.dir("explore")?;
-    let variants = vec!["base".to_string(), variant.to_string()];
-    for (index, gen) in &picked.gens {
-        let name = format!("explore_cover_{}_{index}", o.seed);
-        let scenario = gen.scenario(&dir, &name, "", &variants)?;
-        let point = &scenario.points[0];
-        let mut traces = Vec::new();
-        for v in &variants {
-            let out = lab.run(&scenario, point, v, &format!("explore {name} on {v}"))?;
-            traces.push(normalise(&out.capture.trace, &out.env.extents).0);
-        }
-        let hit = super::detect::variant_change(&traces[0], &traces[1], variant);
-        progress(&format!("explore: {name}: {}", hit.as_ref().map_or("same requests and folios".to_string(), |h| h.key.clone())));
-        if let Some(h) = hit {
-            let (a, b) = (figures_line(&traces[0]), figures_line(&traces[1]));
-            let comment = format!("Seed {} of `radiff explore` (scenario {index}, not shrunk: {variant} has no model policy).\nvariant-change: {}\nKernel: base: {a}; {variant}: {b}\n", o.seed, h.detail);
-            let path = o.out.join(format!("{name}.yaml"));
-            std::fs::write(&path, gen.yaml(&comment, &variants)).map_err(|e| Error::io(&path, e))?;
-            let _ = writeln!(md, "| `{name}.yaml`: {} | {a} | {b} | {} |", gen.describe(), h.key.replace('|', "/"));
-        }
-    }
-    Ok(md)
+/// One scenario run on both kernels (the set's, or a shrinking candidate).
+#[derive(Clone, Debug)]
+pub struct Pair {
+    pub name: String,
+    pub gen: Gen,
+    /// The kernels' traces, normalised: base, then the variant.
+    pub base: Trace,
+    pub variant: Trace,
+    /// Where the variant's device requests or folios differ from base's.
+    pub hit: Option<Hit>,
+    /// Where the base model parts from the base kernel (a model bug), rendered.
+    pub model_bug: Option<String>,
+    /// Wall time of the two runs, and of the disk image's preparation when it was made.
+    pub run_time: Duration,
+    pub image_time: Option<Duration>,
 }
 
-/// `radiff explore --variants base,V` where V has no model policy: picks the set from
-/// `o.max_scenarios` (default 2000) scenarios of `o.seed`, runs it, prints the report.
-pub fn main_for_unknown(lab: &Lab, variant: &str, o: &Options) -> Result<String> {
+/// Runs `gen` on the base kernel and on `variant`'s, and checks the base kernel against the
+/// base model on what the guest measured.
+pub fn run_pair(lab: &Lab, variant: &str, gen: &Gen, name: &str) -> Result<Pair> {
+    let variants = vec!["base".to_string(), variant.to_string()];
+    let dir = lab.cache.dir("explore")?;
+    let scenario = gen.scenario(&dir, name, "", &variants)?;
+    let point = &scenario.points[0];
+    let image_ready = lab.cache.root.join("images").join(image_key(&scenario)).join("ready").is_file();
+    let image_time = if image_ready {
+        None
+    } else {
+        let t = Instant::now();
+        lab.image(&scenario, &format!("explore {name}"))?;
+        Some(t.elapsed())
+    };
+    let mut traces = Vec::new();
+    let mut model_bug = None;
+    let mut run_time = Duration::ZERO;
+    for v in &variants {
+        let out = lab.run(&scenario, point, v, &format!("explore {name} on {v}"))?;
+        run_time += out.wall;
+        let (kernel, _) = normalise(&out.capture.trace, &out.env.extents);
+        if v == "base" {
+            let model = predict(&run_model_input(&scenario, &out.env, &out.capture.pfns), &Policy::BASE);
+            if let Some(d) = compare::compare(&kernel, &model) {
+                model_bug = Some(compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
+            }
+        }
+        traces.push(kernel);
+    }
+    let variant_trace = traces.pop().expect("two runs");
+    let base = traces.pop().expect("two runs");
+    let hit = super::detect::variant_change(&base, &variant_trace, variant);
+    Ok(Pair { name: name.to_string(), gen: gen.clone(), base, variant: variant_trace, hit, model_bug, run_time, image_time })
+}
+
+/// What an explore of a variant without a model policy produced.
+#[derive(Debug, Default)]
+pub struct UnknownReport {
+    /// The set's scenarios that ran on both kernels, in the order they ran.
+    pub ran: Vec<Pair>,
+    /// The set's scenarios not run: (name, why).
+    pub skipped: Vec<(String, String)>,
+    /// Per changed scenario of `ran` (by index): the smallest one found that still changes
+    /// the same way, and the kernel runs the shrinking took (pairs).
+    pub shrunk: Vec<(usize, Pair, usize)>,
+    /// The scenarios where the base model fires a detector, run before the set: (name, what fired).
+    pub anomalies: Vec<(String, String)>,
+    pub interrupted: bool,
+    pub markdown: String,
+}
+
+/// Whether a candidate changes "the same way" as the original: any change in requests or
+/// folios, and still worse on some figure when the original was.
+fn same_way(original: &Hit, candidate: &Option<Hit>) -> bool {
+    candidate.as_ref().is_some_and(|c| !super::is_worse(original) || super::is_worse(c))
+}
+
+/// Time kept for shrinking when the set leaves the budget short: the set's runs stop when
+/// less than this share of the budget is left.
+pub const SHRINK_SHARE_UNKNOWN: f64 = 0.25;
+
+/// `radiff explore --variants base,V` where V has no model policy: picks the branch-covering
+/// set from `o.max_scenarios` (default 2000) scenarios of `o.seed` with the base model, runs
+/// as much of it on both kernels as the budget allows (at most `o.confirm` scenarios when
+/// given), then shrinks each scenario where V changes the device's requests or folios by
+/// delta debugging on the kernels (both kernels per candidate, worse changes first), writes
+/// each as scenario YAML to `o.out`, and returns the report.
+pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn FnMut(&str)) -> Result<UnknownReport> {
+    let started = Instant::now();
     let picked = pick(o.seed, o.max_scenarios.unwrap_or(2000));
-    crate::cli::progress(&picked.summary());
-    let md = unknown_variant(lab, variant, o, &picked, &mut |l| crate::cli::progress(l))?;
+    progress(&format!("explore: {variant} has no model policy: {}", picked.summary().lines().next().unwrap_or_default()));
+    let anomalies = base_anomalies(o, progress);
+    let mut report = UnknownReport { anomalies: anomalies.iter().map(|(n, _, why)| (n.clone(), why.clone())).collect(), ..Default::default() };
+    // The anomalies first: shrunk, they are small, and they are where patches act.
+    let todo: Vec<(String, Gen)> = anomalies
+        .into_iter()
+        .map(|(n, g, _)| (n, g))
+        .chain(picked.gens.iter().map(|(index, g)| (format!("explore_cover_{}_{index}", o.seed), g.clone())))
+        .collect();
+    std::fs::create_dir_all(&o.out).map_err(|e| Error::io(&o.out, e))?;
+    let left = |started: &Instant| o.budget.saturating_sub(started.elapsed());
+    let (mut runs, mut run_time, mut images, mut image_time) = (0u32, Duration::ZERO, 0u32, Duration::ZERO);
+    let estimate = |ready: bool, runs: u32, run_time: Duration, images: u32, image_time: Duration| {
+        let per_run = if runs == 0 { GUESS_RUN } else { run_time / runs };
+        let per_image = if images == 0 { GUESS_IMAGE } else { image_time / images };
+        per_run * 2 + if ready { Duration::ZERO } else { per_image }
+    };
+    let set_budget = o.budget.mul_f64(1.0 - SHRINK_SHARE_UNKNOWN);
+    let limit = o.confirm.unwrap_or(usize::MAX);
+    for (i, (name, gen)) in todo.iter().enumerate() {
+        let name = name.clone();
+        if interrupted() {
+            report.interrupted = true;
+            report.skipped.push((name, "Ctrl-C".into()));
+            continue;
+        }
+        if report.ran.len() >= limit {
+            report.skipped.push((name, format!("--confirm {limit}")));
+            continue;
+        }
+        let ready = image_ready(lab, gen, &name);
+        let cost = estimate(ready, runs, run_time, images, image_time);
+        let room = set_budget.saturating_sub(started.elapsed());
+        if cost > room {
+            report.skipped.push((name, format!("budget: about {} s, {} s left for the set", cost.as_secs(), room.as_secs())));
+            continue;
+        }
+        progress(&format!("explore: scenario {} of {}: {name}: {} (about {} s)", i + 1, todo.len(), gen.describe(), cost.as_secs()));
+        match run_pair(lab, variant, gen, &name) {
+            Ok(pair) => {
+                runs += 2;
+                run_time += pair.run_time;
+                if let Some(t) = pair.image_time {
+                    images += 1;
+                    image_time += t;
+                }
+                progress(&format!(
+                    "explore: {name}: {}{}",
+                    pair.hit.as_ref().map_or("same requests and folios on both kernels".to_string(), |h| h.key.clone()),
+                    if pair.model_bug.is_some() { "; MODEL BUG: the base model parts from the base kernel" } else { "" }
+                ));
+                report.ran.push(pair);
+            }
+            Err(e) => {
+                progress(&format!("explore: {name}: the run failed: {e}"));
+                report.skipped.push((name, format!("run failed: {}", e.to_string().lines().next().unwrap_or_default())));
+            }
+        }
+    }
+
+    // Shrink the changes, worse ones first, then the stronger.
+    let mut changed: Vec<usize> = (0..report.ran.len()).filter(|&i| report.ran[i].hit.is_some()).collect();
+    changed.sort_by(|&a, &b| {
+        let (ha, hb) = (report.ran[a].hit.as_ref().unwrap(), report.ran[b].hit.as_ref().unwrap());
+        super::is_worse(hb).cmp(&super::is_worse(ha)).then(hb.strength.total_cmp(&ha.strength))
+    });
+    for &i in &changed {
+        let original = report.ran[i].clone();
+        let hit = original.hit.clone().expect("changed");
+        let mut best = original.clone();
+        let mut tries = 0usize;
+        let mut n = 0usize;
+        let (shrunk, _) = super::shrink::shrink(
+            &original.gen,
+            |c| {
+                if interrupted() {
+                    return false;
+                }
+                let ready = image_ready(lab, c, "shrink");
+                if estimate(ready, runs, run_time, images, image_time) > left(&started) {
+                    return false;
+                }
+                n += 1;
+                let name = format!("{}_s{n}", original.name);
+                progress(&format!("explore: shrinking {}: {name}: {}", original.name, c.describe()));
+                tries += 1;
+                match run_pair(lab, variant, c, &name) {
+                    Ok(p) => {
+                        runs += 2;
+                        run_time += p.run_time;
+                        if let Some(t) = p.image_time {
+                            images += 1;
+                            image_time += t;
+                        }
+                        let keep = same_way(&hit, &p.hit);
+                        if keep {
+                            best = p;
+                        }
+                        keep
+                    }
+                    Err(e) => {
+                        progress(&format!("explore: {name}: the run failed: {e}"));
+                        false
+                    }
+                }
+            },
+            o.shrink_budget,
+        );
+        debug_assert!(shrunk == best.gen);
+        if tries > 0 {
+            progress(&format!("explore: {}: shrunk to {} in {tries} kernel pairs", original.name, best.gen.describe()));
+        }
+        report.shrunk.push((i, best, tries));
+    }
+    report.interrupted |= interrupted();
+
+    // Write each change, shrunk, as a scenario.
+    let variants = vec!["base".to_string(), variant.to_string()];
+    for (i, best, tries) in &report.shrunk {
+        let original = &report.ran[*i];
+        let Some(h) = &best.hit else { continue };
+        let origin = match report.anomalies.iter().find(|(n, _)| *n == original.name) {
+            Some((_, why)) => format!("where the base model fires {}", why.split(':').next().unwrap_or_default()),
+            None => format!("scenario {} of the base model's branch-covering set", original.name.rsplit('_').next().unwrap_or_default()),
+        };
+        let mut c = format!(
+            "Found by `radiff explore --seed {} --variants base,{variant}` ({variant} has no model policy: {origin},\n{}), run on both kernels.\n",
+            o.seed,
+            if best.gen == original.gen { format!("not shrunk ({tries} smaller candidates tried)") } else { format!("shrunk in {tries} kernel pairs") }
+        );
+        let _ = writeln!(c, "variant-change: {}", h.detail);
+        let _ = writeln!(c, "Kernel: base: {}; {variant}: {}", figures_line(&best.base), figures_line(&best.variant));
+        let _ = writeln!(c, "Rerun once copied to scenarios/: cargo test -- scenario_{}", best.name);
+        let path = o.out.join(format!("{}.yaml", best.name));
+        crate::cache::write_atomic(&path, best.gen.yaml(&c, &variants).as_bytes())?;
+    }
+    report.markdown = markdown_unknown(&report, &picked, variant, o, started.elapsed());
     let path = o.out.join("summary.md");
-    std::fs::write(&path, &md).map_err(|e| Error::io(&path, e))?;
-    Ok(md)
+    crate::cache::write_atomic(&path, report.markdown.as_bytes())?;
+    Ok(report)
+}
+
+/// At most this many base anomalies join the set, one per detector.
+pub const ANOMALIES: usize = 4;
+
+/// Where the base model itself looks bad (a detector fires: trimmed windows, order
+/// collapse, fragmentation, amplification): the patterns a readahead patch most often sets
+/// out to change, which branch coverage alone does not select (seed 000's trimmed windows
+/// take particular values, not a particular branch). The model's search on base over the
+/// same seed, with a tenth of the budget (at most 90 s), shrunk; the strongest of each
+/// detector, at most [`ANOMALIES`]: (name, scenario, "detector: detail").
+pub fn base_anomalies(o: &Options, progress: &mut dyn FnMut(&str)) -> Vec<(String, Gen, String)> {
+    let budget = (o.budget / 10).min(Duration::from_secs(90));
+    // Shrinking by model calls as the model-driven search does (o.shrink_budget counts
+    // kernel pairs here); o.shrink_time, when given, replaces the time share.
+    let b = Options { variants: vec!["base".into()], budget, confirm: Some(0), shrink_budget: Options::default().shrink_budget, ..o.clone() };
+    let pol = vec![("base".to_string(), Policy::BASE)];
+    let r = super::search(&b, &pol, &mut |_| {});
+    let found = super::shrink_findings(&r, &b, &pol, &mut |_| {});
+    let mut seen = std::collections::BTreeSet::new();
+    let picked: Vec<(String, Gen, String)> = found
+        .into_iter()
+        .filter(|f| seen.insert(f.hit.detector))
+        .take(ANOMALIES)
+        .map(|f| (f.name(), f.gen.clone(), format!("{}: {}", f.hit.detector, f.hit.detail)))
+        .collect();
+    progress(&format!(
+        "explore: the base model's search ({} scenarios in {:.0} s) adds {} anomalies to run first: {}",
+        r.scenarios,
+        r.elapsed.as_secs_f64(),
+        picked.len(),
+        picked.iter().map(|(n, _, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+    ));
+    picked
+}
+
+/// Whether the disk image `gen` needs is prepared.
+fn image_ready(lab: &Lab, gen: &Gen, name: &str) -> bool {
+    gen.scenario(Path::new("explore"), name, "", &[])
+        .is_ok_and(|s| lab.cache.root.join("images").join(image_key(&s)).join("ready").is_file())
+}
+
+/// The Markdown report of [`explore_unknown`].
+pub fn markdown_unknown(r: &UnknownReport, picked: &Picked, variant: &str, o: &Options, wall: Duration) -> String {
+    let mut md = format!("## radiff explore --seed {} --variants base,{variant}\n\n", o.seed);
+    let _ = writeln!(
+        md,
+        "{variant} has no model policy, so the base model chose the scenarios: {}\n",
+        picked.summary().trim_end().replace('\n', "\n    ")
+    );
+    if !r.anomalies.is_empty() {
+        let _ = writeln!(md, "Run first, where the base model fires a detector (the patterns patches set out to change):");
+        for (name, why) in &r.anomalies {
+            let _ = writeln!(md, "- `{name}`: {why}");
+        }
+        md.push('\n');
+    }
+    let base = Coverage::base();
+    let mut reached = Coverage::default();
+    for p in &r.ran {
+        if let Ok(s) = scenario_of(&p.gen, &[]) {
+            reached.union(&radiff_model::coverage(&model_input(&s), &Policy::BASE).1);
+        }
+    }
+    let _ = writeln!(
+        md,
+        "Ran {} of these {} scenarios on both kernels in {:.0} s{}; those run reach {} of the {} branches.",
+        r.ran.len(),
+        picked.gens.len() + r.anomalies.len(),
+        wall.as_secs_f64(),
+        if r.interrupted { " (stopped by Ctrl-C)" } else { "" },
+        base.len() - base.minus(&reached).len(),
+        base.len()
+    );
+    for (name, why) in &r.skipped {
+        let _ = writeln!(md, "- not run: `{name}` ({why})");
+    }
+    let bugs: Vec<&Pair> = r.ran.iter().filter(|p| p.model_bug.is_some()).collect();
+    if !bugs.is_empty() {
+        let _ = writeln!(md, "\n**Model bugs**: the base model parts from the base kernel on {} of them:", bugs.len());
+        for p in bugs {
+            let _ = writeln!(md, "\n```text\n{}\n```", p.model_bug.as_deref().unwrap_or_default().trim_end());
+        }
+    }
+    let changed: Vec<&(usize, Pair, usize)> = r.shrunk.iter().collect();
+    if changed.is_empty() {
+        let _ = writeln!(md, "\n{variant} changes no device request and no folio on any scenario run.");
+        return md;
+    }
+    let worse = changed.iter().filter(|(_, p, _)| p.hit.as_ref().is_some_and(super::is_worse)).count();
+    let _ = writeln!(
+        md,
+        "\n{variant} changes requests or folios on {} of them; {}.\n",
+        changed.len(),
+        if worse == 0 { "none gets worse on any figure".to_string() } else { format!("{worse} get worse on some figure") }
+    );
+    let _ = writeln!(md, "| scenario (written to {}) | base (kernel) | {variant} (kernel) | change |\n|---|---|---|---|", o.out.display());
+    for (i, p, tries) in changed {
+        let from = if p.gen == r.ran[*i].gen { String::new() } else { format!(", shrunk from `{}` in {tries} pairs", r.ran[*i].name) };
+        let _ = writeln!(
+            md,
+            "| `{}.yaml`: {}{from} | {} | {} | {} |",
+            p.name,
+            p.gen.describe(),
+            figures_line(&p.base),
+            figures_line(&p.variant),
+            p.hit.as_ref().map_or(String::new(), |h| h.key.replace('|', "/"))
+        );
+    }
+    md
+}
+
+/// `radiff explore --variants base,V` where V has no model policy: prints the progress,
+/// returns the report.
+pub fn main_for_unknown(lab: &Lab, variant: &str, o: &Options) -> Result<UnknownReport> {
+    explore_unknown(lab, variant, o, &mut |l| crate::cli::progress(l))
 }
 
 #[cfg(test)]
@@ -155,6 +464,64 @@ mod tests {
         assert!(p.gens.len() < 60, "{}", p.gens.len());
     }
 
+    fn hit(key: &str) -> Hit {
+        Hit { detector: "variant-change", key: key.into(), strength: 1.0, detail: String::new() }
+    }
+
+    #[test]
+    fn a_shrunk_change_must_stay_worse_when_it_was() {
+        let worse = hit("v: device reads more; worse on device reads");
+        let better = hit("v: device reads fewer");
+        assert!(same_way(&worse, &Some(worse.clone())));
+        assert!(!same_way(&worse, &Some(better.clone())));
+        assert!(!same_way(&worse, &None));
+        assert!(same_way(&better, &Some(worse)));
+        assert!(same_way(&better, &Some(better.clone())));
+        assert!(!same_way(&better, &None));
+    }
+
+    /// What running the set on a kernel could find, shown with a model of that kernel: on
+    /// seed 1's set, seed 000's v1 policy changes the requests of some scenario, and the
+    /// change is found by the same detector the kernels' runs use. (The set is chosen by
+    /// the base model alone; v1's policy plays the unknown kernel.)
+    #[test]
+    fn the_set_holds_a_scenario_seed_000s_patch_changes() {
+        let p = pick(1, 2000);
+        let v1 = Policy::for_variant("async-align-v1").unwrap();
+        let changed: Vec<String> = p
+            .gens
+            .iter()
+            .filter_map(|(i, g)| {
+                let input = model_input(&scenario_of(g, &[]).ok()?);
+                super::super::detect::variant_change(&predict(&input, &Policy::BASE), &predict(&input, &v1), "v1").map(|h| format!("{i}: {}", h.key))
+            })
+            .collect();
+        assert!(!changed.is_empty(), "no scenario of the set tells v1 from base");
+        eprintln!("{changed:#?}");
+    }
+
+    /// The base model's anomalies run first hold seed 000's class: a trimmed-window
+    /// scenario that v1's policy changes (the trial checks the same on the kernels).
+    #[test]
+    fn the_anomalies_hold_a_trimmed_window_that_seed_000s_patch_changes() {
+        let o = Options {
+            seed: 3,
+            max_scenarios: Some(50),
+            shrink_per_detector: 2,
+            shrink_time: Some(Duration::from_secs(3600)),
+            budget: Duration::from_secs(900),
+            ..Options::default()
+        };
+        let a = base_anomalies(&o, &mut |_| {});
+        eprintln!("{a:#?}");
+        assert!(a.len() <= ANOMALIES);
+        let (_, g, why) = a.first().expect("the search on base finds anomalies");
+        assert!(why.starts_with("trimmed-window"), "{why}");
+        let input = model_input(&scenario_of(g, &[]).unwrap());
+        let v1 = Policy::for_variant("async-align-v1").unwrap();
+        assert!(super::super::detect::variant_change(&predict(&input, &Policy::BASE), &predict(&input, &v1), "v1").is_some());
+    }
+
     /// The set for seed 1's first 2000 scenarios, printed: `cargo test -p radiff --lib
     /// explore::cover::tests::print_the_set -- --ignored --nocapture`.
     #[test]
@@ -166,4 +533,48 @@ mod tests {
             println!("  scenario {i}: {}", g.describe());
         }
     }
+}
+
+/// A run of [`explore_unknown`] for `cargo test`: seed 000's v1 kernel explored as if the
+/// model had no policy for it, with seed 3's first 50 scenarios, the first scenario to run
+/// only (the base model's trimmed-window anomaly, shrunk) and two shrinking candidates at
+/// most. The kernels must show a change of requests or folios there (the model's v1
+/// policy predicts one, and the scenario trials check that policy against the v1 kernel),
+/// and the scenario must be written as YAML that loads.
+pub fn trial(lab: &Lab) -> std::result::Result<(), String> {
+    let out = lab.cache.dir("explore-trial-unknown").map_err(|e| e.to_string())?;
+    // Shrinking the anomalies is bounded by model calls alone (not time, which would make
+    // the scenario depend on the machine's speed).
+    let o = Options {
+        seed: 3,
+        max_scenarios: Some(50),
+        confirm: Some(1),
+        shrink_budget: 2,
+        shrink_per_detector: 2,
+        shrink_time: Some(Duration::from_secs(3600)),
+        budget: Duration::from_secs(900),
+        out,
+        ..Options::default()
+    };
+    let mut log = |line: &str| (lab.progress)(line);
+    let r = explore_unknown(lab, "async-align-v1", &o, &mut log).map_err(|e| e.to_string())?;
+    let Some(first) = r.ran.first() else {
+        return Err(format!("nothing ran:\n{}", r.markdown));
+    };
+    // A base-model bug is reported (explore's job), not this trial's failure: the scenario
+    // trials hold the model to the kernel.
+    if let Some(bug) = &first.model_bug {
+        log(&format!("explore (unknown variant): {}: reported as a model bug:\n{bug}", first.name));
+    }
+    if first.hit.is_none() {
+        return Err(format!("{}: the v1 kernel changes nothing on the first scenario run:\n{}", first.name, r.markdown));
+    }
+    let Some((_, best, _)) = r.shrunk.first() else { return Err(format!("no change reported:\n{}", r.markdown)) };
+    let path = o.out.join(format!("{}.yaml", best.name));
+    let s = crate::scenario::Scenario::load(&path).map_err(|e| format!("the written finding does not load: {e}"))?;
+    if !r.markdown.contains("branches") || !r.markdown.contains("async-align-v1 changes requests or folios on 1 of them") {
+        return Err(format!("the report does not give the coverage and the change:\n{}", r.markdown));
+    }
+    log(&format!("explore (unknown variant): {} written; {}", s.path.display(), best.hit.as_ref().map_or("", |h| h.key.as_str())));
+    Ok(())
 }
