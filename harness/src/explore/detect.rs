@@ -151,6 +151,9 @@ pub struct Stream {
     pub read_size: u64,
 }
 
+/// Touches of mapping `m` count as reads through this descriptor number plus `m`.
+pub const MAP_FD: u32 = 1 << 16;
+
 /// The sequential streams of `ops` (see the module's comment). A stream that overlaps an
 /// earlier one re-reads what is cached and is left out, and so is one begun under
 /// `POSIX_FADV_RANDOM` (the program asked for no readahead).
@@ -161,9 +164,26 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
     // Index of a stream by the offset where it ends.
     let mut by_end: BTreeMap<u64, usize> = BTreeMap::new();
     let mut random_fds: std::collections::BTreeSet<u32> = std::collections::BTreeSet::new();
+    // Mappings: their file offset; a touch is a one-page read of the file through a
+    // "descriptor" of its own (MAP_FD + map), MADV_RANDOM playing POSIX_FADV_RANDOM.
+    let mut maps: BTreeMap<u32, u64> = BTreeMap::new();
     for (n, op) in ops.iter().enumerate() {
         let (fd, offset, len) = match *op {
             Op::Read { fd, offset, len } => (fd, offset, len),
+            Op::Touch { map, offset } => (MAP_FD + map, maps.get(&map).copied().unwrap_or(0) + offset, PAGE),
+            Op::Mmap { map, offset, .. } => {
+                maps.insert(map, offset);
+                random_fds.remove(&(MAP_FD + map));
+                continue;
+            }
+            Op::Madvise { map, advice, .. } => {
+                match advice {
+                    radiff_model::MadvAdvice::Random => random_fds.insert(MAP_FD + map),
+                    radiff_model::MadvAdvice::Normal | radiff_model::MadvAdvice::Sequential => random_fds.remove(&(MAP_FD + map)),
+                    _ => false,
+                };
+                continue;
+            }
             Op::Fadvise { fd, advice, .. } => {
                 match advice {
                     radiff_model::Advice::Random => random_fds.insert(fd),
@@ -172,8 +192,8 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
                 };
                 continue;
             }
-            // readahead(2) and the mapping steps are not reads of a stream.
-            Op::Readahead { .. } | Op::Mmap { .. } | Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => continue,
+            // readahead(2) and munmap are not reads of a stream.
+            Op::Readahead { .. } | Op::Munmap { .. } => continue,
         };
         // A read continues a stream that ended where it starts, read a few calls ago.
         match by_end.remove(&offset).filter(|&i| n - all[i].2 <= t.stream_gap) {
@@ -357,17 +377,33 @@ pub fn fragmentation(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit
     best
 }
 
-/// Bytes the program read or asked for (`POSIX_FADV_WILLNEED` ranges count as asked
-/// for; `len` 0 is to the end of the file), each byte of the file counted once.
+/// Bytes the program read or asked for (`POSIX_FADV_WILLNEED`, `readahead(2)` and
+/// `MADV_WILLNEED` ranges count as asked for; `len` 0 is to the end of the file; a touch
+/// reads its page), each byte of the file counted once.
 pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
-    let mut ranges: Vec<(u64, u64)> = ops
-        .iter()
-        .filter_map(|op| match *op {
-            Op::Read { offset, len, .. } => Some((offset, offset + len)),
-            Op::Fadvise { offset, len, advice: radiff_model::Advice::Willneed, .. } => Some((offset, if len == 0 { file_size } else { (offset + len).min(file_size) })),
-            _ => None,
-        })
-        .collect();
+    let upto = |offset: u64, len: u64| if len == 0 { file_size } else { (offset + len).min(file_size) };
+    let mut maps: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    for op in ops {
+        match *op {
+            Op::Read { offset, len, .. } => ranges.push((offset, offset + len)),
+            Op::Fadvise { offset, len, advice: radiff_model::Advice::Willneed, .. } | Op::Readahead { offset, len, .. } => ranges.push((offset, upto(offset, len))),
+            Op::Mmap { map, offset, len, .. } => {
+                maps.insert(map, (offset, len));
+            }
+            Op::Touch { map, offset } => {
+                let at = maps.get(&map).map_or(0, |m| m.0) + offset;
+                ranges.push((at, (at + PAGE).min(file_size)));
+            }
+            Op::Madvise { map, offset, len, advice: radiff_model::MadvAdvice::Willneed } => {
+                if let Some(&(start, maplen)) = maps.get(&map) {
+                    let len = if len == 0 { maplen.saturating_sub(offset) } else { len };
+                    ranges.push((start + offset, upto(start + offset, len)));
+                }
+            }
+            _ => {}
+        }
+    }
     ranges.sort_unstable();
     let mut total = 0;
     let mut cur: Option<(u64, u64)> = None;

@@ -16,7 +16,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use radiff_model::pattern::SplitMix64;
-use radiff_model::{Advice, FsKind};
+use radiff_model::{Advice, FsKind, MadvAdvice, ThpMode};
 
 use crate::scenario::{Scenario, Size};
 
@@ -67,6 +67,22 @@ pub enum GenStep {
     Interleaved { streams: u32, size: u64, separate_fds: bool },
     /// One fadvise over the whole file.
     Fadvise { advice: Advice },
+    /// The whole file mapped (a mapping of its own), `madvise`d over all of it when
+    /// `advice` says, and its pages touched in `order`.
+    Map { shared: bool, advice: Option<MadvAdvice>, order: GenTouch },
+    /// One `readahead(2)` of `size` at `at`.
+    Readahead { at: u64, size: u64 },
+}
+
+/// The order a [`GenStep::Map`] touches its mapping's pages in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GenTouch {
+    Sequential,
+    Backward,
+    /// One page every `stride` bytes.
+    Stride { stride: u64 },
+    /// `count` pages drawn at random.
+    Random { count: u64, seed: u64 },
 }
 
 /// A generated scenario.
@@ -79,7 +95,15 @@ pub struct Gen {
     pub read_ahead_kb: u64,
     pub max_sectors_kb: u64,
     pub steps: Vec<GenStep>,
+    /// `vm.fault_around_bytes` ([`DEFAULT_FAULT_AROUND`] is the kernel's default and is not
+    /// written to the YAML).
+    pub fault_around: u64,
+    /// `vm.thp_enabled` (`Always`, radiff's kernels' default, is not written).
+    pub thp: ThpMode,
 }
+
+/// mm/memory.c's default fault_around_bytes (64 KiB).
+pub const DEFAULT_FAULT_AROUND: u64 = 64 * KIB;
 
 /// A step production: its name (shown in signatures) and how it draws a step.
 pub struct Production {
@@ -97,6 +121,21 @@ pub const PRODUCTIONS: &[Production] = &[
     Production { name: "interleaved", weight: 2, draw: draw_interleaved },
     Production { name: "fadvise", weight: 1, draw: draw_fadvise },
 ];
+
+/// The productions of a scenario of the mapping family (see [`generate`]).
+pub const MMAP_PRODUCTIONS: &[Production] = &[
+    Production { name: "mmap", weight: 5, draw: draw_map },
+    Production { name: "readahead", weight: 1, draw: draw_readahead },
+    Production { name: "read", weight: 1, draw: draw_read },
+    Production { name: "fadvise", weight: 1, draw: draw_fadvise },
+];
+
+/// One scenario in this many is of the mapping family (drawn from a generator of its own,
+/// so the other scenarios of a seed are the ones they were before the family existed).
+pub const MMAP_ONE_IN: u64 = 4;
+
+/// `fault_around_bytes` values, the default most often.
+pub const FAULT_AROUND: &[u64] = &[4 * KIB, 16 * KIB, 64 * KIB, 64 * KIB, 64 * KIB, 256 * KIB];
 
 /// Read sizes the grammar draws from: powers of two and a few in between, 4 KiB to 4 MiB.
 pub const READ_SIZES: &[u64] = &[
@@ -169,6 +208,21 @@ fn draw_fadvise(rng: &mut SplitMix64, _: &Gen) -> GenStep {
     GenStep::Fadvise { advice }
 }
 
+fn draw_map(rng: &mut SplitMix64, g: &Gen) -> GenStep {
+    let order = match rng.below(6) {
+        0 | 1 => GenTouch::Sequential,
+        2 => GenTouch::Backward,
+        3 => GenTouch::Stride { stride: pick(rng, &[8 * KIB, 64 * KIB, 2 * MIB]) },
+        _ => GenTouch::Random { count: pick(rng, &[64, 256, 1024, 4096]).min(g.file_size / 4096), seed: rng.below(1000) },
+    };
+    let advice = pick(rng, &[None, None, Some(MadvAdvice::Sequential), Some(MadvAdvice::Random), Some(MadvAdvice::Hugepage), Some(MadvAdvice::Willneed), Some(MadvAdvice::Normal), Some(MadvAdvice::Nohugepage)]);
+    GenStep::Map { shared: rng.below(4) != 0, advice, order }
+}
+
+fn draw_readahead(rng: &mut SplitMix64, g: &Gen) -> GenStep {
+    GenStep::Readahead { at: draw_offset(rng, g.file_size / 2), size: pick(rng, READ_SIZES) }
+}
+
 /// Draws the `index`-th scenario of the search named by `seed`. Each scenario has its
 /// own generator (seeded from `seed` and `index`), so scenario N is the same whatever the
 /// budget or the order the search runs in.
@@ -190,12 +244,33 @@ pub fn generate(seed: u64, index: u64) -> Gen {
         read_ahead_kb: pick(&mut rng, READ_AHEAD_KB),
         max_sectors_kb: pick(&mut rng, &allowed),
         steps: Vec::new(),
+        fault_around: DEFAULT_FAULT_AROUND,
+        thp: ThpMode::Always,
     };
     let n = 1 + rng.below(MAX_STEPS as u64) as usize;
-    let total: u64 = PRODUCTIONS.iter().map(|p| p.weight).sum();
+    draw_steps(&mut rng, &mut g, PRODUCTIONS, n);
+    // The mapping family: its own generator decides, and draws its steps and settings.
+    let mut family = SplitMix64::new(seed ^ SplitMix64::new(index.wrapping_add(0x6d6d_6170)).next_u64());
+    if family.below(MMAP_ONE_IN) == 0 {
+        g.steps.clear();
+        let n = 1 + family.below(3) as usize;
+        draw_steps(&mut family, &mut g, MMAP_PRODUCTIONS, n);
+        if !g.steps.iter().any(|s| matches!(s, GenStep::Map { .. })) {
+            let step = draw_map(&mut family, &g);
+            g.steps.push(step);
+        }
+        g.fault_around = pick(&mut family, FAULT_AROUND);
+        g.thp = pick(&mut family, &[ThpMode::Always, ThpMode::Always, ThpMode::Madvise, ThpMode::Never]);
+    }
+    g.fix();
+    g
+}
+
+fn draw_steps(rng: &mut SplitMix64, g: &mut Gen, productions: &[Production], n: usize) {
+    let total: u64 = productions.iter().map(|p| p.weight).sum();
     for _ in 0..n {
         let mut r = rng.below(total);
-        let production = PRODUCTIONS.iter().find(|p| {
+        let production = productions.iter().find(|p| {
             if r < p.weight {
                 true
             } else {
@@ -203,11 +278,9 @@ pub fn generate(seed: u64, index: u64) -> Gen {
                 false
             }
         });
-        let step = (production.expect("weights cover the draw").draw)(&mut rng, &g);
+        let step = (production.expect("weights cover the draw").draw)(rng, g);
         g.steps.push(step);
     }
-    g.fix();
-    g
 }
 
 impl GenStep {
@@ -220,6 +293,11 @@ impl GenStep {
             GenStep::Interleaved { separate_fds: false, .. } => "interleaved",
             GenStep::Interleaved { separate_fds: true, .. } => "interleaved-fds",
             GenStep::Fadvise { .. } => "fadvise",
+            GenStep::Map { order: GenTouch::Sequential, .. } => "mmap-sequential",
+            GenStep::Map { order: GenTouch::Backward, .. } => "mmap-backward",
+            GenStep::Map { order: GenTouch::Stride { .. }, .. } => "mmap-stride",
+            GenStep::Map { order: GenTouch::Random { .. }, .. } => "mmap-random",
+            GenStep::Readahead { .. } => "readahead",
         }
     }
 }
@@ -260,8 +338,18 @@ impl Gen {
                     *size = (*size).clamp(4096, file / 4) / 4096 * 4096;
                 }
                 GenStep::Fadvise { .. } => {}
+                GenStep::Map { order, .. } => match order {
+                    GenTouch::Stride { stride } => *stride = (*stride).clamp(8192, (file / 2).max(8192)) / 4096 * 4096,
+                    GenTouch::Random { count, .. } => *count = (*count).clamp(1, file / 4096),
+                    _ => {}
+                },
+                GenStep::Readahead { at, size } => {
+                    *size = (*size).clamp(4096, file) / 4096 * 4096;
+                    *at = (*at).min(file - *size) / 4096 * 4096;
+                }
             }
         }
+        self.fault_around = self.fault_around.clamp(4096, 2 * MIB).next_power_of_two();
     }
 
     /// Where each step starts and, for sequential steps, where it stops (`None`: the end of
@@ -299,6 +387,14 @@ impl Gen {
                     (0, None)
                 }
                 GenStep::Fadvise { .. } => (0, None),
+                GenStep::Map { .. } => {
+                    end = file;
+                    (0, None)
+                }
+                GenStep::Readahead { at, size } => {
+                    end = at + size;
+                    (*at, None)
+                }
             };
             out.push((start, to));
         }
@@ -318,8 +414,15 @@ impl Gen {
             GenDevice::Nvme { transfer_limit } => format!("NVMe ({} limit)", Size(transfer_limit)),
             GenDevice::Ufs => "UFS".into(),
         };
+        let mut vm = String::new();
+        if self.fault_around != DEFAULT_FAULT_AROUND {
+            let _ = write!(vm, ", fault_around_bytes {}", Size(self.fault_around));
+        }
+        if self.thp != ThpMode::Always {
+            let _ = write!(vm, ", THP {}", thp_name(self.thp));
+        }
         format!(
-            "{}, {} on {device}, {} file, read_ahead_kb {}, max_sectors_kb {}",
+            "{}, {} on {device}, {} file, read_ahead_kb {}, max_sectors_kb {}{vm}",
             steps.join(", then "),
             self.fs.name().to_uppercase().replace("F2FS", "f2fs").replace("EXT4", "ext4"),
             Size(self.file_size),
@@ -348,9 +451,21 @@ impl Gen {
         let _ = writeln!(s, "filesystem: {}", self.fs.name());
         let _ = writeln!(s, "file:\n  size: {}\n  write_size: {}", Size(self.file_size), Size(self.write_size));
         let _ = writeln!(s, "queue:\n  read_ahead_kb: {}\n  max_sectors_kb: {}", self.read_ahead_kb, self.max_sectors_kb);
+        if self.fault_around != DEFAULT_FAULT_AROUND || self.thp != ThpMode::Always {
+            let _ = writeln!(s, "vm:");
+            if self.fault_around != DEFAULT_FAULT_AROUND {
+                let _ = writeln!(s, "  fault_around_bytes: {}", Size(self.fault_around));
+            }
+            if self.thp != ThpMode::Always {
+                let _ = writeln!(s, "  thp_enabled: {}", thp_name(self.thp));
+            }
+        }
         let _ = writeln!(s, "reads:");
+        let mut maps = 0;
         for (step, &(from, to)) in self.steps.iter().zip(&self.resolved()) {
-            let _ = writeln!(s, "  - {}", step.yaml(from, to));
+            for item in step.yaml_items(from, to, &mut maps) {
+                let _ = writeln!(s, "  - {item}");
+            }
         }
         if !variants.is_empty() {
             let _ = writeln!(s, "variants: [{}]", variants.join(", "));
@@ -365,10 +480,31 @@ impl Gen {
 }
 
 impl GenStep {
-    /// The step as one YAML flow item, starting at `from` and (sequential) ending at `to`,
-    /// as [`Gen::resolved`] gives them.
+    /// The step as YAML flow items (one, or for a mapping `mmap`, `madvise` and `touch`),
+    /// starting at `from` and (sequential) ending at `to`, as [`Gen::resolved`] gives them;
+    /// `maps` counts the mappings made so far (a mapping takes the next index).
+    pub fn yaml_items(&self, from: u64, to: Option<u64>, maps: &mut u32) -> Vec<String> {
+        let GenStep::Map { shared, advice, order } = self else { return vec![self.yaml(from, to)] };
+        let map = *maps;
+        *maps += 1;
+        let mut items = vec![if *shared { format!("mmap: {{map: {map}}}") } else { format!("mmap: {{map: {map}, shared: false}}") }];
+        if let Some(a) = advice {
+            items.push(format!("madvise: {{map: {map}, advice: {}}}", madv_name(*a)));
+        }
+        items.push(match order {
+            GenTouch::Sequential => format!("touch: {{map: {map}, order: sequential}}"),
+            GenTouch::Backward => format!("touch: {{map: {map}, order: backward}}"),
+            GenTouch::Stride { stride } => format!("touch: {{map: {map}, order: stride, stride: {}}}", Size(*stride)),
+            GenTouch::Random { count, seed } => format!("touch: {{map: {map}, order: random, count: {count}, seed: {seed}}}"),
+        });
+        items
+    }
+
+    /// The step as one YAML flow item (a mapping: its items joined, see [`GenStep::yaml_items`]).
     pub fn yaml(&self, from: u64, to: Option<u64>) -> String {
         match self {
+            GenStep::Map { .. } => self.yaml_items(from, to, &mut 0).join("; "),
+            GenStep::Readahead { at, size } => format!("readahead: {{offset: {}, size: {}}}", Size(*at), Size(*size)),
             GenStep::Read { size, .. } => format!("read: {{offset: {}, size: {}}}", Size(from), Size(*size)),
             GenStep::Sequential { size, .. } => match to {
                 Some(t) => format!("sequential: {{from: {}, size: {}, to: {}}}", Size(from), Size(*size), Size(t)),
@@ -398,7 +534,37 @@ impl GenStep {
                 format!("{streams} interleaved streams of {} reads on {}", Size(*size), if *separate_fds { "separate fds" } else { "one fd" })
             }
             GenStep::Fadvise { advice } => format!("fadvise {}", advice_name(*advice)),
+            GenStep::Map { shared, advice, order } => {
+                let touch = match order {
+                    GenTouch::Sequential => "touched first to last page".to_string(),
+                    GenTouch::Backward => "touched last to first page".to_string(),
+                    GenTouch::Stride { stride } => format!("touched every {}", Size(*stride)),
+                    GenTouch::Random { count, .. } => format!("{count} random pages touched"),
+                };
+                let advice = advice.map(|a| format!(", madvise {}", madv_name(a))).unwrap_or_default();
+                format!("the file mmapped {}{advice}, {touch}", if *shared { "shared" } else { "private" })
+            }
+            GenStep::Readahead { at, size } => format!("readahead(2) of {} at {}", Size(*size), Size(*at)),
         }
+    }
+}
+
+pub fn madv_name(a: MadvAdvice) -> &'static str {
+    match a {
+        MadvAdvice::Normal => "normal",
+        MadvAdvice::Random => "random",
+        MadvAdvice::Sequential => "sequential",
+        MadvAdvice::Willneed => "willneed",
+        MadvAdvice::Hugepage => "hugepage",
+        MadvAdvice::Nohugepage => "nohugepage",
+    }
+}
+
+pub fn thp_name(t: ThpMode) -> &'static str {
+    match t {
+        ThpMode::Always => "always",
+        ThpMode::Madvise => "madvise",
+        ThpMode::Never => "never",
     }
 }
 

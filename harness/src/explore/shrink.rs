@@ -5,7 +5,8 @@
 
 use radiff_model::FsKind;
 
-use super::generate::{Start, Gen, GenDevice, GenStep, FILE_SIZES};
+use super::generate::{Gen, GenDevice, GenStep, GenTouch, Start, DEFAULT_FAULT_AROUND, FILE_SIZES};
+use radiff_model::ThpMode;
 
 /// How complex a scenario is, compared lexicographically: steps, file size, a count of
 /// numbers that are not round and settings that are not the defaults, then the sizes. Every accepted
@@ -23,6 +24,8 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
     odd += (g.write_size != 1 << 20) as u64;
     odd += (g.read_ahead_kb != 128) as u64;
     odd += (g.max_sectors_kb != 512) as u64;
+    odd += (g.fault_around != DEFAULT_FAULT_AROUND) as u64;
+    odd += (g.thp != ThpMode::Always) as u64;
     for s in &g.steps {
         odd += match s {
             GenStep::Read { at, size } => round(*size) + offset(at),
@@ -32,6 +35,17 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
             }
             GenStep::Interleaved { streams, size, separate_fds } => round(*size) + (*streams - 2) as u64 + *separate_fds as u64,
             GenStep::Fadvise { .. } => 1,
+            GenStep::Map { shared, advice, order } => {
+                (!shared) as u64
+                    + advice.is_some() as u64
+                    + match order {
+                        GenTouch::Sequential => 0,
+                        GenTouch::Backward => 1,
+                        GenTouch::Stride { stride } => 1 + round(*stride),
+                        GenTouch::Random { count, .. } => 2 + (count.trailing_zeros() < 4) as u64 + (*count > 16) as u64 * 64u64.min(count / 16),
+                    }
+            }
+            GenStep::Readahead { at, size } => round(*size) + (*at != 0) as u64,
         };
     }
     let bytes: u64 = g
@@ -41,6 +55,9 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
             GenStep::Read { size, .. } | GenStep::Sequential { size, .. } | GenStep::Interleaved { size, .. } => *size,
             GenStep::Random { max, count, .. } => *max + count,
             GenStep::Fadvise { .. } => 0,
+            GenStep::Map { order: GenTouch::Random { count, .. }, .. } => count * 4096,
+            GenStep::Map { .. } => 0,
+            GenStep::Readahead { size, .. } => *size,
         })
         .sum();
     (g.steps.len(), g.file_size, odd, bytes)
@@ -58,23 +75,30 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
             *min = pow2_floor(*min);
             *max = pow2_floor(*max);
         }
-        GenStep::Fadvise { .. } => {}
+        GenStep::Readahead { size, .. } => *size = pow2_floor(*size),
+        GenStep::Map { order: GenTouch::Stride { stride }, .. } => *stride = pow2_floor(*stride),
+        GenStep::Map { .. } | GenStep::Fadvise { .. } => {}
     },
     |s| match s {
         GenStep::Read { at, .. } | GenStep::Sequential { at, .. } => *at = Start::At(0),
         GenStep::Random { min, max, .. } => *max = *min,
         GenStep::Interleaved { streams, .. } => *streams = 2,
+        GenStep::Readahead { at, .. } => *at = 0,
+        GenStep::Map { order, .. } => *order = GenTouch::Sequential,
         GenStep::Fadvise { .. } => {}
     },
     |s| match s {
         GenStep::Read { at, .. } | GenStep::Sequential { at, .. } => *at = Start::Continue,
         GenStep::Random { min, max, .. } => *min = *max,
         GenStep::Interleaved { separate_fds, .. } => *separate_fds = false,
-        GenStep::Fadvise { .. } => {}
+        GenStep::Map { advice, .. } => *advice = None,
+        GenStep::Readahead { .. } | GenStep::Fadvise { .. } => {}
     },
     |s| match s {
         GenStep::Sequential { len, .. } => *len = None,
         GenStep::Random { count, .. } => *count = (*count / 2).max(16),
+        GenStep::Map { order: GenTouch::Random { count, .. }, .. } => *count = (*count / 2).max(16),
+        GenStep::Map { shared, .. } => *shared = true,
         _ => {}
     },
     |s| {
@@ -134,6 +158,8 @@ pub fn candidates(g: &Gen) -> Vec<Gen> {
     with(&|c: &mut Gen| c.write_size = 1 << 20);
     with(&|c: &mut Gen| c.read_ahead_kb = 128);
     with(&|c: &mut Gen| c.max_sectors_kb = 512.min(c.device.max_kb()));
+    with(&|c: &mut Gen| c.fault_around = DEFAULT_FAULT_AROUND);
+    with(&|c: &mut Gen| c.thp = ThpMode::Always);
     // Rounder steps.
     for i in 0..g.steps.len() {
         for edit in STEP_EDITS {

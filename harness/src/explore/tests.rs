@@ -44,7 +44,10 @@ fn every_generated_scenario_parses_and_says_what_was_generated() {
             let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("seed {seed} scenario {i} does not parse: {e}\n{}", g.yaml("", &[])));
             assert_eq!(s.file_size, g.file_size);
             assert_eq!(s.fs, g.fs);
-            assert_eq!(s.steps.len(), g.steps.len());
+            // A mapping is two or three steps of the schema (mmap, madvise, touch).
+            let items: usize = g.steps.iter().map(|st| st.yaml_items(0, None, &mut 0).len()).sum();
+            assert_eq!(s.steps.len(), items);
+            assert_eq!(s.vm.fault_around_bytes.unwrap_or(generate::DEFAULT_FAULT_AROUND), g.fault_around);
             assert_eq!(s.points[0].queue.read_ahead_kb, Some(g.read_ahead_kb));
             assert_eq!(s.points[0].queue.max_sectors_kb, Some(g.max_sectors_kb));
             assert!((8 * MIB..=128 * MIB).contains(&s.file_size));
@@ -53,8 +56,11 @@ fn every_generated_scenario_parses_and_says_what_was_generated() {
             }
         }
     }
-    for p in generate::PRODUCTIONS {
+    for p in generate::PRODUCTIONS.iter().chain(generate::MMAP_PRODUCTIONS) {
         assert!(kinds.iter().any(|k| k.starts_with(p.name)), "production {} never drawn", p.name);
+    }
+    for k in ["mmap-sequential", "mmap-backward", "mmap-stride", "mmap-random", "readahead"] {
+        assert!(kinds.contains(k), "{k} never drawn");
     }
     assert!(kinds.contains("interleaved-fds") && kinds.contains("interleaved"));
 }
@@ -90,6 +96,24 @@ fn the_grammar_has_no_seed_scenario_literally() {
             }
         }
     }
+}
+
+/// The mapping family takes its own generator (so the other scenarios of a seed are drawn
+/// as before it existed): about one in [`generate::MMAP_ONE_IN`] is of it, and the others
+/// carry no vm settings.
+#[test]
+fn the_mapping_family_leaves_the_other_scenarios_alone() {
+    let mut mapped = 0;
+    for i in 0..400 {
+        let g = generate::generate(1, i);
+        let is_map = g.steps.iter().any(|s| matches!(s, GenStep::Map { .. } | GenStep::Readahead { .. }));
+        mapped += is_map as u64;
+        if !is_map {
+            assert_eq!((g.fault_around, g.thp), (generate::DEFAULT_FAULT_AROUND, radiff_model::ThpMode::Always));
+            assert!(!g.yaml("", &[]).contains("vm:"));
+        }
+    }
+    assert!((400 / generate::MMAP_ONE_IN / 2..400 / generate::MMAP_ONE_IN * 3 / 2).contains(&mapped), "{mapped} of 400");
 }
 
 #[test]
@@ -252,6 +276,24 @@ fn amplification_counts_distinct_bytes_and_willneed() {
 }
 
 #[test]
+fn touches_are_page_reads_of_their_mapping_and_madv_random_ends_a_stream() {
+    let map = |offset| Op::Mmap { map: 0, fd: 0, offset, len: 4 * MIB, shared: true };
+    let touches = |n: u64| (0..n).map(|p| Op::Touch { map: 0, offset: p * 4096 });
+    // Mapped from 1 MiB: 512 sequential touches are a stream over [1 MiB, 3 MiB).
+    let ops: Vec<Op> = std::iter::once(map(MIB)).chain(touches(512)).collect();
+    let s = detect::streams(&ops, &Thresholds::default());
+    assert_eq!(s.len(), 1);
+    assert_eq!((s[0].start, s[0].end, s[0].reads, s[0].read_size), (MIB, 3 * MIB, 512, 4096));
+    assert_eq!(detect::distinct_bytes_read(&ops, 8 * MIB), 2 * MIB);
+    // Under MADV_RANDOM they are not a stream.
+    let random: Vec<Op> = [map(0), Op::Madvise { map: 0, offset: 0, len: 0, advice: radiff_model::MadvAdvice::Random }].into_iter().chain(touches(512)).collect();
+    assert!(detect::streams(&random, &Thresholds::default()).is_empty());
+    // readahead(2) and MADV_WILLNEED ranges count as asked for.
+    let asked = [map(0), Op::Readahead { fd: 0, offset: 0, len: MIB }, Op::Madvise { map: 0, offset: 2 * MIB, len: MIB, advice: radiff_model::MadvAdvice::Willneed }];
+    assert_eq!(detect::distinct_bytes_read(&asked, 8 * MIB), 2 * MIB);
+}
+
+#[test]
 fn variant_change_names_its_direction_on_each_figure() {
     let base = chain(&[4, 64, 16, 64, 16], 2, 16);
     let v1 = chain(&[4, 64, 64, 32], 4, 32);
@@ -266,7 +308,7 @@ fn variant_change_names_its_direction_on_each_figure() {
 // ---- the model on generated scenarios ----
 
 fn gen(steps: Vec<GenStep>) -> Gen {
-    let mut g = Gen { device: GenDevice::Nvme { transfer_limit: 512 * KIB }, fs: FsKind::Xfs, file_size: 32 * MIB, write_size: MIB, read_ahead_kb: 128, max_sectors_kb: 512, steps };
+    let mut g = Gen { fault_around: generate::DEFAULT_FAULT_AROUND, thp: radiff_model::ThpMode::Always, device: GenDevice::Nvme { transfer_limit: 512 * KIB }, fs: FsKind::Xfs, file_size: 32 * MIB, write_size: MIB, read_ahead_kb: 128, max_sectors_kb: 512, steps };
     g.fix();
     g
 }
