@@ -95,6 +95,11 @@ impl PageCache {
         self.slot(index) != Slot::Empty
     }
 
+    /// The pages the cache has room for: every folio lies below this index.
+    pub fn span(&self) -> u64 {
+        self.slots.len() as u64
+    }
+
     /// Number of folios in the cache.
     pub fn nr_folios(&self) -> u64 {
         self.nr_folios
