@@ -81,9 +81,15 @@ impl Model<'_> {
             ScanEnd::Wrapped => cover!(self.rec, "page_cache_next_miss: wrapped to 0"),
             ScanEnd::MaxScan => cover!(self.rec, "page_cache_next_miss: max_scan without a miss"),
         }
-        if end == ScanEnd::Miss && self.cache.present(miss) {
-            self.rec.note(|| format!("page_cache_next_miss({index}, {max_scan}): the xarray walk reports {miss}, which is cached"));
-        }
+        let cache = &self.cache;
+        self.rec.note(|| {
+            let hole = (index..index.saturating_add(max_scan)).find(|&i| !cache.present(i)).unwrap_or(index.saturating_add(max_scan));
+            if hole == miss || end == ScanEnd::Wrapped {
+                format!("page_cache_next_miss({index}, {max_scan}) = {miss}")
+            } else {
+                format!("page_cache_next_miss({index}, {max_scan}) = {miss}, not the first hole {hole}: the xarray walk started inside a large folio")
+            }
+        });
         miss
     }
 
@@ -98,9 +104,16 @@ impl Model<'_> {
             ScanEnd::Wrapped => cover!(self.rec, "page_cache_prev_miss: below 0: ULONG_MAX"),
             ScanEnd::MaxScan => cover!(self.rec, "page_cache_prev_miss: max_scan without a miss"),
         }
-        if end == ScanEnd::Miss && self.cache.present(miss) {
-            self.rec.note(|| format!("page_cache_prev_miss({index}, {max_scan}): the xarray walk reports {miss}, which is cached"));
-        }
+        let cache = &self.cache;
+        self.rec.note(|| {
+            let low = index.checked_sub(max_scan);
+            let hole = (low.map_or(0, |l| l + 1)..=index).rev().find(|&i| !cache.present(i)).or(low).unwrap_or(u64::MAX);
+            if hole == miss {
+                format!("page_cache_prev_miss({index}, {max_scan}) = {miss}")
+            } else {
+                format!("page_cache_prev_miss({index}, {max_scan}) = {miss}, not the last hole {hole}: the xarray walk started inside a large folio")
+            }
+        });
         miss
     }
 
