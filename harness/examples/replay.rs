@@ -6,7 +6,8 @@
 //! GREP=xarray cargo run --release --example replay -- ...   # also print the model's notes containing "xarray"
 //! ```
 //!
-//! POLICY defaults to the run folder's variant name when the model knows it, else base.
+//! POLICY defaults to the variant the run folder is named after (or its parent, for a
+//! matrix point) when the model knows it, else base.
 use radiff::{compare, ftrace::Capture, guest::GuestEnv, run::model_input, scenario::Scenario};
 use radiff_model::Policy;
 use std::path::Path;
@@ -22,8 +23,11 @@ fn main() {
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()));
     let env: GuestEnv = serde_json::from_str(&read("env.json")).unwrap();
     let cap: Capture = serde_json::from_str(&read("trace.json")).unwrap();
-    let name = a.get(3).cloned().or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_default();
-    let policy = Policy::for_variant(&name).unwrap_or(Policy::BASE);
+    // The variant's folder, or its parent for a matrix point's folder.
+    let policy = match a.get(3) {
+        Some(name) => Policy::for_variant(name).unwrap_or_else(|| panic!("no model policy `{name}`")),
+        None => dir.ancestors().take(2).find_map(|d| Policy::for_variant(&d.file_name()?.to_string_lossy())).unwrap_or(Policy::BASE),
+    };
     let input = model_input(&scenario, &env, &cap.pfns);
     let model = radiff_model::predict(&input, &policy);
     let (kernel, _) = compare::normalise(&cap.trace, &env.extents);

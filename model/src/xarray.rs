@@ -102,20 +102,20 @@ impl<'a> XArray<'a> {
     fn entry(&self, node: Node, offset: u8) -> Entry {
         let start = node.base + ((offset as u64) << node.shift);
         let end = start + (1u64 << node.shift);
-        let mut i = start;
-        while i < end {
-            let Some(folio) = self.cache.folio_at(i) else {
-                i += 1;
-                continue;
-            };
+        if let Some(folio) = self.cache.folio_at(start) {
             // xas_set_order(): "xas->xa_shift = order - (order % XA_CHUNK_SHIFT);"
             let xa_shift = folio.order - folio.order % CHUNK_SHIFT;
-            if xa_shift < node.shift {
-                return Entry::Node(Node { shift: node.shift - CHUNK_SHIFT, base: start });
+            if xa_shift >= node.shift {
+                // Stored at this node's level: the folio covers the whole slot.
+                debug_assert_eq!(xa_shift, node.shift, "folio at {} of order {} in a node of shift {}", folio.index, folio.order, node.shift);
+                return if folio.index == start { Entry::Folio } else { Entry::Sibling(((folio.index - node.base) >> node.shift) as u8) };
             }
-            // Stored at this node's level: the folio covers the whole slot.
-            debug_assert_eq!(xa_shift, node.shift, "folio at {} of order {} in a node of shift {}", folio.index, folio.order, node.shift);
-            return if folio.index == start { Entry::Folio } else { Entry::Sibling(((folio.index - node.base) >> node.shift) as u8) };
+            return Entry::Node(Node { shift: node.shift - CHUNK_SHIFT, base: start });
+        }
+        // Any folio in the slot that does not hold its first page is smaller than the slot:
+        // stored below it, in a node.
+        if node.shift > 0 && self.cache.any_present(start + 1, end) {
+            return Entry::Node(Node { shift: node.shift - CHUNK_SHIFT, base: start });
         }
         Entry::Null
     }
