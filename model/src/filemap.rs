@@ -7,6 +7,7 @@ use crate::model::{Model, PAGE_SHIFT};
 use crate::pagecache::{Eexist, FolioRef};
 use crate::readahead::ReadaheadControl;
 use crate::trace::PAGE_SIZE;
+use crate::xarray::{ScanEnd, XArray};
 
 /// `FOLIO_BATCH_SIZE` (include/linux/folio_batch.h).
 const FOLIO_BATCH_SIZE: usize = 31;
@@ -69,44 +70,51 @@ impl Model<'_> {
     }
 
     /// `page_cache_next_miss()`, Linux 7.3.4 mm/filemap.c: the first index in
-    /// `[index, index + max_scan)` without a folio, else `index + max_scan`
-    /// (the first `xas_next()` of a fresh xa_state loads `index` itself).
+    /// `[index, index + max_scan)` whose slot the xarray walk finds empty, else
+    /// `index + max_scan` (the first `xas_next()` of a fresh xa_state loads `index` itself).
+    /// Started inside a large folio, the walk reports a hole late or steps over it: see
+    /// [`crate::xarray`].
     pub(crate) fn page_cache_next_miss(&mut self, index: u64, max_scan: u64) -> u64 {
-        let mut i = index;
-        for _ in 0..max_scan {
-            if !self.cache.present(i) {
-                cover!(self.rec, "page_cache_next_miss: miss");
-                return i;
-            }
-            i = i.wrapping_add(1);
-            if i == 0 {
-                cover!(self.rec, "page_cache_next_miss: wrapped to 0");
-                return 0;
-            }
+        let (miss, end) = XArray::new(&self.cache).next_miss(index, max_scan);
+        match end {
+            ScanEnd::Miss => cover!(self.rec, "page_cache_next_miss: miss"),
+            ScanEnd::Wrapped => cover!(self.rec, "page_cache_next_miss: wrapped to 0"),
+            ScanEnd::MaxScan => cover!(self.rec, "page_cache_next_miss: max_scan without a miss"),
         }
-        cover!(self.rec, "page_cache_next_miss: max_scan without a miss");
-        i
+        let cache = &self.cache;
+        self.rec.note(|| {
+            let hole = (index..index.saturating_add(max_scan)).find(|&i| !cache.present(i)).unwrap_or(index.saturating_add(max_scan));
+            if hole == miss || end == ScanEnd::Wrapped {
+                format!("page_cache_next_miss({index}, {max_scan}) = {miss}")
+            } else {
+                format!("page_cache_next_miss({index}, {max_scan}) = {miss}, not the first hole {hole}: the xarray walk started inside a large folio")
+            }
+        });
+        miss
     }
 
     /// `page_cache_prev_miss()`, Linux 7.3.4 mm/filemap.c: the highest index in
-    /// `(index - max_scan, index]` without a folio, else `index - max_scan`;
-    /// `ULONG_MAX` when the scan runs below 0.
+    /// `(index - max_scan, index]` whose slot the xarray walk finds empty, else
+    /// `index - max_scan`; `ULONG_MAX` when the walk runs below 0. Started inside a large
+    /// folio, the walk looks below the index it reports: see [`crate::xarray`].
     pub(crate) fn page_cache_prev_miss(&mut self, index: u64, max_scan: u64) -> u64 {
-        let mut i = index;
-        for _ in 0..max_scan {
-            if !self.cache.present(i) {
-                cover!(self.rec, "page_cache_prev_miss: miss");
-                return i;
-            }
-            if i == 0 {
-                // xas_prev() wraps to ULONG_MAX, where nothing is cached.
-                cover!(self.rec, "page_cache_prev_miss: below 0: ULONG_MAX");
-                return u64::MAX;
-            }
-            i -= 1;
+        let (miss, end) = XArray::new(&self.cache).prev_miss(index, max_scan);
+        match end {
+            ScanEnd::Miss => cover!(self.rec, "page_cache_prev_miss: miss"),
+            ScanEnd::Wrapped => cover!(self.rec, "page_cache_prev_miss: below 0: ULONG_MAX"),
+            ScanEnd::MaxScan => cover!(self.rec, "page_cache_prev_miss: max_scan without a miss"),
         }
-        cover!(self.rec, "page_cache_prev_miss: max_scan without a miss");
-        i
+        let cache = &self.cache;
+        self.rec.note(|| {
+            let low = index.checked_sub(max_scan);
+            let hole = (low.map_or(0, |l| l + 1)..=index).rev().find(|&i| !cache.present(i)).or(low).unwrap_or(u64::MAX);
+            if hole == miss {
+                format!("page_cache_prev_miss({index}, {max_scan}) = {miss}")
+            } else {
+                format!("page_cache_prev_miss({index}, {max_scan}) = {miss}, not the last hole {hole}: the xarray walk started inside a large folio")
+            }
+        });
+        miss
     }
 
     /// `filemap_get_read_batch()`, Linux 7.3.4 mm/filemap.c: the folios from `index`

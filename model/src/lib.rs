@@ -15,6 +15,7 @@
 //! | [`fs`] | fs/iomap (XFS), fs/ext4/readpage.c, fs/f2fs/data.c: folios to bios |
 //! | [`block`] | block/blk-merge.c, blk-mq.c: bio splitting, plug merging, issue order |
 //! | [`pagecache`] | the page cache the model keeps (the xarray of folios) |
+//! | [`xarray`] | lib/xarray.c: the `xas_next()`/`xas_prev()` walk of `page_cache_next_miss()`/`prev_miss()` |
 //! | [`config`] | assumptions about timing and memory the inputs cannot give |
 //!
 //! The variants of [`Policy`] switch the lines the seed patches change: seed 000 v1 in
@@ -66,6 +67,7 @@ pub mod pattern;
 pub mod readahead;
 pub mod trace;
 pub mod variant;
+pub mod xarray;
 
 pub use config::{FolioMemory, IoCompletion, ModelConfig, Touches};
 pub use coverage::{Branch, Coverage, BRANCHES};

@@ -50,7 +50,13 @@ pub struct PageCache {
     /// from the slots, so lookups (`folio_at()`) stay small: only bio building asks.
     pfns: Vec<u64>,
     nr_folios: u64,
+    /// Cached pages in each aligned run of [`CHUNK`] pages, so that the xarray walk can
+    /// tell whether a node's slot holds anything without looking at every page.
+    chunk_pages: Vec<u16>,
 }
+
+/// Pages per entry of `PageCache::chunk_pages`.
+pub const CHUNK: u64 = 64;
 
 /// `__filemap_add_folio()` found an entry in the range: -EEXIST.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +65,7 @@ pub struct Eexist;
 impl PageCache {
     /// An empty cache with room for `pages` pages (it grows past them if needed).
     pub fn with_capacity(pages: u64) -> Self {
-        PageCache { slots: vec![Slot::Empty; pages as usize], pfns: vec![0; pages as usize], nr_folios: 0 }
+        PageCache { slots: vec![Slot::Empty; pages as usize], pfns: vec![0; pages as usize], nr_folios: 0, chunk_pages: vec![0; pages.div_ceil(CHUNK) as usize] }
     }
 
     fn slot(&self, index: u64) -> Slot {
@@ -95,6 +101,41 @@ impl PageCache {
         self.slot(index) != Slot::Empty
     }
 
+    fn count_pages(&mut self, index: u64, nr: u64, added: bool) {
+        let mut i = index;
+        while i < index + nr {
+            let n = (CHUNK - i % CHUNK).min(index + nr - i);
+            let c = &mut self.chunk_pages[(i / CHUNK) as usize];
+            *c = if added { *c + n as u16 } else { *c - n as u16 };
+            i += n;
+        }
+    }
+
+    /// True if any page of `[start, end)` is in a folio.
+    pub fn any_present(&self, start: u64, end: u64) -> bool {
+        let end = end.min(self.slots.len() as u64);
+        let mut i = start;
+        while i < end {
+            if i % CHUNK == 0 && i + CHUNK <= end {
+                if self.chunk_pages[(i / CHUNK) as usize] > 0 {
+                    return true;
+                }
+                i += CHUNK;
+            } else {
+                if self.present(i) {
+                    return true;
+                }
+                i += 1;
+            }
+        }
+        false
+    }
+
+    /// The pages the cache has room for: every folio lies below this index.
+    pub fn span(&self) -> u64 {
+        self.slots.len() as u64
+    }
+
     /// Number of folios in the cache.
     pub fn nr_folios(&self) -> u64 {
         self.nr_folios
@@ -110,6 +151,7 @@ impl PageCache {
         if self.slots.len() < end {
             self.slots.resize(end.max(self.slots.len() * 2), Slot::Empty);
             self.pfns.resize(self.slots.len(), 0);
+            self.chunk_pages.resize((self.slots.len() as u64).div_ceil(CHUNK) as usize, 0);
         }
         let range = &mut self.slots[index as usize..end];
         if range.iter().any(|s| *s != Slot::Empty) {
@@ -120,6 +162,7 @@ impl PageCache {
         for (back, slot) in range.iter_mut().enumerate().skip(1) {
             *slot = Slot::Tail { back: back as u16 };
         }
+        self.count_pages(index, nr, true);
         self.nr_folios += 1;
         Ok(())
     }
@@ -153,6 +196,7 @@ impl PageCache {
         for i in head..folio.next_index() {
             self.slots[i as usize] = Slot::Empty;
         }
+        self.count_pages(head, folio.nr_pages(), false);
         self.nr_folios -= 1;
     }
 
@@ -199,8 +243,14 @@ mod tests {
         cache.add_folio(16, 4, false, 0x40).unwrap();
         assert_eq!(cache.folio_at(31).map(|f| (f.index, cache.folio_pfn(&f))), Some((16, 0x40)));
         assert_eq!(cache.nr_folios(), 2);
+        assert!(cache.any_present(0, 5) && !cache.any_present(0, 4) && !cache.any_present(8, 16) && cache.any_present(8, 17));
+        cache.add_folio(64, 6, false, 0x80).unwrap();
+        assert!(cache.any_present(64, 128) && cache.any_present(100, 101) && !cache.any_present(128, 4096));
+        cache.remove_folio(64);
+        assert!(!cache.any_present(32, 4096));
         cache.remove_folio(4);
         assert!(!cache.present(5));
+        assert!(!cache.any_present(0, 16));
         assert_eq!(cache.folios().iter().map(|f| f.index).collect::<Vec<_>>(), vec![16]);
     }
 }
