@@ -93,3 +93,21 @@ fn fixtures_parse_with_nothing_unexplained() {
         assert_eq!(kept + filtered, lines + 1, "{variant}");
     }
 }
+
+/// A test of the tests on the fault path: the model equals the kernel's trace of a
+/// sequential touch (fault windows, fault-around ranges, read-around, async windows), and
+/// the same model with fault-around off (fault_around_bytes one page, so
+/// should_fault_around() is false) fails at the kernel's first fault-around window.
+#[test]
+fn a_model_without_fault_around_fails_at_the_first_fault_around() {
+    let (kernel, _) = check("mmap_seq_8mib", "base");
+    let (scenario, env, _, pfns) = fixture("mmap_seq_8mib", "base");
+    let (normalised, _) = normalise(&kernel, &env.extents);
+    let first_around = normalised.windows.iter().position(|w| w.trigger == radiff_model::Trigger::FaultAround).expect("the kernel faults around");
+    assert!(normalised.windows[..first_around].iter().any(|w| w.trigger == radiff_model::Trigger::Fault));
+    let mut input = model_input(&scenario, &env, &pfns);
+    input.vm.fault_around_bytes = 4096;
+    let d = compare::compare(&normalised, &predict(&input, &Policy::BASE)).expect("a model without fault-around must diverge");
+    assert_eq!(d.window, first_around, "{}", compare::render(&d, "mmap_seq_8mib::base (no fault-around)", "cargo test --test fixtures"));
+    assert!(matches!(d.part, Part::Faults | Part::WindowCount), "{:?}", d.part);
+}
