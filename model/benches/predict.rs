@@ -10,40 +10,33 @@ use std::time::{Duration, Instant};
 use radiff_model::pattern::expand;
 use radiff_model::*;
 
-fn headline() -> Input {
-    let size = 512 << 20;
+/// An XFS file of `size` bytes in one extent on QEMU NVMe (read_ahead_kb 128,
+/// max_sectors_kb 512), with these steps.
+fn xfs_input(size: u64, steps: &[Step]) -> Input {
     Input {
         fs: FsKind::Xfs,
         file_size: size,
         extents: vec![Extent { logical: 0, physical: 1 << 30, length: size, flags: 0 }],
         queue: QueueLimits::nvme_qemu(128, 512),
         mapping: MappingLimits::xfs(),
-        ops: expand(&[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: 1 << 20, to: None }], size),
+        ops: expand(steps, size),
         folio_pfns: Vec::new(),
         vm: Default::default(),
     }
 }
 
+fn headline() -> Input {
+    xfs_input(512 << 20, &[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: 1 << 20, to: None }])
+}
+
 /// The mmap headline (issue 12, scenarios/mmap_seq_8mib.yaml): a MAP_SHARED mapping of
-/// an 8 MiB XFS file touched sequentially, one load a page (2048 touches, 198 windows).
+/// an 8 MiB XFS file touched sequentially, one load a page (2048 touches).
 fn mmap_headline() -> Input {
     let size = 8 << 20;
-    Input {
-        fs: FsKind::Xfs,
-        file_size: size,
-        extents: vec![Extent { logical: 0, physical: 1 << 30, length: size, flags: 0 }],
-        queue: QueueLimits::nvme_qemu(128, 512),
-        mapping: MappingLimits::xfs(),
-        ops: expand(
-            &[
-                Step::Mmap { map: 0, fd: 0, offset: 0, len: size, shared: true },
-                Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential },
-            ],
-            size,
-        ),
-        folio_pfns: Vec::new(),
-        vm: Default::default(),
-    }
+    xfs_input(
+        size,
+        &[Step::Mmap { map: 0, fd: 0, offset: 0, len: size, shared: true }, Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential }],
+    )
 }
 
 fn time(name: &str, f: impl Fn()) {
