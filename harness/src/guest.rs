@@ -436,6 +436,7 @@ fn apply_vm(g: &mut Guest, vm: &VmRequest) -> GResult<(VmSettings, Vec<String>)>
     // for u32::MAX ms. The model does not port khugepaged.
     if Path::new(KHUGEPAGED_SLEEP).exists() {
         std::fs::write(KHUGEPAGED_SLEEP, u32::MAX.to_string()).map_err(|e| format!("{KHUGEPAGED_SLEEP}: {e}"))?;
+        let _ = writeln!(g.log, "khugepaged parked: scan_sleep_millisecs {}", read_sys(KHUGEPAGED_SLEEP).unwrap_or_default());
     }
     let _ = writeln!(g.log, "vm: fault_around_bytes {} thp_enabled {}{}", got.fault_around_bytes, thp_name(got.thp_enabled), if unread.is_empty() { String::new() } else { format!(" (unread, defaults: {})", unread.join("; ")) });
     Ok((got, unread))
