@@ -427,14 +427,27 @@ fn apply_vm(g: &mut Guest, vm: &VmRequest) -> GResult<(VmSettings, Vec<String>)>
             return Err(format!("vm.thp_enabled: the kernel did not keep `{}`: it reads back `{}`", thp_name(want), thp_name(got.thp_enabled)));
         }
     }
-    // khugepaged collapses a regular file's mapping into PMD folios when its timer fires
-    // (every scan_sleep_millisecs, 10 s by default; 7.3.4's file_thp_enabled() lets it for
-    // any file whose mapping takes PMD folios), reading the missing pages with
-    // page_cache_sync_readahead() from collapse_file(): seen as `sync @32 req 480` windows
-    // in one run of thirty of a mapping scenario. Its timing is not the program's, so it is
-    // parked: the write wakes it once, now, before the file is mapped, and it then sleeps
-    // for u32::MAX ms. The model does not port khugepaged.
+    // khugepaged collapses a regular file's mapping into PMD folios when it scans (7.3.4's
+    // file_thp_enabled() lets it for any file whose mapping takes PMD folios), reading the
+    // missing pages with page_cache_sync_readahead() from collapse_file(): seen as `sync
+    // @32 req 480` windows in a few runs in thirty of a mapping scenario. It scans when its
+    // timer fires (scan_sleep_millisecs, 10 s by default), and at once when an mm joins its
+    // empty list (__khugepaged_enter()'s wakeup: the file's mapping would be that mm).
+    // Its timing is not the program's, so it is parked: an anonymous MADV_HUGEPAGE region
+    // puts this process on its list now (and keeps it there: never unmapped), and the scan
+    // period goes to u32::MAX ms (the write wakes it once, now, before the file is mapped;
+    // with work on its list it then sleeps that long). The model does not port khugepaged.
     if Path::new(KHUGEPAGED_SLEEP).exists() {
+        let len = std::num::NonZeroUsize::new(4 << 20).expect("4 MiB");
+        // SAFETY: a new private anonymous mapping the kernel places; never read, written
+        // or unmapped (it must stay for the whole run).
+        let anon = unsafe {
+            nix::sys::mman::mmap_anonymous(None, len, nix::sys::mman::ProtFlags::PROT_READ, nix::sys::mman::MapFlags::MAP_PRIVATE | nix::sys::mman::MapFlags::MAP_ANONYMOUS)
+        }
+        .map_err(|e| format!("an anonymous mapping to hold khugepaged: {e}"))?;
+        // SAFETY: advice on the mapping just made.
+        unsafe { nix::sys::mman::madvise(anon, len.get(), nix::sys::mman::MmapAdvise::MADV_HUGEPAGE) }
+            .map_err(|e| format!("MADV_HUGEPAGE on an anonymous mapping (to hold khugepaged): {e}"))?;
         std::fs::write(KHUGEPAGED_SLEEP, u32::MAX.to_string()).map_err(|e| format!("{KHUGEPAGED_SLEEP}: {e}"))?;
         let _ = writeln!(g.log, "khugepaged parked: scan_sleep_millisecs {}", read_sys(KHUGEPAGED_SLEEP).unwrap_or_default());
     }
