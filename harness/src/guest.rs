@@ -413,7 +413,11 @@ fn apply_vm(g: &mut Guest, vm: &VmRequest) -> GResult<(VmSettings, Vec<String>)>
             return Err(format!("vm.fault_around_bytes: the kernel did not keep {want}: it reads back {}", got.fault_around_bytes));
         }
     }
-    if let Some(mode) = vm.thp_enabled {
+    // Unless the scenario names a THP mode, the guest runs with `never`: that stops
+    // khugepaged, which otherwise collapses file mappings at times of its own (see below).
+    // Nothing on the read or fault path of a regular file reads the mode in 7.3.4.
+    if vm.thp_enabled.is_some() || Path::new(THP_ENABLED).exists() {
+        let mode = vm.thp_enabled.unwrap_or(ThpMode::Never);
         let name = thp_name(mode);
         std::fs::write(THP_ENABLED, name).map_err(|e| format!("vm.thp_enabled: the kernel refused `{name}` in {THP_ENABLED}: {e} (is CONFIG_TRANSPARENT_HUGEPAGE set?)"))?;
     }
@@ -437,7 +441,7 @@ fn apply_vm(g: &mut Guest, vm: &VmRequest) -> GResult<(VmSettings, Vec<String>)>
     // puts this process on its list now (and keeps it there: never unmapped), and the scan
     // period goes to u32::MAX ms (the write wakes it once, now, before the file is mapped;
     // with work on its list it then sleeps that long). The model does not port khugepaged.
-    if Path::new(KHUGEPAGED_SLEEP).exists() {
+    if got.thp_enabled != ThpMode::Never && Path::new(KHUGEPAGED_SLEEP).exists() {
         let len = std::num::NonZeroUsize::new(4 << 20).expect("4 MiB");
         // SAFETY: a new private anonymous mapping the kernel places; never read, written
         // or unmapped (it must stay for the whole run).
