@@ -62,6 +62,8 @@ pub struct Lost {
     /// The header's `entries-in-buffer` and `entries-written`, when it has them.
     pub in_buffer: Option<u64>,
     pub written: Option<u64>,
+    /// The header's `#P:N`: the CPUs traced (with one, the header's loss is CPU 0's).
+    pub cpus: Option<u32>,
     /// Events counted lost per CPU by `CPU:N [LOST M EVENTS]` lines.
     pub counted: BTreeMap<u32, u64>,
     /// CPUs that lost events of a count the trace does not give.
@@ -103,7 +105,12 @@ impl std::fmt::Display for Lost {
         write!(f, "the ftrace ring buffer lost at least {} events", self.at_least())?;
         let mut parts = Vec::new();
         if let (Some(e), Some(w)) = (self.in_buffer, self.written) {
-            parts.push(format!("header `entries-in-buffer/entries-written: {e}/{w}`: {} overwritten", w.saturating_sub(e)));
+            let on = match self.cpus {
+                Some(1) => " on CPU 0, the only one traced (#P:1)".to_string(),
+                Some(n) => format!(" over the {n} CPUs traced (#P:{n})"),
+                None => String::new(),
+            };
+            parts.push(format!("header `entries-in-buffer/entries-written: {e}/{w}`: {} overwritten{on}", w.saturating_sub(e)));
         }
         for (cpu, n) in &self.counted {
             parts.push(format!("CPU {cpu}: {n} lost (`CPU:{cpu} [LOST {n} EVENTS]`)"));
@@ -149,8 +156,8 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
         let number = number + 1;
         let err = |message: String| ParseError::Line { line: number, message };
         match lost_line(line).map_err(err)? {
-            Some(Loss::Header { in_buffer, written }) => {
-                (lost.in_buffer, lost.written) = (Some(in_buffer), Some(written));
+            Some(Loss::Header { in_buffer, written, cpus }) => {
+                (lost.in_buffer, lost.written, lost.cpus) = (Some(in_buffer), Some(written), cpus);
                 if written > in_buffer && lost.line == 0 {
                     lost.line = number;
                 }
@@ -283,7 +290,7 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
 /// A line of the trace about lost events.
 #[derive(Debug, PartialEq, Eq)]
 enum Loss {
-    Header { in_buffer: u64, written: u64 },
+    Header { in_buffer: u64, written: u64, cpus: Option<u32> },
     Counted { cpu: u32, events: u64 },
     Uncounted { cpu: u32 },
 }
@@ -293,9 +300,11 @@ enum Loss {
 fn lost_line(line: &str) -> Result<Option<Loss>, String> {
     let num = |t: &str, what: &str| t.trim().parse::<u64>().map_err(|_| format!("{what} `{t}` is not a number in `{line}`"));
     if let Some(rest) = line.strip_prefix("# entries-in-buffer/entries-written:") {
-        let counts = rest.split_whitespace().next().unwrap_or("");
+        let mut tokens = rest.split_whitespace();
+        let counts = tokens.next().unwrap_or("");
         let (e, w) = counts.split_once('/').ok_or_else(|| format!("no E/W counts in `{line}`"))?;
-        return Ok(Some(Loss::Header { in_buffer: num(e, "entries-in-buffer")?, written: num(w, "entries-written")? }));
+        let cpus = tokens.find_map(|t| t.strip_prefix("#P:")).map(|n| num(n, "#P")).transpose()?.map(|n| n as u32);
+        return Ok(Some(Loss::Header { in_buffer: num(e, "entries-in-buffer")?, written: num(w, "entries-written")?, cpus }));
     }
     if let Some(cpu) = line.strip_prefix("##### CPU ").and_then(|r| r.strip_suffix(" buffer started ####")) {
         return Ok(Some(Loss::Uncounted { cpu: num(cpu, "CPU")? as u32 }));
@@ -523,7 +532,9 @@ x-1 [000] ..... 1.0: page_cache_ra_unbounded: dev=259:0 ino=83 index=5 nr_to_rea
         assert_eq!(l.uncounted.iter().copied().collect::<Vec<_>>(), vec![1]);
         let message = ParseError::Lost(l.clone()).to_string();
         assert!(message.contains("lost at least 4121 events"), "{message}");
-        assert!(message.contains("1200/5321"), "{message}");
+        assert!(message.contains("1200/5321`: 4121 overwritten over the 2 CPUs traced (#P:2)"), "{message}");
+        let one = lost("# entries-in-buffer/entries-written: 155/303   #P:1\n");
+        assert!(one.to_string().contains("148 overwritten on CPU 0, the only one traced (#P:1)"), "{one}");
         assert!(message.contains("CPU 1"), "{message}");
         // 5321 written into what holds 1200: five times the buffer, doubled, a power of two.
         assert_eq!(l.suggest_kb(64), 1024);
