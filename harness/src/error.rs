@@ -30,6 +30,9 @@ pub enum Error {
     Guest { dir: PathBuf, message: String, console_tail: String },
     /// A trace that cannot be parsed, or that lost events.
     Trace { file: PathBuf, line: usize, message: String },
+    /// The trace ring buffer lost events: the trace is shorter than what the kernel did and
+    /// is not compared. Console log and the partial trace are kept in `dir`.
+    LostEvents { dir: PathBuf, message: String, fix: String },
     /// Anything else, already explained.
     Other(String),
 }
@@ -84,6 +87,11 @@ impl fmt::Display for Error {
                 indent(console_tail)
             ),
             Error::Trace { file, line, message } => write!(f, "{}:{line}: {message}", file.display()),
+            Error::LostEvents { dir, message, fix } => write!(
+                f,
+                "the trace is incomplete: {message}\nfix: {fix}\nconsole log and the partial trace in {}",
+                dir.display()
+            ),
             Error::Other(message) => f.write_str(message),
         }
     }

@@ -42,29 +42,146 @@ pub struct Capture {
     pub pfns: Vec<u64>,
 }
 
-/// A line that is not an event of the expected format.
+/// Why a trace was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseError {
+pub enum ParseError {
+    /// A line that is not an event of the expected format.
+    Line { line: usize, message: String },
+    /// The trace says the ring buffer lost events: it is shorter than what the kernel did.
+    Lost(Lost),
+}
+
+/// What the trace's own text says the ring buffer lost, as ftrace writes it
+/// (kernel/trace/trace.c): the header `# entries-in-buffer/entries-written: E/W   #P:N`
+/// (W - E events were overwritten, all CPUs together), `CPU:N [LOST M EVENTS]` (a
+/// consuming read: M events of CPU N lost), `CPU:N [LOST EVENTS]` (the reader saw CPU N's
+/// events overwritten, count unknown) and `##### CPU N buffer started ####` (printed only
+/// when the buffer had overruns: CPU N's older events were overwritten).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lost {
+    /// The header's `entries-in-buffer` and `entries-written`, when it has them.
+    pub in_buffer: Option<u64>,
+    pub written: Option<u64>,
+    /// The header's `#P:N`: the CPUs traced (with one, the header's loss is CPU 0's).
+    pub cpus: Option<u32>,
+    /// Events counted lost per CPU by `CPU:N [LOST M EVENTS]` lines.
+    pub counted: BTreeMap<u32, u64>,
+    /// CPUs that lost events of a count the trace does not give.
+    pub uncounted: std::collections::BTreeSet<u32>,
+    /// The first line that shows a loss (1-based).
     pub line: usize,
-    pub message: String,
+}
+
+impl Lost {
+    /// Events the header counts as overwritten.
+    pub fn overwritten(&self) -> u64 {
+        match (self.in_buffer, self.written) {
+            (Some(e), Some(w)) => w.saturating_sub(e),
+            _ => 0,
+        }
+    }
+
+    /// Whether the trace shows any loss.
+    pub fn any(&self) -> bool {
+        self.overwritten() > 0 || !self.counted.is_empty() || !self.uncounted.is_empty()
+    }
+
+    /// Events lost at least (the two counts cover different reads, so the larger).
+    pub fn at_least(&self) -> u64 {
+        self.overwritten().max(self.counted.values().sum())
+    }
+
+    /// A buffer size that would have held what was written: `kb` times written over kept,
+    /// doubled and rounded up to a power of two.
+    pub fn suggest_kb(&self, kb: u64) -> u64 {
+        let kept = self.in_buffer.unwrap_or(0).max(1);
+        let written = self.written.unwrap_or(0).max(kept + self.at_least());
+        (kb.max(1) * written.div_ceil(kept) * 2).next_power_of_two()
+    }
+}
+
+impl std::fmt::Display for Lost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the ftrace ring buffer lost at least {} events", self.at_least())?;
+        let mut parts = Vec::new();
+        if let (Some(e), Some(w)) = (self.in_buffer, self.written) {
+            let on = match self.cpus {
+                Some(1) => " on CPU 0, the only one traced (#P:1)".to_string(),
+                Some(n) => format!(" over the {n} CPUs traced (#P:{n})"),
+                None => String::new(),
+            };
+            parts.push(format!("header `entries-in-buffer/entries-written: {e}/{w}`: {} overwritten{on}", w.saturating_sub(e)));
+        }
+        for (cpu, n) in &self.counted {
+            parts.push(format!("CPU {cpu}: {n} lost (`CPU:{cpu} [LOST {n} EVENTS]`)"));
+        }
+        for cpu in &self.uncounted {
+            parts.push(format!("CPU {cpu}: its older events overwritten (`##### CPU {cpu} buffer started ####` or `CPU:{cpu} [LOST EVENTS]`)"));
+        }
+        write!(f, " ({}; first at line {})", parts.join("; "), self.line)
+    }
+}
+
+impl ParseError {
+    /// The 1-based line the error is about.
+    pub fn line(&self) -> usize {
+        match self {
+            ParseError::Line { line, .. } => *line,
+            ParseError::Lost(lost) => lost.line,
+        }
+    }
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParseError::Line { message, .. } => f.write_str(message),
+            ParseError::Lost(lost) => lost.fmt(f),
+        }
+    }
 }
 
 pub const OTHER_FILES: &str = "readahead/filemap events of other files (other inodes, the guest's root file system)";
 pub const OTHER_DEVICES: &str = "requests on other devices";
 pub const OTHER_EVENTS: &str = "events radiff does not read";
 
-/// Parses the whole text. Lines starting with `#` are headers.
+/// Parses the whole text. Lines starting with `#` are headers. A trace that shows lost
+/// events (see [`Lost`]) is an error: never a shorter trace.
 pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
     let mut capture = Capture::default();
     let mut windows: Vec<Window> = Vec::new();
     let mut missing_pfn = false;
+    let mut lost = Lost::default();
     for (number, line) in text.lines().enumerate() {
         let number = number + 1;
+        let err = |message: String| ParseError::Line { line: number, message };
+        match lost_line(line).map_err(err)? {
+            Some(Loss::Header { in_buffer, written, cpus }) => {
+                (lost.in_buffer, lost.written, lost.cpus) = (Some(in_buffer), Some(written), cpus);
+                if written > in_buffer && lost.line == 0 {
+                    lost.line = number;
+                }
+                continue;
+            }
+            Some(loss) => {
+                match loss {
+                    Loss::Counted { cpu, events } => *lost.counted.entry(cpu).or_default() += events,
+                    Loss::Uncounted { cpu } => {
+                        lost.uncounted.insert(cpu);
+                    }
+                    Loss::Header { .. } => unreachable!(),
+                }
+                if lost.line == 0 {
+                    lost.line = number;
+                }
+                continue;
+            }
+            None => {}
+        }
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
         capture.events += 1;
-        let err = |message: String| ParseError { line: number, message };
         let (event, body) = split_event(line).ok_or_else(|| err(format!("not an ftrace event line: {line}")))?;
         match event {
             "page_cache_sync_ra" | "page_cache_async_ra" | "page_cache_ra_order" | "page_cache_ra_unbounded" => {
@@ -159,12 +276,48 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
             _ => *capture.filtered.entry(OTHER_EVENTS.into()).or_default() += 1,
         }
     }
+    if lost.any() {
+        return Err(ParseError::Lost(lost));
+    }
     capture.trace = Trace { windows };
     if missing_pfn {
         // All or nothing: the n-th pfn must belong to the n-th folio.
         capture.pfns.clear();
     }
     Ok(capture)
+}
+
+/// A line of the trace about lost events.
+#[derive(Debug, PartialEq, Eq)]
+enum Loss {
+    Header { in_buffer: u64, written: u64, cpus: Option<u32> },
+    Counted { cpu: u32, events: u64 },
+    Uncounted { cpu: u32 },
+}
+
+/// Reads the lines ftrace writes about lost events (trace.c: `print_event_info`,
+/// `print_trace_line`, `test_cpu_buff_start`); `None` for any other line.
+fn lost_line(line: &str) -> Result<Option<Loss>, String> {
+    let num = |t: &str, what: &str| t.trim().parse::<u64>().map_err(|_| format!("{what} `{t}` is not a number in `{line}`"));
+    if let Some(rest) = line.strip_prefix("# entries-in-buffer/entries-written:") {
+        let mut tokens = rest.split_whitespace();
+        let counts = tokens.next().unwrap_or("");
+        let (e, w) = counts.split_once('/').ok_or_else(|| format!("no E/W counts in `{line}`"))?;
+        let cpus = tokens.find_map(|t| t.strip_prefix("#P:")).map(|n| num(n, "#P")).transpose()?.map(|n| n as u32);
+        return Ok(Some(Loss::Header { in_buffer: num(e, "entries-in-buffer")?, written: num(w, "entries-written")?, cpus }));
+    }
+    if let Some(cpu) = line.strip_prefix("##### CPU ").and_then(|r| r.strip_suffix(" buffer started ####")) {
+        return Ok(Some(Loss::Uncounted { cpu: num(cpu, "CPU")? as u32 }));
+    }
+    if let Some((cpu, rest)) = line.strip_prefix("CPU:").and_then(|r| r.split_once(" [LOST ")) {
+        let cpu = num(cpu, "CPU")? as u32;
+        return match rest.strip_suffix("EVENTS]").map(str::trim) {
+            Some("") => Ok(Some(Loss::Uncounted { cpu })),
+            Some(n) => Ok(Some(Loss::Counted { cpu, events: num(n, "lost events")? })),
+            None => Err(format!("cannot read the lost-events line `{line}`")),
+        };
+    }
+    Ok(None)
 }
 
 /// The window events go to: the last one, or a `Start` window before the first call.
@@ -322,9 +475,9 @@ radiff-guest-171     [001] .....    12.000010: mm_filemap_map_pages: dev=259:0 i
         );
         assert!(c.trace.windows.iter().all(|w| w.ra == RaState::default()));
         let bad = parse("x-1 [000] ..... 1.0: mm_filemap_map_pages: dev=259:0 ino=83 ofs=4096\n", FILTER).unwrap_err();
-        assert!(bad.message.contains("FIRST-LAST"), "{}", bad.message);
+        assert!(bad.to_string().contains("FIRST-LAST"), "{bad}");
         let bad = parse("x-1 [000] ..... 1.0: mm_filemap_fault: dev=259:0 ino=83 ofs=12\n", FILTER).unwrap_err();
-        assert!(bad.message.contains("page-aligned"), "{}", bad.message);
+        assert!(bad.to_string().contains("page-aligned"), "{bad}");
     }
 
     #[test]
@@ -347,10 +500,10 @@ x-1 [000] ..... 1.0: page_cache_ra_unbounded: dev=259:0 ino=83 index=5 nr_to_rea
     fn a_malformed_line_is_an_error_with_its_line_number() {
         let text = "# header\nx-1 [000] ..... 1.0: page_cache_ra_order: dev=259:0 ino=83 index=zero order=0 size=4 async_size=3 ra_pages=32\n";
         let e = parse(text, FILTER).unwrap_err();
-        assert_eq!(e.line, 2);
-        assert!(e.message.contains("index"), "{}", e.message);
+        assert_eq!(e.line(), 2);
+        assert!(e.to_string().contains("index"), "{e}");
         let e = parse("garbage\n", FILTER).unwrap_err();
-        assert_eq!(e.line, 1);
+        assert_eq!(e.line(), 1);
     }
 
     #[test]
@@ -358,5 +511,49 @@ x-1 [000] ..... 1.0: page_cache_ra_unbounded: dev=259:0 ino=83 index=5 nr_to_rea
         let (event, body) = split_event("  my: task-1   [001] .N.1.  99.5: block_rq_issue: 259,0 RA 4096 () 8 + 8 none,0,0 [x]").unwrap();
         assert_eq!(event, "block_rq_issue");
         assert!(body.starts_with("259,0 RA"));
+    }
+
+    const EVENT: &str = "x-1 [000] ..... 1.0: block_rq_issue: 259,0 RA 4096 () 64 + 8 none,0,0 [x]";
+
+    fn lost(text: &str) -> Lost {
+        match parse(text, FILTER) {
+            Err(ParseError::Lost(lost)) => lost,
+            other => panic!("expected lost events, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_header_that_counts_overwritten_events_is_an_error() {
+        let text = format!("# tracer: nop\n#\n# entries-in-buffer/entries-written: 19713/19713   #P:2\n#\n{EVENT}\n");
+        assert_eq!(parse(&text, FILTER).unwrap().events, 1, "nothing lost: written = in buffer");
+        let text = format!("# tracer: nop\n#\n# entries-in-buffer/entries-written: 1200/5321   #P:2\n#\n{EVENT}\n##### CPU 1 buffer started ####\n{EVENT}\n");
+        let l = lost(&text);
+        assert_eq!((l.in_buffer, l.written, l.overwritten(), l.at_least(), l.line), (Some(1200), Some(5321), 4121, 4121, 3));
+        assert_eq!(l.uncounted.iter().copied().collect::<Vec<_>>(), vec![1]);
+        let message = ParseError::Lost(l.clone()).to_string();
+        assert!(message.contains("lost at least 4121 events"), "{message}");
+        assert!(message.contains("1200/5321`: 4121 overwritten over the 2 CPUs traced (#P:2)"), "{message}");
+        let one = lost("# entries-in-buffer/entries-written: 155/303   #P:1\n");
+        assert!(one.to_string().contains("148 overwritten on CPU 0, the only one traced (#P:1)"), "{one}");
+        assert!(message.contains("CPU 1"), "{message}");
+        // 5321 written into what holds 1200: five times the buffer, doubled, a power of two.
+        assert_eq!(l.suggest_kb(64), 1024);
+    }
+
+    #[test]
+    fn lost_event_lines_are_counted_per_cpu() {
+        let text = format!("{EVENT}\nCPU:0 [LOST 123 EVENTS]\n{EVENT}\nCPU:1 [LOST 7 EVENTS]\nCPU:0 [LOST 2 EVENTS]\n{EVENT}\nCPU:1 [LOST EVENTS]\n");
+        let l = lost(&text);
+        assert_eq!(l.counted, BTreeMap::from([(0, 125), (1, 7)]));
+        assert_eq!(l.uncounted.iter().copied().collect::<Vec<_>>(), vec![1]);
+        assert_eq!((l.at_least(), l.line), (132, 2));
+        let message = l.to_string();
+        assert!(message.contains("CPU 0: 125 lost"), "{message}");
+        assert!(message.contains("CPU 1: 7 lost"), "{message}");
+        // Seen alone, an annotation is enough to refuse the trace.
+        let l = lost(&format!("{EVENT}\n##### CPU 0 buffer started ####\n{EVENT}\n"));
+        assert_eq!((l.at_least(), l.line), (0, 2));
+        let e = parse("CPU:0 [LOST many EVENTS]\n", FILTER).unwrap_err();
+        assert!(matches!(e, ParseError::Line { line: 1, .. }), "{e:?}");
     }
 }

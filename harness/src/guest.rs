@@ -369,10 +369,10 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest
     let json = serde_json::to_vec_pretty(&env).map_err(|e| e.to_string())?;
     std::fs::write(g.out.join("env.json"), json).map_err(|e| format!("env.json: {e}"))?;
     pattern_result?;
+    // A loss is the host's to report: it counts lost events from the trace's text
+    // (ftrace::Lost) and checks these counters too (run.rs), never taking a shorter trace.
     if overrun > 0 || dropped > 0 {
-        return Err(format!(
-            "the trace ring buffer lost events (overrun {overrun}, dropped {dropped}) with buffer_size_kb={buffer_kb}: raise `trace_buffer_kb` in the scenario"
-        ));
+        let _ = writeln!(g.log, "the trace ring buffer lost events (overrun {overrun}, dropped {dropped}) with buffer_size_kb={buffer_kb}");
     }
     Ok(())
 }

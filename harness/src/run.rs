@@ -168,7 +168,31 @@ impl Lab {
         let trace_path = dir.join("trace.txt");
         let text = cache::read(&trace_path)?;
         let filter = Filter::new(&env.dev, env.ino).ok_or_else(|| Error::Trace { file: env_path.clone(), line: 0, message: format!("bad device number `{}`", env.dev) })?;
-        let capture = ftrace::parse(&text, filter).map_err(|e| Error::Trace { file: trace_path.clone(), line: e.line, message: e.message })?;
+        let capture = match ftrace::parse(&text, filter) {
+            Ok(capture) => capture,
+            Err(ftrace::ParseError::Lost(lost)) => {
+                return Err(Error::LostEvents {
+                    dir,
+                    message: format!(
+                        "{lost}; the guest's per_cpu stats: overrun {}, dropped {}, entries {}",
+                        env.trace_overrun, env.trace_dropped, env.trace_entries
+                    ),
+                    fix: lost_fix(scenario, lost.suggest_kb(scenario.trace_buffer_kb)),
+                })
+            }
+            Err(e) => return Err(Error::Trace { file: trace_path.clone(), line: e.line(), message: e.to_string() }),
+        };
+        // Cross-check: the ring buffer's own counters, read in the guest after the run.
+        if env.trace_overrun > 0 || env.trace_dropped > 0 {
+            return Err(Error::LostEvents {
+                dir,
+                message: format!(
+                    "the guest's per_cpu stats say the ring buffer lost events (overrun {}, dropped {}), though the trace's text shows no loss",
+                    env.trace_overrun, env.trace_dropped
+                ),
+                fix: lost_fix(scenario, scenario.trace_buffer_kb * 4),
+            });
+        }
         let json = serde_json::to_vec_pretty(&capture).map_err(|e| Error::Other(e.to_string()))?;
         cache::write_atomic(&dir.join("trace.json"), &json)?;
         Ok(RunOutput { dir, capture, env, accel, wall })
@@ -234,6 +258,15 @@ impl Lab {
         }
         Ok(booted.accel)
     }
+}
+
+/// How to give a scenario's trace more room.
+fn lost_fix(scenario: &Scenario, suggest_kb: u64) -> String {
+    format!(
+        "raise `trace_buffer_kb` in {} (now {} KiB per CPU; try `trace_buffer_kb: {suggest_kb}`)",
+        scenario.path.display(),
+        scenario.trace_buffer_kb
+    )
 }
 
 /// A run folder's name for a variant or matrix point: vng refuses some characters in

@@ -101,6 +101,9 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
     }));
     // A guest that halts instead of rebooting is stopped at once, not at its timeout.
     trials.push(Trial::test("vm_halt_is_seen::base", halted_guest_is_stopped));
+    // A ring buffer too small for the scenario's events: the run fails saying so.
+    let tiny = Scenario::load(&root.join("harness/tests/fixtures/tiny_trace_buffer.yaml"))?;
+    trials.push(Trial::test("lost_events::tiny_trace_buffer::base", move || lost_events_fail_the_run(&tiny)));
     // The same scenario twice on the same kernel gives the same trace.
     let headline = Scenario::load(&root.join("scenarios/1mib_after_4k.yaml"))?;
     trials.push(Trial::test("repeatable::scenario_1mib_after_4k::base", move || repeatable(&headline, "base")));
@@ -226,6 +229,48 @@ fn halted_guest_is_stopped() -> Result<(), Failed> {
     }
     if booted.exit_code != Some(7) {
         return Err(format!("{who}: exit code {:?}, the command exited with 7; see {}", booted.exit_code, dir.display()).into());
+    }
+    Ok(())
+}
+
+/// A scenario whose `trace_buffer_kb` (8) cannot hold its events: the run is an error that
+/// counts the lost events from the trace's text and says how to fix it, never a shorter
+/// trace; its folder keeps the console log and the partial trace.
+fn lost_events_fail_the_run(scenario: &Scenario) -> Result<(), Failed> {
+    let lab = lab()?;
+    let who = "lost_events::tiny_trace_buffer::base";
+    let err = match lab.run(scenario, &scenario.points[0], "base", who) {
+        Ok(out) => {
+            return Err(format!(
+                "{who}: the run succeeded with {} events in an {} KiB buffer (folder {}): a lost event went unseen",
+                out.capture.events,
+                scenario.trace_buffer_kb,
+                out.dir.display()
+            )
+            .into())
+        }
+        Err(e) => e,
+    };
+    eprintln!("{who}: the run failed as it should:\n{err}");
+    let radiff::Error::LostEvents { dir, message, fix } = &err else {
+        return Err(format!("{who}: expected the lost-events error, got: {err}").into());
+    };
+    for (what, text, needle) in [
+        ("message", message, "the ftrace ring buffer lost at least "),
+        ("message", message, "entries-in-buffer/entries-written"),
+        ("fix", fix, "raise `trace_buffer_kb` in "),
+        ("fix", fix, "(now 8 KiB per CPU; try `trace_buffer_kb: "),
+    ] {
+        if !text.contains(needle) {
+            return Err(format!("{who}: the {what} does not say `{needle}`:\n{err}").into());
+        }
+    }
+    for kept in ["console.log", "trace.txt", "env.json"] {
+        let path = dir.join(kept);
+        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        if len == 0 {
+            return Err(format!("{who}: the run folder does not keep {kept} (or it is empty): {}", path.display()).into());
+        }
     }
     Ok(())
 }
