@@ -933,11 +933,11 @@ Failed: random_64k: the VM did not finish within 240 s
     #[test]
     fn fault_columns_only_when_a_run_faulted() {
         // base: 4 faults and 8 ranges over 128 pages; v1: 2 faults, 6 ranges, over 96.
-        let cells = vec![
+        let fault_cells = vec![
             Cell { point: None, variant: "base".into(), samples: vec![sample(&fault_trace(4, 2), 100)] },
             Cell { point: None, variant: "async-align-v1".into(), samples: vec![sample(&fault_trace(2, 3), 100)] },
         ];
-        let rows = rows(&cells);
+        let rows = rows(&fault_cells);
         assert!(rows.iter().all(Row::has_faults));
         assert_eq!((rows[0].median(Col::Faults), rows[0].median(Col::FaultArounds), rows[0].median(Col::FaultAroundPages)), (4.0, 8.0, 128.0));
         let md = markdown(&heading(), &rows);
