@@ -74,6 +74,13 @@ pub enum Col {
     /// Bytes of the data reads.
     Bytes,
     Windows,
+    /// `mm_filemap_fault` events: a column only when some run of the report has faults
+    /// or fault-around (see [`rows`]), so a pread report keeps its columns.
+    Faults,
+    /// `mm_filemap_map_pages` events (fault-around ranges).
+    FaultArounds,
+    /// Pages the fault-around ranges cover (not all of them mapped: the event does not say).
+    FaultAroundPages,
     Folios,
     /// Folios of this order.
     Order(u32),
@@ -88,6 +95,9 @@ impl Col {
             Col::MetadataReads => "metadata reads".into(),
             Col::Bytes => "bytes read".into(),
             Col::Windows => "windows".into(),
+            Col::Faults => "faults".into(),
+            Col::FaultArounds => "fault-around ranges".into(),
+            Col::FaultAroundPages => "fault-around pages".into(),
             Col::Folios => "folios".into(),
             Col::Order(o) => format!("order-{o} folios"),
             Col::Time => "guest time".into(),
@@ -129,6 +139,9 @@ impl Sample {
             Col::MetadataReads => f.metadata_reads,
             Col::Bytes => f.bytes_read,
             Col::Windows => f.windows,
+            Col::Faults => f.faults,
+            Col::FaultArounds => f.fault_arounds,
+            Col::FaultAroundPages => f.fault_around_pages,
             Col::Folios => f.folios,
             Col::Order(o) => f.folio_orders.get(&o).copied().unwrap_or(0),
             Col::Time => self.pattern_ns,
@@ -160,13 +173,29 @@ impl Row {
     pub fn runs(&self) -> usize {
         self.stats.get(&Col::DataReads).map_or(0, |s| s.n)
     }
+
+    /// True when the row has the fault columns (some run of its report faulted).
+    pub fn has_faults(&self) -> bool {
+        self.stats.contains_key(&Col::Faults)
+    }
 }
 
+/// The fault columns, in the order the table shows them.
+pub const FAULT_COLS: [Col; 3] = [Col::Faults, Col::FaultArounds, Col::FaultAroundPages];
+
 /// Rows of `cells`, in their order. Every row has a column for every folio order seen in
-/// any run of any cell, so that an order a variant never uses shows as 0, not as a gap.
+/// any run of any cell, so that an order a variant never uses shows as 0, not as a gap;
+/// and the fault columns when any run of any cell has a fault or a fault-around range
+/// (then a variant without them shows 0), none otherwise.
 pub fn rows(cells: &[Cell]) -> Vec<Row> {
-    let orders: BTreeSet<u32> = cells.iter().flat_map(|c| c.samples.iter()).flat_map(|s| s.figures.folio_orders.keys().copied()).collect();
-    let mut cols = vec![Col::DataReads, Col::MetadataReads, Col::Bytes, Col::Windows, Col::Folios];
+    let samples = || cells.iter().flat_map(|c| c.samples.iter());
+    let orders: BTreeSet<u32> = samples().flat_map(|s| s.figures.folio_orders.keys().copied()).collect();
+    let faults = samples().any(|s| s.figures.faults > 0 || s.figures.fault_arounds > 0);
+    let mut cols = vec![Col::DataReads, Col::MetadataReads, Col::Bytes, Col::Windows];
+    if faults {
+        cols.extend(FAULT_COLS);
+    }
+    cols.push(Col::Folios);
     cols.extend(orders.iter().map(|&o| Col::Order(o)));
     cols.push(Col::Time);
     cells
@@ -239,9 +268,9 @@ pub struct Heading {
     pub variants: Vec<String>,
 }
 
-/// The Markdown for a changelog's notes: a table of requests, bytes, windows and time, a
-/// table of folios by order, and a line saying how to read them. No line starts with `#`,
-/// which `git commit` would take for a comment.
+/// The Markdown for a changelog's notes: a table of requests, bytes, windows (faults and
+/// fault-around when there are) and time, a table of folios by order, and a line saying
+/// how to read them. No line starts with `#`, which `git commit` would take for a comment.
 pub fn markdown(h: &Heading, rows: &[Row]) -> String {
     let first = h.variants.first().map(String::as_str).unwrap_or("");
     let with_point = rows.iter().any(|r| r.point.is_some());
@@ -276,7 +305,12 @@ pub fn markdown(h: &Heading, rows: &[Row]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{}", h.title);
     let _ = writeln!(s, "{}\n", h.environment);
-    let cols = [Col::DataReads, Col::MetadataReads, Col::Bytes, Col::Windows, Col::Time];
+    let faults = rows.iter().any(Row::has_faults);
+    let mut cols = vec![Col::DataReads, Col::MetadataReads, Col::Bytes, Col::Windows];
+    if faults {
+        cols.extend(FAULT_COLS);
+    }
+    cols.push(Col::Time);
     let names: Vec<String> = cols.iter().map(|c| c.name()).collect();
     table(&mut s, &cols, &names);
     s.push('\n');
@@ -296,12 +330,22 @@ pub fn markdown(h: &Heading, rows: &[Row]) -> String {
         Some(&n) if n > 1 => "; [min-max] where the runs differ",
         _ => "",
     };
-    let _ = writeln!(
+    let _ = write!(
         s,
         "\n{runs_text}{spread}; (change against {first}). Device reads are data reads; metadata reads (REQ_META) are counted apart. Guest time is the wall time of the reads inside the guest."
     );
+    if faults {
+        s.push_str(FAULTS_NOTE);
+    }
+    s.push('\n');
     s
 }
+
+/// How to read the fault columns, after the table's line when it has them.
+pub const FAULTS_NOTE: &str = " Windows are those of page_cache_sync_ra/page_cache_async_ra calls; faults are \
+mm_filemap_fault events (a fault retried after readahead dropped the mmap lock counts twice); fault-around \
+ranges are mm_filemap_map_pages events, and fault-around pages the pages those ranges cover (the event does \
+not say how many it mapped).";
 
 /// The order most folios have, with its count and the total (ties: the larger order).
 fn mode_order(row: &Row) -> Option<(u32, f64, f64)> {
@@ -344,6 +388,9 @@ fn sentence(row: &Row, base: &Row) -> String {
         let _ = write!(reads, " and reads {} bytes ({} vs {})", fewer_more(bb, bv, "fewer", "more"), Col::Bytes.format(bv), Col::Bytes.format(bb));
     }
     parts.push(reads);
+    if row.has_faults() {
+        parts.push(faults_part(row, base));
+    }
     let (tv, tb) = (row.stats.get(&Col::Time).copied().unwrap_or(Stat::of(&[])), base.stats.get(&Col::Time).copied().unwrap_or(Stat::of(&[])));
     let n = tv.n.min(tb.n);
     let runs = if n > 1 { format!("median of {n} runs") } else { "one run each".into() };
@@ -375,6 +422,33 @@ fn sentence(row: &Row, base: &Row) -> String {
     parts.join("; ")
 }
 
+/// The faults part of [`sentence`]: faults and fault-around ranges against the base's.
+fn faults_part(row: &Row, base: &Row) -> String {
+    let fmt = |c: Col, r: &Row| c.format(r.median(c));
+    let (fv, fb) = (row.median(Col::Faults), base.median(Col::Faults));
+    let mut s = if fv == fb {
+        format!("it takes as many faults ({})", fmt(Col::Faults, row))
+    } else {
+        format!("it takes {} faults ({} vs {})", fewer_more(fb, fv, "fewer", "more"), fmt(Col::Faults, row), fmt(Col::Faults, base))
+    };
+    let (av, ab) = (row.median(Col::FaultArounds), base.median(Col::FaultArounds));
+    let (pv, pb) = (row.median(Col::FaultAroundPages), base.median(Col::FaultAroundPages));
+    if av == ab && pv == pb {
+        let _ = write!(s, " and as many fault-around ranges ({}, over {} pages)", fmt(Col::FaultArounds, row), fmt(Col::FaultAroundPages, row));
+    } else {
+        let _ = write!(
+            s,
+            " and {} fault-around ranges ({} vs {}, over {} pages vs {})",
+            if av == ab { "as many".to_string() } else { fewer_more(ab, av, "fewer", "more") },
+            fmt(Col::FaultArounds, row),
+            fmt(Col::FaultArounds, base),
+            fmt(Col::FaultAroundPages, row),
+            fmt(Col::FaultAroundPages, base)
+        );
+    }
+    s
+}
+
 /// The summary paragraph: for each point and each variant after the first, how it
 /// compares with the first. Every number comes from `rows`.
 pub fn summary(description: &str, variants: &[String], rows: &[Row]) -> String {
@@ -396,8 +470,9 @@ pub struct Difference {
     pub b: f64,
 }
 
-/// What differs between `a` and `b` in device reads (data and metadata), bytes, windows
-/// and folios (total and each order); guest time is left out, as it differs run to run.
+/// What differs between `a` and `b` in device reads (data and metadata), bytes, windows,
+/// faults and fault-around (when the rows have them) and folios (total and each order);
+/// guest time is left out, as it differs run to run.
 pub fn differences(a: &Row, b: &Row) -> Vec<Difference> {
     let cols: BTreeSet<Col> = a.stats.keys().chain(b.stats.keys()).copied().filter(|c| *c != Col::Time).collect();
     cols.into_iter()
@@ -454,7 +529,9 @@ pub fn render_all(a: &str, b: &str, outcomes: &[PointOutcome], skipped: &[String
     }
     let ran = changed + unchanged.len();
     let _ = writeln!(s, "\nChanged: {changed} of {ran} scenario points.");
-    let _ = write!(s, "Unchanged (device reads, metadata reads, bytes, windows and folio orders all equal): {} of {ran}", unchanged.len());
+    let faults = outcomes.iter().filter_map(|o| o.rows.as_ref().ok()).any(|(ra, rb)| ra.has_faults() || rb.has_faults());
+    let figures = if faults { "windows, faults, fault-around ranges and folio orders" } else { "windows and folio orders" };
+    let _ = write!(s, "Unchanged (device reads, metadata reads, bytes, {figures} all equal): {} of {ran}", unchanged.len());
     if unchanged.is_empty() {
         s.push_str(".\n");
     } else {
@@ -833,6 +910,95 @@ Not run (their `variants:` do not list both): f2fs_512k_reads_ufs.
 Failed: random_64k: the VM did not finish within 240 s
 ";
         assert_eq!(text, expected, "\n{text}");
+    }
+
+    /// An mmap-like trace: `faults` fault windows of 32 pages each (read-around, one
+    /// 128 KiB read, order-2 folios), each followed by `arounds` fault-around ranges of 16
+    /// pages.
+    fn fault_trace(faults: u64, arounds: u64) -> Trace {
+        let mut windows = Vec::new();
+        for i in 0..faults {
+            let mut w = Window::open(Trigger::Fault, i * 32, 1, RaState::default());
+            w.submits.push(Submit::Order { index: i * 32, size: 32, async_size: 8, order: 2 });
+            w.folios = (0..8).map(|k| Folio { index: i * 32 + 4 * k, order: 2 }).collect();
+            w.requests.push(Request { sector: 1000 + i * 256, sectors: 256, rwbs: "RA".into() });
+            windows.push(w);
+            for k in 0..arounds {
+                windows.push(Window::open(Trigger::FaultAround, i * 32 + 16 * (k % 2), 16, RaState::default()));
+            }
+        }
+        Trace { windows }
+    }
+
+    #[test]
+    fn fault_columns_only_when_a_run_faulted() {
+        // base: 4 faults and 8 ranges over 128 pages; v1: 2 faults, 6 ranges, over 96.
+        let fault_cells = vec![
+            Cell { point: None, variant: "base".into(), samples: vec![sample(&fault_trace(4, 2), 100)] },
+            Cell { point: None, variant: "async-align-v1".into(), samples: vec![sample(&fault_trace(2, 3), 100)] },
+        ];
+        let rows = rows(&fault_cells);
+        assert!(rows.iter().all(Row::has_faults));
+        assert_eq!((rows[0].median(Col::Faults), rows[0].median(Col::FaultArounds), rows[0].median(Col::FaultAroundPages)), (4.0, 8.0, 128.0));
+        let md = markdown(&heading(), &rows);
+        let expected = "\
+t: test reads
+kernel 7.3.4+ under QEMU TCG, 2 vCPUs
+
+| variant | device reads | metadata reads | bytes read | windows | faults | fault-around ranges | fault-around pages | guest time |
+|:--|--:|--:|--:|--:|--:|--:|--:|--:|
+| base | 4 | 0 | 0.5 MiB | 0 | 4 | 8 | 128 | 0.100 s |
+| async-align-v1 | 2 (-50%) | 0 (0%) | 0.2 MiB (-50%) | 0 (0%) | 2 (-50%) | 6 (-25%) | 96 (-25%) | 0.100 s (0%) |
+
+| variant | folios | order 2 |
+|:--|--:|--:|
+| base | 32 | 32 |
+| async-align-v1 | 16 (-50%) | 16 (-50%) |
+
+One run each; (change against base). Device reads are data reads; metadata reads (REQ_META) are counted apart. \
+Guest time is the wall time of the reads inside the guest. Windows are those of page_cache_sync_ra/page_cache_async_ra \
+calls; faults are mm_filemap_fault events (a fault retried after readahead dropped the mmap lock counts twice); \
+fault-around ranges are mm_filemap_map_pages events, and fault-around pages the pages those ranges cover (the event \
+does not say how many it mapped).
+";
+        assert_eq!(md, expected, "\n{md}");
+        let text = summary("touches", &heading().variants, &rows);
+        assert!(
+            text.contains("(2 vs 4) and reads 50% fewer bytes (0.2 MiB vs 0.5 MiB); it takes 50% fewer faults (2 vs 4) and 25% fewer fault-around ranges (6 vs 8, over 96 pages vs 128); its reads take"),
+            "{text}"
+        );
+        let cols: Vec<Col> = differences(&rows[0], &rows[1]).iter().map(|d| d.col).collect();
+        assert_eq!(cols, vec![Col::DataReads, Col::Bytes, Col::Faults, Col::FaultArounds, Col::FaultAroundPages, Col::Folios, Col::Order(2)]);
+
+        // A variant that did not fault beside one that did shows 0, and equal faults say so.
+        let mixed = super::rows(&[
+            Cell { point: None, variant: "base".into(), samples: vec![sample(&fault_trace(4, 2), 100)] },
+            Cell { point: None, variant: "async-align-v1".into(), samples: vec![sample(&fault_trace(4, 2), 100)] },
+            Cell { point: None, variant: "pread".into(), samples: vec![sample(&trace(4, 256, 2), 100)] },
+        ]);
+        assert!(mixed.iter().all(Row::has_faults));
+        let md = markdown(&heading(), &mixed);
+        assert!(md.contains("| pread | 4 (0%) | 1 (new) | 0.5 MiB (0%) | 4 (new) | 0 (-100%) | 0 (-100%) | 0 (-100%) | 0.100 s (0%) |"), "{md}");
+        let text = summary("touches", &heading().variants, &mixed);
+        assert!(text.contains("it takes as many faults (4) and as many fault-around ranges (8, over 128 pages);"), "{text}");
+
+        // Pread runs alone: no fault column, no fault words (the_markdown_table has the text).
+        let pread = super::rows(&cells(&[(250, 180)]));
+        assert!(!pread.iter().any(Row::has_faults));
+        let (md, text) = (markdown(&heading(), &pread), summary("x", &heading().variants, &pread));
+        assert!(!md.contains("fault") && !text.contains("fault"), "{md}{text}");
+    }
+
+    #[test]
+    fn all_names_faults_among_the_unchanged_figures_only_when_there_are_some() {
+        let faulting = rows(&[
+            Cell { point: None, variant: "base".into(), samples: vec![sample(&fault_trace(4, 2), 100)] },
+            Cell { point: None, variant: "v1".into(), samples: vec![sample(&fault_trace(4, 3), 100)] },
+        ]);
+        let outcomes = vec![PointOutcome { scenario: "mmap_seq_8mib".into(), point: None, rows: Ok((faulting[0].clone(), faulting[1].clone())) }];
+        let text = render_all("base", "v1", &outcomes, &[]);
+        assert!(text.contains("| mmap_seq_8mib | fault-around ranges | 8 | 12 | +50% |\n| mmap_seq_8mib | fault-around pages | 128 | 192 | +50% |\n"), "{text}");
+        assert!(text.contains("Unchanged (device reads, metadata reads, bytes, windows, faults, fault-around ranges and folio orders all equal): 0 of 1."), "{text}");
     }
 
     #[test]

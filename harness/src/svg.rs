@@ -7,11 +7,15 @@
 //! submission at its start, a bar over the pages it covers; each variant drawn 2 px above
 //! the one before, so shared windows show in every colour) and a folios panel (one row
 //! per order, one lane per variant in each row, a bar over the pages of each folio).
+//! When a trace has faults (mmap), the submissions of a fault's window are squares instead
+//! of circles, and a faults panel between the two shows, one lane per variant, each
+//! `filemap_fault` as a triangle at its page and each fault-around range as a thin bar;
+//! the legend then explains the three marks. Pictures of pread traces have none of this.
 
 use std::fmt::Write;
 use std::ops::Range;
 
-use radiff_model::{Submit, Trace};
+use radiff_model::{Submit, Trace, Trigger};
 
 /// One variant's trace in a section.
 pub struct Series<'a> {
@@ -37,6 +41,10 @@ const WINDOWS_H: f64 = 240.0;
 const LANE_H: f64 = 7.0;
 const ROW_PAD: f64 = 5.0;
 const AXIS_GAP: f64 = 36.0;
+/// Height of a variant's lane in the faults panel: a triangle above, fault-around below.
+const FAULT_LANE_H: f64 = 16.0;
+/// The colour of the legend's marks, which are shapes rather than variants.
+const MARK_COLOUR: &str = "#555";
 /// Pixels between the windows of successive variants (see `render`).
 const LIFT: f64 = 2.0;
 /// Above this many markers in the picture, markers carry no tooltip, to keep the file
@@ -50,6 +58,8 @@ pub struct Span {
     pub pages: u64,
     /// `ra->order` for `page_cache_ra_order`, None for `page_cache_ra_unbounded`.
     pub order: Option<u32>,
+    /// Made in a window a fault opened (read-around, the VM_HUGEPAGE path).
+    pub by_fault: bool,
 }
 
 /// Every submission of `trace` that starts inside `pages`, in trace order.
@@ -57,13 +67,34 @@ pub fn spans(trace: &Trace, pages: &Range<u64>) -> Vec<Span> {
     trace
         .windows
         .iter()
-        .flat_map(|w| w.submits.iter())
-        .map(|s| match *s {
-            Submit::Order { index, size, order, .. } => Span { start: index, pages: size, order: Some(order) },
-            Submit::Unbounded { index, nr_to_read, .. } => Span { start: index, pages: nr_to_read, order: None },
+        .flat_map(|w| w.submits.iter().map(move |s| (w.trigger == Trigger::Fault, s)))
+        .map(|(by_fault, s)| match *s {
+            Submit::Order { index, size, order, .. } => Span { start: index, pages: size, order: Some(order), by_fault },
+            Submit::Unbounded { index, nr_to_read, .. } => Span { start: index, pages: nr_to_read, order: None, by_fault },
         })
         .filter(|s| pages.contains(&s.start))
         .collect()
+}
+
+/// The pages of `trace`'s faults (`mm_filemap_fault`) inside `pages`, in trace order.
+pub fn faults(trace: &Trace, pages: &Range<u64>) -> Vec<u64> {
+    trace.windows.iter().filter(|w| w.trigger == Trigger::Fault && pages.contains(&w.index)).map(|w| w.index).collect()
+}
+
+/// `trace`'s fault-around ranges (`mm_filemap_map_pages`: first page, pages) that overlap
+/// `pages`, in trace order.
+pub fn fault_arounds(trace: &Trace, pages: &Range<u64>) -> Vec<(u64, u64)> {
+    trace
+        .windows
+        .iter()
+        .filter(|w| w.trigger == Trigger::FaultAround && w.index < pages.end && w.index + w.req_count > pages.start)
+        .map(|w| (w.index, w.req_count))
+        .collect()
+}
+
+/// True when `trace` has a fault or a fault-around range anywhere.
+fn has_faults(trace: &Trace) -> bool {
+    trace.windows.iter().any(|w| matches!(w.trigger, Trigger::Fault | Trigger::FaultAround))
 }
 
 /// Runs of adjacent folios of one order inside `pages`: (first page, pages, order),
@@ -124,7 +155,12 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
         v
     };
     let colour = |variant: &str| COLOURS[variants.iter().position(|v| *v == variant).unwrap_or(0) % COLOURS.len()];
-    let markers: usize = sections.iter().flat_map(|s| s.series.iter()).map(|s| spans(s.trace, &pages).len()).sum();
+    let with_faults = sections.iter().flat_map(|s| s.series.iter()).any(|s| has_faults(s.trace));
+    let markers: usize = sections
+        .iter()
+        .flat_map(|s| s.series.iter())
+        .map(|s| spans(s.trace, &pages).len() + faults(s.trace, &pages).len() + fault_arounds(s.trace, &pages).len())
+        .sum();
     let tooltips = markers <= TOOLTIP_LIMIT;
 
     let mut body = String::new();
@@ -148,6 +184,20 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
             c = colour(v)
         );
         lx += 30.0 + 7.0 * v.chars().count() as f64;
+    }
+    if with_faults {
+        // The marks, in a neutral colour: each is drawn in its variant's colour.
+        let (ly, c) = (y - 9.0, MARK_COLOUR);
+        let marks = [("fault-window", "submission of a fault's window"), ("fault", "fault (filemap_fault)"), ("fault-around", "fault-around range (filemap_map_pages)")];
+        for (mark, text) in marks {
+            let shape = match mark {
+                "fault-window" => format!(r#"<rect x="{}" y="{}" width="6" height="6" fill="{c}"/>"#, n(lx + 4.0), n(ly + 2.0)),
+                "fault" => format!(r#"<path d="{}" fill="{c}"/>"#, triangle(lx + 7.0, ly + 2.0)),
+                _ => format!(r#"<rect x="{}" y="{}" width="14" height="2" fill="{c}"/>"#, n(lx), n(ly + 4.0)),
+            };
+            let _ = writeln!(body, r#"<g class="legend-mark" data-mark="{mark}">{shape}<text x="{}" y="{}" font-size="12">{text}</text></g>"#, n(lx + 18.0), n(y));
+            lx += 30.0 + 6.5 * text.chars().count() as f64;
+        }
     }
     let _ = writeln!(body, "</g>");
     y += 14.0;
@@ -214,12 +264,24 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
             let _ = writeln!(body, r#"<g class="windows" data-variant="{}" fill="{c}">"#, escape(s.variant));
             for sp in &spans {
                 let (cx, cy) = (n(x(sp.start)), n(ypx(sp.pages) - lift));
-                if tooltips {
+                let title = || {
                     let what = match sp.order {
                         Some(o) => format!("order {o}"),
                         None => "unbounded".into(),
                     };
-                    let _ = writeln!(body, r#"<circle cx="{cx}" cy="{cy}" r="2"><title>{}: [{}+{}) {what}</title></circle>"#, escape(s.variant), sp.start, sp.pages);
+                    let by = if sp.by_fault { " (fault)" } else { "" };
+                    format!("<title>{}: [{}+{}) {what}{by}</title>", escape(s.variant), sp.start, sp.pages)
+                };
+                if sp.by_fault {
+                    // A square of the circle's size: the window a fault opened.
+                    let (sx, sy) = (n(x(sp.start) - 2.5), n(ypx(sp.pages) - lift - 2.5));
+                    if tooltips {
+                        let _ = writeln!(body, r#"<rect class="fault-window" x="{sx}" y="{sy}" width="5" height="5">{}</rect>"#, title());
+                    } else {
+                        let _ = writeln!(body, r#"<rect class="fault-window" x="{sx}" y="{sy}" width="5" height="5"/>"#);
+                    }
+                } else if tooltips {
+                    let _ = writeln!(body, r#"<circle cx="{cx}" cy="{cy}" r="2">{}</circle>"#, title());
                 } else {
                     let _ = writeln!(body, r#"<circle cx="{cx}" cy="{cy}" r="2"/>"#);
                 }
@@ -229,6 +291,10 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
         y = top + WINDOWS_H;
         x_labels(&mut body, &pages, &x, y);
         y += AXIS_GAP;
+
+        if with_faults {
+            y = faults_panel(&mut body, section, &pages, &x, &colour, tooltips, y);
+        }
 
         // Folios panel: rows by order, highest at the top; one lane per variant.
         let runs: Vec<Vec<(u64, u64, u32)>> = section.series.iter().map(|s| folio_runs(s.trace, &pages)).collect();
@@ -275,6 +341,72 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
     svg.push_str(&body);
     svg.push_str("</svg>\n");
     svg
+}
+
+/// The path of a downward triangle 6 px wide and 5 px high, its tip at (`cx`, `top` + 5).
+fn triangle(cx: f64, top: f64) -> String {
+    format!("M{},{}h6l-3,5z", n(cx - 3.0), n(top))
+}
+
+/// The faults panel of `section` from `y` down, one lane per variant: a triangle at each
+/// fault's page, a thin bar over each fault-around range (half opaque, so a range mapped
+/// again shows darker). Returns the y below it.
+fn faults_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &dyn Fn(u64) -> f64, colour: &dyn Fn(&str) -> &'static str, tooltips: bool, mut y: f64) -> f64 {
+    let counts: Vec<String> = section
+        .series
+        .iter()
+        .map(|s| format!("{} {} and {}", s.variant, faults(s.trace, pages).len(), fault_arounds(s.trace, pages).len()))
+        .collect();
+    y += 14.0;
+    let _ = writeln!(
+        body,
+        r#"<text x="{}" y="{}" font-size="12">faults: a triangle at each faulting page, a bar over each fault-around range; one lane per variant (faults and ranges in range: {})</text>"#,
+        n(LEFT),
+        n(y - 6.0),
+        escape(&counts.join(", "))
+    );
+    let top = y;
+    let height = section.series.len().max(1) as f64 * FAULT_LANE_H + ROW_PAD;
+    let _ = writeln!(body, r##"<g class="axes" stroke="#ccc" stroke-width="0.5">"##);
+    let _ = writeln!(body, r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#, n(LEFT), n(LEFT + PLOT_W), yy = n(top + height));
+    x_grid(body, pages, x, top, top + height);
+    let _ = writeln!(body, "</g>");
+    for (lane, s) in section.series.iter().enumerate() {
+        let (c, v) = (colour(s.variant), escape(s.variant));
+        let ly = top + ROW_PAD / 2.0 + lane as f64 * FAULT_LANE_H;
+        let clip = |p: u64| x(p.clamp(pages.start, pages.end));
+        let arounds = fault_arounds(s.trace, pages);
+        let bar = |(start, len): (u64, u64)| (n(clip(start)), n(ly + 9.0), n((clip(start + len) - clip(start)).max(1.0)));
+        if tooltips {
+            let _ = writeln!(body, r#"<g class="fault-around" data-variant="{v}" fill="{c}" fill-opacity="0.5">"#);
+            for &(start, len) in &arounds {
+                let (bx, by, bw) = bar((start, len));
+                let _ = writeln!(body, r#"<rect x="{bx}" y="{by}" width="{bw}" height="3"><title>{v}: around [{start}+{len})</title></rect>"#);
+            }
+            let _ = writeln!(body, "</g>");
+        } else {
+            let mut d = String::new();
+            for &r in &arounds {
+                let (bx, by, bw) = bar(r);
+                let _ = write!(d, "M{bx},{by}h{bw}v3h-{bw}z");
+            }
+            let _ = writeln!(body, r#"<path class="fault-around" data-variant="{v}" d="{d}" fill="{c}" fill-opacity="0.5"/>"#);
+        }
+        let fs = faults(s.trace, pages);
+        if tooltips {
+            let _ = writeln!(body, r#"<g class="faults" data-variant="{v}" fill="{c}">"#);
+            for &page in &fs {
+                let _ = writeln!(body, r#"<path d="{}"><title>{v}: fault @{page}</title></path>"#, triangle(x(page), ly));
+            }
+            let _ = writeln!(body, "</g>");
+        } else {
+            let d: String = fs.iter().map(|&page| triangle(x(page), ly)).collect();
+            let _ = writeln!(body, r#"<path class="faults" data-variant="{v}" d="{d}" fill="{c}"/>"#);
+        }
+    }
+    y = top + height;
+    x_labels(body, pages, x, y);
+    y + AXIS_GAP
 }
 
 /// Vertical grid lines at power-of-two page boundaries, where trims and alignment happen.
@@ -395,7 +527,10 @@ mod tests {
         assert_eq!(all.len(), 6);
         assert_eq!(spans(&base, &(0..4096)).iter().map(|s| (s.start, s.pages)).collect::<Vec<_>>(), vec![(384, 126), (510, 2), (512, 4), (516, 8), (572, 64)]);
         // The start window submitted nothing; an unbounded submission counts, with no order.
-        assert_eq!(spans(&v1, &(0..4096)), vec![Span { start: 384, pages: 128, order: Some(6) }, Span { start: 512, pages: 32, order: None }]);
+        assert_eq!(
+            spans(&v1, &(0..4096)),
+            vec![Span { start: 384, pages: 128, order: Some(6), by_fault: false }, Span { start: 512, pages: 32, order: None, by_fault: false }]
+        );
         assert_eq!(spans(&base, &(511..516)).len(), 1);
     }
 
@@ -450,6 +585,87 @@ mod tests {
         assert_eq!(svg.matches(r#"class="legend-entry""#).count(), 2);
         assert_eq!(svg.matches("<circle").count(), 2);
         assert!(svg.contains(">4096</text>") && svg.contains(">8192</text>"));
+    }
+
+    /// An mmap-like trace: a fault at 0 whose read-around submits [0+32), fault-around
+    /// over [0+16) and twice [16+16), a fault at 24 followed by an async window at 32,
+    /// and a fault at 5000 (outside 0..4096) with fault-around [4992+16).
+    fn mmap_trace() -> Trace {
+        let mut fault = Window::open(Trigger::Fault, 0, 1, RaState::default());
+        fault.submits.push(Submit::Order { index: 0, size: 32, async_size: 8, order: 0 });
+        fault.folios = (0..32).map(|index| Folio { index, order: 0 }).collect();
+        let around = |index, n| Window::open(Trigger::FaultAround, index, n, RaState::default());
+        Trace {
+            windows: vec![
+                fault,
+                around(0, 16),
+                around(16, 16),
+                around(16, 16),
+                Window::open(Trigger::Fault, 24, 1, RaState::default()),
+                window(32, 32, &[(32, 2)]),
+                Window::open(Trigger::Fault, 5000, 1, RaState::default()),
+                around(4088, 16),
+            ],
+        }
+    }
+
+    #[test]
+    fn faults_and_fault_around_are_drawn_only_when_present() {
+        let mmap = mmap_trace();
+        assert_eq!(faults(&mmap, &(0..4096)), vec![0, 24]);
+        assert_eq!(fault_arounds(&mmap, &(0..4096)), vec![(0, 16), (16, 16), (16, 16), (4088, 16)], "a range overlapping the end counts");
+        assert_eq!(fault_arounds(&mmap, &(4100..8192)), vec![(4088, 16)]);
+        assert!(spans(&mmap, &(0..4096))[0].by_fault && !spans(&mmap, &(0..4096))[1].by_fault);
+
+        let (base, _) = traces();
+        let sections = [Section { label: None, series: vec![Series { variant: "base", trace: &base }, Series { variant: "mmap", trace: &mmap }] }];
+        let svg = render("t", "s", 0..4096, &sections);
+        check_well_formed(&svg);
+        // The legend: a variant entry each, and the three marks.
+        assert_eq!(svg.matches(r#"class="legend-entry""#).count(), 2);
+        assert_eq!(svg.matches(r#"class="legend-mark""#).count(), 3);
+        for mark in ["fault-window", "fault", "fault-around"] {
+            assert!(svg.contains(&format!(r#"<g class="legend-mark" data-mark="{mark}">"#)), "{svg}");
+        }
+        // The fault's read-around is a square in the windows panel, the async window a circle.
+        assert_eq!(windows_group(&svg, "mmap").matches("<circle").count(), 1);
+        assert!(windows_group(&svg, "mmap").contains(r#"<rect class="fault-window" x="67.5" "#), "{svg}");
+        assert!(windows_group(&svg, "mmap").contains("<title>mmap: [0+32) order 0 (fault)</title>"), "{svg}");
+        // The faults panel: a lane per variant, base's empty; triangles at 0 and 24 (x = 70
+        // + 24/4096*1110 = 76.5, the triangle 3 px either side), bars over each range.
+        assert!(svg.contains("(faults and ranges in range: base 0 and 0, mmap 2 and 4)"), "{svg}");
+        assert!(svg.contains(r##"<g class="faults" data-variant="base" fill="#0072B2">"##) && svg.contains(r##"<g class="faults" data-variant="mmap" fill="#D55E00">"##));
+        let faults_group = &svg[svg.find(r#"<g class="faults" data-variant="mmap""#).unwrap()..];
+        let faults_group = &faults_group[..faults_group.find("</g>").unwrap()];
+        assert_eq!(faults_group.matches("<path").count(), 2);
+        assert!(faults_group.contains(r#"<path d="M73.5,"#) && faults_group.contains("<title>mmap: fault @24</title>"), "{faults_group}");
+        let around_group = &svg[svg.find(r#"<g class="fault-around" data-variant="mmap""#).unwrap()..];
+        let around_group = &around_group[..around_group.find("</g>").unwrap()];
+        assert_eq!(around_group.matches("<rect").count(), 4);
+        assert_eq!(around_group.matches("<title>mmap: around [16+16)</title>").count(), 2, "a range mapped twice is drawn twice");
+        // The range at 4088 is clipped at the end of the picture: 8 of its 16 pages show.
+        assert!(around_group.contains(r#"x="1177.8" y=""#) && around_group.contains(r#"width="2.2" height="3"><title>mmap: around [4088+16)"#), "{around_group}");
+
+        // Pread traces alone: none of it, not even the words.
+        let sections = [Section { label: None, series: vec![Series { variant: "base", trace: &base }] }];
+        let svg = render("t", "s", 0..4096, &sections);
+        assert!(!svg.contains("fault") && !svg.contains("legend-mark"), "{svg}");
+    }
+
+    #[test]
+    fn many_faults_draw_as_one_path_per_variant_without_tooltips() {
+        let mut windows = Vec::new();
+        for page in 0..8192 {
+            windows.push(Window::open(Trigger::Fault, page, 1, RaState::default()));
+            windows.push(Window::open(Trigger::FaultAround, page, 16, RaState::default()));
+        }
+        let trace = Trace { windows };
+        let sections = [Section { label: None, series: vec![Series { variant: "base", trace: &trace }] }];
+        let svg = render("t", "s", 0..8192, &sections);
+        check_well_formed(&svg);
+        assert!(!svg.contains("<title>"));
+        assert_eq!(svg.matches(r#"<path class="faults" data-variant="base""#).count(), 1);
+        assert_eq!(svg.matches(r#"<path class="fault-around" data-variant="base""#).count(), 1);
     }
 
     #[test]

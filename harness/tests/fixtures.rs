@@ -111,3 +111,29 @@ fn a_model_without_fault_around_fails_at_the_first_fault_around() {
     assert_eq!(d.window, first_around, "{}", compare::render(&d, "mmap_seq_8mib::base (no fault-around)", "cargo test --test fixtures"));
     assert!(matches!(d.part, Part::Faults | Part::WindowCount), "{:?}", d.part);
 }
+
+/// `radiff report`'s picture of the headline, drawn from the model's traces (equal to the
+/// kernel's) with the title and subtitle of docs/1mib_after_4k.svg, is that file byte for
+/// byte: pread pictures do not change when the report learns about faults. The real mmap
+/// trace's picture has a mark for every fault and fault-around range.
+#[test]
+fn report_pictures_of_the_fixtures() {
+    let root = radiff::repo_root();
+    let (scenario, env, _, pfns) = fixture("1mib_after_4k", "base");
+    let input = model_input(&scenario, &env, &pfns);
+    let traces: Vec<(String, Trace)> =
+        ["base", "async-align-v1", "async-align-v2"].iter().map(|v| (v.to_string(), predict(&input, &Policy::for_variant(v).unwrap()))).collect();
+    let (range, what) = radiff::report::page_range(None, env.file_size / 4096).unwrap();
+    let subtitle = format!("{what}; traces of the first of 3 runs; kernel 7.3.4+ under QEMU TCG, 2 vCPUs");
+    let svg = radiff::report::picture(&format!("{}: {}", scenario.name, scenario.description), &subtitle, range, &[(None, traces)]);
+    assert!(svg == std::fs::read_to_string(root.join("docs/1mib_after_4k.svg")).unwrap(), "docs/1mib_after_4k.svg differs from the picture drawn now");
+
+    let (scenario, env, kernel, _) = fixture("mmap_seq_8mib", "base");
+    let f = Figures::of(&kernel);
+    let (range, what) = radiff::report::page_range(None, env.file_size / 4096).unwrap();
+    let svg = radiff::report::picture(&scenario.name, &what, range, &[(None, vec![("base".to_string(), kernel)])]);
+    assert_eq!(svg.matches("<title>base: fault @").count() as u64, f.faults);
+    assert_eq!(svg.matches("<title>base: around [").count() as u64, f.fault_arounds);
+    assert_eq!(svg.matches(r#"class="legend-mark""#).count(), 3);
+    assert_eq!(svg.matches(r#"<rect class="fault-window""#).count(), 1, "the read-around of the fault at page 0");
+}
