@@ -120,7 +120,7 @@ pub fn main(args: &BenchArgs) -> Result<ExitCode> {
     for s in &scenarios {
         if images.insert(image_key(s)) {
             let t = Instant::now();
-            let existed = cache.root.join("images").join(image_key(s)).join("ready").is_file();
+            let existed = crate::run::image_ready(&cache, s);
             lab.image(s, "radiff bench")?;
             rows.push(Row { phase: "image", what: image_key(s), wall: t.elapsed(), note: if existed { "cached".into() } else { "prepared".into() } });
         }

@@ -298,6 +298,12 @@ fn memory_mb(scenario: &Scenario) -> u64 {
 
 /// Images depend on the device's shape, the file system and the file's layout, not on
 /// the queue settings or the reads.
+/// Whether the disk image `s` needs is already prepared in `cache` (then using it costs
+/// nothing); [`Lab::image`] makes it.
+pub fn image_ready(cache: &Cache, s: &Scenario) -> bool {
+    cache.root.join("images").join(image_key(s)).join("ready").is_file()
+}
+
 pub fn image_key(s: &Scenario) -> String {
     let parts = [
         IMAGE_RECIPE.to_string(),

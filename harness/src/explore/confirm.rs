@@ -12,7 +12,7 @@ use super::detect::{self, Hit};
 use super::{comment, context, figures_line, policies, Finding, Options};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::run::{image_key, model_input, Lab};
+use crate::run::{model_input, Lab};
 
 /// The outcome of a confirmation.
 #[derive(Clone, Debug)]
@@ -78,8 +78,7 @@ pub struct Confirmation {
 /// Whether the disk image `f`'s scenario needs is already prepared (then confirming it
 /// costs only its runs).
 pub fn image_ready(lab: &Lab, f: &Finding, o: &Options) -> bool {
-    let Ok(s) = f.gen.scenario(Path::new("explore"), &f.name(), "", &f.variants(&o.variants[0])) else { return false };
-    lab.cache.root.join("images").join(image_key(&s)).join("ready").is_file()
+    f.gen.scenario(Path::new("explore"), &f.name(), "", &f.variants(&o.variants[0])).is_ok_and(|s| crate::run::image_ready(&lab.cache, &s))
 }
 
 /// [`confirm`], with a failed run as [`Status::Failed`] instead of an error (so that one

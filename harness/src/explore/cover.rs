@@ -14,10 +14,10 @@ use radiff_model::{predict, Coverage, Policy, Trace};
 
 use super::detect::Hit;
 use super::generate::{self, Gen};
-use super::{figures_line, interrupted, model_input, scenario_of, Options, GUESS_IMAGE, GUESS_RUN};
+use super::{figures_line, interrupted, model_input, scenario_of, Costs, Options};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::run::{image_key, model_input as run_model_input, Lab};
+use crate::run::{model_input as run_model_input, Lab};
 
 /// Greedy set cover: indexes into `sets` of a small subset whose union equals the union
 /// of all, the set adding most new branches first (the first such on ties).
@@ -109,8 +109,7 @@ pub fn run_pair(lab: &Lab, variant: &str, gen: &Gen, name: &str) -> Result<Pair>
     let dir = lab.cache.dir("explore")?;
     let scenario = gen.scenario(&dir, name, "", &variants)?;
     let point = &scenario.points[0];
-    let image_ready = lab.cache.root.join("images").join(image_key(&scenario)).join("ready").is_file();
-    let image_time = if image_ready {
+    let image_time = if crate::run::image_ready(&lab.cache, &scenario) {
         None
     } else {
         let t = Instant::now();
@@ -184,12 +183,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
         .collect();
     std::fs::create_dir_all(&o.out).map_err(|e| Error::io(&o.out, e))?;
     let left = |started: &Instant| o.budget.saturating_sub(started.elapsed());
-    let (mut runs, mut run_time, mut images, mut image_time) = (0u32, Duration::ZERO, 0u32, Duration::ZERO);
-    let estimate = |ready: bool, runs: u32, run_time: Duration, images: u32, image_time: Duration| {
-        let per_run = if runs == 0 { GUESS_RUN } else { run_time / runs };
-        let per_image = if images == 0 { GUESS_IMAGE } else { image_time / images };
-        per_run * 2 + if ready { Duration::ZERO } else { per_image }
-    };
+    let mut costs = Costs::default();
     let set_budget = o.budget.mul_f64(1.0 - SHRINK_SHARE_UNKNOWN);
     let limit = o.confirm.unwrap_or(usize::MAX);
     for (i, (name, gen)) in todo.iter().enumerate() {
@@ -204,7 +198,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
             continue;
         }
         let ready = image_ready(lab, gen, &name);
-        let cost = estimate(ready, runs, run_time, images, image_time);
+        let cost = costs.estimate(2, ready);
         let room = set_budget.saturating_sub(started.elapsed());
         if cost > room {
             report.skipped.push((name, format!("budget: about {} s, {} s left for the set", cost.as_secs(), room.as_secs())));
@@ -213,12 +207,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
         progress(&format!("explore: scenario {} of {}: {name}: {} (about {} s)", i + 1, todo.len(), gen.describe(), cost.as_secs()));
         match run_pair(lab, variant, gen, &name) {
             Ok(pair) => {
-                runs += 2;
-                run_time += pair.run_time;
-                if let Some(t) = pair.image_time {
-                    images += 1;
-                    image_time += t;
-                }
+                costs.record(2, pair.run_time, pair.image_time);
                 progress(&format!(
                     "explore: {name}: {}{}",
                     pair.hit.as_ref().map_or("same requests and folios on both kernels".to_string(), |h| h.key.clone()),
@@ -244,7 +233,6 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
         let hit = original.hit.clone().expect("changed");
         let mut best = original.clone();
         let mut tries = 0usize;
-        let mut n = 0usize;
         let (shrunk, _) = super::shrink::shrink(
             &original.gen,
             |c| {
@@ -252,21 +240,15 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
                     return false;
                 }
                 let ready = image_ready(lab, c, "shrink");
-                if estimate(ready, runs, run_time, images, image_time) > left(&started) {
+                if costs.estimate(2, ready) > left(&started) {
                     return false;
                 }
-                n += 1;
-                let name = format!("{}_s{n}", original.name);
-                progress(&format!("explore: shrinking {}: {name}: {}", original.name, c.describe()));
                 tries += 1;
+                let name = format!("{}_s{tries}", original.name);
+                progress(&format!("explore: shrinking {}: {name}: {}", original.name, c.describe()));
                 match run_pair(lab, variant, c, &name) {
                     Ok(p) => {
-                        runs += 2;
-                        run_time += p.run_time;
-                        if let Some(t) = p.image_time {
-                            images += 1;
-                            image_time += t;
-                        }
+                        costs.record(2, p.run_time, p.image_time);
                         let keep = same_way(&hit, &p.hit);
                         if keep {
                             best = p;
@@ -352,7 +334,7 @@ pub fn base_anomalies(o: &Options, progress: &mut dyn FnMut(&str)) -> Vec<(Strin
 /// Whether the disk image `gen` needs is prepared.
 fn image_ready(lab: &Lab, gen: &Gen, name: &str) -> bool {
     gen.scenario(Path::new("explore"), name, "", &[])
-        .is_ok_and(|s| lab.cache.root.join("images").join(image_key(&s)).join("ready").is_file())
+        .is_ok_and(|s| crate::run::image_ready(&lab.cache, &s))
 }
 
 /// The Markdown report of [`explore_unknown`].

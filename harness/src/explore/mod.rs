@@ -656,6 +656,38 @@ pub struct Report {
 pub const GUESS_RUN: Duration = Duration::from_secs(45);
 pub const GUESS_IMAGE: Duration = Duration::from_secs(90);
 
+/// What the VM work of an explore run has cost so far, to estimate the next piece: the mean
+/// run and image preparation measured, [`GUESS_RUN`] and [`GUESS_IMAGE`] until measured.
+#[derive(Debug, Default)]
+pub struct Costs {
+    runs: u32,
+    run_time: Duration,
+    images: u32,
+    image_time: Duration,
+}
+
+impl Costs {
+    pub fn per_run(&self) -> Duration {
+        if self.runs == 0 { GUESS_RUN } else { self.run_time / self.runs }
+    }
+
+    /// `runs` VM runs, and the disk image's preparation unless it is `ready`.
+    pub fn estimate(&self, runs: u32, ready: bool) -> Duration {
+        let per_image = if self.images == 0 { GUESS_IMAGE } else { self.image_time / self.images };
+        self.per_run() * runs + if ready { Duration::ZERO } else { per_image }
+    }
+
+    /// Adds `runs` runs that took `run_time` in all, and an image preparation when one was made.
+    pub fn record(&mut self, runs: u32, run_time: Duration, image: Option<Duration>) {
+        self.runs += runs;
+        self.run_time += run_time;
+        if let Some(t) = image {
+            self.images += 1;
+            self.image_time += t;
+        }
+    }
+}
+
 /// The whole explore: search, shrink, write candidates, then confirm on the kernels (with
 /// `lab`, or `crate::cli::lab()` when needed and not given) as many findings as the
 /// budget leaves time for (at most `o.confirm`), and write and summarise.
@@ -702,18 +734,16 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
         };
         let confirming = Instant::now();
         let mut queue: Vec<&Finding> = report.findings.iter().collect();
-        let (mut runs, mut run_time, mut images, mut image_time) = (0u32, Duration::ZERO, 0u32, Duration::ZERO);
+        let mut costs = Costs::default();
         while report.confirmations.len() < want && !queue.is_empty() && !interrupted() {
             let left = o.budget.saturating_sub(started.elapsed());
-            let per_run = if runs == 0 { GUESS_RUN } else { run_time / runs };
-            let per_image = if images == 0 { GUESS_IMAGE } else { image_time / images };
-            let estimate = |f: &Finding, ready: bool| per_run * f.variants(&o.variants[0]).len() as u32 + if ready { Duration::ZERO } else { per_image };
+            let estimate = |f: &Finding, ready: bool| costs.estimate(f.variants(&o.variants[0]).len() as u32, ready);
             let ready: Vec<bool> = queue.iter().map(|f| confirm::image_ready(lab, f, o)).collect();
             let pick = (0..queue.len())
                 .find(|&i| ready[i] && estimate(queue[i], true) <= left)
                 .or_else(|| (0..queue.len()).find(|&i| estimate(queue[i], ready[i]) <= left));
             let Some(i) = pick else {
-                progress(&format!("explore: {} s left, too little for another confirmation (a run takes about {} s)", left.as_secs(), per_run.as_secs()));
+                progress(&format!("explore: {} s left, too little for another confirmation (a run takes about {} s)", left.as_secs(), costs.per_run().as_secs()));
                 break;
             };
             let f = queue.remove(i);
@@ -727,12 +757,7 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
                 if ready[i] { "" } else { " (its disk image is prepared first)" }
             ));
             let c = confirm::confirm_or_fail(lab, f, o);
-            if let Some(t) = c.image_time {
-                images += 1;
-                image_time += t;
-            }
-            runs += c.run_times.len() as u32;
-            run_time += c.run_times.iter().sum::<Duration>();
+            costs.record(c.run_times.len() as u32, c.run_times.iter().sum(), c.image_time);
             progress(&format!("explore: {}: {} ({:.0} s)", f.name(), c.status.text(), c.wall.as_secs_f64()));
             if c.status.is_model_bug() {
                 report.model_bugs += 1;
