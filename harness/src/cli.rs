@@ -123,6 +123,10 @@ pub struct CheckArgs {
     /// What the trace is compared with.
     #[arg(long, value_enum, default_value_t = AgainstArg::Snapshot)]
     pub against: AgainstArg,
+    /// Also append this check's verdict to FILE as one JSON line (`radiff bisect --tree`
+    /// reads its steps from there).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
