@@ -348,7 +348,8 @@ pub fn bisect_tree(repo: &Path, tree: &Path, good: &str, bad: &str, scenario: &P
     let outcome = run.run_logged(&log, Duration::from_secs(4 * 3600), Duration::from_secs(30), |t| {
         let steps = read_steps(&record).unwrap_or_default();
         let last = steps.last().map(|s| format!(", last {}", s.line())).unwrap_or_default();
-        progress(&format!("bisecting: {} s, {} checks{last}", t.as_secs(), steps.len()))
+        let n = steps.len();
+        progress(&format!("bisecting: {} s, {n} check{}{last}", t.as_secs(), if n == 1 { "" } else { "s" }))
     });
     // git's own record of the first bad commit, read before the reset clears it.
     let first_bad = git(&["rev-parse", "--verify", "--quiet", "refs/bisect/bad"]).map(|s| s.trim().to_string());
