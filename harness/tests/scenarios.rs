@@ -179,10 +179,11 @@ fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
         builder.work_tree().map_err(|e| e.to_string())?;
     }
     let found = result.map_err(|e| e.to_string())?;
-    eprintln!("bisect::tree_names_seed_000:\n{found}");
-    let first = found.lines().next().unwrap_or_default();
-    if !first.starts_with(&format!("first bad commit: {}", &commits[1][..7])) {
-        return Err(format!("expected seed 000's commit {} first, got:\n{found}", &commits[1][..12]).into());
+    eprintln!("bisect::tree_names_seed_000:\n{}", found.describe());
+    // git names seed 000's commit, and its own check recorded the change.
+    let changed = found.first_step().is_some_and(|s| matches!(s.result, Ok(radiff::bisect::Verdict::Changed(_))));
+    if found.first_bad != commits[1] || !changed {
+        return Err(format!("expected seed 000's commit {} first, its check recording a change; got:\n{}", &commits[1][..12], found.describe()).into());
     }
     Ok(())
 }
