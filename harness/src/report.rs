@@ -727,6 +727,7 @@ mod tests {
         let mut t = Trace {
             windows: (0..windows)
                 .map(|i| Window {
+            file: 0,
                     trigger: if i == 0 { Trigger::Sync } else { Trigger::Async },
                     index: i << order,
                     req_count: 256,

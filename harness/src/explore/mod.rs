@@ -265,6 +265,7 @@ pub fn model_input(scenario: &Scenario) -> Input {
         mapping: MappingLimits::for_fs(scenario.fs),
         ops: pattern::expand(&scenario.steps, scenario.file_size),
         folio_pfns: Vec::new(),
+        other_files: Vec::new(),
         vm: synthetic_vm(scenario),
     }
 }

@@ -157,7 +157,8 @@ fn synthesised_queue_limits_follow_the_device() {
 fn window(trigger: Trigger, index: u64, size: u64, order: u32, request_pages: u64) -> Window {
     let folios = (0..size >> order).map(|i| Folio { index: index + (i << order), order }).collect();
     let requests = (0..size / request_pages).map(|i| Request { sector: (index + i * request_pages) * 8, sectors: request_pages * 8, rwbs: "RA".into() }).collect();
-    Window { trigger, index, req_count: 16, ra: RaState::default(), submits: vec![Submit::Order { index, size, async_size: size, order }], folios, requests }
+    Window {
+            file: 0, trigger, index, req_count: 16, ra: RaState::default(), submits: vec![Submit::Order { index, size, async_size: size, order }], folios, requests }
 }
 
 /// Windows back to back from page 0 with these sizes (the first sync, then async).
