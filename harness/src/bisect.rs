@@ -109,7 +109,7 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
         Against::Snapshot => snapshot_difference(repo, scenario, point, &out)?,
         Against::Model => {
             let model = predict(&model_input(scenario, &out.env, &out.capture.pfns), &Policy::BASE);
-            let (kernel, _) = normalise(&out.capture.trace, &out.env.extents);
+            let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
             compare::compare(&kernel, &model).map(|d| compare::render(&d, &scenario.name, &rerun))
         }
     };
@@ -466,7 +466,7 @@ pub fn bisect_series(lab: &Lab, variant: &Variant, scenario: &Scenario, point: &
         };
         let build = started.elapsed();
         let out = lab.run_kernel(scenario, point, &prefix.name, &kernel)?;
-        let (trace, _) = normalise(&out.capture.trace, &out.env.extents);
+        let (trace, _) = normalise(&out.capture.trace, &out.env.all_extents());
         Ok((Ok(trace), build, started.elapsed() - build))
     };
     let (base, build, run) = trace_of(0)?;

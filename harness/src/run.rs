@@ -105,12 +105,15 @@ impl Lab {
         let kernel = self.kernel("base", who)?;
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         (self.progress)(&format!(
-            "preparing {} for {}: {} on {:?}, a {} file in {} direct writes",
+            "preparing {} for {}: {} on {:?}, {} in {} direct writes",
             image.display(),
             scenario.name,
             scenario.fs.name(),
             scenario.device.kind,
-            crate::scenario::Size(scenario.file_size),
+            match scenario.other_files.len() {
+                0 => format!("a {} file", crate::scenario::Size(scenario.file_size)),
+                n => format!("{} files of {} in all", n + 1, crate::scenario::Size(total_size(scenario))),
+            },
             crate::scenario::Size(scenario.write_size)
         ));
         let file = std::fs::File::create(&image).map_err(|e| Error::io(&image, e))?;
@@ -121,9 +124,10 @@ impl Lab {
             fs: scenario.fs,
             file_size: scenario.file_size,
             task: Task::Prepare { mkfs_args: Vec::new(), write_size: scenario.write_size, extent_size: scenario.extent_size },
+            other_files: guest_files(scenario),
         };
         let disk = disk(scenario, &image);
-        let timeout = Duration::from_secs(300 + 300 * (scenario.file_size >> 30));
+        let timeout = Duration::from_secs(300 + 300 * (total_size(scenario) >> 30));
         self.boot_guest(&dir, &kernel, disk, false, &spec, memory_mb(scenario), timeout)?;
         std::fs::write(&ready, b"").map_err(|e| Error::io(&ready, e))?;
         Ok(image)
@@ -156,9 +160,10 @@ impl Lab {
                 queue: point.queue.clone(),
                 vm: scenario.vm,
                 fds: pattern::fd_count(&scenario.steps),
-                ops: pattern::expand(&scenario.steps, scenario.file_size),
+                ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
                 trace_buffer_kb: scenario.trace_buffer_kb,
             },
+            other_files: guest_files(scenario),
         };
         let started = Instant::now();
         let accel = self.boot_guest(&dir, kernel, disk(scenario, &image), true, &spec, memory_mb(scenario), scenario.timeout)?;
@@ -167,8 +172,8 @@ impl Lab {
         let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Trace { file: env_path.clone(), line: 0, message: e.to_string() })?;
         let trace_path = dir.join("trace.txt");
         let text = cache::read(&trace_path)?;
-        let filter = Filter::new(&env.dev, env.ino).ok_or_else(|| Error::Trace { file: env_path.clone(), line: 0, message: format!("bad device number `{}`", env.dev) })?;
-        let capture = match ftrace::parse(&text, filter) {
+        let filter = Filter::new(&env.dev, env.inos()).ok_or_else(|| Error::Trace { file: env_path.clone(), line: 0, message: format!("bad device number `{}`", env.dev) })?;
+        let capture = match ftrace::parse(&text, &filter) {
             Ok(capture) => capture,
             Err(ftrace::ParseError::Lost(lost)) => {
                 return Err(Error::LostEvents {
@@ -293,7 +298,17 @@ fn disk(scenario: &Scenario, image: &Path) -> Disk {
 /// that reclaim never changes what readahead does.
 fn memory_mb(scenario: &Scenario) -> u64 {
     let trace_mb = scenario.trace_buffer_kb * 2 / 1024;
-    ((scenario.file_size >> 20) + trace_mb + 1024).max(2048)
+    ((total_size(scenario) >> 20) + trace_mb + 1024).max(2048)
+}
+
+/// Bytes of all the scenario's files.
+fn total_size(scenario: &Scenario) -> u64 {
+    scenario.file_sizes().iter().sum()
+}
+
+/// The files after the first, as the guest writes them.
+fn guest_files(scenario: &Scenario) -> Vec<crate::guest::GuestFile> {
+    scenario.other_files.iter().map(|f| crate::guest::GuestFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }).collect()
 }
 
 /// Images depend on the device's shape, the file system and the file's layout, not on
@@ -315,6 +330,9 @@ pub fn image_key(s: &Scenario) -> String {
         s.write_size.to_string(),
         format!("{:?}", s.extent_size),
     ];
+    // More files: their sizes and layouts too (a one-file scenario's key is unchanged).
+    let more = s.other_files.iter().map(|f| format!("{}/{}/{:?}", f.size, f.write_size, f.extent_size));
+    let parts: Vec<String> = parts.into_iter().chain(more).collect();
     format!("{}-{}-{}", s.fs.name(), format!("{:?}", s.device.kind).to_lowercase(), cache::key(parts))
 }
 
@@ -353,6 +371,7 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
         extents: env.extents.clone(),
         queue: env.queue.clone(),
         mapping: radiff_model::MappingLimits::for_fs(scenario.fs),
-        ops: pattern::expand(&scenario.steps, scenario.file_size),
+        ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
+        other_files: env.other_files.iter().map(|f| radiff_model::FileInput { file_size: f.file_size, extents: f.extents.clone() }).collect(),
     }
 }

@@ -372,7 +372,7 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
     for (why, n) in &out.capture.filtered {
         report.push_str(&format!("filtered: {n} {why}\n"));
     }
-    let (kernel, steps) = normalise(&out.capture.trace, &out.env.extents);
+    let (kernel, steps) = normalise(&out.capture.trace, &out.env.all_extents());
     for (step, n) in &steps {
         report.push_str(&format!("normalised: {n} x {step}\n"));
     }
@@ -414,7 +414,7 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
             // No model check: show, never hide, how this kernel's trace differs from the
             // base kernel's on the same point (the same disk image).
             let base = shared_run(scenario, point, "base", name)?;
-            let (base_kernel, _) = normalise(&base.capture.trace, &base.env.extents);
+            let (base_kernel, _) = normalise(&base.capture.trace, &base.env.all_extents());
             let text = match compare::compare(&base_kernel, &kernel) {
                 None => format!("{name}: the {variant} kernel's trace equals the base kernel's on this point (device requests, folios and windows)\n"),
                 Some(d) => compare::render_between(&d, name, &rerun, ("base kernel", &format!("{variant} kernel"))),

@@ -12,6 +12,7 @@ pub(super) fn trace(windows: u64, sectors: u64, order: u32) -> Trace {
     let mut t = Trace {
         windows: (0..windows)
             .map(|i| Window {
+                file: 0,
                 trigger: if i == 0 { Trigger::Sync } else { Trigger::Async },
                 index: i << order,
                 req_count: 256,
