@@ -19,8 +19,13 @@ use crate::run::{model_input, Lab};
 pub enum Status {
     /// The kernel fires the same detector and the model equals the kernel.
     Confirmed { kernel_key: String },
-    /// The model and the kernel differ: the model is wrong here (the diff, rendered).
+    /// The model and the kernel differ, and a second run of the kernel gave the first
+    /// run's trace again: the model is wrong here (the diff, rendered).
     ModelBug { diff: String },
+    /// The model and the kernel differ, but two runs of the same kernel differ too: a race
+    /// in the kernel the model cannot decide (the model's diff against the first run, and
+    /// the second run's against the first).
+    KernelRace { diff: String, runs: String },
     /// Model and kernel agree, but the kernel's trace does not fire the detector (only
     /// possible where the synthesised measurement differs from the guest's: extents,
     /// queue limits).
@@ -42,6 +47,7 @@ impl Status {
         match self {
             Status::Confirmed { .. } => "confirmed",
             Status::ModelBug { .. } => "**model bug**",
+            Status::KernelRace { .. } => "kernel race",
             Status::NotReproduced => "not reproduced",
             Status::Failed { .. } => "run failed",
         }
@@ -50,7 +56,10 @@ impl Status {
     pub fn text(&self) -> String {
         match self {
             Status::Confirmed { kernel_key } => format!("confirmed: the kernel fires it too [{kernel_key}], and the model equals the kernel"),
-            Status::ModelBug { diff } => format!("MODEL BUG: the model and the kernel differ\n{diff}"),
+            Status::ModelBug { diff } => format!("MODEL BUG: the model and the kernel differ, and a second run of the kernel repeats the first\n{diff}"),
+            Status::KernelRace { diff, runs } => {
+                format!("KERNEL RACE: the model and the kernel differ, and so do two runs of the kernel (not a model bug)\n{runs}\nthe model against the first run:\n{diff}")
+            }
             Status::NotReproduced => "not reproduced: the model equals the kernel, but the kernel's trace does not fire the detector".into(),
             Status::Failed { error } => format!("the run failed: {error}"),
         }
@@ -116,6 +125,7 @@ pub fn confirm(lab: &Lab, f: &Finding, o: &Options) -> Result<Confirmation> {
     let mut kernels: Vec<Trace> = Vec::new();
     let mut models: Vec<Trace> = Vec::new();
     let mut bug: Option<String> = None;
+    let mut race: Option<String> = None;
     let mut first_input = None;
     for (variant, policy) in &pol {
         let who = format!("explore {name} on {variant}");
@@ -127,7 +137,20 @@ pub fn confirm(lab: &Lab, f: &Finding, o: &Options) -> Result<Confirmation> {
         if let Some(d) = compare::compare(&kernel, &model) {
             let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{name}.yaml")).display());
             let text = compare::render(&d, &format!("{name}::{variant}"), &rerun);
-            bug.get_or_insert(text);
+            // Before calling it the model's fault: does the kernel repeat itself?
+            let again = lab.run(&scenario, point, variant, &format!("{who} (again)"))?;
+            run_times.push(again.wall);
+            let (second, _) = normalise(&again.capture.trace, &again.env.all_extents());
+            match compare::compare(&kernel, &second) {
+                None => {
+                    bug.get_or_insert(text);
+                }
+                Some(r) => {
+                    let runs = compare::render_between(&r, &format!("{name}::{variant}"), &rerun, ("first run", "second run"));
+                    race.get_or_insert(runs);
+                    bug.get_or_insert(text);
+                }
+            }
         }
         if first_input.is_none() {
             first_input = Some(input);
@@ -142,6 +165,7 @@ pub fn confirm(lab: &Lab, f: &Finding, o: &Options) -> Result<Confirmation> {
         None => detect::run_all(&kernels[0], &context(&input), &o.thresholds).into_iter().find(|h| h.detector == f.hit.detector),
     };
     let status = match (bug, &kernel_hit) {
+        (Some(diff), _) if race.is_some() => Status::KernelRace { diff, runs: race.unwrap_or_default() },
         (Some(diff), _) => Status::ModelBug { diff },
         (None, Some(h)) => Status::Confirmed { kernel_key: h.key.clone() },
         (None, None) => Status::NotReproduced,
@@ -163,11 +187,18 @@ impl Confirmation {
                 None
             }
             Status::ModelBug { diff } => {
-                let _ = writeln!(c, "MODEL BUG: the model and the kernel differ:");
+                let _ = writeln!(c, "MODEL BUG: the model and the kernel differ (a second run of the kernel repeats the first):");
                 for line in diff.lines() {
                     let _ = writeln!(c, "  {line}");
                 }
                 Some("model-bugs")
+            }
+            Status::KernelRace { diff, runs } => {
+                let _ = writeln!(c, "KERNEL RACE: two runs of the same kernel differ, so the model (which equals one outcome or none) cannot be judged here:");
+                for line in runs.lines().chain(std::iter::once("the model against the first run:")).chain(diff.lines()) {
+                    let _ = writeln!(c, "  {line}");
+                }
+                Some("races")
             }
             Status::NotReproduced => {
                 let _ = writeln!(c, "Not reproduced: the kernel's trace does not fire {}.", f.hit.detector);

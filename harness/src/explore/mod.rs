@@ -11,7 +11,8 @@
 //!    still fires the same detector.
 //! 5. [`confirm`] runs as many as the budget leaves time for on the real kernels (see
 //!    [`explore`] for the order): confirmed when the kernel fires the same detector and the
-//!    model equals the kernel; a difference is a model bug.
+//!    model equals the kernel; a difference the kernel repeats in a second run is a model
+//!    bug, one it does not (two runs of one kernel differ) a kernel race.
 //!
 //! `--budget` bounds the whole run ([`Options::plan`]); Ctrl-C ([`catch_interrupt`]) stops
 //! it at the next scenario or confirmation and writes what it has.
@@ -799,7 +800,7 @@ pub fn markdown(report: &Report, o: &Options) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "## radiff explore --seed {} --variants {} --budget {} s\n\n{} scenarios in {:.1} s ({:.0}/s), {} firing a detector, {} signatures; {} findings after shrinking ({:.0} s); {} run on the kernels in {:.0} s: {} confirmed, {} model bugs{}.\n",
+        "## radiff explore --seed {} --variants {} --budget {} s\n\n{} scenarios in {:.1} s ({:.0}/s), {} firing a detector, {} signatures; {} findings after shrinking ({:.0} s); {} run on the kernels in {:.0} s: {} confirmed, {} model bugs, {} kernel races (two runs of one kernel differ){}.\n",
         o.seed,
         o.variants.join(","),
         o.budget.as_secs(),
@@ -814,6 +815,7 @@ pub fn markdown(report: &Report, o: &Options) -> String {
         report.confirm_time.as_secs_f64(),
         report.confirmations.iter().filter(|c| c.status.is_confirmed()).count(),
         report.model_bugs,
+        report.confirmations.iter().filter(|c| matches!(c.status, confirm::Status::KernelRace { .. })).count(),
         if report.interrupted { "; interrupted by Ctrl-C" } else { "" }
     );
     if !report.confirmations.is_empty() {
