@@ -138,14 +138,14 @@ impl Cmd {
         let mut next_tick = started + period;
         let mut next_ask = started + Duration::from_secs(1);
         loop {
-            if let Some(output) = handle.try_wait().map_err(|e| Error::Other(format!("waiting for {}: {e}", self.display())))? {
+            if let Some(output) = handle.try_wait().map_err(|e| Error::Spawn { action: "wait for", command: self.display(), source: e })? {
                 return Ok(Outcome::Exited(output.status));
             }
             let now = Instant::now();
             if now >= next_ask {
                 if done() {
                     kill_group(pgid);
-                    let output = handle.wait().map_err(|e| Error::Other(format!("waiting for {}: {e}", self.display())))?;
+                    let output = handle.wait().map_err(|e| Error::Spawn { action: "wait for", command: self.display(), source: e })?;
                     return Ok(Outcome::Exited(output.status));
                 }
                 next_ask = now + Duration::from_secs(1);
@@ -175,7 +175,7 @@ fn spawn_error(program: &OsString, err: std::io::Error) -> Error {
     if err.kind() == std::io::ErrorKind::NotFound {
         Error::MissingTool { package: package_of(&name).to_string(), tool: name }
     } else {
-        Error::Other(format!("cannot start `{name}`: {err}"))
+        Error::Spawn { action: "start", command: name, source: err }
     }
 }
 

@@ -164,7 +164,7 @@ impl Lab {
         let accel = self.boot_guest(&dir, kernel, disk(scenario, &image), true, &spec, memory_mb(scenario), scenario.timeout)?;
         let wall = started.elapsed();
         let env_path = dir.join("env.json");
-        let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Trace { file: env_path.clone(), line: 0, message: e.to_string() })?;
+        let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Json { file: env_path.clone(), source: e })?;
         let trace_path = dir.join("trace.txt");
         let text = cache::read(&trace_path)?;
         let filter = Filter::new(&env.dev, env.ino).ok_or_else(|| Error::Trace { file: env_path.clone(), line: 0, message: format!("bad device number `{}`", env.dev) })?;
@@ -193,7 +193,7 @@ impl Lab {
                 fix: lost_fix(scenario, scenario.trace_buffer_kb * 4),
             });
         }
-        let json = serde_json::to_vec_pretty(&capture).map_err(|e| Error::Other(e.to_string()))?;
+        let json = serde_json::to_vec_pretty(&capture).map_err(|e| Error::Json { file: dir.join("trace.json"), source: e })?;
         cache::write_atomic(&dir.join("trace.json"), &json)?;
         Ok(RunOutput { dir, capture, env, accel, wall })
     }
@@ -231,7 +231,7 @@ impl Lab {
     #[allow(clippy::too_many_arguments)]
     fn boot_guest(&self, dir: &Path, kernel: &Path, disk: Disk, snapshot: bool, spec: &GuestSpec, memory_mb: u64, timeout: Duration) -> Result<Accel> {
         let spec_path = dir.join("spec.json");
-        cache::write_atomic(&spec_path, &serde_json::to_vec_pretty(spec).map_err(|e| Error::Other(e.to_string()))?)?;
+        cache::write_atomic(&spec_path, &serde_json::to_vec_pretty(spec).map_err(|e| Error::Json { file: spec_path.clone(), source: e })?)?;
         let _ = std::fs::remove_file(dir.join("status.json"));
         let boot = Boot {
             kernel: kernel.to_path_buf(),
