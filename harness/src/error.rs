@@ -22,7 +22,7 @@ pub enum Error {
     /// is reused: kernels, images and run results appear only when complete.
     #[error(
         "{}: no space left on device (ENOSPC){}\nfix: free space on the file system holding it, or point RADIFF_CACHE at a larger one \
-         (a kernel takes about 20 MB, the shared build directory and work tree about 3 GB, a disk image up to its scenario's device size); \
+         (a kernel takes about 5 MB, the work tree and shared build directory about 3 GB, a disk image up to its scenario's device size); \
          nothing half-written is kept for the next run, which starts this step again",
         path.display(),
         during.as_deref().map(|d| format!(" while {d}")).unwrap_or_default()

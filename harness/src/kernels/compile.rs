@@ -31,6 +31,7 @@ impl Builder<'_> {
             Ok(name) if name == base.tree_name => None,
             _ => Some(self.lock_tree_named(&base.tree_name)?),
         };
+        let lock = _lock.as_ref();
         if image.is_file() {
             // Another process built it while this one waited for the lock.
             return Ok(Built { variant: variant.name.clone(), bzimage: image, compiled: false, elapsed: started.elapsed() });
@@ -47,8 +48,8 @@ impl Builder<'_> {
             });
             let mut wait = || recording.take().map_or(Ok(()), |handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
             let result = match variant.patches.is_empty() {
-                true => self.build_locked(&base, &tree, variant, &dir),
-                false => wait().and_then(|()| self.build_locked(&base, &tree, variant, &dir)),
+                true => self.build_locked(&base, &tree, variant, &dir, lock),
+                false => wait().and_then(|()| self.build_locked(&base, &tree, variant, &dir, lock)),
             };
             let reset = wait().and_then(|()| match &self.kernels.base {
                 Base::InPlace { .. } => Ok(()),
@@ -57,13 +58,18 @@ impl Builder<'_> {
             });
             (result, reset)
         });
-        let bzimage = result?;
-        reset?;
+        let during = || format!("building kernel `{}`", variant.name);
+        let bzimage = result.map_err(|e| e.during(during))?;
+        reset.map_err(|e| e.during(during))?;
         (self.progress)(&format!("built {} in {:.0} s: {}", variant.name, started.elapsed().as_secs_f64(), bzimage.display()));
         Ok(Built { variant: variant.name.clone(), bzimage, compiled: true, elapsed: started.elapsed() })
     }
 
-    pub(super) fn build_locked(&self, base: &BaseId, tree: &Path, variant: &Variant, dir: &Path) -> Result<PathBuf> {
+    /// Builds into `NAME-KEY.partial/` beside the kernel's directory and renames it into
+    /// place when the bzImage, its config and series are all written: a kernel's directory
+    /// appears whole or not at all. A failed build leaves `.partial` with its log (the
+    /// error names it); the next build starts it afresh.
+    pub(super) fn build_locked(&self, base: &BaseId, tree: &Path, variant: &Variant, dir: &Path, lock: Option<&cache::Lock>) -> Result<PathBuf> {
         let config_text = std::fs::read_to_string(&self.kernels.config).map_err(|e| Error::io(&self.kernels.config, e))?;
         // One build directory per tree, whatever the config: a changed fragment is an
         // incremental rebuild too (kbuild recompiles what depends on the changed options).
@@ -73,13 +79,19 @@ impl Builder<'_> {
             apply_patch(tree, &variant.name, patch)?;
         }
         std::fs::create_dir_all(&build).map_err(|e| Error::io(&build, e))?;
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let log = dir.join("build.log");
-        let _ = std::fs::remove_file(&log);
-        self.configure(tree, &build, &config_text, &log)?;
+        let partial = partial_dir(dir);
+        if partial.exists() {
+            std::fs::remove_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
+        }
+        std::fs::create_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
+        let log = partial.join("build.log");
+        self.configure(tree, &build, &config_text, &log).map_err(|e| no_space_in_build(e, &build, &log))?;
         let jobs = std::thread::available_parallelism().map(|n| n.get() + 1).unwrap_or(3);
         let mut make = Cmd::new("make").arg("-C").arg(tree).arg(format!("O={}", build.display())).arg(format!("-j{jobs}"));
         make = self.with_ccache(make)?.arg("bzImage");
+        if let Some(lock) = lock {
+            make = make.holding(lock);
+        }
         (self.progress)(&format!("building {} in {} ({}; log {})", variant.name, build.display(), make.display(), log.display()));
         let name = variant.name.clone();
         let outcome = make.run_logged(&log, self.timeout, Duration::from_secs(10), |elapsed| {
@@ -89,7 +101,8 @@ impl Builder<'_> {
         match outcome {
             Outcome::Exited(status) if status.success() => {}
             Outcome::Exited(status) => {
-                return Err(Error::Build { variant: variant.name.clone(), log: log.clone(), tail: format!("{}\n(make: {status})", log_tail(&log, 30)) })
+                let err = Error::Build { variant: variant.name.clone(), log: log.clone(), tail: format!("{}\n(make: {status})", log_tail(&log, 30)) };
+                return Err(no_space_in_build(err, &build, &log));
             }
             Outcome::TimedOut(after) => {
                 return Err(Error::Build {
@@ -100,13 +113,22 @@ impl Builder<'_> {
             }
         }
         let image = build.join("arch/x86/boot/bzImage");
-        let data = std::fs::read(&image).map_err(|e| Error::io(&image, e))?;
-        let config = std::fs::read(build.join(".config")).map_err(|e| Error::io(build.join(".config"), e))?;
-        cache::write_atomic(&dir.join("config"), &config)?;
+        let copy = |from: &Path, to: &str| std::fs::copy(from, partial.join(to)).map_err(|e| Error::io(partial.join(to), e));
+        copy(&build.join(".config"), "config")?;
         let series: String = variant.patches.iter().map(|p| format!("{}\n", p.display())).collect();
-        cache::write_atomic(&dir.join("series"), series.as_bytes())?;
-        // The bzImage goes last: its presence is what marks the kernel built.
-        cache::write_atomic(&dir.join("bzImage"), &data)?;
+        std::fs::write(partial.join("series"), series.as_bytes()).map_err(|e| Error::io(partial.join("series"), e))?;
+        copy(&image, "bzImage")?;
+        // On disk before the rename makes them the kernel (a crash must not leave a
+        // renamed directory with an empty bzImage).
+        for file in ["config", "series", "bzImage"] {
+            let path = partial.join(file);
+            std::fs::File::open(&path).and_then(|f| f.sync_all()).map_err(|e| Error::io(&path, e))?;
+        }
+        if dir.exists() {
+            // Left by a radiff that built in place (before `.partial`) and was stopped.
+            std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        std::fs::rename(&partial, dir).map_err(|e| Error::io(dir, e))?;
         Ok(dir.join("bzImage"))
     }
 
@@ -130,6 +152,30 @@ impl Builder<'_> {
             .env("CCACHE_MAXSIZE", "8G")
             .env("CCACHE_COMPRESS", "1")
             .env("CCACHE_DEPEND", "1"))
+    }
+}
+
+/// Where a kernel is built before it appears as `dir`.
+pub(super) fn partial_dir(dir: &Path) -> PathBuf {
+    let mut name = dir.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    dir.with_file_name(name)
+}
+
+/// A failed build step, told as a full file system when it was one: the log says so
+/// (gcc, ld, make: "No space left on device"), or the file system of the build directory
+/// or of the log has (next to) nothing left; the log may itself have been cut short by it.
+fn no_space_in_build(err: Error, build: &Path, log: &Path) -> Error {
+    let Error::Build { variant, log: kept, .. } = &err else { return err };
+    let said = log_tail(log, 200).contains("No space left on device");
+    let full = [build, log].into_iter().find(|p| crate::cache::nearly_full(p));
+    if !said && full.is_none() {
+        return err;
+    }
+    Error::NoSpace {
+        path: full.unwrap_or(build).to_path_buf(),
+        during: Some(format!("building kernel `{variant}` (make's log: {})", kept.display())),
+        source: std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
     }
 }
 

@@ -11,7 +11,14 @@ impl Builder<'_> {
         for variant in &self.kernels.variants {
             let dir = self.kernel_dir_for(&base, variant)?;
             let image = dir.join("bzImage");
-            let state = if image.is_file() { format!("built      {}", image.display()) } else { format!("not built  {}", image.display()) };
+            let partial = super::compile::partial_dir(&dir);
+            let state = if image.is_file() {
+                format!("built      {}", image.display())
+            } else if partial.is_dir() {
+                format!("not built  {} (a build stopped or failed: {})", image.display(), partial.join("build.log").display())
+            } else {
+                format!("not built  {}", image.display())
+            };
             out.push_str(&format!("\n{:<24} {state}\n", variant.name));
             out.push_str(&format!("    model: {}\n", variant.model.describe()));
             if variant.patches.is_empty() {

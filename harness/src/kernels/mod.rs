@@ -293,7 +293,12 @@ impl<'a> Builder<'a> {
     }
 
     pub(super) fn lock_tree_named(&self, name: &str) -> Result<cache::Lock> {
-        cache::lock(&self.cache.dir("locks")?.join(format!("{name}.lock")))
+        cache::lock_or_wait(&self.cache.dir("locks")?.join(format!("{name}.lock")), |path| {
+            (self.progress)(&format!(
+                "waiting for {}: another radiff or cargo test is building in this tree (or the compilers of a build that was stopped are finishing)",
+                path.display()
+            ))
+        })
     }
 }
 
