@@ -123,14 +123,20 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
 /// Whether the file system holding `path` (or its nearest existing parent) has less than
 /// 1 MiB left for an unprivileged writer: what a write that failed there most likely met.
 pub fn nearly_full(path: &Path) -> bool {
+    free_bytes(path).is_some_and(|free| free < 1 << 20)
+}
+
+/// Bytes an unprivileged writer can still write on the file system holding `path` (or its
+/// nearest existing parent).
+pub fn free_bytes(path: &Path) -> Option<u64> {
     let mut at = Some(path);
     while let Some(p) = at {
         if let Ok(stat) = nix::sys::statvfs::statvfs(p) {
-            return (stat.blocks_available() as u64).saturating_mul(stat.fragment_size() as u64) < 1 << 20;
+            return Some((stat.blocks_available() as u64).saturating_mul(stat.fragment_size() as u64));
         }
         at = p.parent();
     }
-    false
+    None
 }
 
 pub fn read(path: &Path) -> Result<String> {

@@ -41,7 +41,9 @@ impl Disk {
     pub fn qemu_opts(&self, snapshot: bool) -> String {
         let drive = |id: &str| {
             format!(
-                "-drive file={},if=none,id={id},format=raw,cache=none{}",
+                // werror/rerror=report: a write that meets a full host file system is an I/O
+                // error in the guest, not a VM paused for ever (QEMU's default, enospc).
+                "-drive file={},if=none,id={id},format=raw,cache=none,werror=report,rerror=report{}",
                 self.image().display(),
                 if snapshot { ",snapshot=on" } else { "" }
             )

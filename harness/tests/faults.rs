@@ -137,14 +137,28 @@ impl Overlay {
     }
 
     fn radiff_cmd(&self, repo: &Repo, args: &[&str]) -> Command {
+        self.radiff_in(repo.root(), args)
+    }
+
+    /// `radiff ARGS` in the namespace, for the repository at `root`.
+    fn radiff_in(&self, root: &Path, args: &[&str]) -> Command {
         let mut cmd = self.nsenter();
-        cmd.arg(RADIFF).args(args).env("RADIFF_ROOT", repo.root()).env("RADIFF_CACHE", &self.cache).stdin(Stdio::null());
+        cmd.arg(RADIFF)
+            .args(args)
+            .env("RADIFF_ROOT", root)
+            .env("RADIFF_CACHE", &self.cache)
+            .env("RADIFF_GUEST", env!("CARGO_BIN_EXE_radiff-guest"))
+            .stdin(Stdio::null());
         cmd
     }
 
     fn radiff(&self, repo: &Repo, args: &[&str]) -> Output {
+        self.run(self.radiff_cmd(repo, args), args)
+    }
+
+    fn run(&self, mut cmd: Command, args: &[&str]) -> Output {
         let started = Instant::now();
-        let out = self.radiff_cmd(repo, args).output().unwrap();
+        let out = cmd.output().unwrap();
         eprintln!("radiff {} in the overlay: {} in {:.1} s", args.join(" "), out.status, started.elapsed().as_secs_f64());
         out
     }
@@ -288,4 +302,62 @@ fn a_build_stopped_by_sigint_or_sigkill_mid_compile_is_built_again_by_the_next_r
     assert!(rows.iter().all(|r| r.ends_with(&image)), "{rows:?}");
     assert_built(&overlay, &dir, &partial);
     assert_tree_clean(&overlay, &cache);
+}
+
+#[test]
+fn a_full_cache_while_preparing_an_image_or_running_is_enospc_named_and_the_next_run_with_space_works() {
+    let (cache, _lock) = shared_cache();
+    let root = radiff::repo_root();
+    let fixture = root.join("harness/tests/fixtures/full_cache.yaml");
+    let scenario = radiff::scenario::Scenario::load(&fixture).unwrap();
+    let image_dir = cache.root.join("images").join(radiff::run::image_key(&scenario));
+    let run_dir = cache.root.join("runs/full_cache/base");
+    let args = ["run", fixture.to_str().unwrap(), "--variant", "base"];
+    let run = |overlay: &Overlay| overlay.run(overlay.radiff_in(&root, &args), &args);
+    let Some(overlay) = Overlay::new(&cache, "8m") else { return };
+
+    // Less room than the image's file: said at once, no VM booted.
+    let out = run(&overlay);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("no space left on device (ENOSPC) while preparing the disk image for full_cache"), "{said}");
+    assert!(said.contains("the image needs more than its 16 MiB file"), "{said}");
+    assert!(said.contains("fix: free space on the file system holding it"), "{said}");
+    assert!(!overlay.path(&image_dir).exists());
+
+    // Room for the file, not for the file system's metadata as well: the guest's writes
+    // fail (an I/O error in the guest, not a VM paused by QEMU) and radiff says why.
+    overlay.resize("18m");
+    let started = Instant::now();
+    let out = run(&overlay);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("no space left on device (ENOSPC) while preparing the disk image for full_cache"), "{said}");
+    assert!(said.contains("(the guest failed: "), "{said}");
+    // At once (a boot, about 11 s), not at the VM's timeout (300 s): QEMU reported the
+    // failed write to the guest instead of pausing the VM.
+    assert!(started.elapsed() < Duration::from_secs(90), "the full image took {:?} to fail", started.elapsed());
+    assert!(!overlay.path(&image_dir).exists(), "a half-written image appeared as {}", image_dir.display());
+    eprintln!("what radiff said:\n{said}");
+
+    // Room for the image, a run folder too small for the trace: the image is made, the
+    // run fails saying so, and no trace is left as if it were the run's.
+    overlay.resize("4g");
+    let runs = cache.root.join("runs");
+    let mounted = overlay.sh(&format!("mkdir -p {0} && mount -t tmpfs -o size=160k radiff-faults-runs {0}", runs.display()));
+    assert!(mounted.status.success(), "{}", text(&mounted));
+    let out = run(&overlay);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("no space left on device (ENOSPC) while running full_cache on base"), "{said}");
+    assert!(overlay.path(&image_dir.join("ready")).is_file(), "the image was not made");
+    assert!(!overlay.path(&run_dir.join("trace.json")).exists());
+    eprintln!("what radiff said:\n{said}");
+
+    // With room, the same run works.
+    overlay.sh(&format!("mount -o remount,size=64m {}", runs.display()));
+    let out = run(&overlay);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("windows:"), "{}", text(&out));
+    assert!(overlay.path(&run_dir.join("trace.json")).is_file());
 }
