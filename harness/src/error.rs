@@ -40,9 +40,10 @@ pub enum Error {
     /// A host program radiff needs is missing.
     #[error("`{tool}` not found: install the Debian package `{package}` (./setup does)")]
     MissingTool { tool: String, package: String },
-    /// Something `./setup` provides is missing (virtme-ng, the kernel source, QEMU with UFS).
-    #[error("{what} is missing ({detail}): run ./setup, which installs it")]
-    MissingSetup { what: String, detail: String },
+    /// Parts `./setup` provides are missing (QEMU, virtme-ng, the kernel source): each
+    /// one's name and where radiff looked.
+    #[error("{}", missing_setup(missing))]
+    MissingSetup { missing: Vec<(String, String)> },
     /// A host program could not be started or waited for (not because it is missing).
     #[error("cannot {action} `{command}`: {source}")]
     Spawn {
@@ -127,6 +128,18 @@ impl Error {
 /// ENOSPC, or a quota's EDQUOT: no room to write.
 pub fn is_no_space(err: &io::Error) -> bool {
     matches!(err.raw_os_error(), Some(code) if code == nix::errno::Errno::ENOSPC as i32 || code == nix::errno::Errno::EDQUOT as i32)
+}
+
+fn missing_setup(missing: &[(String, String)]) -> String {
+    let names: Vec<&str> = missing.iter().map(|(name, _)| name.as_str()).collect();
+    let names = match names.as_slice() {
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => String::new(),
+    };
+    let (verb, it) = if missing.len() == 1 { ("is", "it") } else { ("are", "them") };
+    let details: Vec<String> = missing.iter().map(|(name, where_)| format!("{name}: {where_}")).collect();
+    format!("this host cannot run a kernel: {names} {verb} missing ({}); run ./setup, which installs {it}", details.join("; "))
 }
 
 fn at_line(line: usize) -> String {

@@ -63,6 +63,12 @@ impl Lab {
         Lab { cache, kernels, guest, progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS }
     }
 
+    /// Whether this host has what runs need (QEMU, virtme-ng, the kernel source): one
+    /// error naming each missing part, before any build or boot ([`crate::host::check`]).
+    pub fn check_host(&self) -> Result<()> {
+        crate::host::check(&self.cache, &self.kernels)
+    }
+
     /// The same lab, booting scenario guests with `vcpus` virtual CPUs (at least one).
     pub fn with_vcpus(mut self, vcpus: u32) -> Lab {
         self.vcpus = vcpus.max(1);
