@@ -132,6 +132,7 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     let mut at = Some(path);
     while let Some(p) = at {
         if let Ok(stat) = nix::sys::statvfs::statvfs(p) {
+            #[allow(clippy::unnecessary_cast)] // fsblkcnt_t and c_ulong differ by target
             return Some((stat.blocks_available() as u64).saturating_mul(stat.fragment_size() as u64));
         }
         at = p.parent();

@@ -78,7 +78,7 @@ impl Builder<'_> {
     /// Where `variant`'s kernel lives (or will live) in the cache.
     pub fn kernel_dir(&self, variant: &Variant) -> Result<PathBuf> {
         let base = self.base_id()?;
-        Ok(self.kernel_dir_for(&base, variant)?)
+        self.kernel_dir_for(&base, variant)
     }
 
     pub(super) fn kernel_dir_for(&self, base: &BaseId, variant: &Variant) -> Result<PathBuf> {
