@@ -123,6 +123,10 @@ pub struct CheckArgs {
     /// What the trace is compared with.
     #[arg(long, value_enum, default_value_t = AgainstArg::Snapshot)]
     pub against: AgainstArg,
+    /// Also append this check's verdict to FILE as one JSON line (`radiff bisect --tree`
+    /// reads its steps from there).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -343,6 +347,11 @@ mod tests {
         assert!(parse(&["report", "--all", "--variants", "a,b"]).is_ok());
         assert_eq!(err(&["check", "--tree", "t"]).kind(), ErrorKind::MissingRequiredArgument);
         assert_eq!(err(&["check", "--tree", "t", "--scenario", "s", "--against", "kernel"]).kind(), ErrorKind::InvalidValue);
+        let Command::Check(c) = parse(&["check", "--tree", "t", "--scenario", "s", "--record", "steps.json"]).unwrap().command else { panic!() };
+        assert_eq!(c.record.as_deref(), Some(std::path::Path::new("steps.json")));
+        let Command::Check(c) = parse(&["check", "--tree", "t", "--scenario", "s"]).unwrap().command else { panic!() };
+        assert_eq!(c.record, None, "a check run by hand records nothing");
+        assert_eq!(err(&["check", "--tree", "t", "--scenario", "s", "--record"]).kind(), ErrorKind::InvalidValue);
         assert_eq!(err(&["bisect", "--scenario", "s"]).kind(), ErrorKind::MissingRequiredArgument);
         assert_eq!(err(&["bisect", "--scenario", "s", "--tree", "t", "--good", "a"]).kind(), ErrorKind::MissingRequiredArgument);
         assert_eq!(err(&["bisect", "--scenario", "s", "--variant", "v", "--tree", "t", "--good", "a", "--bad", "b"]).kind(), ErrorKind::ArgumentConflict);

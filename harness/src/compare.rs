@@ -240,6 +240,7 @@ mod tests {
 
     fn w(index: u64, size: u64, folio_order: u32, sectors: u64, rwbs: &str) -> Window {
         Window {
+            file: 0,
             trigger: Trigger::Async,
             index,
             req_count: 256,

@@ -10,20 +10,27 @@ use std::collections::BTreeMap;
 use radiff_model::{Folio, RaState, Request, Submit, Trace, Trigger, Window};
 use serde::{Deserialize, Serialize};
 
-/// What belongs to the scenario: the file system's device and the file's inode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What belongs to the scenario: the file system's device and the files' inodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Filter {
     /// `major:minor` of the device (the block device and the file system's `s_dev`).
     pub major: u32,
     pub minor: u32,
-    pub ino: u64,
+    /// The inode of each of the scenario's files: an event's file is its index here
+    /// ([`radiff_model::Window::file`]).
+    pub inos: Vec<u64>,
 }
 
 impl Filter {
-    /// From the guest's `"259:0"` and inode number.
-    pub fn new(dev: &str, ino: u64) -> Option<Filter> {
+    /// From the guest's `"259:0"` and the files' inode numbers.
+    pub fn new(dev: &str, inos: Vec<u64>) -> Option<Filter> {
         let (major, minor) = dev.split_once(':')?;
-        Some(Filter { major: major.parse().ok()?, minor: minor.parse().ok()?, ino })
+        Some(Filter { major: major.parse().ok()?, minor: minor.parse().ok()?, inos })
+    }
+
+    /// One file.
+    pub fn one(major: u32, minor: u32, ino: u64) -> Filter {
+        Filter { major, minor, inos: vec![ino] }
     }
 }
 
@@ -147,7 +154,7 @@ pub const OTHER_EVENTS: &str = "events radiff does not read";
 
 /// Parses the whole text. Lines starting with `#` are headers. A trace that shows lost
 /// events (see [`Lost`]) is an error: never a shorter trace.
-pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
+pub fn parse(text: &str, filter: &Filter) -> Result<Capture, ParseError> {
     let mut capture = Capture::default();
     let mut windows: Vec<Window> = Vec::new();
     let mut missing_pfn = false;
@@ -186,10 +193,10 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
         match event {
             "page_cache_sync_ra" | "page_cache_async_ra" | "page_cache_ra_order" | "page_cache_ra_unbounded" => {
                 let f = Fields::parse_eq(body);
-                if !f.is_file(filter).map_err(|m| err(m))? {
+                let Some(file) = f.file(filter).map_err(|m| err(m))? else {
                     *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
                     continue;
-                }
+                };
                 match event {
                     "page_cache_sync_ra" | "page_cache_async_ra" => {
                         let trigger = if event == "page_cache_sync_ra" { Trigger::Sync } else { Trigger::Async };
@@ -202,7 +209,7 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
                             mmap_miss: f.num("mmap_miss").map_err(&err)?,
                             prev_pos: f.signed("prev_pos").map_err(&err)?,
                         };
-                        windows.push(Window::open(trigger, f.num("index").map_err(&err)?, f.num("req_count").map_err(&err)?, ra));
+                        windows.push(Window::open_in(file, trigger, f.num("index").map_err(&err)?, f.num("req_count").map_err(&err)?, ra));
                     }
                     "page_cache_ra_order" => current(&mut windows).submits.push(Submit::Order {
                         index: f.num("index").map_err(&err)?,
@@ -223,10 +230,10 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
             // end_pgoff). Each opens a window (see Trigger::Fault and Trigger::FaultAround).
             "mm_filemap_fault" | "mm_filemap_map_pages" => {
                 let f = Fields::parse_eq(body);
-                if !f.is_file(filter).map_err(|m| err(m))? {
+                let Some(file) = f.file(filter).map_err(|m| err(m))? else {
                     *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
                     continue;
-                }
+                };
                 let ofs = f.get("ofs").map_err(&err)?;
                 let page = |text: &str, what: &str| -> Result<u64, ParseError> {
                     let bytes: u64 = text.parse().map_err(|_| err(format!("field `ofs`: `{ofs}`: {what} `{text}` is not a number")))?;
@@ -237,22 +244,26 @@ pub fn parse(text: &str, filter: Filter) -> Result<Capture, ParseError> {
                     if index * radiff_model::trace::PAGE_SIZE != ofs.parse::<u64>().unwrap_or(0) {
                         return Err(err(format!("fault offset {ofs} is not page-aligned")));
                     }
-                    Window::open(Trigger::Fault, index, 1, RaState::default())
+                    Window::open_in(file, Trigger::Fault, index, 1, RaState::default())
                 } else {
                     let (first, last) = ofs.split_once('-').ok_or_else(|| err(format!("field `ofs`: `{ofs}` is not FIRST-LAST")))?;
                     let (index, last_index) = (page(first, "first byte")?, page(last, "last byte")?);
                     if last_index < index {
                         return Err(err(format!("fault-around range {ofs} ends before it starts")));
                     }
-                    Window::open(Trigger::FaultAround, index, last_index - index + 1, RaState::default())
+                    Window::open_in(file, Trigger::FaultAround, index, last_index - index + 1, RaState::default())
                 };
                 windows.push(window);
             }
             "mm_filemap_add_to_page_cache" => {
                 let f = Fields::parse_filemap(body);
-                if !f.is_file(filter).map_err(|m| err(m))? {
+                let Some(file) = f.file(filter).map_err(|m| err(m))? else {
                     *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
                     continue;
+                };
+                if windows.last().is_some_and(|w| w.file != file) {
+                    // A folio of another file than the window's (the model does the same).
+                    windows.push(Window::open_in(file, Trigger::Start, 0, 0, RaState::default()));
                 }
                 let ofs = f.num("ofs").map_err(&err)?;
                 if ofs % radiff_model::trace::PAGE_SIZE != 0 {
@@ -382,11 +393,15 @@ impl<'a> Fields<'a> {
         v.parse().map_err(|_| format!("field `{key}`: `{v}` is not a number"))
     }
 
-    fn is_file(&self, filter: Filter) -> Result<bool, String> {
+    /// The index of the event's file in `filter`, `None` for other files.
+    fn file(&self, filter: &Filter) -> Result<Option<u32>, String> {
         let dev = self.get("dev")?;
         let ino = self.get("ino")?;
         let ino = u64::from_str_radix(ino, 16).map_err(|_| format!("inode `{ino}` is not hex"))?;
-        Ok(dev == format!("{}:{}", filter.major, filter.minor) && ino == filter.ino)
+        if dev != format!("{}:{}", filter.major, filter.minor) {
+            return Ok(None);
+        }
+        Ok(filter.inos.iter().position(|&i| i == ino).map(|f| f as u32))
     }
 }
 
@@ -413,7 +428,9 @@ fn parse_rq(body: &str) -> Option<((u32, u32), Request)> {
 mod tests {
     use super::*;
 
-    const FILTER: Filter = Filter { major: 259, minor: 0, ino: 0x83 };
+    fn filter() -> Filter {
+        Filter::one(259, 0, 0x83)
+    }
 
     #[test]
     fn groups_events_into_windows_and_counts_what_it_filtered() {
@@ -430,7 +447,7 @@ radiff-guest-171     [001] .....    12.000006: page_cache_async_ra: dev=259:0 in
 kworker/0:1H-12      [000] d..1.    12.000007: block_rq_issue: 8,0 R 4096 () 8 + 8 none,0,0 [kworker/0:1H]
 kworker/0:1H-12      [000] d..1.    12.000008: block_rq_issue: 259,0 RM 4096 () 64 + 8 none,0,0 [kworker/0:1H]
 ";
-        let c = parse(text, FILTER).unwrap();
+        let c = parse(text, &filter()).unwrap();
         assert_eq!(c.events, 8);
         assert_eq!(c.filtered[OTHER_FILES], 1);
         assert_eq!(c.filtered[OTHER_DEVICES], 1);
@@ -459,7 +476,7 @@ radiff-guest-171     [001] .....    12.000008: mm_filemap_map_pages: dev=0:24 in
 radiff-guest-171     [001] .....    12.000009: mm_filemap_get_pages: dev=259:0 ino=83 ofs=0-4095
 radiff-guest-171     [001] .....    12.000010: mm_filemap_map_pages: dev=259:0 ino=83 ofs=65536-69631
 ";
-        let c = parse(text, FILTER).unwrap();
+        let c = parse(text, &filter()).unwrap();
         assert_eq!(c.filtered[OTHER_FILES], 2, "the root file system's fault and fault-around");
         assert_eq!(c.filtered[OTHER_EVENTS], 1);
         let w: Vec<(Trigger, u64, u64, usize, usize, usize)> =
@@ -474,16 +491,16 @@ radiff-guest-171     [001] .....    12.000010: mm_filemap_map_pages: dev=259:0 i
             ]
         );
         assert!(c.trace.windows.iter().all(|w| w.ra == RaState::default()));
-        let bad = parse("x-1 [000] ..... 1.0: mm_filemap_map_pages: dev=259:0 ino=83 ofs=4096\n", FILTER).unwrap_err();
+        let bad = parse("x-1 [000] ..... 1.0: mm_filemap_map_pages: dev=259:0 ino=83 ofs=4096\n", &filter()).unwrap_err();
         assert!(bad.to_string().contains("FIRST-LAST"), "{bad}");
-        let bad = parse("x-1 [000] ..... 1.0: mm_filemap_fault: dev=259:0 ino=83 ofs=12\n", FILTER).unwrap_err();
+        let bad = parse("x-1 [000] ..... 1.0: mm_filemap_fault: dev=259:0 ino=83 ofs=12\n", &filter()).unwrap_err();
         assert!(bad.to_string().contains("page-aligned"), "{bad}");
     }
 
     #[test]
     fn events_before_any_call_open_a_start_window() {
         let text = "x-1 [000] ..... 1.0: block_rq_issue: 259,0 RM 4096 () 64 + 8 none,0,0 [x]\n";
-        let c = parse(text, FILTER).unwrap();
+        let c = parse(text, &filter()).unwrap();
         assert_eq!(c.trace.windows.len(), 1);
         assert_eq!(c.trace.windows[0].trigger, Trigger::Start);
     }
@@ -492,17 +509,17 @@ radiff-guest-171     [001] .....    12.000010: mm_filemap_map_pages: dev=259:0 i
     fn unbounded_submissions_are_read() {
         let text = "x-1 [000] ..... 1.0: page_cache_sync_ra: dev=259:0 ino=83 index=5 req_count=3 order=0 size=0 async_size=0 ra_pages=0 mmap_miss=0 prev_pos=-1\n\
 x-1 [000] ..... 1.0: page_cache_ra_unbounded: dev=259:0 ino=83 index=5 nr_to_read=1 lookahead_size=0\n";
-        let c = parse(text, FILTER).unwrap();
+        let c = parse(text, &filter()).unwrap();
         assert_eq!(c.trace.windows[0].submits, vec![Submit::Unbounded { index: 5, nr_to_read: 1, lookahead_size: 0 }]);
     }
 
     #[test]
     fn a_malformed_line_is_an_error_with_its_line_number() {
         let text = "# header\nx-1 [000] ..... 1.0: page_cache_ra_order: dev=259:0 ino=83 index=zero order=0 size=4 async_size=3 ra_pages=32\n";
-        let e = parse(text, FILTER).unwrap_err();
+        let e = parse(text, &filter()).unwrap_err();
         assert_eq!(e.line(), 2);
         assert!(e.to_string().contains("index"), "{e}");
-        let e = parse("garbage\n", FILTER).unwrap_err();
+        let e = parse("garbage\n", &filter()).unwrap_err();
         assert_eq!(e.line(), 1);
     }
 
@@ -516,7 +533,7 @@ x-1 [000] ..... 1.0: page_cache_ra_unbounded: dev=259:0 ino=83 index=5 nr_to_rea
     const EVENT: &str = "x-1 [000] ..... 1.0: block_rq_issue: 259,0 RA 4096 () 64 + 8 none,0,0 [x]";
 
     fn lost(text: &str) -> Lost {
-        match parse(text, FILTER) {
+        match parse(text, &filter()) {
             Err(ParseError::Lost(lost)) => lost,
             other => panic!("expected lost events, got {other:?}"),
         }
@@ -525,7 +542,7 @@ x-1 [000] ..... 1.0: page_cache_ra_unbounded: dev=259:0 ino=83 index=5 nr_to_rea
     #[test]
     fn a_header_that_counts_overwritten_events_is_an_error() {
         let text = format!("# tracer: nop\n#\n# entries-in-buffer/entries-written: 19713/19713   #P:2\n#\n{EVENT}\n");
-        assert_eq!(parse(&text, FILTER).unwrap().events, 1, "nothing lost: written = in buffer");
+        assert_eq!(parse(&text, &filter()).unwrap().events, 1, "nothing lost: written = in buffer");
         let text = format!("# tracer: nop\n#\n# entries-in-buffer/entries-written: 1200/5321   #P:2\n#\n{EVENT}\n##### CPU 1 buffer started ####\n{EVENT}\n");
         let l = lost(&text);
         assert_eq!((l.in_buffer, l.written, l.overwritten(), l.at_least(), l.line), (Some(1200), Some(5321), 4121, 4121, 3));
@@ -553,7 +570,25 @@ x-1 [000] ..... 1.0: page_cache_ra_unbounded: dev=259:0 ino=83 index=5 nr_to_rea
         // Seen alone, an annotation is enough to refuse the trace.
         let l = lost(&format!("{EVENT}\n##### CPU 0 buffer started ####\n{EVENT}\n"));
         assert_eq!((l.at_least(), l.line), (0, 2));
-        let e = parse("CPU:0 [LOST many EVENTS]\n", FILTER).unwrap_err();
+        let e = parse("CPU:0 [LOST many EVENTS]\n", &filter()).unwrap_err();
         assert!(matches!(e, ParseError::Line { line: 1, .. }), "{e:?}");
+    }
+
+    #[test]
+    fn events_of_each_file_go_to_windows_of_that_file() {
+        let text = "x-1 [000] ..... 1.0: page_cache_sync_ra: dev=259:0 ino=83 index=0 req_count=1 order=0 size=0 async_size=0 ra_pages=32 mmap_miss=0 prev_pos=-1\n\
+x-1 [000] ..... 1.0: mm_filemap_add_to_page_cache: dev 259:0 ino 83 pfn=0x10 ofs=0 order=2\n\
+x-1 [000] ..... 1.0: page_cache_sync_ra: dev=259:0 ino=84 index=0 req_count=1 order=0 size=0 async_size=0 ra_pages=32 mmap_miss=0 prev_pos=-1\n\
+x-1 [000] ..... 1.0: mm_filemap_add_to_page_cache: dev 259:0 ino 84 pfn=0x20 ofs=0 order=2\n\
+x-1 [000] ..... 1.0: mm_filemap_add_to_page_cache: dev 259:0 ino 83 pfn=0x30 ofs=16384 order=0\n\
+x-1 [000] ..... 1.0: mm_filemap_add_to_page_cache: dev 259:0 ino 85 pfn=0x40 ofs=0 order=0\n";
+        let filter = Filter { major: 259, minor: 0, inos: vec![0x83, 0x84] };
+        let c = parse(text, &filter).unwrap();
+        let files: Vec<(u32, Trigger, usize)> = c.trace.windows.iter().map(|w| (w.file, w.trigger, w.folios.len())).collect();
+        // ino 83 is file 0, ino 84 file 1; a folio of file 0 under file 1's window opens a
+        // Start window of file 0; ino 85 is none of the scenario's.
+        assert_eq!(files, vec![(0, Trigger::Sync, 1), (1, Trigger::Sync, 1), (0, Trigger::Start, 1)]);
+        assert_eq!(c.filtered.get(OTHER_FILES), Some(&1));
+        assert_eq!(c.pfns, vec![0x10, 0x20, 0x30]);
     }
 }

@@ -61,8 +61,33 @@ pub struct QueueSettings {
 pub struct GuestSpec {
     pub device: DeviceKind,
     pub fs: FsKind,
+    /// The first file's size (its write and extent sizes are in `Task::Prepare`).
     pub file_size: u64,
     pub task: Task,
+    /// The scenario's files after the first (`data1`, `data2`, ... beside `data`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_files: Vec<GuestFile>,
+}
+
+/// One more file of the scenario, as the guest writes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuestFile {
+    pub size: u64,
+    pub write_size: u64,
+    pub extent_size: Option<u64>,
+}
+
+/// What the guest measured of a file after the first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEnv {
+    pub ino: u64,
+    pub file_size: u64,
+    pub extents: Vec<Extent>,
+}
+
+/// Where file `f` of the scenario is in the guest's mount: `data`, then `data1`, ...
+fn file_path(f: usize) -> PathBuf {
+    if f == 0 { Path::new(MNT).join(FILE_NAME) } else { Path::new(MNT).join(format!("{FILE_NAME}{f}")) }
 }
 
 /// What the guest saw: the environment a prediction needs, and figures for the summary.
@@ -97,11 +122,26 @@ pub struct GuestEnv {
     pub pattern_ns: u64,
     /// Bytes the reads returned (short reads show here).
     pub bytes_read: u64,
+    /// The files after the first (`ino`, `file_size` and `extents` above are the first's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_files: Vec<FileEnv>,
     /// Ring-buffer accounting after the run: a trace with overruns is refused.
     pub trace_entries: u64,
     pub trace_overrun: u64,
     pub trace_dropped: u64,
     pub cpus: u32,
+}
+
+impl GuestEnv {
+    /// The inode of each file, by file index.
+    pub fn inos(&self) -> Vec<u64> {
+        std::iter::once(self.ino).chain(self.other_files.iter().map(|f| f.ino)).collect()
+    }
+
+    /// The extents of every file (for telling the file system's own blocks from the files').
+    pub fn all_extents(&self) -> Vec<Extent> {
+        self.extents.iter().chain(self.other_files.iter().flat_map(|f| f.extents.iter())).copied().collect()
+    }
 }
 
 /// The guest's last word: `ok` once everything was written.
@@ -228,8 +268,19 @@ fn prepare(g: &mut Guest, spec: &GuestSpec, mkfs_args: &[String], write_size: u6
         return Err(format!("mkfs.{} failed: {}{}", spec.fs.name(), String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr)));
     }
     mount(g, &dev_path, spec.fs)?;
-    let path = Path::new(MNT).join(FILE_NAME);
-    g.step(&format!("writing {} bytes to {} with O_DIRECT writes of {write_size}", spec.file_size, path.display()));
+    let first = GuestFile { size: spec.file_size, write_size, extent_size };
+    for (f, file) in std::iter::once(&first).chain(&spec.other_files).enumerate() {
+        write_data(g, spec.fs, &file_path(f), file)?;
+    }
+    g.step("umount");
+    nix::mount::umount(MNT).map_err(|e| format!("umount {MNT}: {e}"))?;
+    Ok(())
+}
+
+/// Writes one file of the scenario with direct writes of its `write_size`.
+fn write_data(g: &mut Guest, fs: FsKind, path: &Path, spec: &GuestFile) -> GResult<()> {
+    let (write_size, extent_size) = (spec.write_size, spec.extent_size);
+    g.step(&format!("writing {} bytes to {} with O_DIRECT writes of {write_size}", spec.size, path.display()));
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(true)
@@ -240,17 +291,17 @@ fn prepare(g: &mut Guest, spec: &GuestSpec, mkfs_args: &[String], write_size: u6
     if let Some(extsize) = extent_size {
         set_xfs_extsize(&file, extsize)?;
     }
-    if spec.fs != FsKind::F2fs {
+    if fs != FsKind::F2fs {
         // One allocation for the whole file, so its layout does not depend on how the
         // writes interleave with the allocator's other work: every machine that prepares
         // this image gets the same extents. (f2fs allocates on write whatever is asked.)
-        nix::fcntl::fallocate(file.as_raw_fd(), nix::fcntl::FallocateFlags::empty(), 0, spec.file_size as i64)
-            .map_err(|e| format!("fallocate {} bytes: {e}", spec.file_size))?;
+        nix::fcntl::fallocate(file.as_raw_fd(), nix::fcntl::FallocateFlags::empty(), 0, spec.size as i64)
+            .map_err(|e| format!("fallocate {} bytes: {e}", spec.size))?;
     }
     let buf = AlignedBuf::new(write_size as usize);
     let mut pos = 0;
-    while pos < spec.file_size {
-        let len = write_size.min(spec.file_size - pos) as usize;
+    while pos < spec.size {
+        let len = write_size.min(spec.size - pos) as usize;
         // Contents: each 8-byte word holds its own file offset, so a wrong read is visible.
         let data = buf.slice_mut(len);
         for (i, word) in data.chunks_mut(8).enumerate() {
@@ -261,9 +312,6 @@ fn prepare(g: &mut Guest, spec: &GuestSpec, mkfs_args: &[String], write_size: u6
         pos += len as u64;
     }
     file.sync_all().map_err(|e| format!("fsync: {e}"))?;
-    drop(file);
-    g.step("umount");
-    nix::mount::umount(MNT).map_err(|e| format!("umount {MNT}: {e}"))?;
     Ok(())
 }
 
@@ -307,17 +355,21 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest
     }
     g.step("applying vm settings");
     (env.vm, env.vm_unread) = apply_vm(g, vm)?;
-    let path = Path::new(MNT).join(FILE_NAME);
-    g.step("measuring the file");
-    let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    env.ino = meta.ino();
-    env.file_size = meta.len();
-    if env.file_size != spec.file_size {
-        return Err(format!("{} has {} bytes, the scenario says {}: the image is stale; delete it from the cache", path.display(), env.file_size, spec.file_size));
-    }
-    {
+    g.step("measuring the files");
+    let sizes: Vec<u64> = std::iter::once(spec.file_size).chain(spec.other_files.iter().map(|f| f.size)).collect();
+    for (f, &want) in sizes.iter().enumerate() {
+        let path = file_path(f);
+        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if meta.len() != want {
+            return Err(format!("{} has {} bytes, the scenario says {want}: the image is stale; delete it from the cache", path.display(), meta.len()));
+        }
         let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        env.extents = fiemap(&file)?;
+        let measured = FileEnv { ino: meta.ino(), file_size: meta.len(), extents: fiemap(&file)? };
+        if f == 0 {
+            (env.ino, env.file_size, env.extents) = (measured.ino, measured.file_size, measured.extents);
+        } else {
+            env.other_files.push(measured);
+        }
     }
     g.step("dropping caches");
     nix::unistd::sync();
@@ -328,8 +380,22 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest
     write_file(&tracing.join("tracing_on"), "1")?;
     // Opened with tracing on, as `xfs_io -c pread` would: reading the evicted inode back is
     // part of a cold-cache run (a metadata read the comparison then sets aside, counted).
-    g.step("opening the file");
-    let files: Vec<File> = (0..fds).map(|_| File::open(&path)).collect::<Result<_, _>>().map_err(|e| format!("{}: {e}", path.display()))?;
+    g.step("opening the files");
+    // The descriptors the ops use, each on its file (pattern::file_of), in fd order.
+    let mut files: Vec<Option<File>> = (0..fds).map(|_| None).collect();
+    for op in ops {
+        let fd = match *op {
+            Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => fd as usize,
+            _ => continue,
+        };
+        if fd >= files.len() {
+            return Err(format!("an op uses fd {fd}, the spec opens {fds}"));
+        }
+        if files[fd].is_none() {
+            let path = file_path(radiff_model::pattern::file_of(fd as u32) as usize);
+            files[fd] = Some(File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?);
+        }
+    }
     g.step("running the access pattern");
     let max_len = ops.iter().map(|op| match op { Op::Read { len, .. } => *len, _ => 0 }).max().unwrap_or(0);
     let buf = AlignedBuf::new(max_len.max(4096) as usize);
@@ -524,10 +590,11 @@ impl Drop for Maps {
     }
 }
 
-fn do_op(files: &[File], maps: &mut Maps, op: &Op, buf: &AlignedBuf, bytes_read: &mut u64) -> GResult<()> {
+fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, bytes_read: &mut u64) -> GResult<()> {
+    let file = |fd: u32| files.get(fd as usize).and_then(Option::as_ref).ok_or_else(|| format!("fd {fd} is not open"));
     match *op {
         Op::Read { fd, offset, len } => {
-            let file = &files[fd as usize];
+            let file = file(fd)?;
             let data = buf.slice_mut(len as usize);
             let n = file.read_at(data, offset).map_err(|e| format!("pread({len} at {offset}): {e}"))?;
             if n as u64 != len {
@@ -554,12 +621,12 @@ fn do_op(files: &[File], maps: &mut Maps, op: &Op, buf: &AlignedBuf, bytes_read:
                 radiff_model::Advice::Dontneed => A::POSIX_FADV_DONTNEED,
                 radiff_model::Advice::Noreuse => A::POSIX_FADV_NOREUSE,
             };
-            nix::fcntl::posix_fadvise(files[fd as usize].as_raw_fd(), offset as i64, len as i64, advice).map_err(|e| format!("posix_fadvise: {e}"))?;
+            nix::fcntl::posix_fadvise(file(fd)?.as_raw_fd(), offset as i64, len as i64, advice).map_err(|e| format!("posix_fadvise: {e}"))?;
         }
         Op::Readahead { fd, offset, len } => {
             // nix has no wrapper for readahead(2).
             // SAFETY: a plain system call on an fd this process owns; no memory is passed.
-            let r = unsafe { nix::libc::readahead(files[fd as usize].as_raw_fd(), offset as i64, len as usize) };
+            let r = unsafe { nix::libc::readahead(file(fd)?.as_raw_fd(), offset as i64, len as usize) };
             if r != 0 {
                 return Err(format!("readahead({offset}, {len}): {}", std::io::Error::last_os_error()));
             }
@@ -570,7 +637,7 @@ fn do_op(files: &[File], maps: &mut Maps, op: &Op, buf: &AlignedBuf, bytes_read:
             let flags = if shared { MapFlags::MAP_SHARED } else { MapFlags::MAP_PRIVATE };
             // SAFETY: a new read-only mapping of a file this process owns, at an address
             // the kernel picks; it is only read through `Op::Touch` and unmapped once.
-            let addr = unsafe { nix::sys::mman::mmap(None, length, ProtFlags::PROT_READ, flags, &files[fd as usize], offset as i64) }
+            let addr = unsafe { nix::sys::mman::mmap(None, length, ProtFlags::PROT_READ, flags, file(fd)?, offset as i64) }
                 .map_err(|e| format!("mmap({len} bytes at {offset}, {}): {e}", if shared { "MAP_SHARED" } else { "MAP_PRIVATE" }))?;
             let slot = map as usize;
             if maps.live.len() <= slot {

@@ -124,23 +124,26 @@ impl Lab {
         }
         std::fs::create_dir_all(&partial).map_err(|e| Error::io(&partial, e).during(during))?;
         // The guest writes the file and the file system's metadata: fail at once, not half
-        // way, when the cache cannot hold even the file.
-        let need = scenario.file_size;
+        // way, when the cache cannot hold even the files.
+        let need = total_size(scenario);
         if let Some(free) = cache::free_bytes(&partial).filter(|&free| free < need) {
             return Err(Error::NoSpace {
                 path: partial,
-                during: Some(format!("{}: the image needs more than its {} MiB file, {} MiB are free", during(), need >> 20, free >> 20)),
+                during: Some(format!("{}: the image needs more than its {} MiB of files, {} MiB are free", during(), need >> 20, free >> 20)),
                 source: std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
             });
         }
         let partial_image = partial.join("disk.img");
         (self.progress)(&format!(
-            "preparing {} for {}: {} on {:?}, a {} file in {} direct writes",
+            "preparing {} for {}: {} on {:?}, {} in {} direct writes",
             image.display(),
             scenario.name,
             scenario.fs.name(),
             scenario.device.kind,
-            crate::scenario::Size(scenario.file_size),
+            match scenario.other_files.len() {
+                0 => format!("a {} file", crate::scenario::Size(scenario.file_size)),
+                n => format!("{} files of {} in all", n + 1, crate::scenario::Size(total_size(scenario))),
+            },
             crate::scenario::Size(scenario.write_size)
         ));
         let file = std::fs::File::create(&partial_image).map_err(|e| Error::io(&partial_image, e).during(during))?;
@@ -151,9 +154,10 @@ impl Lab {
             fs: scenario.fs,
             file_size: scenario.file_size,
             task: Task::Prepare { mkfs_args: Vec::new(), write_size: scenario.write_size, extent_size: scenario.extent_size },
+            other_files: guest_files(scenario),
         };
         let disk = disk(scenario, &partial_image);
-        let timeout = Duration::from_secs(300 + 300 * (scenario.file_size >> 30));
+        let timeout = Duration::from_secs(300 + 300 * (total_size(scenario) >> 30));
         self.boot_guest(&partial, &kernel, disk, false, &spec, memory_mb(scenario), timeout).map_err(|e| no_space(e, &partial, scenario.write_size.max(1 << 20) + (1 << 20), during))?;
         let write_ready = || -> std::io::Result<()> {
             std::fs::File::open(&partial_image)?.sync_all()?;
@@ -191,9 +195,10 @@ impl Lab {
                 queue: point.queue.clone(),
                 vm: scenario.vm,
                 fds: pattern::fd_count(&scenario.steps),
-                ops: pattern::expand(&scenario.steps, scenario.file_size),
+                ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
                 trace_buffer_kb: scenario.trace_buffer_kb,
             },
+            other_files: guest_files(scenario),
         };
         let started = Instant::now();
         let during = || format!("running {} on {name}", scenario.name);
@@ -205,8 +210,8 @@ impl Lab {
         let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Json { file: env_path.clone(), source: e })?;
         let trace_path = dir.join("trace.txt");
         let text = cache::read(&trace_path)?;
-        let filter = Filter::new(&env.dev, env.ino).ok_or_else(|| Error::Trace { file: env_path.clone(), line: 0, message: format!("bad device number `{}`", env.dev) })?;
-        let capture = match ftrace::parse(&text, filter) {
+        let filter = Filter::new(&env.dev, env.inos()).ok_or_else(|| Error::Trace { file: env_path.clone(), line: 0, message: format!("bad device number `{}`", env.dev) })?;
+        let capture = match ftrace::parse(&text, &filter) {
             Ok(capture) => capture,
             Err(ftrace::ParseError::Lost(lost)) => {
                 return Err(Error::LostEvents {
@@ -347,7 +352,17 @@ fn disk(scenario: &Scenario, image: &Path) -> Disk {
 /// that reclaim never changes what readahead does.
 fn memory_mb(scenario: &Scenario) -> u64 {
     let trace_mb = scenario.trace_buffer_kb * 2 / 1024;
-    ((scenario.file_size >> 20) + trace_mb + 1024).max(2048)
+    ((total_size(scenario) >> 20) + trace_mb + 1024).max(2048)
+}
+
+/// Bytes of all the scenario's files.
+fn total_size(scenario: &Scenario) -> u64 {
+    scenario.file_sizes().iter().sum()
+}
+
+/// The files after the first, as the guest writes them.
+fn guest_files(scenario: &Scenario) -> Vec<crate::guest::GuestFile> {
+    scenario.other_files.iter().map(|f| crate::guest::GuestFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }).collect()
 }
 
 /// Images depend on the device's shape, the file system and the file's layout, not on
@@ -369,6 +384,9 @@ pub fn image_key(s: &Scenario) -> String {
         s.write_size.to_string(),
         format!("{:?}", s.extent_size),
     ];
+    // More files: their sizes and layouts too (a one-file scenario's key is unchanged).
+    let more = s.other_files.iter().map(|f| format!("{}/{}/{:?}", f.size, f.write_size, f.extent_size));
+    let parts: Vec<String> = parts.into_iter().chain(more).collect();
     format!("{}-{}-{}", s.fs.name(), format!("{:?}", s.device.kind).to_lowercase(), cache::key(parts))
 }
 
@@ -407,6 +425,7 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
         extents: env.extents.clone(),
         queue: env.queue.clone(),
         mapping: radiff_model::MappingLimits::for_fs(scenario.fs),
-        ops: pattern::expand(&scenario.steps, scenario.file_size),
+        ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
+        other_files: env.other_files.iter().map(|f| radiff_model::FileInput { file_size: f.file_size, extents: f.extents.clone() }).collect(),
     }
 }

@@ -103,7 +103,8 @@ struct ScenarioFile {
     description: String,
     device: DeviceFile,
     filesystem: FsKind,
-    file: FileFile,
+    file: Option<FileFile>,
+    files: Option<Vec<NamedFileFile>>,
     #[serde(default)]
     queue: QueueFile,
     reads: Vec<StepFile>,
@@ -130,6 +131,15 @@ struct DeviceFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileFile {
+    size: Size,
+    write_size: Option<Size>,
+    extent_size: Option<Size>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NamedFileFile {
+    name: String,
     size: Size,
     write_size: Option<Size>,
     extent_size: Option<Size>,
@@ -165,6 +175,7 @@ enum StepFile {
         size: Size,
         #[serde(default)]
         fd: u32,
+        file: Option<String>,
     },
     Sequential {
         #[serde(default = "zero")]
@@ -173,6 +184,7 @@ enum StepFile {
         to: Option<Size>,
         #[serde(default)]
         fd: u32,
+        file: Option<String>,
     },
     Random {
         count: u64,
@@ -185,14 +197,17 @@ enum StepFile {
         to: Option<Size>,
         #[serde(default)]
         fd: u32,
+        file: Option<String>,
     },
     Interleaved {
-        streams: u32,
+        streams: Option<u32>,
         size: Size,
         starts: Option<Vec<Size>>,
         to: Option<Size>,
         #[serde(default)]
         separate_fds: bool,
+        file: Option<String>,
+        files: Option<Vec<String>>,
     },
     Fadvise {
         advice: Advice,
@@ -202,12 +217,14 @@ enum StepFile {
         len: Size,
         #[serde(default)]
         fd: u32,
+        file: Option<String>,
     },
     Readahead {
         offset: Size,
         size: Size,
         #[serde(default)]
         fd: u32,
+        file: Option<String>,
     },
     Mmap {
         #[serde(default)]
@@ -219,6 +236,7 @@ enum StepFile {
         shared: bool,
         #[serde(default)]
         fd: u32,
+        file: Option<String>,
     },
     Madvise {
         #[serde(default)]
@@ -296,6 +314,15 @@ pub struct Point {
     pub queue: QueueSettings,
 }
 
+/// A file of a scenario with several (`files:`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FileDef {
+    pub name: String,
+    pub size: u64,
+    pub write_size: u64,
+    pub extent_size: Option<u64>,
+}
+
 /// A checked scenario.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -305,9 +332,15 @@ pub struct Scenario {
     pub description: String,
     pub device: Device,
     pub fs: FsKind,
+    /// The first (or only) file's size, write size and extent size hint.
     pub file_size: u64,
     pub write_size: u64,
     pub extent_size: Option<u64>,
+    /// `files:`: the names of all files, in order (file `f` is `files[f]`; steps read it
+    /// through descriptors `pattern::fd_of(f, n)`); empty for a scenario with one `file:`.
+    pub file_names: Vec<String>,
+    /// `files:` after the first, which is `file_size`/`write_size`/`extent_size`.
+    pub other_files: Vec<FileDef>,
     pub steps: Vec<Step>,
     /// `None`: every variant in `kernels/`.
     pub variants: Option<Vec<String>>,
@@ -367,29 +400,72 @@ impl Scenario {
             logical_block_size: d.logical_block_size.map(|s| s.0),
         };
 
-        // The file.
-        let file_size = raw.file.size.0;
-        if file_size == 0 {
-            return Err(err(&["file", "size"], "file.size must be more than 0".into()));
+        // The files.
+        let defs: Vec<(Vec<String>, FileFile, Option<String>)> = match (raw.file, raw.files) {
+            (Some(_), Some(_)) => return Err(err(&["files"], "give `file:` (one file) or `files:` (a list of named files), not both".into())),
+            (None, None) => return Err(err(&["description"], "no file: add `file: {size: 64 MiB}` (or `files:` with a `name:` for each)".into())),
+            (Some(f), None) => vec![(vec!["file".to_string()], f, None)],
+            (None, Some(list)) => {
+                if list.is_empty() || list.len() > 8 {
+                    return Err(err(&["files"], format!("`files:` lists {} files: give 1 to 8", list.len())));
+                }
+                let mut defs = Vec::new();
+                for (i, f) in list.into_iter().enumerate() {
+                    let ok = !f.name.is_empty() && f.name.len() <= 32 && f.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                    if !ok {
+                        return Err(Error::input(path, yaml::line_of_item(text, "files", i), format!("files[{i}]: name `{}`: use 1 to 32 letters, digits, `_` or `-`", f.name)));
+                    }
+                    if defs.iter().any(|(_, _, n): &(Vec<String>, FileFile, Option<String>)| n.as_deref() == Some(f.name.as_str())) {
+                        return Err(Error::input(path, yaml::line_of_item(text, "files", i), format!("files[{i}]: `{}` is named twice", f.name)));
+                    }
+                    defs.push((vec![format!("files[{i}]")], FileFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }, Some(f.name)));
+                }
+                defs
+            }
+        };
+        let mut files: Vec<FileDef> = Vec::new();
+        let mut total: u64 = 0;
+        for (at, f, name) in &defs {
+            let key = |k: &'static str| -> Vec<&str> { if name.is_none() { vec!["file", k] } else { vec!["files"] } };
+            let what = at[0].as_str();
+            let line_err = |k: &'static str, message: String| -> Error {
+                match name {
+                    None => err(&key(k), message),
+                    Some(_) => Error::input(path, yaml::line_of_item(text, "files", files.len()), message),
+                }
+            };
+            let size = f.size.0;
+            if size == 0 {
+                return Err(line_err("size", format!("{what}.size must be more than 0")));
+            }
+            let write_size = f.write_size.map(|s| s.0).unwrap_or(1 << 20);
+            if write_size == 0 || write_size % 4096 != 0 || write_size > 64 << 20 {
+                return Err(line_err("write_size", format!("{what}.write_size {}: direct writes need a multiple of 4 KiB, at most 64 MiB", Size(write_size))));
+            }
+            if let Some(Size(e)) = f.extent_size {
+                if raw.filesystem != FsKind::Xfs {
+                    return Err(line_err("extent_size", format!("{what}.extent_size: only XFS takes an extent size hint; {} lays out the file itself", raw.filesystem.name())));
+                }
+                if e == 0 || e % 4096 != 0 {
+                    return Err(line_err("extent_size", format!("{what}.extent_size {}: must be a multiple of 4 KiB", Size(e))));
+                }
+            }
+            total += size;
+            files.push(FileDef { name: name.clone().unwrap_or_default(), size, write_size, extent_size: f.extent_size.map(|s| s.0) });
         }
-        if file_size + file_size / 4 + (64 << 20) > device.size {
+        let file_size = files[0].size;
+        if total + total / 4 + (64 << 20) > device.size {
             return Err(err(
                 &["device", "size"],
-                format!("device.size {} is too small for a {} file: leave a quarter of the file plus 64 MiB for the file system", Size(device.size), Size(file_size)),
+                format!(
+                    "device.size {} is too small for {}: leave a quarter of the data plus 64 MiB for the file system",
+                    Size(device.size),
+                    if files.len() == 1 { format!("a {} file", Size(total)) } else { format!("{} files of {} in all", files.len(), Size(total)) }
+                ),
             ));
         }
-        let write_size = raw.file.write_size.map(|s| s.0).unwrap_or(1 << 20);
-        if write_size == 0 || write_size % 4096 != 0 || write_size > 64 << 20 {
-            return Err(err(&["file", "write_size"], format!("file.write_size {}: direct writes need a multiple of 4 KiB, at most 64 MiB", Size(write_size))));
-        }
-        if let Some(Size(e)) = raw.file.extent_size {
-            if raw.filesystem != FsKind::Xfs {
-                return Err(err(&["file", "extent_size"], format!("file.extent_size: only XFS takes an extent size hint; {} lays out the file itself", raw.filesystem.name())));
-            }
-            if e == 0 || e % 4096 != 0 {
-                return Err(err(&["file", "extent_size"], format!("file.extent_size {}: must be a multiple of 4 KiB", Size(e))));
-            }
-        }
+        let file_names: Vec<String> = if defs[0].2.is_some() { files.iter().map(|f| f.name.clone()).collect() } else { Vec::new() };
+        let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
 
         // The queue and its matrix.
         let max_kb = transfer_limit >> 10;
@@ -438,21 +514,46 @@ impl Scenario {
         for (i, step) in raw.reads.into_iter().enumerate() {
             let line = yaml::line_of_item(text, "reads", i);
             let bad = |message: String| Error::input(path, line, format!("reads[{i}]: {message}"));
+            // The file a step names (`file:`), as its index, and that file's size.
+            let pick = |name: &Option<String>| -> Result<(u32, u64)> {
+                match (name, file_names.is_empty()) {
+                    (None, true) => Ok((0, file_size)),
+                    (Some(n), true) => Err(bad(format!("`file: {n}`: this scenario has one file (`file:`); name files with `files:` to read several"))),
+                    (None, false) if file_names.len() == 1 => Ok((0, file_size)),
+                    (None, false) => Err(bad(format!("say which file the step reads: `file:` one of {}", file_names.join(", ")))),
+                    (Some(n), false) => match file_names.iter().position(|f| f == n) {
+                        Some(f) => Ok((f as u32, sizes[f])),
+                        None => Err(bad(format!("unknown file `{n}`; the scenario's files: {}", file_names.join(", ")))),
+                    },
+                }
+            };
+            let fd_in = |file: u32, fd: u32| -> Result<u32> {
+                if fd >= pattern::FDS_PER_FILE {
+                    return Err(bad(format!("fd {fd}: a file has descriptors 0 to {}", pattern::FDS_PER_FILE - 1)));
+                }
+                Ok(pattern::fd_of(file, fd))
+            };
             let step = match step {
-                StepFile::Read { offset, size, fd } => {
+                StepFile::Read { offset, size, fd, file } => {
+                    let (file, file_size) = pick(&file)?;
+                    let fd = fd_in(file, fd)?;
                     if size.0 == 0 || offset.0 + size.0 > file_size {
                         return Err(bad(format!("a read of {size} at {offset} does not fit in the {} file", Size(file_size))));
                     }
                     Step::Read { fd, offset: offset.0, size: size.0 }
                 }
-                StepFile::Sequential { from, size, to, fd } => {
+                StepFile::Sequential { from, size, to, fd, file } => {
+                    let (file, file_size) = pick(&file)?;
+                    let fd = fd_in(file, fd)?;
                     let end = to.map(|t| t.0).unwrap_or(file_size);
                     if size.0 == 0 || from.0 >= end || end > file_size {
                         return Err(bad(format!("sequential reads of {size} from {from} to {}: need size > 0 and from < to <= file size ({})", Size(end), Size(file_size))));
                     }
                     Step::Sequential { fd, from: from.0, size: size.0, to: to.map(|t| t.0) }
                 }
-                StepFile::Random { count, size, seed, align, from, to, fd } => {
+                StepFile::Random { count, size, seed, align, from, to, fd, file } => {
+                    let (file, file_size) = pick(&file)?;
+                    let fd = fd_in(file, fd)?;
                     let align = align.map(|a| a.0).unwrap_or(4096);
                     let end = to.map(|t| t.0).unwrap_or(file_size);
                     let SizeOrRange(min, max) = size;
@@ -464,30 +565,71 @@ impl Scenario {
                     }
                     Step::Random { fd, count, size: SizeRange { min, max, align }, seed, from: from.0, to: to.map(|t| t.0) }
                 }
-                StepFile::Interleaved { streams, size, starts, to, separate_fds } => {
-                    let end = to.map(|t| t.0).unwrap_or(file_size);
+                StepFile::Interleaved { streams, size, starts, to, separate_fds, file, files } => {
+                    // The file of each stream: `files:` (one each), or `file:` for all.
+                    let stream_files: Vec<(u32, u64)> = match (file, files) {
+                        (Some(_), Some(_)) => return Err(bad("interleaved: give `file:` (every stream on one file) or `files:` (one per stream), not both".into())),
+                        (None, Some(list)) => {
+                            if streams.is_some_and(|n| n as usize != list.len()) {
+                                return Err(bad(format!("interleaved: `streams` {} but `files` names {}: one file per stream", streams.unwrap_or(0), list.len())));
+                            }
+                            list.into_iter().map(|n| pick(&Some(n))).collect::<Result<_>>()?
+                        }
+                        (file, None) => {
+                            let one = pick(&file)?;
+                            vec![one; streams.unwrap_or(0) as usize]
+                        }
+                    };
+                    let streams = stream_files.len();
+                    let shared_file = stream_files.iter().all(|f| f.0 == stream_files[0].0);
+                    let end_of = |f: u64| to.map(|t| t.0).unwrap_or(f);
                     let starts: Vec<u64> = match starts {
                         Some(s) => s.into_iter().map(|s| s.0).collect(),
-                        None => (0..streams as u64).map(|i| end / streams.max(1) as u64 * i / 4096 * 4096).collect(),
+                        None if shared_file => (0..streams as u64).map(|i| end_of(stream_files[0].1) / streams.max(1) as u64 * i / 4096 * 4096).collect(),
+                        None => vec![0; streams],
                     };
-                    if streams < 2 || starts.len() != streams as usize || size.0 == 0 || end > file_size || starts.windows(2).any(|w| w[0] >= w[1]) || starts.last().is_some_and(|&s| s >= end) {
-                        return Err(bad(format!("interleaved: need streams >= 2, size > 0, and `starts` ({streams} increasing offsets below {})", Size(end))));
+                    let mut ok = streams >= 2 && starts.len() == streams && size.0 > 0;
+                    for (k, &(f, fsize)) in stream_files.iter().enumerate() {
+                        // Streams of one file start at increasing offsets below its end.
+                        let end = end_of(fsize);
+                        let earlier = (0..k).filter(|&j| stream_files[j].0 == f).map(|j| starts.get(j).copied().unwrap_or(0)).max();
+                        ok &= end <= fsize && starts.get(k).is_some_and(|&s| s < end && earlier.is_none_or(|e| e < s));
                     }
-                    Step::Interleaved { fd_base: 0, separate_fds, size: size.0, starts, to: to.map(|t| t.0) }
+                    if !ok {
+                        return Err(bad(format!(
+                            "interleaved: need streams >= 2 (or `files:` naming 2 or more), size > 0, and `starts`: one offset per stream, increasing among the streams of one file, below the file's end (or `to`)"
+                        )));
+                    }
+                    let mut next_fd: BTreeMap<u32, u32> = BTreeMap::new();
+                    let mut fds = Vec::new();
+                    for &(f, _) in &stream_files {
+                        let n = next_fd.entry(f).or_insert(0);
+                        fds.push(fd_in(f, *n)?);
+                        if separate_fds {
+                            *n += 1;
+                        }
+                    }
+                    Step::Interleaved { fds, size: size.0, starts, to: to.map(|t| t.0) }
                 }
-                StepFile::Fadvise { advice, offset, len, fd } => {
+                StepFile::Fadvise { advice, offset, len, fd, file } => {
+                    let (file, file_size) = pick(&file)?;
+                    let fd = fd_in(file, fd)?;
                     if offset.0 + len.0 > file_size {
                         return Err(bad(format!("fadvise range {offset} + {len} is past the {} file", Size(file_size))));
                     }
                     Step::Fadvise { fd, offset: offset.0, len: len.0, advice }
                 }
-                StepFile::Readahead { offset, size, fd } => {
+                StepFile::Readahead { offset, size, fd, file } => {
+                    let (file, file_size) = pick(&file)?;
+                    let fd = fd_in(file, fd)?;
                     if size.0 == 0 || offset.0 + size.0 > file_size {
                         return Err(bad(format!("readahead: `size` {size} at `offset` {offset} must be more than 0 and end inside the {} file", Size(file_size))));
                     }
                     Step::Readahead { fd, offset: offset.0, size: size.0 }
                 }
-                StepFile::Mmap { map, offset, size, shared, fd } => {
+                StepFile::Mmap { map, offset, size, shared, fd, file } => {
+                    let (file, file_size) = pick(&file)?;
+                    let fd = fd_in(file, fd)?;
                     if let Some(&(_, at)) = maps.get(&map) {
                         return Err(bad(format!("mmap: map {map} is still mapped (by reads[{at}]): `munmap: {{map: {map}}}` it first, or pick another `map` number")));
                     }
@@ -611,7 +753,7 @@ impl Scenario {
             };
             steps.push(step);
         }
-        let touches = pattern::expand(&steps, file_size).iter().filter(|op| matches!(op, radiff_model::Op::Touch { .. })).count() as u64;
+        let touches = pattern::expand_files(&steps, &sizes).iter().filter(|op| matches!(op, radiff_model::Op::Touch { .. })).count() as u64;
         if touches > MAX_TOUCHES {
             return Err(err(&["reads"], format!("the touch steps load {touches} pages; at most {MAX_TOUCHES}")));
         }
@@ -633,15 +775,12 @@ impl Scenario {
             }
         };
         let vm = VmRequest { fault_around_bytes, thp_enabled: raw.vm.thp_enabled };
-        if pattern::fd_count(&steps) > 64 {
-            return Err(err(&["reads"], "more than 64 file descriptors".into()));
-        }
 
         // Bytes the steps may bring in: what reads and readahead(2) ask for, and for a
         // mapping what its touches can fault in (at most the whole mapping).
         let mut touched: BTreeMap<u32, u64> = BTreeMap::new();
         let mut read_bytes: u64 = 0;
-        for op in pattern::expand(&steps, file_size) {
+        for op in pattern::expand_files(&steps, &sizes) {
             match op {
                 radiff_model::Op::Read { len, .. } | radiff_model::Op::Readahead { len, .. } => read_bytes += len,
                 radiff_model::Op::Mmap { map, len, .. } => {
@@ -660,7 +799,7 @@ impl Scenario {
         // About 64 ring-buffer bytes per event and at most one folio event per page read,
         // doubled for windows and requests; at least 16 MiB.
         let trace_buffer_kb = raw.trace_buffer_kb.unwrap_or((read_bytes / 4096 * 128 / 1024).max(16 << 10));
-        let timeout = Duration::from_secs(raw.timeout_s.unwrap_or(240 + 120 * (file_size >> 30)));
+        let timeout = Duration::from_secs(raw.timeout_s.unwrap_or(240 + 120 * (total >> 30)));
         let variants_line = yaml::line_of(text, &["variants"]);
         Ok(Scenario {
             name,
@@ -669,8 +808,10 @@ impl Scenario {
             device,
             fs: raw.filesystem,
             file_size,
-            write_size,
-            extent_size: raw.file.extent_size.map(|s| s.0),
+            write_size: files[0].write_size,
+            extent_size: files[0].extent_size,
+            file_names,
+            other_files: files[1..].to_vec(),
             steps,
             variants: raw.variants,
             variants_line,
@@ -680,6 +821,11 @@ impl Scenario {
             trace_buffer_kb,
             timeout,
         })
+    }
+
+    /// Every file's size, by file index.
+    pub fn file_sizes(&self) -> Vec<u64> {
+        std::iter::once(self.file_size).chain(self.other_files.iter().map(|f| f.size)).collect()
     }
 
     /// The test trial's name: `scenario_<stem>::<variant>[::<point>]`.
@@ -967,6 +1113,70 @@ matrix:
         assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: munmap: map 3"), "{e}");
         let e = error(&with_steps("  - mmap: {}\n  - mmap: {}\n", ""));
         assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: mmap: map 0 is still mapped (by reads[0])"), "{e}");
+    }
+
+    const TWO_FILES: &str = "\
+description: two files
+device:
+  kind: nvme
+  size: 1 GiB
+filesystem: xfs
+files:
+  - {name: a, size: 64 MiB}
+  - {name: b, size: 32 MiB, write_size: 256 KiB}
+reads:
+";
+
+    #[test]
+    fn two_files_parse_and_each_step_reads_the_file_it_names() {
+        let s = parse(&format!("{TWO_FILES}  - read: {{file: b, offset: 0, size: 4 KiB}}\n  - interleaved: {{files: [a, b], size: 128 KiB}}\n  - sequential: {{file: a, fd: 1, size: 1 MiB}}\n")).unwrap();
+        assert_eq!(s.file_names, vec!["a", "b"]);
+        assert_eq!(s.file_sizes(), vec![64 << 20, 32 << 20]);
+        assert_eq!(s.other_files[0].write_size, 256 << 10);
+        let b0 = pattern::fd_of(1, 0);
+        assert_eq!(s.steps[0], Step::Read { fd: b0, offset: 0, size: 4096 });
+        assert_eq!(s.steps[1], Step::Interleaved { fds: vec![0, b0], size: 128 << 10, starts: vec![0, 0], to: None });
+        assert_eq!(s.steps[2], Step::Sequential { fd: 1, from: 0, size: 1 << 20, to: None });
+        // Two streams on one file with separate descriptors, one on the other file.
+        let s = parse(&format!("{TWO_FILES}  - interleaved: {{files: [a, a, b], starts: [0, 32 MiB, 0], size: 64 KiB, separate_fds: true}}\n")).unwrap();
+        assert_eq!(s.steps[0], Step::Interleaved { fds: vec![0, 1, b0], size: 64 << 10, starts: vec![0, 32 << 20, 0], to: None });
+        // One `file:` still works as before, and the image key of a one-file scenario is unchanged by the `files` support.
+        assert!(parse(GOOD).unwrap().file_names.is_empty());
+    }
+
+    #[test]
+    fn a_step_naming_an_unknown_file_or_none_of_several_is_an_error_at_its_step() {
+        let e = error(&format!("{TWO_FILES}  - read: {{file: c, offset: 0, size: 4 KiB}}\n"));
+        assert!(e.starts_with("scenarios/t.yaml:10: reads[0]: unknown file `c`; the scenario's files: a, b"), "{e}");
+        let e = error(&format!("{TWO_FILES}  - read: {{offset: 0, size: 4 KiB}}\n"));
+        assert!(e.starts_with("scenarios/t.yaml:10: reads[0]: say which file the step reads: `file:` one of a, b"), "{e}");
+        // b is 32 MiB: a read at 40 MiB fits a but not b.
+        let e = error(&format!("{TWO_FILES}  - read: {{file: b, offset: 40 MiB, size: 4 KiB}}\n"));
+        assert!(e.starts_with("scenarios/t.yaml:10: reads[0]: a read of 4 KiB at 40 MiB does not fit in the 32 MiB file"), "{e}");
+        let e = error(&format!("{TWO_FILES}  - interleaved: {{files: [a, b], streams: 3, size: 4 KiB}}\n"));
+        assert!(e.contains("`streams` 3 but `files` names 2"), "{e}");
+        let e = error(&format!("{TWO_FILES}  - interleaved: {{files: [a, a], size: 4 KiB, starts: [0, 0]}}\n"));
+        assert!(e.contains("increasing among the streams of one file"), "{e}");
+        let e = error(&with_steps("  - read: {file: a, offset: 0, size: 4 KiB}\n", ""));
+        assert!(e.contains("this scenario has one file"), "{e}");
+        let e = error(&format!("{TWO_FILES}  - read: {{file: a, fd: 64, offset: 0, size: 4 KiB}}\n"));
+        assert!(e.contains("fd 64: a file has descriptors 0 to 63"), "{e}");
+    }
+
+    #[test]
+    fn files_are_checked_at_their_line() {
+        let dup = TWO_FILES.replace("name: b", "name: a");
+        let e = error(&format!("{dup}  - read: {{file: a, offset: 0, size: 4 KiB}}\n"));
+        assert!(e.starts_with("scenarios/t.yaml:8: files[1]: `a` is named twice"), "{e}");
+        let bad = TWO_FILES.replace("name: b", "name: b/c");
+        let e = error(&format!("{bad}  - read: {{file: a, offset: 0, size: 4 KiB}}\n"));
+        assert!(e.starts_with("scenarios/t.yaml:8: files[1]: name `b/c`"), "{e}");
+        let big = TWO_FILES.replace("size: 32 MiB", "size: 900 MiB");
+        let e = error(&format!("{big}  - read: {{file: a, offset: 0, size: 4 KiB}}\n"));
+        assert!(e.contains("too small for 2 files of 964 MiB in all"), "{e}");
+        let both = TWO_FILES.replace("files:\n", "file: {size: 1 MiB}\nfiles:\n");
+        let e = error(&format!("{both}  - read: {{file: a, offset: 0, size: 4 KiB}}\n"));
+        assert!(e.contains("give `file:` (one file) or `files:`"), "{e}");
     }
 
     #[test]

@@ -166,27 +166,52 @@ pub fn window_line(w: &Window) -> String {
 /// A request as file pages when it falls inside one of `extents` (`p1024+128`: 128 pages
 /// from page 1024 of the file), which does not depend on where the image put the file;
 /// metadata as `meta+sectors`; anything else as `sector+sectors`.
-fn request_text(r: &Request, extents: &[Extent]) -> String {
+/// With several files, a request inside another file than its window's reads
+/// `NAME:p12+32`.
+fn request_text(r: &Request, files: &[FileLoc], own: usize) -> String {
     let flags = if r.rwbs == "RA" { String::new() } else { format!(":{}", r.rwbs) };
     let byte = r.sector * radiff_model::trace::SECTOR_SIZE;
-    if r.is_metadata() && !extents.is_empty() {
+    if r.is_metadata() && files.iter().any(|f| !f.extents.is_empty()) {
         return format!("meta+{}{flags}", r.sectors);
     }
-    for e in extents {
-        if byte >= e.physical && byte + r.bytes() <= e.physical + e.length {
-            let page = (e.logical + byte - e.physical) / radiff_model::trace::PAGE_SIZE;
-            let pages = r.bytes() as f64 / radiff_model::trace::PAGE_SIZE as f64;
-            return format!("p{page}+{pages}{flags}");
+    for (i, file) in files.iter().enumerate() {
+        for e in file.extents {
+            if byte >= e.physical && byte + r.bytes() <= e.physical + e.length {
+                let page = (e.logical + byte - e.physical) / radiff_model::trace::PAGE_SIZE;
+                let pages = r.bytes() as f64 / radiff_model::trace::PAGE_SIZE as f64;
+                let other = if i == own { String::new() } else { format!("{}:", file.name) };
+                return format!("{other}p{page}+{pages}{flags}");
+            }
         }
     }
     format!("{}+{}{flags}", r.sector, r.sectors)
 }
 
+/// One of a scenario's files, for placing requests in it: its name and extents.
+#[derive(Clone, Copy, Debug)]
+pub struct FileLoc<'a> {
+    pub name: &'a str,
+    pub extents: &'a [Extent],
+}
+
 /// [`window_line`] with requests placed in the file by its `extents`.
 pub fn window_line_in(w: &Window, extents: &[Extent]) -> String {
+    window_line_files(w, &[FileLoc { name: "", extents }])
+}
+
+/// [`window_line`] with requests placed in `files` (by index: `Window::file`); with
+/// several files, the line starts with its window's file name (`b: sync @0 ...`).
+pub fn window_line_files(w: &Window, files: &[FileLoc]) -> String {
+    let own = w.file as usize;
+    let prefix = match files.get(own) {
+        Some(f) if files.len() > 1 => format!("{}: ", f.name),
+        None if w.file > 0 => format!("file{}: ", w.file),
+        _ => String::new(),
+    };
     // A fault's req_count is always 1 and a fault-around's is its range: neither is a
     // read's request, so neither line shows `req`.
-    let mut s = match w.trigger {
+    let mut s = prefix;
+    s += &match w.trigger {
         Trigger::Start => format!("start @{} req {}", w.index, w.req_count),
         Trigger::Sync => format!("sync  @{} req {}", w.index, w.req_count),
         Trigger::Async => format!("async @{} req {}", w.index, w.req_count),
@@ -224,7 +249,7 @@ pub fn window_line_in(w: &Window, extents: &[Extent]) -> String {
     if !w.requests.is_empty() {
         let _ = write!(s, " | rq");
         for r in &w.requests {
-            let _ = write!(s, " {}", request_text(r, extents));
+            let _ = write!(s, " {}", request_text(r, files, own));
         }
     }
     s
@@ -243,6 +268,11 @@ pub const FAULT_HEADER: &str = "# fault @index (filemap_fault) | around [index+p
 /// (`@index`) is its key, so a change to some windows changes only their lines (and the
 /// totals) in a diff, however many windows it inserts or removes.
 pub fn snapshot(trace: &Trace, extents: &[Extent]) -> String {
+    snapshot_files(trace, &[FileLoc { name: "", extents }])
+}
+
+/// [`snapshot`] of a trace over several files (see [`window_line_files`]).
+pub fn snapshot_files(trace: &Trace, files: &[FileLoc]) -> String {
     let figures = Figures::of(trace);
     let mut s = totals(&figures);
     let _ = writeln!(s, "\n{TABLE_HEADER}");
@@ -250,7 +280,7 @@ pub fn snapshot(trace: &Trace, extents: &[Extent]) -> String {
         let _ = writeln!(s, "{FAULT_HEADER}");
     }
     for w in &trace.windows {
-        let _ = writeln!(s, "{}", window_line_in(w, extents));
+        let _ = writeln!(s, "{}", window_line_files(w, files));
     }
     s
 }
@@ -322,10 +352,21 @@ pub fn trial_snapshot(
             "read_ahead_kb {} max_sectors_kb {} max_hw_sectors_kb {} max_segments {} logical_block_size {}",
             q.read_ahead_kb, q.max_sectors_kb, q.max_hw_sectors_kb, q.max_segments, q.logical_block_size
         ),
-        file: format!("{} bytes in {} extents", env.file_size, env.extents.len()),
+        file: if scenario.file_names.len() > 1 {
+            let sizes = std::iter::once((env.file_size, env.extents.len())).chain(env.other_files.iter().map(|f| (f.file_size, f.extents.len())));
+            scenario.file_names.iter().zip(sizes).map(|(n, (size, extents))| format!("{n}: {size} bytes in {extents} extents")).collect::<Vec<_>>().join("; ")
+        } else {
+            format!("{} bytes in {} extents", env.file_size, env.extents.len())
+        },
         note: bind.then(|| "adjacent requests merged: with max_segments x 4 KiB below max_sectors_kb, where requests split depends on where the guest's allocator put the pages".to_string()),
     };
-    let contents = if bind { snapshot(&merge_adjacent_requests(trace), &env.extents) } else { snapshot(trace, &env.extents) };
+    let extents: Vec<&[Extent]> = std::iter::once(env.extents.as_slice()).chain(env.other_files.iter().map(|f| f.extents.as_slice())).collect();
+    let files: Vec<FileLoc> = if scenario.file_names.len() > 1 {
+        scenario.file_names.iter().zip(&extents).map(|(name, extents)| FileLoc { name, extents }).collect()
+    } else {
+        vec![FileLoc { name: "", extents: &env.extents }]
+    };
+    let contents = if bind { snapshot_files(&merge_adjacent_requests(trace), &files) } else { snapshot_files(trace, &files) };
     TrialSnapshot { stem, description: format!("{}: {}", scenario.name, scenario.description), info, contents }
 }
 
@@ -435,6 +476,7 @@ mod tests {
 
     fn window(trigger: Trigger, folios: &[(u64, u32)], requests: &[(u64, u64, &str)]) -> Window {
         Window {
+            file: 0,
             trigger,
             index: 4,
             req_count: 256,
@@ -490,6 +532,7 @@ mod tests {
         (from..to)
             .step_by(size as usize)
             .map(|i| Window {
+                file: 0,
                 trigger: Trigger::Async,
                 index: i,
                 req_count: 256,

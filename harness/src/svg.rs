@@ -442,6 +442,7 @@ mod tests {
 
     fn window(start: u64, size: u64, folios: &[(u64, u32)]) -> Window {
         Window {
+            file: 0,
             trigger: Trigger::Async,
             index: start,
             req_count: 256,

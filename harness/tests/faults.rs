@@ -321,7 +321,7 @@ fn a_full_cache_while_preparing_an_image_or_running_is_enospc_named_and_the_next
     let said = text(&out);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("no space left on device (ENOSPC) while preparing the disk image for full_cache"), "{said}");
-    assert!(said.contains("the image needs more than its 16 MiB file"), "{said}");
+    assert!(said.contains("the image needs more than its 16 MiB of files"), "{said}");
     assert!(said.contains("fix: free space on the file system holding it"), "{said}");
     assert!(!overlay.path(&image_dir).exists());
 

@@ -17,7 +17,7 @@ fn fixture(scenario: &str, variant: &str) -> (Scenario, GuestEnv, Trace, Vec<u64
     let scenario = Scenario::load(&root.join("scenarios").join(format!("{scenario}.yaml"))).unwrap();
     let env: GuestEnv = serde_json::from_str(&std::fs::read_to_string(dir.join("env.json")).unwrap()).unwrap();
     let text = std::fs::read_to_string(dir.join("trace.txt")).unwrap();
-    let capture = ftrace::parse(&text, Filter::new(&env.dev, env.ino).unwrap()).unwrap();
+    let capture = ftrace::parse(&text, &Filter::new(&env.dev, env.inos()).unwrap()).unwrap();
     (scenario, env, capture.trace, capture.pfns)
 }
 
@@ -83,7 +83,7 @@ fn fixtures_parse_with_nothing_unexplained() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/1mib_after_4k").join(variant);
         let env: GuestEnv = serde_json::from_str(&std::fs::read_to_string(dir.join("env.json")).unwrap()).unwrap();
         let text = std::fs::read_to_string(dir.join("trace.txt")).unwrap();
-        let capture = ftrace::parse(&text, Filter::new(&env.dev, env.ino).unwrap()).unwrap();
+        let capture = ftrace::parse(&text, &Filter::new(&env.dev, env.inos()).unwrap()).unwrap();
         let lines = text.lines().filter(|l| !l.starts_with('#')).count() as u64;
         assert_eq!(capture.events, lines);
         let kept = capture.trace.windows.iter().map(|w| 1 + w.submits.len() + w.folios.len() + w.requests.len()).sum::<usize>() as u64;

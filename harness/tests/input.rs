@@ -51,7 +51,7 @@ fn a_scenario_with_one_bad_step_is_an_error_at_the_steps_line() {
     let line = good.lines().position(|l| l == step).unwrap() + 1;
     let bad = |with: &str| good.replace(step, with);
     let err = load_error(dir.path(), "key.yaml", bad("  - sequential: {from: 4 KiB, sise: 16 KiB}").as_bytes());
-    assert_eq!(err, format!("{d}/key.yaml:{line}: reads[1].sequential: unknown field `sise`, expected one of `from`, `size`, `to`, `fd`"));
+    assert!(err.starts_with(&format!("{d}/key.yaml:{line}: reads[1].sequential: unknown field `sise`, expected one of `from`, `size`")), "{err}");
     let err = load_error(dir.path(), "unit.yaml", bad("  - sequential: {from: 4 KiB, size: 16 lots}").as_bytes());
     assert!(err.starts_with(&format!("{d}/unit.yaml:{line}: reads[1].sequential: `16 lots`: unknown unit `lots`")), "{err}");
     let err = load_error(dir.path(), "kind.yaml", bad("  - jump: {to: 3}").as_bytes());

@@ -190,10 +190,11 @@ fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
         builder.work_tree().map_err(|e| e.to_string())?;
     }
     let found = result.map_err(|e| e.to_string())?;
-    eprintln!("bisect::tree_names_seed_000:\n{found}");
-    let first = found.lines().next().unwrap_or_default();
-    if !first.starts_with(&format!("first bad commit: {}", &commits[1][..7])) {
-        return Err(format!("expected seed 000's commit {} first, got:\n{found}", &commits[1][..12]).into());
+    eprintln!("bisect::tree_names_seed_000:\n{}", found.describe());
+    // git names seed 000's commit, and its own check recorded the change.
+    let changed = found.first_step().is_some_and(|s| matches!(s.result, Ok(radiff::bisect::Verdict::Changed(_))));
+    if found.first_bad != commits[1] || !changed {
+        return Err(format!("expected seed 000's commit {} first, its check recording a change; got:\n{}", &commits[1][..12], found.describe()).into());
     }
     Ok(())
 }
@@ -382,7 +383,7 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
     for (why, n) in &out.capture.filtered {
         report.push_str(&format!("filtered: {n} {why}\n"));
     }
-    let (kernel, steps) = normalise(&out.capture.trace, &out.env.extents);
+    let (kernel, steps) = normalise(&out.capture.trace, &out.env.all_extents());
     for (step, n) in &steps {
         report.push_str(&format!("normalised: {n} x {step}\n"));
     }
@@ -424,7 +425,7 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
             // No model check: show, never hide, how this kernel's trace differs from the
             // base kernel's on the same point (the same disk image).
             let base = shared_run(scenario, point, "base", name)?;
-            let (base_kernel, _) = normalise(&base.capture.trace, &base.env.extents);
+            let (base_kernel, _) = normalise(&base.capture.trace, &base.env.all_extents());
             let text = match compare::compare(&base_kernel, &kernel) {
                 None => format!("{name}: the {variant} kernel's trace equals the base kernel's on this point (device requests, folios and windows)\n"),
                 Some(d) => compare::render_between(&d, name, &rerun, ("base kernel", &format!("{variant} kernel"))),

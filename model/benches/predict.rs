@@ -21,6 +21,7 @@ fn xfs_input(size: u64, steps: &[Step]) -> Input {
         mapping: MappingLimits::xfs(),
         ops: expand(steps, size),
         folio_pfns: Vec::new(),
+        other_files: Vec::new(),
         vm: Default::default(),
     }
 }

@@ -22,6 +22,7 @@ fn main() {
         mapping: MappingLimits::xfs(),
         ops: expand(&[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: read_kb << 10, to: None }], size),
         folio_pfns: Vec::new(),
+        other_files: Vec::new(),
         vm: Default::default(),
     };
     let trace = predict(&input, &policy);

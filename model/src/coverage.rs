@@ -28,6 +28,7 @@
 //!     mapping: MappingLimits::xfs(),
 //!     ops: vec![Op::Read { fd: 0, offset: 0, len: 4096 }],
 //!     folio_pfns: Vec::new(),
+//!     other_files: Vec::new(),
 //!     vm: VmSettings::default(),
 //! };
 //! let (trace, cov) = coverage(&input, &Policy::BASE);

@@ -104,6 +104,36 @@ pub struct Input {
     /// The memory-management settings the fault path reads.
     #[serde(default)]
     pub vm: VmSettings,
+    /// The scenario's files after the first (`file_size` and `extents` are file 0's), on
+    /// the same file system; file `f` is read through descriptors
+    /// [`crate::pattern::fd_of`]`(f, n)`. Each has its own page cache; the device, the
+    /// queue and the order in which folios take `folio_pfns` are shared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_files: Vec<FileInput>,
+}
+
+/// One more file of the scenario: its size and FIEMAP extents (sorted, covering it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileInput {
+    pub file_size: u64,
+    pub extents: Vec<Extent>,
+}
+
+impl Input {
+    /// Number of files (at least 1).
+    pub fn nr_files(&self) -> usize {
+        1 + self.other_files.len()
+    }
+
+    /// File `f`'s size.
+    pub fn size_of(&self, f: usize) -> u64 {
+        if f == 0 { self.file_size } else { self.other_files[f - 1].file_size }
+    }
+
+    /// File `f`'s extents.
+    pub fn extents_of(&self, f: usize) -> &[Extent] {
+        if f == 0 { &self.extents } else { &self.other_files[f - 1].extents }
+    }
 }
 
 /// Settings of the guest's memory management that the page-fault path reads, as the

@@ -43,6 +43,7 @@
 //!     ops: vec![Op::Read { fd: 0, offset: 0, len: 4096 }],
 //!     folio_pfns: Vec::new(), // not measured: FolioMemory::Scattered
 //!     vm: VmSettings::default(),
+//!     other_files: Vec::new(),
 //! };
 //! let trace = predict(&input, &Policy::BASE);
 //! assert_eq!(trace.windows[0].trigger, Trigger::Sync);
@@ -71,7 +72,7 @@ pub mod xarray;
 
 pub use config::{FolioMemory, IoCompletion, ModelConfig, Touches};
 pub use coverage::{Branch, Coverage, BRANCHES};
-pub use input::{Extent, FsKind, Input, MappingLimits, QueueLimits, ThpMode, VmSettings};
+pub use input::{Extent, FileInput, FsKind, Input, MappingLimits, QueueLimits, ThpMode, VmSettings};
 pub use model::{Explained, Simulation, WindowNote};
 pub use pattern::{Advice, MadvAdvice, Op, SizeRange, Step, TouchOrder};
 pub use trace::{Folio, RaState, Request, Submit, Trace, Trigger, Window};

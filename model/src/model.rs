@@ -10,7 +10,7 @@ use crate::block::{Limits, Plug};
 use crate::config::{IoCompletion, ModelConfig};
 use crate::input::{Extent, Input};
 use crate::pagecache::PageCache;
-use crate::pattern::Op;
+use crate::pattern::{file_of, Op};
 use crate::readahead::FileRaState;
 use crate::trace::{Folio, RaState, Request, Submit, Trace, Trigger, Window, PAGE_SIZE};
 use crate::variant::Policy;
@@ -169,6 +169,8 @@ pub(crate) struct Recorder {
     pub notes: Option<Vec<WindowNote>>,
     /// Some when recording branch coverage (see [`crate::coverage`]).
     pub coverage: Option<crate::coverage::Coverage>,
+    /// The file the system call being run is about (see [`Window::file`]).
+    pub file: u32,
 }
 
 impl Recorder {
@@ -176,7 +178,7 @@ impl Recorder {
         if self.windows.is_empty() {
             // Events before the first readahead call: kept in a Start window that has no
             // call, so nothing is dropped.
-            self.windows.push(Window::open(Trigger::Start, 0, 0, RaState::default()));
+            self.windows.push(Window::open_in(self.file, Trigger::Start, 0, 0, RaState::default()));
             if let Some(notes) = &mut self.notes {
                 notes.push(WindowNote { op: self.op, fd: 0, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
             }
@@ -186,6 +188,7 @@ impl Recorder {
 
     pub fn open(&mut self, trigger: Trigger, index: u64, req_count: u64, ra: &FileRaState, op: usize, fd: u32) {
         self.windows.push(Window {
+            file: self.file,
             trigger,
             index,
             req_count,
@@ -202,7 +205,7 @@ impl Recorder {
     /// Opens a window for an event that prints no `file_ra_state` (`mm_filemap_fault`,
     /// `mm_filemap_map_pages`): `ra` all default, as the ftrace side leaves it.
     pub fn open_event(&mut self, trigger: Trigger, index: u64, req_count: u64, op: usize, fd: u32) {
-        self.windows.push(Window::open(trigger, index, req_count, RaState::default()));
+        self.windows.push(Window::open_in(self.file, trigger, index, req_count, RaState::default()));
         if let Some(notes) = &mut self.notes {
             notes.push(WindowNote { op, fd, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
         }
@@ -213,6 +216,13 @@ impl Recorder {
     }
 
     pub fn folio(&mut self, index: u64, order: u32) {
+        if self.windows.last().is_some_and(|w| w.file != self.file) {
+            // A folio of another file than the window's (the ftrace side does the same).
+            self.windows.push(Window::open_in(self.file, Trigger::Start, 0, 0, RaState::default()));
+            if let Some(notes) = &mut self.notes {
+                notes.push(WindowNote { op: self.op, fd: 0, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
+            }
+        }
         self.current().folios.push(Folio { index, order });
     }
 
@@ -283,6 +293,19 @@ pub(crate) struct Model<'a> {
     pub mm: Vec<Option<crate::fault::Mmap>>,
     /// `Op::Mmap`s run so far: the index in `input.vm.mmap_addrs` of the next one's address.
     pub nr_mmaps: usize,
+    /// The file `cache`, `layout`, `isize` and `inflight` belong to (the current system
+    /// call's); the other files' are parked here, by file (`None` at the current one).
+    pub cur_file: usize,
+    pub parked: Vec<Option<Inode>>,
+}
+
+/// What the model keeps per file (per inode) besides its descriptors: swapped into
+/// `Model` for the system call that uses the file.
+pub(crate) struct Inode {
+    cache: PageCache,
+    layout: Layout,
+    isize: u64,
+    inflight: Vec<u64>,
 }
 
 impl<'a> Model<'a> {
@@ -299,6 +322,16 @@ impl<'a> Model<'a> {
             .max()
             .unwrap_or(1);
         let files = (0..nr_fds).map(|_| File { ra: FileRaState::file_ra_state_init(bdi.ra_pages), random: false, noreuse: false }).collect();
+        let parked = (0..input.nr_files())
+            .map(|f| {
+                (f > 0).then(|| Inode {
+                    cache: PageCache::with_capacity(input.size_of(f).div_ceil(PAGE_SIZE)),
+                    layout: Layout::new(input.extents_of(f)),
+                    isize: input.size_of(f),
+                    inflight: Vec::new(),
+                })
+            })
+            .collect();
         Model {
             input,
             policy,
@@ -309,7 +342,7 @@ impl<'a> Model<'a> {
             limits,
             layout: Layout::new(&input.extents),
             isize: input.file_size,
-            rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new), coverage: None },
+            rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new), coverage: None, file: 0 },
             plug: None,
             io_folios: Vec::new(),
             inflight: Vec::new(),
@@ -317,6 +350,36 @@ impl<'a> Model<'a> {
             nr_added: 0,
             mm: Vec::new(),
             nr_mmaps: 0,
+            cur_file: 0,
+            parked,
+        }
+    }
+
+    /// Makes file `f` the current one (see `parked`); a file the input does not have
+    /// leaves the current one (the harness never gives such descriptors).
+    fn switch_file(&mut self, f: usize) {
+        if f == self.cur_file || f >= self.parked.len() {
+            return;
+        }
+        let Some(next) = self.parked[f].take() else { return };
+        let old = Inode {
+            cache: std::mem::replace(&mut self.cache, next.cache),
+            layout: std::mem::replace(&mut self.layout, next.layout),
+            isize: std::mem::replace(&mut self.isize, next.isize),
+            inflight: std::mem::replace(&mut self.inflight, next.inflight),
+        };
+        self.parked[self.cur_file] = Some(old);
+        self.cur_file = f;
+        self.rec.file = f as u32;
+    }
+
+    /// The file system call `op` is about: its descriptor's, or its mapping's.
+    fn file_of_op(&self, op: &Op) -> usize {
+        match *op {
+            Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => file_of(fd) as usize,
+            Op::Madvise { map, .. } | Op::Touch { map, .. } | Op::Munmap { map } => {
+                self.mm.get(map as usize).and_then(Option::as_ref).map_or(self.cur_file, |m| file_of(m.fd as u32) as usize)
+            }
         }
     }
 
@@ -341,6 +404,7 @@ impl<'a> Model<'a> {
     pub fn run_op(&mut self, i: usize) {
         self.op = i;
         self.rec.op = i;
+        self.switch_file(self.file_of_op(&self.input.ops[i]));
         match self.input.ops[i] {
             Op::Read { fd, offset, len } => {
                 self.filemap_read(fd as usize, offset, len);

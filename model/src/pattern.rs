@@ -5,7 +5,22 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A system call the guest makes on the scenario's file. Reads are `pread(2)`.
+/// How many descriptors one file may have: a scenario's file `f` is read through the
+/// descriptors `f * FDS_PER_FILE ..` (`Op::Read { fd: 64, .. }` reads file 1 through
+/// its first descriptor). With one file, fd numbers are the scenario's own.
+pub const FDS_PER_FILE: u32 = 64;
+
+/// The file (index among the scenario's files) descriptor `fd` is open on.
+pub fn file_of(fd: u32) -> u32 {
+    fd / FDS_PER_FILE
+}
+
+/// Descriptor `n` of file `file`.
+pub fn fd_of(file: u32, n: u32) -> u32 {
+    file * FDS_PER_FILE + n
+}
+
+/// A system call the guest makes on one of the scenario's files. Reads are `pread(2)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "op")]
 pub enum Op {
@@ -94,10 +109,11 @@ pub enum Step {
     /// `count` reads at random `align`ed offsets inside `[from, to)`, sizes drawn from `size`,
     /// from a generator seeded with `seed`. A read never crosses `to`.
     Random { fd: u32, count: u64, size: SizeRange, seed: u64, from: u64, to: Option<u64> },
-    /// `streams` sequential streams of `size` reads, started at `starts`, taking turns
-    /// one read each until every stream reaches `to` (end of file when `None`).
-    /// Stream `i` reads through `fds[fd_base + i]` when `separate_fds`, else all through `fd_base`.
-    Interleaved { fd_base: u32, separate_fds: bool, size: u64, starts: Vec<u64>, to: Option<u64> },
+    /// Sequential streams of `size` reads, stream `i` through `fds[i]` from `starts[i]`,
+    /// taking turns one read each. A stream ends where the next stream of the same file
+    /// starts, the last of each file at `to` (end of that file when `None`). Streams on
+    /// one shared descriptor repeat its number in `fds`.
+    Interleaved { fds: Vec<u32>, size: u64, starts: Vec<u64>, to: Option<u64> },
     /// One `posix_fadvise` call; `len` 0 means to the end of the file.
     Fadvise { fd: u32, offset: u64, len: u64, advice: Advice },
     /// One `readahead(2)` call.
@@ -157,13 +173,7 @@ pub fn fd_count(steps: &[Step]) -> u32 {
             | Step::Readahead { fd, .. }
             | Step::Mmap { fd, .. } => *fd + 1,
             Step::Madvise { .. } | Step::Touch { .. } | Step::Munmap { .. } => 0,
-            Step::Interleaved { fd_base, separate_fds, starts, .. } => {
-                if *separate_fds {
-                    fd_base + starts.len() as u32
-                } else {
-                    fd_base + 1
-                }
-            }
+            Step::Interleaved { fds, .. } => fds.iter().map(|fd| fd + 1).max().unwrap_or(0),
         };
         n = n.max(top);
     }
@@ -207,13 +217,19 @@ pub fn touch_offsets(order: &TouchOrder, from: u64, to: u64) -> Vec<u64> {
 /// A `Touch` without `to` runs to the end of the mapping made by the last `Mmap` step
 /// before it with that map index.
 pub fn expand(steps: &[Step], file_size: u64) -> Vec<Op> {
+    expand_files(steps, &[file_size])
+}
+
+/// [`expand`] for several files: `file_sizes[f]` is file `f`'s size (see [`file_of`]).
+pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
+    let size_of = |fd: u32| file_sizes.get(file_of(fd) as usize).copied().unwrap_or(0);
     let mut ops = Vec::new();
     let mut lens: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
     for step in steps {
         match step {
             Step::Read { fd, offset, size } => ops.push(Op::Read { fd: *fd, offset: *offset, len: *size }),
             Step::Sequential { fd, from, size, to } => {
-                let end = to.unwrap_or(file_size);
+                let end = to.unwrap_or(size_of(*fd));
                 let mut pos = *from;
                 while pos < end {
                     let len = (*size).min(end - pos);
@@ -222,7 +238,7 @@ pub fn expand(steps: &[Step], file_size: u64) -> Vec<Op> {
                 }
             }
             Step::Random { fd, count, size, seed, from, to } => {
-                let end = to.unwrap_or(file_size);
+                let end = to.unwrap_or(size_of(*fd));
                 let mut rng = SplitMix64::new(*seed);
                 let sizes = (size.max - size.min) / size.align + 1;
                 for _ in 0..*count {
@@ -232,18 +248,23 @@ pub fn expand(steps: &[Step], file_size: u64) -> Vec<Op> {
                     ops.push(Op::Read { fd: *fd, offset, len });
                 }
             }
-            Step::Interleaved { fd_base, separate_fds, size, starts, to } => {
-                let end = to.unwrap_or(file_size);
+            Step::Interleaved { fds, size, starts, to } => {
                 let mut pos: Vec<u64> = starts.clone();
-                // A stream ends where the next one starts, the last at `end`.
-                let limits: Vec<u64> = (0..starts.len()).map(|i| starts.get(i + 1).copied().unwrap_or(end)).collect();
+                // A stream ends where the next one of its file starts, the last at `to`
+                // or its file's end.
+                let limits: Vec<u64> = (0..starts.len())
+                    .map(|i| {
+                        let file = file_of(fds[i]);
+                        let end = to.unwrap_or(size_of(fds[i]));
+                        (i + 1..starts.len()).find(|&j| file_of(fds[j]) == file).map_or(end, |j| starts[j])
+                    })
+                    .collect();
                 loop {
                     let mut any = false;
                     for i in 0..pos.len() {
                         if pos[i] < limits[i] {
                             let len = (*size).min(limits[i] - pos[i]);
-                            let fd = if *separate_fds { fd_base + i as u32 } else { *fd_base };
-                            ops.push(Op::Read { fd, offset: pos[i], len });
+                            ops.push(Op::Read { fd: fds[i], offset: pos[i], len });
                             pos[i] += len;
                             any = true;
                         }
@@ -310,9 +331,20 @@ mod tests {
 
     #[test]
     fn interleaved_streams_take_turns_and_stop_at_the_next_start() {
-        let ops = expand(&[Step::Interleaved { fd_base: 0, separate_fds: false, size: 4096, starts: vec![0, 8192], to: None }], 16384);
+        let ops = expand(&[Step::Interleaved { fds: vec![0, 0], size: 4096, starts: vec![0, 8192], to: None }], 16384);
         let offsets: Vec<u64> = ops.iter().map(|op| match op { Op::Read { offset, .. } => *offset, _ => 0 }).collect();
         assert_eq!(offsets, vec![0, 8192, 4096, 12288]);
+    }
+
+    #[test]
+    fn streams_of_two_files_each_run_to_their_own_end() {
+        let (a, b) = (fd_of(0, 0), fd_of(1, 0));
+        assert_eq!((file_of(a), file_of(b), b), (0, 1, FDS_PER_FILE));
+        let ops = expand_files(&[Step::Interleaved { fds: vec![a, b], size: 4096, starts: vec![0, 0], to: None }], &[8192, 16384]);
+        let reads: Vec<(u32, u64)> = ops.iter().map(|op| match op { Op::Read { fd, offset, .. } => (*fd, *offset / 4096), _ => (99, 0) }).collect();
+        assert_eq!(reads, vec![(a, 0), (b, 0), (a, 1), (b, 1), (b, 2), (b, 3)]);
+        let seq = expand_files(&[Step::Sequential { fd: b, from: 0, size: 8192, to: None }], &[4096, 16384]);
+        assert_eq!(seq.len(), 2, "file 1's size bounds a sequential read of file 1: {seq:?}");
     }
 
     #[test]

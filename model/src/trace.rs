@@ -62,6 +62,12 @@ pub struct RaState {
 /// One readahead window: the call that opened it and everything it caused.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
+    /// The scenario's file the call was about, by index (0: the first or only file;
+    /// see [`crate::pattern::FDS_PER_FILE`]). Requests are the device's, whatever file
+    /// they read; a folio of another file than the current window's opens a `Start`
+    /// window of its own file, on both sides.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub file: u32,
     pub trigger: Trigger,
     /// The page index the call was made for (`readahead_index(ractl)`).
     pub index: u64,
@@ -127,8 +133,17 @@ impl Window {
     /// issued yet. `Start` windows (events before any call) are `open(Trigger::Start, 0,
     /// 0, RaState::default())`, on both sides.
     pub fn open(trigger: Trigger, index: u64, req_count: u64, ra: RaState) -> Window {
-        Window { trigger, index, req_count, ra, submits: Vec::new(), folios: Vec::new(), requests: Vec::new() }
+        Window { file: 0, trigger, index, req_count, ra, submits: Vec::new(), folios: Vec::new(), requests: Vec::new() }
     }
+
+    /// [`Window::open`] for file `file`.
+    pub fn open_in(file: u32, trigger: Trigger, index: u64, req_count: u64, ra: RaState) -> Window {
+        Window { file, ..Window::open(trigger, index, req_count, ra) }
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Folio {

@@ -37,7 +37,7 @@ fn readahead_disabled_and_fadvise_reach_their_branches() {
         Step::Fadvise { fd: 0, offset: 0, len: 0, advice: Advice::Dontneed },
         Step::Read { fd: 0, offset: MIB, size: 65536 },
     ];
-    let input = Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue: QueueLimits::nvme_qemu(0, 512), mapping: MappingLimits::xfs(), ops: expand(&steps, size), folio_pfns: Vec::new(), vm: Default::default() };
+    let input = Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue: QueueLimits::nvme_qemu(0, 512), mapping: MappingLimits::xfs(), ops: expand(&steps, size), folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() };
     let (trace, cov) = coverage(&input, &Policy::BASE);
     assert_eq!(trace, predict(&input, &Policy::BASE));
     for id in ["generic_fadvise: POSIX_FADV_WILLNEED", "generic_fadvise: POSIX_FADV_DONTNEED", "page_cache_sync_ra: ra_pages == 0 forced read", "page_cache_sync_ra: ra_pages == 0: req_count = 1"] {

@@ -16,7 +16,7 @@ fn sequential(size: u64, reads: &[(u64, u64)]) -> Vec<Op> {
 /// window is [24, 48) with folios (24, order 3) and (32, order 4).
 fn ramp(fs: FsKind, mapping: MappingLimits, extents: Vec<Extent>) -> Input {
     let reads = [(0, 16384), (16384, 16384), (32768, 16384), (49152, 16384), (65536, 65536), (131072, 131072)];
-    Input { fs, file_size: MIB, extents, queue: QueueLimits::nvme_qemu(128, 512), mapping, ops: sequential(MIB, &reads), folio_pfns: Vec::new(), vm: Default::default() }
+    Input { fs, file_size: MIB, extents, queue: QueueLimits::nvme_qemu(128, 512), mapping, ops: sequential(MIB, &reads), folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() }
 }
 
 fn requests(w: &Window) -> Vec<(u64, u64, &str)> {
@@ -82,6 +82,7 @@ fn unwritten_extents_and_holes_are_cached_without_io() {
             mapping: MappingLimits::for_fs(fs),
             ops: vec![Op::Read { fd: 0, offset: 0, len: 128 * 1024 }],
             folio_pfns: Vec::new(),
+            other_files: Vec::new(),
             vm: Default::default(),
         };
         let trace = predict(&input, &Policy::BASE);
@@ -108,6 +109,7 @@ fn the_last_folio_is_read_to_the_end_of_its_block() {
             mapping: MappingLimits::for_fs(fs),
             ops: vec![Op::Read { fd: 0, offset: 0, len: 20000 }],
             folio_pfns: Vec::new(),
+            other_files: Vec::new(),
             vm: Default::default(),
         };
         let trace = predict(&input, &Policy::BASE);
@@ -137,6 +139,7 @@ fn fadvise_random_reads_only_what_is_asked_and_willneed_reads_ahead_without_a_wi
             Op::Read { fd: 0, offset: MIB, len: 4096 },
         ],
         folio_pfns: Vec::new(),
+        other_files: Vec::new(),
         vm: Default::default(),
     };
     let trace = predict(&input, &Policy::BASE);
@@ -167,6 +170,7 @@ fn dontneed_drops_whole_folios_only() {
             Op::Fadvise { fd: 0, offset: 4096, len: 20 * 4096, advice: Advice::Dontneed },
         ],
         folio_pfns: Vec::new(),
+        other_files: Vec::new(),
         vm: Default::default(),
     };
     let mut sim = Simulation::new(&input, &Policy::BASE, &ModelConfig::default());
@@ -195,6 +199,7 @@ fn dontneed_keeps_folios_under_io_only_when_io_is_slower_than_the_next_call() {
             Op::Fadvise { fd: 0, offset: 0, len: 0, advice: Advice::Dontneed },
         ],
         folio_pfns: Vec::new(),
+        other_files: Vec::new(),
         vm: Default::default(),
     };
     let left = |io_completion| {

@@ -14,8 +14,8 @@ use radiff_model::*;
 /// (scenarios/explore_next_miss_lag.yaml).
 fn two_streams() -> Input {
     let size = 8 * MIB;
-    let ops = expand(&[Step::Interleaved { fd_base: 0, separate_fds: false, size: 32 << 10, starts: vec![0, size / 2], to: None }], size);
-    Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue: QueueLimits::nvme_qemu(256, 512), mapping: MappingLimits::xfs(), ops, folio_pfns: Vec::new(), vm: Default::default() }
+    let ops = expand(&[Step::Interleaved { fds: vec![0, 0], size: 32 << 10, starts: vec![0, size / 2], to: None }], size);
+    Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue: QueueLimits::nvme_qemu(256, 512), mapping: MappingLimits::xfs(), ops, folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() }
 }
 
 #[test]

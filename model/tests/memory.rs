@@ -22,6 +22,7 @@ fn f2fs_on_ufs(read_ahead_kb: u64, folio_pfns: Vec<u64>) -> Input {
         ops: vec![Op::Read { fd: 0, offset: 0, len: MIB }, Op::Read { fd: 0, offset: MIB, len: MIB }],
         folio_pfns,
         vm: Default::default(),
+        other_files: Vec::new(),
     }
 }
 

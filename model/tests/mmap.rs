@@ -20,6 +20,7 @@ fn input(file_size: u64, fault_around_bytes: u64, steps: &[Step]) -> Input {
         mapping: MappingLimits::xfs(),
         ops: expand(steps, file_size),
         folio_pfns: Vec::new(),
+        other_files: Vec::new(),
         vm: VmSettings { fault_around_bytes, ..Default::default() },
     }
 }

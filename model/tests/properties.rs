@@ -91,7 +91,7 @@ fn ops(size: u64, dontneed: bool) -> impl Strategy<Value = Vec<Op>> {
 fn input(dontneed: bool) -> impl Strategy<Value = Input> {
     (fs_and_mapping(), 1u64..2048, 0u64..PAGE, queue()).prop_flat_map(move |((fs, mapping), pages, tail, queue)| {
         let file_size = (pages * PAGE - tail).max(1);
-        (layout(pages), ops(file_size, dontneed)).prop_map(move |(extents, ops)| Input { fs, file_size, extents, queue: queue.clone(), mapping, ops, folio_pfns: Vec::new(), vm: Default::default() })
+        (layout(pages), ops(file_size, dontneed)).prop_map(move |(extents, ops)| Input { fs, file_size, extents, queue: queue.clone(), mapping, ops, folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() })
     })
 }
 

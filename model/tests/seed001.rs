@@ -14,7 +14,7 @@ use radiff_model::*;
 fn random_reads(read_ahead_kb: u64, seed: u64) -> Input {
     let size = 512 * MIB;
     let ops = expand(&[Step::Random { fd: 0, count: 1500, size: SizeRange { min: 4096, max: 128 * 1024, align: 4096 }, seed, from: 0, to: None }], size);
-    Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue: QueueLimits::nvme_qemu(read_ahead_kb, 512), mapping: MappingLimits::xfs(), ops, folio_pfns: Vec::new(), vm: Default::default() }
+    Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue: QueueLimits::nvme_qemu(read_ahead_kb, 512), mapping: MappingLimits::xfs(), ops, folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() }
 }
 
 /// One read: its first page, last_index, and the runs (start, pages) it finds missing.

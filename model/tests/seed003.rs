@@ -15,7 +15,7 @@ fn scattered(size: u64, pages: u64) -> Vec<Extent> {
 }
 
 fn f2fs(size: u64, extent_pages: u64, ops: Vec<Op>) -> Input {
-    Input { fs: FsKind::F2fs, file_size: size, extents: scattered(size, extent_pages), queue: ufs(128), mapping: MappingLimits::f2fs(), ops, folio_pfns: Vec::new(), vm: Default::default() }
+    Input { fs: FsKind::F2fs, file_size: size, extents: scattered(size, extent_pages), queue: ufs(128), mapping: MappingLimits::f2fs(), ops, folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() }
 }
 
 fn read(fd: u32, page: u64, pages: u64) -> Op {

@@ -123,7 +123,7 @@ pub fn confirm(lab: &Lab, f: &Finding, o: &Options) -> Result<Confirmation> {
         run_times.push(out.wall);
         let input = model_input(&scenario, &out.env, &out.capture.pfns);
         let model = predict(&input, policy);
-        let (kernel, _) = normalise(&out.capture.trace, &out.env.extents);
+        let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
         if let Some(d) = compare::compare(&kernel, &model) {
             let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{name}.yaml")).display());
             let text = compare::render(&d, &format!("{name}::{variant}"), &rerun);

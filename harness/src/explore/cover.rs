@@ -122,7 +122,7 @@ pub fn run_pair(lab: &Lab, variant: &str, gen: &Gen, name: &str) -> Result<Pair>
     for v in &variants {
         let out = lab.run(&scenario, point, v, &format!("explore {name} on {v}"))?;
         run_time += out.wall;
-        let (kernel, _) = normalise(&out.capture.trace, &out.env.extents);
+        let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
         if v == "base" {
             let model = predict(&run_model_input(&scenario, &out.env, &out.capture.pfns), &Policy::BASE);
             if let Some(d) = compare::compare(&kernel, &model) {

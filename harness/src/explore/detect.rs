@@ -154,6 +154,14 @@ pub struct Stream {
 /// Touches of mapping `m` count as reads through this descriptor number plus `m`.
 pub const MAP_FD: u32 = 1 << 16;
 
+/// Streams and byte counts place file `f`'s byte `o` at `f * FILE_STRIDE + o`, so the
+/// streams of several files never join (and `Stream` offsets of file 0 are its own).
+pub const FILE_STRIDE: u64 = 1 << 44;
+
+fn file_base(fd: u32) -> u64 {
+    radiff_model::pattern::file_of(fd) as u64 * FILE_STRIDE
+}
+
 /// The sequential streams of `ops` (see the module's comment). A stream that overlaps an
 /// earlier one re-reads what is cached and is left out, and so is one begun under
 /// `POSIX_FADV_RANDOM` (the program asked for no readahead).
@@ -169,10 +177,10 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
     let mut maps: BTreeMap<u32, u64> = BTreeMap::new();
     for (n, op) in ops.iter().enumerate() {
         let (fd, offset, len) = match *op {
-            Op::Read { fd, offset, len } => (fd, offset, len),
+            Op::Read { fd, offset, len } => (fd, file_base(fd) + offset, len),
             Op::Touch { map, offset } => (MAP_FD + map, maps.get(&map).copied().unwrap_or(0) + offset, PAGE),
-            Op::Mmap { map, offset, .. } => {
-                maps.insert(map, offset);
+            Op::Mmap { map, offset, fd, .. } => {
+                maps.insert(map, file_base(fd) + offset);
                 random_fds.remove(&(MAP_FD + map));
                 continue;
             }
@@ -225,7 +233,13 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
 /// The windows of `trace` whose first page lies in `stream`, in trace order.
 fn windows_of<'a>(trace: &'a Trace, stream: &Stream) -> Vec<&'a Window> {
     let (a, b) = (stream.start / PAGE, stream.end.div_ceil(PAGE));
-    trace.windows.iter().filter(|w| w.trigger != Trigger::Start && w.index >= a && w.index < b).collect()
+    let at = |w: &Window| w.file as u64 * (FILE_STRIDE / PAGE) + w.index;
+    trace.windows.iter().filter(|w| w.trigger != Trigger::Start && at(w) >= a && at(w) < b).collect()
+}
+
+/// A stream's bytes as `[start, end)` of its own file (see [`FILE_STRIDE`]).
+fn in_file(stream: &Stream) -> (crate::scenario::Size, crate::scenario::Size) {
+    (crate::scenario::Size(stream.start % FILE_STRIDE), crate::scenario::Size(stream.end - stream.start / FILE_STRIDE * FILE_STRIDE))
 }
 
 /// The window a call submitted: (first page, pages).
@@ -319,8 +333,8 @@ pub fn order_collapse(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
                     strength,
                     detail: format!(
                         "a sequential stream over [{}, {}) of {} reads: median folio order {median} in its second half ({} folios) where its window allows order {allowed}",
-                        crate::scenario::Size(stream.start),
-                        crate::scenario::Size(stream.end),
+                        in_file(&stream).0,
+                        in_file(&stream).1,
                         stream.reads,
                         orders.len()
                     ),
@@ -365,8 +379,8 @@ pub fn fragmentation(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit
                     strength,
                     detail: format!(
                         "{fragmented} of {with_requests} windows of a sequential stream over [{}, {}) read with requests of ~{} where ~{} would do",
-                        crate::scenario::Size(stream.start),
-                        crate::scenario::Size(stream.end),
+                        in_file(&stream).0,
+                        in_file(&stream).1,
                         crate::summary::kib(*got),
                         crate::summary::kib(*want)
                     ),
@@ -381,19 +395,25 @@ pub fn fragmentation(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit
 /// `MADV_WILLNEED` ranges count as asked for; `len` 0 is to the end of the file; a touch
 /// reads its page), each byte of the file counted once.
 pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
-    let upto = |offset: u64, len: u64| if len == 0 { file_size } else { (offset + len).min(file_size) };
+    // Offsets are file-global (FILE_STRIDE); every file has `file_size` bytes.
+    let upto = |offset: u64, len: u64| {
+        let end = offset / FILE_STRIDE * FILE_STRIDE + file_size;
+        if len == 0 { end } else { (offset + len).min(end) }
+    };
     let mut maps: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
     let mut ranges: Vec<(u64, u64)> = Vec::new();
     for op in ops {
         match *op {
-            Op::Read { offset, len, .. } => ranges.push((offset, offset + len)),
-            Op::Fadvise { offset, len, advice: radiff_model::Advice::Willneed, .. } | Op::Readahead { offset, len, .. } => ranges.push((offset, upto(offset, len))),
-            Op::Mmap { map, offset, len, .. } => {
-                maps.insert(map, (offset, len));
+            Op::Read { fd, offset, len } => ranges.push((file_base(fd) + offset, file_base(fd) + offset + len)),
+            Op::Fadvise { fd, offset, len, advice: radiff_model::Advice::Willneed } | Op::Readahead { fd, offset, len } => {
+                ranges.push((file_base(fd) + offset, upto(file_base(fd) + offset, len)))
+            }
+            Op::Mmap { map, fd, offset, len, .. } => {
+                maps.insert(map, (file_base(fd) + offset, len));
             }
             Op::Touch { map, offset } => {
                 let at = maps.get(&map).map_or(0, |m| m.0) + offset;
-                ranges.push((at, (at + PAGE).min(file_size)));
+                ranges.push((at, upto(at, PAGE)));
             }
             Op::Madvise { map, offset, len, advice: radiff_model::MadvAdvice::Willneed } => {
                 if let Some(&(start, maplen)) = maps.get(&map) {

@@ -72,6 +72,9 @@ pub enum GenStep {
     Map { shared: bool, advice: Option<MadvAdvice>, order: GenTouch },
     /// One `readahead(2)` of `size` at `at`.
     Readahead { at: u64, size: u64 },
+    /// Two files read in alternation, `size` at a time, each from its start to its end
+    /// through a descriptor of its own (the two-file family's step; see [`Gen::files`]).
+    Alternate { size: u64 },
 }
 
 /// The order a [`GenStep::Map`] touches its mapping's pages in.
@@ -100,6 +103,9 @@ pub struct Gen {
     pub fault_around: u64,
     /// `vm.thp_enabled` (`Always`, radiff's kernels' default, is not written).
     pub thp: ThpMode,
+    /// 1, or 2 for the two-file family: files `a` and `b` of `file_size` and
+    /// `write_size` each; steps other than [`GenStep::Alternate`] read `a`.
+    pub files: u32,
 }
 
 /// mm/memory.c's default fault_around_bytes (64 KiB).
@@ -133,6 +139,20 @@ pub const MMAP_PRODUCTIONS: &[Production] = &[
 /// One scenario in this many is of the mapping family (drawn from a generator of its own,
 /// so the other scenarios of a seed are the ones they were before the family existed).
 pub const MMAP_ONE_IN: u64 = 4;
+
+/// The productions of the two-file family: two files read in alternation, among steps on
+/// the first file.
+pub const TWO_FILE_PRODUCTIONS: &[Production] = &[
+    Production { name: "alternate", weight: 3, draw: draw_alternate },
+    Production { name: "read", weight: 1, draw: draw_read },
+    Production { name: "sequential", weight: 1, draw: draw_sequential },
+    Production { name: "random", weight: 1, draw: draw_random },
+    Production { name: "fadvise", weight: 1, draw: draw_fadvise },
+];
+
+/// One scenario in this many of those outside the mapping family is of the two-file
+/// family (its own generator, as for [`MMAP_ONE_IN`]).
+pub const TWO_FILES_ONE_IN: u64 = 6;
 
 /// `fault_around_bytes` values, the default most often.
 pub const FAULT_AROUND: &[u64] = &[4 * KIB, 16 * KIB, 64 * KIB, 64 * KIB, 64 * KIB, 256 * KIB];
@@ -219,6 +239,10 @@ fn draw_map(rng: &mut SplitMix64, g: &Gen) -> GenStep {
     GenStep::Map { shared: rng.below(4) != 0, advice, order }
 }
 
+fn draw_alternate(rng: &mut SplitMix64, _: &Gen) -> GenStep {
+    GenStep::Alternate { size: pick(rng, READ_SIZES) }
+}
+
 fn draw_readahead(rng: &mut SplitMix64, g: &Gen) -> GenStep {
     GenStep::Readahead { at: draw_offset(rng, g.file_size / 2), size: pick(rng, READ_SIZES) }
 }
@@ -246,6 +270,7 @@ pub fn generate(seed: u64, index: u64) -> Gen {
         steps: Vec::new(),
         fault_around: DEFAULT_FAULT_AROUND,
         thp: ThpMode::Always,
+        files: 1,
     };
     let n = 1 + rng.below(MAX_STEPS as u64) as usize;
     draw_steps(&mut rng, &mut g, PRODUCTIONS, n);
@@ -261,6 +286,19 @@ pub fn generate(seed: u64, index: u64) -> Gen {
         }
         g.fault_around = pick(&mut family, FAULT_AROUND);
         g.thp = pick(&mut family, &[ThpMode::Always, ThpMode::Always, ThpMode::Madvise, ThpMode::Never]);
+    } else {
+        // The two-file family, likewise.
+        let mut family = SplitMix64::new(seed ^ SplitMix64::new(index.wrapping_add(0x6669_6c65)).next_u64());
+        if family.below(TWO_FILES_ONE_IN) == 0 {
+            g.steps.clear();
+            g.files = 2;
+            let n = 1 + family.below(3) as usize;
+            draw_steps(&mut family, &mut g, TWO_FILE_PRODUCTIONS, n);
+            if !g.steps.iter().any(|s| matches!(s, GenStep::Alternate { .. })) {
+                let step = draw_alternate(&mut family, &g);
+                g.steps.push(step);
+            }
+        }
     }
     g.fix();
     g
@@ -298,6 +336,7 @@ impl GenStep {
             GenStep::Map { order: GenTouch::Stride { .. }, .. } => "mmap-stride",
             GenStep::Map { order: GenTouch::Random { .. }, .. } => "mmap-random",
             GenStep::Readahead { .. } => "readahead",
+            GenStep::Alternate { .. } => "alternate",
         }
     }
 }
@@ -347,8 +386,12 @@ impl Gen {
                     *size = (*size).clamp(4096, file) / 4096 * 4096;
                     *at = (*at).min(file - *size) / 4096 * 4096;
                 }
+                GenStep::Alternate { size } => *size = (*size).clamp(4096, file / 4) / 4096 * 4096,
             }
         }
+        // A second file exactly when a step reads it (shrinking a scenario's alternation
+        // away leaves one file).
+        self.files = if self.steps.iter().any(|s| matches!(s, GenStep::Alternate { .. })) { 2 } else { 1 };
         self.fault_around = self.fault_around.clamp(4096, 2 * MIB).next_power_of_two();
     }
 
@@ -395,6 +438,10 @@ impl Gen {
                     end = at + size;
                     (*at, None)
                 }
+                GenStep::Alternate { .. } => {
+                    end = file;
+                    (0, None)
+                }
             };
             out.push((start, to));
         }
@@ -422,10 +469,10 @@ impl Gen {
             let _ = write!(vm, ", THP {}", thp_name(self.thp));
         }
         format!(
-            "{}, {} on {device}, {} file, read_ahead_kb {}, max_sectors_kb {}{vm}",
+            "{}, {} on {device}, {}, read_ahead_kb {}, max_sectors_kb {}{vm}",
             steps.join(", then "),
             self.fs.name().to_uppercase().replace("F2FS", "f2fs").replace("EXT4", "ext4"),
-            Size(self.file_size),
+            if self.files == 2 { format!("two {} files", Size(self.file_size)) } else { format!("{} file", Size(self.file_size)) },
             self.read_ahead_kb,
             self.max_sectors_kb
         )
@@ -449,7 +496,14 @@ impl Gen {
             }
         }
         let _ = writeln!(s, "filesystem: {}", self.fs.name());
-        let _ = writeln!(s, "file:\n  size: {}\n  write_size: {}", Size(self.file_size), Size(self.write_size));
+        if self.files == 2 {
+            let _ = writeln!(s, "files:");
+            for name in ["a", "b"] {
+                let _ = writeln!(s, "  - {{name: {name}, size: {}, write_size: {}}}", Size(self.file_size), Size(self.write_size));
+            }
+        } else {
+            let _ = writeln!(s, "file:\n  size: {}\n  write_size: {}", Size(self.file_size), Size(self.write_size));
+        }
         let _ = writeln!(s, "queue:\n  read_ahead_kb: {}\n  max_sectors_kb: {}", self.read_ahead_kb, self.max_sectors_kb);
         if self.fault_around != DEFAULT_FAULT_AROUND || self.thp != ThpMode::Always {
             let _ = writeln!(s, "vm:");
@@ -464,6 +518,7 @@ impl Gen {
         let mut maps = 0;
         for (step, &(from, to)) in self.steps.iter().zip(&self.resolved()) {
             for item in step.yaml_items(from, to, &mut maps) {
+                let item = if self.files == 2 { on_first_file(item) } else { item };
                 let _ = writeln!(s, "  - {item}");
             }
         }
@@ -519,6 +574,7 @@ impl GenStep {
                 format!("interleaved: {{streams: {streams}, size: {}{fds}}}", Size(*size))
             }
             GenStep::Fadvise { advice } => format!("fadvise: {{advice: {}}}", advice_name(*advice)),
+            GenStep::Alternate { size } => format!("interleaved: {{files: [a, b], size: {}}}", Size(*size)),
         }
     }
 
@@ -545,8 +601,20 @@ impl GenStep {
                 format!("the file mmapped {}{advice}, {touch}", if *shared { "shared" } else { "private" })
             }
             GenStep::Readahead { at, size } => format!("readahead(2) of {} at {}", Size(*size), Size(*at)),
+            GenStep::Alternate { size } => format!("the two files read in alternation, {} at a time", Size(*size)),
         }
     }
+}
+
+/// A step's YAML item with `file: a` added, for a scenario with two files: every step that
+/// opens a file names it, except the alternation (which names both) and the steps on a
+/// mapping (which name its map).
+fn on_first_file(item: String) -> String {
+    let takes_file = ["read:", "sequential:", "random:", "interleaved:", "fadvise:", "readahead:", "mmap:"].iter().any(|k| item.starts_with(k));
+    if !takes_file || item.contains("files:") {
+        return item;
+    }
+    item.replacen("{", "{file: a, ", 1)
 }
 
 pub fn madv_name(a: MadvAdvice) -> &'static str {

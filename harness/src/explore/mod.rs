@@ -255,16 +255,26 @@ pub fn queue_limits(scenario: &Scenario) -> QueueLimits {
 /// does not depend on it beyond sector numbers).
 pub const SYNTHETIC_PHYSICAL: u64 = 64 << 20;
 
-/// The model's input for `scenario` without a VM: the file in one contiguous extent.
+/// The model's input for `scenario` without a VM: each file in one contiguous extent, the
+/// next file 64 MiB after the end of the one before.
 pub fn model_input(scenario: &Scenario) -> Input {
+    let sizes = scenario.file_sizes();
+    let mut at = SYNTHETIC_PHYSICAL;
+    let mut extents: Vec<Vec<Extent>> = Vec::new();
+    for &size in &sizes {
+        let length = size.div_ceil(4096) * 4096;
+        extents.push(vec![Extent { logical: 0, physical: at, length, flags: 0 }]);
+        at += length + (64 << 20);
+    }
     Input {
         fs: scenario.fs,
         file_size: scenario.file_size,
-        extents: vec![Extent { logical: 0, physical: SYNTHETIC_PHYSICAL, length: scenario.file_size.div_ceil(4096) * 4096, flags: 0 }],
+        extents: extents[0].clone(),
         queue: queue_limits(scenario),
         mapping: MappingLimits::for_fs(scenario.fs),
-        ops: pattern::expand(&scenario.steps, scenario.file_size),
+        ops: pattern::expand_files(&scenario.steps, &sizes),
         folio_pfns: Vec::new(),
+        other_files: sizes[1..].iter().zip(&extents[1..]).map(|(&file_size, e)| radiff_model::FileInput { file_size, extents: e.clone() }).collect(),
         vm: synthetic_vm(scenario),
     }
 }

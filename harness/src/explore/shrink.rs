@@ -26,6 +26,7 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
     odd += (g.max_sectors_kb != 512) as u64;
     odd += (g.fault_around != DEFAULT_FAULT_AROUND) as u64;
     odd += (g.thp != ThpMode::Always) as u64;
+    odd += (g.files.max(1) as u64 - 1) * 2;
     for s in &g.steps {
         odd += match s {
             GenStep::Read { at, size } => round(*size) + offset(at),
@@ -46,6 +47,7 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
                     }
             }
             GenStep::Readahead { at, size } => round(*size) + (*at != 0) as u64,
+            GenStep::Alternate { size } => round(*size),
         };
     }
     let bytes: u64 = g
@@ -57,7 +59,7 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
             GenStep::Fadvise { .. } => 0,
             GenStep::Map { order: GenTouch::Random { count, .. }, .. } => count * 4096,
             GenStep::Map { .. } => 0,
-            GenStep::Readahead { size, .. } => *size,
+            GenStep::Readahead { size, .. } | GenStep::Alternate { size } => *size,
         })
         .sum();
     (g.steps.len(), g.file_size, odd, bytes)
@@ -75,7 +77,7 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
             *min = pow2_floor(*min);
             *max = pow2_floor(*max);
         }
-        GenStep::Readahead { size, .. } => *size = pow2_floor(*size),
+        GenStep::Readahead { size, .. } | GenStep::Alternate { size } => *size = pow2_floor(*size),
         GenStep::Map { order: GenTouch::Stride { stride }, .. } => *stride = pow2_floor(*stride),
         GenStep::Map { .. } | GenStep::Fadvise { .. } => {}
     },
@@ -85,14 +87,14 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
         GenStep::Interleaved { streams, .. } => *streams = 2,
         GenStep::Readahead { at, .. } => *at = 0,
         GenStep::Map { order, .. } => *order = GenTouch::Sequential,
-        GenStep::Fadvise { .. } => {}
+        GenStep::Fadvise { .. } | GenStep::Alternate { .. } => {}
     },
     |s| match s {
         GenStep::Read { at, .. } | GenStep::Sequential { at, .. } => *at = Start::Continue,
         GenStep::Random { min, max, .. } => *min = *max,
         GenStep::Interleaved { separate_fds, .. } => *separate_fds = false,
         GenStep::Map { advice, .. } => *advice = None,
-        GenStep::Readahead { .. } | GenStep::Fadvise { .. } => {}
+        GenStep::Readahead { .. } | GenStep::Fadvise { .. } | GenStep::Alternate { .. } => {}
     },
     |s| match s {
         GenStep::Sequential { len, .. } => *len = None,

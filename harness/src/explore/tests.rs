@@ -157,7 +157,8 @@ fn synthesised_queue_limits_follow_the_device() {
 fn window(trigger: Trigger, index: u64, size: u64, order: u32, request_pages: u64) -> Window {
     let folios = (0..size >> order).map(|i| Folio { index: index + (i << order), order }).collect();
     let requests = (0..size / request_pages).map(|i| Request { sector: (index + i * request_pages) * 8, sectors: request_pages * 8, rwbs: "RA".into() }).collect();
-    Window { trigger, index, req_count: 16, ra: RaState::default(), submits: vec![Submit::Order { index, size, async_size: size, order }], folios, requests }
+    Window {
+            file: 0, trigger, index, req_count: 16, ra: RaState::default(), submits: vec![Submit::Order { index, size, async_size: size, order }], folios, requests }
 }
 
 /// Windows back to back from page 0 with these sizes (the first sync, then async).
@@ -308,7 +309,7 @@ fn variant_change_names_its_direction_on_each_figure() {
 // ---- the model on generated scenarios ----
 
 fn gen(steps: Vec<GenStep>) -> Gen {
-    let mut g = Gen { fault_around: generate::DEFAULT_FAULT_AROUND, thp: radiff_model::ThpMode::Always, device: GenDevice::Nvme { transfer_limit: 512 * KIB }, fs: FsKind::Xfs, file_size: 32 * MIB, write_size: MIB, read_ahead_kb: 128, max_sectors_kb: 512, steps };
+    let mut g = Gen { files: 1, fault_around: generate::DEFAULT_FAULT_AROUND, thp: radiff_model::ThpMode::Always, device: GenDevice::Nvme { transfer_limit: 512 * KIB }, fs: FsKind::Xfs, file_size: 32 * MIB, write_size: MIB, read_ahead_kb: 128, max_sectors_kb: 512, steps };
     g.fix();
     g
 }
@@ -474,4 +475,58 @@ fn variant_changes_say_whether_they_change_requests_and_are_worse() {
     assert!(!is_worse(&h("v: device reads fewer")) && changes_requests(&h("v: device reads fewer")));
     assert!(!changes_requests(&h("v: folios fewer, pages per folio more")));
     assert!(!changes_requests(&h("v: same totals, other folios")) && changes_requests(&h("v: same totals, other requests")));
+}
+
+// ---- several files ----
+
+#[test]
+fn the_two_file_family_reads_both_files_and_leaves_the_others_alone() {
+    let (mut two, mut mapped) = (0, 0);
+    for i in 0..600 {
+        let g = generate::generate(1, i);
+        let alternates = g.steps.iter().any(|s| matches!(s, GenStep::Alternate { .. }));
+        assert_eq!(g.files == 2, alternates, "a second file exactly when a step reads it");
+        mapped += g.steps.iter().any(|s| matches!(s, GenStep::Map { .. })) as u64;
+        if g.files == 2 {
+            two += 1;
+            let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
+            assert_eq!(s.file_names, vec!["a", "b"]);
+            assert_eq!(s.file_sizes(), vec![g.file_size, g.file_size]);
+            let ops = radiff_model::pattern::expand_files(&s.steps, &s.file_sizes());
+            let files: std::collections::BTreeSet<u32> =
+                ops.iter().filter_map(|op| if let Op::Read { fd, .. } = op { Some(radiff_model::pattern::file_of(*fd)) } else { None }).collect();
+            assert_eq!(files, [0, 1].into(), "scenario {i} reads both files");
+        }
+    }
+    // About one in TWO_FILES_ONE_IN of the scenarios outside the mapping family.
+    let expected = (600 - mapped) / generate::TWO_FILES_ONE_IN;
+    assert!((expected / 2..expected * 3 / 2).contains(&two), "{two} two-file scenarios, about {expected} expected");
+    // Shrinking the alternation away leaves one file.
+    let mut g = gen(vec![GenStep::Alternate { size: 64 * KIB }, GenStep::Read { at: Start::At(0), size: 4 * KIB }]);
+    assert_eq!(g.files, 2);
+    g.steps.remove(0);
+    g.fix();
+    assert_eq!(g.files, 1);
+    assert!(!g.yaml("", &[]).contains("files:"));
+}
+
+#[test]
+fn streams_and_bytes_of_two_files_are_counted_apart() {
+    let b = radiff_model::pattern::fd_of(1, 0);
+    // The same offsets of two files, in alternation: two streams, twice the bytes.
+    let ops: Vec<Op> = sequential_ops(64 * KIB, 4 * MIB).into_iter().flat_map(|op| match op {
+        Op::Read { offset, len, .. } => [Op::Read { fd: 0, offset, len }, Op::Read { fd: b, offset, len }],
+        op => [op, op],
+    }).collect();
+    let s = detect::streams(&ops, &Thresholds::default());
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(detect::distinct_bytes_read(&ops, 64 * MIB), 8 * MIB);
+    // The model's two-file trace: each stream's windows are its own file's.
+    let g = gen(vec![GenStep::Alternate { size: 128 * KIB }]);
+    let scenario = scenario_of(&g, &["base".into()]).unwrap();
+    let (input, traces) = predict_scenario(&scenario, &base());
+    assert_eq!(input.nr_files(), 2);
+    assert!(traces[0].windows.iter().any(|w| w.file == 1));
+    let hits = detect::run_all(&traces[0], &context(&input), &Thresholds::default());
+    assert!(hits.iter().all(|h| h.detector != "amplification"), "reading two files is no amplification: {hits:?}");
 }

@@ -37,7 +37,7 @@ pub fn seed000(max_sectors_kb: u64, read: u64) -> Input {
         queue.max_hw_sectors_kb = 2048;
         queue.max_segments = 256;
     }
-    Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue, mapping: MappingLimits::xfs(), ops: seed000_ops(size, read), folio_pfns: Vec::new(), vm: Default::default() }
+    Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue, mapping: MappingLimits::xfs(), ops: seed000_ops(size, read), folio_pfns: Vec::new(), vm: Default::default(), other_files: Vec::new() }
 }
 
 /// The QEMU UFS logical unit as the rig showed it.

@@ -1,0 +1,68 @@
+//! `radiff report`: checks the arguments, runs, prints the Markdown and the summary, writes
+//! the picture. The only part of the report that prints.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use radiff_model::trace::PAGE_SIZE;
+
+use super::markdown::{environment, markdown, Heading};
+use super::picture::{page_range, picture};
+use super::runs::{all, run_point};
+use super::sentences::summary;
+use super::stats::rows;
+use crate::error::{Error, Result};
+use crate::scenario::Scenario;
+
+/// `radiff report ...` (see `radiff report --help`).
+pub fn main(args: &crate::cli::ReportArgs) -> Result<ExitCode> {
+    // clap checks the rest (a scenario or --all, --pages with --svg, ...); --all compares
+    // exactly two.
+    if args.all && args.variants.len() != 2 {
+        return Err(Error::Other("--all compares two variants: give --variants A,B".into()));
+    }
+    let runs = usize::try_from(args.runs).unwrap_or(usize::MAX);
+    let lab = crate::cli::lab()?;
+    for name in &args.variants {
+        lab.kernels.variant(name)?;
+    }
+    let progress: &dyn Fn(&str) = &crate::cli::progress;
+    if args.all {
+        let names = &args.variants;
+        let (text, failed) = all(&lab, &names[0], &names[1], runs, progress)?;
+        crate::cli::output(&text);
+        return Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS });
+    }
+    let path = args.scenario.as_deref().unwrap_or(Path::new(""));
+    let scenario = Scenario::load(path)?;
+    let variants = match args.variants.is_empty() {
+        false => args.variants.clone(),
+        true => scenario.variants(&lab.kernels.names())?,
+    };
+    // Check the range before hours of runs, not after.
+    let pages = page_range(args.pages.as_deref(), scenario.file_size.div_ceil(PAGE_SIZE))?;
+    let mut cells = Vec::new();
+    let mut traces = Vec::new();
+    let mut envs = Vec::new();
+    for point in &scenario.points {
+        let r = run_point(&lab, &scenario, point, &variants, runs, progress)?;
+        cells.extend(r.cells);
+        envs.extend(r.envs);
+        traces.push((point.label.clone(), r.traces));
+    }
+    let rows = rows(&cells);
+    let heading = Heading {
+        title: format!("{}: {}", scenario.name, scenario.description),
+        environment: environment(&envs, lab.vcpus()),
+        variants: variants.clone(),
+    };
+    crate::cli::output(&format!("{}\n{}\n", markdown(&heading, &rows), summary(&scenario.description, &variants, &rows)));
+    if let Some(file) = &args.svg {
+        let (range, what) = pages;
+        let first_run = if runs > 1 { format!("; traces of the first of {runs} runs") } else { String::new() };
+        let svg = picture(&heading.title, &format!("{what}{first_run}; {}", heading.environment), range, &traces);
+        std::fs::write(file, svg.as_bytes()).map_err(|e| Error::io(file, e))?;
+        progress(&format!("wrote {} ({} KiB)", file.display(), svg.len().div_ceil(1024)));
+    }
+    Ok(ExitCode::SUCCESS)
+}
