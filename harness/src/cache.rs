@@ -55,10 +55,29 @@ impl Cache {
 
 /// An exclusive lock on `path` (created if missing), held until dropped.
 /// Blocks while another radiff process (or test trial) holds it.
-pub struct Lock(#[allow(dead_code)] Flock<File>);
+pub struct Lock(Flock<File>);
+
+impl Lock {
+    /// The lock's file descriptor (a child given a copy holds the lock too).
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.0.as_raw_fd()
+    }
+}
 
 pub fn lock(path: &Path) -> Result<Lock> {
+    lock_or_wait(path, |_| {})
+}
+
+/// [`lock`], calling `waiting` once with the path if another holder makes it wait.
+pub fn lock_or_wait(path: &Path, waiting: impl FnOnce(&Path)) -> Result<Lock> {
     let file = File::options().create(true).truncate(false).write(true).open(path).map_err(|e| Error::io(path, e))?;
+    let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(flock) => return Ok(Lock(flock)),
+        Err((file, nix::errno::Errno::EWOULDBLOCK)) => file,
+        Err((_, errno)) => return Err(Error::io(path, errno.into())),
+    };
+    waiting(path);
     let flock = Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, errno)| Error::io(path, errno.into()))?;
     Ok(Lock(flock))
 }
@@ -99,6 +118,26 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         Error::io(path, e)
     })
+}
+
+/// Whether the file system holding `path` (or its nearest existing parent) has less than
+/// 1 MiB left for an unprivileged writer: what a write that failed there most likely met.
+pub fn nearly_full(path: &Path) -> bool {
+    free_bytes(path).is_some_and(|free| free < 1 << 20)
+}
+
+/// Bytes an unprivileged writer can still write on the file system holding `path` (or its
+/// nearest existing parent).
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let mut at = Some(path);
+    while let Some(p) = at {
+        if let Ok(stat) = nix::sys::statvfs::statvfs(p) {
+            #[allow(clippy::unnecessary_cast)] // fsblkcnt_t and c_ulong differ by target
+            return Some((stat.blocks_available() as u64).saturating_mul(stat.fragment_size() as u64));
+        }
+        at = p.parent();
+    }
+    None
 }
 
 pub fn read(path: &Path) -> Result<String> {

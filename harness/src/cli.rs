@@ -235,7 +235,9 @@ pub fn output(text: &str) {
 
 pub fn lab() -> Result<Lab> {
     let kernels = Kernels::load(&crate::repo_root())?;
-    Ok(Lab::new(Cache::from_env(), kernels, guest_binary()?, &progress))
+    let lab = Lab::new(Cache::from_env(), kernels, guest_binary()?, &progress);
+    lab.check_host()?;
+    Ok(lab)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod error;
 pub mod explore;
 pub mod ftrace;
 pub mod guest;
+pub mod host;
 pub mod kernels;
 pub mod process;
 pub mod report;

@@ -26,11 +26,13 @@ pub struct Cmd {
     pub args: Vec<OsString>,
     pub dir: Option<PathBuf>,
     pub env: Vec<(OsString, OsString)>,
+    /// A lock's file descriptor the child (and its children) hold too: see [`Cmd::holding`].
+    pub hold: Option<std::os::fd::RawFd>,
 }
 
 impl Cmd {
     pub fn new(program: impl Into<OsString>) -> Cmd {
-        Cmd { program: program.into(), args: Vec::new(), dir: None, env: Vec::new() }
+        Cmd { program: program.into(), args: Vec::new(), dir: None, env: Vec::new(), hold: None }
     }
 
     pub fn arg(mut self, arg: impl Into<OsString>) -> Cmd {
@@ -50,6 +52,15 @@ impl Cmd {
 
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Cmd {
         self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// The child holds `lock` as well, for as long as it or any process it starts lives:
+    /// if radiff dies (SIGKILL) while a build runs, the compilers still running keep the
+    /// build directory locked until they have exited, so the next run never builds in
+    /// the same directory beside them.
+    pub fn holding(mut self, lock: &crate::cache::Lock) -> Cmd {
+        self.hold = Some(lock.raw_fd());
         self
     }
 
@@ -122,30 +133,49 @@ impl Cmd {
         mut done: impl FnMut() -> bool,
     ) -> Result<Outcome> {
         let file = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| Error::io(log, e))?;
+        let hold = self.hold;
         let handle = self
             .expression()
             .stdin_null()
             .stderr_to_stdout()
             .stdout_file(file)
-            .before_spawn(|cmd| {
+            .before_spawn(move |cmd| {
                 cmd.process_group(0);
+                // SAFETY: between fork and exec the closure calls only prctl and dup, both
+                // async-signal-safe, and allocates nothing.
+                unsafe {
+                    cmd.pre_exec(move || {
+                        // The child dies with radiff (even by SIGKILL) instead of running on
+                        // unseen; a SIGINT or SIGTERM also stops its whole group
+                        // ([`stop_children_on_signals`]).
+                        nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGKILL);
+                        if let Some(fd) = hold {
+                            // A copy without close-on-exec: the lock is shared with the child.
+                            if nix::libc::dup(fd) < 0 {
+                                return Err(std::io::Error::last_os_error());
+                            }
+                        }
+                        Ok(())
+                    })
+                };
                 Ok(())
             })
             .start()
             .map_err(|err| spawn_error(&self.program, err))?;
         let pgid = handle.pids()[0] as i32;
+        let _running = Running::register(pgid);
         let started = Instant::now();
         let mut next_tick = started + period;
         let mut next_ask = started + Duration::from_secs(1);
         loop {
-            if let Some(output) = handle.try_wait().map_err(|e| Error::Other(format!("waiting for {}: {e}", self.display())))? {
+            if let Some(output) = handle.try_wait().map_err(|e| Error::Spawn { action: "wait for", command: self.display(), source: e })? {
                 return Ok(Outcome::Exited(output.status));
             }
             let now = Instant::now();
             if now >= next_ask {
                 if done() {
                     kill_group(pgid);
-                    let output = handle.wait().map_err(|e| Error::Other(format!("waiting for {}: {e}", self.display())))?;
+                    let output = handle.wait().map_err(|e| Error::Spawn { action: "wait for", command: self.display(), source: e })?;
                     return Ok(Outcome::Exited(output.status));
                 }
                 next_ask = now + Duration::from_secs(1);
@@ -164,6 +194,57 @@ impl Cmd {
     }
 }
 
+/// The process groups of the logged children running now (0: a free slot), for
+/// [`stop_children_on_signals`]' handler, which may only read atomics.
+static RUNNING: [std::sync::atomic::AtomicI32; 32] = [const { std::sync::atomic::AtomicI32::new(0) }; 32];
+
+/// A child's group in [`RUNNING`] while it runs.
+struct Running(Option<usize>);
+
+impl Running {
+    fn register(pgid: i32) -> Running {
+        use std::sync::atomic::Ordering::SeqCst;
+        Running(RUNNING.iter().position(|slot| slot.compare_exchange(0, pgid, SeqCst, SeqCst).is_ok()))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(i) = self.0 {
+            RUNNING[i].store(0, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+extern "C" fn stop_children(signal: nix::libc::c_int) {
+    for slot in &RUNNING {
+        let pgid = slot.load(std::sync::atomic::Ordering::SeqCst);
+        if pgid > 0 {
+            // SAFETY: kill(2) is async-signal-safe.
+            unsafe { nix::libc::kill(-pgid, nix::libc::SIGKILL) };
+        }
+    }
+    // End as the signal would have: default action, raised again.
+    // SAFETY: signal(2) and raise(3) are async-signal-safe.
+    unsafe {
+        nix::libc::signal(signal, nix::libc::SIG_DFL);
+        nix::libc::raise(signal);
+    }
+}
+
+/// Makes SIGINT, SIGTERM and SIGHUP stop every logged child (a build's make and its
+/// compilers, a VM) before radiff ends: each runs in a process group of its own, which a
+/// Ctrl-C on the terminal does not reach. Children are also killed when radiff dies by
+/// SIGKILL (`PR_SET_PDEATHSIG`). A half-done build leaves nothing the next run reuses.
+pub fn stop_children_on_signals() {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let action = SigAction::new(SigHandler::Handler(stop_children), SaFlags::empty(), SigSet::empty());
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handler only reads atomics and calls async-signal-safe functions.
+        let _ = unsafe { sigaction(signal, &action) };
+    }
+}
+
 fn kill_group(pgid: i32) {
     use nix::sys::signal::{killpg, Signal};
     use nix::unistd::Pid;
@@ -175,7 +256,7 @@ fn spawn_error(program: &OsString, err: std::io::Error) -> Error {
     if err.kind() == std::io::ErrorKind::NotFound {
         Error::MissingTool { package: package_of(&name).to_string(), tool: name }
     } else {
-        Error::Other(format!("cannot start `{name}`: {err}"))
+        Error::Spawn { action: "start", command: name, source: err }
     }
 }
 

@@ -63,6 +63,12 @@ impl Lab {
         Lab { cache, kernels, guest, progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS }
     }
 
+    /// Whether this host has what runs need (QEMU, virtme-ng, the kernel source): one
+    /// error naming each missing part, before any build or boot ([`crate::host::check`]).
+    pub fn check_host(&self) -> Result<()> {
+        crate::host::check(&self.cache, &self.kernels)
+    }
+
     /// The same lab, booting scenario guests with `vcpus` virtual CPUs (at least one).
     pub fn with_vcpus(mut self, vcpus: u32) -> Lab {
         self.vcpus = vcpus.max(1);
@@ -92,10 +98,15 @@ impl Lab {
     }
 
     /// The prepared disk image for `scenario`, making it (with the base kernel) if needed.
+    ///
+    /// An image is prepared in `images/KEY.partial/` and renamed to `images/KEY/` once the
+    /// guest has written it and it is on disk: a prepared image appears whole or not at
+    /// all, and one cut short (a full disk, a kill) is made again by the next run.
     pub fn image(&self, scenario: &Scenario, who: &str) -> Result<PathBuf> {
         let _serial = self.images.lock().unwrap_or_else(|p| p.into_inner());
         let key = image_key(scenario);
-        let dir = self.cache.dir("images")?.join(&key);
+        let images = self.cache.dir("images")?;
+        let dir = images.join(&key);
         let image = dir.join("disk.img");
         let ready = dir.join("ready");
         let _lock = cache::lock(&self.cache.dir("locks")?.join(format!("image-{key}.lock")))?;
@@ -103,7 +114,26 @@ impl Lab {
             return Ok(image);
         }
         let kernel = self.kernel("base", who)?;
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let during = || format!("preparing the disk image for {} ({})", scenario.name, scenario.path.display());
+        let partial = images.join(format!("{key}.partial"));
+        for stale in [&dir, &partial] {
+            // An image radiff stopped preparing (before `.partial`, or in it).
+            if stale.exists() {
+                std::fs::remove_dir_all(stale).map_err(|e| Error::io(stale, e).during(during))?;
+            }
+        }
+        std::fs::create_dir_all(&partial).map_err(|e| Error::io(&partial, e).during(during))?;
+        // The guest writes the file and the file system's metadata: fail at once, not half
+        // way, when the cache cannot hold even the files.
+        let need = total_size(scenario);
+        if let Some(free) = cache::free_bytes(&partial).filter(|&free| free < need) {
+            return Err(Error::NoSpace {
+                path: partial,
+                during: Some(format!("{}: the image needs more than its {} MiB of files, {} MiB are free", during(), need >> 20, free >> 20)),
+                source: std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
+            });
+        }
+        let partial_image = partial.join("disk.img");
         (self.progress)(&format!(
             "preparing {} for {}: {} on {:?}, {} in {} direct writes",
             image.display(),
@@ -116,8 +146,8 @@ impl Lab {
             },
             crate::scenario::Size(scenario.write_size)
         ));
-        let file = std::fs::File::create(&image).map_err(|e| Error::io(&image, e))?;
-        file.set_len(scenario.device.size).map_err(|e| Error::io(&image, e))?;
+        let file = std::fs::File::create(&partial_image).map_err(|e| Error::io(&partial_image, e).during(during))?;
+        file.set_len(scenario.device.size).map_err(|e| Error::io(&partial_image, e).during(during))?;
         drop(file);
         let spec = GuestSpec {
             device: scenario.device.kind,
@@ -126,10 +156,15 @@ impl Lab {
             task: Task::Prepare { mkfs_args: Vec::new(), write_size: scenario.write_size, extent_size: scenario.extent_size },
             other_files: guest_files(scenario),
         };
-        let disk = disk(scenario, &image);
+        let disk = disk(scenario, &partial_image);
         let timeout = Duration::from_secs(300 + 300 * (total_size(scenario) >> 30));
-        self.boot_guest(&dir, &kernel, disk, false, &spec, memory_mb(scenario), timeout)?;
-        std::fs::write(&ready, b"").map_err(|e| Error::io(&ready, e))?;
+        self.boot_guest(&partial, &kernel, disk, false, &spec, memory_mb(scenario), timeout).map_err(|e| no_space(e, &partial, scenario.write_size.max(1 << 20) + (1 << 20), during))?;
+        let write_ready = || -> std::io::Result<()> {
+            std::fs::File::open(&partial_image)?.sync_all()?;
+            std::fs::write(partial.join("ready"), b"")
+        };
+        write_ready().map_err(|e| Error::io(&partial, e).during(during))?;
+        std::fs::rename(&partial, &dir).map_err(|e| Error::io(&dir, e).during(during))?;
         Ok(image)
     }
 
@@ -166,10 +201,13 @@ impl Lab {
             other_files: guest_files(scenario),
         };
         let started = Instant::now();
-        let accel = self.boot_guest(&dir, kernel, disk(scenario, &image), true, &spec, memory_mb(scenario), scenario.timeout)?;
+        let during = || format!("running {} on {name}", scenario.name);
+        let accel = self
+            .boot_guest(&dir, kernel, disk(scenario, &image), true, &spec, memory_mb(scenario), scenario.timeout)
+            .map_err(|e| no_space(e, &dir, 1 << 20, during))?;
         let wall = started.elapsed();
         let env_path = dir.join("env.json");
-        let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Trace { file: env_path.clone(), line: 0, message: e.to_string() })?;
+        let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Json { file: env_path.clone(), source: e })?;
         let trace_path = dir.join("trace.txt");
         let text = cache::read(&trace_path)?;
         let filter = Filter::new(&env.dev, env.inos()).ok_or_else(|| Error::Trace { file: env_path.clone(), line: 0, message: format!("bad device number `{}`", env.dev) })?;
@@ -198,8 +236,8 @@ impl Lab {
                 fix: lost_fix(scenario, scenario.trace_buffer_kb * 4),
             });
         }
-        let json = serde_json::to_vec_pretty(&capture).map_err(|e| Error::Other(e.to_string()))?;
-        cache::write_atomic(&dir.join("trace.json"), &json)?;
+        let json = serde_json::to_vec_pretty(&capture).map_err(|e| Error::Json { file: dir.join("trace.json"), source: e })?;
+        cache::write_atomic(&dir.join("trace.json"), &json).map_err(|e| e.during(during))?;
         Ok(RunOutput { dir, capture, env, accel, wall })
     }
 
@@ -236,7 +274,7 @@ impl Lab {
     #[allow(clippy::too_many_arguments)]
     fn boot_guest(&self, dir: &Path, kernel: &Path, disk: Disk, snapshot: bool, spec: &GuestSpec, memory_mb: u64, timeout: Duration) -> Result<Accel> {
         let spec_path = dir.join("spec.json");
-        cache::write_atomic(&spec_path, &serde_json::to_vec_pretty(spec).map_err(|e| Error::Other(e.to_string()))?)?;
+        cache::write_atomic(&spec_path, &serde_json::to_vec_pretty(spec).map_err(|e| Error::Json { file: spec_path.clone(), source: e })?)?;
         let _ = std::fs::remove_file(dir.join("status.json"));
         let boot = Boot {
             kernel: kernel.to_path_buf(),
@@ -262,6 +300,22 @@ impl Lab {
             return Err(Error::Guest { dir: dir.to_path_buf(), message, console_tail: crate::process::log_tail(&booted.console, 20) });
         }
         Ok(booted.accel)
+    }
+}
+
+/// A guest that failed (or could not report) where the folder it writes to, or the image
+/// QEMU writes, has less than `room` bytes left: the guest's writes to the folder, or
+/// QEMU's to the image (`werror=report`: an I/O error in the guest instead of a VM paused
+/// for ever), met a full file system.
+fn no_space(err: Error, dir: &Path, room: u64, during: impl FnOnce() -> String) -> Error {
+    let said = err.to_string().contains("No space left on device");
+    match err {
+        Error::Guest { .. } | Error::VmTimeout { .. } if said || cache::free_bytes(dir).is_some_and(|free| free < room) => Error::NoSpace {
+            path: dir.to_path_buf(),
+            during: Some(format!("{} ({})", during(), err.to_string().lines().next().unwrap_or_default())),
+            source: std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
+        },
+        other => other.during(during),
     }
 }
 

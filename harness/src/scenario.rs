@@ -888,6 +888,15 @@ pub fn discover(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// Every scenario file under `dir`, each loaded on its own: a bad file is its own error and
+/// stops none of the others (the test trials list each bad file as a failing trial).
+pub fn load_each(dir: &Path) -> Result<Vec<(PathBuf, Result<Scenario>)>> {
+    Ok(discover(dir)?.into_iter().map(|path| {
+        let loaded = Scenario::load(&path);
+        (path, loaded)
+    }).collect())
+}
+
 /// Parses every scenario; collects all errors rather than stopping at the first.
 pub fn load_all(dir: &Path) -> Result<Vec<Scenario>> {
     let mut scenarios = Vec::new();

@@ -41,7 +41,9 @@ impl Disk {
     pub fn qemu_opts(&self, snapshot: bool) -> String {
         let drive = |id: &str| {
             format!(
-                "-drive file={},if=none,id={id},format=raw,cache=none{}",
+                // werror/rerror=report: a write that meets a full host file system is an I/O
+                // error in the guest, not a VM paused for ever (QEMU's default, enospc).
+                "-drive file={},if=none,id={id},format=raw,cache=none,werror=report,rerror=report{}",
                 self.image().display(),
                 if snapshot { ",snapshot=on" } else { "" }
             )
@@ -156,7 +158,7 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
         if let Some((kind, what)) = qemu_trouble.filter(|_| attempt < QEMU_CRASH_ATTEMPTS) {
             let kept = boot.shared.join(format!("console.{kind}-{attempt}.log"));
             let _ = std::fs::rename(&console, &kept);
-            eprintln!("radiff: {what}; its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})", kept.display(), attempt + 1);
+            crate::cli::progress(&format!("{what}; its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})", kept.display(), attempt + 1));
             attempt += 1;
             continue;
         }

@@ -14,11 +14,12 @@ pub fn parse<T: DeserializeOwned>(file: &Path, text: &str) -> Result<T> {
     let de = serde_yaml::Deserializer::from_str(text);
     serde_yaml::with::singleton_map_recursive::deserialize(de).map_err(|err: serde_yaml::Error| {
         let line = err.location().map(|l| l.line()).unwrap_or(0);
-        let message = err.to_string();
-        // serde_yaml appends " at line L column C"; the line is in the prefix already.
-        let message = match message.find(" at line ") {
-            Some(i) => message[..i].to_string(),
-            None => message,
+        // serde_yaml says " at line L column C" where the error is; the line is in the
+        // prefix already. Any other place it names (where an unclosed quote or bracket
+        // began) stays.
+        let message = match err.location() {
+            Some(l) => err.to_string().replacen(&format!(" at line {} column {}", l.line(), l.column()), "", 1),
+            None => err.to_string(),
         };
         Error::input(file, line, message)
     })

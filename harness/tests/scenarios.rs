@@ -32,6 +32,8 @@ fn lab() -> Result<&'static Lab, Failed> {
     LAB.get_or_init(|| {
         let kernels = Kernels::load(&radiff::repo_root()).map_err(|e| e.to_string())?;
         let lab = Lab::new(Cache::from_env(), kernels, PathBuf::from(env!("CARGO_BIN_EXE_radiff-guest")), &progress);
+        // No QEMU, virtme-ng or kernel source: every trial fails at once saying which.
+        lab.check_host().map_err(|e| e.to_string())?;
         Ok(lab.with_vcpus(*VCPUS.get().unwrap_or(&1)))
     })
     .as_ref()
@@ -68,8 +70,17 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
     let kernels = Kernels::load(root)?;
     let known = kernels.names();
     let mut trials = Vec::new();
-    for scenario in scenario::load_all(&root.join("scenarios"))? {
-        let variants = scenario.variants(&known)?;
+    for (path, loaded) in scenario::load_each(&root.join("scenarios"))? {
+        // A file that does not load fails its own trial; every other scenario still runs.
+        let (scenario, variants) = match loaded.and_then(|s| s.variants(&known).map(|v| (s, v))) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                let stem = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+                let message = format!("{e}\n(every other scenario still runs)");
+                trials.push(Trial::test(format!("scenario_{stem}::load"), move || Err(Failed::from(message))));
+                continue;
+            }
+        };
         for point in &scenario.points {
             for variant in &variants {
                 let name = scenario.trial_name(variant, point);

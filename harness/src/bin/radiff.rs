@@ -19,6 +19,9 @@ use radiff::{repo_root, Result};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Ctrl-C, SIGTERM, SIGHUP: the running build or VM (in process groups of their own)
+    // stops too, and what it left half-done is never reused.
+    radiff::process::stop_children_on_signals();
     let terminal = std::io::stderr().is_terminal().then(Terminal::new);
     match &terminal {
         Some(t) => cli::set_reporter(Box::new(t.clone())),

@@ -1,0 +1,314 @@
+//! Kernel sources and builds: turns `kernels/` into bootable bzImages in the cache.
+//!
+//! `kernels/kernels.yaml` names the base source and the config fragment;
+//! `kernels/variants/NAME/` holds each variant's patch series (applied in file-name
+//! order with `patch -p1`, so raw mails saved from the list work). `base` is the
+//! unpatched tree and needs no directory.
+//!
+//! Every variant is built in one shared `O=` build directory per (tree, config): the
+//! first build is cold, every other one recompiles only what its patches touch. The
+//! work tree is a git repository so that it can always be reset to the base, even
+//! after a patch failed half-way or radiff was killed.
+//!
+//! The parts: `source` (where the base comes from, what identifies it, where its kernels
+//! live), `tree` (the git work tree: unpack, record, reset, patch), `configure`
+//! (tinyconfig + the fragment, checked line by line), `compile` (locks, make, and the
+//! kernel directory that appears whole or not at all), `list` (`radiff kernels list`).
+
+mod compile;
+mod configure;
+mod list;
+mod source;
+mod tree;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::cache::{self, Cache};
+use crate::error::{Error, Result};
+
+pub use compile::bzimage_release;
+pub use configure::check_fragment;
+
+/// Bumped when the way radiff builds changes, so old cached kernels are not reused.
+pub(super) const RECIPE: &str = "radiff-kernel-recipe-1";
+
+/// What `kernels/` describes.
+#[derive(Clone, Debug)]
+pub struct Kernels {
+    /// The `kernels/` directory.
+    pub dir: PathBuf,
+    pub base: Base,
+    /// The config fragment merged onto `make tinyconfig`.
+    pub config: PathBuf,
+    /// `base` first, then the variants in name order.
+    pub variants: Vec<Variant>,
+}
+
+/// Where the base source comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Base {
+    /// A Debian `linux-source-X.Y` package; `./setup` fetched its tarball into the cache.
+    Debian { package: String },
+    /// A local kernel git tree at a revision (a branch, tag or commit).
+    Git { tree: PathBuf, rev: String },
+    /// A kernel tree built as it is checked out, in place (for `git bisect run`).
+    InPlace { tree: PathBuf },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variant {
+    pub name: String,
+    /// Patches in the order they are applied.
+    pub patches: Vec<PathBuf>,
+    /// The model policy the variant's kernel must match, and where that was said.
+    pub model: ModelExpectation,
+}
+
+/// What the model predicts for a variant: a policy of `radiff_model::Policy::for_variant`
+/// (`base` for a patch that must not change behaviour), or nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelExpectation {
+    /// The variant's own name is a policy the model knows.
+    SameName(String),
+    /// `model: POLICY` in the variant's `variant.yaml`, at this line.
+    Declared { policy: String, file: PathBuf, line: usize },
+    /// No policy: trials check the kernel's trace against its snapshot and show how it
+    /// differs from the base kernel's, without a model check.
+    None,
+}
+
+impl ModelExpectation {
+    /// The name of the model's policy, if there is one.
+    pub fn policy(&self) -> Option<&str> {
+        match self {
+            ModelExpectation::SameName(p) | ModelExpectation::Declared { policy: p, .. } => Some(p),
+            ModelExpectation::None => None,
+        }
+    }
+
+    /// "base (kernels/variants/x/variant.yaml:2)", for listings.
+    pub fn describe(&self) -> String {
+        match self {
+            ModelExpectation::SameName(p) => format!("{p} (the policy of the same name)"),
+            ModelExpectation::Declared { policy, file, line } => format!("{policy} ({}:{line})", file.display()),
+            ModelExpectation::None => format!("none: trials check the snapshot and show the difference from base ({VARIANT_FILE} can name a policy)"),
+        }
+    }
+
+    /// The variant's expectation from its directory: `variant.yaml`'s `model:` when the
+    /// file exists, else the policy of the same name, else none.
+    fn load(name: &str, dir: &Path) -> Result<ModelExpectation> {
+        let file = dir.join(VARIANT_FILE);
+        if !file.exists() {
+            return Ok(match radiff_model::Policy::for_variant(name) {
+                Some(_) => ModelExpectation::SameName(name.to_string()),
+                None => ModelExpectation::None,
+            });
+        }
+        let text = cache::read(&file)?;
+        let parsed: VariantFile = crate::yaml::parse(&file, &text)?;
+        let line = crate::yaml::line_of(&text, &["model"]);
+        match parsed.model.as_deref() {
+            None => Err(Error::input(&file, 0, format!("`model:` is missing: {}", model_help()))),
+            Some("none") => Ok(ModelExpectation::None),
+            Some(policy) if radiff_model::Policy::for_variant(policy).is_some() => {
+                Ok(ModelExpectation::Declared { policy: policy.to_string(), file, line })
+            }
+            Some(other) => Err(Error::input(
+                &file,
+                line,
+                format!("`model: {other}`: the model has no policy `{other}`; {}", model_help()),
+            )),
+        }
+    }
+}
+
+/// A variant's own settings, beside its patches.
+pub const VARIANT_FILE: &str = "variant.yaml";
+
+/// How to write `variant.yaml`'s `model:`, with the policies the model knows.
+pub fn model_help() -> String {
+    format!(
+        "write `model: base` for a patch that must not change behaviour, `model: none` for no model check, \
+         or `model: POLICY` with a policy the model knows ({}; model/src/variant.rs)",
+        radiff_model::Policy::KNOWN.join(", ")
+    )
+}
+
+/// `kernels/variants/NAME/variant.yaml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantFile {
+    model: Option<String>,
+    /// Free text: what the patch is.
+    #[allow(dead_code)]
+    description: Option<String>,
+}
+
+/// A kernel ready to boot.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub variant: String,
+    pub bzimage: PathBuf,
+    /// False when the cache already had it.
+    pub compiled: bool,
+    pub elapsed: Duration,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KernelsFile {
+    base: BaseFile,
+    config: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BaseFile {
+    debian: Option<String>,
+    git: Option<String>,
+    rev: Option<String>,
+}
+
+/// Environment overrides of `kernels.yaml`'s base: a developer with an mm-new checkout sets
+/// `RADIFF_KERNEL_TREE=~/src/mm` (and optionally `RADIFF_KERNEL_REV=mm-new`).
+pub const ENV_TREE: &str = "RADIFF_KERNEL_TREE";
+pub const ENV_REV: &str = "RADIFF_KERNEL_REV";
+/// Set by `radiff bisect` for its children: the name of the tree whose lock it holds.
+pub const ENV_LOCKED: &str = "RADIFF_TREE_LOCKED";
+
+impl Kernels {
+    /// Reads `repo/kernels/`.
+    pub fn load(repo: &Path) -> Result<Kernels> {
+        let dir = repo.join("kernels");
+        let file = dir.join("kernels.yaml");
+        let text = cache::read(&file)?;
+        let parsed: KernelsFile = crate::yaml::parse(&file, &text)?;
+        let mut base = match (parsed.base.debian, parsed.base.git) {
+            (Some(package), None) => Base::Debian { package },
+            (None, Some(tree)) => {
+                Base::Git { tree: expand_home(&tree), rev: parsed.base.rev.unwrap_or_else(|| "HEAD".into()) }
+            }
+            _ => {
+                return Err(Error::input(
+                    &file,
+                    crate::yaml::line_of(&text, &["base"]),
+                    "`base` needs exactly one of `debian: PACKAGE` or `git: TREE` (with optional `rev:`)",
+                ))
+            }
+        };
+        if let Some(tree) = std::env::var_os(ENV_TREE).filter(|t| !t.is_empty()) {
+            let rev = std::env::var(ENV_REV).unwrap_or_else(|_| "HEAD".into());
+            base = Base::Git { tree: PathBuf::from(tree), rev };
+        }
+        let config = dir.join(&parsed.config);
+        if !config.is_file() {
+            return Err(Error::input(&file, crate::yaml::line_of(&text, &["config"]), format!("config fragment {} does not exist", config.display())));
+        }
+        let mut variants = vec![Variant { name: "base".into(), patches: Vec::new(), model: ModelExpectation::SameName("base".into()) }];
+        let vdir = dir.join("variants");
+        if vdir.is_dir() {
+            let mut names: Vec<_> = read_dir_sorted(&vdir)?.into_iter().filter(|p| p.is_dir()).collect();
+            names.sort();
+            for path in names {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if name == "base" {
+                    return Err(Error::input(&path, 0, "`base` is the unpatched tree; it cannot have a variants/ directory"));
+                }
+                let patches: Vec<PathBuf> = read_dir_sorted(&path)?
+                    .into_iter()
+                    .filter(|p| p.is_file() && !is_doc(p) && p.file_name().is_some_and(|n| n != VARIANT_FILE))
+                    .collect();
+                if patches.is_empty() {
+                    return Err(Error::input(&path, 0, "variant directory holds no patch file"));
+                }
+                let model = ModelExpectation::load(&name, &path)?;
+                variants.push(Variant { name, patches, model });
+            }
+        }
+        Ok(Kernels { dir, base, config, variants })
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.variants.iter().map(|v| v.name.clone()).collect()
+    }
+
+    pub fn variant(&self, name: &str) -> Result<&Variant> {
+        self.variants
+            .iter()
+            .find(|v| v.name == name)
+            .ok_or_else(|| Error::UnknownVariant { name: name.to_string(), known: self.names() })
+    }
+
+    /// The same kernels built from `tree` as it is checked out (for `radiff check --tree`).
+    pub fn in_place(&self, tree: &Path) -> Kernels {
+        Kernels { base: Base::InPlace { tree: tree.to_path_buf() }, ..self.clone() }
+    }
+}
+
+fn is_doc(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    name.starts_with("readme") || name.ends_with(".md") || name.starts_with('.')
+}
+
+fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        paths.push(entry.map_err(|e| Error::io(dir, e))?.path());
+    }
+    paths.sort();
+    Ok(paths)
+}
+
+fn expand_home(path: &str) -> PathBuf {
+    match path.strip_prefix("~/") {
+        Some(rest) => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(rest),
+        None => PathBuf::from(path),
+    }
+}
+
+/// Builds and finds kernels in the cache.
+pub struct Builder<'a> {
+    pub kernels: &'a Kernels,
+    pub cache: &'a Cache,
+    /// Called with one line of progress at a time (which variant, elapsed, the make step).
+    pub progress: &'a (dyn Fn(&str) + Sync),
+    pub timeout: Duration,
+}
+
+impl<'a> Builder<'a> {
+    pub fn new(kernels: &'a Kernels, cache: &'a Cache, progress: &'a (dyn Fn(&str) + Sync)) -> Builder<'a> {
+        let timeout = std::env::var("RADIFF_BUILD_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(3600);
+        Builder { kernels, cache, progress, timeout: Duration::from_secs(timeout) }
+    }
+
+    /// Locks the work tree and build directory of the base, for as long as the lock lives;
+    /// returns the lock and the name to put in [`ENV_LOCKED`] for child processes.
+    pub fn lock_tree(&self) -> Result<(cache::Lock, String)> {
+        let base = self.base_id()?;
+        Ok((self.lock_tree_named(&base.tree_name)?, base.tree_name))
+    }
+
+    pub(super) fn lock_tree_named(&self, name: &str) -> Result<cache::Lock> {
+        cache::lock_or_wait(&self.cache.dir("locks")?.join(format!("{name}.lock")), |path| {
+            (self.progress)(&format!(
+                "waiting for {}: another radiff or cargo test is building in this tree (or the compilers of a build that was stopped are finishing)",
+                path.display()
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docs_are_not_patches() {
+        assert!(is_doc(Path::new("kernels/variants/x/README.md")));
+        assert!(!is_doc(Path::new("kernels/variants/x/0001-mm-readahead.patch")));
+    }
+}

@@ -1,0 +1,215 @@
+//! Bad input and a host without what `./setup` installs: YAML that is not YAML, a bad
+//! `kernels/kernels.yaml`, a scenario with one bad step (each an error at file:line); one
+//! bad scenario file fails its own trial while every other one still lists; a host without
+//! QEMU, virtme-ng or the kernel source fails at once, saying which. No build, no VM: the
+//! real `radiff` binary and the real test-trial binary (`tests/scenarios.rs`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use radiff::kernels::Kernels;
+use radiff::scenario::{self, Scenario};
+
+const RADIFF: &str = env!("CARGO_BIN_EXE_radiff");
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+fn fixture() -> String {
+    std::fs::read_to_string(radiff::repo_root().join("harness/tests/fixtures/full_cache.yaml")).unwrap()
+}
+
+fn load_error(dir: &Path, name: &str, yaml: &[u8]) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, yaml).unwrap();
+    Scenario::load(&path).expect_err("a bad scenario").to_string()
+}
+
+#[test]
+fn yaml_that_is_not_yaml_is_an_error_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    // An unclosed quote: where the file ended, and where the quote began.
+    let err = load_error(dir.path(), "quote.yaml", b"description: \"unterminated\nreads:\n  - read: {offset: 0}\n");
+    assert_eq!(err, format!("{d}/quote.yaml:4: found unexpected end of stream, while scanning a quoted scalar at line 1 column 14"));
+    let err = load_error(dir.path(), "tab.yaml", b"description: x\ndevice:\n\tkind: nvme\n");
+    assert!(err.starts_with(&format!("{d}/tab.yaml:3: ")), "{err}");
+    let err = load_error(dir.path(), "prose.yaml", b"This is a note, not a scenario.\n");
+    assert!(err.starts_with(&format!("{d}/prose.yaml:1: ")), "{err}");
+    let err = load_error(dir.path(), "binary.yaml", b"\x00\x01\xff\xfe");
+    assert!(err.starts_with(&format!("{d}/binary.yaml: ")) && err.contains("UTF-8"), "{err}");
+}
+
+#[test]
+fn a_scenario_with_one_bad_step_is_an_error_at_the_steps_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let good = fixture();
+    let step = "  - sequential: {from: 4 KiB, size: 16 KiB}";
+    let line = good.lines().position(|l| l == step).unwrap() + 1;
+    let bad = |with: &str| good.replace(step, with);
+    let err = load_error(dir.path(), "key.yaml", bad("  - sequential: {from: 4 KiB, sise: 16 KiB}").as_bytes());
+    assert!(err.starts_with(&format!("{d}/key.yaml:{line}: reads[1].sequential: unknown field `sise`, expected one of `from`, `size`")), "{err}");
+    let err = load_error(dir.path(), "unit.yaml", bad("  - sequential: {from: 4 KiB, size: 16 lots}").as_bytes());
+    assert!(err.starts_with(&format!("{d}/unit.yaml:{line}: reads[1].sequential: `16 lots`: unknown unit `lots`")), "{err}");
+    let err = load_error(dir.path(), "kind.yaml", bad("  - jump: {to: 3}").as_bytes());
+    assert!(err.starts_with(&format!("{d}/kind.yaml:{line}: reads[1]: unknown variant `jump`")), "{err}");
+}
+
+/// A repository: the real `kernels/` and `harness/` (fixtures the trials read), and a
+/// `scenarios/` holding links to the real scenarios plus `extra` files.
+fn repo(extra: &[(&str, &str)]) -> tempfile::TempDir {
+    let real = radiff::repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    for part in ["kernels", "harness", "model"] {
+        std::os::unix::fs::symlink(real.join(part), dir.path().join(part)).unwrap();
+    }
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    for path in scenario::discover(&real.join("scenarios")).unwrap() {
+        std::os::unix::fs::symlink(&path, scenarios.join(path.file_name().unwrap())).unwrap();
+    }
+    for (name, text) in extra {
+        std::fs::write(scenarios.join(name), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_bad_kernels_yaml_is_an_error_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernels = dir.path().join("kernels");
+    std::fs::create_dir(&kernels).unwrap();
+    std::fs::copy(radiff::repo_root().join("kernels/config.fragment"), kernels.join("config.fragment")).unwrap();
+    let file = kernels.join("kernels.yaml");
+    let f = file.display();
+    let error = |yaml: &str| {
+        std::fs::write(&file, yaml).unwrap();
+        Kernels::load(dir.path()).expect_err("a bad kernels.yaml").to_string()
+    };
+    assert_eq!(
+        error("base:\n  debian: linux-source-7.3\nconfig: config.fragment\nextra: 1\n"),
+        format!("{f}:4: unknown field `extra`, expected `base` or `config`")
+    );
+    assert_eq!(error("base:\n  debian: [linux\nconfig: config.fragment\n"), format!("{f}:2: base.debian: invalid type: sequence, expected a string"));
+    assert_eq!(error("base:\n  debian: \"linux\nconfig: config.fragment\n"), format!("{f}:4: found unexpected end of stream, while scanning a quoted scalar at line 2 column 11"));
+    assert!(error("base:\n  debian: linux-source-7.3\n  git: /x\nconfig: config.fragment\n").starts_with(&format!("{f}:1: `base` needs exactly one of")));
+    assert!(error("base:\n  debian: linux-source-7.3\nconfig: nowhere.fragment\n").starts_with(&format!("{f}:3: config fragment ")));
+    // And through the command, where a user meets it.
+    std::fs::write(&file, "base:\n  debian: linux-source-7.3\nconfig: config.fragment\nextra: 1\n").unwrap();
+    let out = Command::new(RADIFF).args(["kernels", "list"]).env("RADIFF_ROOT", dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), format!("radiff: error: {f}:4: unknown field `extra`, expected `base` or `config`"));
+}
+
+/// The test binary of `tests/scenarios.rs` (libtest-mimic), built beside this one by
+/// `cargo test` (the newest, should several versions be there).
+fn scenarios_binary() -> PathBuf {
+    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&deps)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("scenarios-") && p.extension().is_none()
+        })
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p).unwrap_or_else(|| panic!("no scenarios-* test binary in {}: `cargo test` builds it (or `cargo test --no-run`)", deps.display()))
+}
+
+#[test]
+fn one_bad_scenario_file_fails_its_own_trial_and_every_other_scenario_still_lists() {
+    let bad = fixture().replace("  - sequential: {from: 4 KiB, size: 16 KiB}", "  - sequential: {from: 4 KiB, sise: 16 KiB}");
+    let line = bad.lines().position(|l| l.contains("sise")).unwrap() + 1;
+    let repo = repo(&[("zz_bad_step.yaml", &bad), ("aa_not_yaml.yaml", "description: \"unterminated\n")]);
+    let binary = scenarios_binary();
+    let out = Command::new(&binary).arg("--list").env("RADIFF_ROOT", repo.path()).output().unwrap();
+    let listed = text(&out);
+    assert!(out.status.success(), "{listed}");
+    assert!(listed.contains("scenario_zz_bad_step::load: test"), "{listed}");
+    assert!(listed.contains("scenario_aa_not_yaml::load: test"), "{listed}");
+    // Every good scenario lists exactly as it does without the bad files.
+    let clean = repo_trials(&binary, &self::repo(&[]));
+    let with_bad: Vec<&str> = listed.lines().filter(|l| l.ends_with(": test") && !l.contains("::load:")).collect();
+    assert_eq!(with_bad, clean.lines().filter(|l| l.ends_with(": test")).collect::<Vec<_>>());
+    assert!(with_bad.len() > 50, "{listed}");
+    // The bad file's trial fails with its file:line; others run (a model-free one that
+    // boots nothing would still need a kernel; running the bad trial shows the message).
+    let out = Command::new(&binary).args(["--exact", "scenario_zz_bad_step::load"]).env("RADIFF_ROOT", repo.path()).output().unwrap();
+    let said = text(&out);
+    assert!(!out.status.success(), "{said}");
+    let file = repo.path().join("scenarios/zz_bad_step.yaml");
+    assert!(said.contains(&format!("{}:{line}: reads[1].sequential: unknown field `sise`", file.display())), "{said}");
+    assert!(said.contains("1 failed"), "{said}");
+}
+
+fn repo_trials(binary: &Path, repo: &tempfile::TempDir) -> String {
+    let out = Command::new(binary).arg("--list").env("RADIFF_ROOT", repo.path()).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    text(&out)
+}
+
+#[test]
+fn a_host_without_qemu_virtme_ng_or_the_kernel_source_fails_at_once_saying_which() {
+    let empty = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let scenario = radiff::repo_root().join("harness/tests/fixtures/full_cache.yaml");
+    let radiff = |path: &Path, tree: Option<&str>| {
+        let mut cmd = Command::new(RADIFF);
+        cmd.args(["run", scenario.to_str().unwrap()]).env("PATH", path).env("RADIFF_CACHE", cache.path());
+        if let Some(tree) = tree {
+            cmd.env("RADIFF_KERNEL_TREE", tree);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or_default().to_string()
+    };
+    let c = cache.path().display();
+    // Nothing: no QEMU on PATH, no virtme-ng in the cache's venv or on PATH, no source.
+    assert_eq!(
+        radiff(empty.path(), None),
+        format!(
+            "radiff: error: this host cannot run a kernel: QEMU, virtme-ng and the kernel source are missing \
+             (QEMU: `qemu-system-x86_64` is not on PATH; virtme-ng: neither {c}/venv/bin/vng nor `vng` on PATH; \
+             the kernel source: {c}/source/linux-source-7.3.tar.xz (Debian's linux-source-7.3) does not exist; \
+             or set RADIFF_KERNEL_TREE=/path/to/linux); run ./setup, which installs them"
+        )
+    );
+    // Each alone: QEMU (a PATH that has virtme-ng and the source found), virtme-ng, the source.
+    let shared = radiff::cache::Cache::from_env();
+    let tools = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(shared.root.join("venv/bin/vng"), tools.path().join("vng")).unwrap();
+    let tree = radiff::repo_root();
+    let only_qemu = radiff(tools.path(), Some(tree.to_str().unwrap()));
+    assert!(only_qemu.contains("this host cannot run a kernel: QEMU is missing (QEMU: `qemu-system-x86_64` is not on PATH); run ./setup, which installs it"), "{only_qemu}");
+    let qemu = radiff::process::find_in_path(radiff::host::QEMU).expect("QEMU on this host's PATH");
+    std::os::unix::fs::symlink(qemu, empty.path().join(radiff::host::QEMU)).unwrap();
+    let only_vng = radiff(empty.path(), Some(tree.to_str().unwrap()));
+    assert!(only_vng.contains("virtme-ng is missing (virtme-ng: neither "), "{only_vng}");
+    assert!(only_vng.ends_with("run ./setup, which installs it"), "{only_vng}");
+    std::os::unix::fs::symlink(empty.path().join(radiff::host::QEMU), tools.path().join(radiff::host::QEMU)).unwrap();
+    let only_source = radiff(tools.path(), Some("/nowhere/linux"));
+    assert!(
+        only_source.ends_with("the kernel source is missing (the kernel source: /nowhere/linux is not a git tree (named by kernels/kernels.yaml or RADIFF_KERNEL_TREE)); run ./setup, which installs it"),
+        "{only_source}"
+    );
+
+    // The trials: each fails at once with that message, no build begun.
+    let started = Instant::now();
+    let out = Command::new(scenarios_binary())
+        .arg("scenario_64k_after_4k::")
+        .env("PATH", empty.path())
+        .env("RADIFF_CACHE", cache.path())
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}: {said}", started.elapsed());
+    assert!(said.contains("0 passed; 3 failed"), "{said}");
+    assert_eq!(said.matches("this host cannot run a kernel: virtme-ng and the kernel source are missing").count(), 3, "{said}");
+    assert!(!cache.path().join("kernels").exists() && !cache.path().join("trees").exists(), "a build began");
+}
