@@ -274,6 +274,7 @@ pub const BRANCHES: &[Branch] = &[
     b("maybe_unlock_mmap_for_io: FAULT_FLAG_TRIED: lock kept"),
     b("filemap_map_pages: end_pgoff clamped to file_end"),
     b("filemap_map_pages: no uptodate folio: no event"),
+    b("filemap_map_pages: no page table: no event"),
     b("filemap_map_pages: PMD mapped: no event"),
     b("filemap_map_pages: mmap_miss--"),
     b("filemap_map_pages: mm_filemap_map_pages"),

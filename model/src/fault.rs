@@ -461,6 +461,16 @@ impl Model<'_> {
             cover!(self.rec, "filemap_map_pages: PMD mapped: no event");
             return VM_FAULT_NOPAGE;
         }
+        // "vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl); if
+        // (!vmf->pte) { folio_unlock(folio); folio_put(folio); goto out; }": a PMD-sized
+        // folio that ends past file_end skips filemap_map_pmd(), which is what installs the
+        // preallocated page table; with the PMD still none (or huge) there is no page
+        // table to map into: nothing is mapped, no event, and the fault goes on to
+        // ->fault().
+        if self.mm[vmf.map].as_ref().unwrap().pmd(vmf.vpn) != Some(Pmd::Table) {
+            cover!(self.rec, "filemap_map_pages: no page table: no event");
+            return 0;
+        }
         let vma_start_pgoff = self.vma_start_pgoff(vmf);
         let mut addr = self.vm_start(vmf) + (start_pgoff - vma_start_pgoff);
         let mut last_pgoff = start_pgoff;

@@ -234,8 +234,11 @@ fn madv_sequential_uses_page_cache_sync_ra() {
 /// 1024 + 2048 j find their folio locked and sleep, those at 2048 j do not), so touch 15360
 /// finds folio 15360 locked: a fault that sleeps and retries (a PMD). Its second folio ends at the file's
 /// end, and filemap_map_pages maps a PMD only if "file_end >= folio_next_index(folio)"
-/// with file_end the last page (16383 < 16384): fault-around maps it 16 pages at a time
-/// (filemap_map_folio_range's whole-folio case needs the same test).
+/// with file_end the last page (16383 < 16384); skipping filemap_map_pmd() also skips
+/// installing the preallocated page table, so with that PMD still none
+/// pte_offset_map_lock() finds no table: fault-around maps nothing and emits nothing,
+/// and touch 15872 faults (finish_fault() maps the folio with a PMD). The kernel was seen
+/// doing so on an 8 MiB file (explore, seed 1: `fault @1536` twice, no fault-around).
 #[test]
 fn madv_hugepage_reads_pmd_folios_and_maps_pmds() {
     let size = 64 * MIB;
@@ -248,7 +251,7 @@ fn madv_hugepage_reads_pmd_folios_and_maps_pmds() {
         want.extend([(Fault, k, 1), (Async, k, 32)]);
     }
     want.push((Fault, 15360, 1));
-    want.extend((15872..16384).step_by(16).map(|p| (FaultAround, p, 16)));
+    want.push((Fault, 15872, 1));
     assert_eq!(shape(&trace), want);
     let w = &trace.windows;
     assert_eq!(order_submit(&w[0]), Some((0, 1024, 512, 9)));
