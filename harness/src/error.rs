@@ -25,7 +25,9 @@ pub enum Error {
     /// A command failed (not a build: git, tar, qemu-img, ...).
     Command { command: String, status: String, output: String },
     /// A VM did not finish in time; console and partial results are kept in `dir`.
-    VmTimeout { after: Duration, dir: PathBuf, console_tail: String },
+    /// `last_step`: where the guest program was (status.json); `timeout_source`: which
+    /// timeout it was and where it is set.
+    VmTimeout { after: Duration, dir: PathBuf, last_step: Option<String>, timeout_source: Option<String>, console_tail: String },
     /// A VM ended without the guest reporting success.
     Guest { dir: PathBuf, message: String, console_tail: String },
     /// A trace that cannot be parsed, or that lost events.
@@ -73,10 +75,12 @@ impl fmt::Display for Error {
             Error::Command { command, status, output } => {
                 write!(f, "`{command}` failed ({status}):\n{}", indent(output))
             }
-            Error::VmTimeout { after, dir, console_tail } => write!(
+            Error::VmTimeout { after, dir, last_step, timeout_source, console_tail } => write!(
                 f,
-                "the VM did not finish within {} s and was killed; console log and partial results in {}\nconsole tail:\n{}",
+                "the VM did not finish within {} s{} and was killed{}; console log and partial results in {}\nconsole tail:\n{}",
                 after.as_secs(),
+                timeout_source.as_ref().map(|t| format!(" ({t})")).unwrap_or_default(),
+                last_step.as_ref().map(|s| format!("; the guest's last step: `{s}`")).unwrap_or_default(),
                 dir.display(),
                 indent(console_tail)
             ),

@@ -13,7 +13,7 @@ use radiff_model::pattern;
 use crate::cache::{self, Cache};
 use crate::error::{tail, Error, Result};
 use crate::ftrace::{self, Capture, Filter};
-use crate::guest::{DeviceKind, GuestEnv, GuestSpec, Status, Task};
+use crate::guest::{self, DeviceKind, GuestEnv, GuestSpec, Status, Task};
 use crate::kernels::{Builder, Kernels};
 use crate::scenario::{Point, Scenario};
 use crate::vm::{self, Accel, Boot, Disk};
@@ -54,9 +54,32 @@ pub struct RunOutput {
     pub capture: Capture,
     pub env: GuestEnv,
     pub accel: Accel,
-    /// Wall time of the boot (boot, mount, pattern, trace dump, reboot).
+    /// Wall time of the run: alone, its boot's (boot, mount, pattern, trace dump, reboot);
+    /// in a batch, its own time in the guest plus an equal share of what the boot spent
+    /// outside the points (booting, rebooting), so the points of a boot sum to its wall.
     pub wall: Duration,
+    /// Points the run's boot ran (1: a boot of its own) and that boot's wall time.
+    pub boot_points: usize,
+    pub boot_wall: Duration,
 }
+
+/// One point of a batch: `point` of `scenario`, its run folder named `name` (the variant,
+/// or a name of the caller's) under `runs/SCENARIO/`.
+#[derive(Clone, Copy, Debug)]
+pub struct Job<'a> {
+    pub scenario: &'a Scenario,
+    pub point: &'a Point,
+    pub name: &'a str,
+}
+
+/// Points one boot runs at most. Each has a disk of its own (a PCI slot, see
+/// [`vm::MAX_DISKS`]); more points a boot would also wait longer for its first result.
+pub const BATCH_POINTS: usize = 8;
+
+/// How long a batch's guest may take to start its first point (boot, virtme-ng's init):
+/// about 8 s on an idle 2-core host under TCG. A guest that has not started by then is
+/// booted again, as a boot that stalled (see vm.rs).
+const BOOT_ALLOWANCE: Duration = Duration::from_secs(150);
 
 impl Lab {
     pub fn new(cache: Cache, kernels: Kernels, guest: PathBuf, progress: &'static (dyn Fn(&str) + Sync)) -> Lab {
@@ -118,6 +141,7 @@ impl Lab {
         drop(file);
         let spec = GuestSpec {
             device: scenario.device.kind,
+            disk: None,
             fs: scenario.fs,
             file_size: scenario.file_size,
             task: Task::Prepare { mkfs_args: Vec::new(), write_size: scenario.write_size, extent_size: scenario.extent_size },
@@ -136,33 +160,180 @@ impl Lab {
     }
 
     /// Runs `point` of `scenario` on the bzImage `kernel`, keeping the run's folder under
-    /// `runs/SCENARIO/NAME/`.
+    /// `runs/SCENARIO/NAME/`: a batch of one.
     pub fn run_kernel(&self, scenario: &Scenario, point: &Point, name: &str, kernel: &Path) -> Result<RunOutput> {
-        let image = self.image(scenario, name)?;
-        let mut dir = self.cache.dir("runs")?.join(&scenario.name).join(folder_name(name));
-        if let Some(label) = &point.label {
-            dir = dir.join(folder_name(label));
+        self.run_batch(kernel, &[Job { scenario, point, name }]).pop().expect("one result per job")
+    }
+
+    /// Runs every job on the bzImage `kernel`, [`BATCH_POINTS`] to a boot: one guest runs
+    /// them one after another, each on a disk of its own (its image attached from the
+    /// start, `snapshot=on`), with caches dropped, its file system mounted afresh, its own
+    /// trace and its own run folder (`runs/SCENARIO/NAME[/POINT]/`, as a run alone has it;
+    /// `console.log` there is the whole boot's). A point that fails (a guest error, a
+    /// panic, its scenario's timeout, counted from when it started) gets the error; the
+    /// points after it run in a fresh boot. Results come back in the jobs' order.
+    pub fn run_batch(&self, kernel: &Path, jobs: &[Job]) -> Vec<Result<RunOutput>> {
+        let mut results: Vec<Option<Result<RunOutput>>> = jobs.iter().map(|_| None).collect();
+        let mut pending = Vec::new();
+        for (i, job) in jobs.iter().enumerate() {
+            match self.image(job.scenario, job.name) {
+                Ok(image) => pending.push((i, image)),
+                Err(e) => results[i] = Some(Err(e)),
+            }
         }
-        let _lock = cache::lock(&self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([dir.to_string_lossy().as_bytes()]))))?;
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        for chunk in pending.chunks(BATCH_POINTS) {
+            let mut rest = chunk.to_vec();
+            while !rest.is_empty() {
+                // Every boot settles at least its first point, so this ends.
+                for (i, result) in self.boot_batch(kernel, jobs, &rest) {
+                    results[i] = Some(result);
+                }
+                rest.retain(|(i, _)| results[*i].is_none());
+            }
         }
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let spec = GuestSpec {
-            device: scenario.device.kind,
-            fs: scenario.fs,
-            file_size: scenario.file_size,
-            task: Task::Run {
-                queue: point.queue.clone(),
-                vm: scenario.vm,
-                fds: pattern::fd_count(&scenario.steps),
-                ops: pattern::expand(&scenario.steps, scenario.file_size),
-                trace_buffer_kb: scenario.trace_buffer_kb,
-            },
+        results.into_iter().map(|r| r.expect("every job settled")).collect()
+    }
+
+    /// One boot of a batch: runs `points` (job index, image) in order and settles those it
+    /// reached: every point that finished, and the one that failed (or, if the boot never
+    /// reached a point, the first). The rest are left for the next boot.
+    fn boot_batch(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)]) -> Vec<(usize, Result<RunOutput>)> {
+        let first = points[0].0;
+        match self.boot_batch_inner(kernel, jobs, points) {
+            Ok(settled) => settled,
+            Err(e) => vec![(first, Err(e))],
+        }
+    }
+
+    fn boot_batch_inner(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)]) -> Result<Vec<(usize, Result<RunOutput>)>> {
+        static BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let runs = self.cache.dir("runs")?;
+        // Each point's run folder, locked (in one order, once each) for the whole boot.
+        let finals: Vec<PathBuf> = points.iter().map(|(i, _)| run_dir(&runs, &jobs[*i])).collect();
+        let mut lock_paths: Vec<PathBuf> = finals
+            .iter()
+            .map(|d| Ok(self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([d.to_string_lossy().as_bytes()])))))
+            .collect::<Result<_>>()?;
+        lock_paths.sort();
+        lock_paths.dedup();
+        let _locks = lock_paths.iter().map(|p| cache::lock(p)).collect::<Result<Vec<_>>>()?;
+        let batch = runs.join("_batch").join(format!("{}-{}", std::process::id(), BATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+        if batch.exists() {
+            std::fs::remove_dir_all(&batch).map_err(|e| Error::io(&batch, e))?;
+        }
+        let mut disks = Vec::new();
+        for (n, (i, image)) in points.iter().enumerate() {
+            let job = &jobs[*i];
+            let dir = batch.join(n.to_string());
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            let spec = run_spec(job.scenario, job.point, Some(vm::disk_pci_address(n)));
+            cache::write_atomic(&dir.join("spec.json"), &serde_json::to_vec_pretty(&spec).map_err(|e| Error::Other(e.to_string()))?)?;
+            disks.push(disk(job.scenario, image));
+        }
+        let timeouts: Vec<Duration> = points.iter().map(|(i, _)| jobs[*i].scenario.timeout).collect();
+        let boot = Boot {
+            kernel: kernel.to_path_buf(),
+            disks,
+            snapshot: true,
+            shared: batch.clone(),
+            command: format!("{} --batch {}", self.guest.display(), batch.display()),
+            cpus: self.vcpus,
+            memory_mb: points.iter().map(|(i, _)| memory_mb(jobs[*i].scenario)).max().unwrap_or(2048),
+            timeout: BOOT_ALLOWANCE + timeouts.iter().sum::<Duration>(),
         };
+        // The watchdog: each point has its scenario's timeout from when it starts; a guest
+        // that starts no point within BOOT_ALLOWANCE stalled at boot and boots again.
         let started = Instant::now();
-        let accel = self.boot_guest(&dir, kernel, disk(scenario, &image), true, &spec, memory_mb(scenario), scenario.timeout)?;
-        let wall = started.elapsed();
+        let mut attempt = 1;
+        let (booted, watch) = loop {
+            let mut watch = Watch::new(points.len());
+            let booted = vm::boot_watched(&self.cache, &boot, || watch.overran(&batch, &timeouts));
+            if watch.stalled && attempt < STALL_ATTEMPTS {
+                let kept = batch.join(format!("console.boot-stall-{attempt}.log"));
+                let _ = std::fs::rename(batch.join("console.log"), &kept);
+                eprintln!("radiff: the guest started no point within {} s (a boot that stalled); its log is {}; booting again ({} of {STALL_ATTEMPTS})", BOOT_ALLOWANCE.as_secs(), kept.display(), attempt + 1);
+                attempt += 1;
+                continue;
+            }
+            break (booted, watch);
+        };
+        let boot_wall = started.elapsed();
+        let console_path = batch.join("console.log");
+        let console = std::fs::read_to_string(&console_path).unwrap_or_default();
+        let guest_times: Vec<Option<Duration>> = (0..points.len())
+            .map(|n| std::fs::read_to_string(batch.join(n.to_string()).join(guest::POINT_TIME)).ok().and_then(|t| t.trim().parse::<f64>().ok()).map(Duration::from_secs_f64))
+            .collect();
+        let overhead = boot_wall.saturating_sub(guest_times.iter().flatten().sum()) / points.len() as u32;
+        let (accel, exit_code, mut boot_error) = match booted {
+            Ok(b) => (b.accel, b.exit_code, None),
+            Err(e) => (Accel::Tcg, None, Some(e)),
+        };
+        let mut settled = Vec::new();
+        for (n, (i, _)) in points.iter().enumerate() {
+            let job = &jobs[*i];
+            let from = batch.join(n.to_string());
+            let status: Option<Status> = std::fs::read_to_string(from.join("status.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+            let began = from.join(guest::POINT_STARTED).exists();
+            if !began && n > 0 {
+                break; // the next boot's
+            }
+            // The point's folder becomes its run folder, with the boot's console and command.
+            let dir = &finals[n];
+            if dir.exists() {
+                std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            }
+            std::fs::create_dir_all(dir.parent().expect("a run folder has a parent")).map_err(|e| Error::io(dir, e))?;
+            std::fs::rename(&from, dir).map_err(|e| Error::io(dir, e))?;
+            for kept in ["console.log", "vng.cmd"] {
+                let _ = std::fs::copy(batch.join(kept), dir.join(kept));
+            }
+            let _ = std::fs::remove_file(dir.join(guest::POINT_STARTED));
+            if status.as_ref().is_some_and(|s| s.ok) {
+                let wall = guest_times[n].unwrap_or_default() + overhead;
+                settled.push((*i, self.finish_run(job.scenario, dir.clone(), accel, wall, points.len(), boot_wall)));
+                continue;
+            }
+            // This point failed (or the boot did before it): it gets the error, the rest wait.
+            let slice = console_of_point(&console, n + 1);
+            let step = status.as_ref().map_or("(the guest program never started)".to_string(), |s| s.step.clone());
+            let error = if watch.overran_point == Some(n) {
+                Error::VmTimeout {
+                    after: timeouts[n],
+                    dir: dir.clone(),
+                    last_step: Some(step),
+                    timeout_source: Some(timeout_source(job.scenario)),
+                    console_tail: tail(&slice, 25),
+                }
+            } else if let Some(panic) = kernel_panic(&slice) {
+                Error::Guest { dir: dir.clone(), message: format!("the kernel panicked at step `{step}`:\n{panic}"), console_tail: tail(&slice, 10) }
+            } else if let Some(Status { error: Some(e), .. }) = &status {
+                Error::Guest { dir: dir.clone(), message: format!("at step `{step}`: {e}"), console_tail: tail(&slice, 20) }
+            } else if watch.stalled {
+                Error::Guest {
+                    dir: dir.clone(),
+                    message: format!("the guest started no point within {} s, in {STALL_ATTEMPTS} boots (boots that stalled)", BOOT_ALLOWANCE.as_secs()),
+                    console_tail: tail(&slice, 20),
+                }
+            } else {
+                match boot_error.take() {
+                    Some(Error::VmTimeout { after, console_tail, .. }) => {
+                        Error::VmTimeout { after, dir: dir.clone(), last_step: Some(step), timeout_source: None, console_tail }
+                    }
+                    Some(e) if !began => e,
+                    Some(e) => Error::Guest { dir: dir.clone(), message: format!("at step `{step}` the VM failed: {e}"), console_tail: tail(&slice, 20) },
+                    None => Error::Guest { dir: dir.clone(), message: format!("the guest stopped at step `{step}` (exit code {exit_code:?})"), console_tail: tail(&slice, 20) },
+                }
+            };
+            settled.push((*i, Err(error)));
+            break;
+        }
+        let _ = std::fs::remove_dir_all(&batch);
+        Ok(settled)
+    }
+
+    /// Reads a finished point's results in `dir`: env.json, the trace (lost events are an
+    /// error), trace.json written.
+    fn finish_run(&self, scenario: &Scenario, dir: PathBuf, accel: Accel, wall: Duration, boot_points: usize, boot_wall: Duration) -> Result<RunOutput> {
         let env_path = dir.join("env.json");
         let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Trace { file: env_path.clone(), line: 0, message: e.to_string() })?;
         let trace_path = dir.join("trace.txt");
@@ -195,7 +366,7 @@ impl Lab {
         }
         let json = serde_json::to_vec_pretty(&capture).map_err(|e| Error::Other(e.to_string()))?;
         cache::write_atomic(&dir.join("trace.json"), &json)?;
-        Ok(RunOutput { dir, capture, env, accel, wall })
+        Ok(RunOutput { dir, capture, env, accel, wall, boot_points, boot_wall })
     }
 
     /// Boots `variant`'s kernel with no disk and returns what `uname -r` printed in the
@@ -209,7 +380,7 @@ impl Lab {
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let boot = Boot {
             kernel,
-            disk: None,
+            disks: Vec::new(),
             snapshot: false,
             shared: dir.clone(),
             command: format!("uname -r > {}/release", dir.display()),
@@ -235,7 +406,7 @@ impl Lab {
         let _ = std::fs::remove_file(dir.join("status.json"));
         let boot = Boot {
             kernel: kernel.to_path_buf(),
-            disk: Some(disk),
+            disks: vec![disk],
             snapshot,
             shared: dir.to_path_buf(),
             command: format!("{} {}", self.guest.display(), dir.display()),
@@ -258,6 +429,101 @@ impl Lab {
         }
         Ok(booted.accel)
     }
+}
+
+/// A run's folder: `runs/SCENARIO/NAME[/POINT]/`.
+fn run_dir(runs: &Path, job: &Job) -> PathBuf {
+    let mut dir = runs.join(&job.scenario.name).join(folder_name(job.name));
+    if let Some(label) = &job.point.label {
+        dir = dir.join(folder_name(label));
+    }
+    dir
+}
+
+/// What the guest is asked to do for `point` of `scenario`, on the disk at PCI `disk`.
+fn run_spec(scenario: &Scenario, point: &Point, disk: Option<String>) -> GuestSpec {
+    GuestSpec {
+        device: scenario.device.kind,
+        disk,
+        fs: scenario.fs,
+        file_size: scenario.file_size,
+        task: Task::Run {
+            queue: point.queue.clone(),
+            vm: scenario.vm,
+            fds: pattern::fd_count(&scenario.steps),
+            ops: pattern::expand(&scenario.steps, scenario.file_size),
+            trace_buffer_kb: scenario.trace_buffer_kb,
+        },
+    }
+}
+
+/// Where a scenario's timeout comes from, for an error that names it.
+fn timeout_source(scenario: &Scenario) -> String {
+    format!("{} s, the timeout of {} (`timeout_s`; default 240 s plus 120 s per GiB of file)", scenario.timeout.as_secs(), scenario.path.display())
+}
+
+/// Which point of a batch runs and whether it overran its timeout, asked once a second
+/// while the VM runs: a point starts when its folder gets [`guest::POINT_STARTED`].
+struct Watch {
+    points: usize,
+    boot_started: Instant,
+    current: Option<(usize, Instant)>,
+    overran_point: Option<usize>,
+    stalled: bool,
+}
+
+/// Boots of one batch when the guest stalls before its first point.
+const STALL_ATTEMPTS: u32 = 3;
+
+impl Watch {
+    fn new(points: usize) -> Watch {
+        Watch { points, boot_started: Instant::now(), current: None, overran_point: None, stalled: false }
+    }
+
+    fn overran(&mut self, batch: &Path, timeouts: &[Duration]) -> bool {
+        let now = Instant::now();
+        let from = self.current.map_or(0, |(n, _)| n + 1);
+        for n in from..self.points {
+            if batch.join(n.to_string()).join(guest::POINT_STARTED).exists() {
+                self.current = Some((n, now));
+            }
+        }
+        match self.current {
+            Some((n, since)) if now.duration_since(since) > timeouts[n] => {
+                self.overran_point = Some(n);
+                true
+            }
+            None if now.duration_since(self.boot_started) > BOOT_ALLOWANCE => {
+                self.stalled = true;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The console lines of the `n`-th point of a boot (1-based): from the guest's line
+/// `radiff-guest: point N of M begins` to the next point's (the whole console if there is
+/// no such line: the boot did not get that far).
+pub fn console_of_point(console: &str, n: usize) -> String {
+    let begins = |k: usize| console.find(&format!("radiff-guest: point {k} of "));
+    let Some(start) = begins(n) else { return console.to_string() };
+    let start = console[..start].rfind('\n').map_or(0, |p| p + 1);
+    let end = begins(n + 1).map_or(console.len(), |e| console[..e].rfind('\n').map_or(e, |p| p + 1));
+    console[start..end.max(start)].to_string()
+}
+
+/// The kernel's report of an oops or panic in a console (the lines from the first `BUG:`,
+/// `kernel BUG at`, `Oops:`, `general protection fault` or `Kernel panic` through `Kernel
+/// panic - not syncing` or `end Kernel panic`, at most 40), if the kernel reported one.
+pub fn kernel_panic(console: &str) -> Option<String> {
+    let lines: Vec<&str> = console.lines().collect();
+    let starts = ["kernel BUG at", "BUG: ", "Oops: ", "general protection fault", "Kernel panic - not syncing"];
+    let first = lines.iter().position(|l| starts.iter().any(|s| l.contains(s)))?;
+    let last = lines[first..].iter().position(|l| l.contains("end Kernel panic") || l.contains("Kernel panic - not syncing")).map_or(lines.len() - 1, |k| first + k);
+    let quoted: Vec<&str> = lines[first..=last].to_vec();
+    let quoted = if quoted.len() > 40 { [&quoted[..30], &["    ..."][..], &quoted[quoted.len() - 9..]].concat() } else { quoted };
+    Some(quoted.join("\n"))
 }
 
 /// How to give a scenario's trace more room.

@@ -213,7 +213,7 @@ fn halted_guest_is_stopped() -> Result<(), Failed> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let boot = vm::Boot {
         kernel,
-        disk: None,
+        disks: Vec::new(),
         snapshot: false,
         shared: dir.clone(),
         command: "mount --bind /dev/null /proc/sysrq-trigger; exit 7".into(),
