@@ -295,10 +295,12 @@ pub fn batch(batch: &Path) -> i32 {
 
 /// A line in the kernel log, so that the console shows where each point of a batch begins.
 fn kmsg(line: &str) {
-    if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open("/dev/kmsg") {
-        let _ = f.write_all(line.as_bytes());
+    match std::fs::OpenOptions::new().write(true).open("/dev/kmsg") {
+        Ok(mut f) => {
+            let _ = f.write_all(line.as_bytes());
+        }
+        Err(_) => eprintln!("{line}"),
     }
-    eprintln!("{line}");
 }
 
 fn is_mount_point(dir: &str) -> bool {

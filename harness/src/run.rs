@@ -181,8 +181,8 @@ impl Lab {
                 Err(e) => results[i] = Some(Err(e)),
             }
         }
-        for chunk in pending.chunks(BATCH_POINTS) {
-            let mut rest = chunk.to_vec();
+        for chunk in batches(pending.len(), BATCH_POINTS) {
+            let mut rest = pending[chunk].to_vec();
             while !rest.is_empty() {
                 // Every boot settles at least its first point, so this ends.
                 for (i, result) in self.boot_batch(kernel, jobs, &rest) {
@@ -305,6 +305,10 @@ impl Lab {
                     console_tail: tail(&slice, 25),
                 }
             } else if let Some(panic) = kernel_panic(&slice) {
+                // The trace the guest never saved, as the kernel dumped it (ftrace_dump_on_oops).
+                if let Some(dump) = ftrace_dump(&slice).filter(|_| !dir.join("trace.txt").exists()) {
+                    let _ = std::fs::write(dir.join("trace.txt"), dump);
+                }
                 Error::Guest { dir: dir.clone(), message: format!("the kernel panicked at step `{step}`:\n{panic}"), console_tail: tail(&slice, 10) }
             } else if let Some(Status { error: Some(e), .. }) = &status {
                 Error::Guest { dir: dir.clone(), message: format!("at step `{step}`: {e}"), console_tail: tail(&slice, 20) }
@@ -431,6 +435,13 @@ impl Lab {
     }
 }
 
+/// `n` items cut into the fewest batches of at most `max`, as even as can be (their
+/// index ranges, in order): 28 points of 8 at most are 4 batches of 7.
+pub fn batches(n: usize, max: usize) -> Vec<std::ops::Range<usize>> {
+    let count = n.div_ceil(max.max(1));
+    (0..count).map(|k| (n * k / count)..(n * (k + 1) / count)).collect()
+}
+
 /// A run's folder: `runs/SCENARIO/NAME[/POINT]/`.
 fn run_dir(runs: &Path, job: &Job) -> PathBuf {
     let mut dir = runs.join(&job.scenario.name).join(folder_name(job.name));
@@ -513,17 +524,53 @@ pub fn console_of_point(console: &str, n: usize) -> String {
     console[start..end.max(start)].to_string()
 }
 
-/// The kernel's report of an oops or panic in a console (the lines from the first `BUG:`,
-/// `kernel BUG at`, `Oops:`, `general protection fault` or `Kernel panic` through `Kernel
-/// panic - not syncing` or `end Kernel panic`, at most 40), if the kernel reported one.
+/// The kernel's report of an oops or panic in a console, if it made one: the lines from
+/// the first `kernel BUG at`, `BUG: `, `Oops: `, `general protection fault` or `Kernel
+/// panic` to the end of its call trace (`</TASK>` or `---[ end trace`; at most 40), then
+/// the `Kernel panic - not syncing` line. The trace buffer's dump is left out.
 pub fn kernel_panic(console: &str) -> Option<String> {
-    let lines: Vec<&str> = console.lines().collect();
+    let lines: Vec<&str> = console.lines().map(|l| l.trim_end_matches('\r')).collect();
     let starts = ["kernel BUG at", "BUG: ", "Oops: ", "general protection fault", "Kernel panic - not syncing"];
     let first = lines.iter().position(|l| starts.iter().any(|s| l.contains(s)))?;
-    let last = lines[first..].iter().position(|l| l.contains("end Kernel panic") || l.contains("Kernel panic - not syncing")).map_or(lines.len() - 1, |k| first + k);
-    let quoted: Vec<&str> = lines[first..=last].to_vec();
-    let quoted = if quoted.len() > 40 { [&quoted[..30], &["    ..."][..], &quoted[quoted.len() - 9..]].concat() } else { quoted };
+    let report_end = lines[first..]
+        .iter()
+        .position(|l| l.contains("</TASK>") || l.contains("---[ end trace") || l.contains("Dumping ftrace buffer:") || l.contains("Kernel panic - not syncing"))
+        .map_or(lines.len() - 1, |k| first + k);
+    let mut quoted: Vec<&str> = lines[first..=report_end.min(first + 39)].iter().copied().filter(|l| !l.contains("Dumping ftrace buffer:")).collect();
+    if let Some(panic) = lines[first..].iter().find(|l| l.contains("Kernel panic - not syncing")) {
+        if quoted.last() != Some(panic) {
+            quoted.push(panic);
+        }
+    }
     Some(quoted.join("\n"))
+}
+
+/// The trace buffer as the kernel dumped it on the console at an oops
+/// (`ftrace_dump_on_oops`: the lines between `Dumping ftrace buffer:` and the closing
+/// dashes), without the console's timestamps: the partial trace of a run that panicked.
+pub fn ftrace_dump(console: &str) -> Option<String> {
+    let strip = |l: &str| -> String {
+        let l = l.trim_end_matches('\r');
+        match l.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+            Some((_, rest)) => rest.to_string(),
+            None => l.to_string(),
+        }
+    };
+    let mut lines = console.lines().map(strip).skip_while(|l| !l.contains("Dumping ftrace buffer:")).skip(1);
+    let mut out = String::from("# the trace buffer as the kernel dumped it on the console at the oops (ftrace_dump_on_oops)\n");
+    let first = lines.next()?;
+    if !first.starts_with("----") {
+        out.push_str(&first);
+        out.push('\n');
+    }
+    for l in lines {
+        if l.starts_with("----") {
+            break;
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    Some(out)
 }
 
 /// How to give a scenario's trace more room.
@@ -620,5 +667,118 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
         queue: env.queue.clone(),
         mapping: radiff_model::MappingLimits::for_fs(scenario.fs),
         ops: pattern::expand(&scenario.steps, scenario.file_size),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_are_cut_into_the_fewest_even_batches() {
+        assert_eq!(batches(28, 8), vec![0..7, 7..14, 14..21, 21..28]);
+        assert_eq!(batches(8, 8), vec![0..8]);
+        assert_eq!(batches(9, 8), vec![0..4, 4..9]);
+        assert_eq!(batches(1, 8), vec![0..1]);
+        assert!(batches(0, 8).is_empty());
+        for n in 1..40 {
+            let b = batches(n, 8);
+            assert_eq!(b.iter().map(|r| r.len()).sum::<usize>(), n);
+            assert!(b.iter().all(|r| (1..=8).contains(&r.len())), "{n}: {b:?}");
+            assert_eq!(b.len(), n.div_ceil(8));
+        }
+    }
+
+    /// A real console (fault-test kernel, a BUG() in page_cache_sync_ra(), oops=panic,
+    /// ftrace_dump_on_oops), cut short.
+    const PANIC: &str = "[    3.4] radiff-guest: point 1 of 2 begins: /r/_batch/1-0/0
+[    3.5] XFS (nvme0n1): Ending clean mount
+[    3.6] radiff-guest: point 1 of 2 ended with exit code 0 after 0.8 s
+[    4.1] radiff-guest: point 2 of 2 begins: /r/_batch/1-0/1
+[    4.9] ------------[ cut here ]------------
+[    4.9] kernel BUG at mm/readahead.c:594!
+[    4.9] Oops: invalid opcode: 0000 [#1] SMP
+[    4.9] RIP: 0010:0xffffffff810faae8
+[    4.9] Call Trace:
+[    4.9]  <TASK>
+[    4.9]  ? 0xffffffff810f21b3
+[    4.9]  </TASK>
+[    4.9] Dumping ftrace buffer:
+[    4.9] ---------------------------------
+[    4.9] radiff-g-80        0..... 46306us : page_cache_sync_ra: dev=259:1 ino=83 index=1 req_count=1
+[    4.9] radiff-g-80        0..... 47737us : page_cache_sync_ra: dev=259:1 ino=83 index=1000 req_count=3
+[    4.9] ---------------------------------
+[    4.9] ---[ end trace 0000000000000000 ]---
+[    4.9] RIP: 0010:0xffffffff810faae8
+[    4.9] Kernel panic - not syncing: Fatal exception
+[    4.9] Dumping ftrace buffer:
+[    4.9]    (ftrace buffer empty)
+";
+
+    #[test]
+    fn a_points_console_runs_from_its_line_to_the_next_points() {
+        let first = console_of_point(PANIC, 1);
+        assert!(first.starts_with("[    3.4] radiff-guest: point 1 of 2 begins"));
+        assert!(first.ends_with("exit code 0 after 0.8 s\n"), "{first}");
+        let second = console_of_point(PANIC, 2);
+        assert!(second.starts_with("[    4.1] radiff-guest: point 2 of 2 begins"));
+        assert!(second.contains("Kernel panic"));
+        assert!(!second.contains("point 1 of 2"));
+        // A point the boot never reached: the whole console (it may say why).
+        assert_eq!(console_of_point(PANIC, 3), PANIC);
+        assert_eq!(console_of_point("no markers\n", 1), "no markers\n");
+    }
+
+    #[test]
+    fn the_panic_is_quoted_without_the_trace_dump() {
+        let quoted = kernel_panic(PANIC).expect("a panic");
+        assert_eq!(
+            quoted,
+            "[    4.9] kernel BUG at mm/readahead.c:594!\n[    4.9] Oops: invalid opcode: 0000 [#1] SMP\n[    4.9] RIP: 0010:0xffffffff810faae8\n\
+             [    4.9] Call Trace:\n[    4.9]  <TASK>\n[    4.9]  ? 0xffffffff810f21b3\n[    4.9]  </TASK>\n[    4.9] Kernel panic - not syncing: Fatal exception"
+        );
+        assert_eq!(kernel_panic(&console_of_point(PANIC, 1)), None);
+        assert_eq!(kernel_panic("[ 1.0] sysrq: Resetting\n"), None);
+        // A panic without an oops before it is quoted alone.
+        assert_eq!(kernel_panic("[ 1.0] x\n[ 2.0] Kernel panic - not syncing: VFS: Unable to mount root fs\n").as_deref(), Some("[ 2.0] Kernel panic - not syncing: VFS: Unable to mount root fs"));
+    }
+
+    #[test]
+    fn the_dumped_trace_is_kept_without_console_stamps() {
+        let dump = ftrace_dump(PANIC).expect("a dump");
+        let lines: Vec<&str> = dump.lines().collect();
+        assert_eq!(lines.len(), 3, "{dump}");
+        assert!(lines[0].starts_with("# the trace buffer as the kernel dumped it"));
+        assert_eq!(lines[2], "radiff-g-80        0..... 47737us : page_cache_sync_ra: dev=259:1 ino=83 index=1000 req_count=3");
+        assert_eq!(ftrace_dump("[ 1.0] nothing\n"), None);
+    }
+
+    /// The watchdog times each point from when its folder gets `started`, with the
+    /// point's own timeout; before any point, the boot allowance.
+    #[test]
+    fn the_watchdog_times_each_point_from_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let batch = dir.path();
+        for n in 0..2 {
+            std::fs::create_dir_all(batch.join(n.to_string())).unwrap();
+        }
+        let timeouts = [Duration::from_secs(3600), Duration::ZERO];
+        let mut watch = Watch::new(2);
+        assert!(!watch.overran(batch, &timeouts), "no point yet, within the allowance");
+        std::fs::write(batch.join("0").join(guest::POINT_STARTED), b"").unwrap();
+        assert!(!watch.overran(batch, &timeouts), "point 1 has an hour");
+        assert_eq!(watch.current.map(|c| c.0), Some(0));
+        std::fs::write(batch.join("1").join(guest::POINT_STARTED), b"").unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(!watch.overran(batch, &timeouts), "point 2 is seen to start now");
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(watch.overran(batch, &timeouts), "point 2 has no time at all");
+        assert_eq!(watch.overran_point, Some(1));
+        assert!(!watch.stalled);
+        let mut stalled = Watch::new(2);
+        stalled.boot_started -= BOOT_ALLOWANCE + Duration::from_secs(1);
+        let empty = tempfile::tempdir().unwrap();
+        assert!(stalled.overran(empty.path(), &timeouts));
+        assert!(stalled.stalled && stalled.overran_point.is_none());
     }
 }

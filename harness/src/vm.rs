@@ -246,7 +246,9 @@ fn halted(console: &Path) -> bool {
 ///   `panic=-1` with QEMU's `-no-reboot` ends the VM at once, its console holding the
 ///   report. Without it the kernel kills the task and runs on, perhaps with a folio left
 ///   locked, and the next read of a batch would hang until its timeout.
-const KERNEL_ARGS: &str = "scsi_debug.add_host=0 null_blk.nr_devices=0 printk.time=1 oops=panic \
+///   `ftrace_dump_on_oops` prints the trace buffer to the console first: the run's
+///   partial trace (the guest never gets to save it), which radiff keeps as trace.txt.
+const KERNEL_ARGS: &str = "scsi_debug.add_host=0 null_blk.nr_devices=0 printk.time=1 oops=panic ftrace_dump_on_oops \
     rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose";
 
 /// Where the guest's udev reads the distribution's rules.
@@ -326,6 +328,25 @@ fn probe_kvm(log: &Path, kernel: &Path) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each disk of a boot has its own drive, controller, serial and PCI slot; the guest
+    /// finds disk N at disk_pci_address(N).
+    #[test]
+    fn the_disks_of_a_boot_are_told_apart() {
+        let nvme = Disk::Nvme { image: "/i/a.img".into(), mdts: 7, logical_block_size: Some(4096), opt_io_size: None, min_io_size: None };
+        let ufs = Disk::Ufs { image: "/i/b.img".into() };
+        assert_eq!(
+            nvme.qemu_opts(true, 0),
+            "-drive file=/i/a.img,if=none,id=nvm0,format=raw,cache=none,snapshot=on -device nvme,serial=radiff0,drive=nvm0,mdts=7,addr=0x10.0,logical_block_size=4096,physical_block_size=4096"
+        );
+        assert_eq!(
+            ufs.qemu_opts(true, 3),
+            "-device ufs,serial=radiff3,id=ufs3,addr=0x13.0 -drive file=/i/b.img,if=none,id=ufsd3,format=raw,cache=none,snapshot=on -device ufs-lu,drive=ufsd3,lun=0,bus=ufs3"
+        );
+        assert_eq!(disk_pci_address(0), "0000:00:10.0");
+        assert_eq!(disk_pci_address(MAX_DISKS - 1), "0000:00:1d.0");
+        assert!(FIRST_DISK_SLOT as usize + MAX_DISKS <= 0x1f, "slot 0x1f is the q35 chipset's");
+    }
 
     #[test]
     fn qemu_assertions_are_told_apart_from_guest_failures() {
