@@ -260,10 +260,8 @@ impl Lab {
         let boot_wall = started.elapsed();
         let console_path = batch.join("console.log");
         let console = std::fs::read_to_string(&console_path).unwrap_or_default();
-        let guest_times: Vec<Option<Duration>> = (0..points.len())
-            .map(|n| std::fs::read_to_string(batch.join(n.to_string()).join(guest::POINT_TIME)).ok().and_then(|t| t.trim().parse::<f64>().ok()).map(Duration::from_secs_f64))
-            .collect();
-        let overhead = boot_wall.saturating_sub(guest_times.iter().flatten().sum()) / points.len() as u32;
+        let point_walls = watch.point_walls(Instant::now());
+        let overhead = boot_wall.saturating_sub(point_walls.iter().flatten().sum()) / points.len() as u32;
         let (accel, exit_code, mut boot_error) = match booted {
             Ok(b) => (b.accel, b.exit_code, None),
             Err(e) => (Accel::Tcg, None, Some(e)),
@@ -289,7 +287,7 @@ impl Lab {
             }
             let _ = std::fs::remove_file(dir.join(guest::POINT_STARTED));
             if status.as_ref().is_some_and(|s| s.ok) {
-                let wall = guest_times[n].unwrap_or_default() + overhead;
+                let wall = point_walls[n].unwrap_or_default() + overhead;
                 settled.push((*i, self.finish_run(job.scenario, dir.clone(), accel, wall, points.len(), boot_wall)));
                 continue;
             }
@@ -435,6 +433,44 @@ impl Lab {
     }
 }
 
+/// A rough guess of a point's time in a TCG guest, seconds: its mount and trace dump
+/// (about a second) and the pages its reads, readahead calls and touches ask for (about
+/// 40000 a second: the headline's 131072 pages take about 3 s). Only for putting the
+/// heavy points of a test run into different boots and starting them first.
+pub fn point_cost(scenario: &Scenario) -> f64 {
+    let pages: u64 = pattern::expand(&scenario.steps, scenario.file_size)
+        .iter()
+        .map(|op| match op {
+            radiff_model::Op::Read { len, .. } | radiff_model::Op::Readahead { len, .. } => len.div_ceil(4096),
+            _ => 1,
+        })
+        .sum();
+    1.0 + pages as f64 / 40_000.0
+}
+
+/// What a boot costs besides its points (booting and rebooting, one vCPU under TCG), in
+/// the units of [`point_cost`].
+pub const BOOT_COST: f64 = 8.0;
+
+/// Points of the given costs split into the fewest boots of at most `max` points, their
+/// costs as even as can be (the costliest first, each to the boot with the least so
+/// far): each boot's point indices, in their original order.
+pub fn balanced_batches(costs: &[f64], max: usize) -> Vec<Vec<usize>> {
+    let count = costs.len().div_ceil(max.max(1));
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by(|a, b| costs[*b].total_cmp(&costs[*a]).then(a.cmp(b)));
+    let mut bins: Vec<(f64, Vec<usize>)> = vec![(0.0, Vec::new()); count];
+    for i in order {
+        let bin = bins.iter_mut().filter(|b| b.1.len() < max).min_by(|x, y| x.0.total_cmp(&y.0)).expect("room for every point");
+        bin.0 += costs[i];
+        bin.1.push(i);
+    }
+    bins.into_iter().map(|(_, mut b)| {
+        b.sort();
+        b
+    }).collect()
+}
+
 /// `n` items cut into the fewest batches of at most `max`, as even as can be (their
 /// index ranges, in order): 28 points of 8 at most are 4 batches of 7.
 pub fn batches(n: usize, max: usize) -> Vec<std::ops::Range<usize>> {
@@ -479,6 +515,9 @@ struct Watch {
     points: usize,
     boot_started: Instant,
     current: Option<(usize, Instant)>,
+    /// When each point was seen to start (to a second: the host's clock, not the guest's,
+    /// which under TCG runs fast when its TSC calibration failed).
+    starts: Vec<Option<Instant>>,
     overran_point: Option<usize>,
     stalled: bool,
 }
@@ -488,7 +527,18 @@ const STALL_ATTEMPTS: u32 = 3;
 
 impl Watch {
     fn new(points: usize) -> Watch {
-        Watch { points, boot_started: Instant::now(), current: None, overran_point: None, stalled: false }
+        Watch { points, boot_started: Instant::now(), current: None, starts: vec![None; points], overran_point: None, stalled: false }
+    }
+
+    /// Each point's time on the host: from its start to the next one's (or the boot's end).
+    fn point_walls(&self, end: Instant) -> Vec<Option<Duration>> {
+        (0..self.points)
+            .map(|n| {
+                let start = self.starts[n]?;
+                let next = self.starts[n + 1..].iter().flatten().next().copied().unwrap_or(end);
+                Some(next.saturating_duration_since(start))
+            })
+            .collect()
     }
 
     fn overran(&mut self, batch: &Path, timeouts: &[Duration]) -> bool {
@@ -497,6 +547,7 @@ impl Watch {
         for n in from..self.points {
             if batch.join(n.to_string()).join(guest::POINT_STARTED).exists() {
                 self.current = Some((n, now));
+                self.starts[n] = Some(now);
             }
         }
         match self.current {
@@ -673,6 +724,26 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heavy_points_go_to_different_boots() {
+        // 9 points, two heavy: two boots, one heavy point each.
+        let mut costs = vec![1.0; 9];
+        costs[2] = 50.0;
+        costs[3] = 40.0;
+        let b = balanced_batches(&costs, 8);
+        assert_eq!(b.len(), 2);
+        assert!(b.iter().all(|bin| bin.contains(&2) != bin.contains(&3)), "{b:?}");
+        assert_eq!(b.iter().map(Vec::len).sum::<usize>(), 9);
+        assert!(b.iter().all(|bin| bin.windows(2).all(|w| w[0] < w[1])), "in the points' order: {b:?}");
+        assert_eq!(balanced_batches(&[1.0; 8], 8), vec![(0..8).collect::<Vec<_>>()]);
+        assert!(balanced_batches(&[], 8).is_empty());
+        for n in 1..30 {
+            let b = balanced_batches(&vec![1.0; n], 8);
+            assert_eq!(b.len(), n.div_ceil(8));
+            assert!(b.iter().all(|bin| !bin.is_empty() && bin.len() <= 8));
+        }
+    }
 
     #[test]
     fn points_are_cut_into_the_fewest_even_batches() {

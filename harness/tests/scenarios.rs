@@ -65,7 +65,10 @@ fn main() -> ExitCode {
     // grouped by variant, in the trials' order.
     if !args.list {
         let selected: Vec<&str> = trials.iter().filter(|t| !args.is_filtered_out(t)).map(|t| t.name()).collect();
-        let _ = PLAN.set(Plan::new(selected.iter().filter_map(|name| needs.get(*name)).flatten()));
+        let plan = Plan::new(selected.iter().filter_map(|name| needs.get(*name)).flatten());
+        let trials = plan.order(trials, &needs);
+        let _ = PLAN.set(plan);
+        return libtest_mimic::run(&args, trials).exit_code();
     }
     libtest_mimic::run(&args, trials).exit_code()
 }
@@ -100,6 +103,8 @@ struct Plan {
 struct Batch {
     variant: String,
     needs: Vec<Need>,
+    /// [`radiff::run::point_cost`]s and a boot: which batch to start first.
+    cost: f64,
     results: OnceLock<HashMap<String, SharedResult>>,
 }
 
@@ -120,14 +125,47 @@ impl Plan {
         }
         let mut batch_of = HashMap::new();
         for (variant, list) in by_variant {
-            for chunk in radiff::run::batches(list.len(), radiff::run::BATCH_POINTS) {
-                let batch = Arc::new(Batch { variant: variant.clone(), needs: list[chunk].to_vec(), results: OnceLock::new() });
+            let costs: Vec<f64> = list.iter().map(|n| radiff::run::point_cost(&n.scenario)).collect();
+            for bin in radiff::run::balanced_batches(&costs, radiff::run::BATCH_POINTS) {
+                let cost = radiff::run::BOOT_COST + bin.iter().map(|i| costs[*i]).sum::<f64>();
+                let batch = Arc::new(Batch { variant: variant.clone(), needs: bin.iter().map(|i| list[*i].clone()).collect(), cost, results: OnceLock::new() });
                 for need in &batch.needs {
                     batch_of.insert(need.key(), batch.clone());
                 }
             }
         }
         Plan { batch_of }
+    }
+
+    /// The order to start trials in: the first trial of each batch, the costliest batch
+    /// first (beside the other long trials), then the rest, whose runs are then made or
+    /// being made. Two threads thus never wait on one batch while another waits to start.
+    fn order(&self, trials: Vec<Trial>, needs: &Needs) -> Vec<Trial> {
+        let mut first_of_batch = std::collections::HashSet::new();
+        let mut keyed: Vec<((bool, i64, String), Trial)> = trials
+            .into_iter()
+            .map(|t| {
+                let name = t.name().to_string();
+                let batch = needs.get(&name).and_then(|n| n.first()).and_then(|n| self.batch_of.get(&n.key()));
+                let cost = batch.map_or_else(|| other_trial_cost(&name), |b| b.cost);
+                let first = batch.is_none_or(|b| first_of_batch.insert(Arc::as_ptr(b) as usize));
+                ((!first, -(cost * 1000.0) as i64, name), t)
+            })
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.into_iter().map(|(_, t)| t).collect()
+    }
+}
+
+/// A rough guess (seconds on one vCPU) of the trials that run no batch, to start the
+/// long ones early.
+fn other_trial_cost(name: &str) -> f64 {
+    match name.split("::").next().unwrap_or("") {
+        "explore" => 90.0,
+        "bisect" => 60.0,
+        "vm_faults" => 40.0,
+        "batch" => 30.0,
+        _ => 10.0,
     }
 }
 
