@@ -44,6 +44,7 @@ pub struct Lab {
     built: Mutex<HashMap<String, std::result::Result<PathBuf, String>>>,
     images: Mutex<()>,
     vcpus: u32,
+    boots: std::sync::atomic::AtomicUsize,
 }
 
 /// What a run produced.
@@ -83,7 +84,7 @@ const BOOT_ALLOWANCE: Duration = Duration::from_secs(150);
 
 impl Lab {
     pub fn new(cache: Cache, kernels: Kernels, guest: PathBuf, progress: &'static (dyn Fn(&str) + Sync)) -> Lab {
-        Lab { cache, kernels, guest, progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS }
+        Lab { cache, kernels, guest, progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS, boots: Default::default() }
     }
 
     /// The same lab, booting scenario guests with `vcpus` virtual CPUs (at least one).
@@ -95,6 +96,12 @@ impl Lab {
     /// Virtual CPUs of the guests that run scenarios.
     pub fn vcpus(&self) -> u32 {
         self.vcpus
+    }
+
+    /// Guests booted so far to run scenario points (a boot that stalled and was made
+    /// again counts twice).
+    pub fn boots(&self) -> usize {
+        self.boots.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The bzImage of `variant`, building it if needed (once per `Lab`). `who` names the
@@ -181,8 +188,9 @@ impl Lab {
                 Err(e) => results[i] = Some(Err(e)),
             }
         }
-        for chunk in batches(pending.len(), BATCH_POINTS) {
-            let mut rest = pending[chunk].to_vec();
+        let costs: Vec<f64> = pending.iter().map(|(i, _)| point_cost(jobs[*i].scenario)).collect();
+        for bin in balanced_batches(&costs, BATCH_POINTS) {
+            let mut rest: Vec<(usize, PathBuf)> = bin.iter().map(|k| pending[*k].clone()).collect();
             while !rest.is_empty() {
                 // Every boot settles at least its first point, so this ends.
                 for (i, result) in self.boot_batch(kernel, jobs, &rest) {
@@ -247,11 +255,17 @@ impl Lab {
         let mut attempt = 1;
         let (booted, watch) = loop {
             let mut watch = Watch::new(points.len());
+            self.boots.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let booted = vm::boot_watched(&self.cache, &boot, || watch.overran(&batch, &timeouts));
-            if watch.stalled && attempt < STALL_ATTEMPTS {
-                let kept = batch.join(format!("console.boot-stall-{attempt}.log"));
+            // A kernel that panicked before the first point is the boot's trouble, not a
+            // point's: booted again, as a boot that stalled.
+            let boot_panic = !batch.join("0").join(guest::POINT_STARTED).exists() && kernel_panic(&std::fs::read_to_string(batch.join("console.log")).unwrap_or_default()).is_some();
+            if (watch.stalled || boot_panic) && attempt < STALL_ATTEMPTS {
+                let kind = if boot_panic { "boot-panic" } else { "boot-stall" };
+                let kept = batch.join(format!("console.{kind}-{attempt}.log"));
                 let _ = std::fs::rename(batch.join("console.log"), &kept);
-                eprintln!("radiff: the guest started no point within {} s (a boot that stalled); its log is {}; booting again ({} of {STALL_ATTEMPTS})", BOOT_ALLOWANCE.as_secs(), kept.display(), attempt + 1);
+                let what = if boot_panic { "the kernel panicked before the guest started its first point".to_string() } else { format!("the guest started no point within {} s (a boot that stalled)", BOOT_ALLOWANCE.as_secs()) };
+                eprintln!("radiff: {what}; its log is {}; booting again ({} of {STALL_ATTEMPTS})", kept.display(), attempt + 1);
                 attempt += 1;
                 continue;
             }
