@@ -148,7 +148,7 @@ pub fn boot_watched(cache: &Cache, boot: &Boot, mut stop: impl FnMut() -> bool) 
         .arg("--cwd")
         .arg(&boot.shared)
         .arg("--append")
-        .arg(KERNEL_ARGS)
+        .arg(kernel_args())
         .arg(format!("--rodir={UDEV_RULES}={}", udev_rules(cache)?.display()))
         .arg("--exec")
         .arg(guest_command(&boot.command, &boot.shared));
@@ -254,6 +254,39 @@ fn halted(console: &Path) -> bool {
 ///   test run on a loaded host. QEMU's timer works; the check is for broken hardware.
 const KERNEL_ARGS: &str = "scsi_debug.add_host=0 null_blk.nr_devices=0 printk.time=1 oops=panic ftrace_dump_on_oops no_timer_check \
     rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose";
+
+/// [`KERNEL_ARGS`], and the TSC's frequency as the host measures it (`tsc_early_khz`).
+/// Under TCG the guest's TSC is the host's (QEMU reads the host's counter), but the guest
+/// calibrates it against the emulated PIT, and on a busy host that went wrong: "Fast TSC
+/// calibration failed" in most boots, then a PIT calibration of 244 or 684 MHz for a
+/// 2596 MHz counter in some, and the guest's clock ran up to 10 times too fast (a point
+/// measured 881 s in the guest took 90 s; pattern times were off as much).
+fn kernel_args() -> String {
+    match host_tsc_khz() {
+        Some(khz) => format!("{KERNEL_ARGS} tsc_early_khz={khz}"),
+        None => KERNEL_ARGS.to_string(),
+    }
+}
+
+/// The host's TSC frequency in kHz, counted against the monotonic clock over 200 ms (once
+/// per process); `None` off x86-64 or when the counter looks wrong.
+fn host_tsc_khz() -> Option<u64> {
+    static KHZ: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *KHZ.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: RDTSC has no memory effects; every x86-64 CPU has it.
+            let tsc = || unsafe { core::arch::x86_64::_rdtsc() };
+            let (t0, c0) = (Instant::now(), tsc());
+            std::thread::sleep(Duration::from_millis(200));
+            let (c1, elapsed) = (tsc(), t0.elapsed());
+            let khz = (c1.wrapping_sub(c0) as f64 / elapsed.as_secs_f64() / 1000.0).round() as u64;
+            (100_000..20_000_000).contains(&khz).then_some(khz)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        None
+    })
+}
 
 /// Where the guest's udev reads the distribution's rules.
 const UDEV_RULES: &str = "/usr/lib/udev/rules.d";
