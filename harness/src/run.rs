@@ -296,8 +296,11 @@ impl Lab {
             }
             std::fs::create_dir_all(dir.parent().expect("a run folder has a parent")).map_err(|e| Error::io(dir, e))?;
             std::fs::rename(&from, dir).map_err(|e| Error::io(dir, e))?;
-            for kept in ["console.log", "vng.cmd"] {
-                let _ = std::fs::copy(batch.join(kept), dir.join(kept));
+            // The boot's console and command, and the consoles of boots that stalled or
+            // crashed before it (`console.boot-stall-1.log`, `console.qemu-crash-1.log`).
+            let kept = std::fs::read_dir(&batch).into_iter().flatten().flatten().map(|e| e.file_name().to_string_lossy().into_owned());
+            for name in kept.filter(|n| n == "vng.cmd" || (n.starts_with("console.") && n.ends_with(".log"))) {
+                let _ = std::fs::copy(batch.join(&name), dir.join(&name));
             }
             let _ = std::fs::remove_file(dir.join(guest::POINT_STARTED));
             if status.as_ref().is_some_and(|s| s.ok) {
