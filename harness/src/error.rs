@@ -65,13 +65,17 @@ pub enum Error {
     #[error("`{command}` failed ({status}):\n{}", indent(output))]
     Command { command: String, status: String, output: String },
     /// A VM did not finish in time; console and partial results are kept in `dir`.
+    /// `last_step`: where the guest program was (status.json); `timeout_source`: which
+    /// timeout it was and where it is set.
     #[error(
-        "the VM did not finish within {} s and was killed; console log and partial results in {}\nconsole tail:\n{}",
+        "the VM did not finish within {} s{} and was killed{}; console log and partial results in {}\nconsole tail:\n{}",
         after.as_secs(),
+        timeout_source.as_ref().map(|t| format!(" ({t})")).unwrap_or_default(),
+        last_step.as_ref().map(|s| format!("; the guest's last step: `{s}`")).unwrap_or_default(),
         dir.display(),
         indent(console_tail)
     )]
-    VmTimeout { after: Duration, dir: PathBuf, console_tail: String },
+    VmTimeout { after: Duration, dir: PathBuf, last_step: Option<String>, timeout_source: Option<String>, console_tail: String },
     /// A VM ended without the guest reporting success.
     #[error("the guest failed: {message}\nconsole log and partial results in {}\nconsole tail:\n{}", dir.display(), indent(console_tail))]
     Guest { dir: PathBuf, message: String, console_tail: String },

@@ -60,6 +60,10 @@ pub struct QueueSettings {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuestSpec {
     pub device: DeviceKind,
+    /// The disk's PCI address (`0000:00:10.0`, [`crate::vm::disk_pci_address`]) when a boot
+    /// has several: each point of a batch reads its own. `None`: the one disk of `device`'s kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
     pub fs: FsKind,
     /// The first file's size (its write and extent sizes are in `Task::Prepare`).
     pub file_size: u64,
@@ -252,8 +256,99 @@ pub fn main(out: &Path) -> i32 {
     }
 }
 
+/// Where a batch keeps its points: `BATCH/0`, `BATCH/1`, ... (each a run folder with its
+/// `spec.json`), run in that order.
+pub fn batch_points(batch: &Path) -> Vec<PathBuf> {
+    let mut points: Vec<(usize, PathBuf)> = std::fs::read_dir(batch)
+        .map(|d| d.filter_map(|e| e.ok()).filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path()))).collect())
+        .unwrap_or_default();
+    points.sort();
+    points.into_iter().map(|(_, p)| p).collect()
+}
+
+/// A file the batch loop writes in a point's folder before the point starts: the host's
+/// watchdog times the point from when it appears.
+pub const POINT_STARTED: &str = "started";
+/// The point's time in the guest (seconds, from its start to its process's exit).
+pub const POINT_TIME: &str = "guest-time";
+
+/// `radiff-guest --batch BATCH`: runs every point of one boot in turn, each as a process
+/// of its own (`radiff-guest BATCH/N`, as a boot of its own runs it: the same address
+/// space, so mappings land where they would alone) on its own disk. Between points the
+/// loop unmounts the last point's file system and puts back the settings a point may
+/// change outside its disk (fault_around_bytes, the THP mode, khugepaged's scan period),
+/// as the boot had them; each point drops the caches and resets the tracer itself. The
+/// kernel log (the console) gets a line as each point begins and ends. The first point
+/// that fails ends the batch: the host runs the rest in a fresh boot.
+pub fn batch(batch: &Path) -> i32 {
+    let points = batch_points(batch);
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
+    // debugfs as a point mounts it (virtme-ng's init does not), so the boot's values can be read.
+    if !Path::new(FAULT_AROUND_BYTES).exists() && !is_mounted("debugfs") {
+        std::fs::create_dir_all(DEBUGFS).ok();
+        let _ = nix::mount::mount(Some("debugfs"), DEBUGFS, Some("debugfs"), nix::mount::MsFlags::empty(), None::<&str>);
+    }
+    // In the order they are put back: khugepaged's period before the mode that starts it.
+    let knobs: Vec<(&str, String)> = [KHUGEPAGED_SLEEP, FAULT_AROUND_BYTES, THP_ENABLED]
+        .into_iter()
+        .filter_map(|f| {
+            let text = read_sys(f).ok()?;
+            // `always [madvise] never` is written back as its bracketed word.
+            let value = if f == THP_ENABLED { thp_name(parse_thp(&text)?).to_string() } else { text };
+            Some((f, value))
+        })
+        .collect();
+    for (i, dir) in points.iter().enumerate() {
+        let n = points.len();
+        if i > 0 {
+            for (file, value) in &knobs {
+                let _ = std::fs::write(file, value);
+            }
+        }
+        kmsg(&format!("radiff-guest: point {} of {n} begins: {}", i + 1, dir.display()));
+        let _ = std::fs::write(dir.join(POINT_STARTED), b"");
+        let started = Instant::now();
+        let code = match std::process::Command::new(&exe).arg(dir).status() {
+            Ok(status) => status.code().unwrap_or(128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0)),
+            Err(e) => {
+                eprintln!("radiff-guest: cannot run {}: {e}", exe.display());
+                127
+            }
+        };
+        let secs = started.elapsed().as_secs_f64();
+        let _ = std::fs::write(dir.join(POINT_TIME), format!("{secs:.3}\n"));
+        kmsg(&format!("radiff-guest: point {} of {n} ended with exit code {code} after {secs:.1} s", i + 1));
+        // The point's tracer off and its file system gone before the next one.
+        let _ = std::fs::write(Path::new(TRACING).join("tracing_on"), "0");
+        if is_mount_point(MNT) {
+            if let Err(e) = nix::mount::umount(MNT) {
+                kmsg(&format!("radiff-guest: umount {MNT}: {e}; the rest of the batch goes to a fresh boot"));
+                return 1;
+            }
+        }
+        if code != 0 {
+            return code;
+        }
+    }
+    0
+}
+
+/// A line in the kernel log, so that the console shows where each point of a batch begins.
+fn kmsg(line: &str) {
+    match std::fs::OpenOptions::new().write(true).open("/dev/kmsg") {
+        Ok(mut f) => {
+            let _ = f.write_all(line.as_bytes());
+        }
+        Err(_) => eprintln!("{line}"),
+    }
+}
+
+fn is_mount_point(dir: &str) -> bool {
+    std::fs::read_to_string("/proc/mounts").map(|m| m.lines().any(|l| l.split_whitespace().nth(1) == Some(dir))).unwrap_or(false)
+}
+
 fn prepare(g: &mut Guest, spec: &GuestSpec, mkfs_args: &[String], write_size: u64, extent_size: Option<u64>) -> GResult<()> {
-    let device = find_device(spec.device)?;
+    let device = find_device(spec.device, spec.disk.as_deref())?;
     let dev_path = format!("/dev/{device}");
     g.step(&format!("mkfs.{} {dev_path}", spec.fs.name()));
     let mut cmd = std::process::Command::new(format!("mkfs.{}", spec.fs.name()));
@@ -316,7 +411,7 @@ fn write_data(g: &mut Guest, fs: FsKind, path: &Path, spec: &GuestFile) -> GResu
 }
 
 fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest, fds: u32, ops: &[Op], buffer_kb: u64) -> GResult<()> {
-    let device = find_device(spec.device)?;
+    let device = find_device(spec.device, spec.disk.as_deref())?;
     let dev_path = format!("/dev/{device}");
     let mut env = GuestEnv {
         release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
@@ -694,20 +789,30 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
 }
 
 /// The device under test: the NVMe namespace, or the UFS logical unit (a SCSI disk whose
-/// vendor is QEMU; scsi_debug's disks are skipped).
-fn find_device(kind: DeviceKind) -> GResult<String> {
+/// vendor is QEMU; scsi_debug's disks are skipped); with `pci`, the one below that PCI
+/// device (`/sys/block/NAME` resolves to `/sys/devices/pci0000:00/PCI/...`).
+fn find_device(kind: DeviceKind, pci: Option<&str>) -> GResult<String> {
     let mut names: Vec<String> = std::fs::read_dir("/sys/block")
         .map_err(|e| format!("/sys/block: {e}"))?
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
         .collect();
     names.sort();
-    let found = names.iter().find(|name| match kind {
-        DeviceKind::Nvme => name.starts_with("nvme"),
-        DeviceKind::Ufs => {
-            name.starts_with("sd") && read_sys(&format!("/sys/block/{name}/device/vendor")).map(|v| v == "QEMU").unwrap_or(false)
-        }
+    let below = |name: &str, pci: &str| {
+        std::fs::canonicalize(format!("/sys/block/{name}")).map(|p| p.to_string_lossy().contains(&format!("/{pci}/"))).unwrap_or(false)
+    };
+    let found = names.iter().find(|name| {
+        let kind_ok = match kind {
+            DeviceKind::Nvme => name.starts_with("nvme"),
+            DeviceKind::Ufs => {
+                name.starts_with("sd") && read_sys(&format!("/sys/block/{name}/device/vendor")).map(|v| v == "QEMU").unwrap_or(false)
+            }
+        };
+        kind_ok && pci.is_none_or(|pci| below(name, pci))
     });
-    let name = found.ok_or_else(|| format!("no {kind:?} disk in /sys/block (have: {})", names.join(" ")))?;
+    let name = found.ok_or_else(|| match pci {
+        Some(pci) => format!("no {kind:?} disk at PCI {pci} in /sys/block (have: {})", names.join(" ")),
+        None => format!("no {kind:?} disk in /sys/block (have: {})", names.join(" ")),
+    })?;
     if !Path::new("/dev").join(name).exists() {
         // devtmpfs is not always mounted by the guest's init.
         let dev = read_sys(&format!("/sys/block/{name}/dev"))?;

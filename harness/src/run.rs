@@ -13,7 +13,7 @@ use radiff_model::pattern;
 use crate::cache::{self, Cache};
 use crate::error::{tail, Error, Result};
 use crate::ftrace::{self, Capture, Filter};
-use crate::guest::{DeviceKind, GuestEnv, GuestSpec, Status, Task};
+use crate::guest::{self, DeviceKind, GuestEnv, GuestSpec, Status, Task};
 use crate::kernels::{Builder, Kernels};
 use crate::scenario::{Point, Scenario};
 use crate::vm::{self, Accel, Boot, Disk};
@@ -44,6 +44,7 @@ pub struct Lab {
     built: Mutex<HashMap<String, std::result::Result<PathBuf, String>>>,
     images: Mutex<()>,
     vcpus: u32,
+    boots: std::sync::atomic::AtomicUsize,
 }
 
 /// What a run produced.
@@ -54,13 +55,36 @@ pub struct RunOutput {
     pub capture: Capture,
     pub env: GuestEnv,
     pub accel: Accel,
-    /// Wall time of the boot (boot, mount, pattern, trace dump, reboot).
+    /// Wall time of the run: alone, its boot's (boot, mount, pattern, trace dump, reboot);
+    /// in a batch, its own time in the guest plus an equal share of what the boot spent
+    /// outside the points (booting, rebooting), so the points of a boot sum to its wall.
     pub wall: Duration,
+    /// Points the run's boot ran (1: a boot of its own) and that boot's wall time.
+    pub boot_points: usize,
+    pub boot_wall: Duration,
 }
+
+/// One point of a batch: `point` of `scenario`, its run folder named `name` (the variant,
+/// or a name of the caller's) under `runs/SCENARIO/`.
+#[derive(Clone, Copy, Debug)]
+pub struct Job<'a> {
+    pub scenario: &'a Scenario,
+    pub point: &'a Point,
+    pub name: &'a str,
+}
+
+/// Points one boot runs at most. Each has a disk of its own (a PCI slot, see
+/// [`vm::MAX_DISKS`]); more points a boot would also wait longer for its first result.
+pub const BATCH_POINTS: usize = 8;
+
+/// How long a batch's guest may take to start its first point (boot, virtme-ng's init):
+/// about 8 s on an idle 2-core host under TCG. A guest that has not started by then is
+/// booted again, as a boot that stalled (see vm.rs).
+const BOOT_ALLOWANCE: Duration = Duration::from_secs(150);
 
 impl Lab {
     pub fn new(cache: Cache, kernels: Kernels, guest: PathBuf, progress: &'static (dyn Fn(&str) + Sync)) -> Lab {
-        Lab { cache, kernels, guest, progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS }
+        Lab { cache, kernels, guest, progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS, boots: Default::default() }
     }
 
     /// Whether this host has what runs need (QEMU, virtme-ng, the kernel source): one
@@ -78,6 +102,12 @@ impl Lab {
     /// Virtual CPUs of the guests that run scenarios.
     pub fn vcpus(&self) -> u32 {
         self.vcpus
+    }
+
+    /// Guests booted so far to run scenario points (a boot that stalled and was made
+    /// again counts twice).
+    pub fn boots(&self) -> usize {
+        self.boots.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The bzImage of `variant`, building it if needed (once per `Lab`). `who` names the
@@ -151,6 +181,7 @@ impl Lab {
         drop(file);
         let spec = GuestSpec {
             device: scenario.device.kind,
+            disk: None,
             fs: scenario.fs,
             file_size: scenario.file_size,
             task: Task::Prepare { mkfs_args: Vec::new(), write_size: scenario.write_size, extent_size: scenario.extent_size },
@@ -175,37 +206,195 @@ impl Lab {
     }
 
     /// Runs `point` of `scenario` on the bzImage `kernel`, keeping the run's folder under
-    /// `runs/SCENARIO/NAME/`.
+    /// `runs/SCENARIO/NAME/`: a batch of one.
     pub fn run_kernel(&self, scenario: &Scenario, point: &Point, name: &str, kernel: &Path) -> Result<RunOutput> {
-        let image = self.image(scenario, name)?;
-        let mut dir = self.cache.dir("runs")?.join(&scenario.name).join(folder_name(name));
-        if let Some(label) = &point.label {
-            dir = dir.join(folder_name(label));
+        self.run_batch(kernel, &[Job { scenario, point, name }]).pop().expect("one result per job")
+    }
+
+    /// Runs every job on the bzImage `kernel`, [`BATCH_POINTS`] to a boot: one guest runs
+    /// them one after another, each on a disk of its own (its image attached from the
+    /// start, `snapshot=on`), with caches dropped, its file system mounted afresh, its own
+    /// trace and its own run folder (`runs/SCENARIO/NAME[/POINT]/`, as a run alone has it;
+    /// `console.log` there is the whole boot's). A point that fails (a guest error, a
+    /// panic, its scenario's timeout, counted from when it started) gets the error; the
+    /// points after it run in a fresh boot. Results come back in the jobs' order.
+    pub fn run_batch(&self, kernel: &Path, jobs: &[Job]) -> Vec<Result<RunOutput>> {
+        let mut results: Vec<Option<Result<RunOutput>>> = jobs.iter().map(|_| None).collect();
+        let mut pending = Vec::new();
+        for (i, job) in jobs.iter().enumerate() {
+            match self.image(job.scenario, job.name) {
+                Ok(image) => pending.push((i, image)),
+                Err(e) => results[i] = Some(Err(e)),
+            }
         }
-        let _lock = cache::lock(&self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([dir.to_string_lossy().as_bytes()]))))?;
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let costs: Vec<f64> = pending.iter().map(|(i, _)| point_cost(jobs[*i].scenario)).collect();
+        for bin in balanced_batches(&costs, BATCH_POINTS) {
+            let mut rest: Vec<(usize, PathBuf)> = bin.iter().map(|k| pending[*k].clone()).collect();
+            while !rest.is_empty() {
+                // Every boot settles at least its first point, so this ends.
+                for (i, result) in self.boot_batch(kernel, jobs, &rest) {
+                    results[i] = Some(result);
+                }
+                rest.retain(|(i, _)| results[*i].is_none());
+            }
         }
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let spec = GuestSpec {
-            device: scenario.device.kind,
-            fs: scenario.fs,
-            file_size: scenario.file_size,
-            task: Task::Run {
-                queue: point.queue.clone(),
-                vm: scenario.vm,
-                fds: pattern::fd_count(&scenario.steps),
-                ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
-                trace_buffer_kb: scenario.trace_buffer_kb,
-            },
-            other_files: guest_files(scenario),
+        results.into_iter().map(|r| r.expect("every job settled")).collect()
+    }
+
+    /// One boot of a batch: runs `points` (job index, image) in order and settles those it
+    /// reached: every point that finished, and the one that failed (or, if the boot never
+    /// reached a point, the first). The rest are left for the next boot.
+    fn boot_batch(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)]) -> Vec<(usize, Result<RunOutput>)> {
+        let first = points[0].0;
+        match self.boot_batch_inner(kernel, jobs, points) {
+            Ok(settled) => settled,
+            Err(e) => vec![(first, Err(e))],
+        }
+    }
+
+    fn boot_batch_inner(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)]) -> Result<Vec<(usize, Result<RunOutput>)>> {
+        static BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let runs = self.cache.dir("runs")?;
+        // Each point's run folder, locked (in one order, once each) for the whole boot.
+        let finals: Vec<PathBuf> = points.iter().map(|(i, _)| run_dir(&runs, &jobs[*i])).collect();
+        let mut lock_paths: Vec<PathBuf> = finals
+            .iter()
+            .map(|d| Ok(self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([d.to_string_lossy().as_bytes()])))))
+            .collect::<Result<_>>()?;
+        lock_paths.sort();
+        lock_paths.dedup();
+        let _locks = lock_paths.iter().map(|p| cache::lock(p)).collect::<Result<Vec<_>>>()?;
+        let batch = runs.join("_batch").join(format!("{}-{}", std::process::id(), BATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+        if batch.exists() {
+            std::fs::remove_dir_all(&batch).map_err(|e| Error::io(&batch, e))?;
+        }
+        let mut disks = Vec::new();
+        for (n, (i, image)) in points.iter().enumerate() {
+            let job = &jobs[*i];
+            let dir = batch.join(n.to_string());
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            let spec = run_spec(job.scenario, job.point, Some(vm::disk_pci_address(n)));
+            cache::write_atomic(&dir.join("spec.json"), &serde_json::to_vec_pretty(&spec).map_err(|e| Error::Other(e.to_string()))?)?;
+            disks.push(disk(job.scenario, image));
+        }
+        let timeouts: Vec<Duration> = points.iter().map(|(i, _)| jobs[*i].scenario.timeout).collect();
+        let boot = Boot {
+            kernel: kernel.to_path_buf(),
+            disks,
+            snapshot: true,
+            shared: batch.clone(),
+            command: format!("{} --batch {}", self.guest.display(), batch.display()),
+            cpus: self.vcpus,
+            memory_mb: points.iter().map(|(i, _)| memory_mb(jobs[*i].scenario)).max().unwrap_or(2048),
+            timeout: BOOT_ALLOWANCE + timeouts.iter().sum::<Duration>(),
         };
+        // The watchdog: each point has its scenario's timeout from when it starts; a guest
+        // that starts no point within BOOT_ALLOWANCE stalled at boot and boots again.
         let started = Instant::now();
-        let during = || format!("running {} on {name}", scenario.name);
-        let accel = self
-            .boot_guest(&dir, kernel, disk(scenario, &image), true, &spec, memory_mb(scenario), scenario.timeout)
-            .map_err(|e| no_space(e, &dir, 1 << 20, during))?;
-        let wall = started.elapsed();
+        let mut attempt = 1;
+        let (booted, watch) = loop {
+            let mut watch = Watch::new(points.len());
+            self.boots.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let booted = vm::boot_watched(&self.cache, &boot, || watch.overran(&batch, &timeouts));
+            // A kernel that panicked before the first point is the boot's trouble, not a
+            // point's: booted again, as a boot that stalled.
+            let boot_panic = !batch.join("0").join(guest::POINT_STARTED).exists() && kernel_panic(&std::fs::read_to_string(batch.join("console.log")).unwrap_or_default()).is_some();
+            if (watch.stalled || boot_panic) && attempt < STALL_ATTEMPTS {
+                let kind = if boot_panic { "boot-panic" } else { "boot-stall" };
+                let kept = batch.join(format!("console.{kind}-{attempt}.log"));
+                let _ = std::fs::rename(batch.join("console.log"), &kept);
+                let what = if boot_panic { "the kernel panicked before the guest started its first point".to_string() } else { format!("the guest started no point within {} s (a boot that stalled)", BOOT_ALLOWANCE.as_secs()) };
+                eprintln!("radiff: {what}; its log is {}; booting again ({} of {STALL_ATTEMPTS})", kept.display(), attempt + 1);
+                attempt += 1;
+                continue;
+            }
+            break (booted, watch);
+        };
+        let boot_wall = started.elapsed();
+        let console_path = batch.join("console.log");
+        let console = std::fs::read_to_string(&console_path).unwrap_or_default();
+        let point_walls = watch.point_walls(Instant::now());
+        let overhead = boot_wall.saturating_sub(point_walls.iter().flatten().sum()) / points.len() as u32;
+        let (accel, exit_code, mut boot_error) = match booted {
+            Ok(b) => (b.accel, b.exit_code, None),
+            Err(e) => (Accel::Tcg, None, Some(e)),
+        };
+        let mut settled = Vec::new();
+        for (n, (i, _)) in points.iter().enumerate() {
+            let job = &jobs[*i];
+            let from = batch.join(n.to_string());
+            let status: Option<Status> = std::fs::read_to_string(from.join("status.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+            let began = from.join(guest::POINT_STARTED).exists();
+            if !began && n > 0 {
+                break; // the next boot's
+            }
+            // The point's folder becomes its run folder, with the boot's console and command.
+            let dir = &finals[n];
+            if dir.exists() {
+                std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            }
+            std::fs::create_dir_all(dir.parent().expect("a run folder has a parent")).map_err(|e| Error::io(dir, e))?;
+            std::fs::rename(&from, dir).map_err(|e| Error::io(dir, e))?;
+            // The boot's console and command, and the consoles of boots that stalled or
+            // crashed before it (`console.boot-stall-1.log`, `console.qemu-crash-1.log`).
+            let kept = std::fs::read_dir(&batch).into_iter().flatten().flatten().map(|e| e.file_name().to_string_lossy().into_owned());
+            for name in kept.filter(|n| n == "vng.cmd" || (n.starts_with("console.") && n.ends_with(".log"))) {
+                let _ = std::fs::copy(batch.join(&name), dir.join(&name));
+            }
+            let _ = std::fs::remove_file(dir.join(guest::POINT_STARTED));
+            if status.as_ref().is_some_and(|s| s.ok) {
+                let wall = point_walls[n].unwrap_or_default() + overhead;
+                settled.push((*i, self.finish_run(job.scenario, dir.clone(), accel, wall, points.len(), boot_wall)));
+                continue;
+            }
+            // This point failed (or the boot did before it): it gets the error, the rest wait.
+            let slice = console_of_point(&console, n + 1);
+            let step = status.as_ref().map_or("(the guest program never started)".to_string(), |s| s.step.clone());
+            let error = if watch.overran_point == Some(n) {
+                Error::VmTimeout {
+                    after: timeouts[n],
+                    dir: dir.clone(),
+                    last_step: Some(step),
+                    timeout_source: Some(timeout_source(job.scenario)),
+                    console_tail: tail(&slice, 25),
+                }
+            } else if let Some(panic) = kernel_panic(&slice) {
+                // The trace the guest never saved, as the kernel dumped it (ftrace_dump_on_oops).
+                if let Some(dump) = ftrace_dump(&slice).filter(|_| !dir.join("trace.txt").exists()) {
+                    let _ = std::fs::write(dir.join("trace.txt"), dump);
+                }
+                Error::Guest { dir: dir.clone(), message: format!("the kernel panicked at step `{step}`:\n{panic}"), console_tail: tail(&slice, 10) }
+            } else if let Some(Status { error: Some(e), .. }) = &status {
+                Error::Guest { dir: dir.clone(), message: format!("at step `{step}`: {e}"), console_tail: tail(&slice, 20) }
+            } else if watch.stalled {
+                Error::Guest {
+                    dir: dir.clone(),
+                    message: format!("the guest started no point within {} s, in {STALL_ATTEMPTS} boots (boots that stalled)", BOOT_ALLOWANCE.as_secs()),
+                    console_tail: tail(&slice, 20),
+                }
+            } else {
+                match boot_error.take() {
+                    Some(Error::VmTimeout { after, console_tail, .. }) => {
+                        Error::VmTimeout { after, dir: dir.clone(), last_step: Some(step), timeout_source: None, console_tail }
+                    }
+                    Some(e) if !began => e,
+                    Some(e) => Error::Guest { dir: dir.clone(), message: format!("at step `{step}` the VM failed: {e}"), console_tail: tail(&slice, 20) },
+                    None => Error::Guest { dir: dir.clone(), message: format!("the guest stopped at step `{step}` (exit code {exit_code:?})"), console_tail: tail(&slice, 20) },
+                }
+            };
+            // A point that met a full file system (its folder, or the image QEMU writes) is
+            // NoSpace, naming the folder.
+            let error = no_space(error, dir, 1 << 20, || format!("running {} on {}", job.scenario.name, job.name));
+            settled.push((*i, Err(error)));
+            break;
+        }
+        let _ = std::fs::remove_dir_all(&batch);
+        Ok(settled)
+    }
+
+    /// Reads a finished point's results in `dir`: env.json, the trace (lost events are an
+    /// error), trace.json written.
+    fn finish_run(&self, scenario: &Scenario, dir: PathBuf, accel: Accel, wall: Duration, boot_points: usize, boot_wall: Duration) -> Result<RunOutput> {
         let env_path = dir.join("env.json");
         let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Json { file: env_path.clone(), source: e })?;
         let trace_path = dir.join("trace.txt");
@@ -237,8 +426,8 @@ impl Lab {
             });
         }
         let json = serde_json::to_vec_pretty(&capture).map_err(|e| Error::Json { file: dir.join("trace.json"), source: e })?;
-        cache::write_atomic(&dir.join("trace.json"), &json).map_err(|e| e.during(during))?;
-        Ok(RunOutput { dir, capture, env, accel, wall })
+        cache::write_atomic(&dir.join("trace.json"), &json).map_err(|e| e.during(|| format!("saving the trace of {}", scenario.name)))?;
+        Ok(RunOutput { dir, capture, env, accel, wall, boot_points, boot_wall })
     }
 
     /// Boots `variant`'s kernel with no disk and returns what `uname -r` printed in the
@@ -252,7 +441,7 @@ impl Lab {
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let boot = Boot {
             kernel,
-            disk: None,
+            disks: Vec::new(),
             snapshot: false,
             shared: dir.clone(),
             command: format!("uname -r > {}/release", dir.display()),
@@ -278,7 +467,7 @@ impl Lab {
         let _ = std::fs::remove_file(dir.join("status.json"));
         let boot = Boot {
             kernel: kernel.to_path_buf(),
-            disk: Some(disk),
+            disks: vec![disk],
             snapshot,
             shared: dir.to_path_buf(),
             command: format!("{} {}", self.guest.display(), dir.display()),
@@ -317,6 +506,198 @@ fn no_space(err: Error, dir: &Path, room: u64, during: impl FnOnce() -> String) 
         },
         other => other.during(during),
     }
+}
+
+/// A rough guess of a point's time in a TCG guest, seconds: its mount and trace dump
+/// (about a second) and the pages its reads, readahead calls and touches ask for (about
+/// 40000 a second: the headline's 131072 pages take about 3 s). Only for putting the
+/// heavy points of a test run into different boots and starting them first.
+pub fn point_cost(scenario: &Scenario) -> f64 {
+    let pages: u64 = pattern::expand(&scenario.steps, scenario.file_size)
+        .iter()
+        .map(|op| match op {
+            radiff_model::Op::Read { len, .. } | radiff_model::Op::Readahead { len, .. } => len.div_ceil(4096),
+            _ => 1,
+        })
+        .sum();
+    1.0 + pages as f64 / 40_000.0
+}
+
+/// What a boot costs besides its points (booting and rebooting, one vCPU under TCG), in
+/// the units of [`point_cost`].
+pub const BOOT_COST: f64 = 8.0;
+
+/// Points of the given costs split into the fewest boots of at most `max` points, their
+/// costs as even as can be (the costliest first, each to the boot with the least so
+/// far): each boot's point indices, in their original order.
+pub fn balanced_batches(costs: &[f64], max: usize) -> Vec<Vec<usize>> {
+    let count = costs.len().div_ceil(max.max(1));
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by(|a, b| costs[*b].total_cmp(&costs[*a]).then(a.cmp(b)));
+    let mut bins: Vec<(f64, Vec<usize>)> = vec![(0.0, Vec::new()); count];
+    for i in order {
+        let bin = bins.iter_mut().filter(|b| b.1.len() < max).min_by(|x, y| x.0.total_cmp(&y.0)).expect("room for every point");
+        bin.0 += costs[i];
+        bin.1.push(i);
+    }
+    bins.into_iter().map(|(_, mut b)| {
+        b.sort();
+        b
+    }).collect()
+}
+
+/// `n` items cut into the fewest batches of at most `max`, as even as can be (their
+/// index ranges, in order): 28 points of 8 at most are 4 batches of 7.
+pub fn batches(n: usize, max: usize) -> Vec<std::ops::Range<usize>> {
+    let count = n.div_ceil(max.max(1));
+    (0..count).map(|k| (n * k / count)..(n * (k + 1) / count)).collect()
+}
+
+/// A run's folder: `runs/SCENARIO/NAME[/POINT]/`.
+fn run_dir(runs: &Path, job: &Job) -> PathBuf {
+    let mut dir = runs.join(&job.scenario.name).join(folder_name(job.name));
+    if let Some(label) = &job.point.label {
+        dir = dir.join(folder_name(label));
+    }
+    dir
+}
+
+/// What the guest is asked to do for `point` of `scenario`, on the disk at PCI `disk`.
+fn run_spec(scenario: &Scenario, point: &Point, disk: Option<String>) -> GuestSpec {
+    GuestSpec {
+        device: scenario.device.kind,
+        disk,
+        fs: scenario.fs,
+        file_size: scenario.file_size,
+        task: Task::Run {
+            queue: point.queue.clone(),
+            vm: scenario.vm,
+            fds: pattern::fd_count(&scenario.steps),
+            ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
+            trace_buffer_kb: scenario.trace_buffer_kb,
+        },
+        other_files: guest_files(scenario),
+    }
+}
+
+/// Where a scenario's timeout comes from, for an error that names it.
+fn timeout_source(scenario: &Scenario) -> String {
+    format!("{} s, the timeout of {} (`timeout_s`; default 240 s plus 120 s per GiB of file)", scenario.timeout.as_secs(), scenario.path.display())
+}
+
+/// Which point of a batch runs and whether it overran its timeout, asked once a second
+/// while the VM runs: a point starts when its folder gets [`guest::POINT_STARTED`].
+struct Watch {
+    points: usize,
+    boot_started: Instant,
+    current: Option<(usize, Instant)>,
+    /// When each point was seen to start (to a second: the host's clock, not the guest's,
+    /// which under TCG runs fast when its TSC calibration failed).
+    starts: Vec<Option<Instant>>,
+    overran_point: Option<usize>,
+    stalled: bool,
+}
+
+/// Boots of one batch when the guest stalls before its first point.
+const STALL_ATTEMPTS: u32 = 3;
+
+impl Watch {
+    fn new(points: usize) -> Watch {
+        Watch { points, boot_started: Instant::now(), current: None, starts: vec![None; points], overran_point: None, stalled: false }
+    }
+
+    /// Each point's time on the host: from its start to the next one's (or the boot's end).
+    fn point_walls(&self, end: Instant) -> Vec<Option<Duration>> {
+        (0..self.points)
+            .map(|n| {
+                let start = self.starts[n]?;
+                let next = self.starts[n + 1..].iter().flatten().next().copied().unwrap_or(end);
+                Some(next.saturating_duration_since(start))
+            })
+            .collect()
+    }
+
+    fn overran(&mut self, batch: &Path, timeouts: &[Duration]) -> bool {
+        let now = Instant::now();
+        let from = self.current.map_or(0, |(n, _)| n + 1);
+        for n in from..self.points {
+            if batch.join(n.to_string()).join(guest::POINT_STARTED).exists() {
+                self.current = Some((n, now));
+                self.starts[n] = Some(now);
+            }
+        }
+        match self.current {
+            Some((n, since)) if now.duration_since(since) > timeouts[n] => {
+                self.overran_point = Some(n);
+                true
+            }
+            None if now.duration_since(self.boot_started) > BOOT_ALLOWANCE => {
+                self.stalled = true;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The console lines of the `n`-th point of a boot (1-based): from the guest's line
+/// `radiff-guest: point N of M begins` to the next point's (the whole console if there is
+/// no such line: the boot did not get that far).
+pub fn console_of_point(console: &str, n: usize) -> String {
+    let begins = |k: usize| console.find(&format!("radiff-guest: point {k} of "));
+    let Some(start) = begins(n) else { return console.to_string() };
+    let start = console[..start].rfind('\n').map_or(0, |p| p + 1);
+    let end = begins(n + 1).map_or(console.len(), |e| console[..e].rfind('\n').map_or(e, |p| p + 1));
+    console[start..end.max(start)].to_string()
+}
+
+/// The kernel's report of an oops or panic in a console, if it made one: the lines from
+/// the first `kernel BUG at`, `BUG: `, `Oops: `, `general protection fault` or `Kernel
+/// panic` to the end of its call trace (`</TASK>` or `---[ end trace`; at most 40), then
+/// the `Kernel panic - not syncing` line. The trace buffer's dump is left out.
+pub fn kernel_panic(console: &str) -> Option<String> {
+    let lines: Vec<&str> = console.lines().map(|l| l.trim_end_matches('\r')).collect();
+    let starts = ["kernel BUG at", "BUG: ", "Oops: ", "general protection fault", "Kernel panic - not syncing"];
+    let first = lines.iter().position(|l| starts.iter().any(|s| l.contains(s)))?;
+    let report_end = lines[first..]
+        .iter()
+        .position(|l| l.contains("</TASK>") || l.contains("---[ end trace") || l.contains("Dumping ftrace buffer:") || l.contains("Kernel panic - not syncing"))
+        .map_or(lines.len() - 1, |k| first + k);
+    let mut quoted: Vec<&str> = lines[first..=report_end.min(first + 39)].iter().copied().filter(|l| !l.contains("Dumping ftrace buffer:")).collect();
+    if let Some(panic) = lines[first..].iter().find(|l| l.contains("Kernel panic - not syncing")) {
+        if quoted.last() != Some(panic) {
+            quoted.push(panic);
+        }
+    }
+    Some(quoted.join("\n"))
+}
+
+/// The trace buffer as the kernel dumped it on the console at an oops
+/// (`ftrace_dump_on_oops`: the lines between `Dumping ftrace buffer:` and the closing
+/// dashes), without the console's timestamps: the partial trace of a run that panicked.
+pub fn ftrace_dump(console: &str) -> Option<String> {
+    let strip = |l: &str| -> String {
+        let l = l.trim_end_matches('\r');
+        match l.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+            Some((_, rest)) => rest.to_string(),
+            None => l.to_string(),
+        }
+    };
+    let mut lines = console.lines().map(strip).skip_while(|l| !l.contains("Dumping ftrace buffer:")).skip(1);
+    let mut out = String::from("# the trace buffer as the kernel dumped it on the console at the oops (ftrace_dump_on_oops)\n");
+    let first = lines.next()?;
+    if !first.starts_with("----") {
+        out.push_str(&first);
+        out.push('\n');
+    }
+    for l in lines {
+        if l.starts_with("----") {
+            break;
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    Some(out)
 }
 
 /// How to give a scenario's trace more room.
@@ -427,5 +808,138 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
         mapping: radiff_model::MappingLimits::for_fs(scenario.fs),
         ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
         other_files: env.other_files.iter().map(|f| radiff_model::FileInput { file_size: f.file_size, extents: f.extents.clone() }).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heavy_points_go_to_different_boots() {
+        // 9 points, two heavy: two boots, one heavy point each.
+        let mut costs = vec![1.0; 9];
+        costs[2] = 50.0;
+        costs[3] = 40.0;
+        let b = balanced_batches(&costs, 8);
+        assert_eq!(b.len(), 2);
+        assert!(b.iter().all(|bin| bin.contains(&2) != bin.contains(&3)), "{b:?}");
+        assert_eq!(b.iter().map(Vec::len).sum::<usize>(), 9);
+        assert!(b.iter().all(|bin| bin.windows(2).all(|w| w[0] < w[1])), "in the points' order: {b:?}");
+        assert_eq!(balanced_batches(&[1.0; 8], 8), vec![(0..8).collect::<Vec<_>>()]);
+        assert!(balanced_batches(&[], 8).is_empty());
+        for n in 1..30 {
+            let b = balanced_batches(&vec![1.0; n], 8);
+            assert_eq!(b.len(), n.div_ceil(8));
+            assert!(b.iter().all(|bin| !bin.is_empty() && bin.len() <= 8));
+        }
+    }
+
+    #[test]
+    fn points_are_cut_into_the_fewest_even_batches() {
+        assert_eq!(batches(28, 8), vec![0..7, 7..14, 14..21, 21..28]);
+        assert_eq!(batches(8, 8), vec![0..8]);
+        assert_eq!(batches(9, 8), vec![0..4, 4..9]);
+        assert_eq!(batches(1, 8), vec![0..1]);
+        assert!(batches(0, 8).is_empty());
+        for n in 1..40 {
+            let b = batches(n, 8);
+            assert_eq!(b.iter().map(|r| r.len()).sum::<usize>(), n);
+            assert!(b.iter().all(|r| (1..=8).contains(&r.len())), "{n}: {b:?}");
+            assert_eq!(b.len(), n.div_ceil(8));
+        }
+    }
+
+    /// A real console (fault-test kernel, a BUG() in page_cache_sync_ra(), oops=panic,
+    /// ftrace_dump_on_oops), cut short.
+    const PANIC: &str = "[    3.4] radiff-guest: point 1 of 2 begins: /r/_batch/1-0/0
+[    3.5] XFS (nvme0n1): Ending clean mount
+[    3.6] radiff-guest: point 1 of 2 ended with exit code 0 after 0.8 s
+[    4.1] radiff-guest: point 2 of 2 begins: /r/_batch/1-0/1
+[    4.9] ------------[ cut here ]------------
+[    4.9] kernel BUG at mm/readahead.c:594!
+[    4.9] Oops: invalid opcode: 0000 [#1] SMP
+[    4.9] RIP: 0010:0xffffffff810faae8
+[    4.9] Call Trace:
+[    4.9]  <TASK>
+[    4.9]  ? 0xffffffff810f21b3
+[    4.9]  </TASK>
+[    4.9] Dumping ftrace buffer:
+[    4.9] ---------------------------------
+[    4.9] radiff-g-80        0..... 46306us : page_cache_sync_ra: dev=259:1 ino=83 index=1 req_count=1
+[    4.9] radiff-g-80        0..... 47737us : page_cache_sync_ra: dev=259:1 ino=83 index=1000 req_count=3
+[    4.9] ---------------------------------
+[    4.9] ---[ end trace 0000000000000000 ]---
+[    4.9] RIP: 0010:0xffffffff810faae8
+[    4.9] Kernel panic - not syncing: Fatal exception
+[    4.9] Dumping ftrace buffer:
+[    4.9]    (ftrace buffer empty)
+";
+
+    #[test]
+    fn a_points_console_runs_from_its_line_to_the_next_points() {
+        let first = console_of_point(PANIC, 1);
+        assert!(first.starts_with("[    3.4] radiff-guest: point 1 of 2 begins"));
+        assert!(first.ends_with("exit code 0 after 0.8 s\n"), "{first}");
+        let second = console_of_point(PANIC, 2);
+        assert!(second.starts_with("[    4.1] radiff-guest: point 2 of 2 begins"));
+        assert!(second.contains("Kernel panic"));
+        assert!(!second.contains("point 1 of 2"));
+        // A point the boot never reached: the whole console (it may say why).
+        assert_eq!(console_of_point(PANIC, 3), PANIC);
+        assert_eq!(console_of_point("no markers\n", 1), "no markers\n");
+    }
+
+    #[test]
+    fn the_panic_is_quoted_without_the_trace_dump() {
+        let quoted = kernel_panic(PANIC).expect("a panic");
+        assert_eq!(
+            quoted,
+            "[    4.9] kernel BUG at mm/readahead.c:594!\n[    4.9] Oops: invalid opcode: 0000 [#1] SMP\n[    4.9] RIP: 0010:0xffffffff810faae8\n\
+             [    4.9] Call Trace:\n[    4.9]  <TASK>\n[    4.9]  ? 0xffffffff810f21b3\n[    4.9]  </TASK>\n[    4.9] Kernel panic - not syncing: Fatal exception"
+        );
+        assert_eq!(kernel_panic(&console_of_point(PANIC, 1)), None);
+        assert_eq!(kernel_panic("[ 1.0] sysrq: Resetting\n"), None);
+        // A panic without an oops before it is quoted alone.
+        assert_eq!(kernel_panic("[ 1.0] x\n[ 2.0] Kernel panic - not syncing: VFS: Unable to mount root fs\n").as_deref(), Some("[ 2.0] Kernel panic - not syncing: VFS: Unable to mount root fs"));
+    }
+
+    #[test]
+    fn the_dumped_trace_is_kept_without_console_stamps() {
+        let dump = ftrace_dump(PANIC).expect("a dump");
+        let lines: Vec<&str> = dump.lines().collect();
+        assert_eq!(lines.len(), 3, "{dump}");
+        assert!(lines[0].starts_with("# the trace buffer as the kernel dumped it"));
+        assert_eq!(lines[2], "radiff-g-80        0..... 47737us : page_cache_sync_ra: dev=259:1 ino=83 index=1000 req_count=3");
+        assert_eq!(ftrace_dump("[ 1.0] nothing\n"), None);
+    }
+
+    /// The watchdog times each point from when its folder gets `started`, with the
+    /// point's own timeout; before any point, the boot allowance.
+    #[test]
+    fn the_watchdog_times_each_point_from_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let batch = dir.path();
+        for n in 0..2 {
+            std::fs::create_dir_all(batch.join(n.to_string())).unwrap();
+        }
+        let timeouts = [Duration::from_secs(3600), Duration::ZERO];
+        let mut watch = Watch::new(2);
+        assert!(!watch.overran(batch, &timeouts), "no point yet, within the allowance");
+        std::fs::write(batch.join("0").join(guest::POINT_STARTED), b"").unwrap();
+        assert!(!watch.overran(batch, &timeouts), "point 1 has an hour");
+        assert_eq!(watch.current.map(|c| c.0), Some(0));
+        std::fs::write(batch.join("1").join(guest::POINT_STARTED), b"").unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(!watch.overran(batch, &timeouts), "point 2 is seen to start now");
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(watch.overran(batch, &timeouts), "point 2 has no time at all");
+        assert_eq!(watch.overran_point, Some(1));
+        assert!(!watch.stalled);
+        let mut stalled = Watch::new(2);
+        stalled.boot_started -= BOOT_ALLOWANCE + Duration::from_secs(1);
+        let empty = tempfile::tempdir().unwrap();
+        assert!(stalled.overran(empty.path(), &timeouts));
+        assert!(stalled.stalled && stalled.overran_point.is_none());
     }
 }

@@ -35,10 +35,13 @@ impl Disk {
         }
     }
 
-    /// QEMU options attaching the disk. `snapshot` sends the guest's writes to a throwaway
+    /// QEMU options attaching the disk as the `n`-th of its boot: its own drive and
+    /// controller ids, serial `radiffN` and a fixed PCI slot ([`disk_pci_address`]), by
+    /// which the guest finds it. `snapshot` sends the guest's writes to a throwaway
     /// overlay, so every variant reads the same, unchanged image (a read-only drive would
-    /// stop XFS from mounting: log recovery wants to write).
-    pub fn qemu_opts(&self, snapshot: bool) -> String {
+    /// stop XFS from mounting: log recovery wants to write); one image may be attached
+    /// several times in one boot (each its own overlay).
+    pub fn qemu_opts(&self, snapshot: bool, n: usize) -> String {
         let drive = |id: &str| {
             format!(
                 // werror/rerror=report: a write that meets a full host file system is an I/O
@@ -48,26 +51,42 @@ impl Disk {
                 if snapshot { ",snapshot=on" } else { "" }
             )
         };
+        let addr = format!("addr={:#04x}.0", FIRST_DISK_SLOT + n as u32);
         match self {
             Disk::Nvme { mdts, logical_block_size, opt_io_size, min_io_size, .. } => {
-                let mut dev = format!("-device nvme,serial=radiff0,drive=nvm,mdts={mdts}");
+                let mut dev = format!("-device nvme,serial=radiff{n},drive=nvm{n},mdts={mdts},{addr}");
                 for (name, value) in [("logical_block_size", logical_block_size), ("physical_block_size", logical_block_size), ("opt_io_size", opt_io_size), ("min_io_size", min_io_size)] {
                     if let Some(v) = value {
                         dev.push_str(&format!(",{name}={v}"));
                     }
                 }
-                format!("{} {dev}", drive("nvm"))
+                format!("{} {dev}", drive(&format!("nvm{n}")))
             }
-            Disk::Ufs { .. } => format!("-device ufs,serial=radiff0,id=ufs0 {} -device ufs-lu,drive=ufsd,lun=0", drive("ufsd")),
+            Disk::Ufs { .. } => {
+                format!("-device ufs,serial=radiff{n},id=ufs{n},{addr} {} -device ufs-lu,drive=ufsd{n},lun=0,bus=ufs{n}", drive(&format!("ufsd{n}")))
+            }
         }
     }
 }
 
-/// One boot: a kernel, a disk, a folder shared with the guest, one guest command.
+/// The PCI slot of a boot's first disk; disk N is in slot FIRST_DISK_SLOT + N. virtme-ng's
+/// own devices (9p shares, virtio-serial, the q35 chipset) take slots 0x00-0x0a and 0x1f.
+const FIRST_DISK_SLOT: u32 = 0x10;
+
+/// Disks one boot can attach ([`FIRST_DISK_SLOT`] up to 0x1d, below the chipset's 0x1f).
+pub const MAX_DISKS: usize = 14;
+
+/// The PCI address the guest sees the `n`-th disk of a boot at (`0000:00:10.0` for the first).
+pub fn disk_pci_address(n: usize) -> String {
+    format!("0000:00:{:02x}.0", FIRST_DISK_SLOT + n as u32)
+}
+
+/// One boot: a kernel, its disks, a folder shared with the guest, one guest command.
 #[derive(Clone, Debug)]
 pub struct Boot {
     pub kernel: PathBuf,
-    pub disk: Option<Disk>,
+    /// Attached in order: disk N at [`disk_pci_address`]`(N)`, at most [`MAX_DISKS`].
+    pub disks: Vec<Disk>,
     pub snapshot: bool,
     /// Shared read-write at the same path inside the guest; the console log goes here too.
     pub shared: PathBuf,
@@ -90,6 +109,13 @@ pub struct Booted {
 /// Boots, runs the command and waits for the VM to end (the guest reboots, QEMU exits), at
 /// most `boot.timeout`.
 pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
+    boot_watched(cache, boot, || false)
+}
+
+/// [`boot`], asking `stop` once a second whether to end the VM now (a watchdog of the
+/// caller's: a batch's point that overran its own timeout). A VM so stopped ends as
+/// `Ok` with no exit code; the caller knows why.
+pub fn boot_watched(cache: &Cache, boot: &Boot, mut stop: impl FnMut() -> bool) -> Result<Booted> {
     require_tool("qemu-system-x86_64")?;
     let vng = cache.vng();
     if vng.components().count() == 1 {
@@ -124,7 +150,7 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
         .arg("--cwd")
         .arg(&boot.shared)
         .arg("--append")
-        .arg(KERNEL_ARGS)
+        .arg(kernel_args())
         .arg(format!("--rodir={UDEV_RULES}={}", udev_rules(cache)?.display()))
         .arg("--exec")
         .arg(guest_command(&boot.command, &boot.shared));
@@ -133,8 +159,11 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
     }
     // --qemu-opts must come last: vng passes everything after it to QEMU.
     let mut qemu_opts = SMP_TOPOLOGY.to_string();
-    if let Some(disk) = &boot.disk {
-        qemu_opts = format!("{qemu_opts} {}", disk.qemu_opts(boot.snapshot));
+    if boot.disks.len() > MAX_DISKS {
+        return Err(Error::Other(format!("a boot can attach at most {MAX_DISKS} disks, not {}", boot.disks.len())));
+    }
+    for (n, disk) in boot.disks.iter().enumerate() {
+        qemu_opts = format!("{qemu_opts} {}", disk.qemu_opts(boot.snapshot, n));
     }
     cmd = cmd.arg(format!("--qemu-opts={qemu_opts}"));
     std::fs::write(boot.shared.join("vng.cmd"), format!("{}\n", cmd.display())).map_err(|e| Error::io(&boot.shared, e))?;
@@ -143,7 +172,7 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
     loop {
         let _ = std::fs::remove_file(&exit_code_file);
         let started = Instant::now();
-        let outcome = cmd.run_logged_until(&console, boot.timeout, Duration::from_secs(3600), |_| {}, || halted(&console))?;
+        let outcome = cmd.run_logged_until(&console, boot.timeout, Duration::from_secs(3600), |_| {}, || halted(&console) || stop())?;
         let text = std::fs::read_to_string(&console).unwrap_or_default();
         // QEMU's own trouble, not the guest's doing, is worth another boot: an assertion of
         // QEMU's, or a VM killed before the guest's init reached the command (a boot that
@@ -167,7 +196,7 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
                 let exit_code = std::fs::read_to_string(&exit_code_file).ok().and_then(|t| t.trim().parse().ok());
                 Ok(Booted { accel, elapsed: started.elapsed(), console, exit_code })
             }
-            Outcome::TimedOut(after) => Err(Error::VmTimeout { after, dir: boot.shared.clone(), console_tail: log_tail(&console, 25) }),
+            Outcome::TimedOut(after) => Err(Error::VmTimeout { after, dir: boot.shared.clone(), last_step: None, timeout_source: None, console_tail: log_tail(&console, 25) }),
         };
     }
 }
@@ -215,8 +244,51 @@ fn halted(console: &Path) -> bool {
 ///   page, about 6 s of a one-vCPU boot under emulation. The host's files do not change
 ///   during a boot, and the shared run folder is a mount of its own, without cache.
 /// - `printk.time` stamps the console log, so a slow boot shows where its time went.
-const KERNEL_ARGS: &str = "scsi_debug.add_host=0 null_blk.nr_devices=0 printk.time=1 \
+/// - `oops=panic`: an oops (a `BUG()`, a bad access in the kernel) panics, and virtme-ng's
+///   `panic=-1` with QEMU's `-no-reboot` ends the VM at once, its console holding the
+///   report. Without it the kernel kills the task and runs on, perhaps with a folio left
+///   locked, and the next read of a batch would hang until its timeout.
+///   `ftrace_dump_on_oops` prints the trace buffer to the console first: the run's
+///   partial trace (the guest never gets to save it), which radiff keeps as trace.txt.
+/// - `no_timer_check`: the boot's check that the IO-APIC timer ticks gives up after a
+///   fixed count of loops, which a host busy with other work made too short under TCG:
+///   `Kernel panic - not syncing: IO-APIC + timer doesn't work!` at 0.04 s, once in a
+///   test run on a loaded host. QEMU's timer works; the check is for broken hardware.
+const KERNEL_ARGS: &str = "scsi_debug.add_host=0 null_blk.nr_devices=0 printk.time=1 oops=panic ftrace_dump_on_oops no_timer_check \
     rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose";
+
+/// [`KERNEL_ARGS`], and the TSC's frequency as the host measures it (`tsc_early_khz`).
+/// Under TCG the guest's TSC is the host's (QEMU reads the host's counter), but the guest
+/// calibrates it against the emulated PIT, and on a busy host that went wrong: "Fast TSC
+/// calibration failed" in most boots, then a PIT calibration of 244 or 684 MHz for a
+/// 2596 MHz counter in some, and the guest's clock ran up to 10 times too fast (a point
+/// measured 881 s in the guest took 90 s; pattern times were off as much).
+fn kernel_args() -> String {
+    match host_tsc_khz() {
+        Some(khz) => format!("{KERNEL_ARGS} tsc_early_khz={khz}"),
+        None => KERNEL_ARGS.to_string(),
+    }
+}
+
+/// The host's TSC frequency in kHz, counted against the monotonic clock over 200 ms (once
+/// per process); `None` off x86-64 or when the counter looks wrong.
+fn host_tsc_khz() -> Option<u64> {
+    static KHZ: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *KHZ.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: RDTSC has no memory effects; every x86-64 CPU has it.
+            let tsc = || unsafe { core::arch::x86_64::_rdtsc() };
+            let (t0, c0) = (Instant::now(), tsc());
+            std::thread::sleep(Duration::from_millis(200));
+            let (c1, elapsed) = (tsc(), t0.elapsed());
+            let khz = (c1.wrapping_sub(c0) as f64 / elapsed.as_secs_f64() / 1000.0).round() as u64;
+            (100_000..20_000_000).contains(&khz).then_some(khz)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        None
+    })
+}
 
 /// Where the guest's udev reads the distribution's rules.
 const UDEV_RULES: &str = "/usr/lib/udev/rules.d";
@@ -295,6 +367,25 @@ fn probe_kvm(log: &Path, kernel: &Path) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each disk of a boot has its own drive, controller, serial and PCI slot; the guest
+    /// finds disk N at disk_pci_address(N).
+    #[test]
+    fn the_disks_of_a_boot_are_told_apart() {
+        let nvme = Disk::Nvme { image: "/i/a.img".into(), mdts: 7, logical_block_size: Some(4096), opt_io_size: None, min_io_size: None };
+        let ufs = Disk::Ufs { image: "/i/b.img".into() };
+        assert_eq!(
+            nvme.qemu_opts(true, 0),
+            "-drive file=/i/a.img,if=none,id=nvm0,format=raw,cache=none,snapshot=on -device nvme,serial=radiff0,drive=nvm0,mdts=7,addr=0x10.0,logical_block_size=4096,physical_block_size=4096"
+        );
+        assert_eq!(
+            ufs.qemu_opts(true, 3),
+            "-device ufs,serial=radiff3,id=ufs3,addr=0x13.0 -drive file=/i/b.img,if=none,id=ufsd3,format=raw,cache=none,snapshot=on -device ufs-lu,drive=ufsd3,lun=0,bus=ufs3"
+        );
+        assert_eq!(disk_pci_address(0), "0000:00:10.0");
+        assert_eq!(disk_pci_address(MAX_DISKS - 1), "0000:00:1d.0");
+        assert!(FIRST_DISK_SLOT as usize + MAX_DISKS <= 0x1f, "slot 0x1f is the q35 chipset's");
+    }
 
     #[test]
     fn qemu_assertions_are_told_apart_from_guest_failures() {

@@ -17,7 +17,7 @@ use radiff::cache::Cache;
 use radiff::compare::{self, normalise};
 use radiff::kernels::Kernels;
 use radiff::kernels::ModelExpectation;
-use radiff::run::{model_input, Lab, RunOutput};
+use radiff::run::{model_input, Job, Lab, RunOutput};
 use radiff::scenario::{self, Point, Scenario};
 use radiff::summary;
 use radiff::vm;
@@ -56,20 +56,144 @@ fn main() -> ExitCode {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let _ = VCPUS.set((cores / args.test_threads.unwrap_or(cores).max(1)).max(1) as u32);
     let root = radiff::repo_root();
-    let trials = match trials(&root) {
+    let (trials, needs) = match trials(&root) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(101);
         }
     };
+    // One boot per kernel (and per BATCH_POINTS points): the runs the selected trials need,
+    // grouped by variant, in the trials' order.
+    if !args.list {
+        let selected: Vec<&str> = trials.iter().filter(|t| !args.is_filtered_out(t)).map(|t| t.name()).collect();
+        let plan = Plan::new(selected.iter().filter_map(|name| needs.get(*name)).flatten());
+        let trials = plan.order(trials, &needs);
+        let _ = PLAN.set(plan);
+        return libtest_mimic::run(&args, trials).exit_code();
+    }
     libtest_mimic::run(&args, trials).exit_code()
 }
 
-fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
+/// A run a trial needs: `point` of `scenario` on `variant`.
+#[derive(Clone)]
+struct Need {
+    scenario: Scenario,
+    point: Point,
+    variant: String,
+}
+
+impl Need {
+    fn new(scenario: &Scenario, point: &Point, variant: &str) -> Need {
+        Need { scenario: scenario.clone(), point: point.clone(), variant: variant.to_string() }
+    }
+
+    fn key(&self) -> String {
+        self.scenario.trial_name(&self.variant, &self.point)
+    }
+}
+
+type SharedResult = Result<Arc<RunOutput>, String>;
+
+/// The runs of a test process, grouped into batches: each batch is the points of one
+/// variant that one boot runs ([`radiff::run::BATCH_POINTS`] at most), made by the first
+/// trial that needs one of them; the other trials of the batch then find their run done.
+struct Plan {
+    batch_of: HashMap<String, Arc<Batch>>,
+}
+
+struct Batch {
+    variant: String,
+    needs: Vec<Need>,
+    /// [`radiff::run::point_cost`]s and a boot: which batch to start first.
+    cost: f64,
+    results: OnceLock<HashMap<String, SharedResult>>,
+}
+
+static PLAN: OnceLock<Plan> = OnceLock::new();
+
+impl Plan {
+    fn new<'a>(needs: impl Iterator<Item = &'a Need>) -> Plan {
+        let mut by_variant: Vec<(String, Vec<Need>)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for need in needs {
+            if !seen.insert(need.key()) {
+                continue;
+            }
+            match by_variant.iter_mut().find(|(v, _)| *v == need.variant) {
+                Some((_, list)) => list.push(need.clone()),
+                None => by_variant.push((need.variant.clone(), vec![need.clone()])),
+            }
+        }
+        let mut batch_of = HashMap::new();
+        for (variant, list) in by_variant {
+            let costs: Vec<f64> = list.iter().map(|n| radiff::run::point_cost(&n.scenario)).collect();
+            for bin in radiff::run::balanced_batches(&costs, radiff::run::BATCH_POINTS) {
+                let cost = radiff::run::BOOT_COST + bin.iter().map(|i| costs[*i]).sum::<f64>();
+                let batch = Arc::new(Batch { variant: variant.clone(), needs: bin.iter().map(|i| list[*i].clone()).collect(), cost, results: OnceLock::new() });
+                for need in &batch.needs {
+                    batch_of.insert(need.key(), batch.clone());
+                }
+            }
+        }
+        Plan { batch_of }
+    }
+
+    /// The order to start trials in: the first trial of each batch, the costliest batch
+    /// first (beside the other long trials), then the rest, whose runs are then made or
+    /// being made. Two threads thus never wait on one batch while another waits to start.
+    fn order(&self, trials: Vec<Trial>, needs: &Needs) -> Vec<Trial> {
+        let mut first_of_batch = std::collections::HashSet::new();
+        let mut keyed: Vec<((bool, i64, String), Trial)> = trials
+            .into_iter()
+            .map(|t| {
+                let name = t.name().to_string();
+                let batch = needs.get(&name).and_then(|n| n.first()).and_then(|n| self.batch_of.get(&n.key()));
+                let cost = batch.map_or_else(|| other_trial_cost(&name), |b| b.cost);
+                let first = batch.is_none_or(|b| first_of_batch.insert(Arc::as_ptr(b) as usize));
+                ((!first, -(cost * 1000.0) as i64, name), t)
+            })
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.into_iter().map(|(_, t)| t).collect()
+    }
+}
+
+/// A rough guess (seconds on one vCPU) of the trials that run no batch, to start the
+/// long ones early.
+fn other_trial_cost(name: &str) -> f64 {
+    match name.split("::").next().unwrap_or("") {
+        "explore" => 90.0,
+        "bisect" => 60.0,
+        "vm_faults" => 40.0,
+        "batch" => 30.0,
+        _ => 10.0,
+    }
+}
+
+impl Batch {
+    fn run(&self, who: &str) -> HashMap<String, SharedResult> {
+        let lab = match lab() {
+            Ok(lab) => lab,
+            Err(e) => return self.needs.iter().map(|n| (n.key(), Err(format!("{e:?}")))).collect(),
+        };
+        let kernel = match lab.kernel(&self.variant, who) {
+            Ok(k) => k,
+            Err(e) => return self.needs.iter().map(|n| (n.key(), Err(e.to_string()))).collect(),
+        };
+        let jobs: Vec<Job> = self.needs.iter().map(|n| Job { scenario: &n.scenario, point: &n.point, name: &self.variant }).collect();
+        let results = lab.run_batch(&kernel, &jobs);
+        self.needs.iter().zip(results).map(|(n, r)| (n.key(), r.map(Arc::new).map_err(|e| e.to_string()))).collect()
+    }
+}
+
+type Needs = HashMap<String, Vec<Need>>;
+
+fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
     let kernels = Kernels::load(root)?;
     let known = kernels.names();
     let mut trials = Vec::new();
+    let mut needs: Needs = HashMap::new();
     for (path, loaded) in scenario::load_each(&root.join("scenarios"))? {
         // A file that does not load fails its own trial; every other scenario still runs.
         let (scenario, variants) = match loaded.and_then(|s| s.variants(&known).map(|v| (s, v))) {
@@ -84,6 +208,12 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
         for point in &scenario.points {
             for variant in &variants {
                 let name = scenario.trial_name(variant, point);
+                let mut need = vec![Need::new(&scenario, point, variant)];
+                // A variant without a model policy is shown against the base kernel's run.
+                if kernels.variant(variant)?.model.policy().is_none() {
+                    need.push(Need::new(&scenario, point, "base"));
+                }
+                needs.insert(name.clone(), need);
                 let (s, p, v, n) = (scenario.clone(), point.clone(), variant.clone(), name.clone());
                 trials.push(Trial::test(name, move || trial(&s, &p, &v, &n)));
             }
@@ -97,6 +227,12 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
     // A patch the model has no policy for, and one declared `model: base`, checked on the
     // headline's runs of the seed variants (shared with their own trials: no extra boot).
     let (h1, h2) = (headline_for_bisect(root)?, headline_for_bisect(root)?);
+    let p = &h1.points[0];
+    needs.insert(
+        "unknown_patch::no_policy_shows_the_base_difference".into(),
+        ["async-align-v1", "sync-ra-when-disabled", "base"].iter().map(|v| Need::new(&h1, p, v)).collect(),
+    );
+    needs.insert("unknown_patch::model_base_fails_at_the_first_window".into(), vec![Need::new(&h1, p, "async-align-v1")]);
     trials.push(Trial::test("unknown_patch::no_policy_shows_the_base_difference", move || no_policy_shows_the_base_difference(&h1)));
     trials.push(Trial::test("unknown_patch::model_base_fails_at_the_first_window", move || model_base_fails_at_the_first_window(&h2)));
     // The model's search finds seed 000's class by itself and the kernel confirms it.
@@ -115,15 +251,34 @@ fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
     // A ring buffer too small for the scenario's events: the run fails saying so.
     let tiny = Scenario::load(&root.join("harness/tests/fixtures/tiny_trace_buffer.yaml"))?;
     trials.push(Trial::test("lost_events::tiny_trace_buffer::base", move || lost_events_fail_the_run(&tiny)));
-    // The same scenario twice on the same kernel gives the same trace.
-    let headline = Scenario::load(&root.join("scenarios/1mib_after_4k.yaml"))?;
-    trials.push(Trial::test("repeatable::scenario_1mib_after_4k::base", move || repeatable(&headline, "base")));
+    // A scenario gives the same trace in a boot of its own as in a batch (after a scenario
+    // that changes fault_around_bytes, before one on another file system).
+    let batched: Vec<Scenario> = ["mmap_fault_around_4k", "1mib_after_4k", "mmap_seq_ext4"]
+        .iter()
+        .map(|n| Scenario::load(&root.join("scenarios").join(format!("{n}.yaml"))))
+        .collect::<radiff::Result<_>>()?;
+    trials.push(Trial::test("batch::alone_equals_batched::scenario_1mib_after_4k::base", move || alone_equals_batched(&batched, 1, "base")));
+    // The test-only fault-test kernel: a panic and a hang inside a batch's reads.
+    let faults = Arc::new(
+        ["fault_none", "fault_panic", "fault_hang", "fault_none"]
+            .iter()
+            .map(|n| Scenario::load(&root.join("harness/tests/fixtures").join(format!("{n}.yaml"))))
+            .collect::<radiff::Result<Vec<_>>>()?,
+    );
+    for (name, check) in [
+        ("vm_faults::panic_in_readahead::fault-test", panic_in_readahead as fn(&FaultBatch) -> Result<(), String>),
+        ("vm_faults::hang_in_readahead::fault-test", hang_in_readahead),
+        ("vm_faults::the_batch_goes_on_in_a_fresh_boot::fault-test", batch_goes_on),
+    ] {
+        let f = faults.clone();
+        trials.push(Trial::test(name, move || fault_batch(&f).and_then(check).map_err(|e| Failed::from(format!("{name}: {e}")))));
+    }
     // Bisecting names the patch (in a series) and the commit (in a tree) that changed a trace.
     let (h1, h2) = (headline_for_bisect(root)?, headline_for_bisect(root)?);
     trials.push(Trial::test("bisect::series_names_seed_000", move || bisect_series(&h1)));
     trials.push(Trial::test("bisect::tree_names_seed_000", move || bisect_tree(&h2)));
     trials.sort_by(|a, b| a.name().cmp(b.name()));
-    Ok(trials)
+    Ok((trials, needs))
 }
 
 fn headline_for_bisect(root: &Path) -> radiff::Result<Scenario> {
@@ -225,7 +380,7 @@ fn halted_guest_is_stopped() -> Result<(), Failed> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let boot = vm::Boot {
         kernel,
-        disk: None,
+        disks: Vec::new(),
         snapshot: false,
         shared: dir.clone(),
         command: "mount --bind /dev/null /proc/sysrq-trigger; exit 7".into(),
@@ -287,19 +442,144 @@ fn lost_events_fail_the_run(scenario: &Scenario) -> Result<(), Failed> {
     Ok(())
 }
 
-fn repeatable(scenario: &Scenario, variant: &str) -> Result<(), Failed> {
+/// `scenarios[at]` alone (a boot of its own) and in a batch with the others (one boot,
+/// in that order) gives the same trace: requests, folios and windows. Two runs on one
+/// kernel, so this also shows a trace repeats.
+fn alone_equals_batched(scenarios: &[Scenario], at: usize, variant: &str) -> Result<(), Failed> {
     let lab = lab()?;
-    let point = &scenario.points[0];
-    let who = format!("repeatable::scenario_{}::{variant}", scenario.name);
-    let first = lab.run(scenario, point, variant, &who).map_err(|e| e.to_string())?;
-    let second = lab.run(scenario, point, variant, &who).map_err(|e| e.to_string())?;
-    eprintln!("{who}: two runs in {:.1} s and {:.1} s", first.wall.as_secs_f64(), second.wall.as_secs_f64());
-    match compare::compare(&first.capture.trace, &second.capture.trace) {
+    let s = &scenarios[at];
+    let who = format!("batch::alone_equals_batched::scenario_{}::{variant}", s.name);
+    let kernel = lab.kernel(variant, &who).map_err(|e| e.to_string())?;
+    let alone = lab.run_kernel(s, &s.points[0], &format!("{variant}~alone"), &kernel).map_err(|e| format!("{who}: alone: {e}"))?;
+    let jobs: Vec<Job> = scenarios.iter().map(|s| Job { scenario: s, point: &s.points[0], name: "base~batched" }).collect();
+    let mut results = lab.run_batch(&kernel, &jobs);
+    let batched = results.swap_remove(at).map_err(|e| format!("{who}: batched: {e}"))?;
+    eprintln!(
+        "{who}: alone {:.1} s in a boot of its own; batched, point {} of a boot of {} ({:.1} s in all); folders {} and {}",
+        alone.wall.as_secs_f64(),
+        at + 1,
+        batched.boot_points,
+        batched.boot_wall.as_secs_f64(),
+        alone.dir.display(),
+        batched.dir.display()
+    );
+    if batched.boot_points != scenarios.len() {
+        return Err(format!("{who}: the batch ran in {} boots, not one: a point failed ({:?})", scenarios.len() - batched.boot_points + 1, results.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect::<Vec<_>>()).into());
+    }
+    match compare::compare(&alone.capture.trace, &batched.capture.trace) {
         None => Ok(()),
         Some(d) => {
-            let text = compare::render(&d, &who, "cargo test --test scenarios -- --exact repeatable::scenario_1mib_after_4k::base");
-            Err(format!("two runs of the same scenario on the same kernel differ (kernel = first run, model = second):\n{text}").into())
+            let text = compare::render(&d, &who, &format!("cargo test --test scenarios -- --exact {who}"));
+            Err(format!("the scenario's trace alone and in a batch differ (kernel = alone, model = batched):\n{text}").into())
         }
+    }
+}
+
+/// The fault trials' batch on the test-only `fault-test` kernel: [no fault, panic, hang,
+/// no fault], each run's result (the error as the trial sees it).
+struct FaultBatch {
+    results: Vec<radiff::Result<RunOutput>>,
+    wall: Duration,
+}
+
+fn fault_batch(scenarios: &[Scenario]) -> Result<&'static FaultBatch, String> {
+    static BATCH: OnceLock<Result<FaultBatch, String>> = OnceLock::new();
+    BATCH
+        .get_or_init(|| {
+            let lab = lab().map_err(|e| format!("{e:?}"))?;
+            let root = radiff::repo_root();
+            let dir = root.join("harness/tests/variants/fault-test");
+            let mut patches: Vec<PathBuf> = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            patches.sort();
+            let variant = radiff::kernels::Variant { name: "fault-test".into(), patches, model: ModelExpectation::None };
+            let builder = radiff::kernels::Builder::new(&lab.kernels, &lab.cache, lab.progress);
+            let kernel = builder.build(&variant).map_err(|e| e.to_string())?.bzimage;
+            let names = ["fault-test~before", "fault-test", "fault-test", "fault-test~after"];
+            let jobs: Vec<Job> = scenarios.iter().zip(names).map(|(s, name)| Job { scenario: s, point: &s.points[0], name }).collect();
+            let started = std::time::Instant::now();
+            let results = lab.run_batch(&kernel, &jobs);
+            Ok(FaultBatch { results, wall: started.elapsed() })
+        })
+        .as_ref()
+        .map_err(|e| e.clone())
+}
+
+/// A BUG() in page_cache_sync_ra(): the run fails at once, quoting the panic from the
+/// console; the run folder keeps the console and the trace as the kernel dumped it.
+fn panic_in_readahead(batch: &FaultBatch) -> Result<(), String> {
+    let err = match &batch.results[1] {
+        Ok(out) => return Err(format!("the run succeeded (folder {}): the fault-test kernel did not panic", out.dir.display())),
+        Err(e) => e,
+    };
+    eprintln!("vm_faults::panic_in_readahead: the run failed as it should:\n{err}");
+    let radiff::Error::Guest { dir, message, .. } = err else { return Err(format!("expected a guest error quoting the panic, got: {err}")) };
+    for needle in ["the kernel panicked at step `running the access pattern`", "kernel BUG at mm/readahead.c", "Kernel panic - not syncing"] {
+        if !message.contains(needle) {
+            return Err(format!("the error does not say `{needle}`:\n{err}"));
+        }
+    }
+    let console = std::fs::read_to_string(dir.join("console.log")).map_err(|e| format!("{}: {e}", dir.join("console.log").display()))?;
+    if !console.contains("kernel BUG at mm/readahead.c") {
+        return Err(format!("{}/console.log does not hold the panic", dir.display()));
+    }
+    let trace = std::fs::read_to_string(dir.join("trace.txt")).map_err(|e| format!("the run folder keeps no partial trace: {}: {e}", dir.join("trace.txt").display()))?;
+    if !trace.contains("page_cache_sync_ra") {
+        return Err(format!("{}/trace.txt (the kernel's dump) has no page_cache_sync_ra event:\n{trace}", dir.display()));
+    }
+    // Within a minute: the panic's time against the boot's end, from the console's stamps.
+    let at = |needle: &str| console.lines().rev().find(|l| l.contains(needle)).and_then(|l| l.strip_prefix('[')?.split_once(']')?.0.trim().parse::<f64>().ok());
+    let (bug, end) = (at("kernel BUG at"), at("Kernel panic - not syncing"));
+    eprintln!("vm_faults::panic_in_readahead: BUG at {bug:?} s, panic at {end:?} s of the boot; folder {}", dir.display());
+    Ok(())
+}
+
+/// A read that never returns: stopped at the scenario's own timeout, counted from when the
+/// point started, naming the timeout and the last step; the console kept.
+fn hang_in_readahead(batch: &FaultBatch) -> Result<(), String> {
+    let err = match &batch.results[2] {
+        Ok(out) => return Err(format!("the run succeeded (folder {}): the fault-test kernel did not hang", out.dir.display())),
+        Err(e) => e,
+    };
+    eprintln!("vm_faults::hang_in_readahead: the run failed as it should:\n{err}");
+    let radiff::Error::VmTimeout { after, dir, last_step, .. } = err else { return Err(format!("expected the VM timeout, got: {err}")) };
+    if *after != Duration::from_secs(20) {
+        return Err(format!("stopped after {} s, the scenario's timeout_s is 20", after.as_secs()));
+    }
+    if last_step.as_deref() != Some("running the access pattern") {
+        return Err(format!("the last step is {last_step:?}, expected `running the access pattern`"));
+    }
+    let text = err.to_string();
+    for needle in ["within 20 s", "fault_hang.yaml", "`timeout_s`", "the guest's last step: `running the access pattern`"] {
+        if !text.contains(needle) {
+            return Err(format!("the error does not say `{needle}`:\n{text}"));
+        }
+    }
+    let console = dir.join("console.log");
+    if !std::fs::read_to_string(&console).is_ok_and(|c| c.contains("radiff-guest: point 1 of ")) {
+        return Err(format!("{} is missing or not the hung boot's", console.display()));
+    }
+    Ok(())
+}
+
+/// The points around the faults: the first ran in the boot that panicked, the last in a
+/// boot of its own after the hang's; both pass with the same trace.
+fn batch_goes_on(batch: &FaultBatch) -> Result<(), String> {
+    let before = batch.results[0].as_ref().map_err(|e| format!("the point before the faults failed: {e}"))?;
+    let after = batch.results[3].as_ref().map_err(|e| format!("the point after the faults failed: {e}"))?;
+    eprintln!(
+        "vm_faults::the_batch_goes_on_in_a_fresh_boot: 4 points in {:.1} s; before: a boot of {} points ({:.1} s), after: a boot of {} ({:.1} s)",
+        batch.wall.as_secs_f64(),
+        before.boot_points,
+        before.boot_wall.as_secs_f64(),
+        after.boot_points,
+        after.boot_wall.as_secs_f64()
+    );
+    if before.boot_points != 4 || after.boot_points != 1 {
+        return Err(format!("expected boots of 4 points (the panic ends it), then 2 (the hang ends it), then 1; the first point's boot had {}, the last's {}", before.boot_points, after.boot_points));
+    }
+    match compare::compare(&before.capture.trace, &after.capture.trace) {
+        None => Ok(()),
+        Some(d) => Err(compare::render(&d, "vm_faults::the_batch_goes_on_in_a_fresh_boot", "")),
     }
 }
 
@@ -356,8 +636,12 @@ fn model_base_fails_at_the_first_window(headline: &Scenario) -> Result<(), Faile
 fn shared_run(scenario: &Scenario, point: &Point, variant: &str, who: &str) -> Result<Arc<RunOutput>, String> {
     type Cell = Arc<OnceLock<Result<Arc<RunOutput>, String>>>;
     static RUNS: OnceLock<Mutex<HashMap<String, Cell>>> = OnceLock::new();
-    let lab = lab().map_err(|e| format!("{e:?}"))?;
     let key = scenario.trial_name(variant, point);
+    if let Some(batch) = PLAN.get().and_then(|p| p.batch_of.get(&key)) {
+        let results = batch.results.get_or_init(|| batch.run(who));
+        return results.get(&key).cloned().unwrap_or_else(|| Err(format!("{key}: not in its batch")));
+    }
+    let lab = lab().map_err(|e| format!("{e:?}"))?;
     let cell: Cell = RUNS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone();
     cell.get_or_init(|| lab.run(scenario, point, variant, who).map(Arc::new).map_err(|e| e.to_string())).clone()
 }
@@ -445,7 +729,8 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
         failures.push(failure);
     }
 
-    eprintln!("{name}: {} in {:.1} s ({:?}); {}run folder {}", summary::short(&radiff::summary::Figures::of(&out.capture.trace)).trim_end(), out.wall.as_secs_f64(), out.accel, report, out.dir.display());
+    let boot = if out.boot_points > 1 { format!(", one of {} points of a {:.1} s boot", out.boot_points, out.boot_wall.as_secs_f64()) } else { String::new() };
+    eprintln!("{name}: {} in {:.1} s ({:?}{boot}); {}run folder {}", summary::short(&radiff::summary::Figures::of(&out.capture.trace)).trim_end(), out.wall.as_secs_f64(), out.accel, report, out.dir.display());
     if failures.is_empty() {
         return Ok(against_base.unwrap_or_default());
     }

@@ -191,10 +191,18 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         variants.retain(|v| args.variants.contains(v));
     }
     cli::output(&format!("{}: {}\n", scenario.name, scenario.description));
-    for point in &scenario.points {
+    // One boot per variant runs all the matrix's points (a batch); shown point by point.
+    let mut runs = std::collections::HashMap::new();
+    for variant in &variants {
+        let kernel = lab.kernel(variant, &format!("{} on {variant}", scenario.name))?;
+        let jobs: Vec<radiff::run::Job> = scenario.points.iter().map(|point| radiff::run::Job { scenario: &scenario, point, name: variant }).collect();
+        for (n, result) in lab.run_batch(&kernel, &jobs).into_iter().enumerate() {
+            runs.insert((n, variant.clone()), result);
+        }
+    }
+    for (n, point) in scenario.points.iter().enumerate() {
         for variant in &variants {
-            let who = format!("{} on {variant}", scenario.name);
-            let out = lab.run(&scenario, point, variant, &who)?;
+            let out = runs.remove(&(n, variant.clone())).expect("a run of every point on every variant")?;
             let figures = Figures::of(&out.capture.trace);
             let label = point.label.as_deref().map(|l| format!(" [{l}]")).unwrap_or_default();
             let mut text = format!(
