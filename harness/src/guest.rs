@@ -479,10 +479,7 @@ fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest
     // The descriptors the ops use, each on its file (pattern::file_of), in fd order.
     let mut files: Vec<Option<File>> = (0..fds).map(|_| None).collect();
     for op in ops {
-        let fd = match *op {
-            Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => fd as usize,
-            _ => continue,
-        };
+        let Some(fd) = op.fd().map(|fd| fd as usize) else { continue };
         if fd >= files.len() {
             return Err(format!("an op uses fd {fd}, the spec opens {fds}"));
         }

@@ -401,36 +401,36 @@ impl Scenario {
         };
 
         // The files.
-        let defs: Vec<(Vec<String>, FileFile, Option<String>)> = match (raw.file, raw.files) {
+        // Each file: how errors name it (`file`, `files[1]`), its keys, and its `name:`.
+        let defs: Vec<(String, FileFile, Option<String>)> = match (raw.file, raw.files) {
             (Some(_), Some(_)) => return Err(err(&["files"], "give `file:` (one file) or `files:` (a list of named files), not both".into())),
             (None, None) => return Err(err(&["description"], "no file: add `file: {size: 64 MiB}` (or `files:` with a `name:` for each)".into())),
-            (Some(f), None) => vec![(vec!["file".to_string()], f, None)],
+            (Some(f), None) => vec![("file".to_string(), f, None)],
             (None, Some(list)) => {
                 if list.is_empty() || list.len() > 8 {
                     return Err(err(&["files"], format!("`files:` lists {} files: give 1 to 8", list.len())));
                 }
-                let mut defs = Vec::new();
+                let mut defs: Vec<(String, FileFile, Option<String>)> = Vec::new();
                 for (i, f) in list.into_iter().enumerate() {
                     let ok = !f.name.is_empty() && f.name.len() <= 32 && f.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
                     if !ok {
                         return Err(Error::input(path, yaml::line_of_item(text, "files", i), format!("files[{i}]: name `{}`: use 1 to 32 letters, digits, `_` or `-`", f.name)));
                     }
-                    if defs.iter().any(|(_, _, n): &(Vec<String>, FileFile, Option<String>)| n.as_deref() == Some(f.name.as_str())) {
+                    if defs.iter().any(|(_, _, n)| n.as_deref() == Some(f.name.as_str())) {
                         return Err(Error::input(path, yaml::line_of_item(text, "files", i), format!("files[{i}]: `{}` is named twice", f.name)));
                     }
-                    defs.push((vec![format!("files[{i}]")], FileFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }, Some(f.name)));
+                    defs.push((format!("files[{i}]"), FileFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }, Some(f.name)));
                 }
                 defs
             }
         };
         let mut files: Vec<FileDef> = Vec::new();
         let mut total: u64 = 0;
-        for (at, f, name) in &defs {
-            let key = |k: &'static str| -> Vec<&str> { if name.is_none() { vec!["file", k] } else { vec!["files"] } };
-            let what = at[0].as_str();
+        for (what, f, name) in &defs {
+            // `file:`'s errors point at the key, `files:`' at the file's item.
             let line_err = |k: &'static str, message: String| -> Error {
                 match name {
-                    None => err(&key(k), message),
+                    None => err(&["file", k], message),
                     Some(_) => Error::input(path, yaml::line_of_item(text, "files", files.len()), message),
                 }
             };

@@ -315,10 +315,7 @@ impl<'a> Model<'a> {
         let nr_fds = input
             .ops
             .iter()
-            .map(|op| match op {
-                Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => *fd as usize + 1,
-                Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => 1,
-            })
+            .map(|op| op.fd().map_or(1, |fd| fd as usize + 1))
             .max()
             .unwrap_or(1);
         let files = (0..nr_fds).map(|_| File { ra: FileRaState::file_ra_state_init(bdi.ra_pages), random: false, noreuse: false }).collect();

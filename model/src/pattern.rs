@@ -43,6 +43,17 @@ pub enum Op {
     Munmap { map: u32 },
 }
 
+impl Op {
+    /// The descriptor the call is made on; `None` for the calls on a mapping (madvise,
+    /// a touch, munmap).
+    pub fn fd(&self) -> Option<u32> {
+        match *self {
+            Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => Some(fd),
+            Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => None,
+        }
+    }
+}
+
 /// `madvise(2)` advice values radiff issues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
