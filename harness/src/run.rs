@@ -264,6 +264,7 @@ impl Lab {
         lock_paths.sort();
         lock_paths.dedup();
         let _locks = lock_paths.iter().map(|p| cache::lock(p)).collect::<Result<Vec<_>>>()?;
+        remove_stale_batches(&runs.join("_batch"));
         let batch = runs.join("_batch").join(format!("{}-{}", std::process::id(), BATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
         if batch.exists() {
             std::fs::remove_dir_all(&batch).map_err(|e| Error::io(&batch, e))?;
@@ -328,23 +329,24 @@ impl Lab {
             if !began && n > 0 {
                 break; // the next boot's
             }
-            // The point's folder becomes its run folder, with the boot's console and command.
+            // The point's folder is finished where the guest wrote it (the boot's console
+            // and command joined, the trace parsed and saved), then renamed to its run
+            // folder: a run folder appears whole or not at all, never half-written.
             let dir = &finals[n];
-            if dir.exists() {
-                std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-            }
-            std::fs::create_dir_all(dir.parent().expect("a run folder has a parent")).map_err(|e| Error::io(dir, e))?;
-            std::fs::rename(&from, dir).map_err(|e| Error::io(dir, e))?;
             // The boot's console and command, and the consoles of boots that stalled or
             // crashed before it (`console.boot-stall-1.log`, `console.qemu-crash-1.log`).
             let kept = std::fs::read_dir(&batch).into_iter().flatten().flatten().map(|e| e.file_name().to_string_lossy().into_owned());
             for name in kept.filter(|n| n == "vng.cmd" || (n.starts_with("console.") && n.ends_with(".log"))) {
-                let _ = std::fs::copy(batch.join(&name), dir.join(&name));
+                let _ = std::fs::copy(batch.join(&name), from.join(&name));
             }
-            let _ = std::fs::remove_file(dir.join(guest::POINT_STARTED));
+            let _ = std::fs::remove_file(from.join(guest::POINT_STARTED));
             if status.as_ref().is_some_and(|s| s.ok) {
                 let wall = point_walls[n].unwrap_or_default() + overhead;
-                settled.push((*i, self.finish_run(job.scenario, dir.clone(), accel, wall, points.len(), boot_wall)));
+                let result = self.finish_run(job.scenario, &from, dir, accel, wall, points.len(), boot_wall);
+                match publish(&from, dir, &batch.join(format!("replaced-{n}"))) {
+                    Ok(()) => settled.push((*i, result)),
+                    Err(e) => settled.push((*i, Err(e))),
+                }
                 continue;
             }
             // This point failed (or the boot did before it): it gets the error, the rest wait.
@@ -360,8 +362,8 @@ impl Lab {
                 }
             } else if let Some(panic) = kernel_panic(&slice) {
                 // The trace the guest never saved, as the kernel dumped it (ftrace_dump_on_oops).
-                if let Some(dump) = ftrace_dump(&slice).filter(|_| !dir.join("trace.txt").exists()) {
-                    let _ = std::fs::write(dir.join("trace.txt"), dump);
+                if let Some(dump) = ftrace_dump(&slice).filter(|_| !from.join("trace.txt").exists()) {
+                    let _ = std::fs::write(from.join("trace.txt"), dump);
                 }
                 Error::Guest { dir: dir.clone(), message: format!("the kernel panicked at step `{step}`:\n{panic}"), console_tail: tail(&slice, 10) }
             } else if let Some(Status { error: Some(e), .. }) = &status {
@@ -385,20 +387,28 @@ impl Lab {
             // A point that met a full file system (its folder, or the image QEMU writes) is
             // NoSpace, naming the folder.
             let error = no_space(error, dir, 1 << 20, || format!("running {} on {}", job.scenario.name, job.name));
-            settled.push((*i, Err(error)));
+            // What the failed point left (console, partial trace) is kept in its run folder.
+            match publish(&from, dir, &batch.join(format!("replaced-{n}"))) {
+                Ok(()) => settled.push((*i, Err(error))),
+                Err(e) => settled.push((*i, Err(Error::Other(format!("{error}\n(and its folder could not be kept: {e}; it is {})", from.display()))))),
+            }
             break;
         }
         let _ = std::fs::remove_dir_all(&batch);
         Ok(settled)
     }
 
-    /// Reads a finished point's results in `dir`: env.json, the trace (lost events are an
-    /// error), trace.json written.
-    fn finish_run(&self, scenario: &Scenario, dir: PathBuf, accel: Accel, wall: Duration, boot_points: usize, boot_wall: Duration) -> Result<RunOutput> {
+    /// Reads a finished point's results in `staged` (the guest's folder, renamed to `dir`
+    /// afterwards): env.json, the trace (lost events are an error), trace.json written
+    /// there. Errors and the output name the files as they will be in `dir`.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_run(&self, scenario: &Scenario, staged: &Path, dir: &Path, accel: Accel, wall: Duration, boot_points: usize, boot_wall: Duration) -> Result<RunOutput> {
+        let dir = dir.to_path_buf();
+        let read = |name: &str| std::fs::read_to_string(staged.join(name)).map_err(|e| Error::io(&dir.join(name), e));
         let env_path = dir.join("env.json");
-        let env: GuestEnv = serde_json::from_str(&cache::read(&env_path)?).map_err(|e| Error::Json { file: env_path.clone(), source: e })?;
+        let env: GuestEnv = serde_json::from_str(&read("env.json")?).map_err(|e| Error::Json { file: env_path.clone(), source: e })?;
         let trace_path = dir.join("trace.txt");
-        let text = cache::read(&trace_path)?;
+        let text = read("trace.txt")?;
         let filter = Filter::new(&env.dev, env.inos()).ok_or_else(|| Error::Trace { file: env_path.clone(), line: 0, message: format!("bad device number `{}`", env.dev) })?;
         let capture = match ftrace::parse(&text, &filter) {
             Ok(capture) => capture,
@@ -426,7 +436,7 @@ impl Lab {
             });
         }
         let json = serde_json::to_vec_pretty(&capture).map_err(|e| Error::Json { file: dir.join("trace.json"), source: e })?;
-        cache::write_atomic(&dir.join("trace.json"), &json).map_err(|e| e.during(|| format!("saving the trace of {}", scenario.name)))?;
+        cache::write_atomic(&staged.join("trace.json"), &json).map_err(|e| e.during(|| format!("saving the trace of {}", scenario.name)))?;
         Ok(RunOutput { dir, capture, env, accel, wall, boot_points, boot_wall })
     }
 
@@ -505,6 +515,35 @@ fn no_space(err: Error, dir: &Path, room: u64, during: impl FnOnce() -> String) 
             source: std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
         },
         other => other.during(during),
+    }
+}
+
+/// Puts the finished folder `staged` in place as the run folder `dir`, replacing an earlier
+/// run's: the old folder is first moved aside to `aside` (in the batch's folder, removed
+/// with it), so `dir` is always a whole run's folder or absent, never half of one.
+fn publish(staged: &Path, dir: &Path, aside: &Path) -> Result<()> {
+    let parent = dir.parent().expect("a run folder has a parent");
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    if dir.exists() {
+        std::fs::rename(dir, aside).map_err(|e| Error::io(dir, e))?;
+    }
+    std::fs::rename(staged, dir).map_err(|e| Error::io(dir, e))
+}
+
+/// Removes the batch folders under `runs/_batch/` (`PID-N`) that a process no longer
+/// running left behind (killed mid-boot); those of running processes are theirs.
+pub fn remove_stale_batches(batches: &Path) {
+    let Ok(entries) = std::fs::read_dir(batches) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.split_once('-').and_then(|(pid, _)| pid.parse::<i32>().ok()) else { continue };
+        if pid == std::process::id() as i32 {
+            continue;
+        }
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) == Err(nix::errno::Errno::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -814,6 +853,46 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_published_run_folder_replaces_the_old_one_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (staged, dir, aside) = (tmp.path().join("batch/0"), tmp.path().join("runs/s/base"), tmp.path().join("batch/replaced-0"));
+        std::fs::create_dir_all(&staged).unwrap();
+        std::fs::write(staged.join("trace.txt"), "new").unwrap();
+        // No earlier run: the folder appears with the staged files.
+        publish(&staged, &dir, &aside).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("trace.txt")).unwrap(), "new");
+        assert!(!staged.exists());
+        // An earlier run's folder with a file the new run lacks: none of it is left.
+        std::fs::write(dir.join("trace.json"), "old").unwrap();
+        std::fs::create_dir_all(&staged).unwrap();
+        std::fs::write(staged.join("trace.txt"), "newer").unwrap();
+        publish(&staged, &dir, &aside).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("trace.txt")).unwrap(), "newer");
+        assert!(!dir.join("trace.json").exists(), "a file of the earlier run was left in the new run's folder");
+        assert!(aside.join("trace.json").exists(), "the old folder goes aside, into the batch folder that is removed");
+    }
+
+    #[test]
+    fn only_batch_folders_of_processes_that_are_gone_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let gone = {
+            let mut c = std::process::Command::new("true").spawn().unwrap();
+            c.wait().unwrap();
+            c.id()
+        };
+        let names = [format!("{gone}-0"), format!("{}-3", child.id()), format!("{}-1", std::process::id()), "notes".to_string()];
+        for n in &names {
+            std::fs::create_dir_all(tmp.path().join(n).join("0")).unwrap();
+        }
+        remove_stale_batches(tmp.path());
+        let left: Vec<bool> = names.iter().map(|n| tmp.path().join(n).exists()).collect();
+        child.kill().unwrap();
+        let _ = child.wait();
+        assert_eq!(left, [false, true, true, true], "{names:?}");
+    }
 
     #[test]
     fn heavy_points_go_to_different_boots() {

@@ -377,3 +377,60 @@ fn a_full_cache_while_preparing_an_image_or_running_is_enospc_named_and_the_next
     assert!(overlay.path(&run_dir.join("trace.json")).is_file());
     assert!(overlay.path(&image_dir.join("ready")).is_file());
 }
+
+/// The test binary of the scenario trials (`tests/scenarios.rs`) that cargo built beside
+/// this one: what `cargo test` runs. The newest, if cargo kept older builds.
+fn scenario_trials_binary() -> Option<PathBuf> {
+    let deps = std::env::current_exe().ok()?.parent()?.to_path_buf();
+    let built = std::fs::read_dir(&deps).ok()?.flatten().filter_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let meta = e.metadata().ok()?;
+        let runnable = name.starts_with("scenarios-") && !name.contains('.') && meta.is_file() && std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0;
+        runnable.then(|| (meta.modified().ok()?, e.path()))
+    });
+    built.max().map(|(_, path)| path)
+}
+
+/// Two `radiff run`s and a `cargo test` trial (its test binary, run as cargo runs it) at
+/// once on the one shared cache, on the same scenario and kernel, so on the same run
+/// folder: they take it in turn (its lock), no temporary file is shared, all three pass,
+/// and the two runs print the same figures.
+#[test]
+fn two_radiff_runs_and_a_test_trial_at_once_on_one_cache_all_pass_alike() {
+    const SCENARIO: &str = "random_4k";
+    let Some(trials) = scenario_trials_binary() else {
+        let why = "the scenario trials' test binary is not built (run the whole `cargo test`, which builds it first)";
+        assert!(std::env::var_os("CI").is_none(), "{why}");
+        eprintln!("not run: {why}");
+        return;
+    };
+    let root = radiff::repo_root();
+    let yaml = root.join("scenarios").join(format!("{SCENARIO}.yaml"));
+    let args = ["run", yaml.to_str().unwrap(), "--variant", "base"];
+    let spawn = |cmd: &mut Command| cmd.current_dir(&root).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    let a = spawn(Command::new(RADIFF).args(args));
+    let trial = spawn(Command::new(&trials).args([&format!("scenario_{SCENARIO}::base"), "--exact", "--test-threads", "1"]));
+    let b = spawn(Command::new(RADIFF).args(args));
+    let pids = [a.id(), trial.id(), b.id()];
+    let (a, trial, b) = (a.wait_with_output().unwrap(), trial.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    eprintln!("two radiff runs and a test trial at once: {:.1} s", started.elapsed().as_secs_f64());
+    assert!(a.status.success(), "{}", text(&a));
+    assert!(b.status.success(), "{}", text(&b));
+    let said = text(&trial);
+    assert!(trial.status.success() && said.contains("1 passed"), "the trial, beside two radiff runs:\n{said}");
+    let figures = |o: &Output| -> Vec<String> {
+        let out = String::from_utf8_lossy(&o.stdout);
+        out.lines().filter(|l| ["windows:", "device:", "read sizes:", "bytes read:", "folios:"].iter().any(|k| l.trim_start().starts_with(k))).map(str::to_string).collect()
+    };
+    assert_eq!(figures(&a).len(), 5, "{}", text(&a));
+    assert_eq!(figures(&a), figures(&b));
+    // Nothing half-made is left in the run folder's parent: no temporary files, no
+    // batch folders of the three processes.
+    let runs = Cache::from_env().root.join("runs");
+    let leftovers: Vec<String> = std::fs::read_dir(runs.join(SCENARIO)).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with('.')).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let batches: Vec<String> = std::fs::read_dir(runs.join("_batch")).into_iter().flatten().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let theirs: Vec<&String> = batches.iter().filter(|n| pids.iter().any(|p| n.starts_with(&format!("{p}-")))).collect();
+    assert!(theirs.is_empty(), "batch folders left by the three: {theirs:?}");
+}
