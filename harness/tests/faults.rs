@@ -386,7 +386,7 @@ fn scenario_trials_binary() -> Option<PathBuf> {
         let name = e.file_name().to_string_lossy().into_owned();
         let meta = e.metadata().ok()?;
         let runnable = name.starts_with("scenarios-") && !name.contains('.') && meta.is_file() && std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0;
-        runnable.then(|| (meta.modified().ok()?, e.path()))
+        if runnable { Some((meta.modified().ok()?, e.path())) } else { None }
     });
     built.max().map(|(_, path)| path)
 }
