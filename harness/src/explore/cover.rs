@@ -312,7 +312,7 @@ pub fn base_anomalies(o: &Options, progress: &mut dyn FnMut(&str)) -> Vec<(Strin
     // kernel pairs here); o.shrink_time, when given, replaces the time share.
     let b = Options { variants: vec!["base".into()], budget, confirm: Some(0), shrink_budget: Options::default().shrink_budget, ..o.clone() };
     let pol = vec![("base".to_string(), Policy::BASE)];
-    let r = super::search(&b, &pol, &mut |_| {});
+    let r = super::search(&b, &pol);
     let found = super::shrink_findings(&r, &b, &pol, &mut |_| {});
     let mut seen = std::collections::BTreeSet::new();
     let picked: Vec<(String, Gen, String)> = found
