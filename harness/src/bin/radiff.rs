@@ -88,29 +88,21 @@ impl Terminal {
     /// Draws `event`; returns the lasting line it printed, if any.
     fn apply(&self, event: &Event) -> Option<String> {
         let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
-        // The spinner appears with the first event.
-        self.shown.call_once(|| {
-            self.multi.insert(0, self.main.clone());
-            if self.ticking {
-                self.main.enable_steady_tick(Duration::from_millis(120));
-            }
-        });
         match event {
             Event::Line(line) => {
+                // The spinner appears, above the tasks' lines, with the first lasting line.
+                self.shown.call_once(|| {
+                    self.multi.insert(0, self.main.clone());
+                    if self.ticking {
+                        self.main.enable_steady_tick(Duration::from_millis(120));
+                    }
+                });
                 let line = format!("radiff: {line}");
                 let _ = self.multi.println(&line);
                 self.main.set_message(line.trim_start_matches("radiff: ").to_string());
                 Some(line)
             }
             Event::Status(s) => {
-                let bar = tasks.entry(s.task).or_insert_with(|| {
-                    let bar = self.multi.add(ProgressBar::no_length());
-                    bar.set_prefix(s.title.clone());
-                    if self.ticking {
-                        bar.enable_steady_tick(Duration::from_millis(120));
-                    }
-                    bar
-                });
                 let (template, length) = match (s.total, s.bytes) {
                     (Some(total), false) => ("  {prefix} [{bar:30.cyan/blue}] {pos}/{len} {wide_msg}", Some(total)),
                     (Some(total), true) => ("  {prefix} [{bar:30.cyan/blue}] {bytes}/{total_bytes} {wide_msg}", Some(total)),
@@ -118,13 +110,23 @@ impl Terminal {
                     (None, true) if s.done.is_some() => ("  {spinner:.green} {prefix} ({bytes}) [{elapsed}] {wide_msg}", None),
                     (None, _) => ("  {spinner:.green} {prefix} [{elapsed}] {wide_msg}", None),
                 };
-                bar.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
+                let style = ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> ");
+                let new = !tasks.contains_key(&s.task);
+                let bar = tasks.entry(s.task).or_insert_with(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()).with_prefix(s.title.clone()));
+                bar.set_style(style);
                 match length {
                     Some(total) => bar.set_length(total),
                     None => bar.unset_length(),
                 }
                 bar.set_position(s.done.unwrap_or(0));
                 bar.set_message(s.message.clone());
+                if new {
+                    // Added once set up: its first drawing is already the task's status.
+                    self.multi.add(bar.clone());
+                    if self.ticking {
+                        bar.enable_steady_tick(Duration::from_millis(120));
+                    }
+                }
                 None
             }
             Event::Done { task } => {
