@@ -1,10 +1,10 @@
 //! The `radiff` command line: parsed by clap (`radiff::cli::Cli`), progress drawn with
 //! indicatif on a terminal and as plain `radiff: ...` lines elsewhere.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
 use std::process::ExitCode;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
