@@ -186,6 +186,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
     let mut costs = Costs::default();
     let set_budget = o.budget.mul_f64(1.0 - SHRINK_SHARE_UNKNOWN);
     let limit = o.confirm.unwrap_or(usize::MAX);
+    let task = crate::cli::Task::start(format!("explore on {variant}"));
     for (i, (name, gen)) in todo.iter().enumerate() {
         let name = name.clone();
         if interrupted() {
@@ -205,6 +206,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
             continue;
         }
         progress(&format!("explore: scenario {} of {}: {name}: {} (about {} s)", i + 1, todo.len(), gen.describe(), cost.as_secs()));
+        task.count(format!("{name} on base and {variant}"), i as u64, Some(todo.len() as u64));
         match run_pair(lab, variant, gen, &name) {
             Ok(pair) => {
                 costs.record(2, pair.run_time, pair.image_time);
@@ -221,6 +223,8 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
             }
         }
     }
+
+    drop(task);
 
     // Shrink the changes, worse ones first, then the stronger.
     let mut changed: Vec<usize> = (0..report.ran.len()).filter(|&i| report.ran[i].hit.is_some()).collect();
