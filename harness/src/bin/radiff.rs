@@ -104,8 +104,8 @@ impl Terminal {
             }
             Event::Status(s) => {
                 let (template, length) = match (s.total, s.bytes) {
-                    (Some(total), false) => ("  {prefix} [{bar:30.cyan/blue}] {pos}/{len} {wide_msg}", Some(total)),
-                    (Some(total), true) => ("  {prefix} [{bar:30.cyan/blue}] {bytes}/{total_bytes} {wide_msg}", Some(total)),
+                    (Some(total), false) => ("  {prefix} [{bar:30.cyan/blue}] {pos}/{len} [{elapsed}] {wide_msg}", Some(total)),
+                    (Some(total), true) => ("  {prefix} [{bar:30.cyan/blue}] {bytes}/{total_bytes} [{elapsed}] {wide_msg}", Some(total)),
                     (None, false) if s.done.is_some() => ("  {spinner:.green} {prefix} ({pos} so far) [{elapsed}] {wide_msg}", None),
                     (None, true) if s.done.is_some() => ("  {spinner:.green} {prefix} ({bytes}) [{elapsed}] {wide_msg}", None),
                     (None, _) => ("  {spinner:.green} {prefix} [{elapsed}] {wide_msg}", None),
