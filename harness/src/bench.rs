@@ -106,25 +106,34 @@ pub fn main(args: &BenchArgs) -> Result<ExitCode> {
     let mut rows = Vec::new();
 
     let builder = Builder::new(&kernels, &cache, &progress);
-    for variant in &kernels.variants {
+    let task = crate::cli::Task::start("bench: builds");
+    for (k, variant) in kernels.variants.iter().enumerate() {
+        task.count(variant.name.clone(), k as u64, Some(kernels.variants.len() as u64));
         let t = Instant::now();
         let built = builder.build(variant)?;
         rows.push(Row { phase: "build", what: variant.name.clone(), wall: t.elapsed(), note: if built.compiled { "compiled".into() } else { "cached".into() } });
     }
+
+    drop(task);
 
     let scenarios: Vec<_> = scenario::load_all(&repo.join("scenarios"))?.into_iter().filter(|s| only.is_none_or(|o| s.name == o)).collect();
     if scenarios.is_empty() {
         return Err(Error::Other(format!("no scenario named `{}`", only.unwrap_or(""))));
     }
     let mut images = BTreeSet::new();
+    let task = crate::cli::Task::start("bench: images");
+    let image_count = scenarios.iter().map(image_key).collect::<BTreeSet<_>>().len() as u64;
     for s in &scenarios {
         if images.insert(image_key(s)) {
+            task.count(s.name.clone(), images.len() as u64 - 1, Some(image_count));
             let t = Instant::now();
             let existed = crate::run::image_ready(&cache, s);
             lab.image(s, "radiff bench")?;
             rows.push(Row { phase: "image", what: image_key(s), wall: t.elapsed(), note: if existed { "cached".into() } else { "prepared".into() } });
         }
     }
+
+    drop(task);
 
     // The matrix as `cargo test` runs it: one boot per kernel and per BATCH_POINTS points,
     // as many boots at once as the host has cores, one vCPU each.
@@ -151,6 +160,10 @@ pub fn main(args: &BenchArgs) -> Result<ExitCode> {
     }
     // The costliest first, so that the last boots to end are short ones.
     batches.sort_by(|a, b| b.0.total_cmp(&a.0));
+    // A bar over the runs: each batch's points count when its boot ends.
+    let total_runs: usize = batches.iter().map(|b| b.3.len()).sum();
+    let task = crate::cli::Task::start("bench: runs");
+    task.count(format!("{} boots, {threads} at a time", batches.len()), 0, Some(total_runs as u64));
     let queue = std::sync::Mutex::new(batches.into_iter());
     let done = std::sync::Mutex::new(Vec::new());
     let matrix_started = Instant::now();
@@ -164,10 +177,12 @@ pub fn main(args: &BenchArgs) -> Result<ExitCode> {
                 for ((s, p), r) in points.iter().zip(results) {
                     done.push((s.trial_name(&variant, p), variant.clone(), *s, r));
                 }
+                task.count(format!("{} points on {variant} done", points.len()), done.len() as u64, Some(total_runs as u64));
             });
         }
     });
     let matrix_wall = matrix_started.elapsed();
+    drop(task);
     let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
     done.sort_by(|a, b| a.0.cmp(&b.0));
     let mut model_total = Duration::ZERO;

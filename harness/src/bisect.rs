@@ -345,12 +345,13 @@ pub fn bisect_tree(repo: &Path, tree: &Path, good: &str, bad: &str, scenario: &P
         run = run.args(["--point", p]);
     }
     progress(&format!("bisecting {good}..{bad} in {} (log {})", tree.display(), log.display()));
-    let outcome = run.run_logged(&log, Duration::from_secs(4 * 3600), Duration::from_secs(30), |t| {
+    let task = crate::cli::Task::start(format!("bisecting {good}..{bad}"));
+    let outcome = run.run_logged(&log, Duration::from_secs(4 * 3600), Duration::from_secs(30), |_| {
         let steps = read_steps(&record).unwrap_or_default();
-        let last = steps.last().map(|s| format!(", last {}", s.line())).unwrap_or_default();
-        let n = steps.len();
-        progress(&format!("bisecting: {} s, {n} check{}{last}", t.as_secs(), if n == 1 { "" } else { "s" }))
+        let last = steps.last().map_or_else(|| "the first check runs".to_string(), |s| format!("the last {}", s.line()));
+        task.count(last, steps.len() as u64, None);
     });
+    drop(task);
     // git's own record of the first bad commit, read before the reset clears it.
     let first_bad = git(&["rev-parse", "--verify", "--quiet", "refs/bisect/bad"]).map(|s| s.trim().to_string());
     let _ = git(&["bisect", "reset"]);

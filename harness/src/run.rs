@@ -189,13 +189,26 @@ impl Lab {
         };
         let disk = disk(scenario, &partial_image);
         let timeout = Duration::from_secs(300 + 300 * (total_size(scenario) >> 30));
-        self.boot_guest(&partial, &kernel, disk, false, &spec, memory_mb(scenario), timeout).map_err(|e| no_space(e, &partial, scenario.write_size.max(1 << 20) + (1 << 20), during))?;
+        // While the guest works: its step and how much of the image it has written so far
+        // (the blocks the image file has, of the files' bytes).
+        let preparing = Instant::now();
+        let task = crate::cli::Task::start(format!("preparing the image for {}", scenario.name));
+        let mut tick = |step: &str| task.bytes(step, allocated(&partial_image).min(need), Some(need));
+        self.boot_guest(&partial, &kernel, disk, false, &spec, memory_mb(scenario), timeout, &mut tick).map_err(|e| no_space(e, &partial, scenario.write_size.max(1 << 20) + (1 << 20), during))?;
+        drop(task);
         let write_ready = || -> std::io::Result<()> {
             std::fs::File::open(&partial_image)?.sync_all()?;
             std::fs::write(partial.join("ready"), b"")
         };
         write_ready().map_err(|e| Error::io(&partial, e).during(during))?;
         std::fs::rename(&partial, &dir).map_err(|e| Error::io(&dir, e).during(during))?;
+        (self.progress)(&format!(
+            "prepared {} in {:.0} s: {:.1} MiB written on a {} device",
+            image.display(),
+            preparing.elapsed().as_secs_f64(),
+            allocated(&image) as f64 / (1 << 20) as f64,
+            crate::scenario::Size(scenario.device.size)
+        ));
         Ok(image)
     }
 
@@ -305,7 +318,7 @@ impl Lab {
                 let kept = batch.join(format!("console.{kind}-{attempt}.log"));
                 let _ = std::fs::rename(batch.join("console.log"), &kept);
                 let what = if boot_panic { "the kernel panicked before the guest started its first point".to_string() } else { format!("the guest started no point within {} s (a boot that stalled)", BOOT_ALLOWANCE.as_secs()) };
-                eprintln!("radiff: {what}; its log is {}; booting again ({} of {STALL_ATTEMPTS})", kept.display(), attempt + 1);
+                crate::cli::progress(&format!("{what}; its log is {}; booting again ({} of {STALL_ATTEMPTS})", kept.display(), attempt + 1));
                 attempt += 1;
                 continue;
             }
@@ -469,9 +482,10 @@ impl Lab {
     }
 
     /// Boots `kernel` with the guest program on `spec`; a guest that did not report success
-    /// is an error that keeps everything in `dir`.
+    /// is an error that keeps everything in `dir`. `tick` is given the guest's step once a
+    /// second while it runs.
     #[allow(clippy::too_many_arguments)]
-    fn boot_guest(&self, dir: &Path, kernel: &Path, disk: Disk, snapshot: bool, spec: &GuestSpec, memory_mb: u64, timeout: Duration) -> Result<Accel> {
+    fn boot_guest(&self, dir: &Path, kernel: &Path, disk: Disk, snapshot: bool, spec: &GuestSpec, memory_mb: u64, timeout: Duration, tick: &mut dyn FnMut(&str)) -> Result<Accel> {
         let spec_path = dir.join("spec.json");
         cache::write_atomic(&spec_path, &serde_json::to_vec_pretty(spec).map_err(|e| Error::Json { file: spec_path.clone(), source: e })?)?;
         let _ = std::fs::remove_file(dir.join("status.json"));
@@ -485,8 +499,12 @@ impl Lab {
             memory_mb,
             timeout,
         };
-        let booted = vm::boot(&self.cache, &boot)?;
         let status_path = dir.join("status.json");
+        let booted = vm::boot_watched(&self.cache, &boot, || {
+            let status = std::fs::read_to_string(&status_path).ok().and_then(|t| serde_json::from_str::<Status>(&t).ok());
+            tick(status.as_ref().map_or("booting the kernel", |s| s.step.as_str()));
+            false
+        })?;
         let status: Status = std::fs::read_to_string(&status_path)
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
@@ -635,6 +653,8 @@ struct Watch {
     starts: Vec<Option<Instant>>,
     overran_point: Option<usize>,
     stalled: bool,
+    /// The boot's progress: which point runs and the step its guest reports.
+    task: crate::cli::Task,
 }
 
 /// Boots of one batch when the guest stalls before its first point.
@@ -642,7 +662,16 @@ const STALL_ATTEMPTS: u32 = 3;
 
 impl Watch {
     fn new(points: usize) -> Watch {
-        Watch { points, boot_started: Instant::now(), current: None, starts: vec![None; points], overran_point: None, stalled: false }
+        Watch { points, boot_started: Instant::now(), current: None, starts: vec![None; points], overran_point: None, stalled: false, task: crate::cli::Task::start("VM") }
+    }
+
+    /// What the boot is doing: `point N of M: STEP`, the step as the running point's guest
+    /// last wrote it to its `status.json`.
+    fn status(&self, batch: &Path) -> String {
+        let Some((n, _)) = self.current else { return "booting the kernel (no point started yet)".into() };
+        let dir = batch.join(n.to_string());
+        let step = std::fs::read_to_string(dir.join("status.json")).ok().and_then(|t| serde_json::from_str::<Status>(&t).ok()).map_or_else(|| "starting".to_string(), |s| s.step);
+        format!("point {} of {}: {step}", n + 1, self.points)
     }
 
     /// Each point's time on the host: from its start to the next one's (or the boot's end).
@@ -664,6 +693,11 @@ impl Watch {
                 self.current = Some((n, now));
                 self.starts[n] = Some(now);
             }
+        }
+        let message = self.status(batch);
+        match (self.current, self.points) {
+            (_, 1) => self.task.status(message),
+            (current, points) => self.task.count(message, current.map_or(0, |(n, _)| n as u64), Some(points as u64)),
         }
         match self.current {
             Some((n, since)) if now.duration_since(since) > timeouts[n] => {
@@ -773,6 +807,12 @@ fn disk(scenario: &Scenario, image: &Path) -> Disk {
 fn memory_mb(scenario: &Scenario) -> u64 {
     let trace_mb = scenario.trace_buffer_kb * 2 / 1024;
     ((total_size(scenario) >> 20) + trace_mb + 1024).max(2048)
+}
+
+/// Bytes a file takes on disk (its blocks: what was written of a sparse image so far).
+fn allocated(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).map_or(0, |m| m.blocks() * 512)
 }
 
 /// Bytes of all the scenario's files.
@@ -1012,10 +1052,15 @@ mod tests {
         std::thread::sleep(Duration::from_millis(5));
         assert!(!watch.overran(batch, &timeouts), "point 2 is seen to start now");
         std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(watch.status(batch), "point 2 of 2: starting", "no status.json yet");
+        std::fs::write(batch.join("1").join("status.json"), r#"{"step": "running the access pattern", "ok": false, "error": null}"#).unwrap();
+        std::fs::write(batch.join("0").join("status.json"), r#"{"step": "done", "ok": true, "error": null}"#).unwrap();
+        assert_eq!(watch.status(batch), "point 2 of 2: running the access pattern", "the running point's step");
         assert!(watch.overran(batch, &timeouts), "point 2 has no time at all");
         assert_eq!(watch.overran_point, Some(1));
         assert!(!watch.stalled);
         let mut stalled = Watch::new(2);
+        assert_eq!(stalled.status(batch), "booting the kernel (no point started yet)");
         stalled.boot_started -= BOOT_ALLOWANCE + Duration::from_secs(1);
         let empty = tempfile::tempdir().unwrap();
         assert!(stalled.overran(empty.path(), &timeouts));

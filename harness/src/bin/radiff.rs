@@ -1,17 +1,17 @@
 //! The `radiff` command line: parsed by clap (`radiff::cli::Cli`), progress drawn with
 //! indicatif on a terminal and as plain `radiff: ...` lines elsewhere.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use radiff::cache::Cache;
-use radiff::cli::{self, lab, progress, Cli, Command, KernelsCommand, Reporter, RunArgs};
+use radiff::cli::{self, lab, progress, Cli, Command, Event, KernelsCommand, Reporter, RunArgs};
 use radiff::kernels::{Builder, Kernels};
 use radiff::scenario::Scenario;
 use radiff::summary::{self, Figures};
@@ -25,11 +25,11 @@ fn main() -> ExitCode {
     let terminal = std::io::stderr().is_terminal().then(Terminal::new);
     match &terminal {
         Some(t) => cli::set_reporter(Box::new(t.clone())),
-        None => cli::set_reporter(Box::new(Plain)),
+        None => cli::set_reporter(Box::new(cli::Plain::new())),
     }
     let result = dispatch(cli.command);
     if let Some(t) = &terminal {
-        t.bar.finish_and_clear();
+        t.clear();
     }
     match result {
         Ok(code) => code,
@@ -58,99 +58,108 @@ fn dispatch(command: Command) -> Result<ExitCode> {
     }
 }
 
-/// Progress when stderr is not a terminal (CI, a log file): one plain line each.
-struct Plain;
-
-impl Reporter for Plain {
-    fn progress(&self, line: &str) {
-        eprintln!("radiff: {line}");
-    }
-
-    fn output(&self, text: &str) {
-        print!("{text}");
-        let _ = std::io::stdout().flush();
-    }
-}
-
-/// Progress on a terminal: one spinner line (elapsed time, what is going on now) under the
-/// lasting lines. Periodic updates (a build's current step, the search's rate, which run
-/// of a report) only change the spinner's line; everything else is also printed above it.
+/// Progress on a terminal: a spinner line (elapsed time, the last lasting line) under the
+/// lasting lines, and below it one line per running task ([`cli::Task`]): a bar with its
+/// position and length when the task counts towards a known total (a report's runs,
+/// bench's runs, explore's confirmations), else a spinner with its count; the task's
+/// status is its message; the line goes when the task ends.
 #[derive(Clone)]
 struct Terminal {
-    bar: ProgressBar,
-    /// The build log of the kernel being built, to count the objects compiled so far.
-    build_log: &'static Mutex<Option<PathBuf>>,
-    /// The spinner ticks from the first progress line on.
-    ticking: &'static std::sync::Once,
+    multi: MultiProgress,
+    main: ProgressBar,
+    tasks: Arc<Mutex<HashMap<u64, ProgressBar>>>,
+    shown: Arc<Once>,
+    /// Whether bars tick on their own (not in tests, which draw nowhere).
+    ticking: bool,
 }
 
 impl Terminal {
     fn new() -> Terminal {
-        let bar = ProgressBar::new_spinner();
-        bar.set_style(ProgressStyle::with_template("{spinner:.green} [{elapsed_precise}] {wide_msg}").expect("a valid template"));
-        Terminal { bar, build_log: Box::leak(Box::new(Mutex::new(None))), ticking: Box::leak(Box::new(std::sync::Once::new())) }
+        Terminal::with_target(ProgressDrawTarget::stderr(), true)
+    }
+
+    fn with_target(target: ProgressDrawTarget, ticking: bool) -> Terminal {
+        let multi = MultiProgress::with_draw_target(target);
+        let main = ProgressBar::new_spinner();
+        main.set_style(ProgressStyle::with_template("{spinner:.green} [{elapsed_precise}] {wide_msg}").expect("a valid template"));
+        Terminal { multi, main, tasks: Default::default(), shown: Arc::new(Once::new()), ticking }
+    }
+
+    /// Draws `event`; returns the lasting line it printed, if any.
+    fn apply(&self, event: &Event) -> Option<String> {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        match event {
+            Event::Line(line) => {
+                // The spinner appears, above the tasks' lines, with the first lasting line.
+                self.shown.call_once(|| {
+                    self.multi.insert(0, self.main.clone());
+                    if self.ticking {
+                        self.main.enable_steady_tick(Duration::from_millis(120));
+                    }
+                });
+                let line = format!("radiff: {line}");
+                let _ = self.multi.println(&line);
+                self.main.set_message(line.trim_start_matches("radiff: ").to_string());
+                Some(line)
+            }
+            Event::Status(s) => {
+                let (template, length) = match (s.total, s.bytes) {
+                    (Some(total), false) => ("  {prefix} [{bar:30.cyan/blue}] {pos}/{len} [{elapsed}] {wide_msg}", Some(total)),
+                    (Some(total), true) => ("  {prefix} [{bar:30.cyan/blue}] {bytes}/{total_bytes} [{elapsed}] {wide_msg}", Some(total)),
+                    (None, false) if s.done.is_some() => ("  {spinner:.green} {prefix} ({pos} so far) [{elapsed}] {wide_msg}", None),
+                    (None, true) if s.done.is_some() => ("  {spinner:.green} {prefix} ({bytes}) [{elapsed}] {wide_msg}", None),
+                    (None, _) => ("  {spinner:.green} {prefix} [{elapsed}] {wide_msg}", None),
+                };
+                let style = ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> ");
+                let new = !tasks.contains_key(&s.task);
+                let bar = tasks.entry(s.task).or_insert_with(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()).with_prefix(s.title.clone()));
+                bar.set_style(style);
+                match length {
+                    Some(total) => bar.set_length(total),
+                    None => bar.unset_length(),
+                }
+                bar.set_position(s.done.unwrap_or(0));
+                bar.set_message(s.message.clone());
+                if new {
+                    // Added once set up: its first drawing is already the task's status.
+                    self.multi.add(bar.clone());
+                    if self.ticking {
+                        bar.enable_steady_tick(Duration::from_millis(120));
+                    }
+                }
+                None
+            }
+            Event::Done { task } => {
+                if let Some(bar) = tasks.remove(task) {
+                    bar.finish_and_clear();
+                    self.multi.remove(&bar);
+                }
+                None
+            }
+        }
+    }
+
+    /// Everything drawn goes (at the end of the command).
+    fn clear(&self) {
+        for (_, bar) in self.tasks.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+            bar.finish_and_clear();
+        }
+        self.main.finish_and_clear();
+        let _ = self.multi.clear();
     }
 }
 
 impl Reporter for Terminal {
-    fn progress(&self, line: &str) {
-        self.ticking.call_once(|| self.bar.enable_steady_tick(Duration::from_millis(120)));
-        let mut log = self.build_log.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(path) = build_log(line) {
-            *log = Some(path);
-        }
-        match periodic(line, log.as_deref()) {
-            Some(message) => self.bar.set_message(message),
-            None => {
-                self.bar.println(format!("radiff: {line}"));
-                self.bar.set_message(line.to_string());
-            }
-        }
-        if line.starts_with("built ") {
-            *log = None;
-        }
+    fn event(&self, event: &Event) {
+        self.apply(event);
     }
 
     fn output(&self, text: &str) {
-        self.bar.suspend(|| {
+        self.multi.suspend(|| {
             print!("{text}");
             let _ = std::io::stdout().flush();
         });
     }
-}
-
-/// The log of `building NAME in DIR (make ...; log LOG)`.
-fn build_log(line: &str) -> Option<PathBuf> {
-    let rest = line.strip_prefix("building ")?;
-    let (_, log) = rest.rsplit_once("; log ")?;
-    Some(PathBuf::from(log.strip_suffix(')')?))
-}
-
-/// The spinner's message for a periodic progress line, `None` for a lasting one: a build's
-/// step (with the objects compiled so far, counted in `log`), the search's rate and
-/// findings, a report's run.
-fn periodic(line: &str, log: Option<&std::path::Path>) -> Option<String> {
-    if let Some(rest) = line.strip_prefix("building ") {
-        let (name, rest) = rest.split_once(": ")?;
-        let (_, step) = rest.split_once(" elapsed, ")?;
-        let compiled = log.and_then(|l| std::fs::read_to_string(l).ok()).map(|text| text.lines().filter(|l| l.split_whitespace().next() == Some("CC")).count());
-        let mut m = format!("building {name}");
-        if let Some(n) = compiled {
-            let _ = write!(m, ": {n} objects compiled");
-        }
-        let _ = write!(m, ", {step}");
-        return Some(m);
-    }
-    if let Some(rest) = line.strip_prefix("explore: ").filter(|l| l.contains(" signatures: ")) {
-        // "N scenarios in S s (R/s), ..." without the seconds the spinner shows anyway.
-        let (n, rest) = rest.split_once(" scenarios in ")?;
-        let (_, rest) = rest.split_once(" s (")?;
-        return Some(format!("explore: {n} scenarios ({rest}"));
-    }
-    if line.starts_with("report: ") && line.contains(", run ") {
-        return Some(line.to_string());
-    }
-    None
 }
 
 fn kernels_build(names: &[String]) -> Result<ExitCode> {
@@ -227,18 +236,49 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use radiff::cli::Task;
+
+    fn hidden() -> Terminal {
+        Terminal::with_target(ProgressDrawTarget::hidden(), false)
+    }
 
     #[test]
-    fn build_progress_lines() {
-        assert_eq!(build_log("building base in /c/build/t (make -C t bzImage; log /c/kernels/k/build.log)"), Some(PathBuf::from("/c/kernels/k/build.log")));
-        assert_eq!(periodic("building base: 1:05 elapsed, CC mm/readahead.o", None).as_deref(), Some("building base, CC mm/readahead.o"));
-        assert_eq!(periodic("built base in 564 s: /c/bzImage", None), None);
-        assert_eq!(
-            periodic("explore: 1200 scenarios in 2 s (600/s), 3 firing, 2 signatures: trimmed-window 2", None).as_deref(),
-            Some("explore: 1200 scenarios (600/s), 3 firing, 2 signatures: trimmed-window 2")
-        );
-        assert_eq!(periodic("explore: seed 1: 1179 scenarios in 5.0 s (236/s), 283 firing, 316 signatures (fragmentation 59)", None), None);
-        assert!(periodic("report: s on base, run 2 of 5", None).is_some());
-        assert_eq!(periodic("preparing /c/img for s: xfs on Nvme", None), None);
+    fn lines_last_and_statuses_do_not() {
+        let t = hidden();
+        let task = Task::start("building base");
+        assert_eq!(t.apply(&Event::Line("built base in 564 s: /c/bzImage".into())).as_deref(), Some("radiff: built base in 564 s: /c/bzImage"));
+        assert_eq!(t.main.message(), "built base in 564 s: /c/bzImage", "the spinner shows the last lasting line");
+        assert_eq!(t.apply(&Event::Status(task.make("CC mm/readahead.o".into(), Some(812), None, false))), None);
+        assert_eq!(t.main.message(), "built base in 564 s: /c/bzImage", "a status leaves the spinner's line alone");
+        assert_eq!(t.apply(&Event::Done { task: task.id() }), None);
+    }
+
+    #[test]
+    fn a_counted_task_is_a_bar_and_goes_when_done() {
+        let t = hidden();
+        let task = Task::start("report s");
+        let bar = |t: &Terminal| t.tasks.lock().unwrap().get(&task.id()).cloned();
+        t.apply(&Event::Status(task.make("base, run 1 of 3".into(), Some(0), Some(6), false)));
+        let b = bar(&t).expect("a bar");
+        assert_eq!((b.position(), b.length(), b.message(), b.prefix()), (0, Some(6), "base, run 1 of 3".to_string(), "report s".to_string()));
+        t.apply(&Event::Status(task.make("v1, run 2 of 3".into(), Some(3), Some(6), false)));
+        let b = bar(&t).expect("the same bar");
+        assert_eq!((b.position(), b.length(), b.message()), (3, Some(6), "v1, run 2 of 3".to_string()));
+        assert_eq!(t.tasks.lock().unwrap().len(), 1, "one bar per task");
+        // Uncounted: a spinner (no length), its message the status.
+        let vm = Task::start("VM");
+        t.apply(&Event::Status(vm.make("point 3 of 8: running the access pattern".into(), None, None, false)));
+        let v = t.tasks.lock().unwrap().get(&vm.id()).cloned().expect("a spinner");
+        assert_eq!((v.length(), v.message()), (None, "point 3 of 8: running the access pattern".to_string()));
+        // A total that becomes unknown drops the length.
+        t.apply(&Event::Status(task.make("counting".into(), Some(4), None, false)));
+        assert_eq!((bar(&t).unwrap().length(), bar(&t).unwrap().position()), (None, 4));
+        t.apply(&Event::Done { task: task.id() });
+        assert!(bar(&t).is_none(), "the bar went");
+        assert!(b.is_finished());
+        assert_eq!(t.tasks.lock().unwrap().len(), 1, "the other task's stays");
+        t.apply(&Event::Done { task: 999_999 });
+        t.clear();
+        assert!(t.tasks.lock().unwrap().is_empty());
     }
 }

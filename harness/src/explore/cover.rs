@@ -186,6 +186,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
     let mut costs = Costs::default();
     let set_budget = o.budget.mul_f64(1.0 - SHRINK_SHARE_UNKNOWN);
     let limit = o.confirm.unwrap_or(usize::MAX);
+    let task = crate::cli::Task::start(format!("explore on {variant}"));
     for (i, (name, gen)) in todo.iter().enumerate() {
         let name = name.clone();
         if interrupted() {
@@ -205,6 +206,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
             continue;
         }
         progress(&format!("explore: scenario {} of {}: {name}: {} (about {} s)", i + 1, todo.len(), gen.describe(), cost.as_secs()));
+        task.count(format!("{name} on base and {variant}"), i as u64, Some(todo.len() as u64));
         match run_pair(lab, variant, gen, &name) {
             Ok(pair) => {
                 costs.record(2, pair.run_time, pair.image_time);
@@ -221,6 +223,8 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
             }
         }
     }
+
+    drop(task);
 
     // Shrink the changes, worse ones first, then the stronger.
     let mut changed: Vec<usize> = (0..report.ran.len()).filter(|&i| report.ran[i].hit.is_some()).collect();
@@ -312,7 +316,7 @@ pub fn base_anomalies(o: &Options, progress: &mut dyn FnMut(&str)) -> Vec<(Strin
     // kernel pairs here); o.shrink_time, when given, replaces the time share.
     let b = Options { variants: vec!["base".into()], budget, confirm: Some(0), shrink_budget: Options::default().shrink_budget, ..o.clone() };
     let pol = vec![("base".to_string(), Policy::BASE)];
-    let r = super::search(&b, &pol, &mut |_| {});
+    let r = super::search(&b, &pol);
     let found = super::shrink_findings(&r, &b, &pol, &mut |_| {});
     let mut seen = std::collections::BTreeSet::new();
     let picked: Vec<(String, Gen, String)> = found

@@ -402,8 +402,9 @@ pub fn scenario_of(gen: &Gen, variants: &[String]) -> Result<Scenario> {
 
 /// The model-only search: scenarios `0..` of `seed` until the budget (or
 /// `max_scenarios`) runs out, grouping findings by signature.
-pub fn search(o: &Options, policies: &[(String, Policy)], progress: &mut dyn FnMut(&str)) -> SearchResult {
+pub fn search(o: &Options, policies: &[(String, Policy)]) -> SearchResult {
     let started = Instant::now();
+    let task = crate::cli::Task::start("explore");
     let (time, _) = o.plan();
     let mut r = SearchResult::default();
     let mut last = Instant::now();
@@ -441,14 +442,8 @@ pub fn search(o: &Options, policies: &[(String, Policy)], progress: &mut dyn FnM
         if last.elapsed() >= Duration::from_secs(2) {
             last = Instant::now();
             let secs = started.elapsed().as_secs_f64();
-            progress(&format!(
-                "explore: {} scenarios in {secs:.0} s ({:.0}/s), {} firing, {} signatures: {}",
-                r.scenarios,
-                r.scenarios as f64 / secs,
-                r.firing,
-                r.groups.len(),
-                by_detector(r.groups.values())
-            ));
+            let message = format!("{:.0} scenarios/s, {} firing, {} signatures: {}", r.scenarios as f64 / secs, r.firing, r.groups.len(), by_detector(r.groups.values()));
+            task.count(message, r.scenarios, o.max_scenarios);
         }
     }
     r.elapsed = started.elapsed();
@@ -710,7 +705,7 @@ impl Costs {
 pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn FnMut(&str)) -> Result<Report> {
     let started = Instant::now();
     let pol = policies(&o.variants)?;
-    let mut report = Report { search: search(o, &pol, progress), ..Default::default() };
+    let mut report = Report { search: search(o, &pol), ..Default::default() };
     let r = &report.search;
     progress(&format!(
         "explore: seed {}: {} scenarios in {:.1} s ({:.0}/s), {} firing, {} signatures ({}){}",
@@ -746,6 +741,7 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
         let confirming = Instant::now();
         let mut queue: Vec<&Finding> = report.findings.iter().collect();
         let mut costs = Costs::default();
+        let task = crate::cli::Task::start("explore: confirmations");
         while report.confirmations.len() < want && !queue.is_empty() && !interrupted() {
             let left = o.budget.saturating_sub(started.elapsed());
             let estimate = |f: &Finding, ready: bool| costs.estimate(f.variants(&o.variants[0]).len() as u32, ready);
@@ -758,6 +754,7 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
                 break;
             };
             let f = queue.remove(i);
+            task.count(format!("{} ({})", f.name(), f.signature()), report.confirmations.len() as u64, Some(want.min(report.findings.len()) as u64));
             progress(&format!(
                 "explore: confirmation {}: {} ({}) on the kernel, about {} s of {} s left{}",
                 report.confirmations.len() + 1,
@@ -865,7 +862,7 @@ pub fn markdown(report: &Report, o: &Options) -> String {
 pub fn model_throughput(variants: &[String], seed: u64, scenarios: u64) -> Result<f64> {
     let pol = policies(variants)?;
     let o = Options { variants: variants.to_vec(), max_scenarios: Some(scenarios), budget: Duration::from_secs(3600), seed, ..Options::default() };
-    Ok(search(&o, &pol, &mut |_| {}).rate())
+    Ok(search(&o, &pol).rate())
 }
 
 /// An end-to-end explore on `base`: the model's search over seed 1's first 400 scenarios,

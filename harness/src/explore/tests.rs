@@ -27,8 +27,8 @@ fn a_seed_names_the_same_scenarios() {
     assert!(differ > 40, "seeds 1 and 2 should name different searches ({differ} of 50 differ)");
     // The count bounds these searches; the budget is only a guard, so a busy machine
     // (the search predicts tens of scenarios a second under load) still reaches it.
-    let a = search(&Options { max_scenarios: Some(200), budget: Duration::from_secs(3600), ..Options::default() }, &base(), &mut |_| {});
-    let b = search(&Options { max_scenarios: Some(200), budget: Duration::from_secs(3600), ..Options::default() }, &base(), &mut |_| {});
+    let a = search(&Options { max_scenarios: Some(200), budget: Duration::from_secs(3600), ..Options::default() }, &base());
+    let b = search(&Options { max_scenarios: Some(200), budget: Duration::from_secs(3600), ..Options::default() }, &base());
     assert_eq!(a.scenarios, 200);
     assert_eq!(a.groups.keys().collect::<Vec<_>>(), b.groups.keys().collect::<Vec<_>>());
 }

@@ -93,11 +93,13 @@ impl Builder<'_> {
             make = make.holding(lock);
         }
         (self.progress)(&format!("building {} in {} ({}; log {})", variant.name, build.display(), make.display(), log.display()));
-        let name = variant.name.clone();
-        let outcome = make.run_logged(&log, self.timeout, Duration::from_secs(10), |elapsed| {
-            let step = last_make_step(&log);
-            (self.progress)(&format!("building {name}: {}:{:02} elapsed, {step}", elapsed.as_secs() / 60, elapsed.as_secs() % 60));
+        // Where the build is: kbuild's last step and the objects compiled so far (its total
+        // is not known before make has walked the tree).
+        let task = crate::cli::Task::start(format!("building {}", variant.name));
+        let outcome = make.run_logged(&log, self.timeout, Duration::from_secs(10), |_elapsed| {
+            task.count(last_make_step(&log), compiled(&log), None);
         })?;
+        drop(task);
         match outcome {
             Outcome::Exited(status) if status.success() => {}
             Outcome::Exited(status) => {
@@ -179,6 +181,11 @@ fn no_space_in_build(err: Error, build: &Path, log: &Path) -> Error {
     }
 }
 
+/// The objects compiled so far, as a build log counts them (kbuild's `CC` lines).
+pub(super) fn compiled(log: &Path) -> u64 {
+    std::fs::read_to_string(log).map_or(0, |text| text.lines().filter(|l| l.split_whitespace().next() == Some("CC")).count() as u64)
+}
+
 /// The last kbuild step in a build log ("CC mm/readahead.o"), for progress lines.
 pub(super) fn last_make_step(log: &Path) -> String {
     let tail = log_tail(log, 5);
@@ -203,4 +210,19 @@ pub fn bzimage_release(path: &Path) -> Result<String> {
     let text = data.get(offset..).ok_or_else(bad)?;
     let end = text.iter().position(|&b| b == 0 || b == b' ').ok_or_else(bad)?;
     String::from_utf8(text[..end].to_vec()).map_err(|_| bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_log_counts_its_compiled_objects() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("build.log");
+        assert_eq!(compiled(&log), 0, "no log yet");
+        std::fs::write(&log, "  SYNC    include/config/auto.conf\n  CC      mm/readahead.o\n  CC      mm/filemap.o\n  AR      mm/built-in.a\n  LD      vmlinux\n# CC in a comment\n").unwrap();
+        assert_eq!(compiled(&log), 2);
+        assert_eq!(last_make_step(&log), "# CC in a comment");
+    }
 }

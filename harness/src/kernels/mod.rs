@@ -274,7 +274,8 @@ fn expand_home(path: &str) -> PathBuf {
 pub struct Builder<'a> {
     pub kernels: &'a Kernels,
     pub cache: &'a Cache,
-    /// Called with one line of progress at a time (which variant, elapsed, the make step).
+    /// Called with each lasting line of progress (what is built where, when it is done); a
+    /// running build's status (its kbuild step, objects compiled) goes to a [`crate::cli::Task`].
     pub progress: &'a (dyn Fn(&str) + Sync),
     pub timeout: Duration,
 }

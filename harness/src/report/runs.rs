@@ -27,9 +27,11 @@ pub(super) fn run_point(lab: &Lab, scenario: &Scenario, point: &Point, variants:
     let mut traces = Vec::new();
     let mut envs = Vec::new();
     let at = point.label.as_deref().map(|l| format!(" [{l}]")).unwrap_or_default();
+    progress(&format!("report: {}{at} on {}, {runs} run{} each", scenario.name, variants.join(", "), if runs == 1 { "" } else { "s" }));
+    let task = crate::cli::Task::start(format!("report {}{at}", scenario.name));
     for run in 1..=runs {
         for (variant, cell) in variants.iter().zip(&mut cells) {
-            progress(&format!("report: {}{at} on {variant}, run {run} of {runs}", scenario.name));
+            task.count(format!("{variant}, run {run} of {runs}"), envs.len() as u64, Some((runs * variants.len()) as u64));
             let out = lab.run(scenario, point, variant, &format!("radiff report {}{at} on {variant}", scenario.name))?;
             cell.samples.push(Sample { figures: Figures::of(&out.capture.trace), pattern_ns: out.env.pattern_ns });
             envs.push((variant.clone(), out.env.release.clone(), out.accel));
