@@ -26,6 +26,7 @@ pub use all::{render_all, PointOutcome};
 pub use command::main;
 pub use markdown::{environment, markdown, Heading, FAULTS_NOTE};
 pub use picture::{page_range, picture};
+pub use runs::{run_points, PointRuns};
 pub use sentences::summary;
 pub use stats::{differences, percent, rows, Cell, Col, Difference, Row, Sample, Stat, FAULT_COLS, IQR_FROM};
 

@@ -14,7 +14,7 @@ use crate::summary::Figures;
 use crate::vm::Accel;
 
 /// What the runs of one scenario point produced.
-pub(super) struct PointRuns {
+pub struct PointRuns {
     pub cells: Vec<Cell>,
     /// The first run's trace of each variant, for the picture.
     pub traces: Vec<(String, Trace)>,
@@ -41,7 +41,7 @@ fn at(point: &Point) -> String {
 /// failed run ends the report (its error is returned once its boot's runs settled);
 /// otherwise a point's failure is printed (`report: NAME failed: ...`), its remaining
 /// runs are left out, and the other points go on.
-pub(super) fn run_points(lab: &Lab, points: &[(&Scenario, &Point)], variants: &[String], runs: usize, keep_going: bool, progress: &dyn Fn(&str)) -> Result<Vec<Result<PointRuns>>> {
+pub fn run_points(lab: &Lab, points: &[(&Scenario, &Point)], variants: &[String], runs: usize, keep_going: bool, progress: &dyn Fn(&str)) -> Result<Vec<Result<PointRuns>>> {
     let mut done: Vec<Vec<Vec<Option<Done>>>> = points.iter().map(|_| variants.iter().map(|_| (0..runs).map(|_| None).collect()).collect()).collect();
     let mut failed: Vec<Option<Error>> = points.iter().map(|_| None).collect();
     for boot in plan(points.len(), variants.len(), runs, BATCH_POINTS) {
