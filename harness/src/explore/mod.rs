@@ -10,9 +10,10 @@
 //!    the steps); the strongest of each group is [`shrink`]ed to a minimal scenario that
 //!    still fires the same detector.
 //! 5. [`confirm`] runs as many as the budget leaves time for on the real kernels, in
-//!    groups that boot each kernel once (see [`explore`] for the order): confirmed when the kernel fires the same detector and the
-//!    model equals the kernel; a difference the kernel repeats in a second run is a model
-//!    bug, one it does not (two runs of one kernel differ) a kernel race.
+//!    groups that boot each kernel once (see [`explore`] for the order): confirmed when
+//!    the kernel fires the same detector and the model equals the kernel; a difference
+//!    the kernel repeats in a second run is a model bug, one it does not (two runs of one
+//!    kernel differ) a kernel race.
 //!
 //! `--budget` bounds the whole run ([`Options::plan`]); Ctrl-C ([`catch_interrupt`]) stops
 //! it at the next scenario or group of confirmations and writes what it has.
