@@ -232,12 +232,29 @@ impl Lab {
     /// panic, its scenario's timeout, counted from when it started) gets the error; the
     /// points after it run in a fresh boot. Results come back in the jobs' order.
     pub fn run_batch(&self, kernel: &Path, jobs: &[Job]) -> Vec<Result<RunOutput>> {
+        self.run_batch_announced(kernel, jobs, &mut |_| {})
+    }
+
+    /// [`Lab::run_batch`], calling `started(i)` once for each job `i`: as the guest starts
+    /// it (seen within a second of its start), or, for a job the guest never started (its
+    /// disk image or its boot failed), as it settles. `radiff report` prints its progress
+    /// line for each run there.
+    pub fn run_batch_announced(&self, kernel: &Path, jobs: &[Job], started: &mut dyn FnMut(usize)) -> Vec<Result<RunOutput>> {
+        let mut announced = vec![false; jobs.len()];
+        let mut once = |i: usize| {
+            if !std::mem::replace(&mut announced[i], true) {
+                started(i);
+            }
+        };
         let mut results: Vec<Option<Result<RunOutput>>> = jobs.iter().map(|_| None).collect();
         let mut pending = Vec::new();
         for (i, job) in jobs.iter().enumerate() {
             match self.image(job.scenario, job.name) {
                 Ok(image) => pending.push((i, image)),
-                Err(e) => results[i] = Some(Err(e)),
+                Err(e) => {
+                    once(i);
+                    results[i] = Some(Err(e));
+                }
             }
         }
         let costs: Vec<f64> = pending.iter().map(|(i, _)| point_cost(jobs[*i].scenario)).collect();
@@ -245,7 +262,8 @@ impl Lab {
             let mut rest: Vec<(usize, PathBuf)> = bin.iter().map(|k| pending[*k].clone()).collect();
             while !rest.is_empty() {
                 // Every boot settles at least its first point, so this ends.
-                for (i, result) in self.boot_batch(kernel, jobs, &rest) {
+                for (i, result) in self.boot_batch(kernel, jobs, &rest, &mut once) {
+                    once(i);
                     results[i] = Some(result);
                 }
                 rest.retain(|(i, _)| results[*i].is_none());
@@ -256,16 +274,17 @@ impl Lab {
 
     /// One boot of a batch: runs `points` (job index, image) in order and settles those it
     /// reached: every point that finished, and the one that failed (or, if the boot never
-    /// reached a point, the first). The rest are left for the next boot.
-    fn boot_batch(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)]) -> Vec<(usize, Result<RunOutput>)> {
+    /// reached a point, the first). The rest are left for the next boot. `started` is
+    /// called with a point's job index when the guest is seen to start it.
+    fn boot_batch(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)], started: &mut dyn FnMut(usize)) -> Vec<(usize, Result<RunOutput>)> {
         let first = points[0].0;
-        match self.boot_batch_inner(kernel, jobs, points) {
+        match self.boot_batch_inner(kernel, jobs, points, started) {
             Ok(settled) => settled,
             Err(e) => vec![(first, Err(e))],
         }
     }
 
-    fn boot_batch_inner(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)]) -> Result<Vec<(usize, Result<RunOutput>)>> {
+    fn boot_batch_inner(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)], started_point: &mut dyn FnMut(usize)) -> Result<Vec<(usize, Result<RunOutput>)>> {
         static BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let runs = self.cache.dir("runs")?;
         // Each point's run folder, locked (in one order, once each) for the whole boot.
@@ -309,7 +328,15 @@ impl Lab {
         let (booted, watch) = loop {
             let mut watch = Watch::new(points.len());
             self.boots.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let booted = vm::boot_watched(&self.cache, &boot, || watch.overran(&batch, &timeouts));
+            let booted = vm::boot_watched(&self.cache, &boot, || {
+                let overran = watch.overran(&batch, &timeouts);
+                for (n, (i, _)) in points.iter().enumerate() {
+                    if watch.starts[n].is_some() {
+                        started_point(*i);
+                    }
+                }
+                overran
+            });
             // A kernel that panicked before the first point is the boot's trouble, not a
             // point's: booted again, as a boot that stalled.
             let boot_panic = !batch.join("0").join(guest::POINT_STARTED).exists() && kernel_panic(&std::fs::read_to_string(batch.join("console.log")).unwrap_or_default()).is_some();

@@ -260,6 +260,12 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
         .map(|n| Scenario::load(&root.join("scenarios").join(format!("{n}.yaml"))))
         .collect::<radiff::Result<_>>()?;
     trials.push(Trial::test("batch::alone_equals_batched::scenario_1mib_after_4k::base", move || alone_equals_batched(&batched, 1, "base")));
+    // `radiff report --runs 2` on two variants boots each kernel once, and every run gives
+    // the figures of the scenario's own run (shared with its trials in a whole test run).
+    let reported = Scenario::load(&root.join("scenarios/random_4k.yaml"))?;
+    let name = "batch::report_runs_boot_each_kernel_once::scenario_random_4k";
+    needs.insert(name.into(), REPORT_VARIANTS.iter().map(|v| Need::new(&reported, &reported.points[0], v)).collect());
+    trials.push(Trial::test(name, move || report_runs_are_batched(&reported, name)));
     // The test-only fault-test kernel: a panic and a hang inside a batch's reads.
     let faults = Arc::new(
         ["fault_none", "fault_panic", "fault_hang", "fault_none"]
@@ -491,6 +497,63 @@ fn alone_equals_batched(scenarios: &[Scenario], at: usize, variant: &str) -> Res
             let text = compare::render(&d, &who, &format!("cargo test --test scenarios -- --exact {who}"));
             Err(format!("the scenario's trace alone and in a batch differ (kernel = alone, model = batched):\n{text}").into())
         }
+    }
+}
+
+/// The variants of [`report_runs_are_batched`].
+const REPORT_VARIANTS: [&str; 2] = ["base", "async-align-v1"];
+
+/// `radiff report SCENARIO --runs 2 --variants base,async-align-v1` (its running part,
+/// `radiff::report::run_points`, on a lab of its own that counts its boots): each kernel
+/// boots once for both its runs; a progress line per run; each run has a folder of its
+/// own; every run's figures are those of the scenario's run on that kernel in a boot of
+/// its own (or in the matrix's batch, which `batch::alone_equals_batched` shows is the
+/// same).
+fn report_runs_are_batched(scenario: &Scenario, who: &str) -> Result<(), Failed> {
+    let shared = lab()?;
+    let kernels = Kernels::load(&radiff::repo_root()).map_err(|e| e.to_string())?;
+    let own = Lab::new(Cache::from_env(), kernels, shared.guest.clone(), &progress).with_vcpus(shared.vcpus());
+    let variants: Vec<String> = REPORT_VARIANTS.iter().map(|v| v.to_string()).collect();
+    let point = &scenario.points[0];
+    let started = std::time::SystemTime::now();
+    let lines = Mutex::new(Vec::new());
+    let record = |line: &str| {
+        progress(line);
+        lines.lock().unwrap_or_else(|p| p.into_inner()).push(line.to_string());
+    };
+    let mut results = radiff::report::run_points(&own, &[(scenario, point)], &variants, 2, false, &record).map_err(|e| format!("{who}: {e}"))?;
+    let runs = results.pop().expect("one point").map_err(|e| format!("{who}: {e}"))?;
+    let mut failures = Vec::new();
+    if own.boots() != 2 {
+        failures.push(format!("4 runs on 2 kernels took {} boots, not 2 (one per kernel)", own.boots()));
+    }
+    let expected: Vec<String> = variants.iter().flat_map(|v| (1..=2).map(move |k| format!("report: {} on {v}, run {k} of 2", scenario.name))).collect();
+    let lines = lines.into_inner().unwrap_or_else(|p| p.into_inner());
+    if lines != expected {
+        failures.push(format!("progress lines {lines:?}, expected {expected:?}"));
+    }
+    for (variant, cell) in variants.iter().zip(&runs.cells) {
+        let alone = shared_run(scenario, point, variant, who)?;
+        let want = summary::Figures::of(&alone.capture.trace);
+        if cell.variant != *variant || cell.samples.len() != 2 {
+            failures.push(format!("{variant}: the cell is {}'s with {} samples, not {variant}'s with 2", cell.variant, cell.samples.len()));
+        }
+        for (k, sample) in cell.samples.iter().enumerate() {
+            if sample.figures != want {
+                failures.push(format!("{variant}, run {}: figures {:?}, the run alone gives {want:?}", k + 1, sample.figures));
+            }
+            let trace = own.cache.root.join("runs").join(&scenario.name).join(format!("{variant}-run-{}", k + 1)).join("trace.json");
+            let fresh = std::fs::metadata(&trace).and_then(|m| m.modified()).is_ok_and(|t| t >= started);
+            if !fresh {
+                failures.push(format!("{variant}, run {}: no fresh {} (each run's own folder)", k + 1, trace.display()));
+            }
+        }
+    }
+    if failures.is_empty() {
+        eprintln!("{who}: 4 runs in {} boots, each run's figures those of the run alone", own.boots());
+        Ok(())
+    } else {
+        Err(format!("{who}:\n{}", failures.join("\n")).into())
     }
 }
 

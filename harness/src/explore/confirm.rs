@@ -6,13 +6,14 @@ use std::fmt::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use radiff_model::{predict, Trace};
+use radiff_model::{predict, Input, Policy, Trace};
 
 use super::detect::{self, Hit};
 use super::{comment, context, figures_line, policies, Finding, Options};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::run::{model_input, Lab};
+use crate::run::{model_input, Job, Lab};
+use crate::scenario::Scenario;
 
 /// The outcome of a confirmation.
 #[derive(Clone, Debug)]
@@ -90,87 +91,234 @@ pub fn image_ready(lab: &Lab, f: &Finding, o: &Options) -> bool {
     f.gen.scenario(Path::new("explore"), &f.name(), "", &f.variants(&o.variants[0])).is_ok_and(|s| crate::run::image_ready(&lab.cache, &s))
 }
 
-/// [`confirm`], with a failed run as [`Status::Failed`] instead of an error (so that one
-/// failure does not end a search).
-pub fn confirm_or_fail(lab: &Lab, f: &Finding, o: &Options) -> Confirmation {
-    let started = Instant::now();
-    confirm(lab, f, o).unwrap_or_else(|e| Confirmation {
-        finding: f.clone(),
-        status: Status::Failed { error: e.to_string() },
-        model_figures: String::new(),
-        kernel_figures: String::new(),
-        kernel_hit: None,
-        image_time: None,
-        run_times: Vec::new(),
-        wall: started.elapsed(),
-    })
+/// A finding on its way through [`confirm_group`].
+struct Pending<'a> {
+    f: &'a Finding,
+    name: String,
+    variants: Vec<String>,
+    policies: Vec<(String, Policy)>,
+    scenario: Option<Scenario>,
+    image_time: Option<Duration>,
+    run_times: Vec<Duration>,
+    /// Per variant, once its first run is in: what the model was given, its trace, and
+    /// the kernel's trace (normalised).
+    runs: Vec<Option<(Input, Trace, Trace)>>,
+    /// Per variant: the model's diff against the kernel's first run, when they differ.
+    diffs: Vec<Option<String>>,
+    bug: Option<String>,
+    race: Option<String>,
+    /// The first error (then it is [`Status::Failed`]).
+    error: Option<String>,
+}
+
+impl Pending<'_> {
+    fn fail(&mut self, e: impl std::fmt::Display) {
+        self.error.get_or_insert_with(|| e.to_string());
+    }
+
+    fn ok(&self) -> bool {
+        self.error.is_none()
+    }
 }
 
 /// Runs `f`'s scenario on the kernels (the first variant of `o.variants`, and the compared
-/// one for a variant change) and judges it.
+/// one for a variant change) and judges it: [`confirm_group`] of one, a failed run an
+/// error.
 pub fn confirm(lab: &Lab, f: &Finding, o: &Options) -> Result<Confirmation> {
-    let variants = f.variants(&o.variants[0]);
-    let pol = policies(&variants)?;
-    let name = f.name();
-    let started = Instant::now();
-    let dir = lab.cache.dir("explore")?;
-    let scenario = f.gen.scenario(&dir, &name, "", &variants)?;
-    let point = &scenario.points[0];
-    let image_time = (!image_ready(lab, f, o)).then(|| {
-        let t = Instant::now();
-        lab.image(&scenario, &format!("explore {name}")).map(|_| t.elapsed())
-    });
-    let image_time = image_time.transpose()?;
-    let mut run_times = Vec::new();
-    let mut kernels: Vec<Trace> = Vec::new();
-    let mut models: Vec<Trace> = Vec::new();
-    let mut bug: Option<String> = None;
-    let mut race: Option<String> = None;
-    let mut first_input = None;
-    for (variant, policy) in &pol {
-        let who = format!("explore {name} on {variant}");
-        let out = lab.run(&scenario, point, variant, &who)?;
-        run_times.push(out.wall);
-        let input = model_input(&scenario, &out.env, &out.capture.pfns);
-        let model = predict(&input, policy);
-        let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
-        if let Some(d) = compare::compare(&kernel, &model) {
-            let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{name}.yaml")).display());
-            let text = compare::render(&d, &format!("{name}::{variant}"), &rerun);
-            // Before calling it the model's fault: does the kernel repeat itself?
-            let again = lab.run(&scenario, point, variant, &format!("{who} (again)"))?;
-            run_times.push(again.wall);
-            let (second, _) = normalise(&again.capture.trace, &again.env.all_extents());
-            match compare::compare(&kernel, &second) {
-                None => {
-                    bug.get_or_insert(text);
-                }
-                Some(r) => {
-                    let runs = compare::render_between(&r, &format!("{name}::{variant}"), &rerun, ("first run", "second run"));
-                    race.get_or_insert(runs);
-                    bug.get_or_insert(text);
-                }
-            }
-        }
-        if first_input.is_none() {
-            first_input = Some(input);
-        }
-        kernels.push(kernel);
-        models.push(model);
+    let c = confirm_group(lab, &[f], o, &mut |_| {}).pop().expect("one confirmation per finding");
+    match &c.status {
+        Status::Failed { error } => Err(Error::Other(error.clone())),
+        _ => Ok(c),
     }
-    let figures = |traces: &[Trace]| variants.iter().zip(traces).map(|(v, t)| format!("{v}: {}", figures_line(t))).collect::<Vec<_>>().join("; ");
-    let input = first_input.ok_or_else(|| Error::Other("no variant to run".into()))?;
-    let kernel_hit = match &f.variant {
-        Some(v) => detect::variant_change(&kernels[0], &kernels[1], v),
-        None => detect::run_all(&kernels[0], &context(&input), &o.thresholds).into_iter().find(|h| h.detector == f.hit.detector),
+}
+
+/// The variants `findings` run on, each once, in the order they first appear (the first
+/// of `o.variants`, then the compared ones): one batch of runs each.
+pub fn variants_of(findings: &[Vec<String>]) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for v in findings.iter().flatten() {
+        if !all.contains(v) {
+            all.push(v.clone());
+        }
+    }
+    all
+}
+
+/// Confirms `findings` together, each as [`confirm`] would alone: their disk images
+/// prepared first (timed, for [`super::Costs`]); then each variant's kernel boots once
+/// for all the findings that run on it ([`Lab::run_batch`], up to
+/// [`crate::run::BATCH_POINTS`] to a boot); then the second runs that tell a model bug
+/// from a kernel race (where the model and the kernel differ), again one batch per
+/// kernel. A failed run (or image, or build) makes its finding [`Status::Failed`] and
+/// leaves the others alone. A run's folder is `runs/NAME/VARIANT/`, the second run's
+/// `runs/NAME/VARIANT-again/`. `progress` gets a line as each run starts. Each
+/// confirmation's `wall` is its image's preparation and its runs' walls (a batched
+/// run's own time and its share of its boot's).
+pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &mut dyn FnMut(&str)) -> Vec<Confirmation> {
+    let mut pending: Vec<Pending> = findings
+        .iter()
+        .map(|f| {
+            let variants = f.variants(&o.variants[0]);
+            let n = variants.len();
+            Pending {
+                f,
+                name: f.name(),
+                policies: Vec::new(),
+                variants,
+                scenario: None,
+                image_time: None,
+                run_times: Vec::new(),
+                runs: vec![None; n],
+                diffs: vec![None; n],
+                bug: None,
+                race: None,
+                error: None,
+            }
+        })
+        .collect();
+    // The scenarios and their images.
+    for p in &mut pending {
+        let scenario = policies(&p.variants).and_then(|pol| {
+            p.policies = pol;
+            p.f.gen.scenario(&lab.cache.dir("explore")?, &p.name, "", &p.variants)
+        });
+        match scenario {
+            Ok(s) => {
+                if !crate::run::image_ready(&lab.cache, &s) {
+                    let t = Instant::now();
+                    match lab.image(&s, &format!("explore {}", p.name)) {
+                        Ok(_) => p.image_time = Some(t.elapsed()),
+                        Err(e) => p.fail(e),
+                    }
+                }
+                p.scenario = Some(s);
+            }
+            Err(e) => p.fail(e),
+        }
+    }
+    let variants = variants_of(&pending.iter().map(|p| p.variants.clone()).collect::<Vec<_>>());
+    // The first runs: one batch per kernel.
+    for variant in &variants {
+        let who: Vec<(usize, usize)> = pending.iter().enumerate().filter(|(_, p)| p.ok()).filter_map(|(k, p)| Some((k, p.variants.iter().position(|v| v == variant)?))).collect();
+        let results = run_on(lab, &pending, &who, variant, variant, progress);
+        for ((k, vi), result) in who.into_iter().zip(results) {
+            let p = &mut pending[k];
+            let out = match result {
+                Ok(out) => out,
+                Err(e) => {
+                    p.fail(e);
+                    continue;
+                }
+            };
+            p.run_times.push(out.wall);
+            let scenario = p.scenario.as_ref().expect("a finding that runs has its scenario");
+            let input = model_input(scenario, &out.env, &out.capture.pfns);
+            let model = predict(&input, &p.policies[vi].1);
+            let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
+            if let Some(d) = compare::compare(&kernel, &model) {
+                let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{}.yaml", p.name)).display());
+                p.diffs[vi] = Some(compare::render(&d, &format!("{}::{variant}", p.name), &rerun));
+            }
+            p.runs[vi] = Some((input, model, kernel));
+        }
+    }
+    // Where the model and the kernel differ, does the kernel repeat itself? One batch per
+    // kernel again, before calling it the model's fault.
+    for variant in &variants {
+        let who: Vec<(usize, usize)> = pending
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.ok())
+            .filter_map(|(k, p)| Some((k, p.variants.iter().position(|v| v == variant).filter(|&vi| p.diffs[vi].is_some())?)))
+            .collect();
+        if who.is_empty() {
+            continue;
+        }
+        let results = run_on(lab, &pending, &who, variant, &format!("{variant}~again"), progress);
+        for ((k, vi), result) in who.into_iter().zip(results) {
+            let p = &mut pending[k];
+            let again = match result {
+                Ok(out) => out,
+                Err(e) => {
+                    p.fail(e);
+                    continue;
+                }
+            };
+            p.run_times.push(again.wall);
+            let (second, _) = normalise(&again.capture.trace, &again.env.all_extents());
+            let first = &p.runs[vi].as_ref().expect("a second run follows a first").2;
+            let text = p.diffs[vi].clone().expect("a second run where they differ");
+            if let Some(r) = compare::compare(first, &second) {
+                let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{}.yaml", p.name)).display());
+                p.race.get_or_insert(compare::render_between(&r, &format!("{}::{variant}", p.name), &rerun, ("first run", "second run")));
+            }
+            p.bug.get_or_insert(text);
+        }
+    }
+    pending.into_iter().map(|p| judge(p, o)).collect()
+}
+
+/// Runs `who` (finding index, variant index) of `pending` on `variant`'s kernel in one
+/// batch, each in the run folder `name` of its scenario; a build that fails fails each.
+fn run_on(lab: &Lab, pending: &[Pending], who: &[(usize, usize)], variant: &str, name: &str, progress: &mut dyn FnMut(&str)) -> Vec<Result<crate::run::RunOutput>> {
+    let Some(&(first, _)) = who.first() else { return Vec::new() };
+    let again = if name == variant { "" } else { " (again)" };
+    let kernel = match lab.kernel(variant, &format!("explore {} on {variant}", pending[first].name)) {
+        Ok(k) => k,
+        Err(e) => return who.iter().map(|_| Err(Error::Other(e.to_string()))).collect(),
     };
-    let status = match (bug, &kernel_hit) {
-        (Some(diff), _) if race.is_some() => Status::KernelRace { diff, runs: race.unwrap_or_default() },
+    let jobs: Vec<Job> = who
+        .iter()
+        .map(|&(k, _)| {
+            let scenario = pending[k].scenario.as_ref().expect("a finding that runs has its scenario");
+            Job { scenario, point: &scenario.points[0], name }
+        })
+        .collect();
+    lab.run_batch_announced(&kernel, &jobs, &mut |i| progress(&format!("explore: {} on {variant}{again}", pending[who[i].0].name)))
+}
+
+/// A finding's confirmation from its runs.
+fn judge(p: Pending, o: &Options) -> Confirmation {
+    let wall = p.image_time.unwrap_or_default() + p.run_times.iter().sum::<Duration>();
+    let failed = |error: String, p: Pending| Confirmation {
+        finding: p.f.clone(),
+        status: Status::Failed { error },
+        model_figures: String::new(),
+        kernel_figures: String::new(),
+        kernel_hit: None,
+        image_time: p.image_time,
+        run_times: p.run_times,
+        wall,
+    };
+    if let Some(e) = p.error.clone() {
+        return failed(e, p);
+    }
+    let Some(runs) = p.runs.iter().map(Option::as_ref).collect::<Option<Vec<_>>>().filter(|r| !r.is_empty()) else {
+        return failed("no variant to run".into(), p);
+    };
+    let figures = |traces: Vec<&Trace>| p.variants.iter().zip(traces).map(|(v, t)| format!("{v}: {}", figures_line(t))).collect::<Vec<_>>().join("; ");
+    let kernels: Vec<&Trace> = runs.iter().map(|r| &r.2).collect();
+    let f = p.f;
+    let kernel_hit = match &f.variant {
+        Some(v) => detect::variant_change(kernels[0], kernels[1], v),
+        None => detect::run_all(kernels[0], &context(&runs[0].0), &o.thresholds).into_iter().find(|h| h.detector == f.hit.detector),
+    };
+    let status = match (p.bug.clone(), &kernel_hit) {
+        (Some(diff), _) if p.race.is_some() => Status::KernelRace { diff, runs: p.race.clone().unwrap_or_default() },
         (Some(diff), _) => Status::ModelBug { diff },
         (None, Some(h)) => Status::Confirmed { kernel_key: h.key.clone() },
         (None, None) => Status::NotReproduced,
     };
-    Ok(Confirmation { finding: f.clone(), status, model_figures: figures(&models), kernel_figures: figures(&kernels), kernel_hit, image_time, run_times, wall: started.elapsed() })
+    Confirmation {
+        finding: f.clone(),
+        status,
+        model_figures: figures(runs.iter().map(|r| &r.1).collect()),
+        kernel_figures: figures(kernels.clone()),
+        kernel_hit,
+        image_time: p.image_time,
+        run_times: p.run_times.clone(),
+        wall,
+    }
 }
 
 impl Confirmation {

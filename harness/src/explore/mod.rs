@@ -9,13 +9,14 @@
 //! 4. Findings are grouped by signature (detector, the pattern that fired it, the shape of
 //!    the steps); the strongest of each group is [`shrink`]ed to a minimal scenario that
 //!    still fires the same detector.
-//! 5. [`confirm`] runs as many as the budget leaves time for on the real kernels (see
-//!    [`explore`] for the order): confirmed when the kernel fires the same detector and the
-//!    model equals the kernel; a difference the kernel repeats in a second run is a model
-//!    bug, one it does not (two runs of one kernel differ) a kernel race.
+//! 5. [`confirm`] runs as many as the budget leaves time for on the real kernels, in
+//!    groups that boot each kernel once (see [`explore`] for the order): confirmed when
+//!    the kernel fires the same detector and the model equals the kernel; a difference
+//!    the kernel repeats in a second run is a model bug, one it does not (two runs of one
+//!    kernel differ) a kernel race.
 //!
 //! `--budget` bounds the whole run ([`Options::plan`]); Ctrl-C ([`catch_interrupt`]) stops
-//! it at the next scenario or confirmation and writes what it has.
+//! it at the next scenario or group of confirmations and writes what it has.
 
 pub mod confirm;
 pub mod cover;
@@ -694,14 +695,52 @@ impl Costs {
     }
 }
 
+/// A finding waiting for confirmation, as [`pick_group`] weighs it.
+#[derive(Clone, Debug)]
+pub struct Queued {
+    /// Whether its disk image is prepared.
+    pub ready: bool,
+    /// Its runs and (unless ready) its image's preparation ([`Costs::estimate`]).
+    pub estimate: Duration,
+    /// Its name (its scenario's, and so its run folders').
+    pub name: String,
+}
+
+/// The next findings to confirm together (indices into `queue`, in the order they are
+/// confirmed), at most `max`: those whose disk image is ready first, then the others,
+/// each in the queue's order, each taken if its estimate fits in what `left` leaves
+/// after the ones taken before it. A finding named as one already taken waits for the
+/// next group (the two would share run folders). Empty when none fits.
+pub fn pick_group(queue: &[Queued], left: Duration, max: usize) -> Vec<usize> {
+    let mut picked: Vec<usize> = Vec::new();
+    let mut spent = Duration::ZERO;
+    for ready in [true, false] {
+        for (i, q) in queue.iter().enumerate().filter(|(_, q)| q.ready == ready) {
+            if picked.len() >= max {
+                return picked;
+            }
+            if spent + q.estimate <= left && !picked.iter().any(|&p| queue[p].name == q.name) {
+                spent += q.estimate;
+                picked.push(i);
+            }
+        }
+    }
+    picked
+}
+
 /// The whole explore: search, shrink, write candidates, then confirm on the kernels (with
 /// `lab`, or `crate::cli::lab()` when needed and not given) as many findings as the
 /// budget leaves time for (at most `o.confirm`), and write and summarise.
 ///
-/// Confirmations go in the findings' order, except that a finding whose disk image is
-/// already prepared goes before one whose image would have to be made, and that a
-/// finding whose estimated cost (its runs at the mean run time so far, and the image's
-/// preparation) does not fit in what is left of the budget is left for the next run.
+/// Confirmations go in groups of up to [`crate::run::BATCH_POINTS`] findings
+/// ([`pick_group`]): each kernel boots once for a group's runs, then once more for the
+/// second runs that tell a model bug from a kernel race ([`confirm::confirm_group`]).
+/// They go in the findings' order, except that a finding whose disk image is already
+/// prepared goes before one whose image would have to be made, and that a finding whose
+/// estimated cost (its runs at the mean run time so far, and the image's preparation)
+/// does not fit in what is left of the budget is left for the next run. Each
+/// confirmation is written, and summary.md rewritten, after each group; Ctrl-C stops the
+/// confirmations between groups.
 pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn FnMut(&str)) -> Result<Report> {
     let started = Instant::now();
     let pol = policies(&o.variants)?;
@@ -744,34 +783,54 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
         let task = crate::cli::Task::start("explore: confirmations");
         while report.confirmations.len() < want && !queue.is_empty() && !interrupted() {
             let left = o.budget.saturating_sub(started.elapsed());
-            let estimate = |f: &Finding, ready: bool| costs.estimate(f.variants(&o.variants[0]).len() as u32, ready);
-            let ready: Vec<bool> = queue.iter().map(|f| confirm::image_ready(lab, f, o)).collect();
-            let pick = (0..queue.len())
-                .find(|&i| ready[i] && estimate(queue[i], true) <= left)
-                .or_else(|| (0..queue.len()).find(|&i| estimate(queue[i], ready[i]) <= left));
-            let Some(i) = pick else {
+            let queued: Vec<Queued> = queue
+                .iter()
+                .map(|f| {
+                    let ready = confirm::image_ready(lab, f, o);
+                    Queued { ready, estimate: costs.estimate(f.variants(&o.variants[0]).len() as u32, ready), name: f.name() }
+                })
+                .collect();
+            let max = (want - report.confirmations.len()).min(crate::run::BATCH_POINTS);
+            let picked = pick_group(&queued, left, max);
+            if picked.is_empty() {
                 progress(&format!("explore: {} s left, too little for another confirmation (a run takes about {} s)", left.as_secs(), costs.per_run().as_secs()));
                 break;
-            };
-            let f = queue.remove(i);
-            task.count(format!("{} ({})", f.name(), f.signature()), report.confirmations.len() as u64, Some(want.min(report.findings.len()) as u64));
-            progress(&format!(
-                "explore: confirmation {}: {} ({}) on the kernel, about {} s of {} s left{}",
-                report.confirmations.len() + 1,
-                f.name(),
-                f.signature(),
-                estimate(f, ready[i]).as_secs(),
-                left.as_secs(),
-                if ready[i] { "" } else { " (its disk image is prepared first)" }
-            ));
-            let c = confirm::confirm_or_fail(lab, f, o);
-            costs.record(c.run_times.len() as u32, c.run_times.iter().sum(), c.image_time);
-            progress(&format!("explore: {}: {} ({:.0} s)", f.name(), c.status.text(), c.wall.as_secs_f64()));
-            if c.status.is_model_bug() {
-                report.model_bugs += 1;
             }
-            c.write(&o.out, o)?;
-            report.confirmations.push(c);
+            let mut ahead = Duration::ZERO;
+            for (n, &i) in picked.iter().enumerate() {
+                let (f, q) = (queue[i], &queued[i]);
+                progress(&format!(
+                    "explore: confirmation {}: {} ({}) on the kernel, about {} s of {} s left{}",
+                    report.confirmations.len() + n + 1,
+                    q.name,
+                    f.signature(),
+                    q.estimate.as_secs(),
+                    left.saturating_sub(ahead).as_secs(),
+                    if q.ready { "" } else { " (its disk image is prepared first)" }
+                ));
+                ahead += q.estimate;
+            }
+            let group: Vec<&Finding> = picked.iter().map(|&i| queue[i]).collect();
+            let mut taken = picked.clone();
+            taken.sort_unstable();
+            for i in taken.into_iter().rev() {
+                queue.remove(i);
+            }
+            if group.len() > 1 {
+                progress(&format!("explore: {} findings in one boot per kernel, about {} s", group.len(), ahead.as_secs()));
+            }
+            let names: Vec<String> = group.iter().map(|f| f.name()).collect();
+            task.count(format!("on the kernels: {}", names.join(", ")), report.confirmations.len() as u64, Some(want.min(report.findings.len()) as u64));
+            for c in confirm::confirm_group(lab, &group, o, progress) {
+                costs.record(c.run_times.len() as u32, c.run_times.iter().sum(), c.image_time);
+                progress(&format!("explore: {}: {} ({:.0} s)", c.finding.name(), c.status.text(), c.wall.as_secs_f64()));
+                if c.status.is_model_bug() {
+                    report.model_bugs += 1;
+                }
+                c.write(&o.out, o)?;
+                report.confirmations.push(c);
+                task.count(format!("{} confirmed or refuted", report.confirmations.len()), report.confirmations.len() as u64, Some(want.min(report.findings.len()) as u64));
+            }
             report.confirm_time = confirming.elapsed();
             report.interrupted = interrupted();
             report.markdown = markdown(&report, o);

@@ -532,3 +532,55 @@ fn streams_and_bytes_of_two_files_are_counted_apart() {
     let hits = detect::run_all(&traces[0], &context(&input), &Thresholds::default());
     assert!(hits.iter().all(|h| h.detector != "amplification"), "reading two files is no amplification: {hits:?}");
 }
+
+fn queued(ready: bool, secs: u64, name: &str) -> Queued {
+    Queued { ready, estimate: Duration::from_secs(secs), name: name.into() }
+}
+
+#[test]
+fn a_group_takes_ready_findings_first_and_only_what_fits_the_budget() {
+    let q = vec![queued(false, 100, "a"), queued(true, 40, "b"), queued(true, 50, "c"), queued(false, 30, "d"), queued(true, 20, "e")];
+    // Ready ones first in the queue's order (b, c, e: 110 s), then d fits (140 s), a not.
+    assert_eq!(pick_group(&q, Duration::from_secs(150), 8), vec![1, 2, 4, 3]);
+    // One that does not fit is passed over, later ones still taken: c (50) no, e (20) yes.
+    assert_eq!(pick_group(&q, Duration::from_secs(65), 8), vec![1, 4]);
+    // At most `max`.
+    assert_eq!(pick_group(&q, Duration::from_secs(1000), 2), vec![1, 2]);
+    assert_eq!(pick_group(&q, Duration::from_secs(1000), 8), vec![1, 2, 4, 0, 3]);
+    // Nothing fits: an empty group (the loop stops there).
+    assert!(pick_group(&q, Duration::from_secs(19), 8).is_empty());
+    assert!(pick_group(&[], Duration::from_secs(1000), 8).is_empty());
+    assert!(pick_group(&q, Duration::from_secs(1000), 0).is_empty());
+    // The old one-at-a-time choice is the group's first: a ready one that fits, else the
+    // first that fits.
+    assert_eq!(pick_group(&q, Duration::from_secs(1000), 1), vec![1]);
+    assert_eq!(pick_group(&[queued(false, 100, "a"), queued(false, 30, "d")], Duration::from_secs(50), 1), vec![1]);
+}
+
+#[test]
+fn findings_of_one_name_go_to_different_groups() {
+    let q = vec![queued(true, 10, "x"), queued(true, 10, "y"), queued(true, 10, "x")];
+    assert_eq!(pick_group(&q, Duration::from_secs(100), 8), vec![0, 1]);
+    // Once the first is confirmed (removed from the queue), the other goes.
+    assert_eq!(pick_group(&q[1..], Duration::from_secs(100), 8), vec![0, 1]);
+}
+
+#[test]
+fn a_group_runs_each_kernel_once_in_the_order_variants_first_appear() {
+    let v = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let groups = vec![v(&["base"]), v(&["base", "async-align-v1"]), v(&["base"]), v(&["base", "sync-ra-when-disabled"]), v(&["base", "async-align-v1"])];
+    assert_eq!(confirm::variants_of(&groups), v(&["base", "async-align-v1", "sync-ra-when-disabled"]));
+    assert!(confirm::variants_of(&[]).is_empty());
+}
+
+/// What a batched run costs is learnt from the runs' walls (each a share of its boot):
+/// eight runs of one boot of 80 s make the next estimate 10 s a run.
+#[test]
+fn costs_learn_from_batched_runs() {
+    let mut c = Costs::default();
+    assert_eq!(c.estimate(2, true), GUESS_RUN * 2);
+    assert_eq!(c.estimate(1, false), GUESS_RUN + GUESS_IMAGE);
+    c.record(8, Duration::from_secs(80), Some(Duration::from_secs(30)));
+    assert_eq!(c.per_run(), Duration::from_secs(10));
+    assert_eq!(c.estimate(2, false), Duration::from_secs(50));
+}

@@ -8,7 +8,7 @@ use radiff_model::trace::PAGE_SIZE;
 
 use super::markdown::{environment, markdown, Heading};
 use super::picture::{page_range, picture};
-use super::runs::{all, run_point};
+use super::runs::{all, run_points};
 use super::sentences::summary;
 use super::stats::rows;
 use crate::error::{Error, Result};
@@ -44,8 +44,9 @@ pub fn main(args: &crate::cli::ReportArgs) -> Result<ExitCode> {
     let mut cells = Vec::new();
     let mut traces = Vec::new();
     let mut envs = Vec::new();
-    for point in &scenario.points {
-        let r = run_point(&lab, &scenario, point, &variants, runs, progress)?;
+    let points: Vec<_> = scenario.points.iter().map(|point| (&scenario, point)).collect();
+    for (point, r) in scenario.points.iter().zip(run_points(&lab, &points, &variants, runs, false, progress)?) {
+        let r = r?;
         cells.extend(r.cells);
         envs.extend(r.envs);
         traces.push((point.label.clone(), r.traces));

@@ -4,10 +4,12 @@
 //!
 //! One part per edge. The pure parts are tested without a VM: `stats` (runs, rows,
 //! medians, spreads, changes, differences), `markdown` (the tables and the environment
-//! line), `sentences` (the summary paragraph), `all` (the `--all` view) and
-//! `picture` (the page range and the SVG). `runs` boots the VMs through the
-//! [`Lab`](crate::run::Lab); `command` checks the arguments and is the only part that
-//! prints. Everything a caller uses is re-exported here.
+//! line), `sentences` (the summary paragraph), `all` (the `--all` view),
+//! `picture` (the page range and the SVG) and `plan` (which runs go to which boot, and
+//! the folders of repeated runs). `runs` boots the VMs through the
+//! [`Lab`](crate::run::Lab), each kernel once per boot of up to
+//! [`BATCH_POINTS`](crate::run::BATCH_POINTS) runs; `command` checks the arguments and is
+//! the only part that prints. Everything a caller uses is re-exported here.
 
 mod all;
 mod command;
@@ -15,6 +17,7 @@ mod command;
 mod fixtures;
 mod markdown;
 mod picture;
+mod plan;
 mod runs;
 mod sentences;
 mod stats;
@@ -23,6 +26,7 @@ pub use all::{render_all, PointOutcome};
 pub use command::main;
 pub use markdown::{environment, markdown, Heading, FAULTS_NOTE};
 pub use picture::{page_range, picture};
+pub use runs::{run_points, PointRuns};
 pub use sentences::summary;
 pub use stats::{differences, percent, rows, Cell, Col, Difference, Row, Sample, Stat, FAULT_COLS, IQR_FROM};
 

@@ -1,18 +1,20 @@
 //! The running part: boots VMs through the [`Lab`] and gathers their figures and traces
-//! (a point on every variant, N runs each; every scenario for `--all`).
+//! (points on every variant, N runs each; every scenario for `--all`), each kernel once
+//! per boot of up to [`BATCH_POINTS`] runs ([`plan`]).
 
 use radiff_model::Trace;
 
 use super::all::{render_all, PointOutcome};
+use super::plan::{plan, run_name, PlannedRun};
 use super::stats::{rows, Cell, Sample};
-use crate::error::Result;
-use crate::run::Lab;
+use crate::error::{Error, Result};
+use crate::run::{Job, Lab, BATCH_POINTS};
 use crate::scenario::{Point, Scenario};
 use crate::summary::Figures;
 use crate::vm::Accel;
 
 /// What the runs of one scenario point produced.
-pub(super) struct PointRuns {
+pub struct PointRuns {
     pub cells: Vec<Cell>,
     /// The first run's trace of each variant, for the picture.
     pub traces: Vec<(String, Trace)>,
@@ -20,27 +22,113 @@ pub(super) struct PointRuns {
     pub envs: Vec<(String, String, Accel)>,
 }
 
-/// Runs `point` on each variant `runs` times. The variants take turns (A B A B, not
-/// A A B B) so that a change in the host's load over time falls on all of them alike.
-pub(super) fn run_point(lab: &Lab, scenario: &Scenario, point: &Point, variants: &[String], runs: usize, progress: &dyn Fn(&str)) -> Result<PointRuns> {
+/// What one run left: its figures, its environment, and its trace if it is a first run.
+struct Done {
+    sample: Sample,
+    env: (String, String, Accel),
+    trace: Option<Trace>,
+}
+
+/// " [LABEL]" for a point with a label.
+fn at(point: &Point) -> String {
+    point.label.as_deref().map(|l| format!(" [{l}]")).unwrap_or_default()
+}
+
+/// Runs each of `points` on each variant `runs` times, booting each kernel once per boot
+/// of [`plan`] (up to [`BATCH_POINTS`] runs; the variants take turns boot by boot). Prints
+/// `report: NAME[ [POINT]] on VARIANT, run K of N` as the guest starts each run. Returns
+/// each point's runs, or the first error among them. With `keep_going` false the first
+/// failed run ends the report (its error is returned once its boot's runs settled);
+/// otherwise a point's failure is printed (`report: NAME failed: ...`), its remaining
+/// runs are left out, and the other points go on.
+pub fn run_points(lab: &Lab, points: &[(&Scenario, &Point)], variants: &[String], runs: usize, keep_going: bool, progress: &dyn Fn(&str)) -> Result<Vec<Result<PointRuns>>> {
+    let mut done: Vec<Vec<Vec<Option<Done>>>> = points.iter().map(|_| variants.iter().map(|_| (0..runs).map(|_| None).collect()).collect()).collect();
+    let mut failed: Vec<Option<Error>> = points.iter().map(|_| None).collect();
+    // A bar over all the report's runs, moved as the guest starts each.
+    let total = (points.len() * variants.len() * runs) as u64;
+    let task = crate::cli::Task::start("report");
+    let mut started = 0u64;
+    for boot in plan(points.len(), variants.len(), runs, BATCH_POINTS) {
+        let boot: Vec<PlannedRun> = boot.into_iter().filter(|r| failed[r.point].is_none()).collect();
+        let Some(first) = boot.first() else { continue };
+        let variant = &variants[first.variant];
+        let line = |r: &PlannedRun| {
+            let (scenario, point) = points[r.point];
+            format!("report: {}{} on {variant}, run {} of {runs}", scenario.name, at(point), r.run)
+        };
+        let names: Vec<String> = boot.iter().map(|r| run_name(variant, r.run, runs)).collect();
+        let results: Vec<Result<crate::run::RunOutput>> = match lab.kernel(variant, &format!("radiff report {}{} on {variant}", points[first.point].0.name, at(points[first.point].1))) {
+            Ok(kernel) => {
+                let jobs: Vec<Job> = boot.iter().zip(&names).map(|(r, name)| Job { scenario: points[r.point].0, point: points[r.point].1, name }).collect();
+                lab.run_batch_announced(&kernel, &jobs, &mut |i| {
+                    let said = line(&boot[i]);
+                    progress(&said);
+                    task.count(said.trim_start_matches("report: ").to_string(), started, Some(total));
+                    started += 1;
+                })
+            }
+            Err(e) if !keep_going => return Err(e),
+            Err(e) => {
+                let text = e.to_string();
+                boot.iter()
+                    .map(|r| {
+                        progress(&line(r));
+                        Err(Error::Other(text.clone()))
+                    })
+                    .collect()
+            }
+        };
+        let mut first_error = None;
+        for (r, result) in boot.iter().zip(results) {
+            match result {
+                Ok(out) => {
+                    done[r.point][r.variant][r.run - 1] = Some(Done {
+                        sample: Sample { figures: Figures::of(&out.capture.trace), pattern_ns: out.env.pattern_ns },
+                        env: (variant.clone(), out.env.release.clone(), out.accel),
+                        trace: (r.run == 1).then_some(out.capture.trace),
+                    });
+                }
+                Err(e) if !keep_going => {
+                    first_error.get_or_insert(e);
+                }
+                Err(e) => {
+                    if failed[r.point].is_none() {
+                        progress(&format!("report: {} failed: {e}", points[r.point].0.name));
+                        failed[r.point] = Some(e);
+                    }
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+    }
+    Ok(points.iter().zip(done).zip(failed).map(|(((_, point), runs_done), failed)| match failed {
+        Some(e) => Err(e),
+        None => Ok(gather(point, variants, runs_done)),
+    }).collect())
+}
+
+/// One point's runs, `done[variant][run - 1]` (all made), as the figures want them: a
+/// cell per variant with its samples in run order, the first run's traces, and the
+/// environments in the order the runs took turns (run 1 of each variant, then run 2, ...).
+fn gather(point: &Point, variants: &[String], done: Vec<Vec<Option<Done>>>) -> PointRuns {
+    let runs = done.first().map_or(0, Vec::len);
     let mut cells: Vec<Cell> = variants.iter().map(|v| Cell { point: point.label.clone(), variant: v.clone(), samples: Vec::new() }).collect();
     let mut traces = Vec::new();
     let mut envs = Vec::new();
-    let at = point.label.as_deref().map(|l| format!(" [{l}]")).unwrap_or_default();
-    progress(&format!("report: {}{at} on {}, {runs} run{} each", scenario.name, variants.join(", "), if runs == 1 { "" } else { "s" }));
-    let task = crate::cli::Task::start(format!("report {}{at}", scenario.name));
-    for run in 1..=runs {
-        for (variant, cell) in variants.iter().zip(&mut cells) {
-            task.count(format!("{variant}, run {run} of {runs}"), envs.len() as u64, Some((runs * variants.len()) as u64));
-            let out = lab.run(scenario, point, variant, &format!("radiff report {}{at} on {variant}", scenario.name))?;
-            cell.samples.push(Sample { figures: Figures::of(&out.capture.trace), pattern_ns: out.env.pattern_ns });
-            envs.push((variant.clone(), out.env.release.clone(), out.accel));
-            if run == 1 {
-                traces.push((variant.clone(), out.capture.trace));
+    let mut done: Vec<std::vec::IntoIter<Option<Done>>> = done.into_iter().map(Vec::into_iter).collect();
+    for _ in 0..runs {
+        for ((variant, cell), runs) in variants.iter().zip(&mut cells).zip(&mut done) {
+            let d = runs.next().flatten().expect("every run of a point that did not fail was made");
+            cell.samples.push(d.sample);
+            envs.push(d.env);
+            if let Some(trace) = d.trace {
+                traces.push((variant.clone(), trace));
             }
         }
     }
-    Ok(PointRuns { cells, traces, envs })
+    PointRuns { cells, traces, envs }
 }
 
 /// `--all`: every scenario point whose scenario runs both `a` and `b`, on both. A failed
@@ -49,24 +137,53 @@ pub(super) fn run_point(lab: &Lab, scenario: &Scenario, point: &Point, variants:
 pub(super) fn all(lab: &Lab, a: &str, b: &str, runs: usize, progress: &dyn Fn(&str)) -> Result<(String, bool)> {
     let scenarios = crate::scenario::load_all(&crate::repo_root().join("scenarios"))?;
     let pair = [a.to_string(), b.to_string()];
-    let mut outcomes = Vec::new();
+    let mut points = Vec::new();
     let mut skipped = Vec::new();
     for scenario in &scenarios {
         if scenario.variants.as_ref().is_some_and(|listed| !pair.iter().all(|v| listed.contains(v))) {
             skipped.push(scenario.name.clone());
             continue;
         }
-        for point in &scenario.points {
-            let result = run_point(lab, scenario, point, &pair, runs, progress).map(|r| {
+        points.extend(scenario.points.iter().map(|point| (scenario, point)));
+    }
+    let results = run_points(lab, &points, &pair, runs, true, progress)?;
+    let outcomes: Vec<PointOutcome> = points
+        .iter()
+        .zip(results)
+        .map(|((scenario, point), result)| {
+            let rows = result.map(|r| {
                 let mut rows = rows(&r.cells).into_iter();
                 (rows.next().expect("a row per variant"), rows.next().expect("a row per variant"))
             });
-            if let Err(e) = &result {
-                progress(&format!("report: {} failed: {e}", scenario.name));
-            }
-            outcomes.push(PointOutcome { scenario: scenario.name.clone(), point: point.label.clone(), rows: result.map_err(|e| e.to_string()) });
-        }
-    }
+            PointOutcome { scenario: scenario.name.clone(), point: point.label.clone(), rows: rows.map_err(|e| e.to_string()) }
+        })
+        .collect();
     let failed = outcomes.iter().any(|o| o.rows.is_err());
     Ok((render_all(a, b, &outcomes, &skipped), failed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{sample, trace};
+
+    /// Whatever order the boots made them in, a point's runs come out as the variants'
+    /// turns made them before batching: samples in run order, the first runs' traces,
+    /// the environments run 1 of each variant, then run 2.
+    #[test]
+    fn a_points_runs_are_gathered_as_the_variants_took_turns() {
+        let d = |v: &str, windows: u64, run: usize| {
+            Some(Done { sample: sample(&trace(windows, 8, 0), 100 * run as u64), env: (v.into(), format!("7.3.{run}"), Accel::Tcg), trace: (run == 1).then(|| trace(windows, 8, 0)) })
+        };
+        let point = Point { label: Some("max_sectors_kb=512".into()), queue: Default::default() };
+        let variants = ["base".to_string(), "v1".to_string()];
+        let r = gather(&point, &variants, vec![vec![d("base", 1, 1), d("base", 2, 2)], vec![d("v1", 3, 1), d("v1", 4, 2)]]);
+        assert_eq!(r.cells.len(), 2);
+        assert_eq!((r.cells[1].variant.as_str(), r.cells[1].point.as_deref()), ("v1", Some("max_sectors_kb=512")));
+        assert_eq!(r.cells[0].samples, vec![sample(&trace(1, 8, 0), 100), sample(&trace(2, 8, 0), 200)]);
+        assert_eq!(r.cells[1].samples[1].pattern_ns, 200_000_000);
+        assert_eq!(r.traces, vec![("base".to_string(), trace(1, 8, 0)), ("v1".to_string(), trace(3, 8, 0))]);
+        let envs: Vec<(&str, &str)> = r.envs.iter().map(|(v, r, _)| (v.as_str(), r.as_str())).collect();
+        assert_eq!(envs, vec![("base", "7.3.1"), ("v1", "7.3.1"), ("base", "7.3.2"), ("v1", "7.3.2")]);
+    }
 }
