@@ -190,6 +190,12 @@ impl Drop for Overlay {
     }
 }
 
+/// The figures `radiff run` printed (windows, device, read sizes, bytes read, folios).
+fn figures(o: &Output) -> Vec<String> {
+    let out = String::from_utf8_lossy(&o.stdout);
+    out.lines().filter(|l| ["windows:", "device:", "read sizes:", "bytes read:", "folios:"].iter().any(|k| l.trim_start().starts_with(k))).map(str::to_string).collect()
+}
+
 fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
@@ -368,10 +374,6 @@ fn a_full_cache_while_preparing_an_image_or_running_is_enospc_named_and_the_next
     assert!(a.status.success() && b.status.success(), "{}\n{}", text(&a), text(&b));
     let prepared = [&a, &b].iter().filter(|o| String::from_utf8_lossy(&o.stderr).contains("radiff: preparing ")).count();
     assert_eq!(prepared, 1, "the image was prepared {prepared} times:\n{}\n{}", text(&a), text(&b));
-    let figures = |o: &Output| -> Vec<String> {
-        let out = String::from_utf8_lossy(&o.stdout);
-        out.lines().filter(|l| ["windows:", "device:", "read sizes:", "bytes read:", "folios:"].iter().any(|k| l.trim_start().starts_with(k))).map(str::to_string).collect()
-    };
     assert_eq!(figures(&a).len(), 5, "{}", text(&a));
     assert_eq!(figures(&a), figures(&b));
     assert!(overlay.path(&run_dir.join("trace.json")).is_file());
@@ -419,10 +421,6 @@ fn two_radiff_runs_and_a_test_trial_at_once_on_one_cache_all_pass_alike() {
     assert!(b.status.success(), "{}", text(&b));
     let said = text(&trial);
     assert!(trial.status.success() && said.contains("1 passed"), "the trial, beside two radiff runs:\n{said}");
-    let figures = |o: &Output| -> Vec<String> {
-        let out = String::from_utf8_lossy(&o.stdout);
-        out.lines().filter(|l| ["windows:", "device:", "read sizes:", "bytes read:", "folios:"].iter().any(|k| l.trim_start().starts_with(k))).map(str::to_string).collect()
-    };
     assert_eq!(figures(&a).len(), 5, "{}", text(&a));
     assert_eq!(figures(&a), figures(&b));
     // Nothing half-made is left in the run folder's parent: no temporary files, no
