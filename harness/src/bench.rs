@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use radiff_model::{predict, Policy};
 
 use crate::cache::Cache;
-use crate::cli::{progress, BenchArgs};
+use crate::cli::BenchArgs;
+use crate::progress::progress;
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels};
 use crate::run::{guest_binary, image_key, model_input, Lab};
@@ -95,7 +96,7 @@ pub fn main(args: &BenchArgs) -> Result<ExitCode> {
     let repo = crate::repo_root();
     let model = model_figures(&repo)?;
     if args.model_only {
-        crate::cli::output(&format!("{}\n", model.lines()));
+        crate::progress::output(&format!("{}\n", model.lines()));
         return Ok(ExitCode::SUCCESS);
     }
     let warm_cache = Cache::from_env();
@@ -106,7 +107,7 @@ pub fn main(args: &BenchArgs) -> Result<ExitCode> {
     let mut rows = Vec::new();
 
     let builder = Builder::new(&kernels, &cache, &progress);
-    let task = crate::cli::Task::start("bench: builds");
+    let task = crate::progress::Task::start("bench: builds");
     for (k, variant) in kernels.variants.iter().enumerate() {
         task.count(variant.name.clone(), k as u64, Some(kernels.variants.len() as u64));
         let t = Instant::now();
@@ -121,7 +122,7 @@ pub fn main(args: &BenchArgs) -> Result<ExitCode> {
         return Err(Error::Other(format!("no scenario named `{}`", only.unwrap_or(""))));
     }
     let mut images = BTreeSet::new();
-    let task = crate::cli::Task::start("bench: images");
+    let task = crate::progress::Task::start("bench: images");
     let image_count = scenarios.iter().map(image_key).collect::<BTreeSet<_>>().len() as u64;
     for s in &scenarios {
         if images.insert(image_key(s)) {
@@ -162,7 +163,7 @@ pub fn main(args: &BenchArgs) -> Result<ExitCode> {
     batches.sort_by(|a, b| b.0.total_cmp(&a.0));
     // A bar over the runs: each batch's points count when its boot ends.
     let total_runs: usize = batches.iter().map(|b| b.3.len()).sum();
-    let task = crate::cli::Task::start("bench: runs");
+    let task = crate::progress::Task::start("bench: runs");
     task.count(format!("{} boots, {threads} at a time", batches.len()), 0, Some(total_runs as u64));
     let queue = std::sync::Mutex::new(batches.into_iter());
     let done = std::sync::Mutex::new(Vec::new());
@@ -244,7 +245,7 @@ pub fn main(args: &BenchArgs) -> Result<ExitCode> {
     if !failed.is_empty() {
         let _ = writeln!(out, "failed runs ({}):\n{}", failed.len(), failed.join("\n"));
     }
-    crate::cli::output(&out);
+    crate::progress::output(&out);
     Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 

@@ -16,7 +16,8 @@ use radiff_model::{predict, Policy, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{self, Cache};
-use crate::cli::{progress, AgainstArg, BisectArgs, CheckArgs};
+use crate::cli::{AgainstArg, BisectArgs, CheckArgs};
+use crate::progress::progress;
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels, Variant, ENV_LOCKED};
@@ -224,7 +225,7 @@ pub fn check_main(args: &CheckArgs) -> Result<ExitCode> {
             if let Verdict::Changed(report) = verdict {
                 text += &format!("{report}\n");
             }
-            crate::cli::output(&text);
+            crate::progress::output(&text);
             Ok(ExitCode::from(verdict.exit_code()))
         }
         Err(e) => {
@@ -243,7 +244,7 @@ pub fn bisect_main(args: &BisectArgs) -> Result<ExitCode> {
     match (&args.tree, &args.variant, &args.good, &args.bad) {
         (Some(tree), None, Some(good), Some(bad)) => {
             let found = bisect_tree(&repo, tree, good, bad, &args.scenario, args.point.as_deref(), args.against.name())?;
-            crate::cli::output(&found.describe());
+            crate::progress::output(&found.describe());
             Ok(ExitCode::SUCCESS)
         }
         (None, Some(variant), _, _) => {
@@ -251,7 +252,7 @@ pub fn bisect_main(args: &BisectArgs) -> Result<ExitCode> {
             let variant = kernels.variant(variant)?.clone();
             let lab = Lab::new(Cache::from_env(), kernels.clone(), guest_binary()?, &progress);
             let found = bisect_series(&lab, &variant, &scenario, point)?;
-            crate::cli::output(&found.describe());
+            crate::progress::output(&found.describe());
             Ok(ExitCode::SUCCESS)
         }
         _ => Err(Error::Other("give either --tree DIR --good A --bad B, or --variant V".into())),
@@ -345,7 +346,7 @@ pub fn bisect_tree(repo: &Path, tree: &Path, good: &str, bad: &str, scenario: &P
         run = run.args(["--point", p]);
     }
     progress(&format!("bisecting {good}..{bad} in {} (log {})", tree.display(), log.display()));
-    let task = crate::cli::Task::start(format!("bisecting {good}..{bad}"));
+    let task = crate::progress::Task::start(format!("bisecting {good}..{bad}"));
     let outcome = run.run_logged(&log, Duration::from_secs(4 * 3600), Duration::from_secs(30), |_| {
         let steps = read_steps(&record).unwrap_or_default();
         let last = steps.last().map_or_else(|| "the first check runs".to_string(), |s| format!("the last {}", s.line()));

@@ -16,6 +16,7 @@ pub mod guest;
 pub mod host;
 pub mod kernels;
 pub mod process;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod scenario;

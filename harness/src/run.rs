@@ -87,6 +87,15 @@ impl Lab {
         Lab { cache, kernels, guest, progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS, boots: Default::default() }
     }
 
+    /// The lab of this repository (`kernels/kernels.yaml`) in the cache `$RADIFF_CACHE`
+    /// names, once the host has what runs need ([`Lab::check_host`]).
+    pub fn open() -> Result<Lab> {
+        let kernels = Kernels::load(&crate::repo_root())?;
+        let lab = Lab::new(Cache::from_env(), kernels, guest_binary()?, &crate::progress::progress);
+        lab.check_host()?;
+        Ok(lab)
+    }
+
     /// Whether this host has what runs need (QEMU, virtme-ng, the kernel source): one
     /// error naming each missing part, before any build or boot ([`crate::host::check`]).
     pub fn check_host(&self) -> Result<()> {
@@ -192,7 +201,7 @@ impl Lab {
         // While the guest works: its step and how much of the image it has written so far
         // (the blocks the image file has, of the files' bytes).
         let preparing = Instant::now();
-        let task = crate::cli::Task::start(format!("preparing the image for {}", scenario.name));
+        let task = crate::progress::Task::start(format!("preparing the image for {}", scenario.name));
         let mut tick = |step: &str| task.bytes(step, allocated(&partial_image).min(need), Some(need));
         self.boot_guest(&partial, &kernel, disk, false, &spec, memory_mb(scenario), timeout, &mut tick).map_err(|e| no_space(e, &partial, scenario.write_size.max(1 << 20) + (1 << 20), during))?;
         drop(task);
@@ -345,7 +354,7 @@ impl Lab {
                 let kept = batch.join(format!("console.{kind}-{attempt}.log"));
                 let _ = std::fs::rename(batch.join("console.log"), &kept);
                 let what = if boot_panic { "the kernel panicked before the guest started its first point".to_string() } else { format!("the guest started no point within {} s (a boot that stalled)", BOOT_ALLOWANCE.as_secs()) };
-                crate::cli::progress(&format!("{what}; its log is {}; booting again ({} of {STALL_ATTEMPTS})", kept.display(), attempt + 1));
+                crate::progress::progress(&format!("{what}; its log is {}; booting again ({} of {STALL_ATTEMPTS})", kept.display(), attempt + 1));
                 attempt += 1;
                 continue;
             }
@@ -681,7 +690,7 @@ struct Watch {
     overran_point: Option<usize>,
     stalled: bool,
     /// The boot's progress: which point runs and the step its guest reports.
-    task: crate::cli::Task,
+    task: crate::progress::Task,
 }
 
 /// Boots of one batch when the guest stalls before its first point.
@@ -689,7 +698,7 @@ const STALL_ATTEMPTS: u32 = 3;
 
 impl Watch {
     fn new(points: usize) -> Watch {
-        Watch { points, boot_started: Instant::now(), current: None, starts: vec![None; points], overran_point: None, stalled: false, task: crate::cli::Task::start("VM") }
+        Watch { points, boot_started: Instant::now(), current: None, starts: vec![None; points], overran_point: None, stalled: false, task: crate::progress::Task::start("VM") }
     }
 
     /// What the boot is doing: `point N of M: STEP`, the step as the running point's guest

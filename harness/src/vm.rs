@@ -187,7 +187,7 @@ pub fn boot_watched(cache: &Cache, boot: &Boot, mut stop: impl FnMut() -> bool) 
         if let Some((kind, what)) = qemu_trouble.filter(|_| attempt < QEMU_CRASH_ATTEMPTS) {
             let kept = boot.shared.join(format!("console.{kind}-{attempt}.log"));
             let _ = std::fs::rename(&console, &kept);
-            crate::cli::progress(&format!("{what}; its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})", kept.display(), attempt + 1));
+            crate::progress::progress(&format!("{what}; its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})", kept.display(), attempt + 1));
             attempt += 1;
             continue;
         }

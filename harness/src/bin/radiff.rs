@@ -11,7 +11,8 @@ use std::time::Duration;
 use clap::Parser;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use radiff::cache::Cache;
-use radiff::cli::{self, lab, progress, Cli, Command, Event, KernelsCommand, Reporter, RunArgs};
+use radiff::cli::{Cli, Command, KernelsCommand, RunArgs};
+use radiff::progress::{self, progress, Event, Reporter};
 use radiff::kernels::{Builder, Kernels};
 use radiff::scenario::Scenario;
 use radiff::summary::{self, Figures};
@@ -24,8 +25,8 @@ fn main() -> ExitCode {
     radiff::process::stop_children_on_signals();
     let terminal = std::io::stderr().is_terminal().then(Terminal::new);
     match &terminal {
-        Some(t) => cli::set_reporter(Box::new(t.clone())),
-        None => cli::set_reporter(Box::new(cli::Plain::new())),
+        Some(t) => progress::set_reporter(Box::new(t.clone())),
+        None => progress::set_reporter(Box::new(progress::Plain::new())),
     }
     let result = dispatch(cli.command);
     if let Some(t) = &terminal {
@@ -46,7 +47,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Kernels(KernelsCommand::List) => {
             let kernels = Kernels::load(&repo_root())?;
             let cache = Cache::from_env();
-            cli::output(&Builder::new(&kernels, &cache, &progress).list()?);
+            progress::output(&Builder::new(&kernels, &cache, &progress).list()?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Run(args) => run(&args),
@@ -59,7 +60,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
 }
 
 /// Progress on a terminal: a spinner line (elapsed time, the last lasting line) under the
-/// lasting lines, and below it one line per running task ([`cli::Task`]): a bar with its
+/// lasting lines, and below it one line per running task ([`progress::Task`]): a bar with its
 /// position and length when the task counts towards a known total (a report's runs,
 /// bench's runs, explore's confirmations), else a spinner with its count; the task's
 /// status is its message; the line goes when the task ends.
@@ -184,13 +185,13 @@ fn kernels_build(names: &[String]) -> Result<ExitCode> {
         let _ = writeln!(out, "{:<24} {:>10}  {}", b.variant, how, b.bzimage.display());
     }
     let _ = writeln!(out, "total {:.1} s", started.elapsed().as_secs_f64());
-    cli::output(&out);
+    progress::output(&out);
     Ok(ExitCode::SUCCESS)
 }
 
 fn run(args: &RunArgs) -> Result<ExitCode> {
     let scenario = Scenario::load(&args.scenario)?;
-    let lab = lab()?;
+    let lab = radiff::run::Lab::open()?;
     let known = lab.kernels.names();
     let mut variants = scenario.variants(&known)?;
     if !args.variants.is_empty() {
@@ -199,7 +200,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         }
         variants.retain(|v| args.variants.contains(v));
     }
-    cli::output(&format!("{}: {}\n", scenario.name, scenario.description));
+    progress::output(&format!("{}: {}\n", scenario.name, scenario.description));
     // One boot per variant runs all the matrix's points (a batch); shown point by point.
     let mut runs = std::collections::HashMap::new();
     for variant in &variants {
@@ -227,7 +228,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             }
             let _ = writeln!(text, "  trace:         {}", out.dir.join("trace.json").display());
             let _ = writeln!(text, "  console log:   {}", out.dir.join("console.log").display());
-            cli::output(&text);
+            progress::output(&text);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -236,7 +237,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use radiff::cli::Task;
+    use radiff::progress::Task;
 
     fn hidden() -> Terminal {
         Terminal::with_target(ProgressDrawTarget::hidden(), false)

@@ -186,7 +186,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
     let mut costs = Costs::default();
     let set_budget = o.budget.mul_f64(1.0 - SHRINK_SHARE_UNKNOWN);
     let limit = o.confirm.unwrap_or(usize::MAX);
-    let task = crate::cli::Task::start(format!("explore on {variant}"));
+    let task = crate::progress::Task::start(format!("explore on {variant}"));
     for (i, (name, gen)) in todo.iter().enumerate() {
         let name = name.clone();
         if interrupted() {
@@ -414,7 +414,7 @@ pub fn markdown_unknown(r: &UnknownReport, picked: &Picked, variant: &str, o: &O
 /// `radiff explore --variants base,V` where V has no model policy: prints the progress,
 /// returns the report.
 pub fn main_for_unknown(lab: &Lab, variant: &str, o: &Options) -> Result<UnknownReport> {
-    explore_unknown(lab, variant, o, &mut |l| crate::cli::progress(l))
+    explore_unknown(lab, variant, o, &mut |l| crate::progress::progress(l))
 }
 
 #[cfg(test)]

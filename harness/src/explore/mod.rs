@@ -405,7 +405,7 @@ pub fn scenario_of(gen: &Gen, variants: &[String]) -> Result<Scenario> {
 /// `max_scenarios`) runs out, grouping findings by signature.
 pub fn search(o: &Options, policies: &[(String, Policy)]) -> SearchResult {
     let started = Instant::now();
-    let task = crate::cli::Task::start("explore");
+    let task = crate::progress::Task::start("explore");
     let (time, _) = o.plan();
     let mut r = SearchResult::default();
     let mut last = Instant::now();
@@ -618,9 +618,9 @@ pub fn main(args: &crate::cli::ExploreArgs) -> Result<ExitCode> {
     let o = Options::from_args(args)?;
     catch_interrupt()?;
     if let Some(v) = without_policy(&o.variants)? {
-        let lab = crate::cli::lab()?;
+        let lab = crate::run::Lab::open()?;
         let report = cover::main_for_unknown(&lab, &v, &o)?;
-        crate::cli::output(&report.markdown);
+        crate::progress::output(&report.markdown);
         let bugs = report.ran.iter().any(|p| p.model_bug.is_some());
         return Ok(if report.interrupted {
             ExitCode::from(130)
@@ -630,8 +630,8 @@ pub fn main(args: &crate::cli::ExploreArgs) -> Result<ExitCode> {
             ExitCode::SUCCESS
         });
     }
-    let report = explore(&o, None, &mut |line| crate::cli::progress(line))?;
-    crate::cli::output(&report.markdown);
+    let report = explore(&o, None, &mut |line| crate::progress::progress(line))?;
+    crate::progress::output(&report.markdown);
     Ok(if report.interrupted {
         ExitCode::from(130)
     } else if report.model_bugs > 0 {
@@ -729,7 +729,7 @@ pub fn pick_group(queue: &[Queued], left: Duration, max: usize) -> Vec<usize> {
 }
 
 /// The whole explore: search, shrink, write candidates, then confirm on the kernels (with
-/// `lab`, or `crate::cli::lab()` when needed and not given) as many findings as the
+/// `lab`, or `crate::run::Lab::open()` when needed and not given) as many findings as the
 /// budget leaves time for (at most `o.confirm`), and write and summarise.
 ///
 /// Confirmations go in groups of up to [`crate::run::BATCH_POINTS`] findings
@@ -773,14 +773,14 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
         let lab = match lab {
             Some(l) => l,
             None => {
-                owned = crate::cli::lab()?;
+                owned = crate::run::Lab::open()?;
                 &owned
             }
         };
         let confirming = Instant::now();
         let mut queue: Vec<&Finding> = report.findings.iter().collect();
         let mut costs = Costs::default();
-        let task = crate::cli::Task::start("explore: confirmations");
+        let task = crate::progress::Task::start("explore: confirmations");
         while report.confirmations.len() < want && !queue.is_empty() && !interrupted() {
             let left = o.budget.saturating_sub(started.elapsed());
             let queued: Vec<Queued> = queue

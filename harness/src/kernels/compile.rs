@@ -95,7 +95,7 @@ impl Builder<'_> {
         (self.progress)(&format!("building {} in {} ({}; log {})", variant.name, build.display(), make.display(), log.display()));
         // Where the build is: kbuild's last step and the objects compiled so far (its total
         // is not known before make has walked the tree).
-        let task = crate::cli::Task::start(format!("building {}", variant.name));
+        let task = crate::progress::Task::start(format!("building {}", variant.name));
         let outcome = make.run_logged(&log, self.timeout, Duration::from_secs(10), |_elapsed| {
             task.count(last_make_step(&log), compiled(&log), None);
         })?;

@@ -275,7 +275,7 @@ pub struct Builder<'a> {
     pub kernels: &'a Kernels,
     pub cache: &'a Cache,
     /// Called with each lasting line of progress (what is built where, when it is done); a
-    /// running build's status (its kbuild step, objects compiled) goes to a [`crate::cli::Task`].
+    /// running build's status (its kbuild step, objects compiled) goes to a [`crate::progress::Task`].
     pub progress: &'a (dyn Fn(&str) + Sync),
     pub timeout: Duration,
 }

@@ -22,15 +22,15 @@ pub fn main(args: &crate::cli::ReportArgs) -> Result<ExitCode> {
         return Err(Error::Other("--all compares two variants: give --variants A,B".into()));
     }
     let runs = usize::try_from(args.runs).unwrap_or(usize::MAX);
-    let lab = crate::cli::lab()?;
+    let lab = crate::run::Lab::open()?;
     for name in &args.variants {
         lab.kernels.variant(name)?;
     }
-    let progress: &dyn Fn(&str) = &crate::cli::progress;
+    let progress: &dyn Fn(&str) = &crate::progress::progress;
     if args.all {
         let names = &args.variants;
         let (text, failed) = all(&lab, &names[0], &names[1], runs, progress)?;
-        crate::cli::output(&text);
+        crate::progress::output(&text);
         return Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS });
     }
     let path = args.scenario.as_deref().unwrap_or(Path::new(""));
@@ -57,7 +57,7 @@ pub fn main(args: &crate::cli::ReportArgs) -> Result<ExitCode> {
         environment: environment(&envs, lab.vcpus()),
         variants: variants.clone(),
     };
-    crate::cli::output(&format!("{}\n{}\n", markdown(&heading, &rows), summary(&scenario.description, &variants, &rows)));
+    crate::progress::output(&format!("{}\n{}\n", markdown(&heading, &rows), summary(&scenario.description, &variants, &rows)));
     if let Some(file) = &args.svg {
         let (range, what) = pages;
         let first_run = if runs > 1 { format!("; traces of the first of {runs} runs") } else { String::new() };

@@ -46,7 +46,7 @@ pub fn run_points(lab: &Lab, points: &[(&Scenario, &Point)], variants: &[String]
     let mut failed: Vec<Option<Error>> = points.iter().map(|_| None).collect();
     // A bar over all the report's runs, moved as the guest starts each.
     let total = (points.len() * variants.len() * runs) as u64;
-    let task = crate::cli::Task::start("report");
+    let task = crate::progress::Task::start("report");
     let mut started = 0u64;
     for boot in plan(points.len(), variants.len(), runs, BATCH_POINTS) {
         let boot: Vec<PlannedRun> = boot.into_iter().filter(|r| failed[r.point].is_none()).collect();
