@@ -1,7 +1,7 @@
 //! The cache outside the repository: kernel sources, build trees, kernels, disk images, runs.
 //!
 //! Root: `$RADIFF_CACHE`, else `$XDG_CACHE_HOME/radiff`, else `~/.cache/radiff`.
-//! Layout (README "Where things live"):
+//! Layout (docs/design.md, "Where things live"):
 //!   source/    the base source tarball `./setup` fetched
 //!   trees/     work trees the variants' patches are applied to (git, so they can be reset)
 //!   build/     one shared `O=` build directory per (tree, config)
