@@ -15,6 +15,7 @@ pub mod ftrace;
 pub mod guest;
 pub mod host;
 pub mod kernels;
+pub mod port;
 pub mod process;
 pub mod progress;
 pub mod report;

@@ -150,6 +150,30 @@ pub struct WindowNote {
     /// `nr_phys_segments` of each request of the window, in issue order (the tracepoint
     /// does not print it).
     pub segments: Vec<u64>,
+    /// The branches of the ported kernel functions ([`crate::coverage::BRANCHES`] ids,
+    /// `"<kernel function>: <condition>"`) that decided this window, in the order taken:
+    /// those taken after the previous window's last I/O (what led to this window), then
+    /// this window's own.
+    #[serde(default)]
+    pub decisions: Vec<String>,
+}
+
+impl WindowNote {
+    fn new(op: usize, fd: u32, ra_after: RaState, decisions: Vec<String>) -> WindowNote {
+        WindowNote { op, fd, ra_after, steps: Vec::new(), segments: Vec::new(), decisions }
+    }
+
+    /// The kernel functions of [`WindowNote::decisions`], each once, in first-taken order.
+    pub fn functions(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for d in &self.decisions {
+            let f = d.split(':').next().unwrap_or(d).trim();
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+        out
+    }
 }
 
 /// A trace together with the model's notes on each window.
@@ -171,17 +195,34 @@ pub(crate) struct Recorder {
     pub coverage: Option<crate::coverage::Coverage>,
     /// The file the system call being run is about (see [`Window::file`]).
     pub file: u32,
+    /// When explaining: how many of the last note's decisions were taken by its last I/O
+    /// event (folio, request, submission); the ones after lead to the next window.
+    pub io_mark: usize,
 }
 
 impl Recorder {
+    /// A note for a window just opened, when explaining: its decisions start with those
+    /// taken since the last window's last I/O.
+    fn push_note(&mut self, op: usize, fd: u32, ra_after: RaState) {
+        let Some(notes) = &mut self.notes else { return };
+        let leading = notes.last().map(|n| n.decisions[self.io_mark.min(n.decisions.len())..].to_vec()).unwrap_or_default();
+        self.io_mark = leading.len();
+        notes.push(WindowNote::new(op, fd, ra_after, leading));
+    }
+
+    /// An I/O event of the current window: decisions after it lead to the next window.
+    fn io_event(&mut self) {
+        if let Some(note) = self.notes.as_mut().and_then(|n| n.last_mut()) {
+            self.io_mark = note.decisions.len();
+        }
+    }
+
     fn current(&mut self) -> &mut Window {
         if self.windows.is_empty() {
             // Events before the first readahead call: kept in a Start window that has no
             // call, so nothing is dropped.
             self.windows.push(Window::open_in(self.file, Trigger::Start, 0, 0, RaState::default()));
-            if let Some(notes) = &mut self.notes {
-                notes.push(WindowNote { op: self.op, fd: 0, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
-            }
+            self.push_note(self.op, 0, RaState::default());
         }
         self.windows.last_mut().unwrap()
     }
@@ -197,33 +238,29 @@ impl Recorder {
             folios: Vec::new(),
             requests: Vec::new(),
         });
-        if let Some(notes) = &mut self.notes {
-            notes.push(WindowNote { op, fd, ra_after: ra.traced(), steps: Vec::new(), segments: Vec::new() });
-        }
+        self.push_note(op, fd, ra.traced());
     }
 
     /// Opens a window for an event that prints no `file_ra_state` (`mm_filemap_fault`,
     /// `mm_filemap_map_pages`): `ra` all default, as the ftrace side leaves it.
     pub fn open_event(&mut self, trigger: Trigger, index: u64, req_count: u64, op: usize, fd: u32) {
         self.windows.push(Window::open_in(self.file, trigger, index, req_count, RaState::default()));
-        if let Some(notes) = &mut self.notes {
-            notes.push(WindowNote { op, fd, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
-        }
+        self.push_note(op, fd, RaState::default());
     }
 
     pub fn submit(&mut self, submit: Submit) {
         self.current().submits.push(submit);
+        self.io_event();
     }
 
     pub fn folio(&mut self, index: u64, order: u32) {
         if self.windows.last().is_some_and(|w| w.file != self.file) {
             // A folio of another file than the window's (the ftrace side does the same).
             self.windows.push(Window::open_in(self.file, Trigger::Start, 0, 0, RaState::default()));
-            if let Some(notes) = &mut self.notes {
-                notes.push(WindowNote { op: self.op, fd: 0, ra_after: RaState::default(), steps: Vec::new(), segments: Vec::new() });
-            }
+            self.push_note(self.op, 0, RaState::default());
         }
         self.current().folios.push(Folio { index, order });
+        self.io_event();
     }
 
     pub fn request(&mut self, request: Request, nr_segs: u64) {
@@ -231,6 +268,7 @@ impl Recorder {
         if let Some(note) = self.notes.as_mut().and_then(|n| n.last_mut()) {
             note.segments.push(nr_segs);
         }
+        self.io_event();
     }
 
     /// Records a decision for debugging; `f` only runs when explaining.
@@ -248,12 +286,17 @@ impl Recorder {
         if let Some(c) = &mut self.coverage {
             c.hit(i);
         }
+        if self.notes.is_some() {
+            self.current();
+            let note = self.notes.as_mut().and_then(|n| n.last_mut()).expect("current() made a note");
+            note.decisions.push(crate::coverage::BRANCHES[i].id.to_string());
+        }
     }
 
-    /// Whether branch coverage is being recorded.
+    /// Whether branches are being recorded (for coverage, or for the notes' decisions).
     #[inline]
     pub fn covering(&self) -> bool {
-        self.coverage.is_some()
+        self.coverage.is_some() || self.notes.is_some()
     }
 
     /// The readahead call of the current window returned with `ra`.
@@ -339,7 +382,7 @@ impl<'a> Model<'a> {
             limits,
             layout: Layout::new(&input.extents),
             isize: input.file_size,
-            rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new), coverage: None, file: 0 },
+            rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new), coverage: None, file: 0, io_mark: 0 },
             plug: None,
             io_folios: Vec::new(),
             inflight: Vec::new(),

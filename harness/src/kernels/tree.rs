@@ -16,6 +16,27 @@ impl Builder<'_> {
         self.prepare_tree(&base)
     }
 
+    /// The base's files as `radiff kernels port-check` reads them: a git revision of the
+    /// base, never a work tree that a build may be patching. A Debian tree that no build
+    /// has unpacked and recorded yet is, first (under the tree's lock).
+    pub fn base_files(&self) -> Result<Box<dyn crate::port::Files>> {
+        use crate::port::{DirFiles, GitFiles};
+        match &self.kernels.base {
+            Base::Debian { .. } => {
+                let base = self.base_id()?;
+                let tree = self.cache.dir("trees")?.join(&base.tree_name);
+                let recorded = tree.join(READY).is_file() && git(&tree, &["rev-parse", "-q", "--verify", BASE_TAG]).is_ok();
+                if !recorded {
+                    let _lock = self.lock_tree()?;
+                    self.prepare_tree(&base)?;
+                }
+                Ok(Box::new(GitFiles { dir: tree, rev: BASE_TAG.to_string() }))
+            }
+            Base::Git { tree, rev } => Ok(Box::new(GitFiles { dir: tree.clone(), rev: rev.clone() })),
+            Base::InPlace { tree } => Ok(Box::new(DirFiles::new(tree.clone()))),
+        }
+    }
+
     /// The work tree for `base`, checked out and clean.
     pub(super) fn prepare_tree(&self, base: &BaseId) -> Result<PathBuf> {
         let (tree, recorded) = self.unpack_tree(base)?;

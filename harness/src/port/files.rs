@@ -1,0 +1,150 @@
+//! Reading a kernel tree's files by path: from a directory, from a git revision, or from a
+//! base with a variant's patches applied in a scratch directory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::process::Cmd;
+
+/// A kernel tree's files by path from its root (`mm/readahead.c`).
+pub trait Files {
+    /// The file's text, `None` when the tree has no such file.
+    fn read(&self, path: &str) -> Result<Option<String>>;
+    /// The tree, for messages ("~/src/linux at mm-new").
+    fn describe(&self) -> String;
+}
+
+/// The files below a directory (or, for tests, held in memory).
+pub struct DirFiles {
+    root: PathBuf,
+    memory: Option<BTreeMap<String, String>>,
+}
+
+impl DirFiles {
+    pub fn new(root: impl Into<PathBuf>) -> DirFiles {
+        DirFiles { root: root.into(), memory: None }
+    }
+
+    /// Files held in memory, for tests of what reads them.
+    pub fn from_map<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> DirFiles {
+        DirFiles { root: PathBuf::from("(memory)"), memory: Some(files.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()) }
+    }
+}
+
+impl Files for DirFiles {
+    fn read(&self, path: &str) -> Result<Option<String>> {
+        if let Some(m) = &self.memory {
+            return Ok(m.get(path).cloned());
+        }
+        let p = self.root.join(path);
+        match std::fs::read(&p) {
+            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(&p, e)),
+        }
+    }
+
+    fn describe(&self) -> String {
+        self.root.display().to_string()
+    }
+}
+
+/// The files of a git repository at a revision (not its work tree, which a build may be
+/// patching).
+pub struct GitFiles {
+    pub dir: PathBuf,
+    pub rev: String,
+}
+
+impl Files for GitFiles {
+    fn read(&self, path: &str) -> Result<Option<String>> {
+        let spec = format!("{}:{path}", self.rev);
+        let exists = Cmd::new("git").arg("-C").arg(&self.dir).args(["cat-file", "-e", &spec]).output()?;
+        if !exists.0.success() {
+            return Ok(None);
+        }
+        Cmd::new("git").arg("-C").arg(&self.dir).args(["show", &spec]).read().map(Some)
+    }
+
+    fn describe(&self) -> String {
+        format!("{} at {}", self.dir.display(), self.rev)
+    }
+}
+
+/// A base's files with a variant's patches applied: the files the patches touch (and any
+/// asked for) are copied from the base into a scratch directory and patched there, as the
+/// build would patch them (`patch -p1`), leaving the base alone.
+pub struct PatchedFiles<'a> {
+    base: &'a dyn Files,
+    dir: tempfile::TempDir,
+    label: String,
+}
+
+impl<'a> PatchedFiles<'a> {
+    /// `base` with `patches` applied; `also` are files to copy even if no patch touches
+    /// them (the ledger's), so that every read sees the same tree.
+    pub fn new(base: &'a dyn Files, variant: &str, patches: &[PathBuf], also: &[&str]) -> Result<PatchedFiles<'a>> {
+        let dir = tempfile::Builder::new().prefix("radiff-port-").tempdir().map_err(|e| Error::io(Path::new("/tmp"), e))?;
+        let mut wanted: Vec<String> = also.iter().map(|s| s.to_string()).collect();
+        for p in patches {
+            wanted.extend(touched_files(&crate::cache::read(p)?));
+        }
+        wanted.sort();
+        wanted.dedup();
+        for file in &wanted {
+            if let Some(text) = base.read(file)? {
+                let path = dir.path().join(file);
+                std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| Error::io(&path, e))?;
+                std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+            }
+        }
+        for p in patches {
+            let (status, output) = Cmd::new("patch")
+                .dir(dir.path())
+                .args(["-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-r", "-", "-i"])
+                .arg(p)
+                .output()?;
+            if !status.success() {
+                return Err(Error::PatchFailed { variant: variant.to_string(), patch: p.clone(), output: output.trim_end().to_string() });
+            }
+        }
+        Ok(PatchedFiles { base, dir, label: format!("{} with {variant}'s patches", base.describe()) })
+    }
+}
+
+impl Files for PatchedFiles<'_> {
+    fn read(&self, path: &str) -> Result<Option<String>> {
+        let p = self.dir.path().join(path);
+        if p.exists() {
+            return DirFiles::new(self.dir.path()).read(path);
+        }
+        self.base.read(path)
+    }
+
+    fn describe(&self) -> String {
+        self.label.clone()
+    }
+}
+
+/// The files a patch (a mail or a plain diff) changes: the `b/` side of its `+++` lines.
+pub fn touched_files(patch: &str) -> Vec<String> {
+    patch
+        .lines()
+        .filter_map(|l| l.strip_prefix("+++ "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|p| *p != "/dev/null")
+        .map(|p| p.split_once('/').map_or(p, |(_, rest)| rest).to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_touches_the_b_side_of_its_headers() {
+        let p = "Subject: x\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n--- a/mm/readahead.c\n+++ b/mm/readahead.c\t2026-01-01\n@@ -1 +1 @@\n-a\n+b\n--- /dev/null\n+++ b/mm/new.c\n";
+        assert_eq!(touched_files(p), ["mm/readahead.c", "mm/new.c"]);
+    }
+}
