@@ -128,43 +128,6 @@ pub fn catch_interrupt() -> Result<()> {
     Ok(())
 }
 
-/// "10m", "30s", "1h", "90" (seconds), "500ms".
-pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (n, unit) = t.split_at(split);
-    let n: u64 = n.parse().map_err(|_| format!("`{text}` is not a duration: write 30s, 10m or 1h"))?;
-    Ok(match unit.trim() {
-        "" | "s" => Duration::from_secs(n),
-        "ms" => Duration::from_millis(n),
-        "m" | "min" => Duration::from_secs(n * 60),
-        "h" => Duration::from_secs(n * 3600),
-        other => return Err(format!("`{text}`: unknown unit `{other}`; use ms, s, m or h")),
-    })
-}
-
-impl Options {
-    /// What `radiff explore ARGS` asks (clap parsed and checked each option).
-    pub fn from_args(args: &crate::cli::ExploreArgs) -> Result<Options> {
-        let mut o = Options {
-            variants: args.variants.clone(),
-            budget: args.budget,
-            seed: args.seed,
-            out: args.out.clone(),
-            confirm: args.confirm,
-            max_scenarios: args.scenarios,
-            ..Options::default()
-        };
-        for t in &args.threshold {
-            o.thresholds.set(t).map_err(Error::Other)?;
-        }
-        if o.variants.is_empty() {
-            return Err(Error::Other("--variants names no variant".into()));
-        }
-        Ok(o)
-    }
-}
-
 /// The kernel variant among `variants` that has no model policy (no policy of its name and
 /// no `model:` in its variant.yaml, see [`crate::kernels::ModelExpectation`]), if any:
 /// explored by running the base model's branch-covering set on both kernels
@@ -614,12 +577,11 @@ pub fn model_figures(f: &Finding, o: &Options) -> Result<String> {
 }
 
 /// `radiff explore`.
-pub fn main(args: &crate::cli::ExploreArgs) -> Result<ExitCode> {
-    let o = Options::from_args(args)?;
+pub fn main(o: &Options) -> Result<ExitCode> {
     catch_interrupt()?;
     if let Some(v) = without_policy(&o.variants)? {
         let lab = crate::run::Lab::open()?;
-        let report = cover::main_for_unknown(&lab, &v, &o)?;
+        let report = cover::main_for_unknown(&lab, &v, o)?;
         crate::progress::output(&report.markdown);
         let bugs = report.ran.iter().any(|p| p.model_bug.is_some());
         return Ok(if report.interrupted {
@@ -630,7 +592,7 @@ pub fn main(args: &crate::cli::ExploreArgs) -> Result<ExitCode> {
             ExitCode::SUCCESS
         });
     }
-    let report = explore(&o, None, &mut |line| crate::progress::progress(line))?;
+    let report = explore(o, None, &mut |line| crate::progress::progress(line))?;
     crate::progress::output(&report.markdown);
     Ok(if report.interrupted {
         ExitCode::from(130)
