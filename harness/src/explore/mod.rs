@@ -286,8 +286,7 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
             report.confirm_time = confirming.elapsed();
             report.interrupted = interrupted();
             report.markdown = markdown(&report, o);
-            let path = o.out.join("summary.md");
-            std::fs::write(&path, &report.markdown).map_err(|e| Error::io(&path, e))?;
+            crate::cache::write_atomic(&o.out.join("summary.md"), report.markdown.as_bytes())?;
         }
         report.confirm_time = confirming.elapsed();
     }
@@ -296,7 +295,6 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
         progress("explore: interrupted (Ctrl-C): writing what was confirmed so far");
     }
     report.markdown = markdown(&report, o);
-    let path = o.out.join("summary.md");
-    std::fs::write(&path, &report.markdown).map_err(|e| Error::io(&path, e))?;
+    crate::cache::write_atomic(&o.out.join("summary.md"), report.markdown.as_bytes())?;
     Ok(report)
 }

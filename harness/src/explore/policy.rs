@@ -8,9 +8,10 @@ use crate::error::{Error, Result};
 /// no `model:` in its variant.yaml, see [`crate::kernels::ModelExpectation`]), if any:
 /// explored by running the base model's branch-covering set on both kernels
 /// ([`cover::explore_unknown`]), which needs `--variants base,V` exactly. A name that is
-/// neither a kernel variant nor a policy is an error.
+/// neither a kernel variant nor a policy is an error, and so is a kernels/kernels.yaml that
+/// does not load (the error names it).
 pub fn without_policy(variants: &[String]) -> Result<Option<String>> {
-    without_policy_in(crate::kernels::Kernels::load(&crate::repo_root()).ok().as_ref(), variants)
+    without_policy_in(Some(&crate::kernels::Kernels::load(&crate::repo_root())?), variants)
 }
 
 /// [`without_policy`] among `kernels`' variants (`None`: kernels/ did not load).
@@ -40,9 +41,10 @@ pub fn without_policy_in(kernels: Option<&crate::kernels::Kernels>, variants: &[
 }
 
 /// The policies of the variants named, in order: a policy of the variant's name, or the
-/// one its variant.yaml declares (`model: POLICY`); a variant without one is an error.
+/// one its variant.yaml declares (`model: POLICY`); a variant without one is an error, and
+/// so is a kernels/kernels.yaml that does not load (the error names it).
 pub fn policies(variants: &[String]) -> Result<Vec<(String, Policy)>> {
-    policies_in(crate::kernels::Kernels::load(&crate::repo_root()).ok().as_ref(), variants)
+    policies_in(Some(&crate::kernels::Kernels::load(&crate::repo_root())?), variants)
 }
 
 /// [`policies`] with the declarations of `kernels`' variants (`None`: names alone).
