@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use radiff_model::{predict, Policy};
 
 use crate::cache::Cache;
-use crate::cli::BenchArgs;
 use crate::progress::progress;
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels};
@@ -89,8 +88,19 @@ impl ModelFigures {
     }
 }
 
+/// What `radiff bench` is asked.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// In a fresh cache, building every kernel and making every image.
+    pub cold: bool,
+    /// Only the scenario of this name.
+    pub scenario: Option<String>,
+    /// The model's throughput alone, no VM.
+    pub model_only: bool,
+}
+
 /// `radiff bench [--cold] [--scenario NAME] [--model-only]`.
-pub fn main(args: &BenchArgs) -> Result<ExitCode> {
+pub fn main(args: &Options) -> Result<ExitCode> {
     let cold = args.cold;
     let only: Option<&str> = args.scenario.as_deref();
     let repo = crate::repo_root();

@@ -16,7 +16,6 @@ use radiff_model::{predict, Policy, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{self, Cache};
-use crate::cli::{AgainstArg, BisectArgs, CheckArgs};
 use crate::progress::progress;
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
@@ -78,6 +77,16 @@ pub enum Against {
     Snapshot,
     /// The model's prediction for `base`.
     Model,
+}
+
+impl Against {
+    /// Its name on the command line (`--against NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Against::Snapshot => "snapshot",
+            Against::Model => "model",
+        }
+    }
 }
 
 /// The outcome of one check, with what it cost.
@@ -189,23 +198,27 @@ pub fn read_steps(file: &Path) -> Result<Vec<Step>> {
         .collect()
 }
 
-impl From<AgainstArg> for Against {
-    fn from(a: AgainstArg) -> Against {
-        match a {
-            AgainstArg::Snapshot => Against::Snapshot,
-            AgainstArg::Model => Against::Model,
-        }
-    }
+/// What `radiff check` is asked.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// The kernel tree to build as checked out.
+    pub tree: PathBuf,
+    pub scenario: PathBuf,
+    /// The scenario's point (its label), when it has several.
+    pub point: Option<String>,
+    pub against: Against,
+    /// Where to append the check's [`Step`] as one JSON line.
+    pub record: Option<PathBuf>,
 }
 
 /// `radiff check --tree DIR --scenario FILE [--point LABEL] [--against snapshot|model]
 /// [--record FILE]`.
-pub fn check_main(args: &CheckArgs) -> Result<ExitCode> {
+pub fn check_main(args: &CheckOptions) -> Result<ExitCode> {
     let scenario = Scenario::load(&args.scenario)?;
     let point = scenario.point(args.point.as_deref())?;
     let tree = &args.tree;
     let started = Instant::now();
-    let result = check(&crate::repo_root(), tree, &scenario, point, args.against.into());
+    let result = check(&crate::repo_root(), tree, &scenario, point, args.against);
     let head = Cmd::new("git").arg("-C").arg(tree).args(["log", "-1", "--format=%H%n%h %s"]).read().unwrap_or_default();
     let mut head = head.lines();
     let (commit, subject) = (head.next().unwrap_or("").to_string(), head.next().unwrap_or("").to_string());
@@ -235,19 +248,39 @@ pub fn check_main(args: &CheckArgs) -> Result<ExitCode> {
     }
 }
 
+/// What `radiff bisect` searches.
+#[derive(Clone, Debug)]
+pub enum Search {
+    /// A kernel git tree between a good and a bad commit.
+    Tree { tree: PathBuf, good: String, bad: String },
+    /// A variant's patch series.
+    Series { variant: String },
+}
+
+/// What `radiff bisect` is asked.
+#[derive(Clone, Debug)]
+pub struct BisectOptions {
+    pub search: Search,
+    pub scenario: PathBuf,
+    /// The scenario's point (its label), when it has several.
+    pub point: Option<String>,
+    /// What each commit's trace is compared with (a tree's search).
+    pub against: Against,
+}
+
 /// `radiff bisect --tree DIR --good A --bad B --scenario FILE [...]` or
 /// `radiff bisect --variant V --scenario FILE [--point LABEL]`.
-pub fn bisect_main(args: &BisectArgs) -> Result<ExitCode> {
+pub fn bisect_main(args: &BisectOptions) -> Result<ExitCode> {
     let scenario = Scenario::load(&args.scenario)?;
     let point = scenario.point(args.point.as_deref())?;
     let repo = crate::repo_root();
-    match (&args.tree, &args.variant, &args.good, &args.bad) {
-        (Some(tree), None, Some(good), Some(bad)) => {
+    match &args.search {
+        Search::Tree { tree, good, bad } => {
             let found = bisect_tree(&repo, tree, good, bad, &args.scenario, args.point.as_deref(), args.against.name())?;
             crate::progress::output(&found.describe());
             Ok(ExitCode::SUCCESS)
         }
-        (None, Some(variant), _, _) => {
+        Search::Series { variant } => {
             let kernels = Kernels::load(&repo)?;
             let variant = kernels.variant(variant)?.clone();
             let lab = Lab::new(Cache::from_env(), kernels.clone(), guest_binary()?, &progress);
@@ -255,7 +288,6 @@ pub fn bisect_main(args: &BisectArgs) -> Result<ExitCode> {
             crate::progress::output(&found.describe());
             Ok(ExitCode::SUCCESS)
         }
-        _ => Err(Error::Other("give either --tree DIR --good A --bad B, or --variant V".into())),
     }
 }
 

@@ -1,10 +1,17 @@
-//! The command line: one clap definition for every subcommand.
+//! The command line: one clap definition for every subcommand, and its conversion into
+//! each command's own options.
+//!
+//! Only the binary (and the tests that parse command lines) imports this module; it imports
+//! the library, never the other way round. It stays in the library, not under src/bin/, so
+//! that `tests/cli.rs` can parse the README's command lines with [`Cli`] directly.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::bisect::{Against, BisectOptions, CheckOptions, Search};
+use crate::error::{Error, Result};
 
 /// Differential testing of Linux readahead against real kernels.
 #[derive(Debug, Parser)]
@@ -94,11 +101,11 @@ pub enum AgainstArg {
     Model,
 }
 
-impl AgainstArg {
-    pub fn name(self) -> &'static str {
-        match self {
-            AgainstArg::Snapshot => "snapshot",
-            AgainstArg::Model => "model",
+impl From<AgainstArg> for Against {
+    fn from(a: AgainstArg) -> Against {
+        match a {
+            AgainstArg::Snapshot => Against::Snapshot,
+            AgainstArg::Model => Against::Model,
         }
     }
 }
@@ -149,6 +156,21 @@ pub struct BisectArgs {
     pub against: AgainstArg,
 }
 
+/// "10m", "30s", "1h", "90" (seconds), "500ms".
+pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: u64 = n.parse().map_err(|_| format!("`{text}` is not a duration: write 30s, 10m or 1h"))?;
+    Ok(match unit.trim() {
+        "" | "s" => Duration::from_secs(n),
+        "ms" => Duration::from_millis(n),
+        "m" | "min" => Duration::from_secs(n * 60),
+        "h" => Duration::from_secs(n * 3600),
+        other => return Err(format!("`{text}`: unknown unit `{other}`; use ms, s, m or h")),
+    })
+}
+
 /// A `--threshold NAME=VALUE` that names a threshold and gives it a number.
 fn threshold(text: &str) -> std::result::Result<String, String> {
     crate::explore::detect::Thresholds::default().set(text)?;
@@ -161,7 +183,7 @@ pub struct ExploreArgs {
     #[arg(long, value_name = "base[,V...]", value_delimiter = ',', value_parser = variant_name, default_value = "base")]
     pub variants: Vec<String>,
     /// Wall time of the whole run: 30s, 10m, 1h (a bare number is seconds).
-    #[arg(long, value_name = "DURATION", value_parser = crate::explore::parse_duration, default_value = "10m")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
     pub budget: Duration,
     /// The seed of the generated scenarios.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -191,6 +213,68 @@ pub struct BenchArgs {
     /// The model's throughput alone, no VM.
     #[arg(long)]
     pub model_only: bool,
+}
+
+impl ReportArgs {
+    /// What `radiff report ARGS` asks.
+    pub fn options(&self) -> crate::report::Options {
+        crate::report::Options {
+            scenario: self.scenario.clone(),
+            all: self.all,
+            variants: self.variants.clone(),
+            runs: usize::try_from(self.runs).unwrap_or(usize::MAX),
+            svg: self.svg.clone(),
+            pages: self.pages.clone(),
+        }
+    }
+}
+
+impl CheckArgs {
+    /// What `radiff check ARGS` asks.
+    pub fn options(&self) -> CheckOptions {
+        CheckOptions { tree: self.tree.clone(), scenario: self.scenario.clone(), point: self.point.clone(), against: self.against.into(), record: self.record.clone() }
+    }
+}
+
+impl BisectArgs {
+    /// What `radiff bisect ARGS` asks: a tree between two commits, or a variant's series.
+    pub fn options(&self) -> Result<BisectOptions> {
+        let search = match (&self.tree, &self.variant, &self.good, &self.bad) {
+            (Some(tree), None, Some(good), Some(bad)) => Search::Tree { tree: tree.clone(), good: good.clone(), bad: bad.clone() },
+            (None, Some(variant), _, _) => Search::Series { variant: variant.clone() },
+            _ => return Err(Error::Other("give either --tree DIR --good A --bad B, or --variant V".into())),
+        };
+        Ok(BisectOptions { search, scenario: self.scenario.clone(), point: self.point.clone(), against: self.against.into() })
+    }
+}
+
+impl ExploreArgs {
+    /// What `radiff explore ARGS` asks (clap parsed and checked each option).
+    pub fn options(&self) -> Result<crate::explore::Options> {
+        let mut o = crate::explore::Options {
+            variants: self.variants.clone(),
+            budget: self.budget,
+            seed: self.seed,
+            out: self.out.clone(),
+            confirm: self.confirm,
+            max_scenarios: self.scenarios,
+            ..crate::explore::Options::default()
+        };
+        for t in &self.threshold {
+            o.thresholds.set(t).map_err(Error::Other)?;
+        }
+        if o.variants.is_empty() {
+            return Err(Error::Other("--variants names no variant".into()));
+        }
+        Ok(o)
+    }
+}
+
+impl BenchArgs {
+    /// What `radiff bench ARGS` asks.
+    pub fn options(&self) -> crate::bench::Options {
+        crate::bench::Options { cold: self.cold, scenario: self.scenario.clone(), model_only: self.model_only }
+    }
 }
 
 
@@ -289,6 +373,25 @@ mod tests {
         assert_eq!(err(&["report", "s.yaml", "--runs", "0"]).kind(), ErrorKind::ValueValidation);
         let Command::Report(r) = parse(&["report", "s.yaml", "--runs", "3"]).unwrap().command else { panic!() };
         assert_eq!(r.runs, 3);
+    }
+
+    #[test]
+    fn durations_and_options_parse() {
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert!(parse_duration("3 weeks").is_err());
+        let parse = |args: &[&str]| {
+            match Cli::try_parse_from(["radiff", "explore"].iter().chain(args)).map_err(|e| e.to_string())?.command {
+                Command::Explore(a) => a.options().map_err(|e| e.to_string()),
+                other => panic!("{other:?}"),
+            }
+        };
+        let o = parse(&["--variants", "base,async-align-v1", "--budget", "1m", "--seed", "7", "--confirm", "0", "--threshold", "trim_ratio=0.4"]).unwrap();
+        assert_eq!(o.variants, vec!["base", "async-align-v1"]);
+        assert_eq!((o.budget, o.seed, o.confirm), (Duration::from_secs(60), 7, Some(0)));
+        assert_eq!(o.thresholds.trim_ratio, 0.4);
+        assert!(parse(&["--threshold", "nope=1"]).is_err());
     }
 
     #[test]

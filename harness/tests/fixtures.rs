@@ -34,7 +34,8 @@ fn check(scenario_name: &str, variant: &str) -> (Trace, Trace) {
 #[test]
 fn the_model_predicts_the_headline_trace_on_base_exactly() {
     let (kernel, model) = check("1mib_after_4k", "base");
-    // The real kernel's figures, as seed 000 and FACTS.md report them; the model must get
+    // The real kernel's figures, as seed 000 reports them and the committed fixture
+    // (tests/fixtures/1mib_after_4k/base) holds them; the model must get
     // them by computing (it did: the traces are equal above).
     let k = Figures::of(&kernel);
     assert_eq!(k.folios, 9721);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use radiff::cache::Cache;
-use radiff::kernels::{Builder, Kernels};
+use radiff::kernels::{Base, Builder, Kernels};
 use radiff::Error;
 
 const READAHEAD_C: &str = "\
@@ -66,6 +66,19 @@ struct Rig {
     repo: PathBuf,
     linux: PathBuf,
     cache: Cache,
+    /// The base its kernels.yaml names.
+    base: Base,
+}
+
+impl Rig {
+    /// The rig's kernels, with the base its kernels.yaml names even where
+    /// RADIFF_KERNEL_TREE names the user's tree: that override is for the repository's
+    /// kernels, not for the rig's (and the process environment is shared by every test).
+    fn kernels(&self) -> Kernels {
+        let mut kernels = Kernels::load(&self.repo).unwrap();
+        kernels.base = self.base.clone();
+        kernels
+    }
 }
 
 fn rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
@@ -88,14 +101,15 @@ fn rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
         }
     }
     let cache = Cache { root: tmp.path().join("cache") };
-    Rig { _tmp: tmp, repo, linux, cache }
+    let base = Base::Git { tree: linux.clone(), rev: "HEAD".into() };
+    Rig { _tmp: tmp, repo, linux, cache, base }
 }
 
 fn quiet(_: &str) {}
 
 /// Builds `variant` in the rig, which must fail.
 fn build_error(rig: &Rig, variant: &str) -> Error {
-    let kernels = Kernels::load(&rig.repo).unwrap();
+    let kernels = rig.kernels();
     let builder = Builder::new(&kernels, &rig.cache, &quiet);
     builder.build(kernels.variant(variant).unwrap()).unwrap_err()
 }
@@ -112,9 +126,6 @@ fn git_status(dir: &Path) -> String {
 
 #[test]
 fn a_patch_that_does_not_apply_names_variant_patch_and_hunk_and_changes_nothing() {
-    if std::env::var_os(radiff::kernels::ENV_TREE).is_some() {
-        return; // the override would replace the rig's base
-    }
     let rig = rig(&[("broken", &[("0001-good.mbox", GOOD), ("0002-bad.patch", BAD)])]);
     let err = build_error(&rig, "broken");
     let Error::PatchFailed { ref variant, ref patch, ref output } = err else { panic!("expected PatchFailed, got {err}") };
@@ -136,9 +147,6 @@ fn a_patch_that_does_not_apply_names_variant_patch_and_hunk_and_changes_nothing(
 
 #[test]
 fn a_good_patch_applies_through_the_mail_around_it() {
-    if std::env::var_os(radiff::kernels::ENV_TREE).is_some() {
-        return;
-    }
     // Applying works without a kernel to build: the build then fails at configure
     // (this tree has no Makefile), and the tree is reset even so.
     let rig = rig(&[("good", &[("0001-good.mbox", GOOD)])]);
@@ -152,7 +160,7 @@ fn a_good_patch_applies_through_the_mail_around_it() {
 #[test]
 fn an_unknown_variant_lists_the_known_ones() {
     let rig = rig(&[("async-align-v1", &[("0001.patch", GOOD)])]);
-    let kernels = Kernels::load(&rig.repo).unwrap();
+    let kernels = rig.kernels();
     let err = kernels.variant("async-allign-v1").unwrap_err().to_string();
     assert_eq!(err, "unknown variant `async-allign-v1`; known variants: base, async-align-v1");
 }
@@ -174,7 +182,7 @@ fn variant_yaml_names_the_model_policy_a_patch_must_match() {
         ("my-fix", &[("0001.patch", GOOD)]),
         ("opt-out", &[("0001.patch", GOOD), (VARIANT_FILE, "model: none\n")]),
     ]);
-    let kernels = Kernels::load(&rig.repo).unwrap();
+    let kernels = rig.kernels();
     let model = |name: &str| kernels.variant(name).unwrap().model.clone();
     assert_eq!(model("base"), ModelExpectation::SameName("base".into()));
     assert_eq!(model("async-align-v1"), ModelExpectation::SameName("async-align-v1".into()));
@@ -197,7 +205,7 @@ fn explore_routes_a_variant_without_policy_to_the_kernels_and_declared_ones_to_t
         ("my-fix", &[("0001.patch", GOOD)]),
         ("opt-out", &[("0001.patch", GOOD), (VARIANT_FILE, "model: none\n")]),
     ]);
-    let kernels = Kernels::load(&rig.repo).unwrap();
+    let kernels = rig.kernels();
     let k = Some(&kernels);
     let v = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     assert_eq!(without_policy_in(k, &v(&["base", "my-fix"])).unwrap(), Some("my-fix".to_string()));
@@ -258,7 +266,8 @@ fn the_repositorys_kernels_directory_loads() {
 /// A repository whose base is a Debian-style source tarball (`linux-source-7.3/mm/...`)
 /// in the cache, as ./setup leaves it, with the given variants.
 fn debian_rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
-    let rig = rig(variants);
+    let mut rig = rig(variants);
+    rig.base = Base::Debian { package: "linux-source-7.3".into() };
     std::fs::write(rig.repo.join("kernels/kernels.yaml"), "base:\n  debian: linux-source-7.3\nconfig: config.fragment\n").unwrap();
     let source = rig.cache.root.join("source");
     std::fs::create_dir_all(&source).unwrap();
@@ -291,9 +300,6 @@ fn assert_recorded(tree: &Path) {
 
 #[test]
 fn a_debian_base_build_records_the_tree_and_leaves_it_clean() {
-    if std::env::var_os(radiff::kernels::ENV_TREE).is_some() {
-        return;
-    }
     // The record runs beside the base's build, which fails at configure here (no
     // Makefile): the build waits for the record before resetting the tree.
     let rig = debian_rig(&[]);
@@ -304,9 +310,6 @@ fn a_debian_base_build_records_the_tree_and_leaves_it_clean() {
 
 #[test]
 fn a_debian_variant_waits_for_the_record_and_a_bad_patch_still_changes_nothing() {
-    if std::env::var_os(radiff::kernels::ENV_TREE).is_some() {
-        return;
-    }
     let rig = debian_rig(&[("broken", &[("0001-good.mbox", GOOD), ("0002-bad.patch", BAD)])]);
     let err = build_error(&rig, "broken");
     assert!(matches!(err, Error::PatchFailed { .. }), "{err}");
@@ -317,11 +320,8 @@ fn a_debian_variant_waits_for_the_record_and_a_bad_patch_still_changes_nothing()
 
 #[test]
 fn a_record_cut_short_is_made_again() {
-    if std::env::var_os(radiff::kernels::ENV_TREE).is_some() {
-        return;
-    }
     let rig = debian_rig(&[]);
-    let kernels = Kernels::load(&rig.repo).unwrap();
+    let kernels = rig.kernels();
     let builder = Builder::new(&kernels, &rig.cache, &quiet);
     let tree = builder.work_tree().unwrap();
     assert_recorded(&tree);

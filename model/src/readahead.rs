@@ -403,7 +403,7 @@ impl Model<'_> {
         }
     }
 
-    /// Seed 000 v2 (no kernel patch yet; the design agreed in the thread): in
+    /// Seed 000 v2 (kernels/variants/async-align-v2, the design agreed in the thread): in
     /// `page_cache_ra_order()`, after clamping `new_order`, end an async window on a
     /// `1 << new_order` boundary, stepping `new_order` down while the trim would keep less
     /// than half of the window. Returns the order to allocate with.

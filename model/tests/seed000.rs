@@ -1,6 +1,7 @@
 //! Seed 000 (mm/readahead: keep at least half of the async window when aligning it):
 //! the account in the thread, step by step, and the whole-run counts the real 7.3.4
-//! kernel produced on the seed's rig (measured, see /work/shared/FACTS.md sections 4 and 4b).
+//! kernel produced on the seed's rig (measured; harness/tests/fixtures/1mib_after_4k holds
+//! those traces).
 //!
 //! Real-kernel request counts include one XFS metadata read (`RM`) the model does not
 //! predict, and the real image's file had extent breaks the single-extent inputs here

@@ -51,11 +51,11 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Run(args) => run(&args),
-        Command::Report(args) => radiff::report::main(&args),
-        Command::Check(args) => radiff::bisect::check_main(&args),
-        Command::Bisect(args) => radiff::bisect::bisect_main(&args),
-        Command::Explore(args) => radiff::explore::main(&args),
-        Command::Bench(args) => radiff::bench::main(&args),
+        Command::Report(args) => radiff::report::main(&args.options()),
+        Command::Check(args) => radiff::bisect::check_main(&args.options()),
+        Command::Bisect(args) => radiff::bisect::bisect_main(&args.options()?),
+        Command::Explore(args) => radiff::explore::main(&args.options()?),
+        Command::Bench(args) => radiff::bench::main(&args.options()),
     }
 }
 

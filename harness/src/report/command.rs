@@ -1,7 +1,7 @@
 //! `radiff report`: checks the arguments, runs, prints the Markdown and the summary, writes
 //! the picture. The only part of the report that prints.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use radiff_model::trace::PAGE_SIZE;
@@ -14,14 +14,31 @@ use super::stats::rows;
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
 
+/// What `radiff report` is asked (see `radiff report --help`).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The scenario file (none with `all`).
+    pub scenario: Option<PathBuf>,
+    /// Every scenario on two variants, listing only what changed.
+    pub all: bool,
+    /// The variants, the first the baseline (none: the scenario's).
+    pub variants: Vec<String>,
+    /// Runs per variant, at least 1; the table shows medians.
+    pub runs: usize,
+    /// Where to draw the windows of each variant's first run as SVG.
+    pub svg: Option<PathBuf>,
+    /// The pages the SVG shows, `A..B` (none: the first 4096).
+    pub pages: Option<String>,
+}
+
 /// `radiff report ...` (see `radiff report --help`).
-pub fn main(args: &crate::cli::ReportArgs) -> Result<ExitCode> {
+pub fn main(args: &Options) -> Result<ExitCode> {
     // clap checks the rest (a scenario or --all, --pages with --svg, ...); --all compares
     // exactly two.
     if args.all && args.variants.len() != 2 {
         return Err(Error::Other("--all compares two variants: give --variants A,B".into()));
     }
-    let runs = usize::try_from(args.runs).unwrap_or(usize::MAX);
+    let runs = args.runs;
     let lab = crate::run::Lab::open()?;
     for name in &args.variants {
         lab.kernels.variant(name)?;

@@ -1,0 +1,61 @@
+//! The model policy of each variant explored: a policy of its name, or its variant.yaml's.
+
+use radiff_model::Policy;
+
+use crate::error::{Error, Result};
+
+/// The kernel variant among `variants` that has no model policy (no policy of its name and
+/// no `model:` in its variant.yaml, see [`crate::kernels::ModelExpectation`]), if any:
+/// explored by running the base model's branch-covering set on both kernels
+/// ([`cover::explore_unknown`]), which needs `--variants base,V` exactly. A name that is
+/// neither a kernel variant nor a policy is an error, and so is a kernels/kernels.yaml that
+/// does not load (the error names it).
+pub fn without_policy(variants: &[String]) -> Result<Option<String>> {
+    without_policy_in(Some(&crate::kernels::Kernels::load(&crate::repo_root())?), variants)
+}
+
+/// [`without_policy`] among `kernels`' variants (`None`: kernels/ did not load).
+pub fn without_policy_in(kernels: Option<&crate::kernels::Kernels>, variants: &[String]) -> Result<Option<String>> {
+    let mut unknown = Vec::new();
+    for v in variants {
+        if Policy::for_variant(v).is_some() {
+            continue;
+        }
+        match kernels.map(|k| k.variant(v)) {
+            Some(Ok(variant)) if variant.model.policy().is_none() => unknown.push(v.clone()),
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(e),
+            None => return Err(Error::Other(format!("the model has no policy for variant `{v}`, and kernels/kernels.yaml does not load to look for it"))),
+        }
+    }
+    match unknown.as_slice() {
+        [] => Ok(None),
+        [v] if variants.len() == 2 && variants[0] == "base" => Ok(Some(v.clone())),
+        _ => Err(Error::Other(format!(
+            "{} {} no model policy: explore such a variant against base alone, `--variants base,{}` (the base model picks the scenarios and both kernels run them)",
+            unknown.join(", "),
+            if unknown.len() == 1 { "has" } else { "have" },
+            unknown[0]
+        ))),
+    }
+}
+
+/// The policies of the variants named, in order: a policy of the variant's name, or the
+/// one its variant.yaml declares (`model: POLICY`); a variant without one is an error, and
+/// so is a kernels/kernels.yaml that does not load (the error names it).
+pub fn policies(variants: &[String]) -> Result<Vec<(String, Policy)>> {
+    policies_in(Some(&crate::kernels::Kernels::load(&crate::repo_root())?), variants)
+}
+
+/// [`policies`] with the declarations of `kernels`' variants (`None`: names alone).
+pub fn policies_in(kernels: Option<&crate::kernels::Kernels>, variants: &[String]) -> Result<Vec<(String, Policy)>> {
+    variants
+        .iter()
+        .map(|v| {
+            let declared = || kernels?.variant(v).ok()?.model.policy().and_then(Policy::for_variant);
+            Policy::for_variant(v).or_else(declared).map(|p| (v.clone(), p)).ok_or_else(|| {
+                Error::Other(format!("the model has no policy for variant `{v}` (model/src/variant.rs); it knows {}", Policy::KNOWN.join(", ")))
+            })
+        })
+        .collect()
+}
