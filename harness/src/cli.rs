@@ -50,6 +50,23 @@ pub enum KernelsCommand {
     },
     /// Each variant, its patches, whether built, where.
     List,
+    /// The model's ported kernel functions in the base (and in each variant named) against
+    /// the port: `changed:` with a diff, `gone:`; exit 0 when the base matches the port.
+    PortCheck {
+        /// Variants whose patched functions to list, against the base.
+        #[arg(value_name = "VARIANT")]
+        variants: Vec<String>,
+    },
+    /// Write the port ledger (model/ledger.txt and model/ledger/) from a tree of the kernel
+    /// the model ports and model/src's doc comments.
+    Ledger {
+        /// The kernel source tree (the ported version, unpacked).
+        #[arg(long, value_name = "DIR")]
+        tree: PathBuf,
+        /// Write it; without, print it and how it differs from the repository's.
+        #[arg(long)]
+        write: bool,
+    },
 }
 
 /// A variant name: trimmed, not empty (`--variants a,,b` is a mistake, not two variants).

@@ -50,6 +50,17 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             progress::output(&Builder::new(&kernels, &cache, &progress).list()?);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Kernels(KernelsCommand::PortCheck { variants }) => {
+            let root = repo_root();
+            let kernels = Kernels::load(&root)?;
+            let report = radiff::port::port_check(&root, &kernels, &Cache::from_env(), &variants)?;
+            progress::output(&report.render());
+            Ok(if report.base.matches() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Kernels(KernelsCommand::Ledger { tree, write }) => {
+            progress::output(&radiff::port::make_ledger(&repo_root(), &tree, write)?);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Run(args) => run(&args),
         Command::Report(args) => radiff::report::main(&args.options()),
         Command::Check(args) => radiff::bisect::check_main(&args.options()),

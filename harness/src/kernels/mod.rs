@@ -78,6 +78,9 @@ pub enum ModelExpectation {
     /// No policy: trials check the kernel's trace against its snapshot and show how it
     /// differs from the base kernel's, without a model check.
     None,
+    /// No model check because the base says so (`model: none` in kernels.yaml, or
+    /// `RADIFF_BASE_MODEL=none`): the model ports another kernel than this base.
+    BaseOff { said: String },
 }
 
 impl ModelExpectation {
@@ -85,7 +88,7 @@ impl ModelExpectation {
     pub fn policy(&self) -> Option<&str> {
         match self {
             ModelExpectation::SameName(p) | ModelExpectation::Declared { policy: p, .. } => Some(p),
-            ModelExpectation::None => None,
+            ModelExpectation::None | ModelExpectation::BaseOff { .. } => None,
         }
     }
 
@@ -95,6 +98,7 @@ impl ModelExpectation {
             ModelExpectation::SameName(p) => format!("{p} (the policy of the same name)"),
             ModelExpectation::Declared { policy, file, line } => format!("{policy} ({}:{line})", file.display()),
             ModelExpectation::None => format!("none: trials check the snapshot and show the difference from base ({VARIANT_FILE} can name a policy)"),
+            ModelExpectation::BaseOff { said } => format!("none: {said} says `model: none` for this base; trials check the snapshot and show the difference from base"),
         }
     }
 
@@ -124,6 +128,45 @@ impl ModelExpectation {
             )),
         }
     }
+}
+
+/// Whether the base's model check is off, and where that was said (`RADIFF_BASE_MODEL`
+/// over kernels.yaml's `model:`); a value radiff does not know is an error at its line.
+fn base_model(file: &Path, text: &str, declared: Option<&str>) -> Result<Option<String>> {
+    let known = |v: &str| matches!(v, "none" | "base");
+    if let Ok(v) = std::env::var(ENV_BASE_MODEL) {
+        if !v.is_empty() {
+            if !known(&v) {
+                return Err(Error::input(Path::new(ENV_BASE_MODEL), 0, format!("`{v}`: the base's model is `base` (the model's port, the default) or `none`")));
+            }
+            return Ok((v == "none").then(|| format!("{ENV_BASE_MODEL}=none")));
+        }
+    }
+    match declared {
+        None | Some("base") => Ok(None),
+        Some("none") => {
+            let line = crate::yaml::line_of(text, &["model"]);
+            Ok(Some(format!("{}:{line}", file.display())))
+        }
+        Some(other) => Err(Error::input(
+            file,
+            crate::yaml::line_of(text, &["model"]),
+            format!("`model: {other}`: the base's model is `base` (the model's port, the default) or `none` (no model check on this base)"),
+        )),
+    }
+}
+
+/// Why `tree` is not a kernel source tree, if it is not one (before anything is built).
+fn check_kernel_tree(tree: &Path) -> std::result::Result<(), String> {
+    if !tree.is_dir() {
+        return Err(format!("{}: no such directory (a kernel git tree is needed)", tree.display()));
+    }
+    for must in ["Makefile", "mm/readahead.c"] {
+        if !tree.join(must).is_file() {
+            return Err(format!("{} is not a kernel tree: it has no {must}", tree.display()));
+        }
+    }
+    Ok(())
 }
 
 /// A variant's own settings, beside its patches.
@@ -163,7 +206,13 @@ pub struct Built {
 struct KernelsFile {
     base: BaseFile,
     config: String,
+    /// `none`: no model check on this base (the model ports another kernel); `base`
+    /// (the default): the model's port is the oracle.
+    model: Option<String>,
 }
+
+/// Set to `none` (or `base`) for one run: what `model:` in kernels.yaml says.
+pub const ENV_BASE_MODEL: &str = "RADIFF_BASE_MODEL";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -200,10 +249,16 @@ impl Kernels {
                 ))
             }
         };
+        if let Base::Git { tree, .. } = &base {
+            check_kernel_tree(tree).map_err(|why| Error::input(&file, crate::yaml::line_of(&text, &["base", "git"]), why))?;
+        }
         if let Some(tree) = std::env::var_os(ENV_TREE).filter(|t| !t.is_empty()) {
             let rev = std::env::var(ENV_REV).unwrap_or_else(|_| "HEAD".into());
-            base = Base::Git { tree: PathBuf::from(tree), rev };
+            let tree = PathBuf::from(tree);
+            check_kernel_tree(&tree).map_err(|why| Error::input(Path::new(ENV_TREE), 0, why))?;
+            base = Base::Git { tree, rev };
         }
+        let base_off = base_model(&file, &text, parsed.model.as_deref())?;
         let config = dir.join(&parsed.config);
         if !config.is_file() {
             return Err(Error::input(&file, crate::yaml::line_of(&text, &["config"]), format!("config fragment {} does not exist", config.display())));
@@ -227,6 +282,13 @@ impl Kernels {
                 }
                 let model = ModelExpectation::load(&name, &path)?;
                 variants.push(Variant { name, patches, model });
+            }
+        }
+        if let Some(said) = base_off {
+            // The model's policies are changes to its port: none holds on a base it does
+            // not port.
+            for v in &mut variants {
+                v.model = ModelExpectation::BaseOff { said: said.clone() };
             }
         }
         Ok(Kernels { dir, base, config, variants })

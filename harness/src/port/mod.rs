@@ -9,12 +9,14 @@
 //! comments (a model function whose doc comment opens with `` `NAME()` `` ports NAME);
 //! `radiff kernels port-check` compares a base, and the variants' patched trees, with them.
 
+mod command;
 mod extract;
 mod files;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use command::{base_check, kernel_version, make_ledger, port_check, unlisted, Report};
 pub use extract::{extract, normalise, ExtractError};
 pub use files::{DirFiles, Files, GitFiles, PatchedFiles};
 
@@ -334,6 +336,41 @@ pub fn check(ledger: &Ledger, bodies: &dyn Files, tree: &dyn Files, label: &str)
     Ok(out)
 }
 
+/// Why a trial's kernel and model parted, when the base's ported functions moved: the
+/// lines that open its failure. `check` is the base against the port; `decided` the kernel
+/// functions whose decisions made the first divergent `window` (the model's notes);
+/// `model_set` whether kernels.yaml says `model:` (if not, the way to turn the check off
+/// is named). `None` when the base matches the port: the divergence is the model's or
+/// the patch's, as ever.
+pub fn why_parted(check: &PortCheck, kernel: &str, window: usize, decided: &[&str], model_set: bool) -> Option<String> {
+    if check.matches() {
+        return None;
+    }
+    let name = |n: &str| {
+        let file = check.changed.iter().map(|c| (&c.name, &c.file)).chain(check.gone.iter().map(|g| (&g.name, &g.file))).find(|(c, _)| c.as_str() == n).map(|(_, f)| f.clone());
+        format!("{n} ({})", file.unwrap_or_default())
+    };
+    let moved = check.differing();
+    let through: Vec<&str> = decided.iter().copied().filter(|f| moved.contains(f)).collect();
+    let mut out = if through.is_empty() {
+        format!(
+            "the model ports Linux {kernel}; your base changed {}; window {window} was decided in {} (none of them changed, but what changed may reach it); see `radiff kernels port-check`",
+            moved.iter().map(|n| name(n)).collect::<Vec<_>>().join(", "),
+            if decided.is_empty() { "no ported decision".to_string() } else { decided.join(", ") }
+        )
+    } else {
+        format!(
+            "the model ports Linux {kernel}; your base changed {} and window {window} was decided there; see `radiff kernels port-check`",
+            through.iter().map(|n| name(n)).collect::<Vec<_>>().join(", ")
+        )
+    };
+    if !model_set {
+        out.push_str("
+to check this base against its snapshots alone (and each variant against it), set `model: none` in kernels/kernels.yaml, or RADIFF_BASE_MODEL=none for one run");
+    }
+    Some(out)
+}
+
 fn unreadable(tree: &dyn Files, f: &Ported, e: ExtractError) -> Error {
     Error::input(
         Path::new(&format!("{}/{}", tree.describe(), f.file)),
@@ -449,6 +486,19 @@ mod tests {
         assert!(e.starts_with("l:2: `xyz`"), "{e}");
         let e = Ledger::parse(Path::new("l"), "kernel 7.3.4\nfunction f\n").unwrap_err().to_string();
         assert!(e.starts_with("l:2:"), "{e}");
+    }
+
+    #[test]
+    fn why_parted_names_the_changed_function_the_window_went_through() {
+        let moved = PortCheck { changed: vec![Changed { name: "page_cache_sync_ra".into(), file: "mm/readahead.c".into(), diff: String::new() }], gone: Vec::new(), total: 60 };
+        assert_eq!(
+            why_parted(&moved, "7.3.4", 0, &["filemap_get_pages", "page_cache_sync_ra", "page_cache_ra_order"], true).unwrap(),
+            "the model ports Linux 7.3.4; your base changed page_cache_sync_ra (mm/readahead.c) and window 0 was decided there; see `radiff kernels port-check`"
+        );
+        let elsewhere = why_parted(&moved, "7.3.4", 4, &["page_cache_async_ra"], false).unwrap();
+        assert!(elsewhere.starts_with("the model ports Linux 7.3.4; your base changed page_cache_sync_ra (mm/readahead.c); window 4 was decided in page_cache_async_ra (none of them changed"), "{elsewhere}");
+        assert!(elsewhere.ends_with("set `model: none` in kernels/kernels.yaml, or RADIFF_BASE_MODEL=none for one run"), "{elsewhere}");
+        assert_eq!(why_parted(&PortCheck { total: 60, ..Default::default() }, "7.3.4", 0, &["page_cache_sync_ra"], false), None, "a base that matches the port adds nothing");
     }
 
     #[test]

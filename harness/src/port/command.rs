@@ -1,0 +1,130 @@
+//! `radiff kernels port-check` and `radiff kernels ledger`: a base (and the variants'
+//! patched trees) against the port, and the ledger written from a tree.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+use super::{check, doc_names, fingerprint, generate, missing_from_ledger, write, DirFiles, Files, Ledger, PatchedFiles, PortCheck, Ported, BODIES};
+use crate::cache::Cache;
+use crate::error::{Error, Result};
+use crate::kernels::{Builder, Kernels};
+
+/// What `port-check` found: the base against the port, then each variant against the base.
+pub struct Report {
+    pub kernel: String,
+    /// The base, described (`Debian linux-source-7.3`, `~/src/linux at mm-new`).
+    pub base_label: String,
+    pub base: PortCheck,
+    /// Each named variant: the ported functions its patches change, against the base.
+    pub variants: Vec<(String, PortCheck)>,
+}
+
+impl Report {
+    /// The lines `port-check` prints.
+    pub fn render(&self) -> String {
+        let mut out = format!("base: {}\n{}", self.base_label, self.base.render(&self.kernel));
+        for (name, c) in &self.variants {
+            out.push_str(&format!("\nvariant {name}: the ported functions its patches change, against the base\n"));
+            for ch in &c.changed {
+                out.push_str(&format!("changed: {} ({})\n{}", ch.name, ch.file, ch.diff));
+            }
+            for g in &c.gone {
+                out.push_str(&format!("gone: {} ({})\n", g.name, g.file));
+            }
+            out.push_str(&format!("unchanged: {} of {} ported functions\n", c.unchanged(), c.total));
+        }
+        out
+    }
+}
+
+/// Checks the configured base against the ledger below `root`, then each of `variants`
+/// (its patches applied to the base's files) against the base.
+pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[String]) -> Result<Report> {
+    let ledger = Ledger::load(root)?;
+    let builder = Builder::new(kernels, cache, &crate::progress::progress);
+    let base = builder.base_files()?;
+    let base_check = check(&ledger, &DirFiles::new(root.join(BODIES)), base.as_ref(), "base")?;
+    let mut report = Report { kernel: ledger.kernel.clone(), base_label: base.describe(), base: base_check, variants: Vec::new() };
+    if variants.is_empty() {
+        return Ok(report);
+    }
+    // A variant is compared with the base as it is: the ledger of the base's own bodies.
+    let files: Vec<&str> = ledger.functions.iter().map(|f| f.file.as_str()).collect();
+    let base_ledger = ledger_of(&ledger, base.as_ref())?;
+    for name in variants {
+        let variant = kernels.variant(name)?;
+        let patched = PatchedFiles::new(base.as_ref(), name, &variant.patches, &files)?;
+        let c = check(&base_ledger, base.as_ref(), &patched, name)?;
+        report.variants.push((name.clone(), c));
+    }
+    Ok(report)
+}
+
+/// The ledger's functions as `tree` has them (those it still has): the ledger a variant
+/// of that tree is checked against.
+fn ledger_of(ledger: &Ledger, tree: &dyn Files) -> Result<Ledger> {
+    let mut out = Ledger { kernel: tree.describe(), functions: Vec::new(), not_code: Vec::new() };
+    let mut texts: BTreeMap<String, Option<String>> = BTreeMap::new();
+    for f in &ledger.functions {
+        if !texts.contains_key(&f.file) {
+            texts.insert(f.file.clone(), tree.read(&f.file)?);
+        }
+        if let Some(code) = texts[&f.file].as_deref().and_then(|t| super::extract(t, &f.name).ok().flatten()) {
+            out.functions.push(Ported { name: f.name.clone(), file: f.file.clone(), fingerprint: fingerprint(&code) });
+        }
+    }
+    Ok(out)
+}
+
+/// `radiff kernels ledger --tree DIR`: the ledger made from the tree at `tree` (of kernel
+/// `kernel`, read off its Makefile) and model/src's doc comments; written below `root`
+/// when `write_it`. Returns the ledger's text and what changed against the current one.
+pub fn make_ledger(root: &Path, tree: &Path, write_it: bool) -> Result<String> {
+    let files = DirFiles::new(tree);
+    let kernel = kernel_version(&files)?;
+    let names = doc_names(&root.join("model/src"))?;
+    let previous = Ledger::load(root).ok();
+    let (ledger, bodies) = generate(&kernel, &files, &names, previous.as_ref())?;
+    if write_it {
+        write(root, &ledger, &bodies)?;
+    }
+    let mut out = ledger.render();
+    if let Some(prev) = previous {
+        let before: Vec<String> = prev.render().lines().map(str::to_string).collect();
+        let after: Vec<String> = out.lines().map(str::to_string).collect();
+        let changed = before.iter().filter(|l| !after.contains(l)).count() + after.iter().filter(|l| !before.contains(l)).count();
+        out.push_str(&format!("# {changed} lines differ from the ledger in the repository{}\n", if write_it { " (written)" } else { " (not written: add --write)" }));
+    }
+    Ok(out)
+}
+
+/// `VERSION.PATCHLEVEL.SUBLEVEL` from a kernel tree's Makefile; an error naming the tree
+/// when it is not a kernel tree.
+pub fn kernel_version(tree: &dyn Files) -> Result<String> {
+    let not_kernel = |why: &str| Error::input(Path::new(&tree.describe()), 0, format!("not a kernel tree: {why}"));
+    let makefile = tree.read("Makefile")?.ok_or_else(|| not_kernel("no Makefile"))?;
+    if tree.read("mm/readahead.c")?.is_none() {
+        return Err(not_kernel("no mm/readahead.c"));
+    }
+    let field = |k: &str| {
+        makefile.lines().find_map(|l| l.strip_prefix(k).and_then(|r| r.trim_start().strip_prefix('=')).map(|v| v.trim().to_string()))
+    };
+    match (field("VERSION"), field("PATCHLEVEL"), field("SUBLEVEL")) {
+        (Some(v), Some(p), Some(s)) => Ok(format!("{v}.{p}.{s}")),
+        _ => Err(not_kernel("its Makefile has no VERSION, PATCHLEVEL and SUBLEVEL")),
+    }
+}
+
+/// The names model/'s doc comments give that the ledger below `root` lacks.
+pub fn unlisted(root: &Path) -> Result<Vec<super::DocName>> {
+    Ok(missing_from_ledger(&Ledger::load(root)?, &doc_names(&root.join("model/src"))?))
+}
+
+/// The base's check against the port, once per process (a trial that parts from the model
+/// asks it; the base does not change while radiff runs).
+pub fn base_check(root: &Path, kernels: &Kernels, cache: &Cache) -> std::result::Result<PortCheck, String> {
+    static CHECKED: OnceLock<Mutex<Option<std::result::Result<PortCheck, String>>>> = OnceLock::new();
+    let mut slot = CHECKED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    slot.get_or_insert_with(|| port_check(root, kernels, cache, &[]).map(|r| r.base).map_err(|e| e.to_string())).clone()
+}
