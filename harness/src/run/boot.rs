@@ -33,31 +33,12 @@ impl Lab {
     }
 
     fn boot_batch_inner(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)], started_point: &mut dyn FnMut(usize)) -> Result<Vec<(usize, Result<RunOutput>)>> {
-        static BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let runs = self.cache.dir("runs")?;
         // Each point's run folder, locked (in one order, once each) for the whole boot.
         let finals: Vec<PathBuf> = points.iter().map(|(i, _)| run_dir(&runs, &jobs[*i])).collect();
-        let mut lock_paths: Vec<PathBuf> = finals
-            .iter()
-            .map(|d| Ok(self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([d.to_string_lossy().as_bytes()])))))
-            .collect::<Result<_>>()?;
-        lock_paths.sort();
-        lock_paths.dedup();
-        let _locks = lock_paths.iter().map(|p| cache::lock(p)).collect::<Result<Vec<_>>>()?;
-        remove_stale_batches(&runs.join("_batch"));
-        let batch = runs.join("_batch").join(format!("{}-{}", std::process::id(), BATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
-        if batch.exists() {
-            std::fs::remove_dir_all(&batch).map_err(|e| Error::io(&batch, e))?;
-        }
-        let mut disks = Vec::new();
-        for (n, (i, image)) in points.iter().enumerate() {
-            let job = &jobs[*i];
-            let dir = batch.join(n.to_string());
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-            let spec = run_spec(job.scenario, job.point, Some(vm::disk_pci_address(n)));
-            cache::write_atomic(&dir.join("spec.json"), &serde_json::to_vec_pretty(&spec).map_err(|e| Error::Other(e.to_string()))?)?;
-            disks.push(disk(job.scenario, image));
-        }
+        let _locks = self.lock_run_folders(&finals)?;
+        let batch = new_batch_folder(&runs)?;
+        let disks = stage_points(&batch, jobs, points)?;
         let timeouts: Vec<Duration> = points.iter().map(|(i, _)| jobs[*i].scenario.timeout).collect();
         let boot = Boot {
             kernel: kernel.to_path_buf(),
@@ -69,15 +50,80 @@ impl Lab {
             memory_mb: points.iter().map(|(i, _)| memory_mb(jobs[*i].scenario)).max().unwrap_or(2048),
             timeout: BOOT_ALLOWANCE + timeouts.iter().sum::<Duration>(),
         };
-        // The watchdog: each point has its scenario's timeout from when it starts; a guest
-        // that starts no point within BOOT_ALLOWANCE stalled at boot and boots again.
         let started = Instant::now();
+        let (booted, watch) = self.boot_watchdog(&boot, &batch, points, &timeouts, started_point);
+        let boot_wall = started.elapsed();
+        let console_path = batch.join("console.log");
+        let console = std::fs::read_to_string(&console_path).unwrap_or_default();
+        let point_walls = watch.point_walls(Instant::now());
+        let overhead = boot_wall.saturating_sub(point_walls.iter().flatten().sum()) / points.len() as u32;
+        let (accel, exit_code, boot_error) = match booted {
+            Ok(b) => (b.accel, b.exit_code, None),
+            Err(e) => (Accel::Tcg, None, Some(e)),
+        };
+        let mut ended = Ended { watch, console, exit_code, boot_error };
+        let mut settled = Vec::new();
+        for (n, (i, _)) in points.iter().enumerate() {
+            let job = &jobs[*i];
+            let from = batch.join(n.to_string());
+            let status: Option<Status> = std::fs::read_to_string(from.join("status.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+            let began = from.join(guest::POINT_STARTED).exists();
+            if !began && n > 0 {
+                break; // the next boot's
+            }
+            // The point's folder is finished where the guest wrote it (the boot's console
+            // and command joined, the trace parsed and saved), then renamed to its run
+            // folder: a run folder appears whole or not at all, never half-written.
+            let dir = &finals[n];
+            keep_boot_logs(&batch, &from);
+            let _ = std::fs::remove_file(from.join(guest::POINT_STARTED));
+            if status.as_ref().is_some_and(|s| s.ok) {
+                let wall = point_walls[n].unwrap_or_default() + overhead;
+                let result = self.finish_run(job.scenario, &from, dir, accel, wall, points.len(), boot_wall);
+                match publish(&from, dir, &batch.join(format!("replaced-{n}"))) {
+                    Ok(()) => settled.push((*i, result)),
+                    Err(e) => settled.push((*i, Err(e))),
+                }
+                continue;
+            }
+            // This point failed (or the boot did before it): it gets the error, the rest wait.
+            let error = ended.point_error(n, job, timeouts[n], &from, dir, status.as_ref(), began);
+            // A point that met a full file system (its folder, or the image QEMU writes) is
+            // NoSpace, naming the folder.
+            let error = no_space(error, dir, 1 << 20, || format!("running {} on {}", job.scenario.name, job.name));
+            // What the failed point left (console, partial trace) is kept in its run folder.
+            match publish(&from, dir, &batch.join(format!("replaced-{n}"))) {
+                Ok(()) => settled.push((*i, Err(error))),
+                Err(e) => settled.push((*i, Err(Error::Other(format!("{error}\n(and its folder could not be kept: {e}; it is {})", from.display()))))),
+            }
+            break;
+        }
+        let _ = std::fs::remove_dir_all(&batch);
+        Ok(settled)
+    }
+
+    /// Locks the run folders `finals` (in one order, once each), for as long as the locks live.
+    fn lock_run_folders(&self, finals: &[PathBuf]) -> Result<Vec<cache::Lock>> {
+        let mut lock_paths: Vec<PathBuf> = finals
+            .iter()
+            .map(|d| Ok(self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([d.to_string_lossy().as_bytes()])))))
+            .collect::<Result<_>>()?;
+        lock_paths.sort();
+        lock_paths.dedup();
+        lock_paths.iter().map(|p| cache::lock(p)).collect::<Result<Vec<_>>>()
+    }
+
+    /// Boots `boot` under the watchdog: each point has its scenario's timeout from when it
+    /// starts; a guest that starts no point within BOOT_ALLOWANCE stalled at boot and boots
+    /// again, as does a kernel that panicked before the first point ([`STALL_ATTEMPTS`]
+    /// boots in all). The last boot's result and its watch.
+    fn boot_watchdog(&self, boot: &Boot, batch: &Path, points: &[(usize, PathBuf)], timeouts: &[Duration], started_point: &mut dyn FnMut(usize)) -> (Result<vm::Booted>, Watch) {
         let mut attempt = 1;
-        let (booted, watch) = loop {
+        loop {
             let mut watch = Watch::new(points.len());
             self.boots.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let booted = vm::boot_watched(&self.cache, &boot, || {
-                let overran = watch.overran(&batch, &timeouts);
+            let booted = vm::boot_watched(&self.cache, boot, || {
+                let overran = watch.overran(batch, timeouts);
                 for (n, (i, _)) in points.iter().enumerate() {
                     if watch.starts[n].is_some() {
                         started_point(*i);
@@ -97,93 +143,8 @@ impl Lab {
                 attempt += 1;
                 continue;
             }
-            break (booted, watch);
-        };
-        let boot_wall = started.elapsed();
-        let console_path = batch.join("console.log");
-        let console = std::fs::read_to_string(&console_path).unwrap_or_default();
-        let point_walls = watch.point_walls(Instant::now());
-        let overhead = boot_wall.saturating_sub(point_walls.iter().flatten().sum()) / points.len() as u32;
-        let (accel, exit_code, mut boot_error) = match booted {
-            Ok(b) => (b.accel, b.exit_code, None),
-            Err(e) => (Accel::Tcg, None, Some(e)),
-        };
-        let mut settled = Vec::new();
-        for (n, (i, _)) in points.iter().enumerate() {
-            let job = &jobs[*i];
-            let from = batch.join(n.to_string());
-            let status: Option<Status> = std::fs::read_to_string(from.join("status.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
-            let began = from.join(guest::POINT_STARTED).exists();
-            if !began && n > 0 {
-                break; // the next boot's
-            }
-            // The point's folder is finished where the guest wrote it (the boot's console
-            // and command joined, the trace parsed and saved), then renamed to its run
-            // folder: a run folder appears whole or not at all, never half-written.
-            let dir = &finals[n];
-            // The boot's console and command, and the consoles of boots that stalled or
-            // crashed before it (`console.boot-stall-1.log`, `console.qemu-crash-1.log`).
-            let kept = std::fs::read_dir(&batch).into_iter().flatten().flatten().map(|e| e.file_name().to_string_lossy().into_owned());
-            for name in kept.filter(|n| n == "vng.cmd" || (n.starts_with("console.") && n.ends_with(".log"))) {
-                let _ = std::fs::copy(batch.join(&name), from.join(&name));
-            }
-            let _ = std::fs::remove_file(from.join(guest::POINT_STARTED));
-            if status.as_ref().is_some_and(|s| s.ok) {
-                let wall = point_walls[n].unwrap_or_default() + overhead;
-                let result = self.finish_run(job.scenario, &from, dir, accel, wall, points.len(), boot_wall);
-                match publish(&from, dir, &batch.join(format!("replaced-{n}"))) {
-                    Ok(()) => settled.push((*i, result)),
-                    Err(e) => settled.push((*i, Err(e))),
-                }
-                continue;
-            }
-            // This point failed (or the boot did before it): it gets the error, the rest wait.
-            let slice = console_of_point(&console, n + 1);
-            let step = status.as_ref().map_or("(the guest program never started)".to_string(), |s| s.step.clone());
-            let error = if watch.overran_point == Some(n) {
-                Error::VmTimeout {
-                    after: timeouts[n],
-                    dir: dir.clone(),
-                    last_step: Some(step),
-                    timeout_source: Some(timeout_source(job.scenario)),
-                    console_tail: tail(&slice, 25),
-                }
-            } else if let Some(panic) = kernel_panic(&slice) {
-                // The trace the guest never saved, as the kernel dumped it (ftrace_dump_on_oops).
-                if let Some(dump) = ftrace_dump(&slice).filter(|_| !from.join("trace.txt").exists()) {
-                    let _ = std::fs::write(from.join("trace.txt"), dump);
-                }
-                Error::Guest { dir: dir.clone(), message: format!("the kernel panicked at step `{step}`:\n{panic}"), console_tail: tail(&slice, 10) }
-            } else if let Some(Status { error: Some(e), .. }) = &status {
-                Error::Guest { dir: dir.clone(), message: format!("at step `{step}`: {e}"), console_tail: tail(&slice, 20) }
-            } else if watch.stalled {
-                Error::Guest {
-                    dir: dir.clone(),
-                    message: format!("the guest started no point within {} s, in {STALL_ATTEMPTS} boots (boots that stalled)", BOOT_ALLOWANCE.as_secs()),
-                    console_tail: tail(&slice, 20),
-                }
-            } else {
-                match boot_error.take() {
-                    Some(Error::VmTimeout { after, console_tail, .. }) => {
-                        Error::VmTimeout { after, dir: dir.clone(), last_step: Some(step), timeout_source: None, console_tail }
-                    }
-                    Some(e) if !began => e,
-                    Some(e) => Error::Guest { dir: dir.clone(), message: format!("at step `{step}` the VM failed: {e}"), console_tail: tail(&slice, 20) },
-                    None => Error::Guest { dir: dir.clone(), message: format!("the guest stopped at step `{step}` (exit code {exit_code:?})"), console_tail: tail(&slice, 20) },
-                }
-            };
-            // A point that met a full file system (its folder, or the image QEMU writes) is
-            // NoSpace, naming the folder.
-            let error = no_space(error, dir, 1 << 20, || format!("running {} on {}", job.scenario.name, job.name));
-            // What the failed point left (console, partial trace) is kept in its run folder.
-            match publish(&from, dir, &batch.join(format!("replaced-{n}"))) {
-                Ok(()) => settled.push((*i, Err(error))),
-                Err(e) => settled.push((*i, Err(Error::Other(format!("{error}\n(and its folder could not be kept: {e}; it is {})", from.display()))))),
-            }
-            break;
+            return (booted, watch);
         }
-        let _ = std::fs::remove_dir_all(&batch);
-        Ok(settled)
     }
 
     /// Reads a finished point's results in `staged` (the guest's folder, renamed to `dir`
@@ -298,6 +259,89 @@ pub fn remove_stale_batches(batches: &Path) {
         let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) == Err(nix::errno::Errno::ESRCH);
         if gone {
             let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// A fresh folder for one boot of a batch, `runs/_batch/PID-N/`, once the batch folders
+/// of processes that are gone are removed.
+fn new_batch_folder(runs: &Path) -> Result<PathBuf> {
+    static BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    remove_stale_batches(&runs.join("_batch"));
+    let batch = runs.join("_batch").join(format!("{}-{}", std::process::id(), BATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+    if batch.exists() {
+        std::fs::remove_dir_all(&batch).map_err(|e| Error::io(&batch, e))?;
+    }
+    Ok(batch)
+}
+
+/// Each point's folder in `batch` (`0/`, `1/`, ...) with the guest's spec.json; the disks
+/// of the points, in order.
+fn stage_points(batch: &Path, jobs: &[Job], points: &[(usize, PathBuf)]) -> Result<Vec<vm::Disk>> {
+    let mut disks = Vec::new();
+    for (n, (i, image)) in points.iter().enumerate() {
+        let job = &jobs[*i];
+        let dir = batch.join(n.to_string());
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let spec = run_spec(job.scenario, job.point, Some(vm::disk_pci_address(n)));
+        cache::write_atomic(&dir.join("spec.json"), &serde_json::to_vec_pretty(&spec).map_err(|e| Error::Other(e.to_string()))?)?;
+        disks.push(disk(job.scenario, image));
+    }
+    Ok(disks)
+}
+
+/// Copies into a point's folder `from` the boot's console and command, and the consoles of
+/// boots that stalled or crashed before it (`console.boot-stall-1.log`,
+/// `console.qemu-crash-1.log`).
+fn keep_boot_logs(batch: &Path, from: &Path) {
+    let kept = std::fs::read_dir(batch).into_iter().flatten().flatten().map(|e| e.file_name().to_string_lossy().into_owned());
+    for name in kept.filter(|n| n == "vng.cmd" || (n.starts_with("console.") && n.ends_with(".log"))) {
+        let _ = std::fs::copy(batch.join(&name), from.join(&name));
+    }
+}
+
+/// How a boot of a batch ended, for the error of the point it failed at.
+struct Ended {
+    watch: Watch,
+    console: String,
+    exit_code: Option<i32>,
+    /// The VM's own error, given to the first point that fails.
+    boot_error: Option<Error>,
+}
+
+impl Ended {
+    /// The error of point `n` (`job`, its folder `from`, to be published as `dir`), which
+    /// failed or which the boot failed before: a timeout, a kernel panic (its dumped trace
+    /// kept as the point's trace.txt), the guest's error, a boot that stalled, or the VM's.
+    #[allow(clippy::too_many_arguments)]
+    fn point_error(&mut self, n: usize, job: &Job, timeout: Duration, from: &Path, dir: &Path, status: Option<&Status>, began: bool) -> Error {
+        let dir = dir.to_path_buf();
+        let exit_code = self.exit_code;
+        let slice = console_of_point(&self.console, n + 1);
+        let step = status.map_or("(the guest program never started)".to_string(), |s| s.step.clone());
+        if self.watch.overran_point == Some(n) {
+            Error::VmTimeout { after: timeout, dir, last_step: Some(step), timeout_source: Some(timeout_source(job.scenario)), console_tail: tail(&slice, 25) }
+        } else if let Some(panic) = kernel_panic(&slice) {
+            // The trace the guest never saved, as the kernel dumped it (ftrace_dump_on_oops).
+            if let Some(dump) = ftrace_dump(&slice).filter(|_| !from.join("trace.txt").exists()) {
+                let _ = std::fs::write(from.join("trace.txt"), dump);
+            }
+            Error::Guest { dir, message: format!("the kernel panicked at step `{step}`:\n{panic}"), console_tail: tail(&slice, 10) }
+        } else if let Some(Status { error: Some(e), .. }) = status {
+            Error::Guest { dir, message: format!("at step `{step}`: {e}"), console_tail: tail(&slice, 20) }
+        } else if self.watch.stalled {
+            Error::Guest {
+                dir,
+                message: format!("the guest started no point within {} s, in {STALL_ATTEMPTS} boots (boots that stalled)", BOOT_ALLOWANCE.as_secs()),
+                console_tail: tail(&slice, 20),
+            }
+        } else {
+            match self.boot_error.take() {
+                Some(Error::VmTimeout { after, console_tail, .. }) => Error::VmTimeout { after, dir, last_step: Some(step), timeout_source: None, console_tail },
+                Some(e) if !began => e,
+                Some(e) => Error::Guest { dir, message: format!("at step `{step}` the VM failed: {e}"), console_tail: tail(&slice, 20) },
+                None => Error::Guest { dir, message: format!("the guest stopped at step `{step}` (exit code {exit_code:?})"), console_tail: tail(&slice, 20) },
+            }
         }
     }
 }
