@@ -43,7 +43,7 @@ impl Builder<'_> {
         // never outlives the lock.
         let (result, reset) = std::thread::scope(|scope| {
             let mut recording = (!recorded).then(|| {
-                (self.progress)("recording the base tree in git, so patches can always be undone (once; meanwhile the build starts)");
+                crate::progress::progress("recording the base tree in git, so patches can always be undone (once; meanwhile the build starts)");
                 scope.spawn(|| record_base(&tree))
             });
             let mut wait = || recording.take().map_or(Ok(()), |handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
@@ -61,7 +61,7 @@ impl Builder<'_> {
         let during = || format!("building kernel `{}`", variant.name);
         let bzimage = result.map_err(|e| e.during(during))?;
         reset.map_err(|e| e.during(during))?;
-        (self.progress)(&format!("built {} in {:.0} s: {}", variant.name, started.elapsed().as_secs_f64(), bzimage.display()));
+        crate::progress::progress(&format!("built {} in {:.0} s: {}", variant.name, started.elapsed().as_secs_f64(), bzimage.display()));
         Ok(Built { variant: variant.name.clone(), bzimage, compiled: true, elapsed: started.elapsed() })
     }
 
@@ -92,7 +92,7 @@ impl Builder<'_> {
         if let Some(lock) = lock {
             make = make.holding(lock);
         }
-        (self.progress)(&format!("building {} in {} ({}; log {})", variant.name, build.display(), make.display(), log.display()));
+        crate::progress::progress(&format!("building {} in {} ({}; log {})", variant.name, build.display(), make.display(), log.display()));
         // Where the build is: kbuild's last step and the objects compiled so far (its total
         // is not known before make has walked the tree).
         let task = crate::progress::Task::start(format!("building {}", variant.name));
@@ -144,7 +144,7 @@ impl Builder<'_> {
     /// cold base build took 1158 s with it and 1311 s without, on 2 cores.
     pub(super) fn with_ccache(&self, make: Cmd) -> Result<Cmd> {
         if crate::process::find_in_path("ccache").is_none() {
-            (self.progress)("ccache not found (./setup installs it): switching between variants that touch headers will recompile");
+            crate::progress::progress("ccache not found (./setup installs it): switching between variants that touch headers will recompile");
             return Ok(make);
         }
         Ok(make

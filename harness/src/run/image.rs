@@ -59,7 +59,7 @@ impl Lab {
             });
         }
         let partial_image = partial.join("disk.img");
-        (self.progress)(&format!(
+        crate::progress::progress(&format!(
             "preparing {} for {}: {} on {:?}, {} in {} direct writes",
             image.display(),
             scenario.name,
@@ -97,7 +97,7 @@ impl Lab {
         };
         write_ready().map_err(|e| Error::io(&partial, e).during(during))?;
         std::fs::rename(&partial, &dir).map_err(|e| Error::io(&dir, e).during(during))?;
-        (self.progress)(&format!(
+        crate::progress::progress(&format!(
             "prepared {} in {:.0} s: {:.1} MiB written on a {} device",
             image.display(),
             preparing.elapsed().as_secs_f64(),

@@ -25,6 +25,8 @@ pub struct Lab {
     pub cache: Cache,
     pub kernels: Kernels,
     pub guest: PathBuf,
+    /// Always [`crate::progress::progress`], the one progress channel: kept only for callers
+    /// that still write `(lab.progress)(line)` (explore); call the function instead.
     pub progress: &'static (dyn Fn(&str) + Sync),
     built: Mutex<HashMap<String, std::result::Result<PathBuf, String>>>,
     pub(super) images: Mutex<()>,
@@ -33,15 +35,24 @@ pub struct Lab {
 }
 
 impl Lab {
-    pub fn new(cache: Cache, kernels: Kernels, guest: PathBuf, progress: &'static (dyn Fn(&str) + Sync)) -> Lab {
-        Lab { cache, kernels, guest, progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS, boots: Default::default() }
+    /// A lab on `cache` and `kernels` booting the guest program `guest`, without checking
+    /// the host: for tests that build one on purpose; commands use [`Lab::open`] or
+    /// [`Lab::open_with`].
+    pub fn new(cache: Cache, kernels: Kernels, guest: PathBuf) -> Lab {
+        Lab { cache, kernels, guest, progress: &crate::progress::progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS, boots: Default::default() }
     }
 
     /// The lab of this repository (`kernels/kernels.yaml`) in the cache `$RADIFF_CACHE`
     /// names, once the host has what runs need ([`Lab::check_host`]).
     pub fn open() -> Result<Lab> {
-        let kernels = Kernels::load(&crate::repo_root())?;
-        let lab = Lab::new(Cache::from_env(), kernels, guest_binary()?, &crate::progress::progress);
+        Lab::open_with(Cache::from_env(), Kernels::load(&crate::repo_root())?)
+    }
+
+    /// The lab of `kernels` in `cache` (a tree built in place, a cold cache), with the guest
+    /// program next to radiff ([`guest_binary`]), once the host has what runs need
+    /// ([`Lab::check_host`]).
+    pub fn open_with(cache: Cache, kernels: Kernels) -> Result<Lab> {
+        let lab = Lab::new(cache, kernels, guest_binary()?);
         lab.check_host()?;
         Ok(lab)
     }
@@ -76,7 +87,7 @@ impl Lab {
         if let Some(result) = built.get(variant) {
             return result.clone().map_err(Error::Other);
         }
-        let builder = Builder::new(&self.kernels, &self.cache, self.progress);
+        let builder = Builder::new(&self.kernels, &self.cache);
         let result = self.kernels.variant(variant).and_then(|v| builder.build(v)).map(|b| b.bzimage);
         let stored = match &result {
             Ok(path) => Ok(path.clone()),
