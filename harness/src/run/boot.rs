@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use radiff_model::pattern;
 
-use super::console::{console_of_point, ftrace_dump, kernel_panic, lost_fix};
+use super::console::{console_of_point, ftrace_dump, kernel_panic, lost_fix, read_status};
 use super::{disk, guest_files, memory_mb, Job, Lab, RunOutput};
 use crate::cache;
 use crate::error::{tail, Error, Result};
@@ -66,7 +66,7 @@ impl Lab {
         for (n, (i, _)) in points.iter().enumerate() {
             let job = &jobs[*i];
             let from = batch.join(n.to_string());
-            let status: Option<Status> = std::fs::read_to_string(from.join("status.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+            let status = read_status(&from);
             let began = from.join(guest::POINT_STARTED).exists();
             if !began && n > 0 {
                 break; // the next boot's
@@ -406,7 +406,7 @@ impl Watch {
     fn status(&self, batch: &Path) -> String {
         let Some((n, _)) = self.current else { return "booting the kernel (no point started yet)".into() };
         let dir = batch.join(n.to_string());
-        let step = std::fs::read_to_string(dir.join("status.json")).ok().and_then(|t| serde_json::from_str::<Status>(&t).ok()).map_or_else(|| "starting".to_string(), |s| s.step);
+        let step = read_status(&dir).map_or_else(|| "starting".to_string(), |s| s.step);
         format!("point {} of {}: {step}", n + 1, self.points)
     }
 

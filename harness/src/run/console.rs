@@ -1,6 +1,19 @@
 //! What a boot's console says: a point's lines, the kernel's panic, the trace it dumped.
 
+use std::path::Path;
+
+use crate::guest::Status;
 use crate::scenario::Scenario;
+
+/// The file in a guest's folder where it reports its step and, at the end, whether it
+/// succeeded (written by `guest.rs`).
+pub const STATUS_FILE: &str = "status.json";
+
+/// The guest's last report in its folder `dir` ([`STATUS_FILE`]); none if it wrote none
+/// yet, or one that does not parse (a write the guest has not finished).
+pub fn read_status(dir: &Path) -> Option<Status> {
+    std::fs::read_to_string(dir.join(STATUS_FILE)).ok().and_then(|t| serde_json::from_str(&t).ok())
+}
 
 /// The console lines of the `n`-th point of a boot (1-based): from the guest's line
 /// `radiff-guest: point N of M begins` to the next point's (the whole console if there is

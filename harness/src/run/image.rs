@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::boot::no_space;
+use super::console::{read_status, STATUS_FILE};
 use super::{disk, guest_files, memory_mb, total_size, Lab};
 use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
@@ -114,7 +115,7 @@ impl Lab {
     fn boot_guest(&self, dir: &Path, kernel: &Path, disk: Disk, snapshot: bool, spec: &GuestSpec, memory_mb: u64, timeout: Duration, tick: &mut dyn FnMut(&str)) -> Result<Accel> {
         let spec_path = dir.join("spec.json");
         cache::write_atomic(&spec_path, &serde_json::to_vec_pretty(spec).map_err(|e| Error::Json { file: spec_path.clone(), source: e })?)?;
-        let _ = std::fs::remove_file(dir.join("status.json"));
+        let _ = std::fs::remove_file(dir.join(STATUS_FILE));
         let boot = Boot {
             kernel: kernel.to_path_buf(),
             disks: vec![disk],
@@ -125,16 +126,12 @@ impl Lab {
             memory_mb,
             timeout,
         };
-        let status_path = dir.join("status.json");
         let booted = vm::boot_watched(&self.cache, &boot, || {
-            let status = std::fs::read_to_string(&status_path).ok().and_then(|t| serde_json::from_str::<Status>(&t).ok());
+            let status = read_status(dir);
             tick(status.as_ref().map_or("booting the kernel", |s| s.step.as_str()));
             false
         })?;
-        let status: Status = std::fs::read_to_string(&status_path)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Status { step: "(the guest program never started)".into(), ok: false, error: None });
+        let status: Status = read_status(dir).unwrap_or(Status { step: "(the guest program never started)".into(), ok: false, error: None });
         if !status.ok {
             let message = match status.error {
                 Some(e) => format!("at step `{}`: {e}", status.step),

@@ -28,7 +28,13 @@ pub struct Lab {
     /// Always [`crate::progress::progress`], the one progress channel: kept only for callers
     /// that still write `(lab.progress)(line)` (explore); call the function instead.
     pub progress: &'static (dyn Fn(&str) + Sync),
+    /// Each variant's build, once. Held across a build: a caller that wants another variant
+    /// waits for it (builds share one tree and build directory, and wait for each other's
+    /// lock anyway), and one that wants the same variant gets its result, not a second build.
     built: Mutex<HashMap<String, std::result::Result<PathBuf, String>>>,
+    /// Serialises image preparation within this process: held across the preparing boot
+    /// (and the base kernel's build, if it is needed first), so two trials never prepare
+    /// at once; the per-image file lock does the same across processes.
     pub(super) images: Mutex<()>,
     pub(super) vcpus: u32,
     pub(super) boots: std::sync::atomic::AtomicUsize,

@@ -22,7 +22,7 @@ use crate::vm::{Accel, Disk};
 
 pub use batch::{balanced_batches, batches, point_cost, BATCH_POINTS, BOOT_COST};
 pub use boot::remove_stale_batches;
-pub use console::{console_of_point, ftrace_dump, kernel_panic};
+pub use console::{console_of_point, ftrace_dump, kernel_panic, read_status, STATUS_FILE};
 pub use image::{image_key, image_ready, PREPARE_CPUS};
 pub use lab::{guest_binary, Lab, VM_CPUS};
 
