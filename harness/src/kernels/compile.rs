@@ -79,11 +79,7 @@ impl Builder<'_> {
             apply_patch(tree, &variant.name, patch)?;
         }
         std::fs::create_dir_all(&build).map_err(|e| Error::io(&build, e))?;
-        let partial = partial_dir(dir);
-        if partial.exists() {
-            std::fs::remove_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
-        }
-        std::fs::create_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
+        let partial = cache::begin_partial(dir)?;
         let log = partial.join("build.log");
         self.configure(tree, &build, &config_text, &log).map_err(|e| no_space_in_build(e, &build, &log))?;
         let jobs = std::thread::available_parallelism().map(|n| n.get() + 1).unwrap_or(3);
@@ -121,16 +117,9 @@ impl Builder<'_> {
         std::fs::write(partial.join("series"), series.as_bytes()).map_err(|e| Error::io(partial.join("series"), e))?;
         copy(&image, "bzImage")?;
         // On disk before the rename makes them the kernel (a crash must not leave a
-        // renamed directory with an empty bzImage).
-        for file in ["config", "series", "bzImage"] {
-            let path = partial.join(file);
-            std::fs::File::open(&path).and_then(|f| f.sync_all()).map_err(|e| Error::io(&path, e))?;
-        }
-        if dir.exists() {
-            // Left by a radiff that built in place (before `.partial`) and was stopped.
-            std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        std::fs::rename(&partial, dir).map_err(|e| Error::io(dir, e))?;
+        // renamed directory with an empty bzImage). A directory already at `dir` was left by
+        // a radiff that built in place (before `.partial`) and was stopped: it is removed.
+        cache::put_in_place(&partial, dir, &["config", "series", "bzImage"], None)?;
         Ok(dir.join("bzImage"))
     }
 
@@ -155,13 +144,6 @@ impl Builder<'_> {
             .env("CCACHE_COMPRESS", "1")
             .env("CCACHE_DEPEND", "1"))
     }
-}
-
-/// Where a kernel is built before it appears as `dir`.
-pub(super) fn partial_dir(dir: &Path) -> PathBuf {
-    let mut name = dir.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
-    dir.with_file_name(name)
 }
 
 /// A failed build step, told as a full file system when it was one: the log says so

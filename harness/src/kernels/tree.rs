@@ -62,8 +62,7 @@ impl Builder<'_> {
                     .arg(&tarball)
                     .read()?;
                 std::fs::write(tmp.join(UNPACKED), b"").map_err(|e| Error::io(&tmp, e))?;
-                let _ = std::fs::remove_dir_all(&tree);
-                std::fs::rename(&tmp, &tree).map_err(|e| Error::io(&tree, e))?;
+                crate::cache::put_in_place(&tmp, &tree, &[], None)?;
                 Ok((tree, false))
             }
             Base::Git { tree: source, rev } => {

@@ -238,12 +238,7 @@ pub(super) fn no_space(err: Error, dir: &Path, room: u64, during: impl FnOnce() 
 /// run's: the old folder is first moved aside to `aside` (in the batch's folder, removed
 /// with it), so `dir` is always a whole run's folder or absent, never half of one.
 fn publish(staged: &Path, dir: &Path, aside: &Path) -> Result<()> {
-    let parent = dir.parent().expect("a run folder has a parent");
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    if dir.exists() {
-        std::fs::rename(dir, aside).map_err(|e| Error::io(dir, e))?;
-    }
-    std::fs::rename(staged, dir).map_err(|e| Error::io(dir, e))
+    cache::put_in_place(staged, dir, &[], Some(aside))
 }
 
 /// Removes the batch folders under `runs/_batch/` (`PID-N`) that a process no longer

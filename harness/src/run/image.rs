@@ -41,14 +41,11 @@ impl Lab {
         }
         let kernel = self.kernel("base", who)?;
         let during = || format!("preparing the disk image for {} ({})", scenario.name, scenario.path.display());
-        let partial = images.join(format!("{key}.partial"));
-        for stale in [&dir, &partial] {
-            // An image radiff stopped preparing (before `.partial`, or in it).
-            if stale.exists() {
-                std::fs::remove_dir_all(stale).map_err(|e| Error::io(stale, e).during(during))?;
-            }
+        // An image radiff stopped preparing (before `.partial`, or in it).
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e).during(during))?;
         }
-        std::fs::create_dir_all(&partial).map_err(|e| Error::io(&partial, e).during(during))?;
+        let partial = cache::begin_partial(&dir).map_err(|e| e.during(during))?;
         // The guest writes the file and the file system's metadata: fail at once, not half
         // way, when the cache cannot hold even the files.
         let need = total_size(scenario);
@@ -92,12 +89,8 @@ impl Lab {
         let mut tick = |step: &str| task.bytes(step, allocated(&partial_image).min(need), Some(need));
         self.boot_guest(&partial, &kernel, disk, false, &spec, memory_mb(scenario), timeout, &mut tick).map_err(|e| no_space(e, &partial, scenario.write_size.max(1 << 20) + (1 << 20), during))?;
         drop(task);
-        let write_ready = || -> std::io::Result<()> {
-            std::fs::File::open(&partial_image)?.sync_all()?;
-            std::fs::write(partial.join("ready"), b"")
-        };
-        write_ready().map_err(|e| Error::io(&partial, e).during(during))?;
-        std::fs::rename(&partial, &dir).map_err(|e| Error::io(&dir, e).during(during))?;
+        std::fs::write(partial.join("ready"), b"").map_err(|e| Error::io(&partial, e).during(during))?;
+        cache::put_in_place(&partial, &dir, &["disk.img"], None).map_err(|e| e.during(during))?;
         crate::progress::progress(&format!(
             "prepared {} in {:.0} s: {:.1} MiB written on a {} device",
             image.display(),
