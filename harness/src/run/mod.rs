@@ -86,6 +86,10 @@ fn guest_files(scenario: &Scenario) -> Vec<crate::guest::GuestFile> {
 /// (its size and extents) behind the queue the guest measured, with the fault path's
 /// settings the guest read back (`vm`), with the folios in the
 /// physical pages the kernel put them in (`pfns`, from the trace; empty if unknown).
+///
+/// The one builder of the model's input: a caller without a VM (explore) passes the
+/// [`GuestEnv`] it has, made up (`file_size`, `extents`, `queue`, `vm`, `other_files`; the
+/// rest `..Default::default()`), and no pfns.
 pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_model::Input {
     radiff_model::Input {
         folio_pfns: pfns.to_vec(),
