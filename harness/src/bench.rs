@@ -13,7 +13,7 @@ use crate::cache::Cache;
 use crate::progress::progress;
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels};
-use crate::run::{guest_binary, image_key, model_input, Lab};
+use crate::run::{image_key, model_input, Lab};
 use crate::scenario;
 
 /// One row of the table.
@@ -112,11 +112,11 @@ pub fn main(args: &Options) -> Result<ExitCode> {
     let warm_cache = Cache::from_env();
     let cache = if cold { cold_cache(&warm_cache)? } else { warm_cache };
     let kernels = Kernels::load(&repo)?;
-    let lab = Lab::new(cache.clone(), kernels.clone(), guest_binary()?, &progress);
+    let lab = Lab::open_with(cache.clone(), kernels.clone())?;
     let started = Instant::now();
     let mut rows = Vec::new();
 
-    let builder = Builder::new(&kernels, &cache, &progress);
+    let builder = Builder::new(&kernels, &cache);
     let task = crate::progress::Task::start("bench: builds");
     for (k, variant) in kernels.variants.iter().enumerate() {
         task.count(variant.name.clone(), k as u64, Some(kernels.variants.len() as u64));

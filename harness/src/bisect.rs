@@ -99,11 +99,11 @@ pub struct Checked {
 /// Builds `tree` as it is checked out (`git bisect run` moves it), runs the scenario and
 /// compares. A tree that does not build is [`Verdict::Untestable`], not a failure.
 pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, against: Against) -> Result<Checked> {
-    let kernels = Kernels::load(repo)?.in_place(tree);
-    let cache = Cache::from_env();
+    // The host is checked before the build ([`Lab::open_with`]), as every command does.
+    let lab = Lab::open_with(Cache::from_env(), Kernels::load(repo)?.in_place(tree))?;
     let started = Instant::now();
-    let builder = Builder::new(&kernels, &cache, &progress);
-    let base = kernels.variant("base")?;
+    let builder = Builder::new(&lab.kernels, &lab.cache);
+    let base = lab.kernels.variant("base")?;
     if let Err(e) = builder.build(base) {
         return match e {
             Error::Build { .. } => Ok(Checked { verdict: Verdict::Untestable(e.to_string()), build: started.elapsed(), run: Duration::ZERO }),
@@ -111,7 +111,6 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
         };
     }
     let build = started.elapsed();
-    let lab = Lab::new(cache, kernels, guest_binary()?, &progress);
     let out = lab.run(scenario, point, "base", "radiff check")?;
     let run = started.elapsed() - build;
     let rerun = format!("radiff check --tree {} --scenario {}", tree.display(), scenario.path.display());
@@ -283,7 +282,7 @@ pub fn bisect_main(args: &BisectOptions) -> Result<ExitCode> {
         Search::Series { variant } => {
             let kernels = Kernels::load(&repo)?;
             let variant = kernels.variant(variant)?.clone();
-            let lab = Lab::new(Cache::from_env(), kernels.clone(), guest_binary()?, &progress);
+            let lab = Lab::open_with(Cache::from_env(), kernels.clone())?;
             let found = bisect_series(&lab, &variant, &scenario, point)?;
             crate::progress::output(&found.describe());
             Ok(ExitCode::SUCCESS)
@@ -341,7 +340,7 @@ pub fn bisect_tree(repo: &Path, tree: &Path, good: &str, bad: &str, scenario: &P
     // Hold the tree's lock for the whole bisection; the checks it runs are told so.
     let kernels = Kernels::load(repo)?.in_place(tree);
     let cache = Cache::from_env();
-    let builder = Builder::new(&kernels, &cache, &progress);
+    let builder = Builder::new(&kernels, &cache);
     let (_lock, lock_name) = builder.lock_tree()?;
     let exe = std::env::current_exe().map_err(|e| Error::Other(format!("cannot find radiff itself: {e}")))?;
     let exe = match exe.file_name().and_then(|n| n.to_str()) {
@@ -492,7 +491,7 @@ pub fn bisect_series(lab: &Lab, variant: &Variant, scenario: &Scenario, point: &
         let kernel = if k == 0 {
             lab.kernel("base", "radiff bisect")?
         } else {
-            match Builder::new(&lab.kernels, &lab.cache, lab.progress).build(&prefix) {
+            match Builder::new(&lab.kernels, &lab.cache).build(&prefix) {
                 Ok(built) => built.bzimage,
                 Err(e @ Error::Build { .. }) => return Ok((Err(e), started.elapsed(), Duration::ZERO)),
                 Err(e) => return Err(e),

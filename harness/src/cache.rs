@@ -114,10 +114,54 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         return Err(Error::io(&tmp, e));
     }
-    std::fs::rename(&tmp, path).map_err(|e| {
+    put_in_place(&tmp, path, &[], None).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
+        e
     })
+}
+
+/// Where `path` is written before it appears: `NAME.partial` beside it (a kernel's
+/// directory, a disk image's).
+pub fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+/// Starts `path`'s [`partial_path`] afresh, empty (what a stopped writer left there is
+/// removed), and returns it: write there, then [`put_in_place`].
+pub fn begin_partial(path: &Path) -> Result<PathBuf> {
+    let partial = partial_path(path);
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
+    }
+    std::fs::create_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
+    Ok(partial)
+}
+
+/// The staged write: puts the finished `staged` (a file or a directory, written under
+/// another name) in place as `path` by a rename, so that `path` is whole or absent, never
+/// half-written. First the files named in `sync` (inside a staged directory) are put on
+/// disk, so that a crash cannot leave a renamed directory with an empty file in it. An
+/// earlier directory at `path` is moved to `aside` when given (a folder the caller removes
+/// later: `path` is absent only for the instant between two renames), else removed; a
+/// staged file replaces a file at `path` by the rename itself.
+pub fn put_in_place(staged: &Path, path: &Path, sync: &[&str], aside: Option<&Path>) -> Result<()> {
+    for file in sync {
+        let file = staged.join(file);
+        File::open(&file).and_then(|f| f.sync_all()).map_err(|e| Error::io(&file, e))?;
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    if staged.is_dir() && path.is_dir() {
+        match aside {
+            Some(aside) => std::fs::rename(path, aside),
+            None => std::fs::remove_dir_all(path),
+        }
+        .map_err(|e| Error::io(path, e))?;
+    }
+    std::fs::rename(staged, path).map_err(|e| Error::io(path, e))
 }
 
 /// Whether the file system holding `path` (or its nearest existing parent) has less than
@@ -168,6 +212,20 @@ mod tests {
         assert!(data.iter().all(|&b| b == data[0]));
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("trace.json")]);
+    }
+
+    #[test]
+    fn a_staged_directory_replaces_the_old_one_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("kernels/base-1");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("build.log"), "old").unwrap();
+        let partial = begin_partial(&dir).unwrap();
+        assert_eq!(partial, tmp.path().join("kernels/base-1.partial"));
+        std::fs::write(partial.join("bzImage"), "new").unwrap();
+        put_in_place(&partial, &dir, &["bzImage"], None).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("bzImage")).unwrap(), "new");
+        assert!(!dir.join("build.log").exists() && !partial.exists());
     }
 
     #[test]

@@ -191,91 +191,9 @@ pub fn parse(text: &str, filter: &Filter) -> Result<Capture, ParseError> {
         capture.events += 1;
         let (event, body) = split_event(line).ok_or_else(|| err(format!("not an ftrace event line: {line}")))?;
         match event {
-            "page_cache_sync_ra" | "page_cache_async_ra" | "page_cache_ra_order" | "page_cache_ra_unbounded" => {
-                let f = Fields::parse_eq(body);
-                let Some(file) = f.file(filter).map_err(|m| err(m))? else {
-                    *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
-                    continue;
-                };
-                match event {
-                    "page_cache_sync_ra" | "page_cache_async_ra" => {
-                        let trigger = if event == "page_cache_sync_ra" { Trigger::Sync } else { Trigger::Async };
-                        let ra = RaState {
-                            start: 0,
-                            size: f.num("size").map_err(&err)?,
-                            async_size: f.num("async_size").map_err(&err)?,
-                            order: f.num("order").map_err(&err)? as u32,
-                            ra_pages: f.num("ra_pages").map_err(&err)?,
-                            mmap_miss: f.num("mmap_miss").map_err(&err)?,
-                            prev_pos: f.signed("prev_pos").map_err(&err)?,
-                        };
-                        windows.push(Window::open_in(file, trigger, f.num("index").map_err(&err)?, f.num("req_count").map_err(&err)?, ra));
-                    }
-                    "page_cache_ra_order" => current(&mut windows).submits.push(Submit::Order {
-                        index: f.num("index").map_err(&err)?,
-                        size: f.num("size").map_err(&err)?,
-                        async_size: f.num("async_size").map_err(&err)?,
-                        order: f.num("order").map_err(&err)? as u32,
-                    }),
-                    _ => current(&mut windows).submits.push(Submit::Unbounded {
-                        index: f.num("index").map_err(&err)?,
-                        nr_to_read: f.num("nr_to_read").map_err(&err)?,
-                        lookahead_size: f.num("lookahead_size").map_err(&err)?,
-                    }),
-                }
-            }
-            // mm_filemap_fault: "dev=%d:%d ino=%llx ofs=%lld" (ofs = index << PAGE_SHIFT);
-            // mm_filemap_map_pages (class mm_filemap_op_page_cache_range):
-            // "dev=%d:%d ino=%llx ofs=%lld-%lld" (first byte of start_pgoff, last byte of
-            // end_pgoff). Each opens a window (see Trigger::Fault and Trigger::FaultAround).
-            "mm_filemap_fault" | "mm_filemap_map_pages" => {
-                let f = Fields::parse_eq(body);
-                let Some(file) = f.file(filter).map_err(|m| err(m))? else {
-                    *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
-                    continue;
-                };
-                let ofs = f.get("ofs").map_err(&err)?;
-                let page = |text: &str, what: &str| -> Result<u64, ParseError> {
-                    let bytes: u64 = text.parse().map_err(|_| err(format!("field `ofs`: `{ofs}`: {what} `{text}` is not a number")))?;
-                    Ok(bytes / radiff_model::trace::PAGE_SIZE)
-                };
-                let window = if event == "mm_filemap_fault" {
-                    let index = page(ofs, "offset")?;
-                    if index * radiff_model::trace::PAGE_SIZE != ofs.parse::<u64>().unwrap_or(0) {
-                        return Err(err(format!("fault offset {ofs} is not page-aligned")));
-                    }
-                    Window::open_in(file, Trigger::Fault, index, 1, RaState::default())
-                } else {
-                    let (first, last) = ofs.split_once('-').ok_or_else(|| err(format!("field `ofs`: `{ofs}` is not FIRST-LAST")))?;
-                    let (index, last_index) = (page(first, "first byte")?, page(last, "last byte")?);
-                    if last_index < index {
-                        return Err(err(format!("fault-around range {ofs} ends before it starts")));
-                    }
-                    Window::open_in(file, Trigger::FaultAround, index, last_index - index + 1, RaState::default())
-                };
-                windows.push(window);
-            }
-            "mm_filemap_add_to_page_cache" => {
-                let f = Fields::parse_filemap(body);
-                let Some(file) = f.file(filter).map_err(|m| err(m))? else {
-                    *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
-                    continue;
-                };
-                if windows.last().is_some_and(|w| w.file != file) {
-                    // A folio of another file than the window's (the model does the same).
-                    windows.push(Window::open_in(file, Trigger::Start, 0, 0, RaState::default()));
-                }
-                let ofs = f.num("ofs").map_err(&err)?;
-                if ofs % radiff_model::trace::PAGE_SIZE != 0 {
-                    return Err(err(format!("folio offset {ofs} is not page-aligned")));
-                }
-                current(&mut windows).folios.push(Folio { index: ofs / radiff_model::trace::PAGE_SIZE, order: f.num("order").map_err(&err)? as u32 });
-                match f.get("pfn").ok().map(|p| u64::from_str_radix(p.trim_start_matches("0x"), 16)) {
-                    Some(Ok(pfn)) => capture.pfns.push(pfn),
-                    Some(Err(_)) => return Err(err("field `pfn` is not hex".into())),
-                    None => missing_pfn = true,
-                }
-            }
+            "page_cache_sync_ra" | "page_cache_async_ra" | "page_cache_ra_order" | "page_cache_ra_unbounded" => ra_event(number, event, body, filter, &mut windows, &mut capture)?,
+            "mm_filemap_fault" | "mm_filemap_map_pages" => fault_event(number, event, body, filter, &mut windows, &mut capture)?,
+            "mm_filemap_add_to_page_cache" => folio_event(number, body, filter, &mut windows, &mut capture, &mut missing_pfn)?,
             "block_rq_issue" => {
                 let request = parse_rq(body).ok_or_else(|| err(format!("cannot read block_rq_issue: {body}")))?;
                 if request.0 != (filter.major, filter.minor) {
@@ -296,6 +214,106 @@ pub fn parse(text: &str, filter: &Filter) -> Result<Capture, ParseError> {
         capture.pfns.clear();
     }
     Ok(capture)
+}
+
+/// A readahead event of [`parse`] (line `number`): a window opens, or its current one gets
+/// a submission.
+fn ra_event(number: usize, event: &str, body: &str, filter: &Filter, windows: &mut Vec<Window>, capture: &mut Capture) -> Result<(), ParseError> {
+    let err = |message: String| ParseError::Line { line: number, message };
+    let f = Fields::parse_eq(body);
+    let Some(file) = f.file(filter).map_err(|m| err(m))? else {
+        *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
+        return Ok(());
+    };
+    match event {
+        "page_cache_sync_ra" | "page_cache_async_ra" => {
+            let trigger = if event == "page_cache_sync_ra" { Trigger::Sync } else { Trigger::Async };
+            let ra = RaState {
+                start: 0,
+                size: f.num("size").map_err(&err)?,
+                async_size: f.num("async_size").map_err(&err)?,
+                order: f.num("order").map_err(&err)? as u32,
+                ra_pages: f.num("ra_pages").map_err(&err)?,
+                mmap_miss: f.num("mmap_miss").map_err(&err)?,
+                prev_pos: f.signed("prev_pos").map_err(&err)?,
+            };
+            windows.push(Window::open_in(file, trigger, f.num("index").map_err(&err)?, f.num("req_count").map_err(&err)?, ra));
+        }
+        "page_cache_ra_order" => current(windows).submits.push(Submit::Order {
+            index: f.num("index").map_err(&err)?,
+            size: f.num("size").map_err(&err)?,
+            async_size: f.num("async_size").map_err(&err)?,
+            order: f.num("order").map_err(&err)? as u32,
+        }),
+        _ => current(windows).submits.push(Submit::Unbounded {
+            index: f.num("index").map_err(&err)?,
+            nr_to_read: f.num("nr_to_read").map_err(&err)?,
+            lookahead_size: f.num("lookahead_size").map_err(&err)?,
+        }),
+    }
+    Ok(())
+}
+
+/// A fault event of [`parse`] (line `number`).
+///
+/// mm_filemap_fault: "dev=%d:%d ino=%llx ofs=%lld" (ofs = index << PAGE_SHIFT);
+/// mm_filemap_map_pages (class mm_filemap_op_page_cache_range):
+/// "dev=%d:%d ino=%llx ofs=%lld-%lld" (first byte of start_pgoff, last byte of
+/// end_pgoff). Each opens a window (see Trigger::Fault and Trigger::FaultAround).
+fn fault_event(number: usize, event: &str, body: &str, filter: &Filter, windows: &mut Vec<Window>, capture: &mut Capture) -> Result<(), ParseError> {
+    let err = |message: String| ParseError::Line { line: number, message };
+    let f = Fields::parse_eq(body);
+    let Some(file) = f.file(filter).map_err(|m| err(m))? else {
+        *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
+        return Ok(());
+    };
+    let ofs = f.get("ofs").map_err(&err)?;
+    let page = |text: &str, what: &str| -> Result<u64, ParseError> {
+        let bytes: u64 = text.parse().map_err(|_| err(format!("field `ofs`: `{ofs}`: {what} `{text}` is not a number")))?;
+        Ok(bytes / radiff_model::trace::PAGE_SIZE)
+    };
+    let window = if event == "mm_filemap_fault" {
+        let index = page(ofs, "offset")?;
+        if index * radiff_model::trace::PAGE_SIZE != ofs.parse::<u64>().unwrap_or(0) {
+            return Err(err(format!("fault offset {ofs} is not page-aligned")));
+        }
+        Window::open_in(file, Trigger::Fault, index, 1, RaState::default())
+    } else {
+        let (first, last) = ofs.split_once('-').ok_or_else(|| err(format!("field `ofs`: `{ofs}` is not FIRST-LAST")))?;
+        let (index, last_index) = (page(first, "first byte")?, page(last, "last byte")?);
+        if last_index < index {
+            return Err(err(format!("fault-around range {ofs} ends before it starts")));
+        }
+        Window::open_in(file, Trigger::FaultAround, index, last_index - index + 1, RaState::default())
+    };
+    windows.push(window);
+    Ok(())
+}
+
+/// A folio added to the page cache, in [`parse`] (line `number`): it joins the current window,
+/// its pfn the capture's (`missing_pfn` once a folio has none).
+fn folio_event(number: usize, body: &str, filter: &Filter, windows: &mut Vec<Window>, capture: &mut Capture, missing_pfn: &mut bool) -> Result<(), ParseError> {
+    let err = |message: String| ParseError::Line { line: number, message };
+    let f = Fields::parse_filemap(body);
+    let Some(file) = f.file(filter).map_err(|m| err(m))? else {
+        *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
+        return Ok(());
+    };
+    if windows.last().is_some_and(|w| w.file != file) {
+        // A folio of another file than the window's (the model does the same).
+        windows.push(Window::open_in(file, Trigger::Start, 0, 0, RaState::default()));
+    }
+    let ofs = f.num("ofs").map_err(&err)?;
+    if ofs % radiff_model::trace::PAGE_SIZE != 0 {
+        return Err(err(format!("folio offset {ofs} is not page-aligned")));
+    }
+    current(windows).folios.push(Folio { index: ofs / radiff_model::trace::PAGE_SIZE, order: f.num("order").map_err(&err)? as u32 });
+    match f.get("pfn").ok().map(|p| u64::from_str_radix(p.trim_start_matches("0x"), 16)) {
+        Some(Ok(pfn)) => capture.pfns.push(pfn),
+        Some(Err(_)) => return Err(err("field `pfn` is not hex".into())),
+        None => *missing_pfn = true,
+    }
+    Ok(())
 }
 
 /// A line of the trace about lost events.

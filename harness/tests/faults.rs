@@ -24,12 +24,6 @@ use radiff::kernels::{Builder, Kernels};
 const RADIFF: &str = env!("CARGO_BIN_EXE_radiff");
 const VARIANT: &str = "faults-test";
 
-fn progress(line: &str) {
-    eprintln!("radiff: {line}");
-}
-
-fn quiet(_: &str) {}
-
 /// A repository whose `kernels/` is the real one's (same base, same config, so the same
 /// build directory) plus the test variant.
 struct Repo {
@@ -58,7 +52,7 @@ impl Repo {
     /// Where the test variant's kernel appears, and where it is built before that.
     fn kernel_dir(&self, cache: &Cache) -> (PathBuf, PathBuf) {
         let kernels = Kernels::load(self.root()).unwrap();
-        let dir = Builder::new(&kernels, cache, &quiet).kernel_dir(kernels.variant(VARIANT).unwrap()).unwrap();
+        let dir = Builder::new(&kernels, cache).kernel_dir(kernels.variant(VARIANT).unwrap()).unwrap();
         let partial = dir.with_file_name(format!("{}.partial", dir.file_name().unwrap().to_string_lossy()));
         (dir, partial)
     }
@@ -70,7 +64,7 @@ impl Repo {
 fn shared_cache() -> (Cache, cache::Lock) {
     let cache = Cache::from_env();
     let kernels = Kernels::load(&radiff::repo_root()).unwrap();
-    let builder = Builder::new(&kernels, &cache, &progress);
+    let builder = Builder::new(&kernels, &cache);
     builder.build(kernels.variant("base").unwrap()).unwrap();
     let (lock, _) = builder.lock_tree().unwrap();
     (cache, lock)

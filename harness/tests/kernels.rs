@@ -105,12 +105,10 @@ fn rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
     Rig { _tmp: tmp, repo, linux, cache, base }
 }
 
-fn quiet(_: &str) {}
-
 /// Builds `variant` in the rig, which must fail.
 fn build_error(rig: &Rig, variant: &str) -> Error {
     let kernels = rig.kernels();
-    let builder = Builder::new(&kernels, &rig.cache, &quiet);
+    let builder = Builder::new(&kernels, &rig.cache);
     builder.build(kernels.variant(variant).unwrap()).unwrap_err()
 }
 
@@ -322,7 +320,7 @@ fn a_debian_variant_waits_for_the_record_and_a_bad_patch_still_changes_nothing()
 fn a_record_cut_short_is_made_again() {
     let rig = debian_rig(&[]);
     let kernels = rig.kernels();
-    let builder = Builder::new(&kernels, &rig.cache, &quiet);
+    let builder = Builder::new(&kernels, &rig.cache);
     let tree = builder.work_tree().unwrap();
     assert_recorded(&tree);
     // As a run killed during `git add` leaves it: unpacked, a .git without the record.

@@ -31,7 +31,7 @@ fn lab() -> Result<&'static Lab, Failed> {
     static LAB: OnceLock<Result<Lab, String>> = OnceLock::new();
     LAB.get_or_init(|| {
         let kernels = Kernels::load(&radiff::repo_root()).map_err(|e| e.to_string())?;
-        let lab = Lab::new(Cache::from_env(), kernels, PathBuf::from(env!("CARGO_BIN_EXE_radiff-guest")), &progress);
+        let lab = Lab::new(Cache::from_env(), kernels, PathBuf::from(env!("CARGO_BIN_EXE_radiff-guest")));
         // No QEMU, virtme-ng or kernel source: every trial fails at once saying which.
         lab.check_host().map_err(|e| e.to_string())?;
         Ok(lab.with_vcpus(*VCPUS.get().unwrap_or(&1)))
@@ -323,7 +323,7 @@ fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
     }
     // The base kernel first, so that the tree's build directory is warm.
     lab.kernel("base", "bisect::tree_names_seed_000").map_err(|e| e.to_string())?;
-    let builder = radiff::kernels::Builder::new(&lab.kernels, &lab.cache, lab.progress);
+    let builder = radiff::kernels::Builder::new(&lab.kernels, &lab.cache);
     // A repository made from the base source: commits [neutral, seed 000, neutral] on
     // top of the base, in radiff's own work tree (so every step builds incrementally).
     let (tree, commits) = {
@@ -512,7 +512,7 @@ const REPORT_VARIANTS: [&str; 2] = ["base", "async-align-v1"];
 fn report_runs_are_batched(scenario: &Scenario, who: &str) -> Result<(), Failed> {
     let shared = lab()?;
     let kernels = Kernels::load(&radiff::repo_root()).map_err(|e| e.to_string())?;
-    let own = Lab::new(Cache::from_env(), kernels, shared.guest.clone(), &progress).with_vcpus(shared.vcpus());
+    let own = Lab::new(Cache::from_env(), kernels, shared.guest.clone()).with_vcpus(shared.vcpus());
     let variants: Vec<String> = REPORT_VARIANTS.iter().map(|v| v.to_string()).collect();
     let point = &scenario.points[0];
     let started = std::time::SystemTime::now();
@@ -574,7 +574,7 @@ fn fault_batch(scenarios: &[Scenario]) -> Result<&'static FaultBatch, String> {
             let mut patches: Vec<PathBuf> = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
             patches.sort();
             let variant = radiff::kernels::Variant { name: "fault-test".into(), patches, model: ModelExpectation::None };
-            let builder = radiff::kernels::Builder::new(&lab.kernels, &lab.cache, lab.progress);
+            let builder = radiff::kernels::Builder::new(&lab.kernels, &lab.cache);
             let kernel = builder.build(&variant).map_err(|e| e.to_string())?.bzimage;
             let names = ["fault-test~before", "fault-test", "fault-test", "fault-test~after"];
             let jobs: Vec<Job> = scenarios.iter().zip(names).map(|(s, name)| Job { scenario: s, point: &s.points[0], name }).collect();

@@ -12,7 +12,7 @@ use clap::Parser;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use radiff::cache::Cache;
 use radiff::cli::{Cli, Command, KernelsCommand, RunArgs};
-use radiff::progress::{self, progress, Event, Reporter};
+use radiff::progress::{self, Event, Reporter};
 use radiff::kernels::{Builder, Kernels};
 use radiff::scenario::Scenario;
 use radiff::summary::{self, Figures};
@@ -47,7 +47,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Kernels(KernelsCommand::List) => {
             let kernels = Kernels::load(&repo_root())?;
             let cache = Cache::from_env();
-            progress::output(&Builder::new(&kernels, &cache, &progress).list()?);
+            progress::output(&Builder::new(&kernels, &cache).list()?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Kernels(KernelsCommand::PortCheck { variants }) => {
@@ -177,7 +177,7 @@ impl Reporter for Terminal {
 fn kernels_build(names: &[String]) -> Result<ExitCode> {
     let kernels = Kernels::load(&repo_root())?;
     let cache = Cache::from_env();
-    let builder = Builder::new(&kernels, &cache, &progress);
+    let builder = Builder::new(&kernels, &cache);
     // Resolve every name before building anything: a typo must not cost a build.
     let variants = if names.is_empty() {
         kernels.variants.iter().collect::<Vec<_>>()

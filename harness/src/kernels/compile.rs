@@ -43,7 +43,7 @@ impl Builder<'_> {
         // never outlives the lock.
         let (result, reset) = std::thread::scope(|scope| {
             let mut recording = (!recorded).then(|| {
-                (self.progress)("recording the base tree in git, so patches can always be undone (once; meanwhile the build starts)");
+                crate::progress::progress("recording the base tree in git, so patches can always be undone (once; meanwhile the build starts)");
                 scope.spawn(|| record_base(&tree))
             });
             let mut wait = || recording.take().map_or(Ok(()), |handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
@@ -61,7 +61,7 @@ impl Builder<'_> {
         let during = || format!("building kernel `{}`", variant.name);
         let bzimage = result.map_err(|e| e.during(during))?;
         reset.map_err(|e| e.during(during))?;
-        (self.progress)(&format!("built {} in {:.0} s: {}", variant.name, started.elapsed().as_secs_f64(), bzimage.display()));
+        crate::progress::progress(&format!("built {} in {:.0} s: {}", variant.name, started.elapsed().as_secs_f64(), bzimage.display()));
         Ok(Built { variant: variant.name.clone(), bzimage, compiled: true, elapsed: started.elapsed() })
     }
 
@@ -79,11 +79,7 @@ impl Builder<'_> {
             apply_patch(tree, &variant.name, patch)?;
         }
         std::fs::create_dir_all(&build).map_err(|e| Error::io(&build, e))?;
-        let partial = partial_dir(dir);
-        if partial.exists() {
-            std::fs::remove_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
-        }
-        std::fs::create_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
+        let partial = cache::begin_partial(dir)?;
         let log = partial.join("build.log");
         self.configure(tree, &build, &config_text, &log).map_err(|e| no_space_in_build(e, &build, &log))?;
         let jobs = std::thread::available_parallelism().map(|n| n.get() + 1).unwrap_or(3);
@@ -92,7 +88,7 @@ impl Builder<'_> {
         if let Some(lock) = lock {
             make = make.holding(lock);
         }
-        (self.progress)(&format!("building {} in {} ({}; log {})", variant.name, build.display(), make.display(), log.display()));
+        crate::progress::progress(&format!("building {} in {} ({}; log {})", variant.name, build.display(), make.display(), log.display()));
         // Where the build is: kbuild's last step and the objects compiled so far (its total
         // is not known before make has walked the tree).
         let task = crate::progress::Task::start(format!("building {}", variant.name));
@@ -121,16 +117,9 @@ impl Builder<'_> {
         std::fs::write(partial.join("series"), series.as_bytes()).map_err(|e| Error::io(partial.join("series"), e))?;
         copy(&image, "bzImage")?;
         // On disk before the rename makes them the kernel (a crash must not leave a
-        // renamed directory with an empty bzImage).
-        for file in ["config", "series", "bzImage"] {
-            let path = partial.join(file);
-            std::fs::File::open(&path).and_then(|f| f.sync_all()).map_err(|e| Error::io(&path, e))?;
-        }
-        if dir.exists() {
-            // Left by a radiff that built in place (before `.partial`) and was stopped.
-            std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        std::fs::rename(&partial, dir).map_err(|e| Error::io(dir, e))?;
+        // renamed directory with an empty bzImage). A directory already at `dir` was left by
+        // a radiff that built in place (before `.partial`) and was stopped: it is removed.
+        cache::put_in_place(&partial, dir, &["config", "series", "bzImage"], None)?;
         Ok(dir.join("bzImage"))
     }
 
@@ -144,7 +133,7 @@ impl Builder<'_> {
     /// cold base build took 1158 s with it and 1311 s without, on 2 cores.
     pub(super) fn with_ccache(&self, make: Cmd) -> Result<Cmd> {
         if crate::process::find_in_path("ccache").is_none() {
-            (self.progress)("ccache not found (./setup installs it): switching between variants that touch headers will recompile");
+            crate::progress::progress("ccache not found (./setup installs it): switching between variants that touch headers will recompile");
             return Ok(make);
         }
         Ok(make
@@ -155,13 +144,6 @@ impl Builder<'_> {
             .env("CCACHE_COMPRESS", "1")
             .env("CCACHE_DEPEND", "1"))
     }
-}
-
-/// Where a kernel is built before it appears as `dir`.
-pub(super) fn partial_dir(dir: &Path) -> PathBuf {
-    let mut name = dir.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
-    dir.with_file_name(name)
 }
 
 /// A failed build step, told as a full file system when it was one: the log says so

@@ -18,7 +18,7 @@ impl Builder<'_> {
         if std::fs::read_to_string(&stamp).ok().as_deref() == Some(want.as_str()) && build.join(".config").is_file() {
             return Ok(());
         }
-        (self.progress)(&format!("configuring {} (tinyconfig + {})", build.display(), self.kernels.config.display()));
+        crate::progress::progress(&format!("configuring {} (tinyconfig + {})", build.display(), self.kernels.config.display()));
         let o = format!("O={}", build.display());
         let frag = build.join("radiff.fragment");
         std::fs::write(&frag, fragment).map_err(|e| Error::io(&frag, e))?;

@@ -11,7 +11,7 @@ impl Builder<'_> {
         for variant in &self.kernels.variants {
             let dir = self.kernel_dir_for(&base, variant)?;
             let image = dir.join("bzImage");
-            let partial = super::compile::partial_dir(&dir);
+            let partial = crate::cache::partial_path(&dir);
             let state = if image.is_file() {
                 format!("built      {}", image.display())
             } else if partial.is_dir() {

@@ -332,20 +332,19 @@ fn expand_home(path: &str) -> PathBuf {
     }
 }
 
-/// Builds and finds kernels in the cache.
+/// Builds and finds kernels in the cache. Lasting lines of progress (what is built where,
+/// when it is done) go to [`crate::progress::progress`]; a running build's status (its
+/// kbuild step, objects compiled) to a [`crate::progress::Task`].
 pub struct Builder<'a> {
     pub kernels: &'a Kernels,
     pub cache: &'a Cache,
-    /// Called with each lasting line of progress (what is built where, when it is done); a
-    /// running build's status (its kbuild step, objects compiled) goes to a [`crate::progress::Task`].
-    pub progress: &'a (dyn Fn(&str) + Sync),
     pub timeout: Duration,
 }
 
 impl<'a> Builder<'a> {
-    pub fn new(kernels: &'a Kernels, cache: &'a Cache, progress: &'a (dyn Fn(&str) + Sync)) -> Builder<'a> {
+    pub fn new(kernels: &'a Kernels, cache: &'a Cache) -> Builder<'a> {
         let timeout = std::env::var("RADIFF_BUILD_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(3600);
-        Builder { kernels, cache, progress, timeout: Duration::from_secs(timeout) }
+        Builder { kernels, cache, timeout: Duration::from_secs(timeout) }
     }
 
     /// Locks the work tree and build directory of the base, for as long as the lock lives;
@@ -357,7 +356,7 @@ impl<'a> Builder<'a> {
 
     pub(super) fn lock_tree_named(&self, name: &str) -> Result<cache::Lock> {
         cache::lock_or_wait(&self.cache.dir("locks")?.join(format!("{name}.lock")), |path| {
-            (self.progress)(&format!(
+            crate::progress::progress(&format!(
                 "waiting for {}: another radiff or cargo test is building in this tree (or the compilers of a build that was stopped are finishing)",
                 path.display()
             ))

@@ -41,7 +41,7 @@ impl Builder<'_> {
     pub(super) fn prepare_tree(&self, base: &BaseId) -> Result<PathBuf> {
         let (tree, recorded) = self.unpack_tree(base)?;
         if !recorded {
-            (self.progress)("recording the base tree in git, so patches can always be undone (once)");
+            crate::progress::progress("recording the base tree in git, so patches can always be undone (once)");
             record_base(&tree)?;
         }
         Ok(tree)
@@ -73,7 +73,7 @@ impl Builder<'_> {
                 let tmp = trees.join(format!("{}.unpacking", base.tree_name));
                 let _ = std::fs::remove_dir_all(&tmp);
                 std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
-                (self.progress)(&format!("unpacking {} into {} (once)", tarball.display(), tree.display()));
+                crate::progress::progress(&format!("unpacking {} into {} (once)", tarball.display(), tree.display()));
                 // Debian's tarball is xz in many blocks: `-T0` decompresses them on every core
                 // (xz 5.4, bookworm's, decompresses on one unless told), 12 s -> 6 s here.
                 Cmd::new("tar")
@@ -83,15 +83,14 @@ impl Builder<'_> {
                     .arg(&tarball)
                     .read()?;
                 std::fs::write(tmp.join(UNPACKED), b"").map_err(|e| Error::io(&tmp, e))?;
-                let _ = std::fs::remove_dir_all(&tree);
-                std::fs::rename(&tmp, &tree).map_err(|e| Error::io(&tree, e))?;
+                crate::cache::put_in_place(&tmp, &tree, &[], None)?;
                 Ok((tree, false))
             }
             Base::Git { tree: source, rev } => {
                 let trees = self.cache.dir("trees")?;
                 let tree = trees.join(&base.tree_name);
                 if !tree.join(".git").is_dir() {
-                    (self.progress)(&format!("cloning {} (shared, no copy of its objects) into {}", source.display(), tree.display()));
+                    crate::progress::progress(&format!("cloning {} (shared, no copy of its objects) into {}", source.display(), tree.display()));
                     Cmd::new("git").args(["clone", "-q", "--shared", "--no-checkout"]).arg(source).arg(&tree).read()?;
                 }
                 reset_tree(&tree, &git_rev(source, rev)?)?;

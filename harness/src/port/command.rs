@@ -42,7 +42,7 @@ impl Report {
 /// (its patches applied to the base's files) against the base.
 pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[String]) -> Result<Report> {
     let ledger = Ledger::load(root)?;
-    let builder = Builder::new(kernels, cache, &crate::progress::progress);
+    let builder = Builder::new(kernels, cache);
     let base = builder.base_files()?;
     let base_check = check(&ledger, &DirFiles::new(root.join(BODIES)), base.as_ref(), "base")?;
     let mut report = Report { kernel: ledger.kernel.clone(), base_label: base.describe(), base: base_check, variants: Vec::new() };

@@ -1,0 +1,106 @@
+//! One run: a scenario point on a variant's kernel, in a VM, to a parsed trace.
+//!
+//! The parts: `lab` (what runs share: the kernels built, the guest program), `image` (the
+//! disk images), `batch` (which points go to which boot), `boot` (one boot of a batch),
+//! `console` (what a boot's console says).
+
+mod batch;
+mod boot;
+mod console;
+mod image;
+mod lab;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use radiff_model::pattern;
+
+use crate::ftrace::Capture;
+use crate::guest::{DeviceKind, GuestEnv};
+use crate::scenario::{Point, Scenario};
+use crate::vm::{Accel, Disk};
+
+pub use batch::{balanced_batches, batches, point_cost, BATCH_POINTS, BOOT_COST};
+pub use boot::remove_stale_batches;
+pub use console::{console_of_point, ftrace_dump, kernel_panic, read_status, STATUS_FILE};
+pub use image::{image_key, image_ready, PREPARE_CPUS};
+pub use lab::{guest_binary, Lab, VM_CPUS};
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// The run's folder: spec.json, console.log, trace.txt, trace.json, env.json.
+    pub dir: PathBuf,
+    pub capture: Capture,
+    pub env: GuestEnv,
+    pub accel: Accel,
+    /// Wall time of the run: alone, its boot's (boot, mount, pattern, trace dump, reboot);
+    /// in a batch, its own time in the guest plus an equal share of what the boot spent
+    /// outside the points (booting, rebooting), so the points of a boot sum to its wall.
+    pub wall: Duration,
+    /// Points the run's boot ran (1: a boot of its own) and that boot's wall time.
+    pub boot_points: usize,
+    pub boot_wall: Duration,
+}
+
+/// One point of a batch: `point` of `scenario`, its run folder named `name` (the variant,
+/// or a name of the caller's) under `runs/SCENARIO/`.
+#[derive(Clone, Copy, Debug)]
+pub struct Job<'a> {
+    pub scenario: &'a Scenario,
+    pub point: &'a Point,
+    pub name: &'a str,
+}
+
+fn disk(scenario: &Scenario, image: &Path) -> Disk {
+    match scenario.device.kind {
+        DeviceKind::Nvme => Disk::Nvme {
+            image: image.to_path_buf(),
+            mdts: scenario.device.mdts(),
+            logical_block_size: scenario.device.logical_block_size,
+            opt_io_size: scenario.device.optimal_io_size,
+            min_io_size: None,
+        },
+        DeviceKind::Ufs => Disk::Ufs { image: image.to_path_buf() },
+    }
+}
+
+/// Enough for the whole file in the page cache plus the guest and the trace buffer, so
+/// that reclaim never changes what readahead does.
+fn memory_mb(scenario: &Scenario) -> u64 {
+    let trace_mb = scenario.trace_buffer_kb * 2 / 1024;
+    ((total_size(scenario) >> 20) + trace_mb + 1024).max(2048)
+}
+
+/// Bytes of all the scenario's files.
+fn total_size(scenario: &Scenario) -> u64 {
+    scenario.file_sizes().iter().sum()
+}
+
+/// The files after the first, as the guest writes them.
+fn guest_files(scenario: &Scenario) -> Vec<crate::guest::GuestFile> {
+    scenario.other_files.iter().map(|f| crate::guest::GuestFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }).collect()
+}
+
+/// What the model is given for a run: the scenario's reads on the file the guest measured
+/// (its size and extents) behind the queue the guest measured, with the fault path's
+/// settings the guest read back (`vm`), with the folios in the
+/// physical pages the kernel put them in (`pfns`, from the trace; empty if unknown).
+///
+/// The one builder of the model's input: a caller without a VM (explore) passes the
+/// [`GuestEnv`] it has, made up (`file_size`, `extents`, `queue`, `vm`, `other_files`; the
+/// rest `..Default::default()`), and no pfns.
+pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_model::Input {
+    radiff_model::Input {
+        folio_pfns: pfns.to_vec(),
+        // The guest reports the mappings' addresses apart from the vm settings it read back.
+        vm: radiff_model::VmSettings { mmap_addrs: env.map_addresses.clone(), ..env.vm.clone() },
+        fs: scenario.fs,
+        file_size: env.file_size,
+        extents: env.extents.clone(),
+        queue: env.queue.clone(),
+        mapping: radiff_model::MappingLimits::for_fs(scenario.fs),
+        ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
+        other_files: env.other_files.iter().map(|f| radiff_model::FileInput { file_size: f.file_size, extents: f.extents.clone() }).collect(),
+    }
+}
