@@ -1,0 +1,236 @@
+//! The port ledger against the real Linux 7.3.4 source, and `radiff kernels port-check`
+//! run as a user runs it on small git trees: no build, no VM.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use radiff::cache::Cache;
+use radiff::kernels::{Base, Builder, Kernels};
+use radiff::port::{self, DirFiles, Files, Ledger, BODIES};
+
+fn root() -> PathBuf {
+    radiff::repo_root()
+}
+
+/// The unpacked 7.3.4 tree `./setup` fetched (Debian's linux-source-7.3), read at its
+/// recorded base; a host without it fails, naming the fix.
+fn source_7_3_4() -> Box<dyn Files> {
+    let mut kernels = Kernels::load(&root()).expect("kernels/ loads");
+    kernels.base = Base::Debian { package: "linux-source-7.3".into() };
+    let cache = Cache::from_env();
+    Builder::new(&kernels, &cache)
+        .base_files()
+        .unwrap_or_else(|e| panic!("the Linux 7.3.4 source is needed to check the ledger against it: {e}\nfix: run ./setup"))
+}
+
+#[test]
+fn every_kernel_function_the_model_names_is_in_the_ledger() {
+    let unlisted = port::unlisted(&root()).unwrap();
+    assert!(unlisted.is_empty(), "model functions whose doc comment names a kernel function model/ledger.txt lacks (run `radiff kernels ledger --tree DIR --write`): {unlisted:?}");
+}
+
+#[test]
+fn a_model_function_missing_from_the_ledger_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("model/src");
+    std::fs::create_dir_all(&src).unwrap();
+    for e in std::fs::read_dir(root().join("model/src")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "rs") {
+            std::fs::copy(&p, src.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let extra = "\n/// `page_cache_ra_newthing()`, Linux 7.3.4 mm/readahead.c: a port nobody listed.\npub fn page_cache_ra_newthing() {}\n";
+    let mut text = std::fs::read_to_string(src.join("readahead.rs")).unwrap();
+    text.push_str(extra);
+    std::fs::write(src.join("readahead.rs"), text).unwrap();
+    let ledger = Ledger::load(&root()).unwrap();
+    let missing = port::missing_from_ledger(&ledger, &port::doc_names(&src).unwrap());
+    let names: Vec<&str> = missing.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["page_cache_ra_newthing"]);
+    assert!(missing[0].at.starts_with("model/src/readahead.rs:"), "{:?}", missing[0]);
+}
+
+#[test]
+fn the_kept_text_of_each_function_has_its_ledger_fingerprint() {
+    let ledger = Ledger::load(&root()).unwrap();
+    let kept = DirFiles::new(root().join(BODIES));
+    let c = port::check(&ledger, &kept, &kept, "model/ledger").unwrap();
+    assert!(c.matches(), "{}", c.render(&ledger.kernel));
+    assert!(c.total > 80, "the ledger lists {} functions", c.total);
+}
+
+#[test]
+fn the_ledger_matches_the_linux_7_3_4_source_and_a_one_character_change_is_named() {
+    let ledger = Ledger::load(&root()).unwrap();
+    assert_eq!(ledger.kernel, "7.3.4");
+    let source = source_7_3_4();
+    assert_eq!(port::kernel_version(source.as_ref()).unwrap(), "7.3.4");
+    let kept = DirFiles::new(root().join(BODIES));
+    let c = port::check(&ledger, &kept, source.as_ref(), "7.3.4").unwrap();
+    assert!(c.matches(), "the ledger no longer matches the 7.3.4 source:\n{}", c.render(&ledger.kernel));
+
+    // A copy of the source with one character changed inside page_cache_async_ra().
+    let tmp = tempfile::tempdir().unwrap();
+    for f in &ledger.functions {
+        let path = tmp.path().join(&f.file);
+        if !path.exists() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, source.read(&f.file).unwrap().unwrap()).unwrap();
+        }
+    }
+    let file = tmp.path().join("mm/readahead.c");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let body = port::extract(&text, "page_cache_async_ra").unwrap().unwrap();
+    let at = text.find(&body).unwrap() + body.find("ra->size").expect("the body sets ra->size");
+    let mut bytes = text.into_bytes();
+    bytes[at + "ra->siz".len()] = b'f';
+    std::fs::write(&file, bytes).unwrap();
+    let c = port::check(&ledger, &kept, &DirFiles::new(tmp.path()), "copy").unwrap();
+    assert_eq!(c.differing(), ["page_cache_async_ra"], "{}", c.render("7.3.4"));
+    assert!(c.changed[0].diff.contains("+") && c.changed[0].diff.contains("ra->sizf"), "{}", c.changed[0].diff);
+}
+
+/// A repository root (kernels/, model/ledger*) whose base is a git tree made of the
+/// ledger's own 7.3.4 text, committed once; `edit` then changes it in a second commit.
+struct Rig {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    linux: PathBuf,
+    cache: PathBuf,
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=t", "-c", "user.email=t@t"]).args(args).output().unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+fn rig(kernels_yaml_extra: &str) -> Rig {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, linux, cache) = (tmp.path().join("repo"), tmp.path().join("linux"), tmp.path().join("cache"));
+    std::fs::create_dir_all(linux.join("mm")).unwrap();
+    copy_dir(&self::root().join(BODIES), &linux);
+    std::fs::write(linux.join("Makefile"), "VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\nEXTRAVERSION =\n").unwrap();
+    git(&linux, &["init", "-q"]);
+    git(&linux, &["add", "-A"]);
+    git(&linux, &["commit", "-q", "-m", "7.3.4"]);
+    std::fs::create_dir_all(root.join("kernels/variants")).unwrap();
+    std::fs::create_dir_all(root.join("model")).unwrap();
+    std::fs::copy(self::root().join(port::LEDGER), root.join(port::LEDGER)).unwrap();
+    std::fs::create_dir_all(root.join(BODIES)).unwrap();
+    copy_dir(&self::root().join(BODIES), &root.join(BODIES));
+    std::fs::write(root.join("kernels/config.fragment"), "").unwrap();
+    std::fs::write(root.join("kernels/kernels.yaml"), format!("base:\n  git: {}\nconfig: config.fragment\n{kernels_yaml_extra}", linux.display())).unwrap();
+    Rig { _tmp: tmp, root, linux, cache }
+}
+
+impl Rig {
+    fn radiff(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_radiff"))
+            .args(args)
+            .env("RADIFF_ROOT", &self.root)
+            .env("RADIFF_CACHE", &self.cache)
+            .env_remove("RADIFF_KERNEL_TREE")
+            .env_remove("RADIFF_KERNEL_REV")
+            .env_remove("RADIFF_BASE_MODEL")
+            .output()
+            .unwrap()
+    }
+
+    /// Replaces `from` by `to` in `file` of the base tree and commits it.
+    fn commit_edit(&self, file: &str, from: &str, to: &str) {
+        let path = self.linux.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file} has no `{from}`");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        git(&self.linux, &["commit", "-q", "-am", "mm/readahead: a change"]);
+    }
+}
+
+fn out(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn port_check_names_exactly_the_function_a_base_changed_with_its_diff() {
+    let rig = rig("");
+    let o = rig.radiff(&["kernels", "port-check"]);
+    let (text, err) = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{err}");
+    let total = Ledger::load(&rig.root).unwrap().functions.len();
+    assert!(text.ends_with(&format!("unchanged: {total} of {total} ported functions (the model ports Linux 7.3.4)\n")), "{text}");
+
+    // One function's body changes (`sync_ra`'s `req_count` guard); a comment elsewhere too,
+    // which is no change.
+    let sync = port::extract(&std::fs::read_to_string(rig.linux.join("mm/readahead.c")).unwrap(), "page_cache_sync_ra").unwrap().unwrap();
+    let line = sync.lines().skip_while(|l| *l != "{").find(|l| l.contains("req_count") && l.trim_end().ends_with(';')).unwrap().to_string();
+    rig.commit_edit("mm/readahead.c", &line, &format!("{line} /* reworded */"));
+    assert_eq!(rig.radiff(&["kernels", "port-check"]).status.code(), Some(0), "a comment is no change");
+    let edited = format!("{line}\n\tif (req_count > 1024)\n\t\treq_count = 1024;");
+    rig.commit_edit("mm/readahead.c", &format!("{line} /* reworded */"), &edited);
+    let o = rig.radiff(&["kernels", "port-check"]);
+    let (text, err) = out(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}{err}");
+    let named: Vec<&str> = text.lines().filter(|l| l.starts_with("changed: ") || l.starts_with("gone: ")).collect();
+    assert_eq!(named, ["changed: page_cache_sync_ra (mm/readahead.c)"], "{text}");
+    assert!(text.contains("+\tif (req_count > 1024)\n+\t\treq_count = 1024;\n"), "{text}");
+    assert!(text.contains("--- a/mm/readahead.c (Linux 7.3.4)\n+++ b/mm/readahead.c (base)\n"), "{text}");
+    assert!(text.ends_with(&format!("unchanged: {} of {total} ported functions (the model ports Linux 7.3.4)\n", total - 1)), "{text}");
+
+    // The same rig at the commit before: the function is restored.
+    git(&rig.linux, &["checkout", "-q", "HEAD~1"]);
+    let o = rig.radiff(&["kernels", "port-check"]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", out(&o));
+}
+
+#[test]
+fn a_variant_lists_the_ported_functions_its_patch_changes() {
+    let rig = rig("");
+    let dir = rig.root.join("kernels/variants/my-fix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(rig.linux.join("mm/readahead.c")).unwrap();
+    let body = port::extract(&text, "page_cache_async_ra").unwrap().unwrap();
+    let line = body.lines().find(|l| l.contains("ra->size")).unwrap();
+    let after = text.replacen(line, &format!("{line}\n\tra->size = ra->size;"), 1);
+    let diff = similar::TextDiff::from_lines(&text, &after).unified_diff().header("a/mm/readahead.c", "b/mm/readahead.c").to_string();
+    std::fs::write(dir.join("0001-fix.patch"), format!("Subject: [PATCH] fix\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n{diff}")).unwrap();
+    let o = rig.radiff(&["kernels", "port-check", "my-fix"]);
+    let (text, err) = out(&o);
+    assert_eq!(o.status.code(), Some(0), "the base matches: {text}{err}");
+    let section = text.split("variant my-fix:").nth(1).unwrap_or_else(|| panic!("{text}"));
+    let named: Vec<&str> = section.lines().filter(|l| l.starts_with("changed: ") || l.starts_with("gone: ")).collect();
+    assert_eq!(named, ["changed: page_cache_async_ra (mm/readahead.c)"], "{text}");
+    let o = rig.radiff(&["kernels", "port-check", "no-such"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(out(&o).1.contains("unknown variant `no-such`"), "{:?}", out(&o));
+}
+
+#[test]
+fn a_base_that_is_not_a_kernel_tree_or_an_unknown_model_is_an_error_at_its_line() {
+    let bad = rig("model: maybe\n");
+    let o = bad.radiff(&["kernels", "port-check"]);
+    let err = out(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("kernels/kernels.yaml:4: `model: maybe`: the base's model is `base`"), "{err}");
+    let rig = rig("");
+    let yaml = rig.root.join("kernels/kernels.yaml");
+    std::fs::write(&yaml, format!("base:\n  git: {}\nconfig: config.fragment\n", rig.root.display())).unwrap();
+    let o = rig.radiff(&["kernels", "build"]);
+    let err = out(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("kernels/kernels.yaml:2:") && err.contains("is not a kernel tree: it has no Makefile"), "{err}");
+    assert!(!rig.cache.join("kernels").exists(), "nothing built");
+}
