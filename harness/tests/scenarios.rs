@@ -779,13 +779,26 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
                     }
                 }
                 Some(d) => {
-                    let text = format!("{declared}{}", compare::render(&d, name, &rerun));
+                    // On a base whose ported functions moved, say so first.
+                    let lab = lab().map_err(|e| format!("{e:?}"))?;
+                    let moved = radiff::port::explain_divergence(&radiff::repo_root(), &lab.kernels, &lab.cache, &input, policy, d.window)
+                        .map(|why| format!("{name}: {}\n", why.replace('\n', &format!("\n{name}: "))))
+                        .unwrap_or_default();
+                    let text = format!("{declared}{moved}{}", compare::render(&d, name, &rerun));
                     match &scenario.known_divergence {
                         Some(reason) => eprintln!("{name}: known divergence ({reason}):\n{text}"),
                         None => failures.push(text),
                     }
                 }
             }
+        }
+        None if variant == "base" => {
+            // The base with its model check off (`model: none`): its snapshot alone.
+            let said = match expectation {
+                ModelExpectation::BaseOff { said } => said.clone(),
+                _ => "kernels/".to_string(),
+            };
+            against_base = Some(format!("{name}: checks run: the kernel's trace against its snapshot. No model check: {said} says `model: none` for this base\n"));
         }
         None => {
             // No model check: show, never hide, how this kernel's trace differs from the
@@ -796,11 +809,17 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
                 None => format!("{name}: the {variant} kernel's trace equals the base kernel's on this point (device requests, folios and windows)\n"),
                 Some(d) => compare::render_between(&d, name, &rerun, ("base kernel", &format!("{variant} kernel"))),
             };
+            let why = match expectation {
+                ModelExpectation::BaseOff { said } => format!("{said} says `model: none` for this base"),
+                _ => format!(
+                    "variant `{variant}` has no model policy; to add one, {}, in kernels/variants/{variant}/{}",
+                    radiff::kernels::model_help(),
+                    radiff::kernels::VARIANT_FILE
+                ),
+            };
             against_base = Some(format!(
                 "{name}: checks run: the kernel's trace against its snapshot, and against the base kernel's (shown, not judged). \
-                 No model check: variant `{variant}` has no model policy; to add one, {}, in kernels/variants/{variant}/{}\n{text}",
-                radiff::kernels::model_help(),
-                radiff::kernels::VARIANT_FILE
+                 No model check: {why}\n{text}"
             ));
         }
     }

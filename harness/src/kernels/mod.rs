@@ -45,6 +45,9 @@ pub struct Kernels {
     pub config: PathBuf,
     /// `base` first, then the variants in name order.
     pub variants: Vec<Variant>,
+    /// Where the base's model was said (`kernels/kernels.yaml:N` or `RADIFF_BASE_MODEL`),
+    /// if it was: `model: base` or `model: none`.
+    pub model_said: Option<String>,
 }
 
 /// Where the base source comes from.
@@ -259,6 +262,12 @@ impl Kernels {
             base = Base::Git { tree, rev };
         }
         let base_off = base_model(&file, &text, parsed.model.as_deref())?;
+        let model_said = match (&base_off, std::env::var(ENV_BASE_MODEL).ok().filter(|v| !v.is_empty()), &parsed.model) {
+            (Some(said), _, _) => Some(said.clone()),
+            (None, Some(_), _) => Some(ENV_BASE_MODEL.to_string()),
+            (None, None, Some(_)) => Some(format!("{}:{}", file.display(), crate::yaml::line_of(&text, &["model"]))),
+            (None, None, None) => None,
+        };
         let config = dir.join(&parsed.config);
         if !config.is_file() {
             return Err(Error::input(&file, crate::yaml::line_of(&text, &["config"]), format!("config fragment {} does not exist", config.display())));
@@ -291,7 +300,7 @@ impl Kernels {
                 v.model = ModelExpectation::BaseOff { said: said.clone() };
             }
         }
-        Ok(Kernels { dir, base, config, variants })
+        Ok(Kernels { dir, base, config, variants, model_said })
     }
 
     pub fn names(&self) -> Vec<String> {

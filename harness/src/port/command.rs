@@ -128,3 +128,24 @@ pub fn base_check(root: &Path, kernels: &Kernels, cache: &Cache) -> std::result:
     let mut slot = CHECKED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
     slot.get_or_insert_with(|| port_check(root, kernels, cache, &[]).map(|r| r.base).map_err(|e| e.to_string())).clone()
 }
+
+/// The lines that open a trial's failure when the kernel and the model part at `window`
+/// on a base whose ported functions moved ([`super::why_parted`]); `None` on a base that
+/// matches the port, or when the base cannot be read (said on stderr: the divergence is
+/// then reported as ever).
+pub fn explain_divergence(root: &Path, kernels: &Kernels, cache: &Cache, input: &radiff_model::Input, policy: &radiff_model::Policy, window: usize) -> Option<String> {
+    let check = match base_check(root, kernels, cache) {
+        Ok(c) => c,
+        Err(e) => {
+            crate::progress::progress(&format!("could not compare the base with the port ({e}); see `radiff kernels port-check`"));
+            return None;
+        }
+    };
+    if check.matches() {
+        return None;
+    }
+    let kernel = Ledger::load(root).map(|l| l.kernel).unwrap_or_default();
+    let explained = radiff_model::explain(input, policy, &radiff_model::ModelConfig::default());
+    let decided = explained.notes.get(window).map(|n| n.functions()).unwrap_or_default();
+    super::why_parted(&check, &kernel, window, &decided, kernels.model_said.is_some())
+}
