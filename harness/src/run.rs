@@ -13,7 +13,8 @@ use radiff_model::pattern;
 use crate::cache::{self, Cache};
 use crate::error::{tail, Error, Result};
 use crate::ftrace::{self, Capture, Filter};
-use crate::guest::{self, DeviceKind, GuestEnv, GuestSpec, Status, Task};
+use crate::guest;
+use crate::wire::{DeviceKind, GuestEnv, GuestSpec, Status, Task};
 use crate::kernels::{Builder, Kernels};
 use crate::scenario::{Point, Scenario};
 use crate::vm::{self, Accel, Boot, Disk};
@@ -857,8 +858,8 @@ fn total_size(scenario: &Scenario) -> u64 {
 }
 
 /// The files after the first, as the guest writes them.
-fn guest_files(scenario: &Scenario) -> Vec<crate::guest::GuestFile> {
-    scenario.other_files.iter().map(|f| crate::guest::GuestFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }).collect()
+fn guest_files(scenario: &Scenario) -> Vec<crate::wire::GuestFile> {
+    scenario.other_files.iter().map(|f| crate::wire::GuestFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }).collect()
 }
 
 /// Images depend on the device's shape, the file system and the file's layout, not on

@@ -12,7 +12,7 @@ use radiff_model::{pattern, Advice, FsKind, MadvAdvice, SizeRange, Step, ThpMode
 use serde::{Deserialize, Deserializer};
 
 use crate::error::{Error, Result};
-use crate::guest::{DeviceKind, QueueSettings, VmRequest};
+use crate::wire::{DeviceKind, QueueSettings, VmRequest};
 use crate::yaml;
 
 /// A byte count written with a unit: `4 KiB`, `1 MiB`, `512MiB`, `2 GiB`, or a bare number of bytes.

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use radiff_model::{pattern, Extent, Input, MappingLimits, Policy, QueueLimits, Trace};
 
 use crate::error::{Error, Result};
-use crate::guest::DeviceKind;
+use crate::wire::DeviceKind;
 use crate::scenario::Scenario;
 use detect::{Context, Hit, Thresholds};
 use generate::Gen;
