@@ -11,7 +11,7 @@ use radiff_model::Op;
 use crate::wire::{FileEnv, GuestEnv, GuestSpec, QueueSettings, VmRequest};
 
 use super::prepare::{fiemap, find_device, mount};
-use super::sysfs::{apply_vm, read_queue, read_sys, write_file, write_setting};
+use super::sysfs::{apply_queue, apply_vm, read_sys, write_file};
 use super::tracing::{copy_trace, ring_stats, tracing_dir, tracing_setup};
 use super::{file_path, AlignedBuf, GResult, Guest};
 
@@ -27,50 +27,11 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
     };
     mount(g, &dev_path, spec.fs)?;
     g.step("applying queue settings");
-    // max_sectors_kb first: on some devices writing it resets read_ahead_kb.
-    let queue = format!("/sys/block/{device}/queue");
-    if let Some(v) = settings.max_sectors_kb {
-        write_setting(&queue, "max_sectors_kb", &v.to_string())?;
-    }
-    if let Some(v) = settings.read_ahead_kb {
-        write_setting(&queue, "read_ahead_kb", &v.to_string())?;
-    }
-    if let Some(v) = settings.rotational {
-        write_setting(&queue, "rotational", if v { "1" } else { "0" })?;
-    }
-    env.queue = read_queue(&queue)?;
-    for (name, want, got) in [
-        ("max_sectors_kb", settings.max_sectors_kb, env.queue.max_sectors_kb),
-        ("read_ahead_kb", settings.read_ahead_kb, env.queue.read_ahead_kb),
-        ("rotational", settings.rotational.map(u64::from), env.queue.rotational as u64),
-    ] {
-        if let Some(want) = want {
-            if want != got {
-                return Err(format!(
-                    "the kernel did not keep {name}={want}: it reads back {got} (max_hw_sectors_kb is {})",
-                    env.queue.max_hw_sectors_kb
-                ));
-            }
-        }
-    }
+    env.queue = apply_queue(&device, settings)?;
     g.step("applying vm settings");
     (env.vm, env.vm_unread) = apply_vm(g, vm)?;
     g.step("measuring the files");
-    let sizes: Vec<u64> = std::iter::once(spec.file_size).chain(spec.other_files.iter().map(|f| f.size)).collect();
-    for (f, &want) in sizes.iter().enumerate() {
-        let path = file_path(f);
-        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        if meta.len() != want {
-            return Err(format!("{} has {} bytes, the scenario says {want}: the image is stale; delete it from the cache", path.display(), meta.len()));
-        }
-        let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let measured = FileEnv { ino: meta.ino(), file_size: meta.len(), extents: fiemap(&file)? };
-        if f == 0 {
-            (env.ino, env.file_size, env.extents) = (measured.ino, measured.file_size, measured.extents);
-        } else {
-            env.other_files.push(measured);
-        }
-    }
+    measure_files(spec, &mut env)?;
     g.step("dropping caches");
     nix::unistd::sync();
     std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| format!("drop_caches: {e}"))?;
@@ -81,18 +42,7 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
     // Opened with tracing on, as `xfs_io -c pread` would: reading the evicted inode back is
     // part of a cold-cache run (a metadata read the comparison then sets aside, counted).
     g.step("opening the files");
-    // The descriptors the ops use, each on its file (pattern::file_of), in fd order.
-    let mut files: Vec<Option<File>> = (0..fds).map(|_| None).collect();
-    for op in ops {
-        let Some(fd) = op.fd().map(|fd| fd as usize) else { continue };
-        if fd >= files.len() {
-            return Err(format!("an op uses fd {fd}, the spec opens {fds}"));
-        }
-        if files[fd].is_none() {
-            let path = file_path(radiff_model::pattern::file_of(fd as u32) as usize);
-            files[fd] = Some(File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?);
-        }
-    }
+    let files = open_files(fds, ops)?;
     g.step("running the access pattern");
     let max_len = ops.iter().map(|op| match op { Op::Read { len, .. } => *len, _ => 0 }).max().unwrap_or(0);
     let buf = AlignedBuf::new(max_len.max(4096) as usize);
@@ -138,6 +88,43 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
         let _ = writeln!(g.log, "the trace ring buffer lost events (overrun {overrun}, dropped {dropped}) with buffer_size_kb={buffer_kb}");
     }
     Ok(())
+}
+
+/// Checks each file's size against the spec (a stale image is an error) and records its
+/// inode and extents in `env`.
+fn measure_files(spec: &GuestSpec, env: &mut GuestEnv) -> GResult<()> {
+    let sizes: Vec<u64> = std::iter::once(spec.file_size).chain(spec.other_files.iter().map(|f| f.size)).collect();
+    for (f, &want) in sizes.iter().enumerate() {
+        let path = file_path(f);
+        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if meta.len() != want {
+            return Err(format!("{} has {} bytes, the scenario says {want}: the image is stale; delete it from the cache", path.display(), meta.len()));
+        }
+        let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let measured = FileEnv { ino: meta.ino(), file_size: meta.len(), extents: fiemap(&file)? };
+        if f == 0 {
+            (env.ino, env.file_size, env.extents) = (measured.ino, measured.file_size, measured.extents);
+        } else {
+            env.other_files.push(measured);
+        }
+    }
+    Ok(())
+}
+
+/// Opens the descriptors the ops use, each on its file (pattern::file_of), in fd order.
+fn open_files(fds: u32, ops: &[Op]) -> GResult<Vec<Option<File>>> {
+    let mut files: Vec<Option<File>> = (0..fds).map(|_| None).collect();
+    for op in ops {
+        let Some(fd) = op.fd().map(|fd| fd as usize) else { continue };
+        if fd >= files.len() {
+            return Err(format!("an op uses fd {fd}, the spec opens {fds}"));
+        }
+        if files[fd].is_none() {
+            let path = file_path(radiff_model::pattern::file_of(fd as u32) as usize);
+            files[fd] = Some(File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?);
+        }
+    }
+    Ok(files)
 }
 
 /// Waits until `/sys/block/DEV/inflight` (open as `f`) reads "0 0": no request of the

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use radiff_model::{QueueLimits, ThpMode, VmSettings};
 
-use crate::wire::VmRequest;
+use crate::wire::{QueueSettings, VmRequest};
 
 use super::{GResult, Guest};
 
@@ -122,14 +122,46 @@ pub(super) fn write_file(path: &Path, value: &str) -> GResult<()> {
     std::fs::write(path, value).map_err(|e| format!("writing `{value}` to {}: {e}", path.display()))
 }
 
-pub(super) fn write_setting(queue: &str, name: &str, value: &str) -> GResult<()> {
+fn write_setting(queue: &str, name: &str, value: &str) -> GResult<()> {
     std::fs::write(format!("{queue}/{name}"), value).map_err(|e| {
         let hw = read_sys(&format!("{queue}/max_hw_sectors_kb")).unwrap_or_default();
         format!("the kernel refused {name}={value} ({e}); this device's max_hw_sectors_kb is {hw}")
     })
 }
 
-pub(super) fn read_queue(queue: &str) -> GResult<QueueLimits> {
+/// Applies the scenario's queue settings to `/sys/block/DEVICE/queue` and reads the queue
+/// back: a value the kernel did not keep is an error naming it.
+pub(super) fn apply_queue(device: &str, settings: &QueueSettings) -> GResult<QueueLimits> {
+    // max_sectors_kb first: on some devices writing it resets read_ahead_kb.
+    let queue = format!("/sys/block/{device}/queue");
+    if let Some(v) = settings.max_sectors_kb {
+        write_setting(&queue, "max_sectors_kb", &v.to_string())?;
+    }
+    if let Some(v) = settings.read_ahead_kb {
+        write_setting(&queue, "read_ahead_kb", &v.to_string())?;
+    }
+    if let Some(v) = settings.rotational {
+        write_setting(&queue, "rotational", if v { "1" } else { "0" })?;
+    }
+    let limits = read_queue(&queue)?;
+    for (name, want, got) in [
+        ("max_sectors_kb", settings.max_sectors_kb, limits.max_sectors_kb),
+        ("read_ahead_kb", settings.read_ahead_kb, limits.read_ahead_kb),
+        ("rotational", settings.rotational.map(u64::from), limits.rotational as u64),
+    ] {
+        if let Some(want) = want {
+            if want != got {
+                return Err(format!(
+                    "the kernel did not keep {name}={want}: it reads back {got} (max_hw_sectors_kb is {})",
+                    limits.max_hw_sectors_kb
+                ));
+            }
+        }
+    }
+    Ok(limits)
+}
+
+fn read_queue(queue: &str) -> GResult<QueueLimits> {
     let num = |name: &str| -> GResult<u64> {
         let text = read_sys(&format!("{queue}/{name}"))?;
         text.parse().map_err(|_| format!("{queue}/{name}: not a number: {text}"))
