@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::wire::{DeviceKind, QueueSettings, VmRequest};
 use crate::yaml;
 
+mod bounds;
 mod schema;
 mod sections;
 mod size;
@@ -21,12 +22,10 @@ mod steps;
 
 use schema::ScenarioFile;
 use sections::At;
+pub use bounds::{MAX_DEVICE_SIZE, MAX_MAPS, MAX_OPS, MAX_POINTS, MAX_READ_AHEAD_KB, MAX_STREAMS, MAX_TIMEOUT_S, MAX_TOUCHES, MAX_TRACE_BUFFER_KB};
 pub use size::{Size, SizeOrRange};
 
 const PAGE: u64 = 4096;
-
-/// The most touches one scenario may make (each is a page fault or a load in the guest).
-pub const MAX_TOUCHES: u64 = 1 << 20;
 
 /// The device under test.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -112,12 +111,9 @@ impl Scenario {
         let points = sections::points(&at, &raw.queue, &raw.matrix, device.transfer_limit)?;
         let steps = steps::steps(&at, raw.reads, &files)?;
         let sizes: Vec<u64> = files.defs.iter().map(|f| f.size).collect();
-        let read_bytes = steps::expanded_bytes(&at, &steps, &sizes)?;
+        let read_bytes = steps::expanded_bytes(&steps, &sizes);
         let vm = sections::vm(&at, &raw.vm)?;
-        // About 64 ring-buffer bytes per event and at most one folio event per page read,
-        // doubled for windows and requests; at least 16 MiB.
-        let trace_buffer_kb = raw.trace_buffer_kb.unwrap_or((read_bytes / 4096 * 128 / 1024).max(16 << 10));
-        let timeout = Duration::from_secs(raw.timeout_s.unwrap_or(240 + 120 * (files.total >> 30)));
+        let (trace_buffer_kb, timeout) = sections::budget(&at, raw.trace_buffer_kb, raw.timeout_s, read_bytes, files.total)?;
         let variants_line = yaml::line_of(text, &["variants"]);
         let file_names: Vec<String> = if files.named { files.defs.iter().map(|f| f.name.clone()).collect() } else { Vec::new() };
         let first = &files.defs[0];

@@ -2,11 +2,13 @@
 //! per section, each returning the checked value or an error at the line of its key.
 
 use std::path::Path;
+use std::time::Duration;
 
 use radiff_model::FsKind;
 
 use super::schema::{DeviceFile, ListedFile, MatrixFile, OneFile, QueueFile, VmFile};
 use super::size::Size;
+use super::bounds::{MAX_DEVICE_SIZE, MAX_POINTS, MAX_READ_AHEAD_KB, MAX_TIMEOUT_S, MAX_TRACE_BUFFER_KB};
 use super::{Device, FileDef, Point, PAGE, UFS_TRANSFER_LIMIT};
 use crate::error::{Error, Result};
 use crate::wire::{DeviceKind, QueueSettings, VmRequest};
@@ -41,6 +43,9 @@ pub(super) fn name(path: &Path) -> Result<String> {
 
 /// `device:`.
 pub(super) fn device(at: &At, d: DeviceFile) -> Result<Device> {
+    if d.size.0 > MAX_DEVICE_SIZE {
+        return Err(at.err(&["device", "size"], format!("device.size {}: at most {} (the guest's memory holds the files: see MAX_DEVICE_SIZE)", d.size, Size(MAX_DEVICE_SIZE))));
+    }
     let transfer_limit = match (d.kind, d.transfer_limit) {
         (DeviceKind::Nvme, None) => 512 << 10,
         (DeviceKind::Nvme, Some(Size(t))) => {
@@ -58,6 +63,9 @@ pub(super) fn device(at: &At, d: DeviceFile) -> Result<Device> {
         if let Some(Size(v)) = value {
             if d.kind == DeviceKind::Ufs {
                 return Err(at.err(&["device", key], format!("device.{key}: QEMU's UFS device cannot set it; remove the key")));
+            }
+            if v > d.size.0 {
+                return Err(at.err(&["device", key], format!("device.{key} {}: larger than the device ({})", Size(v), d.size)));
             }
             if v == 0 || v % 512 != 0 {
                 return Err(at.err(&["device", key], format!("device.{key} {}: must be a multiple of 512 bytes", Size(v))));
@@ -104,9 +112,15 @@ pub(super) fn files(at: &At, file: Option<OneFile>, files: Option<Vec<ListedFile
         if size == 0 {
             return Err(line_err("size", format!("{what}.size must be more than 0")));
         }
+        if size > MAX_DEVICE_SIZE {
+            return Err(line_err("size", format!("{what}.size {}: at most {}, the largest device (the guest's memory holds the files)", Size(size), Size(MAX_DEVICE_SIZE))));
+        }
         let write_size = f.write_size.map(|s| s.0).unwrap_or(1 << 20);
         if write_size == 0 || write_size % 4096 != 0 || write_size > 64 << 20 {
             return Err(line_err("write_size", format!("{what}.write_size {}: direct writes need a multiple of 4 KiB, at most 64 MiB", Size(write_size))));
+        }
+        if let Some(Size(e)) = f.extent_size.filter(|e| e.0 > MAX_DEVICE_SIZE) {
+            return Err(line_err("extent_size", format!("{what}.extent_size {}: at most {}, the largest device", Size(e), Size(MAX_DEVICE_SIZE))));
         }
         if let Some(Size(e)) = f.extent_size {
             if fs != FsKind::Xfs {
@@ -155,6 +169,9 @@ fn listed_files(at: &At, list: Vec<ListedFile>) -> Result<Vec<(String, OneFile, 
 pub(super) fn points(at: &At, queue: &QueueFile, matrix: &MatrixFile, transfer_limit: u64) -> Result<Vec<Point>> {
     let max_kb = transfer_limit >> 10;
     let check_queue = |keys: &[&str], q: &QueueSettings| -> Result<()> {
+        if let Some(r) = q.read_ahead_kb.filter(|&r| r > MAX_READ_AHEAD_KB) {
+            return Err(at.err(keys, format!("read_ahead_kb {r}: at most {MAX_READ_AHEAD_KB} (1 GiB; a larger window is beyond any device radiff runs)")));
+        }
         if let Some(m) = q.max_sectors_kb {
             if m < 4 || m > max_kb {
                 return Err(at.err(keys, format!("max_sectors_kb {m}: the device's transfer limit allows 4 to {max_kb} (raise device.transfer_limit for NVMe)")));
@@ -163,12 +180,16 @@ pub(super) fn points(at: &At, queue: &QueueFile, matrix: &MatrixFile, transfer_l
         Ok(())
     };
     let base_queue = QueueSettings { read_ahead_kb: queue.read_ahead_kb, max_sectors_kb: queue.max_sectors_kb, rotational: queue.rotational };
-    check_queue(&["queue", "max_sectors_kb"], &base_queue)?;
+    check_queue(&["queue", "max_sectors_kb"], &QueueSettings { read_ahead_kb: None, ..base_queue.clone() })?;
+    check_queue(&["queue", "read_ahead_kb"], &base_queue)?;
     let mut points = vec![Point { label: None, queue: base_queue.clone() }];
     for (key, values) in [("max_sectors_kb", &matrix.max_sectors_kb), ("read_ahead_kb", &matrix.read_ahead_kb)] {
         let Some(values) = values else { continue };
         if values.is_empty() {
             return Err(at.err(&["matrix", key], format!("matrix.{key} is empty")));
+        }
+        if points.len().saturating_mul(values.len()) > MAX_POINTS {
+            return Err(at.err(&["matrix", key], format!("matrix.{key}: {} points in all; at most {MAX_POINTS} (each point runs every variant)", points.len().saturating_mul(values.len()))));
         }
         let mut next = Vec::new();
         for point in &points {
@@ -209,4 +230,27 @@ pub(super) fn vm(at: &At, vm: &VmFile) -> Result<VmRequest> {
         }
     };
     Ok(VmRequest { fault_around_bytes, thp_enabled: vm.thp_enabled })
+}
+
+/// `trace_buffer_kb:` and `timeout_s:`, or their defaults: a buffer for the events of
+/// `read_bytes` bytes read, a timeout that grows with the `total` bytes of the files.
+pub(super) fn budget(at: &At, trace_buffer_kb: Option<u64>, timeout_s: Option<u64>, read_bytes: u64, total: u64) -> Result<(u64, Duration)> {
+    // About 64 ring-buffer bytes per event and at most one folio event per page read,
+    // doubled for windows and requests; at least 16 MiB.
+    let default_kb = (read_bytes / 4096 * 128 / 1024).max(16 << 10);
+    let trace_buffer_kb = match trace_buffer_kb {
+        Some(kb) if kb > MAX_TRACE_BUFFER_KB => {
+            return Err(at.err(&["trace_buffer_kb"], format!("trace_buffer_kb {kb}: at most {MAX_TRACE_BUFFER_KB} (2 GiB; the guest's memory holds the buffer twice)")));
+        }
+        Some(kb) => kb,
+        None if default_kb > MAX_TRACE_BUFFER_KB => {
+            return Err(at.err(&["reads"], format!("the steps read {} in all: their trace needs a buffer of {default_kb} KiB, more than the {MAX_TRACE_BUFFER_KB} KiB the guest can hold; read less", Size(read_bytes))));
+        }
+        None => default_kb,
+    };
+    if let Some(t) = timeout_s.filter(|&t| t > MAX_TIMEOUT_S) {
+        return Err(at.err(&["timeout_s"], format!("timeout_s {t}: at most {MAX_TIMEOUT_S} (a day)")));
+    }
+    let timeout = Duration::from_secs(timeout_s.unwrap_or(240 + 120 * (total >> 30)));
+    Ok((trace_buffer_kb, timeout))
 }

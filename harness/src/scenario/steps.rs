@@ -8,7 +8,8 @@ use radiff_model::{pattern, Op, SizeRange, Step, TouchOrder};
 use super::schema::{OrderName, StepFile};
 use super::sections::{At, Files};
 use super::size::{Size, SizeOrRange};
-use super::{MAX_TOUCHES, PAGE};
+use super::bounds::{MAX_MAPS, MAX_OPS, MAX_STREAMS, MAX_TOUCHES};
+use super::PAGE;
 use crate::error::{Error, Result};
 use crate::yaml;
 
@@ -66,7 +67,7 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
             StepFile::Read { offset, size, fd, file } => {
                 let (file, file_size) = s.pick(&file)?;
                 let fd = s.fd_in(file, fd)?;
-                if size.0 == 0 || offset.0 + size.0 > file_size {
+                if size.0 == 0 || offset.0.saturating_add(size.0) > file_size {
                     return Err(s.bad(format!("a read of {size} at {offset} does not fit in the {} file", Size(file_size))));
                 }
                 Step::Read { fd, offset: offset.0, size: size.0 }
@@ -85,7 +86,7 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
             StepFile::Fadvise { advice, offset, len, fd, file } => {
                 let (file, file_size) = s.pick(&file)?;
                 let fd = s.fd_in(file, fd)?;
-                if offset.0 + len.0 > file_size {
+                if offset.0.saturating_add(len.0) > file_size {
                     return Err(s.bad(format!("fadvise range {offset} + {len} is past the {} file", Size(file_size))));
                 }
                 Step::Fadvise { fd, offset: offset.0, len: len.0, advice }
@@ -93,7 +94,7 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
             StepFile::Readahead { offset, size, fd, file } => {
                 let (file, file_size) = s.pick(&file)?;
                 let fd = s.fd_in(file, fd)?;
-                if size.0 == 0 || offset.0 + size.0 > file_size {
+                if size.0 == 0 || offset.0.saturating_add(size.0) > file_size {
                     return Err(s.bad(format!("readahead: `size` {size} at `offset` {offset} must be more than 0 and end inside the {} file", Size(file_size))));
                 }
                 Step::Readahead { fd, offset: offset.0, size: size.0 }
@@ -103,7 +104,7 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
                 let len_of = mapped(&maps, map, "madvise").map_err(|m| s.bad(m))?;
                 let start = offset.map(|o| o.0).unwrap_or(0);
                 let len = size.map(|s| s.0).unwrap_or(len_of.saturating_sub(start));
-                if start % PAGE != 0 || len % PAGE != 0 || len == 0 || start + len > len_of {
+                if start % PAGE != 0 || len % PAGE != 0 || len == 0 || start.saturating_add(len) > len_of {
                     return Err(s.bad(format!(
                         "madvise: `offset` {} and `size` {} (bytes inside map {map}) must be multiples of 4 KiB inside its {}; leave them out for the whole mapping",
                         Size(start),
@@ -126,15 +127,35 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
         };
         steps.push(step);
     }
+    check_counts(at, &steps, files)?;
     Ok(steps)
 }
 
-/// What the steps ask of the guest once expanded (expanded once, here): the pages the
-/// touches load, at most [`MAX_TOUCHES`], and the bytes the steps may bring in: what reads
-/// and readahead(2) ask for, and for a mapping what its touches can fault in (at most the
+/// The ops the steps expand into, at most [`MAX_OPS`], of them touches at most
+/// [`MAX_TOUCHES`]: counted without expanding, the error at the step that goes over.
+fn check_counts(at: &At, steps: &[Step], files: &Files) -> Result<()> {
+    let sizes: Vec<u64> = files.defs.iter().map(|f| f.size).collect();
+    let (mut ops, mut touches) = (0u64, 0u64);
+    for (i, (step, n)) in steps.iter().zip(pattern::op_counts(steps, &sizes)).enumerate() {
+        let line = yaml::line_of_item(at.text, "reads", i);
+        ops = ops.saturating_add(n);
+        if ops > MAX_OPS {
+            return Err(Error::input(at.path, line, format!("reads[{i}]: the steps up to this one make {ops} reads and touches; at most {MAX_OPS} (pattern::MAX_OPS: what the guest runs within its timeout and the model expands)")));
+        }
+        if matches!(step, Step::Touch { .. }) {
+            touches = touches.saturating_add(n);
+            if touches > MAX_TOUCHES {
+                return Err(Error::input(at.path, line, format!("reads[{i}]: the touch steps up to this one load {touches} pages; at most {MAX_TOUCHES}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bytes the steps may bring in, once expanded (expanded once, here): what reads and
+/// readahead(2) ask for, and for a mapping what its touches can fault in (at most the
 /// whole mapping).
-pub(super) fn expanded_bytes(at: &At, steps: &[Step], sizes: &[u64]) -> Result<u64> {
-    let mut touches: u64 = 0;
+pub(super) fn expanded_bytes(steps: &[Step], sizes: &[u64]) -> u64 {
     let mut touched: BTreeMap<u32, u64> = BTreeMap::new();
     let mut read_bytes: u64 = 0;
     for op in pattern::expand_files(steps, sizes) {
@@ -144,7 +165,6 @@ pub(super) fn expanded_bytes(at: &At, steps: &[Step], sizes: &[u64]) -> Result<u
                 touched.insert(map, len);
             }
             Op::Touch { map, .. } => {
-                touches += 1;
                 if let Some(left) = touched.get_mut(&map) {
                     let page = PAGE.min(*left);
                     *left -= page;
@@ -154,10 +174,7 @@ pub(super) fn expanded_bytes(at: &At, steps: &[Step], sizes: &[u64]) -> Result<u
             _ => {}
         }
     }
-    if touches > MAX_TOUCHES {
-        return Err(at.err(&["reads"], format!("the touch steps load {touches} pages; at most {MAX_TOUCHES}")));
-    }
-    Ok(read_bytes)
+    read_bytes
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -170,7 +187,7 @@ fn random(s: &StepAt, count: u64, size: SizeOrRange, seed: u64, align: Option<Si
     if align == 0 || min == 0 || min > max || min % align != 0 || max % align != 0 {
         return Err(s.bad(format!("random sizes {}..{} must be multiples of align ({}), smallest first", Size(min), Size(max), Size(align))));
     }
-    if from.0 % align != 0 || end > file_size || from.0 + max > end {
+    if from.0 % align != 0 || end > file_size || from.0.saturating_add(max) > end {
         return Err(s.bad(format!("random reads of up to {} in [{from}, {}) do not fit in the {} file", Size(max), Size(end), Size(file_size))));
     }
     Ok(Step::Random { fd, count, size: SizeRange { min, max, align }, seed, from: from.0, to: to.map(|t| t.0) })
@@ -182,12 +199,18 @@ fn interleaved(s: &StepAt, streams: Option<u32>, size: Size, starts: Option<Vec<
     let stream_files: Vec<(u32, u64)> = match (file, files) {
         (Some(_), Some(_)) => return Err(s.bad("interleaved: give `file:` (every stream on one file) or `files:` (one per stream), not both".into())),
         (None, Some(list)) => {
+            if list.len() as u64 > MAX_STREAMS {
+                return Err(s.bad(format!("interleaved: `files` names {} streams: at most {MAX_STREAMS}", list.len())));
+            }
             if streams.is_some_and(|n| n as usize != list.len()) {
                 return Err(s.bad(format!("interleaved: `streams` {} but `files` names {}: one file per stream", streams.unwrap_or(0), list.len())));
             }
             list.into_iter().map(|n| s.pick(&Some(n))).collect::<Result<_>>()?
         }
         (file, None) => {
+            if let Some(n) = streams.filter(|&n| u64::from(n) > MAX_STREAMS) {
+                return Err(s.bad(format!("interleaved: `streams` {n}: at most {MAX_STREAMS} (a file has {} descriptors)", pattern::FDS_PER_FILE)));
+            }
             let one = s.pick(&file)?;
             vec![one; streams.unwrap_or(0) as usize]
         }
@@ -228,6 +251,9 @@ fn interleaved(s: &StepAt, streams: Option<u32>, size: Size, starts: Option<Vec<
 fn mmap(s: &StepAt, maps: &mut Maps, map: u32, offset: Size, size: Option<Size>, shared: bool, fd: u32, file: Option<String>) -> Result<Step> {
     let (file, file_size) = s.pick(&file)?;
     let fd = s.fd_in(file, fd)?;
+    if map >= MAX_MAPS {
+        return Err(s.bad(format!("mmap: map {map}: number mappings 0 to {} (the model and the guest keep a table of them)", MAX_MAPS - 1)));
+    }
     if let Some(&(_, at)) = maps.get(&map) {
         return Err(s.bad(format!("mmap: map {map} is still mapped (by reads[{at}]): `munmap: {{map: {map}}}` it first, or pick another `map` number")));
     }
@@ -236,7 +262,7 @@ fn mmap(s: &StepAt, maps: &mut Maps, map: u32, offset: Size, size: Option<Size>,
         return Err(s.bad(format!("mmap: `offset` {offset} must be a multiple of 4 KiB inside the {} file", Size(file_size))));
     }
     let len = size.map(|s| s.0).unwrap_or(mappable - offset.0);
-    if len == 0 || len % PAGE != 0 || offset.0 + len > mappable {
+    if len == 0 || len % PAGE != 0 || offset.0.saturating_add(len) > mappable {
         return Err(s.bad(format!(
             "mmap: `size` {} at {offset} must be a multiple of 4 KiB, more than 0, and end inside the {} file (touching a page past its end is SIGBUS); leave it out to map to the end",
             Size(len),
