@@ -45,6 +45,12 @@ impl StepAt<'_> {
         }
     }
 
+    /// Descriptor `fd` of the file a step names, and that file's size.
+    fn fd_on(&self, name: &Option<String>, fd: u32) -> Result<(u32, u64)> {
+        let (file, file_size) = self.pick(name)?;
+        Ok((self.fd_in(file, fd)?, file_size))
+    }
+
     /// Descriptor `fd` of file `file`.
     fn fd_in(&self, file: u32, fd: u32) -> Result<u32> {
         if fd >= pattern::FDS_PER_FILE {
@@ -65,16 +71,14 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
         let s = StepAt { at, i, line: yaml::line_of_item(at.text, "reads", i), files };
         let step = match step {
             StepFile::Read { offset, size, fd, file } => {
-                let (file, file_size) = s.pick(&file)?;
-                let fd = s.fd_in(file, fd)?;
+                let (fd, file_size) = s.fd_on(&file, fd)?;
                 if size.0 == 0 || offset.0.saturating_add(size.0) > file_size {
                     return Err(s.bad(format!("a read of {size} at {offset} does not fit in the {} file", Size(file_size))));
                 }
                 Step::Read { fd, offset: offset.0, size: size.0 }
             }
             StepFile::Sequential { from, size, to, fd, file } => {
-                let (file, file_size) = s.pick(&file)?;
-                let fd = s.fd_in(file, fd)?;
+                let (fd, file_size) = s.fd_on(&file, fd)?;
                 let end = to.map(|t| t.0).unwrap_or(file_size);
                 if size.0 == 0 || from.0 >= end || end > file_size {
                     return Err(s.bad(format!("sequential reads of {size} from {from} to {}: need size > 0 and from < to <= file size ({})", Size(end), Size(file_size))));
@@ -84,16 +88,14 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
             StepFile::Random { count, size, seed, align, from, to, fd, file } => random(&s, count, size, seed, align, from, to, fd, file)?,
             StepFile::Interleaved { streams, size, starts, to, separate_fds, file, files } => interleaved(&s, streams, size, starts, to, separate_fds, file, files)?,
             StepFile::Fadvise { advice, offset, len, fd, file } => {
-                let (file, file_size) = s.pick(&file)?;
-                let fd = s.fd_in(file, fd)?;
+                let (fd, file_size) = s.fd_on(&file, fd)?;
                 if offset.0.saturating_add(len.0) > file_size {
                     return Err(s.bad(format!("fadvise range {offset} + {len} is past the {} file", Size(file_size))));
                 }
                 Step::Fadvise { fd, offset: offset.0, len: len.0, advice }
             }
             StepFile::Readahead { offset, size, fd, file } => {
-                let (file, file_size) = s.pick(&file)?;
-                let fd = s.fd_in(file, fd)?;
+                let (fd, file_size) = s.fd_on(&file, fd)?;
                 if size.0 == 0 || offset.0.saturating_add(size.0) > file_size {
                     return Err(s.bad(format!("readahead: `size` {size} at `offset` {offset} must be more than 0 and end inside the {} file", Size(file_size))));
                 }
@@ -179,8 +181,7 @@ pub(super) fn expanded_bytes(steps: &[Step], sizes: &[u64]) -> u64 {
 
 #[allow(clippy::too_many_arguments)]
 fn random(s: &StepAt, count: u64, size: SizeOrRange, seed: u64, align: Option<Size>, from: Size, to: Option<Size>, fd: u32, file: Option<String>) -> Result<Step> {
-    let (file, file_size) = s.pick(&file)?;
-    let fd = s.fd_in(file, fd)?;
+    let (fd, file_size) = s.fd_on(&file, fd)?;
     let align = align.map(|a| a.0).unwrap_or(4096);
     let end = to.map(|t| t.0).unwrap_or(file_size);
     let SizeOrRange(min, max) = size;
@@ -249,8 +250,7 @@ fn interleaved(s: &StepAt, streams: Option<u32>, size: Size, starts: Option<Vec<
 
 #[allow(clippy::too_many_arguments)]
 fn mmap(s: &StepAt, maps: &mut Maps, map: u32, offset: Size, size: Option<Size>, shared: bool, fd: u32, file: Option<String>) -> Result<Step> {
-    let (file, file_size) = s.pick(&file)?;
-    let fd = s.fd_in(file, fd)?;
+    let (fd, file_size) = s.fd_on(&file, fd)?;
     if map >= MAX_MAPS {
         return Err(s.bad(format!("mmap: map {map}: number mappings 0 to {} (the model and the guest keep a table of them)", MAX_MAPS - 1)));
     }
