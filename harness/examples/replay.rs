@@ -8,7 +8,7 @@
 //!
 //! POLICY defaults to the variant the run folder is named after (or its parent, for a
 //! matrix point) when the model knows it, else base.
-use radiff::{compare, ftrace::Capture, guest::GuestEnv, run::model_input, scenario::Scenario};
+use radiff::{compare, ftrace::Capture, wire::GuestEnv, run::model_input, scenario::Scenario};
 use radiff_model::Policy;
 use std::path::Path;
 

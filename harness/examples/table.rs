@@ -2,7 +2,7 @@
 //! would snapshot it: `cargo run --release -p radiff --example table -- ~/.cache/radiff/runs/S/base [LINES]`.
 
 use radiff::ftrace::Capture;
-use radiff::guest::GuestEnv;
+use radiff::wire::GuestEnv;
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -5,7 +5,7 @@
 
 use radiff::compare::{self, normalise};
 use radiff::ftrace::Capture;
-use radiff::guest::GuestEnv;
+use radiff::wire::GuestEnv;
 use radiff::run::model_input;
 use radiff::scenario::Scenario;
 use radiff_model::{predict_with, IoCompletion, ModelConfig, Policy};

@@ -24,6 +24,7 @@ pub mod scenario;
 pub mod summary;
 pub mod svg;
 pub mod vm;
+pub mod wire;
 pub mod yaml;
 
 pub use error::{Error, Result};

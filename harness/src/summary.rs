@@ -336,7 +336,7 @@ pub fn trial_snapshot(
     scenario: &crate::scenario::Scenario,
     point: &crate::scenario::Point,
     variant: &str,
-    env: &crate::guest::GuestEnv,
+    env: &crate::wire::GuestEnv,
     trace: &Trace,
 ) -> TrialSnapshot {
     let name = scenario.trial_name(variant, point);

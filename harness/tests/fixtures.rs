@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use radiff::compare::{self, normalise, Part};
 use radiff::ftrace::{self, Filter};
-use radiff::guest::GuestEnv;
+use radiff::wire::GuestEnv;
 use radiff::run::model_input;
 use radiff::scenario::Scenario;
 use radiff::summary::Figures;

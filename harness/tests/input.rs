@@ -213,3 +213,38 @@ fn a_host_without_qemu_virtme_ng_or_the_kernel_source_fails_at_once_saying_which
     assert_eq!(said.matches("this host cannot run a kernel: virtme-ng and the kernel source are missing").count(), 3, "{said}");
     assert!(!cache.path().join("kernels").exists() && !cache.path().join("trees").exists(), "a build began");
 }
+
+/// A careless count or size (a typo: 4000000000, 2^32, 2^63) is an error at its line that
+/// names the limit, in well under a second and without expanding anything.
+#[test]
+fn a_count_or_size_past_its_limit_is_an_error_at_its_line_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = fixture();
+    let step = "  - sequential: {from: 4 KiB, size: 16 KiB}";
+    let line = good.lines().position(|l| l == step).unwrap() + 1;
+    let line_of = |text: &str, needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let check = |name: &str, text: String, at: usize, says: &str| {
+        let started = Instant::now();
+        let err = load_error(dir.path(), name, text.as_bytes());
+        assert!(started.elapsed() < Duration::from_secs(1), "{name}: {:?}", started.elapsed());
+        let d = dir.path().display();
+        assert!(err.starts_with(&format!("{d}/{name}:{at}: ")) && err.contains(says), "{name}: {err}");
+    };
+    for n in ["4000000000", "4294967296", "9223372036854775808"] {
+        // 2^63 bytes as bytes: 2^63 KiB overflows u64, an error of its own at the section.
+        let unit = if n.len() > 12 { "" } else { " KiB" };
+        check("random.yaml", good.replace(step, &format!("  - random: {{count: {n}, size: 4 KiB}}")), line, "at most 4194304");
+        let touch = format!("  - mmap: {{size: 1 MiB}}\n  - touch: {{order: random, count: {n}}}");
+        check("touch.yaml", good.replace(step, &touch), line + 1, "at most");
+        check("seq.yaml", good.replace(step, &format!("  - sequential: {{from: 0, size: 1, to: {n}}}")), line, "");
+        check("read.yaml", good.replace(step, &format!("  - read: {{offset: {n}, size: {n}}}")), line, "does not fit");
+        check("device.yaml", good.replacen("size: 128 MiB", &format!("size: {n}{unit}"), 1), line_of(&good, "size: 128 MiB"), "device.size");
+        check("file.yaml", good.replacen("size: 16 MiB", &format!("size: {n}{unit}"), 1), line_of(&good, "size: 16 MiB"), "");
+    }
+    check("streams.yaml", good.replace(step, "  - interleaved: {streams: 100000000, size: 4 KiB}"), line, "at most 64");
+    check("streams32.yaml", good.replace(step, "  - interleaved: {streams: 4294967295, size: 4 KiB}"), line, "at most 64");
+    check("trace.yaml", format!("{good}trace_buffer_kb: 99999999\n"), good.lines().count() + 1, "at most 2097152");
+    check("trace63.yaml", format!("{good}trace_buffer_kb: 9223372036854775808\n"), good.lines().count() + 1, "at most");
+    check("timeout.yaml", format!("{good}timeout_s: 4294967296\n"), good.lines().count() + 1, "at most 86400");
+    check("map.yaml", good.replace(step, "  - mmap: {map: 4294967295}"), line, "0 to 63");
+}

@@ -625,18 +625,10 @@ impl Model<'_> {
     fn fault_wait_locked(&mut self, head: u64) {
         match self.config.io_completion {
             IoCompletion::AtIssue => {}
-            IoCompletion::BeforeNextOp => {
-                for h in std::mem::take(&mut self.inflight) {
-                    if self.cache.folio_at(h).is_some_and(|f| f.index == h) {
-                        self.cache.set_uptodate(h);
-                    }
-                }
-            }
+            IoCompletion::BeforeNextOp => self.complete_inflight(),
             IoCompletion::WhenWaited => {}
         }
-        if self.cache.folio_at(head).is_some_and(|f| f.index == head) {
-            self.cache.set_uptodate(head);
-        }
+        self.complete_read(head);
     }
 
     /// `do_sync_mmap_readahead()`, mm/filemap.c: the fault found no folio. VM_HUGEPAGE on a

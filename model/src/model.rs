@@ -463,11 +463,22 @@ impl<'a> Model<'a> {
         // system call (see IoCompletion::BeforeNextOp and Touches).
         let settles = !matches!(self.input.ops[i], Op::Touch { .. }) || self.config.touches == crate::config::Touches::WaitIdle;
         if self.config.io_completion == IoCompletion::BeforeNextOp && settles {
-            for head in std::mem::take(&mut self.inflight) {
-                if self.cache.folio_at(head).is_some_and(|f| f.index == head) {
-                    self.cache.set_uptodate(head);
-                }
-            }
+            self.complete_inflight();
+        }
+    }
+
+    /// Completes every read in flight, in the order they were issued.
+    pub(crate) fn complete_inflight(&mut self) {
+        for head in std::mem::take(&mut self.inflight) {
+            self.complete_read(head);
+        }
+    }
+
+    /// Completes the read of the folio at `head`: the folio, if the cache still holds it
+    /// there, becomes uptodate.
+    pub(crate) fn complete_read(&mut self, head: u64) {
+        if self.cache.folio_at(head).is_some_and(|f| f.index == head) {
+            self.cache.set_uptodate(head);
         }
     }
 

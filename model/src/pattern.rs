@@ -223,6 +223,64 @@ pub fn touch_offsets(order: &TouchOrder, from: u64, to: u64) -> Vec<u64> {
     }
 }
 
+/// The most operations (system calls and touches) one scenario may expand into. Each is
+/// one `Op` in the spec the host sends (about 40 bytes of JSON), one system call or page
+/// fault in the guest, whose run must end within its timeout, and a step of the model.
+/// The largest scenarios in `scenarios/` expand into fewer than 2^18 ops and the explore
+/// generator's into fewer than 2^16 (1024 random reads or 4096 touches of 4 KiB pages over
+/// its 1 GiB device at most); 2^22 leaves room sixteen times over the largest while a
+/// mistyped count (4000000000) is refused before anything is expanded.
+pub const MAX_OPS: u64 = 1 << 22;
+
+/// The pages a `Touch` over `[from, to)` loads: the length of [`touch_offsets`], counted
+/// without building it (saturating).
+pub fn touch_count(order: &TouchOrder, from: u64, to: u64) -> u64 {
+    const PAGE: u64 = 4096;
+    match order {
+        TouchOrder::Sequential | TouchOrder::Backward => to.div_ceil(PAGE).saturating_sub(from / PAGE),
+        TouchOrder::Stride { stride } => to.saturating_sub(from).div_ceil((*stride).max(PAGE)),
+        TouchOrder::Random { count, .. } => *count,
+        TouchOrder::Pages { pages } => pages.len() as u64,
+    }
+}
+
+/// How many ops [`expand_files`] makes of `steps`, counted without expanding them
+/// (saturating, so a count near `u64::MAX` stays a large number).
+pub fn op_count(steps: &[Step], file_sizes: &[u64]) -> u64 {
+    op_counts(steps, file_sizes).into_iter().fold(0, u64::saturating_add)
+}
+
+/// [`op_count`] step by step: how many ops each step makes.
+pub fn op_counts(steps: &[Step], file_sizes: &[u64]) -> Vec<u64> {
+    let size_of = |fd: u32| file_sizes.get(file_of(fd) as usize).copied().unwrap_or(0);
+    let mut lens: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
+    let mut counts = Vec::with_capacity(steps.len());
+    for step in steps {
+        let n = match step {
+            Step::Sequential { fd, from, size, to } => to.unwrap_or(size_of(*fd)).saturating_sub(*from).div_ceil((*size).max(1)),
+            Step::Random { count, .. } => *count,
+            Step::Interleaved { fds, size, starts, to } => (0..starts.len())
+                .map(|i| {
+                    let file = file_of(fds[i]);
+                    let end = to.unwrap_or(size_of(fds[i]));
+                    let limit = (i + 1..starts.len()).find(|&j| file_of(fds[j]) == file).map_or(end, |j| starts[j]);
+                    limit.saturating_sub(starts[i]).div_ceil((*size).max(1))
+                })
+                .fold(0, u64::saturating_add),
+            Step::Mmap { map, len, .. } => {
+                lens.insert(*map, *len);
+                1
+            }
+            Step::Touch { maps, from, to, order } => {
+                maps.iter().map(|m| touch_count(order, *from, to.unwrap_or_else(|| lens.get(m).copied().unwrap_or(0)))).fold(0, u64::saturating_add)
+            }
+            Step::Read { .. } | Step::Fadvise { .. } | Step::Readahead { .. } | Step::Madvise { .. } | Step::Munmap { .. } => 1,
+        };
+        counts.push(n);
+    }
+    counts
+}
+
 /// Expands steps into system calls for a file of `file_size` bytes.
 /// Steps must have been validated (sizes > 0, ranges inside the file).
 /// A `Touch` without `to` runs to the end of the mapping made by the last `Mmap` step
@@ -232,7 +290,12 @@ pub fn expand(steps: &[Step], file_size: u64) -> Vec<Op> {
 }
 
 /// [`expand`] for several files: `file_sizes[f]` is file `f`'s size (see [`file_of`]).
+///
+/// Panics when the steps make more than [`MAX_OPS`] ops (the scenario parser refuses
+/// them first), before allocating any.
 pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
+    let count = op_count(steps, file_sizes);
+    assert!(count <= MAX_OPS, "the steps make {count} ops, more than pattern::MAX_OPS ({MAX_OPS})");
     let size_of = |fd: u32| file_sizes.get(file_of(fd) as usize).copied().unwrap_or(0);
     let mut ops = Vec::new();
     let mut lens: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
@@ -313,6 +376,29 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn op_count_is_the_length_of_the_expansion() {
+        let steps = vec![
+            Step::Sequential { fd: 0, from: 4096, size: 8192, to: Some(4096 + 20480) },
+            Step::Random { fd: 0, count: 7, size: SizeRange { min: 4096, max: 8192, align: 4096 }, seed: 1, from: 0, to: None },
+            Step::Interleaved { fds: vec![0, 1], size: 65536, starts: vec![0, 1 << 19], to: None },
+            Step::Mmap { map: 0, fd: 0, offset: 0, len: 1 << 20, shared: true },
+            Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Stride { stride: 12288 } },
+            Step::Touch { maps: vec![0], from: 4096, to: Some(40960), order: TouchOrder::Backward },
+            Step::Munmap { map: 0 },
+        ];
+        assert_eq!(op_count(&steps, &[1 << 20]), expand(&steps, 1 << 20).len() as u64);
+    }
+
+    #[test]
+    fn expanding_more_than_max_ops_panics_before_allocating() {
+        let step = Step::Random { fd: 0, count: 1 << 63, size: SizeRange { min: 4096, max: 4096, align: 4096 }, seed: 0, from: 0, to: None };
+        assert_eq!(op_count(std::slice::from_ref(&step), &[1 << 20]), 1 << 63);
+        let started = std::time::Instant::now();
+        assert!(std::panic::catch_unwind(|| expand(std::slice::from_ref(&step), 1 << 20)).is_err());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
 
     #[test]
     fn sequential_reads_cover_the_range_and_end_short() {

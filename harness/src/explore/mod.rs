@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 use radiff_model::{pattern, Extent, Input, MappingLimits, QueueLimits};
 
 use crate::error::{Error, Result};
-use crate::guest::DeviceKind;
+use crate::wire::DeviceKind;
 use crate::scenario::Scenario;
 
 pub use describe::{comment, figures_line, model_figures};

@@ -10,7 +10,7 @@ use super::{disk, guest_files, memory_mb, Job, Lab, RunOutput};
 use crate::cache;
 use crate::error::{tail, Error, Result};
 use crate::ftrace::{self, Filter};
-use crate::guest::{self, GuestEnv, GuestSpec, Status, Task};
+use crate::wire::{GuestEnv, GuestSpec, Status, Task};
 use crate::scenario::{Point, Scenario};
 use crate::vm::{self, Accel, Boot};
 
@@ -67,7 +67,7 @@ impl Lab {
             let job = &jobs[*i];
             let from = batch.join(n.to_string());
             let status = read_status(&from);
-            let began = from.join(guest::POINT_STARTED).exists();
+            let began = from.join(crate::wire::POINT_STARTED).exists();
             if !began && n > 0 {
                 break; // the next boot's
             }
@@ -76,7 +76,7 @@ impl Lab {
             // folder: a run folder appears whole or not at all, never half-written.
             let dir = &finals[n];
             keep_boot_logs(&batch, &from);
-            let _ = std::fs::remove_file(from.join(guest::POINT_STARTED));
+            let _ = std::fs::remove_file(from.join(crate::wire::POINT_STARTED));
             if status.as_ref().is_some_and(|s| s.ok) {
                 let wall = point_walls[n].unwrap_or_default() + overhead;
                 let result = self.finish_run(job.scenario, &from, dir, accel, wall, points.len(), boot_wall);
@@ -133,7 +133,7 @@ impl Lab {
             });
             // A kernel that panicked before the first point is the boot's trouble, not a
             // point's: booted again, as a boot that stalled.
-            let boot_panic = !batch.join("0").join(guest::POINT_STARTED).exists() && kernel_panic(&std::fs::read_to_string(batch.join("console.log")).unwrap_or_default()).is_some();
+            let boot_panic = !batch.join("0").join(crate::wire::POINT_STARTED).exists() && kernel_panic(&std::fs::read_to_string(batch.join("console.log")).unwrap_or_default()).is_some();
             if (watch.stalled || boot_panic) && attempt < STALL_ATTEMPTS {
                 let kind = if boot_panic { "boot-panic" } else { "boot-stall" };
                 let kept = batch.join(format!("console.{kind}-{attempt}.log"));
@@ -374,7 +374,7 @@ fn timeout_source(scenario: &Scenario) -> String {
 }
 
 /// Which point of a batch runs and whether it overran its timeout, asked once a second
-/// while the VM runs: a point starts when its folder gets [`guest::POINT_STARTED`].
+/// while the VM runs: a point starts when its folder gets [`crate::wire::POINT_STARTED`].
 struct Watch {
     points: usize,
     boot_started: Instant,
@@ -420,7 +420,7 @@ impl Watch {
         let now = Instant::now();
         let from = self.current.map_or(0, |(n, _)| n + 1);
         for n in from..self.points {
-            if batch.join(n.to_string()).join(guest::POINT_STARTED).exists() {
+            if batch.join(n.to_string()).join(crate::wire::POINT_STARTED).exists() {
                 self.current = Some((n, now));
                 self.starts[n] = Some(now);
             }
@@ -507,10 +507,10 @@ mod tests {
         let timeouts = [Duration::from_secs(3600), Duration::ZERO];
         let mut watch = Watch::new(2);
         assert!(!watch.overran(batch, &timeouts), "no point yet, within the allowance");
-        std::fs::write(batch.join("0").join(guest::POINT_STARTED), b"").unwrap();
+        std::fs::write(batch.join("0").join(crate::wire::POINT_STARTED), b"").unwrap();
         assert!(!watch.overran(batch, &timeouts), "point 1 has an hour");
         assert_eq!(watch.current.map(|c| c.0), Some(0));
-        std::fs::write(batch.join("1").join(guest::POINT_STARTED), b"").unwrap();
+        std::fs::write(batch.join("1").join(crate::wire::POINT_STARTED), b"").unwrap();
         std::thread::sleep(Duration::from_millis(5));
         assert!(!watch.overran(batch, &timeouts), "point 2 is seen to start now");
         std::thread::sleep(Duration::from_millis(5));

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::guest::Status;
+use crate::wire::Status;
 use crate::scenario::Scenario;
 
 /// The file in a guest's folder where it reports its step and, at the end, whether it

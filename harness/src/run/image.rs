@@ -11,7 +11,7 @@ use super::console::{read_status, STATUS_FILE};
 use super::{disk, guest_files, memory_mb, total_size, Lab};
 use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
-use crate::guest::{GuestSpec, Status, Task};
+use crate::wire::{GuestSpec, Status, Task};
 use crate::scenario::Scenario;
 use crate::vm::{self, Accel, Boot, Disk};
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 use radiff_model::pattern;
 
 use crate::ftrace::Capture;
-use crate::guest::{DeviceKind, GuestEnv};
+use crate::wire::{DeviceKind, GuestEnv};
 use crate::scenario::{Point, Scenario};
 use crate::vm::{Accel, Disk};
 
@@ -78,8 +78,8 @@ fn total_size(scenario: &Scenario) -> u64 {
 }
 
 /// The files after the first, as the guest writes them.
-fn guest_files(scenario: &Scenario) -> Vec<crate::guest::GuestFile> {
-    scenario.other_files.iter().map(|f| crate::guest::GuestFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }).collect()
+fn guest_files(scenario: &Scenario) -> Vec<crate::wire::GuestFile> {
+    scenario.other_files.iter().map(|f| crate::wire::GuestFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }).collect()
 }
 
 /// What the model is given for a run: the scenario's reads on the file the guest measured

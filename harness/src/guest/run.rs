@@ -1,0 +1,273 @@
+//! A run: the access pattern played against the mounted files, with tracing on.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::time::{Duration, Instant};
+
+use radiff_model::Op;
+
+use crate::wire::{FileEnv, GuestEnv, GuestSpec, QueueSettings, VmRequest};
+
+use super::prepare::{fiemap, find_device, mount};
+use super::sysfs::{apply_queue, apply_vm, read_sys, write_file};
+use super::tracing::{copy_trace, ring_stats, tracing_dir, tracing_setup};
+use super::{file_path, AlignedBuf, GResult, Guest};
+
+pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest, fds: u32, ops: &[Op], buffer_kb: u64) -> GResult<()> {
+    let device = find_device(spec.device, spec.disk.as_deref())?;
+    let dev_path = format!("/dev/{device}");
+    let mut env = GuestEnv {
+        release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        dev: read_sys(&format!("/sys/block/{device}/dev"))?,
+        device: device.clone(),
+        cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        ..GuestEnv::default()
+    };
+    mount(g, &dev_path, spec.fs)?;
+    g.step("applying queue settings");
+    env.queue = apply_queue(&device, settings)?;
+    g.step("applying vm settings");
+    (env.vm, env.vm_unread) = apply_vm(g, vm)?;
+    g.step("measuring the files");
+    measure_files(spec, &mut env)?;
+    g.step("dropping caches");
+    nix::unistd::sync();
+    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| format!("drop_caches: {e}"))?;
+    g.step("starting the trace");
+    let tracing = tracing_dir()?;
+    tracing_setup(&tracing, buffer_kb)?;
+    write_file(&tracing.join("tracing_on"), "1")?;
+    // Opened with tracing on, as `xfs_io -c pread` would: reading the evicted inode back is
+    // part of a cold-cache run (a metadata read the comparison then sets aside, counted).
+    g.step("opening the files");
+    let files = open_files(fds, ops)?;
+    g.step("running the access pattern");
+    let max_len = ops.iter().map(|op| match op { Op::Read { len, .. } => *len, _ => 0 }).max().unwrap_or(0);
+    let buf = AlignedBuf::new(max_len.max(4096) as usize);
+    let mut maps = Maps::default();
+    let inflight_path = format!("/sys/block/{device}/inflight");
+    let inflight = File::open(&inflight_path).map_err(|e| format!("{inflight_path}: {e}"))?;
+    let started = Instant::now();
+    let mut pattern_result = Ok(());
+    for op in ops {
+        if let Err(e) = do_op(&files, &mut maps, op, &buf, &mut env.bytes_read) {
+            pattern_result = Err(e);
+            break;
+        }
+        // A load gives the device no time: the next touch would race the reads this one's
+        // fault issued (whether fault-around maps an async window's folios or finds them
+        // locked ran both ways on one kernel, run to run). Waiting for the device to go
+        // idle after each touch makes the trace exact; the model assumes the same
+        // (IoCompletion::BeforeNextOp completes reads before the next op, touch or call).
+        if matches!(op, Op::Touch { .. }) {
+            if let Err(e) = wait_idle(&inflight, &inflight_path) {
+                pattern_result = Err(e);
+                break;
+            }
+        }
+    }
+    env.pattern_ns = started.elapsed().as_nanos() as u64;
+    env.map_addresses = std::mem::take(&mut maps.addresses);
+    // Mappings still there at the end are unmapped with tracing on: munmap does no I/O.
+    drop(maps);
+    write_file(&tracing.join("tracing_on"), "0")?;
+    g.step("saving the trace");
+    let (entries, overrun, dropped) = ring_stats(&tracing)?;
+    env.trace_entries = entries;
+    env.trace_overrun = overrun;
+    env.trace_dropped = dropped;
+    copy_trace(&tracing.join("trace"), &g.out.join("trace.txt"))?;
+    let json = serde_json::to_vec_pretty(&env).map_err(|e| e.to_string())?;
+    std::fs::write(g.out.join("env.json"), json).map_err(|e| format!("env.json: {e}"))?;
+    pattern_result?;
+    // A loss is the host's to report: it counts lost events from the trace's text
+    // (ftrace::Lost) and checks these counters too (run.rs), never taking a shorter trace.
+    if overrun > 0 || dropped > 0 {
+        let _ = writeln!(g.log, "the trace ring buffer lost events (overrun {overrun}, dropped {dropped}) with buffer_size_kb={buffer_kb}");
+    }
+    Ok(())
+}
+
+/// Checks each file's size against the spec (a stale image is an error) and records its
+/// inode and extents in `env`.
+fn measure_files(spec: &GuestSpec, env: &mut GuestEnv) -> GResult<()> {
+    let sizes: Vec<u64> = std::iter::once(spec.file_size).chain(spec.other_files.iter().map(|f| f.size)).collect();
+    for (f, &want) in sizes.iter().enumerate() {
+        let path = file_path(f);
+        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if meta.len() != want {
+            return Err(format!("{} has {} bytes, the scenario says {want}: the image is stale; delete it from the cache", path.display(), meta.len()));
+        }
+        let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let measured = FileEnv { ino: meta.ino(), file_size: meta.len(), extents: fiemap(&file)? };
+        if f == 0 {
+            (env.ino, env.file_size, env.extents) = (measured.ino, measured.file_size, measured.extents);
+        } else {
+            env.other_files.push(measured);
+        }
+    }
+    Ok(())
+}
+
+/// Opens the descriptors the ops use, each on its file (pattern::file_of), in fd order.
+fn open_files(fds: u32, ops: &[Op]) -> GResult<Vec<Option<File>>> {
+    let mut files: Vec<Option<File>> = (0..fds).map(|_| None).collect();
+    for op in ops {
+        let Some(fd) = op.fd().map(|fd| fd as usize) else { continue };
+        if fd >= files.len() {
+            return Err(format!("an op uses fd {fd}, the spec opens {fds}"));
+        }
+        if files[fd].is_none() {
+            let path = file_path(radiff_model::pattern::file_of(fd as u32) as usize);
+            files[fd] = Some(File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?);
+        }
+    }
+    Ok(files)
+}
+
+/// Waits until `/sys/block/DEV/inflight` (open as `f`) reads "0 0": no request of the
+/// device in flight. Gives up after 30 s, an error that names the file.
+fn wait_idle(f: &File, path: &str) -> GResult<()> {
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    loop {
+        let n = f.read_at(&mut buf, 0).map_err(|e| format!("{path}: {e}"))?;
+        let text = std::str::from_utf8(&buf[..n]).unwrap_or_default();
+        if text.split_whitespace().all(|v| v == "0") {
+            return Ok(());
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err(format!("{path} still reads `{}` after 30 s: the device does not complete its reads", text.trim()));
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// The scenario's mappings, by map number; nothing else in the guest touches them.
+#[derive(Default)]
+struct Maps {
+    /// (address, length, offset in the file).
+    live: Vec<Option<(std::ptr::NonNull<std::ffi::c_void>, usize, u64)>>,
+    /// The address of every mapping made, in order.
+    addresses: Vec<u64>,
+}
+
+impl Maps {
+    fn get(&self, map: u32) -> GResult<(std::ptr::NonNull<std::ffi::c_void>, usize, u64)> {
+        self.live.get(map as usize).copied().flatten().ok_or_else(|| format!("map {map} is not mapped"))
+    }
+}
+
+impl Drop for Maps {
+    fn drop(&mut self) {
+        for (addr, len, _) in self.live.drain(..).flatten() {
+            // SAFETY: a mapping this process made with this length, unmapped once.
+            let _ = unsafe { nix::sys::mman::munmap(addr, len) };
+        }
+    }
+}
+
+fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, bytes_read: &mut u64) -> GResult<()> {
+    let file = |fd: u32| files.get(fd as usize).and_then(Option::as_ref).ok_or_else(|| format!("fd {fd} is not open"));
+    match *op {
+        Op::Read { fd, offset, len } => {
+            let file = file(fd)?;
+            let data = buf.slice_mut(len as usize);
+            let n = file.read_at(data, offset).map_err(|e| format!("pread({len} at {offset}): {e}"))?;
+            if n as u64 != len {
+                return Err(format!("pread({len} at {offset}) returned {n} bytes"));
+            }
+            // Check one word: the image holds each word's own offset.
+            let want = offset.to_le_bytes();
+            let skip = ((8 - offset % 8) % 8) as usize;
+            if n >= skip + 8 {
+                let got = &data[skip..skip + 8];
+                if got != (offset + skip as u64).to_le_bytes() {
+                    return Err(format!("pread at {offset} returned wrong data {got:?} (expected {want:?})"));
+                }
+            }
+            *bytes_read += n as u64;
+        }
+        Op::Fadvise { fd, offset, len, advice } => {
+            use nix::fcntl::PosixFadviseAdvice as A;
+            let advice = match advice {
+                radiff_model::Advice::Normal => A::POSIX_FADV_NORMAL,
+                radiff_model::Advice::Random => A::POSIX_FADV_RANDOM,
+                radiff_model::Advice::Sequential => A::POSIX_FADV_SEQUENTIAL,
+                radiff_model::Advice::Willneed => A::POSIX_FADV_WILLNEED,
+                radiff_model::Advice::Dontneed => A::POSIX_FADV_DONTNEED,
+                radiff_model::Advice::Noreuse => A::POSIX_FADV_NOREUSE,
+            };
+            nix::fcntl::posix_fadvise(file(fd)?.as_raw_fd(), offset as i64, len as i64, advice).map_err(|e| format!("posix_fadvise: {e}"))?;
+        }
+        Op::Readahead { fd, offset, len } => {
+            // nix has no wrapper for readahead(2).
+            // SAFETY: a plain system call on an fd this process owns; no memory is passed.
+            let r = unsafe { nix::libc::readahead(file(fd)?.as_raw_fd(), offset as i64, len as usize) };
+            if r != 0 {
+                return Err(format!("readahead({offset}, {len}): {}", std::io::Error::last_os_error()));
+            }
+        }
+        Op::Mmap { map, fd, offset, len, shared } => {
+            use nix::sys::mman::{MapFlags, ProtFlags};
+            let length = std::num::NonZeroUsize::new(len as usize).ok_or("mmap of 0 bytes")?;
+            let flags = if shared { MapFlags::MAP_SHARED } else { MapFlags::MAP_PRIVATE };
+            // SAFETY: a new read-only mapping of a file this process owns, at an address
+            // the kernel picks; it is only read through `Op::Touch` and unmapped once.
+            let addr = unsafe { nix::sys::mman::mmap(None, length, ProtFlags::PROT_READ, flags, file(fd)?, offset as i64) }
+                .map_err(|e| format!("mmap({len} bytes at {offset}, {}): {e}", if shared { "MAP_SHARED" } else { "MAP_PRIVATE" }))?;
+            let slot = map as usize;
+            if maps.live.len() <= slot {
+                maps.live.resize(slot + 1, None);
+            }
+            if maps.live[slot].is_some() {
+                return Err(format!("map {map} is already mapped"));
+            }
+            maps.live[slot] = Some((addr, len as usize, offset));
+            maps.addresses.push(addr.as_ptr() as u64);
+        }
+        Op::Madvise { map, offset, len, advice } => {
+            use nix::sys::mman::MmapAdvise as M;
+            let (addr, size, _) = maps.get(map)?;
+            if offset + len > size as u64 {
+                return Err(format!("madvise of [{offset}, +{len}) outside map {map} ({size} bytes)"));
+            }
+            let advise = match advice {
+                radiff_model::MadvAdvice::Normal => M::MADV_NORMAL,
+                radiff_model::MadvAdvice::Random => M::MADV_RANDOM,
+                radiff_model::MadvAdvice::Sequential => M::MADV_SEQUENTIAL,
+                radiff_model::MadvAdvice::Willneed => M::MADV_WILLNEED,
+                radiff_model::MadvAdvice::Hugepage => M::MADV_HUGEPAGE,
+                radiff_model::MadvAdvice::Nohugepage => M::MADV_NOHUGEPAGE,
+            };
+            // SAFETY: a page-aligned range inside a live mapping of this process (checked above).
+            let at = unsafe { std::ptr::NonNull::new_unchecked(addr.as_ptr().cast::<u8>().add(offset as usize).cast()) };
+            // SAFETY: as above; these advices change no contents.
+            unsafe { nix::sys::mman::madvise(at, len as usize, advise) }.map_err(|e| format!("madvise(map {map} + {offset}, {len}, {advice:?}): {e}"))?;
+        }
+        Op::Touch { map, offset } => {
+            let (addr, size, file_offset) = maps.get(map)?;
+            if offset + 8 > size as u64 {
+                return Err(format!("touch at {offset} outside map {map} ({size} bytes)"));
+            }
+            // SAFETY: an aligned u64 inside a live PROT_READ mapping of the file, whose
+            // pages lie inside the file (the scenario checked the range); a volatile read,
+            // so the compiler neither removes nor merges the load.
+            let got = unsafe { std::ptr::read_volatile(addr.as_ptr().cast::<u8>().add(offset as usize).cast::<u64>()) };
+            // The image holds each 8-byte word's own file offset (little-endian).
+            let want = file_offset + offset;
+            if got != want {
+                return Err(format!("touch of map {map} at {offset} (file offset {want}) read {got:#x}, expected {want:#x}"));
+            }
+        }
+        Op::Munmap { map } => {
+            let (addr, size, _) = maps.get(map)?;
+            maps.live[map as usize] = None;
+            // SAFETY: the whole of a live mapping this process made, unmapped once.
+            unsafe { nix::sys::mman::munmap(addr, size) }.map_err(|e| format!("munmap(map {map}): {e}"))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,62 @@
+//! ftrace in the guest: the tracer set up, its ring buffer's counters, the trace copied out.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::sysfs::write_file;
+use super::{GResult, BLOCK_EVENT, EVENTS, TRACING};
+
+pub(super) fn tracing_dir() -> GResult<PathBuf> {
+    let dir = PathBuf::from(TRACING);
+    if !dir.join("trace").exists() {
+        std::fs::create_dir_all(&dir).ok();
+        nix::mount::mount(Some("tracefs"), TRACING, Some("tracefs"), nix::mount::MsFlags::empty(), None::<&str>)
+            .map_err(|e| format!("mount tracefs on {TRACING}: {e} (is CONFIG_FTRACE set?)"))?;
+    }
+    Ok(dir)
+}
+
+pub(super) fn tracing_setup(dir: &Path, buffer_kb: u64) -> GResult<()> {
+    write_file(&dir.join("tracing_on"), "0")?;
+    write_file(&dir.join("current_tracer"), "nop")?;
+    write_file(&dir.join("buffer_size_kb"), &buffer_kb.to_string())?;
+    write_file(&dir.join("trace"), "")?;
+    write_file(&dir.join("set_event"), "")?;
+    let mut set = File::options().append(true).open(dir.join("set_event")).map_err(|e| format!("set_event: {e}"))?;
+    for event in EVENTS.iter().chain([&BLOCK_EVENT]) {
+        writeln!(set, "{event}").map_err(|e| format!("enabling {event}: {e} (is the tracepoint in this kernel?)"))?;
+    }
+    Ok(())
+}
+
+/// Sums `entries`, `overrun` and `dropped events` over `per_cpu/cpu*/stats`.
+pub(super) fn ring_stats(dir: &Path) -> GResult<(u64, u64, u64)> {
+    let (mut entries, mut overrun, mut dropped) = (0, 0, 0);
+    let per_cpu = dir.join("per_cpu");
+    for cpu in std::fs::read_dir(&per_cpu).map_err(|e| format!("{}: {e}", per_cpu.display()))? {
+        let stats = cpu.map_err(|e| e.to_string())?.path().join("stats");
+        let text = std::fs::read_to_string(&stats).map_err(|e| format!("{}: {e}", stats.display()))?;
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once(':') else { continue };
+            let value: u64 = value.trim().parse().unwrap_or(0);
+            match key.trim() {
+                "entries" => entries += value,
+                "overrun" => overrun += value,
+                "dropped events" => dropped += value,
+                _ => {}
+            }
+        }
+    }
+    Ok((entries, overrun, dropped))
+}
+
+pub(super) fn copy_trace(from: &Path, to: &Path) -> GResult<()> {
+    let input = BufReader::with_capacity(1 << 20, File::open(from).map_err(|e| format!("{}: {e}", from.display()))?);
+    let mut output = BufWriter::with_capacity(1 << 20, File::create(to).map_err(|e| format!("{}: {e}", to.display()))?);
+    for line in input.split(b'\n') {
+        let line = line.map_err(|e| format!("{}: {e}", from.display()))?;
+        output.write_all(&line).and_then(|_| output.write_all(b"\n")).map_err(|e| format!("{}: {e}", to.display()))?;
+    }
+    output.flush().map_err(|e| format!("{}: {e}", to.display()))
+}

@@ -1,0 +1,193 @@
+//! The scenario file's schema, as serde reads it: every key a YAML file may hold, before
+//! any check. `parse` turns these into a checked [`super::Scenario`].
+
+use radiff_model::{Advice, FsKind, MadvAdvice, ThpMode};
+use serde::Deserialize;
+
+use super::size::{Size, SizeOrRange};
+use crate::wire::DeviceKind;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ScenarioFile {
+    pub(super) description: String,
+    pub(super) device: DeviceFile,
+    pub(super) filesystem: FsKind,
+    pub(super) file: Option<OneFile>,
+    pub(super) files: Option<Vec<ListedFile>>,
+    #[serde(default)]
+    pub(super) queue: QueueFile,
+    pub(super) reads: Vec<StepFile>,
+    pub(super) variants: Option<Vec<String>>,
+    #[serde(default)]
+    pub(super) matrix: MatrixFile,
+    #[serde(default)]
+    pub(super) vm: VmFile,
+    pub(super) known_divergence: Option<String>,
+    pub(super) trace_buffer_kb: Option<u64>,
+    pub(super) timeout_s: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DeviceFile {
+    pub(super) kind: DeviceKind,
+    pub(super) size: Size,
+    pub(super) transfer_limit: Option<Size>,
+    pub(super) optimal_io_size: Option<Size>,
+    pub(super) logical_block_size: Option<Size>,
+}
+
+/// `file:`: the one file of a scenario that reads one.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OneFile {
+    pub(super) size: Size,
+    pub(super) write_size: Option<Size>,
+    pub(super) extent_size: Option<Size>,
+}
+
+/// An item of `files:`: one of several files, named so that steps can say which they read.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListedFile {
+    pub(super) name: String,
+    pub(super) size: Size,
+    pub(super) write_size: Option<Size>,
+    pub(super) extent_size: Option<Size>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct QueueFile {
+    pub(super) read_ahead_kb: Option<u64>,
+    pub(super) max_sectors_kb: Option<u64>,
+    pub(super) rotational: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct VmFile {
+    pub(super) fault_around_bytes: Option<Size>,
+    pub(super) thp_enabled: Option<ThpMode>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MatrixFile {
+    pub(super) read_ahead_kb: Option<Vec<u64>>,
+    pub(super) max_sectors_kb: Option<Vec<u64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub(super) enum StepFile {
+    Read {
+        offset: Size,
+        size: Size,
+        #[serde(default)]
+        fd: u32,
+        file: Option<String>,
+    },
+    Sequential {
+        #[serde(default = "zero")]
+        from: Size,
+        size: Size,
+        to: Option<Size>,
+        #[serde(default)]
+        fd: u32,
+        file: Option<String>,
+    },
+    Random {
+        count: u64,
+        size: SizeOrRange,
+        #[serde(default)]
+        seed: u64,
+        align: Option<Size>,
+        #[serde(default = "zero")]
+        from: Size,
+        to: Option<Size>,
+        #[serde(default)]
+        fd: u32,
+        file: Option<String>,
+    },
+    Interleaved {
+        streams: Option<u32>,
+        size: Size,
+        starts: Option<Vec<Size>>,
+        to: Option<Size>,
+        #[serde(default)]
+        separate_fds: bool,
+        file: Option<String>,
+        files: Option<Vec<String>>,
+    },
+    Fadvise {
+        advice: Advice,
+        #[serde(default = "zero")]
+        offset: Size,
+        #[serde(default = "zero")]
+        len: Size,
+        #[serde(default)]
+        fd: u32,
+        file: Option<String>,
+    },
+    Readahead {
+        offset: Size,
+        size: Size,
+        #[serde(default)]
+        fd: u32,
+        file: Option<String>,
+    },
+    Mmap {
+        #[serde(default)]
+        map: u32,
+        #[serde(default = "zero")]
+        offset: Size,
+        size: Option<Size>,
+        #[serde(default = "yes")]
+        shared: bool,
+        #[serde(default)]
+        fd: u32,
+        file: Option<String>,
+    },
+    Madvise {
+        #[serde(default)]
+        map: u32,
+        advice: MadvAdvice,
+        offset: Option<Size>,
+        size: Option<Size>,
+    },
+    Touch {
+        map: Option<u32>,
+        maps: Option<Vec<u32>>,
+        order: Option<OrderName>,
+        stride: Option<Size>,
+        count: Option<u64>,
+        seed: Option<u64>,
+        pages: Option<Vec<u64>>,
+        from: Option<Size>,
+        to: Option<Size>,
+    },
+    Munmap {
+        #[serde(default)]
+        map: u32,
+    },
+}
+
+/// `touch`'s `order:` (`pages: [...]` is its own order, written without `order:`).
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum OrderName {
+    Sequential,
+    Backward,
+    Stride,
+    Random,
+}
+
+fn zero() -> Size {
+    Size(0)
+}
+
+fn yes() -> bool {
+    true
+}
