@@ -99,6 +99,19 @@ pub struct Options {
     pub model_only: bool,
 }
 
+/// A batch of the matrix: its cost, its variant, that variant's kernel and its points.
+type Batch<'a> = (f64, String, PathBuf, Vec<(&'a scenario::Scenario, &'a scenario::Point)>);
+
+/// A run that ended: its trial name, its variant, its scenario and what it produced.
+type Done<'a> = (String, String, &'a scenario::Scenario, Result<crate::run::RunOutput>);
+
+/// What the runs add up to beyond their rows.
+struct Tally {
+    model_total: Duration,
+    pattern_total: Duration,
+    failed: Vec<String>,
+}
+
 /// `radiff bench [--cold] [--scenario NAME] [--model-only]`.
 pub fn main(args: &Options) -> Result<ExitCode> {
     let cold = args.cold;
@@ -116,7 +129,27 @@ pub fn main(args: &Options) -> Result<ExitCode> {
     let started = Instant::now();
     let mut rows = Vec::new();
 
-    let builder = Builder::new(&kernels, &cache);
+    build_kernels(&kernels, &cache, &mut rows)?;
+    let scenarios = chosen_scenarios(&repo, only)?;
+    prepare_images(&lab, &cache, &scenarios, &mut rows)?;
+
+    // The matrix as `cargo test` runs it: one boot per kernel and per BATCH_POINTS points,
+    // as many boots at once as the host has cores, one vCPU each.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let lab = lab.with_vcpus(1);
+    let batches = plan_batches(&lab, &kernels, &scenarios)?;
+    let (done, matrix_wall) = run_batches(&lab, batches, threads);
+    let tally = tally_runs(done, &mut rows);
+    let total = started.elapsed();
+
+    let out = table(&rows, &tally, &model, &lab, cold, threads, total, matrix_wall);
+    crate::progress::output(&out);
+    Ok(if tally.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Builds every kernel variant, a row each (compiled or cached).
+fn build_kernels(kernels: &Kernels, cache: &Cache, rows: &mut Vec<Row>) -> Result<()> {
+    let builder = Builder::new(kernels, cache);
     let task = crate::progress::Task::start("bench: builds");
     for (k, variant) in kernels.variants.iter().enumerate() {
         task.count(variant.name.clone(), k as u64, Some(kernels.variants.len() as u64));
@@ -126,32 +159,42 @@ pub fn main(args: &Options) -> Result<ExitCode> {
     }
 
     drop(task);
+    Ok(())
+}
 
+/// The repository's scenarios, or only the one named `only`; none is an error.
+fn chosen_scenarios(repo: &std::path::Path, only: Option<&str>) -> Result<Vec<scenario::Scenario>> {
     let scenarios: Vec<_> = scenario::load_all(&repo.join("scenarios"))?.into_iter().filter(|s| only.is_none_or(|o| s.name == o)).collect();
     if scenarios.is_empty() {
         return Err(Error::Other(format!("no scenario named `{}`", only.unwrap_or(""))));
     }
+    Ok(scenarios)
+}
+
+/// Makes each image the scenarios need once, a row each (prepared or cached).
+fn prepare_images(lab: &Lab, cache: &Cache, scenarios: &[scenario::Scenario], rows: &mut Vec<Row>) -> Result<()> {
     let mut images = BTreeSet::new();
     let task = crate::progress::Task::start("bench: images");
     let image_count = scenarios.iter().map(image_key).collect::<BTreeSet<_>>().len() as u64;
-    for s in &scenarios {
+    for s in scenarios {
         if images.insert(image_key(s)) {
             task.count(s.name.clone(), images.len() as u64 - 1, Some(image_count));
             let t = Instant::now();
-            let existed = crate::run::image_ready(&cache, s);
+            let existed = crate::run::image_ready(cache, s);
             lab.image(s, "radiff bench")?;
             rows.push(Row { phase: "image", what: image_key(s), wall: t.elapsed(), note: if existed { "cached".into() } else { "prepared".into() } });
         }
     }
 
     drop(task);
+    Ok(())
+}
 
-    // The matrix as `cargo test` runs it: one boot per kernel and per BATCH_POINTS points,
-    // as many boots at once as the host has cores, one vCPU each.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let lab = lab.with_vcpus(1);
+/// The scenarios' points grouped by variant and cut into balanced batches, the costliest
+/// first.
+fn plan_batches<'a>(lab: &Lab, kernels: &Kernels, scenarios: &'a [scenario::Scenario]) -> Result<Vec<Batch<'a>>> {
     let mut work: Vec<(String, Vec<(&scenario::Scenario, &scenario::Point)>)> = Vec::new();
-    for s in &scenarios {
+    for s in scenarios {
         for variant in s.variants(&kernels.names())? {
             let points: Vec<_> = s.points.iter().map(|p| (s, p)).collect();
             match work.iter_mut().find(|(v, _)| *v == variant) {
@@ -171,6 +214,12 @@ pub fn main(args: &Options) -> Result<ExitCode> {
     }
     // The costliest first, so that the last boots to end are short ones.
     batches.sort_by(|a, b| b.0.total_cmp(&a.0));
+    Ok(batches)
+}
+
+/// Boots the batches, `threads` at a time; the runs sorted by trial name, and the matrix's
+/// wall time.
+fn run_batches<'a>(lab: &Lab, batches: Vec<Batch<'a>>, threads: usize) -> (Vec<Done<'a>>, Duration) {
     // A bar over the runs: each batch's points count when its boot ends.
     let total_runs: usize = batches.iter().map(|b| b.3.len()).sum();
     let task = crate::progress::Task::start("bench: runs");
@@ -196,6 +245,12 @@ pub fn main(args: &Options) -> Result<ExitCode> {
     drop(task);
     let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
     done.sort_by(|a, b| a.0.cmp(&b.0));
+    (done, matrix_wall)
+}
+
+/// A row for each run that ended, with the model's time for its input; the failed ones
+/// are listed instead.
+fn tally_runs(done: Vec<Done>, rows: &mut Vec<Row>) -> Tally {
     let mut model_total = Duration::ZERO;
     let mut pattern_total = Duration::ZERO;
     let mut failed = Vec::new();
@@ -220,11 +275,17 @@ pub fn main(args: &Options) -> Result<ExitCode> {
         };
         rows.push(Row { phase: "run", what: name, wall: out.wall, note });
     }
-    let total = started.elapsed();
+    Tally { model_total, pattern_total, failed }
+}
 
+/// The printed table: the rows, then the matrix's sums, the batches, the model and the
+/// failed runs.
+#[allow(clippy::too_many_arguments)]
+fn table(rows: &[Row], tally: &Tally, model: &ModelFigures, lab: &Lab, cold: bool, threads: usize, total: Duration, matrix_wall: Duration) -> String {
+    let Tally { model_total, pattern_total, failed } = tally;
     let mut out = String::new();
     let _ = writeln!(out, "{:<6} {:<62} {:>9}  ", "phase", "what", "wall s");
-    for r in &rows {
+    for r in rows {
         let _ = writeln!(out, "{:<6} {:<62} {:>9.1}  {}", r.phase, r.what, r.wall.as_secs_f64(), r.note);
     }
     let sum = |p: &str| rows.iter().filter(|r| r.phase == p).map(|r| r.wall).sum::<Duration>();
@@ -255,8 +316,7 @@ pub fn main(args: &Options) -> Result<ExitCode> {
     if !failed.is_empty() {
         let _ = writeln!(out, "failed runs ({}):\n{}", failed.len(), failed.join("\n"));
     }
-    crate::progress::output(&out);
-    Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    out
 }
 
 /// A fresh cache for a cold measurement, sharing only what `./setup` downloads (the source

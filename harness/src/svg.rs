@@ -145,15 +145,7 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
     let pages = pages.start..pages.end.max(pages.start + 1);
     let width = (pages.end - pages.start) as f64;
     let x = |page: u64| LEFT + (page.saturating_sub(pages.start).min(pages.end - pages.start)) as f64 / width * PLOT_W;
-    let variants: Vec<&str> = {
-        let mut v: Vec<&str> = Vec::new();
-        for s in sections.iter().flat_map(|s| s.series.iter()) {
-            if !v.contains(&s.variant) {
-                v.push(s.variant);
-            }
-        }
-        v
-    };
+    let variants = variants_of(sections);
     let colour = |variant: &str| COLOURS[variants.iter().position(|v| *v == variant).unwrap_or(0) % COLOURS.len()];
     let with_faults = sections.iter().flat_map(|s| s.series.iter()).any(|s| has_faults(s.trace));
     let markers: usize = sections
@@ -164,6 +156,39 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
     let tooltips = markers <= TOOLTIP_LIMIT;
 
     let mut body = String::new();
+    let mut y = heading(&mut body, title, subtitle, &variants, &colour, with_faults);
+
+    for section in sections {
+        if let Some(label) = section.label {
+            y += 12.0;
+            let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="14" font-weight="bold">{}</text>"#, n(LEFT), n(y), escape(label));
+        }
+        y = windows_panel(&mut body, section, &pages, &x, &colour, tooltips, y);
+
+        if with_faults {
+            y = faults_panel(&mut body, section, &pages, &x, &colour, tooltips, y);
+        }
+
+        y = folios_panel(&mut body, section, &pages, &x, &colour, y);
+    }
+
+    document(&body, y)
+}
+
+/// The variants of all sections, each once, in the order they first appear.
+fn variants_of<'a>(sections: &[Section<'a>]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = Vec::new();
+    for s in sections.iter().flat_map(|s| s.series.iter()) {
+        if !v.contains(&s.variant) {
+            v.push(s.variant);
+        }
+    }
+    v
+}
+
+/// The title, the subtitle and the legend (the variants' colours, and the fault marks
+/// when there are faults). Returns the y below them.
+fn heading(body: &mut String, title: &str, subtitle: &str, variants: &[&str], colour: &dyn Fn(&str) -> &'static str, with_faults: bool) -> f64 {
     let mut y = 20.0;
     let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="16" font-weight="bold">{}</text>"#, n(LEFT), n(y), escape(title));
     y += 20.0;
@@ -172,7 +197,7 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
     // The legend: one entry per variant, in the order given (the first is the baseline).
     let _ = writeln!(body, r#"<g class="legend">"#);
     let mut lx = LEFT;
-    for v in &variants {
+    for v in variants {
         let _ = writeln!(
             body,
             r#"<g class="legend-entry" data-variant="{v}"><rect x="{}" y="{}" width="14" height="10" fill="{c}"/><text x="{}" y="{}" font-size="12">{v}</text></g>"#,
@@ -201,134 +226,141 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
     }
     let _ = writeln!(body, "</g>");
     y += 14.0;
+    y
+}
 
-    for section in sections {
-        if let Some(label) = section.label {
-            y += 12.0;
-            let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="14" font-weight="bold">{}</text>"#, n(LEFT), n(y), escape(label));
-        }
-        // Windows panel.
-        y += 22.0;
-        let counts: Vec<String> = section
-            .series
-            .iter()
-            .map(|s| format!("{} {}", s.variant, spans(s.trace, &pages).len()))
-            .collect();
-        let _ = writeln!(
-            body,
-            r#"<text x="{}" y="{}" font-size="12">windows: pages each submitted, at the page it starts; each variant {} px above the one before (submissions in range: {})</text>"#,
-            n(LEFT),
-            n(y - 6.0),
-            n(LIFT),
-            escape(&counts.join(", "))
-        );
-        let top = y;
-        let max_size = section.series.iter().flat_map(|s| spans(s.trace, &pages)).map(|s| s.pages).max().unwrap_or(1).max(1);
-        let ystep = pow2_step(max_size, 4);
-        let ymax = max_size.div_ceil(ystep) * ystep;
-        let ypx = |size: u64| top + WINDOWS_H - size as f64 / ymax as f64 * WINDOWS_H;
-        let _ = writeln!(body, r##"<g class="axes" stroke="#ccc" stroke-width="0.5">"##);
-        let mut t = 0;
-        while t <= ymax {
-            let _ = writeln!(body, r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#, n(LEFT), n(LEFT + PLOT_W), yy = n(ypx(t)));
-            t += ystep;
-        }
-        x_grid(&mut body, &pages, &x, top, top + WINDOWS_H);
-        let _ = writeln!(body, "</g>");
-        let mut t = 0;
-        while t <= ymax {
-            let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="10" text-anchor="end">{t}</text>"#, n(LEFT - 4.0), n(ypx(t) + 3.0));
-            t += ystep;
-        }
-        let _ = writeln!(
-            body,
-            r#"<text transform="translate(14,{}) rotate(-90)" font-size="11" text-anchor="middle">pages</text>"#,
-            n(top + WINDOWS_H / 2.0)
-        );
-        for (lane, s) in section.series.iter().enumerate() {
-            let c = colour(s.variant);
-            let spans = spans(s.trace, &pages);
-            // Each later variant is drawn LIFT px higher, so that a window two variants
-            // share shows in both colours instead of the last one hiding the others.
-            let lift = LIFT * lane as f64;
-            // The bars: one path for the variant; each piece covers the window's pages.
-            let mut d = String::new();
-            for sp in &spans {
-                let _ = write!(d, "M{},{}H{}", n(x(sp.start)), n(ypx(sp.pages) - lift), n(x(sp.start + sp.pages)));
-            }
-            let _ = writeln!(
-                body,
-                r#"<path class="window-bars" data-variant="{}" d="{d}" stroke="{c}" stroke-width="1.5" stroke-opacity="0.6" fill="none"/>"#,
-                escape(s.variant)
-            );
-            let _ = writeln!(body, r#"<g class="windows" data-variant="{}" fill="{c}">"#, escape(s.variant));
-            for sp in &spans {
-                let (cx, cy) = (n(x(sp.start)), n(ypx(sp.pages) - lift));
-                let title = || {
-                    let what = match sp.order {
-                        Some(o) => format!("order {o}"),
-                        None => "unbounded".into(),
-                    };
-                    let by = if sp.by_fault { " (fault)" } else { "" };
-                    format!("<title>{}: [{}+{}) {what}{by}</title>", escape(s.variant), sp.start, sp.pages)
-                };
-                if sp.by_fault {
-                    // A square of the circle's size: the window a fault opened.
-                    let (sx, sy) = (n(x(sp.start) - 2.5), n(ypx(sp.pages) - lift - 2.5));
-                    if tooltips {
-                        let _ = writeln!(body, r#"<rect class="fault-window" x="{sx}" y="{sy}" width="5" height="5">{}</rect>"#, title());
-                    } else {
-                        let _ = writeln!(body, r#"<rect class="fault-window" x="{sx}" y="{sy}" width="5" height="5"/>"#);
-                    }
-                } else if tooltips {
-                    let _ = writeln!(body, r#"<circle cx="{cx}" cy="{cy}" r="2">{}</circle>"#, title());
-                } else {
-                    let _ = writeln!(body, r#"<circle cx="{cx}" cy="{cy}" r="2"/>"#);
-                }
-            }
-            let _ = writeln!(body, "</g>");
-        }
-        y = top + WINDOWS_H;
-        x_labels(&mut body, &pages, &x, y);
-        y += AXIS_GAP;
-
-        if with_faults {
-            y = faults_panel(&mut body, section, &pages, &x, &colour, tooltips, y);
-        }
-
-        // Folios panel: rows by order, highest at the top; one lane per variant.
-        let runs: Vec<Vec<(u64, u64, u32)>> = section.series.iter().map(|s| folio_runs(s.trace, &pages)).collect();
-        let max_order = runs.iter().flatten().map(|r| r.2).max().unwrap_or(0);
-        let lanes = section.series.len().max(1) as f64;
-        let row_h = lanes * LANE_H + ROW_PAD;
-        let folios_h = (max_order + 1) as f64 * row_h;
-        y += 14.0;
-        let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="12">folios: order of each page's folio (one lane per variant in each row)</text>"#, n(LEFT), n(y - 6.0));
-        let top = y;
-        let row_top = |order: u32| top + (max_order - order) as f64 * row_h;
-        let _ = writeln!(body, r##"<g class="axes" stroke="#ccc" stroke-width="0.5">"##);
-        for o in 0..=max_order {
-            let _ = writeln!(body, r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#, n(LEFT), n(LEFT + PLOT_W), yy = n(row_top(o) + row_h));
-        }
-        x_grid(&mut body, &pages, &x, top, top + folios_h);
-        let _ = writeln!(body, "</g>");
-        for o in 0..=max_order {
-            let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="10" text-anchor="end">o{o}</text>"#, n(LEFT - 4.0), n(row_top(o) + row_h / 2.0 + 3.0));
-        }
-        for (lane, (s, runs)) in section.series.iter().zip(&runs).enumerate() {
-            let mut d = String::new();
-            for &(start, len, order) in runs {
-                let ly = row_top(order) + ROW_PAD / 2.0 + lane as f64 * LANE_H;
-                let (x0, x1) = (x(start), x(start + len));
-                let _ = write!(d, "M{},{}h{}v{}h-{}z", n(x0), n(ly), n(x1 - x0), n(LANE_H - 1.0), n(x1 - x0));
-            }
-            let _ = writeln!(body, r#"<path class="folios" data-variant="{}" d="{d}" fill="{}"/>"#, escape(s.variant), colour(s.variant));
-        }
-        y = top + folios_h;
-        x_labels(&mut body, &pages, &x, y);
-        y += AXIS_GAP;
+/// The windows panel of `section` from `y` down: each submission's size at the page it
+/// starts, one lane per variant, each LIFT px above the one before. Returns the y below it.
+fn windows_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &dyn Fn(u64) -> f64, colour: &dyn Fn(&str) -> &'static str, tooltips: bool, mut y: f64) -> f64 {
+    y += 22.0;
+    let counts: Vec<String> = section
+        .series
+        .iter()
+        .map(|s| format!("{} {}", s.variant, spans(s.trace, pages).len()))
+        .collect();
+    let _ = writeln!(
+        body,
+        r#"<text x="{}" y="{}" font-size="12">windows: pages each submitted, at the page it starts; each variant {} px above the one before (submissions in range: {})</text>"#,
+        n(LEFT),
+        n(y - 6.0),
+        n(LIFT),
+        escape(&counts.join(", "))
+    );
+    let top = y;
+    let max_size = section.series.iter().flat_map(|s| spans(s.trace, pages)).map(|s| s.pages).max().unwrap_or(1).max(1);
+    let ystep = pow2_step(max_size, 4);
+    let ymax = max_size.div_ceil(ystep) * ystep;
+    let ypx = |size: u64| top + WINDOWS_H - size as f64 / ymax as f64 * WINDOWS_H;
+    let _ = writeln!(body, r##"<g class="axes" stroke="#ccc" stroke-width="0.5">"##);
+    let mut t = 0;
+    while t <= ymax {
+        let _ = writeln!(body, r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#, n(LEFT), n(LEFT + PLOT_W), yy = n(ypx(t)));
+        t += ystep;
     }
+    x_grid(body, pages, x, top, top + WINDOWS_H);
+    let _ = writeln!(body, "</g>");
+    let mut t = 0;
+    while t <= ymax {
+        let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="10" text-anchor="end">{t}</text>"#, n(LEFT - 4.0), n(ypx(t) + 3.0));
+        t += ystep;
+    }
+    let _ = writeln!(
+        body,
+        r#"<text transform="translate(14,{}) rotate(-90)" font-size="11" text-anchor="middle">pages</text>"#,
+        n(top + WINDOWS_H / 2.0)
+    );
+    for (lane, s) in section.series.iter().enumerate() {
+        // Each later variant is drawn LIFT px higher, so that a window two variants
+        // share shows in both colours instead of the last one hiding the others.
+        let lift = LIFT * lane as f64;
+        let at = |sp: &Span| (x(sp.start), ypx(sp.pages) - lift);
+        windows_lane(body, s, &spans(s.trace, pages), x, &at, colour(s.variant), tooltips);
+    }
+    y = top + WINDOWS_H;
+    x_labels(body, pages, x, y);
+    y + AXIS_GAP
+}
 
+/// One variant's windows: a bar over each window's pages and a marker where it starts
+/// (`at`), a circle, or a square for the window a fault opened.
+fn windows_lane(body: &mut String, s: &Series, spans: &[Span], x: &dyn Fn(u64) -> f64, at: &dyn Fn(&Span) -> (f64, f64), c: &str, tooltips: bool) {
+    // The bars: one path for the variant; each piece covers the window's pages.
+    let mut d = String::new();
+    for sp in spans {
+        let (x0, y0) = at(sp);
+        let _ = write!(d, "M{},{}H{}", n(x0), n(y0), n(x(sp.start + sp.pages)));
+    }
+    let _ = writeln!(
+        body,
+        r#"<path class="window-bars" data-variant="{}" d="{d}" stroke="{c}" stroke-width="1.5" stroke-opacity="0.6" fill="none"/>"#,
+        escape(s.variant)
+    );
+    let _ = writeln!(body, r#"<g class="windows" data-variant="{}" fill="{c}">"#, escape(s.variant));
+    for sp in spans {
+        let (x0, y0) = at(sp);
+        let (cx, cy) = (n(x0), n(y0));
+        let title = || {
+            let what = match sp.order {
+                Some(o) => format!("order {o}"),
+                None => "unbounded".into(),
+            };
+            let by = if sp.by_fault { " (fault)" } else { "" };
+            format!("<title>{}: [{}+{}) {what}{by}</title>", escape(s.variant), sp.start, sp.pages)
+        };
+        if sp.by_fault {
+            // A square of the circle's size: the window a fault opened.
+            let (sx, sy) = (n(x0 - 2.5), n(y0 - 2.5));
+            if tooltips {
+                let _ = writeln!(body, r#"<rect class="fault-window" x="{sx}" y="{sy}" width="5" height="5">{}</rect>"#, title());
+            } else {
+                let _ = writeln!(body, r#"<rect class="fault-window" x="{sx}" y="{sy}" width="5" height="5"/>"#);
+            }
+        } else if tooltips {
+            let _ = writeln!(body, r#"<circle cx="{cx}" cy="{cy}" r="2">{}</circle>"#, title());
+        } else {
+            let _ = writeln!(body, r#"<circle cx="{cx}" cy="{cy}" r="2"/>"#);
+        }
+    }
+    let _ = writeln!(body, "</g>");
+}
+
+/// The folios panel of `section` from `y` down: rows by order, highest at the top; one
+/// lane per variant. Returns the y below it.
+fn folios_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &dyn Fn(u64) -> f64, colour: &dyn Fn(&str) -> &'static str, mut y: f64) -> f64 {
+    let runs: Vec<Vec<(u64, u64, u32)>> = section.series.iter().map(|s| folio_runs(s.trace, pages)).collect();
+    let max_order = runs.iter().flatten().map(|r| r.2).max().unwrap_or(0);
+    let lanes = section.series.len().max(1) as f64;
+    let row_h = lanes * LANE_H + ROW_PAD;
+    let folios_h = (max_order + 1) as f64 * row_h;
+    y += 14.0;
+    let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="12">folios: order of each page's folio (one lane per variant in each row)</text>"#, n(LEFT), n(y - 6.0));
+    let top = y;
+    let row_top = |order: u32| top + (max_order - order) as f64 * row_h;
+    let _ = writeln!(body, r##"<g class="axes" stroke="#ccc" stroke-width="0.5">"##);
+    for o in 0..=max_order {
+        let _ = writeln!(body, r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#, n(LEFT), n(LEFT + PLOT_W), yy = n(row_top(o) + row_h));
+    }
+    x_grid(body, pages, x, top, top + folios_h);
+    let _ = writeln!(body, "</g>");
+    for o in 0..=max_order {
+        let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="10" text-anchor="end">o{o}</text>"#, n(LEFT - 4.0), n(row_top(o) + row_h / 2.0 + 3.0));
+    }
+    for (lane, (s, runs)) in section.series.iter().zip(&runs).enumerate() {
+        let mut d = String::new();
+        for &(start, len, order) in runs {
+            let ly = row_top(order) + ROW_PAD / 2.0 + lane as f64 * LANE_H;
+            let (x0, x1) = (x(start), x(start + len));
+            let _ = write!(d, "M{},{}h{}v{}h-{}z", n(x0), n(ly), n(x1 - x0), n(LANE_H - 1.0), n(x1 - x0));
+        }
+        let _ = writeln!(body, r#"<path class="folios" data-variant="{}" d="{d}" fill="{}"/>"#, escape(s.variant), colour(s.variant));
+    }
+    y = top + folios_h;
+    x_labels(body, pages, x, y);
+    y + AXIS_GAP
+}
+
+/// The whole SVG document around `body`, `y` high.
+fn document(body: &str, y: f64) -> String {
     let height = y.ceil();
     let mut svg = String::with_capacity(body.len() + 400);
     let _ = writeln!(
@@ -338,7 +370,7 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
         h = n(height)
     );
     let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    svg.push_str(&body);
+    svg.push_str(body);
     svg.push_str("</svg>\n");
     svg
 }

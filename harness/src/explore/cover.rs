@@ -182,100 +182,134 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
         .chain(picked.gens.iter().map(|(index, g)| (format!("explore_cover_{}_{index}", o.seed), g.clone())))
         .collect();
     std::fs::create_dir_all(&o.out).map_err(|e| Error::io(&o.out, e))?;
-    let left = |started: &Instant| o.budget.saturating_sub(started.elapsed());
-    let mut costs = Costs::default();
-    let set_budget = o.budget.mul_f64(1.0 - SHRINK_SHARE_UNKNOWN);
-    let limit = o.confirm.unwrap_or(usize::MAX);
-    let task = crate::progress::Task::start(format!("explore on {variant}"));
-    for (i, (name, gen)) in todo.iter().enumerate() {
-        let name = name.clone();
-        if interrupted() {
-            report.interrupted = true;
-            report.skipped.push((name, "Ctrl-C".into()));
-            continue;
-        }
-        if report.ran.len() >= limit {
-            report.skipped.push((name, format!("--confirm {limit}")));
-            continue;
-        }
-        let ready = image_ready(lab, gen, &name);
-        let cost = costs.estimate(2, ready);
-        let room = set_budget.saturating_sub(started.elapsed());
-        if cost > room {
-            report.skipped.push((name, format!("budget: about {} s, {} s left for the set", cost.as_secs(), room.as_secs())));
-            continue;
-        }
-        progress(&format!("explore: scenario {} of {}: {name}: {} (about {} s)", i + 1, todo.len(), gen.describe(), cost.as_secs()));
-        task.count(format!("{name} on base and {variant}"), i as u64, Some(todo.len() as u64));
-        match run_pair(lab, variant, gen, &name) {
-            Ok(pair) => {
-                costs.record(2, pair.run_time, pair.image_time);
-                progress(&format!(
-                    "explore: {name}: {}{}",
-                    pair.hit.as_ref().map_or("same requests and folios on both kernels".to_string(), |h| h.key.clone()),
-                    if pair.model_bug.is_some() { "; MODEL BUG: the base model parts from the base kernel" } else { "" }
-                ));
-                report.ran.push(pair);
-            }
-            Err(e) => {
-                progress(&format!("explore: {name}: the run failed: {e}"));
-                report.skipped.push((name, format!("run failed: {}", e.to_string().lines().next().unwrap_or_default())));
-            }
-        }
-    }
-
-    drop(task);
-
-    // Shrink the changes, worse ones first, then the stronger.
-    let mut changed: Vec<usize> = (0..report.ran.len()).filter(|&i| report.ran[i].hit.is_some()).collect();
-    changed.sort_by(|&a, &b| {
-        let (ha, hb) = (report.ran[a].hit.as_ref().unwrap(), report.ran[b].hit.as_ref().unwrap());
-        super::is_worse(hb).cmp(&super::is_worse(ha)).then(hb.strength.total_cmp(&ha.strength))
-    });
-    for &i in &changed {
-        let original = report.ran[i].clone();
-        let hit = original.hit.clone().expect("changed");
-        let mut best = original.clone();
-        let mut tries = 0usize;
-        let (shrunk, _) = super::shrink::shrink(
-            &original.gen,
-            |c| {
-                if interrupted() {
-                    return false;
-                }
-                let ready = image_ready(lab, c, "shrink");
-                if costs.estimate(2, ready) > left(&started) {
-                    return false;
-                }
-                tries += 1;
-                let name = format!("{}_s{tries}", original.name);
-                progress(&format!("explore: shrinking {}: {name}: {}", original.name, c.describe()));
-                match run_pair(lab, variant, c, &name) {
-                    Ok(p) => {
-                        costs.record(2, p.run_time, p.image_time);
-                        let keep = same_way(&hit, &p.hit);
-                        if keep {
-                            best = p;
-                        }
-                        keep
-                    }
-                    Err(e) => {
-                        progress(&format!("explore: {name}: the run failed: {e}"));
-                        false
-                    }
-                }
-            },
-            o.shrink_budget,
-        );
-        debug_assert!(shrunk == best.gen);
-        if tries > 0 {
-            progress(&format!("explore: {}: shrunk to {} in {tries} kernel pairs", original.name, best.gen.describe()));
-        }
-        report.shrunk.push((i, best, tries));
-    }
+    let mut session = Session { lab, variant, o, started, costs: Costs::default() };
+    session.run_set(&todo, &mut report, progress);
+    session.shrink_changes(&mut report, progress);
     report.interrupted |= interrupted();
+    write_changes(&report, variant, o)?;
+    report.markdown = markdown_unknown(&report, &picked, variant, o, started.elapsed());
+    let path = o.out.join("summary.md");
+    crate::cache::write_atomic(&path, report.markdown.as_bytes())?;
+    Ok(report)
+}
 
-    // Write each change, shrunk, as a scenario.
+/// What the steps of one [`explore_unknown`] share: the lab, the variant, the options,
+/// when it started, and what the kernel runs have cost so far.
+struct Session<'a> {
+    lab: &'a Lab,
+    variant: &'a str,
+    o: &'a Options,
+    started: Instant,
+    costs: Costs,
+}
+
+impl Session<'_> {
+    /// Runs the scenarios of `todo` on both kernels, in order, while the set's share of the
+    /// budget and `o.confirm` allow; the others are skipped with the reason.
+    fn run_set(&mut self, todo: &[(String, Gen)], report: &mut UnknownReport, progress: &mut dyn FnMut(&str)) {
+        let (lab, variant, o, started) = (self.lab, self.variant, self.o, self.started);
+        let costs = &mut self.costs;
+        let set_budget = o.budget.mul_f64(1.0 - SHRINK_SHARE_UNKNOWN);
+        let limit = o.confirm.unwrap_or(usize::MAX);
+        let task = crate::progress::Task::start(format!("explore on {variant}"));
+        for (i, (name, gen)) in todo.iter().enumerate() {
+            let name = name.clone();
+            if interrupted() {
+                report.interrupted = true;
+                report.skipped.push((name, "Ctrl-C".into()));
+                continue;
+            }
+            if report.ran.len() >= limit {
+                report.skipped.push((name, format!("--confirm {limit}")));
+                continue;
+            }
+            let ready = image_ready(lab, gen, &name);
+            let cost = costs.estimate(2, ready);
+            let room = set_budget.saturating_sub(started.elapsed());
+            if cost > room {
+                report.skipped.push((name, format!("budget: about {} s, {} s left for the set", cost.as_secs(), room.as_secs())));
+                continue;
+            }
+            progress(&format!("explore: scenario {} of {}: {name}: {} (about {} s)", i + 1, todo.len(), gen.describe(), cost.as_secs()));
+            task.count(format!("{name} on base and {variant}"), i as u64, Some(todo.len() as u64));
+            match run_pair(lab, variant, gen, &name) {
+                Ok(pair) => {
+                    costs.record(2, pair.run_time, pair.image_time);
+                    progress(&format!(
+                        "explore: {name}: {}{}",
+                        pair.hit.as_ref().map_or("same requests and folios on both kernels".to_string(), |h| h.key.clone()),
+                        if pair.model_bug.is_some() { "; MODEL BUG: the base model parts from the base kernel" } else { "" }
+                    ));
+                    report.ran.push(pair);
+                }
+                Err(e) => {
+                    progress(&format!("explore: {name}: the run failed: {e}"));
+                    report.skipped.push((name, format!("run failed: {}", e.to_string().lines().next().unwrap_or_default())));
+                }
+            }
+        }
+
+        drop(task);
+    }
+
+    /// Shrinks each scenario of `report.ran` that changed, worse ones first, then the
+    /// stronger, by delta debugging on both kernels while the budget lasts.
+    fn shrink_changes(&mut self, report: &mut UnknownReport, progress: &mut dyn FnMut(&str)) {
+        let (lab, variant, o, started) = (self.lab, self.variant, self.o, self.started);
+        let costs = &mut self.costs;
+        let left = |started: &Instant| o.budget.saturating_sub(started.elapsed());
+        // Shrink the changes, worse ones first, then the stronger.
+        let mut changed: Vec<usize> = (0..report.ran.len()).filter(|&i| report.ran[i].hit.is_some()).collect();
+        changed.sort_by(|&a, &b| {
+            let (ha, hb) = (report.ran[a].hit.as_ref().unwrap(), report.ran[b].hit.as_ref().unwrap());
+            super::is_worse(hb).cmp(&super::is_worse(ha)).then(hb.strength.total_cmp(&ha.strength))
+        });
+        for &i in &changed {
+            let original = report.ran[i].clone();
+            let hit = original.hit.clone().expect("changed");
+            let mut best = original.clone();
+            let mut tries = 0usize;
+            let (shrunk, _) = super::shrink::shrink(
+                &original.gen,
+                |c| {
+                    if interrupted() {
+                        return false;
+                    }
+                    let ready = image_ready(lab, c, "shrink");
+                    if costs.estimate(2, ready) > left(&started) {
+                        return false;
+                    }
+                    tries += 1;
+                    let name = format!("{}_s{tries}", original.name);
+                    progress(&format!("explore: shrinking {}: {name}: {}", original.name, c.describe()));
+                    match run_pair(lab, variant, c, &name) {
+                        Ok(p) => {
+                            costs.record(2, p.run_time, p.image_time);
+                            let keep = same_way(&hit, &p.hit);
+                            if keep {
+                                best = p;
+                            }
+                            keep
+                        }
+                        Err(e) => {
+                            progress(&format!("explore: {name}: the run failed: {e}"));
+                            false
+                        }
+                    }
+                },
+                o.shrink_budget,
+            );
+            debug_assert!(shrunk == best.gen);
+            if tries > 0 {
+                progress(&format!("explore: {}: shrunk to {} in {tries} kernel pairs", original.name, best.gen.describe()));
+            }
+            report.shrunk.push((i, best, tries));
+        }
+    }
+}
+
+/// Writes each change of `report`, shrunk, as a scenario YAML in `o.out`.
+fn write_changes(report: &UnknownReport, variant: &str, o: &Options) -> Result<()> {
     let variants = vec!["base".to_string(), variant.to_string()];
     for (i, best, tries) in &report.shrunk {
         let original = &report.ran[*i];
@@ -295,10 +329,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
         let path = o.out.join(format!("{}.yaml", best.name));
         crate::cache::write_atomic(&path, best.gen.yaml(&c, &variants).as_bytes())?;
     }
-    report.markdown = markdown_unknown(&report, &picked, variant, o, started.elapsed());
-    let path = o.out.join("summary.md");
-    crate::cache::write_atomic(&path, report.markdown.as_bytes())?;
-    Ok(report)
+    Ok(())
 }
 
 /// At most this many base anomalies join the set, one per detector.

@@ -197,28 +197,11 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
     let started = Instant::now();
     let pol = policies(&o.variants)?;
     let mut report = Report { search: search(o, &pol), ..Default::default() };
-    let r = &report.search;
-    progress(&format!(
-        "explore: seed {}: {} scenarios in {:.1} s ({:.0}/s), {} firing, {} signatures ({}){}",
-        o.seed,
-        r.scenarios,
-        r.elapsed.as_secs_f64(),
-        r.rate(),
-        r.firing,
-        r.groups.len(),
-        by_detector(r.groups.values()),
-        if r.invalid.is_empty() { String::new() } else { format!(", {} generated scenarios invalid: {}", r.invalid.len(), r.invalid[0]) }
-    ));
+    progress(&search_line(&report.search, o));
     let shrinking = Instant::now();
     report.findings = shrink_findings(&report.search, o, &pol, progress);
     report.shrink_time = shrinking.elapsed();
-    let candidates = o.out.join("candidates");
-    std::fs::create_dir_all(&candidates).map_err(|e| Error::io(&candidates, e))?;
-    for f in &report.findings {
-        let text = f.gen.yaml(&comment(f, o, &model_figures(f, o)?, None), &f.variants(&o.variants[0]));
-        let path = candidates.join(format!("{}.yaml", f.name()));
-        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
-    }
+    write_candidates(&report.findings, o)?;
     let want = o.confirm.unwrap_or(usize::MAX);
     if want > 0 && !report.findings.is_empty() && !interrupted() {
         let owned;
@@ -229,66 +212,7 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
                 &owned
             }
         };
-        let confirming = Instant::now();
-        let mut queue: Vec<&Finding> = report.findings.iter().collect();
-        let mut costs = Costs::default();
-        let task = crate::progress::Task::start("explore: confirmations");
-        while report.confirmations.len() < want && !queue.is_empty() && !interrupted() {
-            let left = o.budget.saturating_sub(started.elapsed());
-            let queued: Vec<Queued> = queue
-                .iter()
-                .map(|f| {
-                    let ready = confirm::image_ready(lab, f, o);
-                    Queued { ready, estimate: costs.estimate(f.variants(&o.variants[0]).len() as u32, ready), name: f.name() }
-                })
-                .collect();
-            let max = (want - report.confirmations.len()).min(crate::run::BATCH_POINTS);
-            let picked = pick_group(&queued, left, max);
-            if picked.is_empty() {
-                progress(&format!("explore: {} s left, too little for another confirmation (a run takes about {} s)", left.as_secs(), costs.per_run().as_secs()));
-                break;
-            }
-            let mut ahead = Duration::ZERO;
-            for (n, &i) in picked.iter().enumerate() {
-                let (f, q) = (queue[i], &queued[i]);
-                progress(&format!(
-                    "explore: confirmation {}: {} ({}) on the kernel, about {} s of {} s left{}",
-                    report.confirmations.len() + n + 1,
-                    q.name,
-                    f.signature(),
-                    q.estimate.as_secs(),
-                    left.saturating_sub(ahead).as_secs(),
-                    if q.ready { "" } else { " (its disk image is prepared first)" }
-                ));
-                ahead += q.estimate;
-            }
-            let group: Vec<&Finding> = picked.iter().map(|&i| queue[i]).collect();
-            let mut taken = picked.clone();
-            taken.sort_unstable();
-            for i in taken.into_iter().rev() {
-                queue.remove(i);
-            }
-            if group.len() > 1 {
-                progress(&format!("explore: {} findings in one boot per kernel, about {} s", group.len(), ahead.as_secs()));
-            }
-            let names: Vec<String> = group.iter().map(|f| f.name()).collect();
-            task.count(format!("on the kernels: {}", names.join(", ")), report.confirmations.len() as u64, Some(want.min(report.findings.len()) as u64));
-            for c in confirm::confirm_group(lab, &group, o, progress) {
-                costs.record(c.run_times.len() as u32, c.run_times.iter().sum(), c.image_time);
-                progress(&format!("explore: {}: {} ({:.0} s)", c.finding.name(), c.status.text(), c.wall.as_secs_f64()));
-                if c.status.is_model_bug() {
-                    report.model_bugs += 1;
-                }
-                c.write(&o.out, o)?;
-                report.confirmations.push(c);
-                task.count(format!("{} confirmed or refuted", report.confirmations.len()), report.confirmations.len() as u64, Some(want.min(report.findings.len()) as u64));
-            }
-            report.confirm_time = confirming.elapsed();
-            report.interrupted = interrupted();
-            report.markdown = markdown(&report, o);
-            crate::cache::write_atomic(&o.out.join("summary.md"), report.markdown.as_bytes())?;
-        }
-        report.confirm_time = confirming.elapsed();
+        confirm_findings(&mut report, lab, o, started, want, progress)?;
     }
     report.interrupted = interrupted();
     if report.interrupted {
@@ -297,4 +221,106 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
     report.markdown = markdown(&report, o);
     crate::cache::write_atomic(&o.out.join("summary.md"), report.markdown.as_bytes())?;
     Ok(report)
+}
+
+/// The progress line that sums up the search `r`.
+fn search_line(r: &SearchResult, o: &Options) -> String {
+    format!(
+        "explore: seed {}: {} scenarios in {:.1} s ({:.0}/s), {} firing, {} signatures ({}){}",
+        o.seed,
+        r.scenarios,
+        r.elapsed.as_secs_f64(),
+        r.rate(),
+        r.firing,
+        r.groups.len(),
+        by_detector(r.groups.values()),
+        if r.invalid.is_empty() { String::new() } else { format!(", {} generated scenarios invalid: {}", r.invalid.len(), r.invalid[0]) }
+    )
+}
+
+/// Writes each finding, shrunk, as scenario YAML in `o.out`/candidates.
+fn write_candidates(findings: &[Finding], o: &Options) -> Result<()> {
+    let candidates = o.out.join("candidates");
+    std::fs::create_dir_all(&candidates).map_err(|e| Error::io(&candidates, e))?;
+    for f in findings {
+        let text = f.gen.yaml(&comment(f, o, &model_figures(f, o)?, None), &f.variants(&o.variants[0]));
+        let path = candidates.join(format!("{}.yaml", f.name()));
+        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+    }
+    Ok(())
+}
+
+/// Confirms `report`'s findings on the kernels of `lab`, group by group, until `want` are
+/// confirmed, the queue is empty, the budget (counted from `started`) leaves too little
+/// for another, or Ctrl-C; writes each confirmation and summary.md after each group.
+fn confirm_findings(report: &mut Report, lab: &crate::run::Lab, o: &Options, started: Instant, want: usize, progress: &mut dyn FnMut(&str)) -> Result<()> {
+    let confirming = Instant::now();
+    let mut queue: Vec<&Finding> = report.findings.iter().collect();
+    let mut costs = Costs::default();
+    let task = crate::progress::Task::start("explore: confirmations");
+    while report.confirmations.len() < want && !queue.is_empty() && !interrupted() {
+        let left = o.budget.saturating_sub(started.elapsed());
+        let queued: Vec<Queued> = queue
+            .iter()
+            .map(|f| {
+                let ready = confirm::image_ready(lab, f, o);
+                Queued { ready, estimate: costs.estimate(f.variants(&o.variants[0]).len() as u32, ready), name: f.name() }
+            })
+            .collect();
+        let max = (want - report.confirmations.len()).min(crate::run::BATCH_POINTS);
+        let picked = pick_group(&queued, left, max);
+        if picked.is_empty() {
+            progress(&format!("explore: {} s left, too little for another confirmation (a run takes about {} s)", left.as_secs(), costs.per_run().as_secs()));
+            break;
+        }
+        let ahead = announce_group(report.confirmations.len(), &queue, &queued, &picked, left, progress);
+        let group: Vec<&Finding> = picked.iter().map(|&i| queue[i]).collect();
+        let mut taken = picked.clone();
+        taken.sort_unstable();
+        for i in taken.into_iter().rev() {
+            queue.remove(i);
+        }
+        if group.len() > 1 {
+            progress(&format!("explore: {} findings in one boot per kernel, about {} s", group.len(), ahead.as_secs()));
+        }
+        let names: Vec<String> = group.iter().map(|f| f.name()).collect();
+        task.count(format!("on the kernels: {}", names.join(", ")), report.confirmations.len() as u64, Some(want.min(report.findings.len()) as u64));
+        for c in confirm::confirm_group(lab, &group, o, progress) {
+            costs.record(c.run_times.len() as u32, c.run_times.iter().sum(), c.image_time);
+            progress(&format!("explore: {}: {} ({:.0} s)", c.finding.name(), c.status.text(), c.wall.as_secs_f64()));
+            if c.status.is_model_bug() {
+                report.model_bugs += 1;
+            }
+            c.write(&o.out, o)?;
+            report.confirmations.push(c);
+            task.count(format!("{} confirmed or refuted", report.confirmations.len()), report.confirmations.len() as u64, Some(want.min(report.findings.len()) as u64));
+        }
+        report.confirm_time = confirming.elapsed();
+        report.interrupted = interrupted();
+        report.markdown = markdown(report, o);
+        crate::cache::write_atomic(&o.out.join("summary.md"), report.markdown.as_bytes())?;
+    }
+    report.confirm_time = confirming.elapsed();
+    Ok(())
+}
+
+/// Says what the group `picked` (indices into `queue` and `queued`) confirms, each with
+/// its estimate and what is left of the budget before it, the first numbered after the
+/// `confirmed` so far; returns the sum of their estimates.
+fn announce_group(confirmed: usize, queue: &[&Finding], queued: &[Queued], picked: &[usize], left: Duration, progress: &mut dyn FnMut(&str)) -> Duration {
+    let mut ahead = Duration::ZERO;
+    for (n, &i) in picked.iter().enumerate() {
+        let (f, q) = (queue[i], &queued[i]);
+        progress(&format!(
+            "explore: confirmation {}: {} ({}) on the kernel, about {} s of {} s left{}",
+            confirmed + n + 1,
+            q.name,
+            f.signature(),
+            q.estimate.as_secs(),
+            left.saturating_sub(ahead).as_secs(),
+            if q.ready { "" } else { " (its disk image is prepared first)" }
+        ));
+        ahead += q.estimate;
+    }
+    ahead
 }
