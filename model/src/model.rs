@@ -198,6 +198,8 @@ pub(crate) struct Recorder {
     /// When explaining: how many of the last note's decisions were taken by its last I/O
     /// event (folio, request, submission); the ones after lead to the next window.
     pub io_mark: usize,
+    /// When explaining: decisions taken before any window was opened.
+    pub before_first: Vec<String>,
 }
 
 impl Recorder {
@@ -205,7 +207,10 @@ impl Recorder {
     /// taken since the last window's last I/O.
     fn push_note(&mut self, op: usize, fd: u32, ra_after: RaState) {
         let Some(notes) = &mut self.notes else { return };
-        let leading = notes.last().map(|n| n.decisions[self.io_mark.min(n.decisions.len())..].to_vec()).unwrap_or_default();
+        let leading = match notes.last() {
+            Some(n) => n.decisions[self.io_mark.min(n.decisions.len())..].to_vec(),
+            None => std::mem::take(&mut self.before_first),
+        };
         self.io_mark = leading.len();
         notes.push(WindowNote::new(op, fd, ra_after, leading));
     }
@@ -286,10 +291,14 @@ impl Recorder {
         if let Some(c) = &mut self.coverage {
             c.hit(i);
         }
-        if self.notes.is_some() {
-            self.current();
-            let note = self.notes.as_mut().and_then(|n| n.last_mut()).expect("current() made a note");
-            note.decisions.push(crate::coverage::BRANCHES[i].id.to_string());
+        if let Some(notes) = &mut self.notes {
+            // Before the first window, decisions wait for it (no window is made for them:
+            // the trace is the one `predict` gives).
+            let id = crate::coverage::BRANCHES[i].id.to_string();
+            match notes.last_mut() {
+                Some(note) => note.decisions.push(id),
+                None => self.before_first.push(id),
+            }
         }
     }
 
@@ -382,7 +391,7 @@ impl<'a> Model<'a> {
             limits,
             layout: Layout::new(&input.extents),
             isize: input.file_size,
-            rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new), coverage: None, file: 0, io_mark: 0 },
+            rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new), coverage: None, file: 0, io_mark: 0, before_first: Vec::new() },
             plug: None,
             io_folios: Vec::new(),
             inflight: Vec::new(),

@@ -46,3 +46,22 @@ fn readahead_disabled_and_fadvise_reach_their_branches() {
     let (_, v) = coverage(&input, &policy("sync-ra-when-disabled"));
     assert!(v.contains("page_cache_sync_ra: ra_pages == 0: whole request"));
 }
+
+/// explain()'s notes carry, per window, the branches that decided it: the sync window's
+/// go through page_cache_sync_ra(), the trimmed async window's through the end alignment of
+/// page_cache_async_ra(); explaining never changes the prediction.
+#[test]
+fn each_window_notes_the_decisions_that_made_it() {
+    let input = seed000(512, MIB);
+    let ex = explain(&input, &Policy::BASE, &ModelConfig::default());
+    assert_eq!(ex.trace, predict(&input, &Policy::BASE));
+    assert_eq!(ex.notes.len(), ex.trace.windows.len());
+    let sync = ex.trace.windows.iter().position(|w| w.trigger == Trigger::Sync).expect("a sync window");
+    assert!(ex.notes[sync].functions().contains(&"page_cache_sync_ra"), "{:?}", ex.notes[sync].decisions);
+    let trimmed = ex.notes.iter().position(|n| n.decisions.iter().any(|d| d == "page_cache_async_ra: aligned_end < end: trimmed")).expect("a trimmed window");
+    assert_eq!(ex.trace.windows[trimmed].trigger, Trigger::Async);
+    assert!(!ex.notes[trimmed].functions().contains(&"page_cache_sync_ra"), "{:?}", ex.notes[trimmed].decisions);
+    for d in ex.notes.iter().flat_map(|n| &n.decisions) {
+        assert!(BRANCHES.iter().any(|b| b.id == d), "{d}");
+    }
+}
