@@ -86,6 +86,7 @@ fn rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
     let linux = tmp.path().join("linux");
     std::fs::create_dir_all(linux.join("mm")).unwrap();
     std::fs::write(linux.join("mm/readahead.c"), READAHEAD_C).unwrap();
+    std::fs::write(linux.join("Makefile"), "VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n").unwrap();
     sh(&linux, &["git", "init", "-q"]);
     sh(&linux, &["git", "add", "-A"]);
     sh(&linux, &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]);

@@ -18,8 +18,7 @@ fn source_7_3_4() -> Box<dyn Files> {
     let mut kernels = Kernels::load(&root()).expect("kernels/ loads");
     kernels.base = Base::Debian { package: "linux-source-7.3".into() };
     let cache = Cache::from_env();
-    Builder::new(&kernels, &cache)
-        .base_files()
+    port::base_files(&Builder::new(&kernels, &cache))
         .unwrap_or_else(|e| panic!("the Linux 7.3.4 source is needed to check the ledger against it: {e}\nfix: run ./setup"))
 }
 

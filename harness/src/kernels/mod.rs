@@ -61,6 +61,15 @@ pub enum Base {
     InPlace { tree: PathBuf },
 }
 
+/// Where a base's files can be read as they are ([`Builder::base_source`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BaseSource {
+    /// A git repository at a revision.
+    Git { dir: PathBuf, rev: String },
+    /// A directory, as checked out.
+    Dir(PathBuf),
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Variant {
     pub name: String,

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::source::{git_rev, BaseId};
-use super::{Base, Builder};
+use super::{Base, BaseSource, Builder};
 use crate::error::{Error, Result};
 use crate::process::Cmd;
 
@@ -16,11 +16,10 @@ impl Builder<'_> {
         self.prepare_tree(&base)
     }
 
-    /// The base's files as `radiff kernels port-check` reads them: a git revision of the
-    /// base, never a work tree that a build may be patching. A Debian tree that no build
-    /// has unpacked and recorded yet is, first (under the tree's lock).
-    pub fn base_files(&self) -> Result<Box<dyn crate::port::Files>> {
-        use crate::port::{DirFiles, GitFiles};
+    /// Where the base's files are read as it is (by `radiff kernels port-check`): a git
+    /// revision of the base, never a work tree that a build may be patching. A Debian tree
+    /// that no build has unpacked and recorded yet is, first (under the tree's lock).
+    pub fn base_source(&self) -> Result<BaseSource> {
         match &self.kernels.base {
             Base::Debian { .. } => {
                 let base = self.base_id()?;
@@ -30,10 +29,10 @@ impl Builder<'_> {
                     let _lock = self.lock_tree()?;
                     self.prepare_tree(&base)?;
                 }
-                Ok(Box::new(GitFiles { dir: tree, rev: BASE_TAG.to_string() }))
+                Ok(BaseSource::Git { dir: tree, rev: BASE_TAG.to_string() })
             }
-            Base::Git { tree, rev } => Ok(Box::new(GitFiles { dir: tree.clone(), rev: rev.clone() })),
-            Base::InPlace { tree } => Ok(Box::new(DirFiles::new(tree.clone()))),
+            Base::Git { tree, rev } => Ok(BaseSource::Git { dir: tree.clone(), rev: rev.clone() }),
+            Base::InPlace { tree } => Ok(BaseSource::Dir(tree.clone())),
         }
     }
 

@@ -8,7 +8,7 @@ use std::sync::{Mutex, OnceLock};
 use super::{check, doc_names, fingerprint, generate, missing_from_ledger, write, DirFiles, Files, Ledger, PatchedFiles, PortCheck, Ported, BODIES};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
-use crate::kernels::{Builder, Kernels};
+use crate::kernels::{BaseSource, Builder, Kernels};
 
 /// What `port-check` found: the base against the port, then each variant against the base.
 pub struct Report {
@@ -43,7 +43,7 @@ impl Report {
 pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[String]) -> Result<Report> {
     let ledger = Ledger::load(root)?;
     let builder = Builder::new(kernels, cache);
-    let base = builder.base_files()?;
+    let base = base_files(&builder)?;
     let base_check = check(&ledger, &DirFiles::new(root.join(BODIES)), base.as_ref(), "base")?;
     let mut report = Report { kernel: ledger.kernel.clone(), base_label: base.describe(), base: base_check, variants: Vec::new() };
     if variants.is_empty() {
@@ -59,6 +59,14 @@ pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[Str
         report.variants.push((name.clone(), c));
     }
     Ok(report)
+}
+
+/// The base's files as they are (a git revision, or the tree as checked out).
+pub fn base_files(builder: &Builder) -> Result<Box<dyn Files>> {
+    Ok(match builder.base_source()? {
+        BaseSource::Git { dir, rev } => Box::new(super::GitFiles { dir, rev }),
+        BaseSource::Dir(dir) => Box::new(DirFiles::new(dir)),
+    })
 }
 
 /// The ledger's functions as `tree` has them (those it still has): the ledger a variant

@@ -16,7 +16,7 @@ mod files;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use command::{base_check, explain_divergence, kernel_version, make_ledger, port_check, unlisted, Report};
+pub use command::{base_check, base_files, explain_divergence, kernel_version, make_ledger, port_check, unlisted, Report};
 pub use extract::{extract, normalise, ExtractError};
 pub use files::{DirFiles, Files, GitFiles, PatchedFiles};
 
