@@ -91,7 +91,7 @@ fn a_bad_kernels_yaml_is_an_error_at_its_line() {
     };
     assert_eq!(
         error("base:\n  debian: linux-source-7.3\nconfig: config.fragment\nextra: 1\n"),
-        format!("{f}:4: unknown field `extra`, expected `base` or `config`")
+        format!("{f}:4: unknown field `extra`, expected one of `base`, `config`, `model`")
     );
     assert_eq!(error("base:\n  debian: [linux\nconfig: config.fragment\n"), format!("{f}:2: base.debian: invalid type: sequence, expected a string"));
     assert_eq!(error("base:\n  debian: \"linux\nconfig: config.fragment\n"), format!("{f}:4: found unexpected end of stream, while scanning a quoted scalar at line 2 column 11"));
@@ -101,7 +101,7 @@ fn a_bad_kernels_yaml_is_an_error_at_its_line() {
     std::fs::write(&file, "base:\n  debian: linux-source-7.3\nconfig: config.fragment\nextra: 1\n").unwrap();
     let out = Command::new(RADIFF).args(["kernels", "list"]).env("RADIFF_ROOT", dir.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), format!("radiff: error: {f}:4: unknown field `extra`, expected `base` or `config`"));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), format!("radiff: error: {f}:4: unknown field `extra`, expected one of `base`, `config`, `model`"));
 }
 
 /// The test binary of `tests/scenarios.rs` (libtest-mimic), built beside this one by
@@ -184,7 +184,13 @@ fn a_host_without_qemu_virtme_ng_or_the_kernel_source_fails_at_once_saying_which
     let shared = radiff::cache::Cache::from_env();
     let tools = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(shared.root.join("venv/bin/vng"), tools.path().join("vng")).unwrap();
-    let tree = radiff::repo_root();
+    // A kernel-shaped git tree: the source found.
+    let linux = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(linux.path().join("mm")).unwrap();
+    std::fs::write(linux.path().join("mm/readahead.c"), "").unwrap();
+    std::fs::write(linux.path().join("Makefile"), "VERSION = 7\n").unwrap();
+    assert!(Command::new("git").arg("-C").arg(linux.path()).args(["init", "-q"]).status().unwrap().success());
+    let tree = linux.path().to_path_buf();
     let only_qemu = radiff(tools.path(), Some(tree.to_str().unwrap()));
     assert!(only_qemu.contains("this host cannot run a kernel: QEMU is missing (QEMU: `qemu-system-x86_64` is not on PATH); run ./setup, which installs it"), "{only_qemu}");
     let qemu = radiff::process::find_in_path(radiff::host::QEMU).expect("QEMU on this host's PATH");
