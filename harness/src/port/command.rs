@@ -72,7 +72,7 @@ pub fn base_files(builder: &Builder) -> Result<Box<dyn Files>> {
 /// The ledger's functions as `tree` has them (those it still has): the ledger a variant
 /// of that tree is checked against.
 fn ledger_of(ledger: &Ledger, tree: &dyn Files) -> Result<Ledger> {
-    let mut out = Ledger { kernel: tree.describe(), functions: Vec::new(), not_code: Vec::new() };
+    let mut out = Ledger { kernel: "base".to_string(), functions: Vec::new(), not_code: Vec::new() };
     let mut texts: BTreeMap<String, Option<String>> = BTreeMap::new();
     for f in &ledger.functions {
         if !texts.contains_key(&f.file) {

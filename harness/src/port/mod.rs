@@ -329,7 +329,7 @@ pub fn check(ledger: &Ledger, bodies: &dyn Files, tree: &dyn Files, label: &str)
         let diff = similar::TextDiff::from_lines(&format!("{ported}\n"), &format!("{code}\n"))
             .unified_diff()
             .context_radius(3)
-            .header(&format!("a/{} (Linux {})", f.file, ledger.kernel), &format!("b/{} ({label})", f.file))
+            .header(&format!("a/{} ({})", f.file, kernel_label(&ledger.kernel)), &format!("b/{} ({label})", f.file))
             .to_string();
         out.changed.push(Changed { name: f.name.clone(), file: f.file.clone(), diff });
     }
@@ -369,6 +369,14 @@ pub fn why_parted(check: &PortCheck, kernel: &str, window: usize, decided: &[&st
 to check this base against its snapshots alone (and each variant against it), set `model: none` in kernels/kernels.yaml, or RADIFF_BASE_MODEL=none for one run");
     }
     Some(out)
+}
+
+/// `Linux 7.3.4` for a version, the name as it is otherwise (`base`).
+fn kernel_label(kernel: &str) -> String {
+    match kernel.starts_with(|c: char| c.is_ascii_digit()) {
+        true => format!("Linux {kernel}"),
+        false => kernel.to_string(),
+    }
 }
 
 fn unreadable(tree: &dyn Files, f: &Ported, e: ExtractError) -> Error {
