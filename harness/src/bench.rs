@@ -59,12 +59,12 @@ fn best_prediction(input: &radiff_model::Input, policy: &Policy, n: usize) -> st
 pub fn model_figures(repo: &std::path::Path) -> Result<ModelFigures> {
     let path = repo.join("scenarios").join(format!("{HEADLINE}.yaml"));
     let s = scenario::Scenario::load(&path)?;
-    let input = crate::explore::model_input(&s);
+    let input = crate::explore::synthetic_input(&s);
     let policy = Policy::for_variant("base").ok_or_else(|| Error::Other("no base policy".into()))?;
     std::hint::black_box(predict(&input, &policy));
     let headline = best_prediction(&input, &policy, 20);
     let s = scenario::Scenario::load(&repo.join("scenarios").join(format!("{MMAP_HEADLINE}.yaml")))?;
-    let mmap_input = crate::explore::model_input(&s);
+    let mmap_input = crate::explore::synthetic_input(&s);
     std::hint::black_box(predict(&mmap_input, &policy));
     let mmap_headline = best_prediction(&mmap_input, &policy, 20);
     let mix_base = crate::explore::model_throughput(&["base".into()], 1, 2000)?;

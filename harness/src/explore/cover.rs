@@ -14,10 +14,10 @@ use radiff_model::{predict, Coverage, Policy, Trace};
 
 use super::detect::Hit;
 use super::generate::{self, Gen};
-use super::{figures_line, interrupted, model_input, scenario_of, Costs, Options};
+use super::{figures_line, interrupted, scenario_of, synthetic_input, Costs, Options};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::run::{model_input as run_model_input, Lab};
+use crate::run::{model_input, Lab};
 
 /// Greedy set cover: indexes into `sets` of a small subset whose union equals the union
 /// of all, the set adding most new branches first (the first such on ties).
@@ -73,7 +73,7 @@ pub fn pick(seed: u64, n: u64) -> Picked {
     for index in 0..n {
         let gen = generate::generate(seed, index);
         let Ok(s) = scenario_of(&gen, &[]) else { continue };
-        let (_, cov) = radiff_model::coverage(&model_input(&s), &radiff_model::Policy::BASE);
+        let (_, cov) = radiff_model::coverage(&synthetic_input(&s), &radiff_model::Policy::BASE);
         gens.push((index, gen));
         sets.push(cov);
     }
@@ -124,7 +124,7 @@ pub fn run_pair(lab: &Lab, variant: &str, gen: &Gen, name: &str) -> Result<Pair>
         run_time += out.wall;
         let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
         if v == "base" {
-            let model = predict(&run_model_input(&scenario, &out.env, &out.capture.pfns), &Policy::BASE);
+            let model = predict(&model_input(&scenario, &out.env, &out.capture.pfns), &Policy::BASE);
             if let Some(d) = compare::compare(&kernel, &model) {
                 model_bug = Some(compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
             }
@@ -391,7 +391,7 @@ pub fn markdown_unknown(r: &UnknownReport, picked: &Picked, variant: &str, o: &O
     let mut reached = Coverage::default();
     for p in &r.ran {
         if let Ok(s) = scenario_of(&p.gen, &[]) {
-            reached.union(&radiff_model::coverage(&model_input(&s), &Policy::BASE).1);
+            reached.union(&radiff_model::coverage(&synthetic_input(&s), &Policy::BASE).1);
         }
     }
     let _ = writeln!(
@@ -474,7 +474,7 @@ mod tests {
         let mut all = Coverage::default();
         for i in 0..200 {
             if let Ok(s) = scenario_of(&generate::generate(1, i), &[]) {
-                all.union(&radiff_model::coverage(&model_input(&s), &radiff_model::Policy::BASE).1);
+                all.union(&radiff_model::coverage(&synthetic_input(&s), &radiff_model::Policy::BASE).1);
             }
         }
         assert_eq!(p.covered, all);
@@ -509,7 +509,7 @@ mod tests {
             .gens
             .iter()
             .filter_map(|(i, g)| {
-                let input = model_input(&scenario_of(g, &[]).ok()?);
+                let input = synthetic_input(&scenario_of(g, &[]).ok()?);
                 super::super::detect::variant_change(&predict(&input, &Policy::BASE), &predict(&input, &v1), "v1").map(|h| format!("{i}: {}", h.key))
             })
             .collect();
@@ -534,7 +534,7 @@ mod tests {
         assert!(a.len() <= ANOMALIES);
         let (_, g, why) = a.first().expect("the search on base finds anomalies");
         assert!(why.starts_with("trimmed-window"), "{why}");
-        let input = model_input(&scenario_of(g, &[]).unwrap());
+        let input = synthetic_input(&scenario_of(g, &[]).unwrap());
         let v1 = Policy::for_variant("async-align-v1").unwrap();
         assert!(super::super::detect::variant_change(&predict(&input, &Policy::BASE), &predict(&input, &v1), "v1").is_some());
     }

@@ -41,7 +41,7 @@ mod tests;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use radiff_model::{pattern, Extent, Input, MappingLimits, QueueLimits};
+use radiff_model::{Extent, Input, QueueLimits};
 
 use crate::error::{Error, Result};
 use crate::wire::DeviceKind;
@@ -97,9 +97,10 @@ pub fn queue_limits(scenario: &Scenario) -> QueueLimits {
 /// does not depend on it beyond sector numbers).
 pub const SYNTHETIC_PHYSICAL: u64 = 64 << 20;
 
-/// The model's input for `scenario` without a VM: each file in one contiguous extent, the
-/// next file 64 MiB after the end of the one before.
-pub fn model_input(scenario: &Scenario) -> Input {
+/// What a guest would measure of `scenario`, made up without a VM: each file in one
+/// contiguous extent, the next file 64 MiB after the end of the one before; the queue and
+/// vm settings the scenario gives the kernel.
+pub fn synthetic_env(scenario: &Scenario) -> crate::wire::GuestEnv {
     let sizes = scenario.file_sizes();
     let mut at = SYNTHETIC_PHYSICAL;
     let mut extents: Vec<Vec<Extent>> = Vec::new();
@@ -108,17 +109,20 @@ pub fn model_input(scenario: &Scenario) -> Input {
         extents.push(vec![Extent { logical: 0, physical: at, length, flags: 0 }]);
         at += length + (64 << 20);
     }
-    Input {
-        fs: scenario.fs,
+    crate::wire::GuestEnv {
         file_size: scenario.file_size,
         extents: extents[0].clone(),
         queue: queue_limits(scenario),
-        mapping: MappingLimits::for_fs(scenario.fs),
-        ops: pattern::expand_files(&scenario.steps, &sizes),
-        folio_pfns: Vec::new(),
-        other_files: sizes[1..].iter().zip(&extents[1..]).map(|(&file_size, e)| radiff_model::FileInput { file_size, extents: e.clone() }).collect(),
         vm: synthetic_vm(scenario),
+        other_files: sizes[1..].iter().zip(&extents[1..]).map(|(&file_size, e)| crate::wire::FileEnv { ino: 0, file_size, extents: e.clone() }).collect(),
+        ..Default::default()
     }
+}
+
+/// The model's input for `scenario` on the [`synthetic_env`] (no folio addresses: the
+/// model's assumption): [`crate::run::model_input`], as for a run.
+pub fn synthetic_input(scenario: &Scenario) -> Input {
+    crate::run::model_input(scenario, &synthetic_env(scenario), &[])
 }
 
 /// The vm settings a scenario's `vm:` gives the kernel, as it keeps them: mm/memory.c

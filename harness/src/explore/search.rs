@@ -8,13 +8,13 @@ use radiff_model::{Input, Policy, Trace};
 
 use super::detect::{self, Context, Hit, Thresholds};
 use super::generate::{self, Gen};
-use super::{interrupted, model_input, Options};
+use super::{interrupted, synthetic_input, Options};
 use crate::error::Result;
 use crate::scenario::Scenario;
 
 /// The model's trace of `scenario` on each policy, in order.
 pub fn predict_scenario(scenario: &Scenario, policies: &[(String, Policy)]) -> (Input, Vec<Trace>) {
-    let input = model_input(scenario);
+    let input = synthetic_input(scenario);
     let traces = policies.iter().map(|(_, p)| radiff_model::predict(&input, p)).collect();
     (input, traces)
 }

@@ -128,14 +128,14 @@ fn synthesised_queue_limits_follow_the_device() {
     let mut g = gen(vec![GenStep::Sequential { at: Start::At(0), size: MIB, len: None }]);
     g.device = GenDevice::Nvme { transfer_limit: 2 * MIB };
     g.max_sectors_kb = 1024;
-    let q = model_input(&scenario_of(&g, &[]).unwrap()).queue;
+    let q = synthetic_input(&scenario_of(&g, &[]).unwrap()).queue;
     assert_eq!((q.max_hw_sectors_kb, q.max_segments, q.max_sectors_kb, q.read_ahead_kb), (2048, 513, 1024, 128));
     g.device = GenDevice::Ufs;
-    let q = model_input(&scenario_of(&g, &[]).unwrap()).queue;
+    let q = synthetic_input(&scenario_of(&g, &[]).unwrap()).queue;
     assert_eq!((q.max_hw_sectors_kb, q.max_segments, q.max_sectors_kb, q.logical_block_size), (1024, 128, 1024, 4096));
     g.device = GenDevice::Nvme { transfer_limit: 512 * KIB };
     g.max_sectors_kb = 512;
-    assert_eq!(model_input(&scenario_of(&g, &[]).unwrap()).queue, radiff_model::QueueLimits::nvme_qemu(128, 512));
+    assert_eq!(synthetic_input(&scenario_of(&g, &[]).unwrap()).queue, radiff_model::QueueLimits::nvme_qemu(128, 512));
 }
 
 // ---- detectors on hand-made traces ----
