@@ -573,7 +573,7 @@ pub fn trial(lab: &Lab) -> std::result::Result<(), String> {
         out,
         ..Options::default()
     };
-    let mut log = |line: &str| (lab.progress)(line);
+    let mut log = |line: &str| crate::progress::progress(line);
     let r = explore_unknown(lab, "async-align-v1", &o, &mut log).map_err(|e| e.to_string())?;
     let Some(first) = r.ran.first() else {
         return Err(format!("nothing ran:\n{}", r.markdown));

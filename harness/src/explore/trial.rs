@@ -14,7 +14,7 @@ pub fn trial(lab: &crate::run::Lab) -> std::result::Result<(), String> {
     // A fixed number of scenarios (not a time budget), so that the trial finds and
     // confirms the same thing on every machine.
     let o = Options { budget: Duration::from_secs(600), max_scenarios: Some(400), seed: 1, out, confirm: Some(0), ..Options::default() };
-    let mut log = |line: &str| (lab.progress)(line);
+    let mut log = |line: &str| crate::progress::progress(line);
     let report = explore(&o, Some(lab), &mut log).map_err(|e| e.to_string())?;
     let seed_000 = report.findings.iter().find(|f| {
         f.hit.detector == "trimmed-window"

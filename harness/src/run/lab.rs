@@ -25,9 +25,6 @@ pub struct Lab {
     pub cache: Cache,
     pub kernels: Kernels,
     pub guest: PathBuf,
-    /// Always [`crate::progress::progress`], the one progress channel: kept only for callers
-    /// that still write `(lab.progress)(line)` (explore); call the function instead.
-    pub progress: &'static (dyn Fn(&str) + Sync),
     /// Each variant's build, once. Held across a build: a caller that wants another variant
     /// waits for it (builds share one tree and build directory, and wait for each other's
     /// lock anyway), and one that wants the same variant gets its result, not a second build.
@@ -45,7 +42,7 @@ impl Lab {
     /// the host: for tests that build one on purpose; commands use [`Lab::open`] or
     /// [`Lab::open_with`].
     pub fn new(cache: Cache, kernels: Kernels, guest: PathBuf) -> Lab {
-        Lab { cache, kernels, guest, progress: &crate::progress::progress, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS, boots: Default::default() }
+        Lab { cache, kernels, guest, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS, boots: Default::default() }
     }
 
     /// The lab of this repository (`kernels/kernels.yaml`) in the cache `$RADIFF_CACHE`
