@@ -16,6 +16,19 @@ pub fn without_policy(variants: &[String]) -> Result<Option<String>> {
 
 /// [`without_policy`] among `kernels`' variants (`None`: kernels/ did not load).
 pub fn without_policy_in(kernels: Option<&crate::kernels::Kernels>, variants: &[String]) -> Result<Option<String>> {
+    // A base whose model check is off (`model: none`): the model is not the oracle there,
+    // so every variant runs on both kernels, whatever its name.
+    if let Some(said) = kernels.and_then(base_off) {
+        return match variants {
+            [b, v] if b == "base" && v != "base" => {
+                crate::progress::progress(&format!("{said} says `model: none`: the model is not the oracle on this base; it picks the scenarios and both kernels run them (base against {v})"));
+                Ok(Some(v.clone()))
+            }
+            _ => Err(Error::Other(format!(
+                "{said} says `model: none`: the model is not the oracle on this base, so explore compares a variant with it on the kernels: `--variants base,V`"
+            ))),
+        };
+    }
     let mut unknown = Vec::new();
     for v in variants {
         if Policy::for_variant(v).is_some() {
@@ -58,4 +71,12 @@ pub fn policies_in(kernels: Option<&crate::kernels::Kernels>, variants: &[String
             })
         })
         .collect()
+}
+
+/// Where the base's model check was turned off, if it was.
+fn base_off(kernels: &crate::kernels::Kernels) -> Option<String> {
+    kernels.variants.iter().find_map(|v| match &v.model {
+        crate::kernels::ModelExpectation::BaseOff { said } => Some(said.clone()),
+        _ => None,
+    })
 }

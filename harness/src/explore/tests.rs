@@ -123,6 +123,25 @@ fn a_variant_without_a_policy_is_an_error() {
     assert!(policies(&["no-such-variant".into()]).is_err());
 }
 
+/// With the base's model check off (`model: none`), every variant, a policy's namesake
+/// too, is explored against base on the kernels, and base alone is refused with the way.
+#[test]
+fn a_base_without_its_model_explores_every_variant_on_the_kernels() {
+    let off = crate::kernels::ModelExpectation::BaseOff { said: "kernels/kernels.yaml:9".into() };
+    let variant = |name: &str| crate::kernels::Variant { name: name.into(), patches: Vec::new(), model: off.clone() };
+    let kernels = crate::kernels::Kernels {
+        dir: "kernels".into(),
+        base: crate::kernels::Base::Debian { package: "linux-source-7.3".into() },
+        config: "kernels/config.fragment".into(),
+        variants: vec![variant("base"), variant("async-align-v1")],
+        model_said: Some("kernels/kernels.yaml:9".into()),
+    };
+    let v = |names: &[&str]| without_policy_in(Some(&kernels), &names.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(v(&["base", "async-align-v1"]).unwrap().as_deref(), Some("async-align-v1"));
+    let e = v(&["base"]).unwrap_err().to_string();
+    assert!(e.contains("kernels/kernels.yaml:9 says `model: none`") && e.contains("`--variants base,V`"), "{e}");
+}
+
 #[test]
 fn synthesised_queue_limits_follow_the_device() {
     let mut g = gen(vec![GenStep::Sequential { at: Start::At(0), size: MIB, len: None }]);
