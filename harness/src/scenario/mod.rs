@@ -45,7 +45,8 @@ impl Device {
     }
 }
 
-/// QEMU's UFS logical unit reports max_hw_sectors_kb 1024 (FACTS.md).
+/// QEMU's UFS logical unit reports max_hw_sectors_kb 1024 (read back by the guest: every UFS
+/// run's env.json has it in its queue limits).
 pub const UFS_TRANSFER_LIMIT: u64 = 1 << 20;
 
 /// One point of a scenario's matrix: the queue settings of one run.
