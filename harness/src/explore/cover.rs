@@ -542,7 +542,7 @@ mod tests {
     /// The set for seed 1's first 2000 scenarios, printed: `cargo test -p radiff --lib
     /// explore::cover::tests::print_the_set -- --ignored --nocapture`.
     #[test]
-    #[ignore]
+    #[ignore = "a printout for reading, not a check: run it by hand as the comment says"]
     fn print_the_set() {
         let p = pick(1, 2000);
         print!("{}", p.summary());
