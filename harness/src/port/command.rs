@@ -1,9 +1,8 @@
 //! `radiff kernels port-check` and `radiff kernels ledger`: a base (and the variants'
 //! patched trees) against the port, and the ledger written from a tree.
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use super::{check, doc_names, fingerprint, generate, missing_from_ledger, write, DirFiles, Files, Ledger, PatchedFiles, PortCheck, Ported, BODIES};
 use crate::cache::Cache;
@@ -73,12 +72,9 @@ pub fn base_files(builder: &Builder) -> Result<Box<dyn Files>> {
 /// of that tree is checked against.
 fn ledger_of(ledger: &Ledger, tree: &dyn Files) -> Result<Ledger> {
     let mut out = Ledger { kernel: "base".to_string(), functions: Vec::new(), not_code: Vec::new() };
-    let mut texts: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut texts = super::Cached::new(tree);
     for f in &ledger.functions {
-        if !texts.contains_key(&f.file) {
-            texts.insert(f.file.clone(), tree.read(&f.file)?);
-        }
-        if let Some(code) = texts[&f.file].as_deref().and_then(|t| super::extract(t, &f.name).ok().flatten()) {
+        if let Some(code) = texts.read(&f.file)?.and_then(|t| super::extract(t, &f.name).ok().flatten()) {
             out.functions.push(Ported { name: f.name.clone(), file: f.file.clone(), fingerprint: fingerprint(&code) });
         }
     }
@@ -132,9 +128,8 @@ pub fn unlisted(root: &Path) -> Result<Vec<super::DocName>> {
 /// The base's check against the port, once per process (a trial that parts from the model
 /// asks it; the base does not change while radiff runs).
 pub fn base_check(root: &Path, kernels: &Kernels, cache: &Cache) -> std::result::Result<PortCheck, String> {
-    static CHECKED: OnceLock<Mutex<Option<std::result::Result<PortCheck, String>>>> = OnceLock::new();
-    let mut slot = CHECKED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-    slot.get_or_insert_with(|| port_check(root, kernels, cache, &[]).map(|r| r.base).map_err(|e| e.to_string())).clone()
+    static CHECKED: OnceLock<std::result::Result<PortCheck, String>> = OnceLock::new();
+    CHECKED.get_or_init(|| port_check(root, kernels, cache, &[]).map(|r| r.base).map_err(|e| e.to_string())).clone()
 }
 
 /// The lines that open a trial's failure when the kernel and the model part at `window`

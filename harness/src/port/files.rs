@@ -15,6 +15,27 @@ pub trait Files {
     fn describe(&self) -> String;
 }
 
+/// A tree's files, each read once however often it is asked for.
+pub struct Cached<'a> {
+    tree: &'a dyn Files,
+    texts: std::collections::BTreeMap<String, Option<String>>,
+}
+
+impl<'a> Cached<'a> {
+    pub fn new(tree: &'a dyn Files) -> Cached<'a> {
+        Cached { tree, texts: Default::default() }
+    }
+
+    /// The file's text (`None`: the tree has no such file), read on the first call only.
+    pub fn read(&mut self, path: &str) -> Result<Option<&str>> {
+        if !self.texts.contains_key(path) {
+            let text = self.tree.read(path)?;
+            self.texts.insert(path.to_string(), text);
+        }
+        Ok(self.texts[path].as_deref())
+    }
+}
+
 /// The files below a directory (or, for tests, held in memory).
 pub struct DirFiles {
     root: PathBuf,

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub use command::{base_check, base_files, explain_divergence, kernel_version, make_ledger, port_check, unlisted, Report};
 pub use extract::{extract, normalise, ExtractError};
-pub use files::{DirFiles, Files, GitFiles, PatchedFiles};
+pub use files::{Cached, DirFiles, Files, GitFiles, PatchedFiles};
 
 use crate::error::{Error, Result};
 
@@ -300,14 +300,11 @@ impl PortCheck {
 /// kernel's texts (model/ledger/), `label` names the tree in diffs. A function whose
 /// definition cannot be read is an error naming it.
 pub fn check(ledger: &Ledger, bodies: &dyn Files, tree: &dyn Files, label: &str) -> Result<PortCheck> {
-    let mut texts: BTreeMap<String, Option<String>> = BTreeMap::new();
-    let mut ported_texts: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut texts = Cached::new(tree);
+    let mut ported_texts = Cached::new(bodies);
     let mut out = PortCheck { total: ledger.functions.len(), ..Default::default() };
     for f in &ledger.functions {
-        if !texts.contains_key(&f.file) {
-            texts.insert(f.file.clone(), tree.read(&f.file)?);
-        }
-        let Some(text) = &texts[&f.file] else {
+        let Some(text) = texts.read(&f.file)? else {
             out.gone.push(f.clone());
             continue;
         };
@@ -319,11 +316,8 @@ pub fn check(ledger: &Ledger, bodies: &dyn Files, tree: &dyn Files, label: &str)
         if fingerprint(&code) == f.fingerprint {
             continue;
         }
-        if !ported_texts.contains_key(&f.file) {
-            ported_texts.insert(f.file.clone(), bodies.read(&f.file)?);
-        }
-        let ported = ported_texts[&f.file]
-            .as_deref()
+        let ported = ported_texts
+            .read(&f.file)?
             .and_then(|t| extract(t, &f.name).ok().flatten())
             .unwrap_or_else(|| format!("(model/ledger/{} has no text of {})", f.file, f.name));
         let diff = similar::TextDiff::from_lines(&format!("{ported}\n"), &format!("{code}\n"))
@@ -393,7 +387,7 @@ fn unreadable(tree: &dyn Files, f: &Ported, e: ExtractError) -> Error {
 pub fn generate(kernel: &str, tree: &dyn Files, names: &[DocName], previous: Option<&Ledger>) -> Result<(Ledger, BTreeMap<String, String>)> {
     let mut ledger = Ledger { kernel: kernel.to_string(), functions: Vec::new(), not_code: Vec::new() };
     let mut bodies: BTreeMap<String, String> = BTreeMap::new();
-    let mut cache: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut cache = Cached::new(tree);
     let mut missing = Vec::new();
     for d in names {
         if ledger.function(&d.name).is_some() || ledger.not_code.iter().any(|n| n.name == d.name) {
@@ -405,10 +399,7 @@ pub fn generate(kernel: &str, tree: &dyn Files, names: &[DocName], previous: Opt
         }
         let mut found = None;
         for file in d.file.iter().map(String::as_str).chain(CANDIDATES.iter().copied()) {
-            if !cache.contains_key(file) {
-                cache.insert(file.to_string(), tree.read(file)?);
-            }
-            let Some(text) = &cache[file] else { continue };
+            let Some(text) = cache.read(file)? else { continue };
             let f = Ported { name: d.name.clone(), file: file.to_string(), fingerprint: String::new() };
             if let Some(code) = extract(text, &d.name).map_err(|e| unreadable(tree, &f, e))? {
                 found = Some((file.to_string(), code));
