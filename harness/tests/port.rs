@@ -233,3 +233,28 @@ fn a_base_that_is_not_a_kernel_tree_or_an_unknown_model_is_an_error_at_its_line(
     assert!(err.contains("kernels/kernels.yaml:2:") && err.contains("is not a kernel tree: it has no Makefile"), "{err}");
     assert!(!rig.cache.join("kernels").exists(), "nothing built");
 }
+
+/// Every decision model/lines.txt places is found, as its own lines, in the ported
+/// kernel's source; the anchors are checked against the real tree, not against themselves.
+#[test]
+fn every_listed_decision_is_found_in_the_7_3_4_source() {
+    use radiff::port::lines::{locate, Anchors};
+    let ledger = Ledger::load(&root()).unwrap();
+    let anchors = Anchors::load(&root()).unwrap();
+    let tree = source_7_3_4();
+    let mut tree = port::Cached::new(tree.as_ref());
+    let mut lost = Vec::new();
+    let mut n = 0;
+    for id in anchors.ids() {
+        n += 1;
+        match locate(&anchors, &ledger, &mut tree, id).unwrap() {
+            Some(at) if at.exact => {}
+            other => lost.push(format!("{id}: {other:?}")),
+        }
+    }
+    assert!(lost.is_empty(), "anchors of model/lines.txt not found in 7.3.4:\n{}", lost.join("\n"));
+    assert!(n > 100, "model/lines.txt places {n} decisions");
+    // The end alignment of page_cache_async_ra(), as 7.3.4 numbers its lines.
+    let at = locate(&anchors, &ledger, &mut tree, "page_cache_async_ra: aligned_end < end: trimmed").unwrap().unwrap();
+    assert_eq!(at.to_string(), "mm/readahead.c:713-717");
+}

@@ -26,18 +26,26 @@ impl std::fmt::Display for ExtractError {
 /// none.
 pub fn extract(text: &str, name: &str) -> Result<Option<String>, ExtractError> {
     let lines: Vec<&str> = text.lines().collect();
+    let found: Vec<String> = definitions(text, name)?.into_iter().map(|(start, end)| lines[start - 1..end].join("\n")).collect();
+    Ok((!found.is_empty()).then(|| found.join("\n\n")))
+}
+
+/// The 1-based, inclusive line ranges of every definition of `name` in `text`, in file
+/// order.
+pub fn definitions(text: &str, name: &str) -> Result<Vec<(usize, usize)>, ExtractError> {
+    let lines: Vec<&str> = text.lines().collect();
     let mut found = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         match definition_at(&lines, i, name)? {
             Some((start, end)) => {
-                found.push(lines[start..=end].join("\n"));
+                found.push((start + 1, end + 1));
                 i = end + 1;
             }
             None => i += 1,
         }
     }
-    Ok((!found.is_empty()).then(|| found.join("\n\n")))
+    Ok(found)
 }
 
 /// The line range of a definition of `name` whose name is on line `i`, if there is one.

@@ -12,12 +12,13 @@
 mod command;
 mod extract;
 mod files;
+pub mod lines;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use command::{base_check, base_files, explain_divergence, kernel_version, make_ledger, port_check, unlisted, Report};
-pub use extract::{extract, normalise, ExtractError};
+pub use extract::{definitions, extract, normalise, ExtractError};
 pub use files::{Cached, DirFiles, Files, GitFiles, PatchedFiles};
 
 use crate::error::{Error, Result};
