@@ -38,6 +38,8 @@ pub enum Command {
     Explore(ExploreArgs),
     /// Time the whole matrix: builds, images, runs, the model.
     Bench(BenchArgs),
+    /// Each window of a run with the decisions that made it, in the base's kernel lines.
+    Explain(ExplainArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -284,6 +286,23 @@ impl ExploreArgs {
             return Err(Error::Other("--variants names no variant".into()));
         }
         Ok(o)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A run's folder: runs/SCENARIO/VARIANT[/POINT] (in the cache, or a path).
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: std::path::PathBuf,
+    /// Only this window (0-based, as trials number them).
+    #[arg(long, value_name = "N")]
+    pub window: Option<usize>,
+}
+
+impl ExplainArgs {
+    /// What `radiff explain ARGS` asks.
+    pub fn options(&self) -> crate::explain::Options {
+        crate::explain::Options { run_dir: self.run_dir.clone(), window: self.window }
     }
 }
 

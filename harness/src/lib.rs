@@ -10,6 +10,7 @@ pub mod cache;
 pub mod cli;
 pub mod compare;
 pub mod error;
+pub mod explain;
 pub mod explore;
 pub mod ftrace;
 pub mod guest;

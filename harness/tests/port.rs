@@ -258,3 +258,33 @@ fn every_listed_decision_is_found_in_the_7_3_4_source() {
     let at = locate(&anchors, &ledger, &mut tree, "page_cache_async_ra: aligned_end < end: trimmed").unwrap().unwrap();
     assert_eq!(at.to_string(), "mm/readahead.c:713-717");
 }
+
+/// `radiff explain`'s parting of async-align-v1 from the base, placed in the real 7.3.4
+/// source: the base's decision there is page_cache_async_ra()'s end alignment.
+#[test]
+fn the_async_align_v1_parting_is_placed_at_the_end_alignment() {
+    use radiff::explain::{first_parting, render_parting, Placer};
+    use radiff_model::{explain, Extent, FsKind, Input, MappingLimits, ModelConfig, Op, Policy, QueueLimits, VmSettings};
+    let mut ops = vec![Op::Read { fd: 0, offset: 0, len: 4096 }];
+    ops.extend((0..16).map(|i| Op::Read { fd: 0, offset: 4096 + (i << 20), len: 1 << 20 }));
+    let input = Input {
+        fs: FsKind::Xfs,
+        file_size: 64 << 20,
+        extents: vec![Extent { logical: 0, physical: 1 << 30, length: 64 << 20, flags: 0 }],
+        queue: QueueLimits::nvme_qemu(128, 512),
+        mapping: MappingLimits::xfs(),
+        ops,
+        folio_pfns: Vec::new(),
+        other_files: Vec::new(),
+        vm: VmSettings::default(),
+    };
+    let config = ModelConfig::default();
+    let base = explain(&input, &Policy::BASE, &config);
+    let v1 = explain(&input, &Policy::for_variant("async-align-v1").unwrap(), &config);
+    let parting = first_parting(&base, &v1).unwrap();
+    let tree = source_7_3_4();
+    let mut placer = Placer::new(&root(), tree.as_ref()).unwrap();
+    let text = render_parting(&parting, "async-align-v1", &mut placer);
+    assert!(text.contains("base:  page_cache_async_ra: aligned_end < end: trimmed  (mm/readahead.c:713-717)"), "{text}");
+    assert!(text.contains("async-align-v1's change to page_cache_async_ra()"), "{text}");
+}

@@ -784,7 +784,10 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
                     let moved = radiff::port::explain_divergence(&radiff::repo_root(), &lab.kernels, &lab.cache, &input, policy, d.window)
                         .map(|why| format!("{name}: {}\n", why.replace('\n', &format!("\n{name}: "))))
                         .unwrap_or_default();
-                    let text = format!("{declared}{moved}{}", compare::render(&d, name, &rerun));
+                    let decided = radiff::explain::decisions_at(&radiff::repo_root(), &lab.kernels, &lab.cache, &input, policy, d.window)
+                        .map(|why| format!("{name}: {}\n", why.trim_end().replace('\n', &format!("\n{name}: "))))
+                        .unwrap_or_default();
+                    let text = format!("{declared}{moved}{}{decided}", compare::render(&d, name, &rerun));
                     match &scenario.known_divergence {
                         Some(reason) => eprintln!("{name}: known divergence ({reason}):\n{text}"),
                         None => failures.push(text),

@@ -67,6 +67,12 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Bisect(args) => radiff::bisect::bisect_main(&args.options()?),
         Command::Explore(args) => radiff::explore::main(&args.options()?),
         Command::Bench(args) => radiff::bench::main(&args.options()),
+        Command::Explain(args) => {
+            let root = repo_root();
+            let kernels = Kernels::load(&root)?;
+            progress::output(&radiff::explain::main(&root, &kernels, &Cache::from_env(), &args.options())?);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
