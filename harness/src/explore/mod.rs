@@ -18,6 +18,7 @@
 //! `--budget` bounds the whole run ([`Options::plan`]); Ctrl-C ([`catch_interrupt`]) stops
 //! it at the next scenario or group of confirmations and writes what it has.
 
+pub mod cause;
 pub mod confirm;
 pub mod cover;
 pub mod detect;
@@ -179,6 +180,10 @@ pub struct Report {
     /// Wall time of the confirmations.
     pub confirm_time: Duration,
     pub model_bugs: usize,
+    /// The findings' root causes ([`cause::causes`]), most findings first.
+    pub causes: Vec<cause::Cause>,
+    /// Each cause's decisions in the base's kernel lines (plain when the source is not there).
+    pub cause_lines: Vec<Vec<String>>,
     /// Whether Ctrl-C stopped the run.
     pub interrupted: bool,
     pub markdown: String,
@@ -205,6 +210,8 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
     let shrinking = Instant::now();
     report.findings = shrink_findings(&report.search, o, &pol, progress);
     report.shrink_time = shrinking.elapsed();
+    report.causes = cause::causes(&report.findings, &pol, &o.thresholds);
+    report.cause_lines = place_causes(&report.causes, progress);
     write_candidates(&report.findings, o)?;
     let want = o.confirm.unwrap_or(usize::MAX);
     if want > 0 && !report.findings.is_empty() && !interrupted() {
@@ -225,6 +232,28 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
     report.markdown = markdown(&report, o);
     crate::cache::write_atomic(&o.out.join("summary.md"), report.markdown.as_bytes())?;
     Ok(report)
+}
+
+/// Each cause's decisions in the base's lines; plain decisions when the base's source
+/// cannot be read (said once).
+fn place_causes(causes: &[cause::Cause], progress: &mut dyn FnMut(&str)) -> Vec<Vec<String>> {
+    let root = crate::repo_root();
+    let cache = crate::cache::Cache::from_env();
+    let tree = crate::kernels::Kernels::load(&root).and_then(|k| crate::port::base_files(&crate::kernels::Builder::new(&k, &cache)));
+    let tree = match tree {
+        Ok(t) => t,
+        Err(e) => {
+            progress(&format!("explore: causes without kernel lines: {e}"));
+            return causes.iter().map(|c| c.lines(None)).collect();
+        }
+    };
+    match crate::explain::Placer::new(&root, tree.as_ref()) {
+        Ok(mut placer) => causes.iter().map(|c| c.lines(Some(&mut placer))).collect(),
+        Err(e) => {
+            progress(&format!("explore: causes without kernel lines: {e}"));
+            causes.iter().map(|c| c.lines(None)).collect()
+        }
+    }
 }
 
 /// The progress line that sums up the search `r`.

@@ -427,6 +427,20 @@ fn seed_1_finds_both_seed_classes_by_itself() {
     // Classes are listed once each.
     let classes: std::collections::BTreeSet<String> = report.findings.iter().map(Finding::class).collect();
     assert_eq!(classes.len(), report.findings.len());
+    // Root causes: each finding under exactly one, fewer causes than findings, and the
+    // model's main trimmed-window cause is page_cache_async_ra()'s end alignment.
+    let mut seen = vec![0; report.findings.len()];
+    for c in &report.causes {
+        for &i in &c.findings {
+            seen[i] += 1;
+        }
+    }
+    assert!(seen.iter().all(|&n| n == 1), "{seen:?}");
+    assert!(report.causes.len() < report.findings.len(), "{} causes for {} findings", report.causes.len(), report.findings.len());
+    // (causes come most findings first: the first trimmed-window cause is the largest)
+    let trimmed = report.causes.iter().find(|c| c.detector == "trimmed-window").expect("a trimmed-window cause");
+    assert!(trimmed.path.iter().any(|d| d == "page_cache_async_ra: aligned_end < end: trimmed"), "{trimmed:?}");
+    assert!(report.markdown.contains("### Root causes"), "{}", report.markdown);
 }
 
 #[test]
