@@ -149,6 +149,13 @@ pub struct UnknownReport {
     pub shrunk: Vec<(usize, Pair, usize)>,
     /// The scenarios where the base model fires a detector, run before the set: (name, what fired).
     pub anomalies: Vec<(String, String)>,
+    /// The ported functions the variant's patches change (`port-check`).
+    pub changed_functions: Vec<String>,
+    /// The scenarios chosen because their base path goes through a changed function.
+    pub directed: Vec<String>,
+    /// Changes and model bugs a second run of the same kernels did not repeat: (scenario,
+    /// which kernel's two runs differed, and how). Never reported as changes.
+    pub races: Vec<(String, String)>,
     pub interrupted: bool,
     pub markdown: String,
 }
@@ -175,15 +182,28 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
     progress(&format!("explore: {variant} has no model policy: {}", picked.summary().lines().next().unwrap_or_default()));
     let anomalies = base_anomalies(o, progress);
     let mut report = UnknownReport { anomalies: anomalies.iter().map(|(n, _, why)| (n.clone(), why.clone())).collect(), ..Default::default() };
-    // The anomalies first: shrunk, they are small, and they are where patches act.
-    let todo: Vec<(String, Gen)> = anomalies
-        .into_iter()
-        .map(|(n, g, _)| (n, g))
-        .chain(picked.gens.iter().map(|(index, g)| (format!("explore_cover_{}_{index}", o.seed), g.clone())))
-        .collect();
+    report.changed_functions = changed_functions(lab, variant, progress);
+    let directed = super::directed::rank(o.seed, o.max_scenarios.unwrap_or(2000).min(DIRECTED_FROM), &report.changed_functions, DIRECTED);
+    progress(&format!(
+        "explore: {variant} changes {}: {} generated scenarios go through them, the {} going through most run first",
+        if report.changed_functions.is_empty() { "no ported function".to_string() } else { report.changed_functions.join(", ") },
+        directed.len(),
+        directed.len().min(DIRECTED)
+    ));
+    report.directed = directed.iter().map(|d| format!("explore_patch_{}_{}", o.seed, d.index)).collect();
+    // The scenarios through the patched functions first, then the base anomalies (shrunk,
+    // small, where patches set out to act), then the branch-covering set.
+    let mut todo: Vec<(String, Gen)> = directed.iter().map(|d| (format!("explore_patch_{}_{}", o.seed, d.index), d.gen.clone())).collect();
+    todo.extend(anomalies.into_iter().map(|(n, g, _)| (n, g)));
+    for (index, g) in &picked.gens {
+        if !directed.iter().any(|d| d.index == *index) {
+            todo.push((format!("explore_cover_{}_{index}", o.seed), g.clone()));
+        }
+    }
     std::fs::create_dir_all(&o.out).map_err(|e| Error::io(&o.out, e))?;
     let mut session = Session { lab, variant, o, started, costs: Costs::default() };
     session.run_set(&todo, &mut report, progress);
+    session.repeat_changes(&mut report, progress);
     session.shrink_changes(&mut report, progress);
     report.interrupted |= interrupted();
     write_changes(&report, variant, o)?;
@@ -191,6 +211,28 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
     let path = o.out.join("summary.md");
     crate::cache::write_atomic(&path, report.markdown.as_bytes())?;
     Ok(report)
+}
+
+/// At most this many scenarios run first because their base path goes through a function
+/// the patch changes, chosen among the first [`DIRECTED_FROM`] of the seed.
+pub const DIRECTED: usize = 12;
+pub const DIRECTED_FROM: u64 = 600;
+
+/// The ported functions `variant`'s patches change, against the base (empty, said, when
+/// they cannot be read).
+fn changed_functions(lab: &Lab, variant: &str, progress: &mut dyn FnMut(&str)) -> Vec<String> {
+    match crate::port::port_check(&crate::repo_root(), &lab.kernels, &lab.cache, &[variant.to_string()]) {
+        Ok(r) => r.variants.iter().flat_map(|(_, c)| c.differing().into_iter().map(str::to_string)).collect(),
+        Err(e) => {
+            progress(&format!("explore: which ported functions {variant} changes is unknown ({e}); the search is not directed"));
+            Vec::new()
+        }
+    }
+}
+
+/// How two runs of one kernel on one scenario differ, if they do (a race).
+pub fn differs(kernel: &str, first: &Trace, second: &Trace) -> Option<String> {
+    compare::compare(first, second).map(|d| format!("two runs of the {kernel} kernel part at window {} ({:?})", d.window, d.part))
 }
 
 /// What the steps of one [`explore_unknown`] share: the lab, the variant, the options,
@@ -252,6 +294,38 @@ impl Session<'_> {
         drop(task);
     }
 
+    /// Runs every scenario that changed, or where the base model parted from the base
+    /// kernel, a second time on both kernels: when either kernel's two runs differ, it is
+    /// a race, moved to `report.races`, and neither a change nor a model bug.
+    fn repeat_changes(&mut self, report: &mut UnknownReport, progress: &mut dyn FnMut(&str)) {
+        for i in 0..report.ran.len() {
+            let first = report.ran[i].clone();
+            if (first.hit.is_none() && first.model_bug.is_none()) || interrupted() {
+                continue;
+            }
+            let name = format!("{}_again", first.name);
+            progress(&format!("explore: {}: run again on both kernels before it is reported", first.name));
+            match run_pair(self.lab, self.variant, &first.gen, &name) {
+                Ok(second) => {
+                    self.costs.record(2, second.run_time, second.image_time);
+                    let race = differs("base", &first.base, &second.base).or_else(|| differs(self.variant, &first.variant, &second.variant));
+                    if let Some(why) = race {
+                        progress(&format!("explore: {}: a race, not a change: {why}", first.name));
+                        report.races.push((first.name.clone(), why));
+                        report.ran[i].hit = None;
+                        report.ran[i].model_bug = None;
+                    }
+                }
+                Err(e) => {
+                    progress(&format!("explore: {name}: the second run failed: {e}; not reported"));
+                    report.races.push((first.name.clone(), format!("the second run failed: {}", e.to_string().lines().next().unwrap_or_default())));
+                    report.ran[i].hit = None;
+                    report.ran[i].model_bug = None;
+                }
+            }
+        }
+    }
+
     /// Shrinks each scenario of `report.ran` that changed, worse ones first, then the
     /// stronger, by delta debugging on both kernels while the budget lasts.
     fn shrink_changes(&mut self, report: &mut UnknownReport, progress: &mut dyn FnMut(&str)) {
@@ -300,6 +374,16 @@ impl Session<'_> {
                 o.shrink_budget,
             );
             debug_assert!(shrunk == best.gen);
+            // The shrunk scenario ran once per kernel: it is reported only if both repeat it.
+            if best.gen != original.gen {
+                match run_pair(lab, variant, &best.gen, &format!("{}_again", best.name)) {
+                    Ok(again) if differs("base", &best.base, &again.base).is_none() && differs(variant, &best.variant, &again.variant).is_none() => {}
+                    _ => {
+                        progress(&format!("explore: {}: the shrunk scenario did not repeat; the original is reported", original.name));
+                        best = original.clone();
+                    }
+                }
+            }
             if tries > 0 {
                 progress(&format!("explore: {}: shrunk to {} in {tries} kernel pairs", original.name, best.gen.describe()));
             }
@@ -407,6 +491,7 @@ pub fn markdown_unknown(r: &UnknownReport, picked: &Picked, variant: &str, o: &O
     for (name, why) in &r.skipped {
         let _ = writeln!(md, "- not run: `{name}` ({why})");
     }
+    md.push_str(&markdown_patch(r, variant));
     let bugs: Vec<&Pair> = r.ran.iter().filter(|p| p.model_bug.is_some()).collect();
     if !bugs.is_empty() {
         let _ = writeln!(md, "\n**Model bugs**: the base model parts from the base kernel on {} of them:", bugs.len());
@@ -438,6 +523,28 @@ pub fn markdown_unknown(r: &UnknownReport, picked: &Picked, variant: &str, o: &O
             figures_line(&p.variant),
             p.hit.as_ref().map_or(String::new(), |h| h.key.replace('|', "/"))
         );
+    }
+    md
+}
+
+/// What the patch changes, which scenarios reached it, and the races set aside.
+fn markdown_patch(r: &UnknownReport, variant: &str) -> String {
+    let mut md = String::new();
+    if r.changed_functions.is_empty() {
+        let _ = writeln!(md, "\n{variant} changes no ported function (port-check): the search was not directed.");
+    } else {
+        let gens: Vec<&Gen> = r.ran.iter().map(|p| &p.gen).collect();
+        let _ = writeln!(md, "\n{variant} changes {} ported functions; the scenarios run that reached each (base model's path):", r.changed_functions.len());
+        for (f, n) in super::directed::reach(&gens, &r.changed_functions) {
+            let _ = writeln!(md, "- `{f}()`: {n} of {}", r.ran.len());
+        }
+        let _ = writeln!(md, "{} scenarios ran first because their base path goes through them: {}", r.directed.len(), r.directed.join(", "));
+    }
+    if !r.races.is_empty() {
+        let _ = writeln!(md, "\nRaces, not changes (each changed scenario runs twice on each kernel; these did not repeat):");
+        for (name, why) in &r.races {
+            let _ = writeln!(md, "- `{name}`: {why}");
+        }
     }
     md
 }

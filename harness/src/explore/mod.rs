@@ -22,6 +22,7 @@ pub mod cause;
 pub mod confirm;
 pub mod cover;
 pub mod detect;
+pub mod directed;
 pub mod generate;
 pub mod shrink;
 
