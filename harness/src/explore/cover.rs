@@ -97,6 +97,8 @@ pub struct Pair {
     pub hit: Option<Hit>,
     /// Where the base model parts from the base kernel (a model bug), rendered.
     pub model_bug: Option<String>,
+    /// The model's input from what the guest measured on the base run.
+    pub base_input: Option<radiff_model::Input>,
     /// Wall time of the two runs, and of the disk image's preparation when it was made.
     pub run_time: Duration,
     pub image_time: Option<Duration>,
@@ -118,23 +120,26 @@ pub fn run_pair(lab: &Lab, variant: &str, gen: &Gen, name: &str) -> Result<Pair>
     };
     let mut traces = Vec::new();
     let mut model_bug = None;
+    let mut base_input = None;
     let mut run_time = Duration::ZERO;
     for v in &variants {
         let out = lab.run(&scenario, point, v, &format!("explore {name} on {v}"))?;
         run_time += out.wall;
         let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
         if v == "base" {
-            let model = predict(&model_input(&scenario, &out.env, &out.capture.pfns), &Policy::BASE);
+            let input = model_input(&scenario, &out.env, &out.capture.pfns);
+            let model = predict(&input, &Policy::BASE);
             if let Some(d) = compare::compare(&kernel, &model) {
                 model_bug = Some(compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
             }
+            base_input = Some(input);
         }
         traces.push(kernel);
     }
     let variant_trace = traces.pop().expect("two runs");
     let base = traces.pop().expect("two runs");
     let hit = super::detect::variant_change(&base, &variant_trace, variant);
-    Ok(Pair { name: name.to_string(), gen: gen.clone(), base, variant: variant_trace, hit, model_bug, run_time, image_time })
+    Ok(Pair { name: name.to_string(), gen: gen.clone(), base, variant: variant_trace, hit, model_bug, base_input, run_time, image_time })
 }
 
 /// What an explore of a variant without a model policy produced.
@@ -153,6 +158,10 @@ pub struct UnknownReport {
     pub changed_functions: Vec<String>,
     /// The scenarios chosen because their base path goes through a changed function.
     pub directed: Vec<String>,
+    /// Per reported change (by scenario name): the first window where the kernels part,
+    /// and the base path's decisions there in the functions the patch changes, in the base's
+    /// kernel lines.
+    pub decided: Vec<(String, String)>,
     /// Changes and model bugs a second run of the same kernels did not repeat: (scenario,
     /// which kernel's two runs differed, and how). Never reported as changes.
     pub races: Vec<(String, String)>,
@@ -191,10 +200,10 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
         directed.len().min(DIRECTED)
     ));
     report.directed = directed.iter().map(|d| format!("explore_patch_{}_{}", o.seed, d.index)).collect();
-    // The scenarios through the patched functions first, then the base anomalies (shrunk,
-    // small, where patches set out to act), then the branch-covering set.
-    let mut todo: Vec<(String, Gen)> = directed.iter().map(|d| (format!("explore_patch_{}_{}", o.seed, d.index), d.gen.clone())).collect();
-    todo.extend(anomalies.into_iter().map(|(n, g, _)| (n, g)));
+    // The base anomalies first (shrunk, small, where patches set out to act), then the
+    // scenarios through the patched functions, then the branch-covering set.
+    let mut todo: Vec<(String, Gen)> = anomalies.into_iter().map(|(n, g, _)| (n, g)).collect();
+    todo.extend(directed.iter().map(|d| (format!("explore_patch_{}_{}", o.seed, d.index), d.gen.clone())));
     for (index, g) in &picked.gens {
         if !directed.iter().any(|d| d.index == *index) {
             todo.push((format!("explore_cover_{}_{index}", o.seed), g.clone()));
@@ -206,6 +215,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
     session.repeat_changes(&mut report, progress);
     session.shrink_changes(&mut report, progress);
     report.interrupted |= interrupted();
+    report.decided = decided(lab, &report);
     write_changes(&report, variant, o)?;
     report.markdown = markdown_unknown(&report, &picked, variant, o, started.elapsed());
     let path = o.out.join("summary.md");
@@ -228,6 +238,27 @@ fn changed_functions(lab: &Lab, variant: &str, progress: &mut dyn FnMut(&str)) -
             Vec::new()
         }
     }
+}
+
+/// For each reported change: the first window where base and variant kernels part, and
+/// the decisions the base model took there in the functions the patch changes (all of the
+/// window's, when it took none there), in the base's lines.
+fn decided(lab: &Lab, r: &UnknownReport) -> Vec<(String, String)> {
+    let root = crate::repo_root();
+    let Ok(tree) = crate::port::base_files(&crate::kernels::Builder::new(&lab.kernels, &lab.cache)) else { return Vec::new() };
+    let Ok(mut placer) = crate::explain::Placer::new(&root, tree.as_ref()) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (_, p, _) in &r.shrunk {
+        let (Some(input), Some(d)) = (&p.base_input, compare::compare(&p.base, &p.variant)) else { continue };
+        let e = radiff_model::explain(input, &Policy::BASE, &radiff_model::ModelConfig::default());
+        let Some(note) = e.notes.get(d.window) else { continue };
+        let mut on: Vec<String> = note.decisions.iter().filter(|x| r.changed_functions.iter().any(|c| c == crate::port::lines::function_of(x))).cloned().collect();
+        on.dedup();
+        let what = if on.is_empty() { "none of the changed functions; the window's decisions" } else { "the changed functions" };
+        let list = if on.is_empty() { note.decisions.clone() } else { on };
+        out.push((p.name.clone(), format!("window {} is where the kernels part; the base path there, in {what}:\n{}", d.window, placer.lines(&list, "    "))));
+    }
+    out
 }
 
 /// How two runs of one kernel on one scenario differ, if they do (a race).
@@ -539,6 +570,9 @@ fn markdown_patch(r: &UnknownReport, variant: &str) -> String {
             let _ = writeln!(md, "- `{f}()`: {n} of {}", r.ran.len());
         }
         let _ = writeln!(md, "{} scenarios ran first because their base path goes through them: {}", r.directed.len(), r.directed.join(", "));
+    }
+    for (name, text) in &r.decided {
+        let _ = writeln!(md, "\n`{name}`: {}", text.trim_end());
     }
     if !r.races.is_empty() {
         let _ = writeln!(md, "\nRaces, not changes (each changed scenario runs twice on each kernel; these did not repeat):");
