@@ -41,6 +41,10 @@ pub struct ModelFigures {
     pub mmap_headline: Duration,
     pub mix_base: f64,
     pub mix_two: f64,
+    /// The search on base on one thread, and on [`ModelFigures::threads`] (every core).
+    pub search_one: f64,
+    pub search_all: f64,
+    pub threads: usize,
 }
 
 /// The shortest of `n` predictions of `input`: the cost of the model, not of the machine's
@@ -67,15 +71,17 @@ pub fn model_figures(repo: &std::path::Path) -> Result<ModelFigures> {
     let mmap_input = crate::explore::synthetic_input(&s);
     std::hint::black_box(predict(&mmap_input, &policy));
     let mmap_headline = best_prediction(&mmap_input, &policy, 20);
-    let mix_base = crate::explore::model_throughput(&["base".into()], 1, 2000)?;
-    let mix_two = crate::explore::model_throughput(&["base".into(), "async-align-v1".into()], 1, 2000)?;
-    Ok(ModelFigures { headline, mmap_headline, mix_base, mix_two })
+    let threads = crate::explore::all_cores();
+    let mix_base = crate::explore::model_throughput(&["base".into()], 1, 2000, threads)?;
+    let mix_two = crate::explore::model_throughput(&["base".into(), "async-align-v1".into()], 1, 2000, threads)?;
+    let search_one = crate::explore::model_throughput(&["base".into()], 1, 2000, 1)?;
+    Ok(ModelFigures { headline, mmap_headline, mix_base, mix_two, search_one, search_all: mix_base, threads })
 }
 
 impl ModelFigures {
     pub fn lines(&self) -> String {
         format!(
-            "model: headline case ({HEADLINE}) predicts in {:.2} ms ({:.0} scenarios/s; target <= {} ms: {}); mmap headline ({MMAP_HEADLINE}) in {:.3} ms ({:.0} scenarios/s); radiff explore's mix: {:.0} scenarios/s on base, {:.0}/s on base,async-align-v1",
+            "model: headline case ({HEADLINE}) predicts in {:.2} ms ({:.0} scenarios/s; target <= {} ms: {}); mmap headline ({MMAP_HEADLINE}) in {:.3} ms ({:.0} scenarios/s); radiff explore's mix: {:.0} scenarios/s on base, {:.0}/s on base,async-align-v1\nsearch (seed 1's first 2000 scenarios on base): {:.0} scenarios/s on 1 thread, {:.0}/s on {} threads: x{:.2}",
             self.headline.as_secs_f64() * 1e3,
             1.0 / self.headline.as_secs_f64().max(1e-9),
             HEADLINE_TARGET.as_millis(),
@@ -83,7 +89,11 @@ impl ModelFigures {
             self.mmap_headline.as_secs_f64() * 1e3,
             1.0 / self.mmap_headline.as_secs_f64().max(1e-9),
             self.mix_base,
-            self.mix_two
+            self.mix_two,
+            self.search_one,
+            self.search_all,
+            self.threads,
+            self.search_all / self.search_one.max(1e-9)
         )
     }
 }

@@ -216,8 +216,11 @@ pub struct ExploreArgs {
     /// Confirm at most K findings on the kernels (0: the model alone, no VM).
     #[arg(long, value_name = "K")]
     pub confirm: Option<usize>,
-    /// Set a detector's threshold (repeatable).
-    #[arg(long, value_name = "NAME=VALUE", value_parser = threshold)]
+    /// Threads the model's search runs on (default: every core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub threads: Option<u64>,
+    /// Set a detector's threshold (repeatable; --help lists them).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = threshold, long_help = crate::explore::detect::thresholds_help())]
     pub threshold: Vec<String>,
 }
 
@@ -277,6 +280,7 @@ impl ExploreArgs {
             out: self.out.clone(),
             confirm: self.confirm,
             max_scenarios: self.scenarios,
+            threads: self.threads.map_or_else(crate::explore::all_cores, |n| n as usize),
             ..crate::explore::Options::default()
         };
         for t in &self.threshold {
@@ -426,7 +430,7 @@ mod tests {
         let o = parse(&["--variants", "base,async-align-v1", "--budget", "1m", "--seed", "7", "--confirm", "0", "--threshold", "trim_ratio=0.4"]).unwrap();
         assert_eq!(o.variants, vec!["base", "async-align-v1"]);
         assert_eq!((o.budget, o.seed, o.confirm), (Duration::from_secs(60), 7, Some(0)));
-        assert_eq!(o.thresholds.trim_ratio, 0.4);
+        assert_eq!(o.thresholds.get("trim_ratio"), 0.4);
         assert!(parse(&["--threshold", "nope=1"]).is_err());
     }
 

@@ -17,87 +17,15 @@ use radiff_model::{Op, Submit, Trace, Trigger, Window};
 
 use crate::summary::Figures;
 
+mod hint;
+mod ramp;
+mod thresholds;
+
+pub use hint::{hint_shortfall, hints, Hint};
+pub use ramp::lost_ramp;
+pub use thresholds::{help as thresholds_help, Threshold, Thresholds};
+
 const PAGE: u64 = radiff_model::trace::PAGE_SIZE;
-
-/// The detectors' thresholds. Every value is an option of `radiff explore`
-/// (`--threshold NAME=VALUE`); the defaults are documented on each field.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Thresholds {
-    /// Sequential streams have at least this many reads (default 8).
-    pub stream_reads: u64,
-    /// ... and at least this many bytes (default 1 MiB).
-    pub stream_bytes: u64,
-    /// A read continues a stream only if it comes at most this many calls after the
-    /// stream's last read (default 8), so random reads that happen to touch make none.
-    pub stream_gap: usize,
-    /// Trimmed window: an async window is trimmed when it is smaller than this fraction
-    /// of the window before it in its stream (default 0.5).
-    pub trim_ratio: f64,
-    /// ... only after a window of at least this many pages (default 16).
-    pub trim_min_pages: u64,
-    /// ... and the detector fires on at least this many trimmed windows (default 2).
-    pub trim_min_count: u64,
-    /// Order collapse: fires when the median folio order of a stream's second half is at
-    /// least this many orders below what its window allows (default 3).
-    pub order_gap: u32,
-    /// Fragmentation: a window is fragmented when its largest request is below this
-    /// fraction of min(window or read size, max_sectors_kb) (default 0.25) ...
-    pub frag_ratio: f64,
-    /// ... and fires when at least this fraction of a stream's windows are (default 0.5).
-    pub frag_share: f64,
-    /// Amplification: fires when the device reads this many times the bytes the program
-    /// read (distinct bytes; default 4.0) ...
-    pub amplification: f64,
-    /// ... when the device read at least this many bytes (default 1 MiB) ...
-    pub amplification_min_bytes: u64,
-    /// ... and the program read at least this many (default 256 KiB: a small read that
-    /// opens a normal readahead window is not amplification).
-    pub amplification_min_program_bytes: u64,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Thresholds {
-            stream_reads: 8,
-            stream_bytes: 1 << 20,
-            stream_gap: 8,
-            trim_ratio: 0.5,
-            trim_min_pages: 16,
-            trim_min_count: 2,
-            order_gap: 3,
-            frag_ratio: 0.25,
-            frag_share: 0.5,
-            amplification: 4.0,
-            amplification_min_bytes: 1 << 20,
-            amplification_min_program_bytes: 256 << 10,
-        }
-    }
-}
-
-impl Thresholds {
-    /// Sets one threshold by its field name: `trim_ratio=0.4`.
-    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
-        let (name, value) = assignment.split_once('=').ok_or_else(|| format!("`{assignment}`: write NAME=VALUE"))?;
-        let f = || value.parse::<f64>().map_err(|_| format!("{name}: `{value}` is not a number"));
-        let u = || value.parse::<u64>().map_err(|_| format!("{name}: `{value}` is not a whole number"));
-        match name {
-            "stream_reads" => self.stream_reads = u()?,
-            "stream_bytes" => self.stream_bytes = u()?,
-            "stream_gap" => self.stream_gap = u()? as usize,
-            "trim_ratio" => self.trim_ratio = f()?,
-            "trim_min_pages" => self.trim_min_pages = u()?,
-            "trim_min_count" => self.trim_min_count = u()?,
-            "order_gap" => self.order_gap = u()? as u32,
-            "frag_ratio" => self.frag_ratio = f()?,
-            "frag_share" => self.frag_share = f()?,
-            "amplification" => self.amplification = f()?,
-            "amplification_min_bytes" => self.amplification_min_bytes = u()?,
-            "amplification_min_program_bytes" => self.amplification_min_program_bytes = u()?,
-            _ => return Err(format!("unknown threshold `{name}`")),
-        }
-        Ok(())
-    }
-}
 
 /// What a trace was made from, as the detectors need it.
 #[derive(Clone, Debug)]
@@ -114,8 +42,7 @@ pub struct Context<'a> {
 /// A detector that fired.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hit {
-    /// The detector's name: `trimmed-window`, `order-collapse`, `fragmentation`,
-    /// `amplification`, `variant-change`.
+    /// The detector's name: a row of [`DETECTORS`], or `variant-change`.
     pub detector: &'static str,
     /// The trace pattern that fired it, coarse enough to group alike findings.
     pub key: String,
@@ -128,17 +55,85 @@ pub struct Hit {
 /// A detector over one trace.
 pub type Detector = fn(&Trace, &Context, &Thresholds) -> Option<Hit>;
 
-/// Detectors over one trace, by name.
-pub const DETECTORS: &[(&str, Detector)] = &[
-    ("trimmed-window", trimmed_window),
-    ("order-collapse", order_collapse),
-    ("fragmentation", fragmentation),
-    ("amplification", amplification),
+/// One row of the detectors' table: a detector's name (its [`Hit::detector`]), the
+/// thresholds it is tuned by (each a `--threshold` option), and its function.
+pub struct Row {
+    pub name: &'static str,
+    pub thresholds: &'static [Threshold],
+    pub detect: Detector,
+}
+
+/// The thresholds of the stream finder every stream detector uses ([`streams`]).
+pub const STREAM_THRESHOLDS: &[Threshold] = &[
+    Threshold::whole("stream_reads", 8, "sequential streams have at least this many reads"),
+    Threshold::whole("stream_bytes", 1 << 20, "... and at least this many bytes"),
+    Threshold::whole("stream_gap", 8, "a read continues a stream only this many calls after its last read at most"),
 ];
 
-/// Every detector of [`DETECTORS`] that fires on `trace`.
+/// The detectors over one trace, in the order they are listed and confirmed (after the
+/// variant change). A new detector is one function and one row here.
+pub const DETECTORS: &[Row] = &[
+    Row {
+        name: "trimmed-window",
+        thresholds: &[
+            Threshold::ratio("trim_ratio", 0.5, "an async window is trimmed when smaller than this fraction of the window before it in its stream"),
+            Threshold::whole("trim_min_pages", 16, "... only after a window of at least this many pages"),
+            Threshold::whole("trim_min_count", 2, "... and the detector fires on at least this many trimmed windows"),
+        ],
+        detect: trimmed_window,
+    },
+    Row {
+        name: "order-collapse",
+        thresholds: &[Threshold::whole("order_gap", 3, "fires when a stream's median folio order in its second half is this many orders below what its window allows")],
+        detect: order_collapse,
+    },
+    Row {
+        name: "fragmentation",
+        thresholds: &[
+            Threshold::ratio("frag_ratio", 0.25, "a window is fragmented when its largest request is below this fraction of min(window or read size, max_sectors_kb)"),
+            Threshold::ratio("frag_share", 0.5, "... and the detector fires when this share of a stream's windows are"),
+        ],
+        detect: fragmentation,
+    },
+    Row {
+        name: "amplification",
+        thresholds: &[
+            Threshold::ratio("amplification", 4.0, "fires when the device reads this many times the (distinct) bytes the program read or asked for"),
+            Threshold::whole("amplification_min_bytes", 1 << 20, "... when the device read at least this many bytes"),
+            Threshold::whole("amplification_min_program_bytes", 256 << 10, "... and the program at least this many"),
+        ],
+        detect: amplification,
+    },
+    Row {
+        name: "hint-shortfall",
+        thresholds: &[
+            Threshold::ratio("hint_read_share", 0.5, "a hint (WILLNEED, readahead(2), MADV_WILLNEED) falls short when it reads less than this share of the uncached pages it asked for"),
+            Threshold::whole("hint_min_pages", 64, "... when it asked for at least this many uncached pages"),
+        ],
+        detect: hint_shortfall,
+    },
+    Row {
+        name: "lost-ramp",
+        thresholds: &[
+            Threshold::ratio("ramp_ratio", 4.0, "a stream has ramped up once a window is this many times its first (in pages, or 2^N in folio order)"),
+            Threshold::whole("ramp_min_drops", 1, "fires when a ramped stream falls back to its first window's size or order this many times, in its middle and not after cached pages"),
+        ],
+        detect: lost_ramp,
+    },
+];
+
+/// Where `detector` is listed: 0 for the variant change, then [`DETECTORS`]' order
+/// (an unknown name last).
+pub fn rank(detector: &str) -> usize {
+    if detector == "variant-change" {
+        return 0;
+    }
+    1 + DETECTORS.iter().position(|r| r.name == detector).unwrap_or(DETECTORS.len())
+}
+
+/// Every detector of [`DETECTORS`] that fires on `trace`, in table order.
 pub fn run_all(trace: &Trace, ctx: &Context, t: &Thresholds) -> Vec<Hit> {
-    DETECTORS.iter().filter_map(|(_, d)| d(trace, ctx, t)).collect()
+    DETECTORS.iter().filter_map(|row| (row.detect)(trace, ctx, t)).collect()
 }
 
 /// A sequential stream of the program's reads: bytes `[start, end)`.
@@ -204,7 +199,7 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
             Op::Readahead { .. } | Op::Munmap { .. } => continue,
         };
         // A read continues a stream that ended where it starts, read a few calls ago.
-        match by_end.remove(&offset).filter(|&i| n - all[i].2 <= t.stream_gap) {
+        match by_end.remove(&offset).filter(|&i| n - all[i].2 <= t.count("stream_gap") as usize) {
             Some(i) => {
                 let (s, sizes, last, _) = &mut all[i];
                 s.end = offset + len;
@@ -221,7 +216,7 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
     }
     let mut kept: Vec<Stream> = Vec::new();
     for (mut s, sizes, _, random) in all {
-        if random || s.reads < t.stream_reads || s.end - s.start < t.stream_bytes || kept.iter().any(|k| s.start < k.end && k.start < s.end) {
+        if random || s.reads < t.count("stream_reads") || s.end - s.start < t.count("stream_bytes") || kept.iter().any(|k| s.start < k.end && k.start < s.end) {
             continue;
         }
         s.read_size = sizes.iter().max_by_key(|(size, n)| (**n, **size)).map_or(0, |(size, _)| *size);
@@ -282,7 +277,7 @@ pub fn trimmed_window(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
             windows += 1;
             if let Some(p) = prev {
                 let ends_at_eof = index + size >= file_pages;
-                if w.trigger == Trigger::Async && p >= t.trim_min_pages && (size as f64) < p as f64 * t.trim_ratio && !ends_at_eof {
+                if w.trigger == Trigger::Async && p >= t.count("trim_min_pages") && (size as f64) < p as f64 * t.get("trim_ratio") && !ends_at_eof {
                     trimmed += 1;
                     ratio_sum += size as f64 / p as f64;
                     *pairs.entry((pow2_floor(p), pow2_floor(size))).or_default() += 1;
@@ -291,7 +286,7 @@ pub fn trimmed_window(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
             prev = Some(size);
         }
     }
-    if trimmed < t.trim_min_count {
+    if trimmed < t.count("trim_min_count") {
         return None;
     }
     let ((p, s), _) = pairs.iter().max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))?;
@@ -314,7 +309,7 @@ pub fn order_collapse(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
     let mut best: Option<Hit> = None;
     for stream in streams(ctx.ops, t) {
         let allowed = ctx.max_order.min(ilog2(ctx.ra_pages.max(stream.read_size / PAGE)));
-        if allowed < t.order_gap {
+        if allowed < t.count("order_gap") as u32 {
             continue;
         }
         let ws = windows_of(trace, &stream);
@@ -324,7 +319,7 @@ pub fn order_collapse(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
         }
         orders.sort_unstable();
         let median = orders[orders.len() / 2];
-        if median + t.order_gap <= allowed {
+        if median + t.count("order_gap") as u32 <= allowed {
             let strength = (allowed - median) as f64 / allowed as f64 * (stream.end - stream.start) as f64 / ctx.file_size as f64;
             if best.as_ref().is_none_or(|b| strength > b.strength) {
                 best = Some(Hit {
@@ -364,12 +359,12 @@ pub fn fragmentation(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit
                 continue;
             }
             with_requests += 1;
-            if (largest as f64) < expected as f64 * t.frag_ratio {
+            if (largest as f64) < expected as f64 * t.get("frag_ratio") {
                 fragmented += 1;
                 *sizes.entry((pow2_floor(largest), pow2_floor(expected))).or_default() += 1;
             }
         }
-        if with_requests >= 4 && fragmented as f64 >= with_requests as f64 * t.frag_share {
+        if with_requests >= 4 && fragmented as f64 >= with_requests as f64 * t.get("frag_share") {
             let ((got, want), _) = sizes.iter().max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))?;
             let strength = fragmented as f64 / with_requests as f64 * (1.0 - *got as f64 / *want as f64);
             if best.as_ref().is_none_or(|b| strength > b.strength) {
@@ -449,11 +444,11 @@ pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
 pub fn amplification(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
     let device: u64 = trace.requests().filter(|r| r.is_read() && !r.is_metadata()).map(|r| r.bytes()).sum();
     let program = distinct_bytes_read(ctx.ops, ctx.file_size);
-    if program == 0 || program < t.amplification_min_program_bytes || device < t.amplification_min_bytes {
+    if program == 0 || program < t.count("amplification_min_program_bytes") || device < t.count("amplification_min_bytes") {
         return None;
     }
     let ratio = device as f64 / program as f64;
-    (ratio >= t.amplification).then(|| Hit {
+    (ratio >= t.get("amplification")).then(|| Hit {
         detector: "amplification",
         key: format!("x{}", pow2_floor(ratio as u64)),
         strength: ratio,
@@ -540,3 +535,6 @@ pub fn fmt_num(x: f64) -> String {
         format!("{x:.2}")
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -52,14 +52,14 @@ use crate::scenario::Scenario;
 pub use describe::{comment, figures_line, model_figures};
 pub use interrupt::{catch_interrupt, interrupted};
 pub use markdown::markdown;
-pub use options::{Options, SEARCH_SHARE, SHRINK_SHARE};
+pub use options::{all_cores, Options, SEARCH_SHARE, SHRINK_SHARE};
 pub use policy::{policies, policies_in, without_policy, without_policy_in};
 pub use schedule::{pick_group, Costs, Queued, GUESS_IMAGE, GUESS_RUN};
 pub use search::{context, detect_all, fires, predict_scenario, scenario_of, search, signature, Finding, SearchResult};
 use search::by_detector;
 pub use throughput::model_throughput;
 pub use trial::trial;
-pub use triage::{changes_requests, is_worse, shrink_findings, DETECTOR_ORDER};
+pub use triage::{changes_requests, is_worse, shrink_findings};
 
 /// The queue limits the guest would measure for `scenario`'s first point, synthesised
 /// from the device kind: QEMU NVMe with the scenario's transfer limit (max_segments

@@ -1,4 +1,4 @@
-//! What `radiff explore` is asked: variants, budget, seed, limits, thresholds.
+//! What `radiff explore` is asked: variants, budget, seed, limits, threads, thresholds.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,6 +28,13 @@ pub struct Options {
     pub shrink_budget: usize,
     /// Stop the search after this many scenarios (None: only the budget stops it).
     pub max_scenarios: Option<u64>,
+    /// Threads the model's search runs on (default: every core; see [`all_cores`]).
+    pub threads: usize,
+}
+
+/// The cores this process may use (1 when unknown).
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 impl Default for Options {
@@ -43,6 +50,7 @@ impl Default for Options {
             shrink_time: None,
             shrink_budget: 300,
             max_scenarios: None,
+            threads: all_cores(),
         }
     }
 }

@@ -117,52 +117,104 @@ pub fn scenario_of(gen: &Gen, variants: &[String]) -> Result<Scenario> {
     gen.scenario(Path::new("explore"), "explore_candidate", "", variants)
 }
 
+/// What the search made of one generated scenario: its hits, or why it did not parse.
+type Judged = std::result::Result<Vec<(Hit, Option<String>)>, String>;
+
+/// Generates, parses, predicts and judges scenario `index` of `seed`.
+fn judge(seed: u64, index: u64, policies: &[(String, Policy)], t: &Thresholds) -> (Gen, Judged) {
+    let gen = generate::generate(seed, index);
+    let judged = match scenario_of(&gen, &[]) {
+        Err(e) => Err(format!("scenario {index}: {e}")),
+        Ok(s) => {
+            let (input, traces) = predict_scenario(&s, policies);
+            Ok(detect_all(&input, &traces, policies, t))
+        }
+    };
+    (gen, judged)
+}
+
+impl SearchResult {
+    /// Adds scenario `index`'s outcome. Called in index order, so the strongest of a group
+    /// is the first of the strongest (as one thread would find it).
+    fn add(&mut self, index: u64, gen: Gen, judged: Judged) {
+        self.scenarios += 1;
+        let hits = match judged {
+            Err(e) => return self.invalid.push(e),
+            Ok(hits) => hits,
+        };
+        self.firing += !hits.is_empty() as u64;
+        for (hit, variant) in hits {
+            let sig = signature(&hit, &gen);
+            match self.groups.get_mut(&sig) {
+                Some(f) => {
+                    f.group_size += 1;
+                    if hit.strength > f.hit.strength {
+                        let n = f.group_size;
+                        *f = Finding { gen: gen.clone(), hit, variant, index, group_size: n };
+                    }
+                }
+                None => {
+                    self.groups.insert(sig, Finding { gen: gen.clone(), hit, variant, index, group_size: 1 });
+                }
+            }
+        }
+    }
+}
+
 /// The model-only search: scenarios `0..` of `seed` until the budget (or
 /// `max_scenarios`) runs out, grouping findings by signature.
+///
+/// Generation, prediction and detection run on `o.threads` threads (at least one), which
+/// take the next index from a shared counter as each finishes one; the results are merged
+/// in index order, and every index taken is finished, so the search covers `0..n` with no
+/// gap and a seed and a count name the same findings whatever the thread count.
 pub fn search(o: &Options, policies: &[(String, Policy)]) -> SearchResult {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     let started = Instant::now();
     let task = crate::progress::Task::start("explore");
     let (time, _) = o.plan();
     let mut r = SearchResult::default();
-    let mut last = Instant::now();
-    let mut index = 0u64;
-    loop {
-        if started.elapsed() >= time || o.max_scenarios.is_some_and(|m| index >= m) || interrupted() {
-            break;
-        }
-        let gen = generate::generate(o.seed, index);
-        match scenario_of(&gen, &[]) {
-            Err(e) => r.invalid.push(format!("scenario {index}: {e}")),
-            Ok(s) => {
-                let (input, traces) = predict_scenario(&s, policies);
-                let hits = detect_all(&input, &traces, policies, &o.thresholds);
-                r.firing += !hits.is_empty() as u64;
-                for (hit, variant) in hits {
-                    let sig = signature(&hit, &gen);
-                    match r.groups.get_mut(&sig) {
-                        Some(f) => {
-                            f.group_size += 1;
-                            if hit.strength > f.hit.strength {
-                                let n = f.group_size;
-                                *f = Finding { gen: gen.clone(), hit, variant, index, group_size: n };
-                            }
-                        }
-                        None => {
-                            r.groups.insert(sig, Finding { gen: gen.clone(), hit, variant, index, group_size: 1 });
-                        }
-                    }
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let threads = o.threads.max(1);
+    let (send, receive) = std::sync::mpsc::channel::<(u64, Gen, Judged)>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let send = send.clone();
+            let (next, stop) = (&next, &stop);
+            scope.spawn(move || loop {
+                if stop.load(Ordering::Relaxed) || started.elapsed() >= time || interrupted() {
+                    stop.store(true, Ordering::Relaxed);
+                    break;
                 }
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if o.max_scenarios.is_some_and(|m| index >= m) {
+                    break;
+                }
+                let (gen, judged) = judge(o.seed, index, policies, &o.thresholds);
+                if send.send((index, gen, judged)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(send);
+        // Merge in index order: outcomes that come early wait for the ones before them.
+        let mut waiting: BTreeMap<u64, (Gen, Judged)> = BTreeMap::new();
+        let mut last = Instant::now();
+        for (index, gen, judged) in receive {
+            waiting.insert(index, (gen, judged));
+            while let Some((gen, judged)) = waiting.remove(&r.scenarios) {
+                r.add(r.scenarios, gen, judged);
+            }
+            if last.elapsed() >= Duration::from_secs(2) {
+                last = Instant::now();
+                let secs = started.elapsed().as_secs_f64();
+                let message = format!("{:.0} scenarios/s on {threads} threads, {} firing, {} signatures: {}", r.scenarios as f64 / secs, r.firing, r.groups.len(), by_detector(r.groups.values()));
+                task.count(message, r.scenarios, o.max_scenarios);
             }
         }
-        r.scenarios += 1;
-        index += 1;
-        if last.elapsed() >= Duration::from_secs(2) {
-            last = Instant::now();
-            let secs = started.elapsed().as_secs_f64();
-            let message = format!("{:.0} scenarios/s, {} firing, {} signatures: {}", r.scenarios as f64 / secs, r.firing, r.groups.len(), by_detector(r.groups.values()));
-            task.count(message, r.scenarios, o.max_scenarios);
-        }
-    }
+        debug_assert!(waiting.is_empty(), "every index taken is finished");
+    });
     r.elapsed = started.elapsed();
     r
 }

@@ -9,16 +9,14 @@ use super::detect::Hit;
 use super::search::{fires, Finding, SearchResult};
 use super::{interrupted, shrink, Options};
 
-/// The order detectors are listed and confirmed in.
-pub const DETECTOR_ORDER: [&str; 5] = ["variant-change", "trimmed-window", "order-collapse", "fragmentation", "amplification"];
-
+/// The order detectors are listed and confirmed in: [`super::detect::rank`].
 fn detector_rank(d: &str) -> usize {
-    DETECTOR_ORDER.iter().position(|x| *x == d).unwrap_or(DETECTOR_ORDER.len())
+    super::detect::rank(d)
 }
 
 /// The strongest groups of each detector, shrunk, then grouped again by their class
 /// ([`Finding::class`], keeping the strongest); ordered for confirmation: round robin over
-/// the detectors in [`DETECTOR_ORDER`], fewest steps then strongest first within each.
+/// the detectors in [`super::detect::rank`]'s order, fewest steps then strongest first within each.
 pub fn shrink_findings(r: &SearchResult, o: &Options, policies: &[(String, Policy)], progress: &mut dyn FnMut(&str)) -> Vec<Finding> {
     let mut per: BTreeMap<usize, Vec<&Finding>> = BTreeMap::new();
     for f in r.groups.values() {
