@@ -342,7 +342,7 @@ impl Ended {
 }
 
 /// A run's folder: `runs/SCENARIO/NAME[/POINT]/`.
-fn run_dir(runs: &Path, job: &Job) -> PathBuf {
+pub fn run_dir(runs: &Path, job: &Job) -> PathBuf {
     let mut dir = runs.join(&job.scenario.name).join(folder_name(job.name));
     if let Some(label) = &job.point.label {
         dir = dir.join(folder_name(label));
