@@ -4,7 +4,9 @@
 //! Trials are named `scenario_<file stem>::<variant>[::<matrix point>]`, so
 //! `cargo test -- scenario_1mib_after_4k` runs one scenario on every variant.
 //! Listing (`cargo test -- --list`) only parses YAML; kernels are built and VMs booted
-//! inside the trials, each kernel once per test run.
+//! inside the trials, each kernel once per test run. Under cargo-nextest (a process per
+//! trial) the run's processes share their batches through the cache
+//! ([`radiff::run::SharedRun`]), planned from the run's partition.
 
 use std::path::{Path, PathBuf};
 use std::collections::HashMap;
