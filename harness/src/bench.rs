@@ -107,6 +107,8 @@ pub struct Options {
     pub scenario: Option<String>,
     /// The model's throughput alone, no VM.
     pub model_only: bool,
+    /// Then the trial binary under `cargo test` and under `cargo nextest run` ([`harnesses`]).
+    pub harnesses: bool,
 }
 
 /// A batch of the matrix: its cost, its variant, that variant's kernel and its points.
@@ -152,9 +154,15 @@ pub fn main(args: &Options) -> Result<ExitCode> {
     let tally = tally_runs(done, &mut rows);
     let total = started.elapsed();
 
-    let out = table(&rows, &tally, &model, &lab, cold, threads, total, matrix_wall);
+    let mut out = table(&rows, &tally, &model, &lab, cold, threads, total, matrix_wall);
+    let mut passed = tally.failed.is_empty();
+    if args.harnesses {
+        let (text, ok) = harnesses(&repo, &cache, matrix_wall)?;
+        out.push_str(&text);
+        passed &= ok;
+    }
     crate::progress::output(&out);
-    Ok(if tally.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if passed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 /// Builds every kernel variant, a row each (compiled or cached).
@@ -342,4 +350,63 @@ fn cold_cache(warm: &Cache) -> Result<Cache> {
     }
     progress(&format!("cold bench in {} (delete it afterwards)", root.display()));
     Ok(Cache { root })
+}
+
+/// The trial binary as users run it, one harness after the other on a warm cache: `cargo
+/// test --test scenarios` (one process, batches planned in it) and `cargo nextest run
+/// --test scenarios` (a process per trial, batches shared through the cache). For each:
+/// its wall time, its boots of scenario points per kernel (counted through
+/// `$RADIFF_BOOT_LOG`) and its wall against the in-process matrix's `matrix_wall`; and
+/// whether both passed.
+fn harnesses(repo: &std::path::Path, cache: &Cache, matrix_wall: Duration) -> Result<(String, bool)> {
+    let mut out = String::new();
+    let mut passed = true;
+    let mut cargo_wall = None;
+    for (k, harness) in [&["test", "--test", "scenarios"][..], &["nextest", "run", "--test", "scenarios", "--no-fail-fast"]].into_iter().enumerate() {
+        let log = cache.dir("runs")?.join(format!("_bench-boots-{}-{k}.log", std::process::id()));
+        let _ = std::fs::remove_file(&log);
+        let command = format!("cargo {}", harness.join(" "));
+        let task = crate::progress::Task::start("bench: harnesses");
+        task.status(command.clone());
+        let started = Instant::now();
+        let (status, output) = crate::process::Cmd::new("cargo").args(harness.iter().copied()).dir(repo).env("RADIFF_BOOT_LOG", &log).output()?;
+        let wall = started.elapsed();
+        drop(task);
+        let boots = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        let ratio = match cargo_wall {
+            None => format!("{:.2}x the in-process matrix", wall.as_secs_f64() / matrix_wall.as_secs_f64().max(1e-9)),
+            Some(first) => format!("{:.2}x cargo test", wall.as_secs_f64() / Duration::as_secs_f64(&first).max(1e-9)),
+        };
+        cargo_wall.get_or_insert(wall);
+        let summary = output.lines().rev().find(|l| l.contains("test result:") || l.contains("Summary [")).unwrap_or("(no summary line)").trim().to_string();
+        let _ = writeln!(out, "{command}: wall {:.1} s ({ratio}); {}; {summary}", wall.as_secs_f64(), boots_per_kernel(&boots));
+        if !status.success() {
+            passed = false;
+            let _ = writeln!(out, "{command} failed (exit {status}); its last lines:\n{}", crate::error::tail(&output, 20));
+        }
+    }
+    Ok((out, passed))
+}
+
+/// `N boots (VARIANT n, ...)` from a boot log's lines `KERNEL-DIR POINTS` (the folder
+/// `VARIANT-KEY`), the variants in name order.
+fn boots_per_kernel(log: &str) -> String {
+    let mut per: std::collections::BTreeMap<&str, usize> = Default::default();
+    for line in log.lines() {
+        let dir = line.split_whitespace().next().unwrap_or("");
+        *per.entry(dir.rsplit_once('-').map_or(dir, |(variant, _)| variant)).or_default() += 1;
+    }
+    let list: Vec<String> = per.iter().map(|(v, n)| format!("{v} {n}")).collect();
+    format!("{} boots ({})", per.values().sum::<usize>(), list.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn boots_are_counted_per_variant_from_the_boot_log() {
+        let log = "base-6d63804bf1280d11 8\nasync-align-v1-67ff0803888adbbd 7\nbase-6d63804bf1280d11 1\n";
+        assert_eq!(super::boots_per_kernel(log), "3 boots (async-align-v1 1, base 2)");
+        assert_eq!(super::boots_per_kernel(""), "0 boots ()");
+    }
 }

@@ -82,6 +82,16 @@ pub fn lock_or_wait(path: &Path, waiting: impl FnOnce(&Path)) -> Result<Lock> {
     Ok(Lock(flock))
 }
 
+/// [`lock`] if no one holds it now; `None` if another holder does (no waiting).
+pub fn try_lock(path: &Path) -> Result<Option<Lock>> {
+    let file = File::options().create(true).truncate(false).write(true).open(path).map_err(|e| Error::io(path, e))?;
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(flock) => Ok(Some(Lock(flock))),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+        Err((_, errno)) => Err(Error::io(path, errno.into())),
+    }
+}
+
 /// A short content key: the first 16 hex digits of SHA-256 over the parts, each length-prefixed
 /// so that ("ab","c") and ("a","bc") differ.
 pub fn key<I, B>(parts: I) -> String
@@ -226,6 +236,17 @@ mod tests {
         put_in_place(&partial, &dir, &["bzImage"], None).unwrap();
         assert_eq!(std::fs::read_to_string(dir.join("bzImage")).unwrap(), "new");
         assert!(!dir.join("build.log").exists() && !partial.exists());
+    }
+
+    #[test]
+    fn a_held_lock_is_not_taken_again_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.lock");
+        let held = try_lock(&path).unwrap().expect("free at first");
+        // flock locks belong to the open file: a second open of it, even in this process, waits.
+        assert!(try_lock(&path).unwrap().is_none());
+        drop(held);
+        assert!(try_lock(&path).unwrap().is_some());
     }
 
     #[test]

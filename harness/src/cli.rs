@@ -235,6 +235,10 @@ pub struct BenchArgs {
     /// The model's throughput alone, no VM.
     #[arg(long)]
     pub model_only: bool,
+    /// Then the trials as `cargo test --test scenarios` and `cargo nextest run --test
+    /// scenarios` run them: each one's boots per kernel and wall time.
+    #[arg(long, conflicts_with = "model_only")]
+    pub harnesses: bool,
 }
 
 impl ReportArgs {
@@ -313,7 +317,7 @@ impl ExplainArgs {
 impl BenchArgs {
     /// What `radiff bench ARGS` asks.
     pub fn options(&self) -> crate::bench::Options {
-        crate::bench::Options { cold: self.cold, scenario: self.scenario.clone(), model_only: self.model_only }
+        crate::bench::Options { cold: self.cold, scenario: self.scenario.clone(), model_only: self.model_only, harnesses: self.harnesses }
     }
 }
 

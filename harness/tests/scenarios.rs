@@ -4,7 +4,9 @@
 //! Trials are named `scenario_<file stem>::<variant>[::<matrix point>]`, so
 //! `cargo test -- scenario_1mib_after_4k` runs one scenario on every variant.
 //! Listing (`cargo test -- --list`) only parses YAML; kernels are built and VMs booted
-//! inside the trials, each kernel once per test run.
+//! inside the trials, each kernel once per test run. Under cargo-nextest (a process per
+//! trial) the run's processes share their batches through the cache
+//! ([`radiff::run::SharedRun`]), planned from the run's partition.
 
 use std::path::{Path, PathBuf};
 use std::collections::HashMap;
@@ -54,7 +56,11 @@ fn main() -> ExitCode {
         std::env::set_var("INSTA_OUTPUT", "summary");
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let _ = VCPUS.set((cores / args.test_threads.unwrap_or(cores).max(1)).max(1) as u32);
+    // Under cargo-nextest each trial is a process of its own: its share of the cores is by
+    // nextest's threads, and its batches are shared with the run's other processes.
+    let nextest = radiff::run::NextestRun::from_env();
+    let threads = args.test_threads.or(nextest.as_ref().and_then(|n| n.threads));
+    let _ = VCPUS.set((cores / threads.unwrap_or(cores).max(1)).max(1) as u32);
     let root = radiff::repo_root();
     let (trials, needs) = match trials(&root) {
         Ok(t) => t,
@@ -66,7 +72,10 @@ fn main() -> ExitCode {
     // One boot per kernel (and per BATCH_POINTS points): the runs the selected trials need,
     // grouped by variant, in the trials' order.
     if !args.list {
-        let selected: Vec<&str> = trials.iter().filter(|t| !args.is_filtered_out(t)).map(|t| t.name()).collect();
+        let selected = match &nextest {
+            Some(run) => nextest_selection(run, &trials),
+            None => trials.iter().filter(|t| !args.is_filtered_out(t)).map(|t| t.name()).collect(),
+        };
         let plan = Plan::new(selected.iter().filter_map(|name| needs.get(*name)).flatten());
         let trials = plan.order(trials, &needs);
         let _ = PLAN.set(plan);
@@ -74,6 +83,32 @@ fn main() -> ExitCode {
     }
     libtest_mimic::run(&args, trials).exit_code()
 }
+
+/// The trials the nextest run `run` selects of this binary, as every process of the run
+/// computes them (its partition of the sorted names), and the cache folder of its shared
+/// batches. A selection not known here plans nothing: each trial runs its own points.
+fn nextest_selection<'a>(run: &radiff::run::NextestRun, trials: &'a [Trial]) -> Vec<&'a str> {
+    let names: Vec<&str> = trials.iter().map(|t| t.name()).collect();
+    let Some(chosen) = run.selection.select(&names) else {
+        if let radiff::run::Selection::Unknown(why) = &run.selection {
+            progress(&format!("each trial runs its own points: {why}"));
+        }
+        return Vec::new();
+    };
+    match radiff::run::SharedRun::open(&Cache::from_env(), &run.id) {
+        Ok(shared) => {
+            let _ = SHARED.set(shared);
+        }
+        Err(e) => {
+            progress(&format!("each trial runs its own points: {e}"));
+            return Vec::new();
+        }
+    }
+    names.into_iter().zip(chosen).filter(|(_, c)| *c).map(|(n, _)| n).collect()
+}
+
+/// The batches of this nextest run, shared by its processes through the cache.
+static SHARED: OnceLock<radiff::run::SharedRun> = OnceLock::new();
 
 /// A run a trial needs: `point` of `scenario` on `variant`.
 #[derive(Clone)]
@@ -95,6 +130,10 @@ impl Need {
 
 type SharedResult = Result<Arc<RunOutput>, String>;
 
+/// A point's result as its batch gave it; `None`: the trial runs the point alone (another
+/// process's batch failed there, or that process died before it published).
+type BatchResult = Option<SharedResult>;
+
 /// The runs of a test process, grouped into batches: each batch is the points of one
 /// variant that one boot runs ([`radiff::run::BATCH_POINTS`] at most), made by the first
 /// trial that needs one of them; the other trials of the batch then find their run done.
@@ -107,7 +146,7 @@ struct Batch {
     needs: Vec<Need>,
     /// [`radiff::run::point_cost`]s and a boot: which batch to start first.
     cost: f64,
-    results: OnceLock<HashMap<String, SharedResult>>,
+    results: OnceLock<HashMap<String, BatchResult>>,
 }
 
 static PLAN: OnceLock<Plan> = OnceLock::new();
@@ -174,19 +213,79 @@ fn other_trial_cost(name: &str) -> f64 {
 }
 
 impl Batch {
-    fn run(&self, who: &str) -> HashMap<String, SharedResult> {
+    /// Each point's result: the batch run once in this process (`cargo test`), or once in
+    /// the test run ([`Batch::shared`]).
+    fn results(&self, who: &str) -> &HashMap<String, BatchResult> {
+        self.results.get_or_init(|| match SHARED.get() {
+            Some(shared) => self.shared(shared, who),
+            None => self.keyed(self.run(who)).into_iter().map(|(k, r)| (k, Some(r))).collect(),
+        })
+    }
+
+    fn run(&self, who: &str) -> Vec<radiff::Result<RunOutput>> {
+        let failed = |e: String| self.needs.iter().map(|_| Err(radiff::Error::Other(e.clone()))).collect();
         let lab = match lab() {
             Ok(lab) => lab,
-            Err(e) => return self.needs.iter().map(|n| (n.key(), Err(format!("{e:?}")))).collect(),
+            Err(e) => return failed(format!("{e:?}")),
         };
         let kernel = match lab.kernel(&self.variant, who) {
             Ok(k) => k,
-            Err(e) => return self.needs.iter().map(|n| (n.key(), Err(e.to_string()))).collect(),
+            Err(e) => return failed(e.to_string()),
         };
         let jobs: Vec<Job> = self.needs.iter().map(|n| Job { scenario: &n.scenario, point: &n.point, name: &self.variant }).collect();
-        let results = lab.run_batch(&kernel, &jobs);
+        lab.run_batch(&kernel, &jobs)
+    }
+
+    fn keyed(&self, results: Vec<radiff::Result<RunOutput>>) -> HashMap<String, SharedResult> {
         self.needs.iter().zip(results).map(|(n, r)| (n.key(), r.map(Arc::new).map_err(|e| e.to_string()))).collect()
     }
+
+    fn id(&self) -> String {
+        radiff::run::SharedRun::batch_id(&self.needs.iter().map(Need::key).collect::<Vec<_>>())
+    }
+
+    /// The batch once in the test run: run here if this process takes it first, else the
+    /// runs another process published. While another process runs it, this one boots the
+    /// plan's costliest batch that no process has taken yet, so no trial slot waits idle.
+    fn shared(&self, shared: &radiff::run::SharedRun, who: &str) -> HashMap<String, BatchResult> {
+        let (id, n) = (self.id(), self.needs.len());
+        let found = loop {
+            match shared.try_batch(&id, n, || self.run(who)) {
+                Ok(Some(found)) => break Ok(found),
+                Ok(None) if help_another_batch(shared, who) => continue,
+                Ok(None) => break shared.batch(&id, n, || self.run(who)),
+                Err(e) => break Err(e),
+            }
+        };
+        match found {
+            Ok(radiff::run::Found::Ran(results)) => self.keyed(results).into_iter().map(|(k, r)| (k, Some(r))).collect(),
+            Ok(radiff::run::Found::Published(runs)) => self.needs.iter().zip(runs).map(|(need, run)| (need.key(), run.map(|r| Ok(Arc::new(r))))).collect(),
+            Ok(radiff::run::Found::Abandoned(pid)) => {
+                progress(&format!("{who}: the process that took this batch ({pid}) ended before it published; each trial runs its own point"));
+                self.needs.iter().map(|need| (need.key(), None)).collect()
+            }
+            Err(e) => self.needs.iter().map(|need| (need.key(), Some(Err(format!("{who}: the test run's shared batch: {e}"))))).collect(),
+        }
+    }
+}
+
+/// Runs the plan's costliest batch that no process of the test run has taken; whether
+/// there was one.
+fn help_another_batch(shared: &radiff::run::SharedRun, who: &str) -> bool {
+    let Some(plan) = PLAN.get() else { return false };
+    let mut batches: Vec<&Arc<Batch>> = plan.batch_of.values().collect();
+    batches.sort_by(|a, b| b.cost.total_cmp(&a.cost).then_with(|| a.needs[0].key().cmp(&b.needs[0].key())));
+    batches.dedup_by(|a, b| Arc::ptr_eq(a, b));
+    for batch in batches {
+        let id = batch.id();
+        if shared.taken(&id) {
+            continue;
+        }
+        if let Ok(Some(radiff::run::Found::Ran(_))) = shared.try_batch(&id, batch.needs.len(), || batch.run(&format!("{who} (meanwhile)"))) {
+            return true;
+        }
+    }
+    false
 }
 
 type Needs = HashMap<String, Vec<Need>>;
@@ -386,10 +485,19 @@ fn kernel_boots(variant: &str) -> Result<(), Failed> {
 
 /// The release the guest saw in a finished run of one of `variant`'s batches, and the
 /// run's folder.
+///
+/// Under nextest (a process of its own, that finds no batch ended in it) it settles the
+/// variant's costliest batch of the test run, booting it if no process has: a boot the
+/// matrix needs anyway.
 fn release_from_a_batch(variant: &str) -> Option<(String, std::path::PathBuf)> {
     let plan = PLAN.get()?;
-    let ran = plan.batch_of.values().filter(|b| b.variant == variant).filter_map(|b| b.results.get());
-    ran.flat_map(|results| results.values()).find_map(|r| r.as_ref().ok().map(|out| (out.env.release.clone(), out.dir.clone())))
+    let of_variant = || plan.batch_of.values().filter(|b| b.variant == variant);
+    if SHARED.get().is_some() {
+        let costliest = of_variant().max_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| b.needs[0].key().cmp(&a.needs[0].key())))?;
+        costliest.results(&format!("kernel_boots::{variant}"));
+    }
+    let ran = of_variant().filter_map(|b| b.results.get());
+    ran.flat_map(|results| results.values()).find_map(|r| r.as_ref()?.as_ref().ok().map(|out| (out.env.release.clone(), out.dir.clone())))
 }
 
 /// The kernel has no ACPI, so virtme-ng-init's power-off halts the guest; radiff's guest
@@ -720,8 +828,11 @@ fn shared_run(scenario: &Scenario, point: &Point, variant: &str, who: &str) -> R
     static RUNS: OnceLock<Mutex<HashMap<String, Cell>>> = OnceLock::new();
     let key = scenario.trial_name(variant, point);
     if let Some(batch) = PLAN.get().and_then(|p| p.batch_of.get(&key)) {
-        let results = batch.results.get_or_init(|| batch.run(who));
-        return results.get(&key).cloned().unwrap_or_else(|| Err(format!("{key}: not in its batch")));
+        match batch.results(who).get(&key) {
+            Some(Some(result)) => return result.clone(),
+            Some(None) => {} // run alone, below
+            None => return Err(format!("{key}: not in its batch")),
+        }
     }
     let lab = lab().map_err(|e| format!("{e:?}"))?;
     let cell: Cell = RUNS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone();

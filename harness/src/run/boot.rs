@@ -122,6 +122,7 @@ impl Lab {
         loop {
             let mut watch = Watch::new(points.len());
             self.boots.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            log_boot(&boot.kernel, points.len());
             let booted = vm::boot_watched(&self.cache, boot, || {
                 let overran = watch.overran(batch, timeouts);
                 for (n, (i, _)) in points.iter().enumerate() {
@@ -215,6 +216,19 @@ impl Lab {
             console_tail: crate::process::log_tail(&booted.console, 20),
         })?;
         Ok((release.trim().to_string(), booted.elapsed))
+    }
+}
+
+/// Appends `KERNEL POINTS` (the kernel's folder name) to the file `$RADIFF_BOOT_LOG` names,
+/// if it does: how `radiff bench` counts the boots of test processes it starts (one short
+/// O_APPEND write a boot, so processes that boot at once never mix their lines).
+fn log_boot(kernel: &Path, points: usize) {
+    let Some(log) = std::env::var_os("RADIFF_BOOT_LOG") else { return };
+    let name = kernel.parent().and_then(|d| d.file_name()).unwrap_or_default().to_string_lossy().into_owned();
+    let line = format!("{name} {points}\n");
+    let written = std::fs::OpenOptions::new().create(true).append(true).open(&log).and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+    if let Err(e) = written {
+        crate::progress::progress(&format!("cannot log a boot to {}: {e}", std::path::Path::new(&log).display()));
     }
 }
 
@@ -342,7 +356,7 @@ impl Ended {
 }
 
 /// A run's folder: `runs/SCENARIO/NAME[/POINT]/`.
-fn run_dir(runs: &Path, job: &Job) -> PathBuf {
+pub fn run_dir(runs: &Path, job: &Job) -> PathBuf {
     let mut dir = runs.join(&job.scenario.name).join(folder_name(job.name));
     if let Some(label) = &job.point.label {
         dir = dir.join(folder_name(label));

@@ -2,13 +2,16 @@
 //!
 //! The parts: `lab` (what runs share: the kernels built, the guest program), `image` (the
 //! disk images), `batch` (which points go to which boot), `boot` (one boot of a batch),
-//! `console` (what a boot's console says).
+//! `console` (what a boot's console says), `shared` (batches shared by a test run's
+//! processes), `nextest` (what a process cargo-nextest started knows of its run).
 
 mod batch;
 mod boot;
 mod console;
 mod image;
 mod lab;
+mod nextest;
+mod shared;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,10 +24,12 @@ use crate::scenario::{Point, Scenario};
 use crate::vm::{Accel, Disk};
 
 pub use batch::{balanced_batches, batches, point_cost, BATCH_POINTS, BOOT_COST};
-pub use boot::remove_stale_batches;
+pub use boot::{remove_stale_batches, run_dir};
 pub use console::{console_of_point, ftrace_dump, kernel_panic, read_status, STATUS_FILE};
 pub use image::{image_key, image_ready, PREPARE_CPUS};
 pub use lab::{guest_binary, Lab, VM_CPUS};
+pub use nextest::{selection_of, NextestRun, Selection};
+pub use shared::{Found, SharedRun};
 
 /// What a run produced.
 #[derive(Debug)]
