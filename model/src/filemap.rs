@@ -246,9 +246,9 @@ impl Model<'_> {
             cover!(self.rec, "filemap_read: count == 0");
             return 0; // generic_file_read_iter(): "if (!iov_iter_count(iter)) return 0;"
         }
-        // s_maxbytes is MAX_LFS_FILESIZE (LLONG_MAX) for XFS, ext4 with extents and f2fs:
-        // "iov_iter_truncate(iter, inode->i_sb->s_maxbytes - iocb->ki_pos)".
-        let s_maxbytes = i64::MAX as u64;
+        // "iov_iter_truncate(iter, inode->i_sb->s_maxbytes - iocb->ki_pos)": each file
+        // system's own (crate::sb).
+        let s_maxbytes = crate::sb::s_maxbytes(self.input.fs);
         if pos >= s_maxbytes {
             cover!(self.rec, "filemap_read: pos >= s_maxbytes");
             return 0;

@@ -71,8 +71,7 @@ impl Model<'_> {
     /// the pipe's free space) into the pipe; "in->f_ra.prev_pos = *ppos;" after each one.
     /// Returns the bytes spliced.
     pub(crate) fn filemap_splice_read(&mut self, fd: usize, ppos: &mut u64, pipe: &mut Pipe, len: u64) -> u64 {
-        // As filemap_read() takes it.
-        let s_maxbytes = i64::MAX as u64;
+        let s_maxbytes = crate::sb::s_maxbytes(self.input.fs);
         if *ppos >= s_maxbytes {
             cover!(self.rec, "filemap_splice_read: *ppos >= s_maxbytes");
             return 0;
