@@ -254,3 +254,27 @@ fn a_count_or_size_past_its_limit_is_an_error_at_its_line_at_once() {
     check("timeout.yaml", format!("{good}timeout_s: 4294967296\n"), good.lines().count() + 1, "at most 86400");
     check("map.yaml", good.replace(step, "  - mmap: {map: 4294967295}"), line, "0 to 63");
 }
+
+#[test]
+fn a_bad_splice_step_is_an_error_at_its_line_and_a_good_one_parses() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let good = fixture();
+    let step = "  - sequential: {from: 4 KiB, size: 16 KiB}";
+    let line = good.lines().position(|l| l == step).unwrap() + 1;
+    let bad = |with: &str| good.replace(step, with);
+    for (name, with, says) in [
+        ("pipe3.yaml", "  - splice: {offset: 0, size: 1 MiB, pipe: 12 KiB}", "`pipe` 12 KiB must be a power of two from 4 KiB to 1 MiB"),
+        ("pipe2m.yaml", "  - splice: {offset: 0, size: 1 MiB, pipe: 2 MiB}", "`pipe` 2 MiB must be a power of two"),
+        ("past.yaml", "  - splice: {offset: 15 MiB, size: 2 MiB}", "must be more than 0 and end inside the 16 MiB file"),
+        ("via.yaml", "  - splice: {offset: 0, size: 1 MiB, via: write}", "unknown variant `write`, expected `splice` or `sendfile`"),
+        ("key.yaml", "  - splice: {offset: 0, size: 1 MiB, pipes: 4 KiB}", "unknown field `pipes`"),
+    ] {
+        let err = load_error(dir.path(), name, bad(with).as_bytes());
+        assert!(err.starts_with(&format!("{d}/{name}:{line}: reads[1]")) && err.contains(says), "{name}: {err}");
+    }
+    let path = dir.path().join("good.yaml");
+    std::fs::write(&path, bad("  - splice: {offset: 1 MiB, pipe: 16 KiB, via: sendfile}")).unwrap();
+    let s = Scenario::load(&path).unwrap();
+    assert_eq!(s.steps[1], radiff_model::Step::Splice { fd: 0, offset: 1 << 20, size: 15 << 20, pipe: 16 << 10, sendfile: true });
+}

@@ -209,6 +209,11 @@ pub const BRANCHES: &[Branch] = &[
     b("filemap_read: end_offset < folio"),
     b("filemap_read: read ends in i_size"),
     b("filemap_read: read ends at i_size"),
+    // mm/filemap.c, filemap_splice_read() (crate::splice)
+    b("filemap_splice_read: *ppos >= s_maxbytes"),
+    b("filemap_splice_read: *ppos >= i_size"),
+    b("filemap_splice_read: folio_pos >= end_offset"),
+    b("filemap_splice_read: pipe full"),
     // mm/fadvise.c
     b("generic_fadvise: len == 0 or past LLONG_MAX"),
     b("generic_fadvise: POSIX_FADV_NORMAL"),
@@ -456,7 +461,7 @@ mod tests {
     /// table (the compiler checks it too), and every id of the table is recorded somewhere.
     #[test]
     fn the_table_lists_every_id_the_sources_record_and_nothing_else() {
-        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs"), include_str!("fault.rs")];
+        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs"), include_str!("fault.rs"), include_str!("splice.rs")];
         let mut recorded: Vec<String> = Vec::new();
         for src in sources {
             let text: String = src.split_whitespace().collect::<Vec<_>>().join(" ");

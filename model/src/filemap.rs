@@ -15,7 +15,7 @@ const FOLIO_BATCH_SIZE: usize = 31;
 /// `struct folio_batch`: up to `FOLIO_BATCH_SIZE` folios, kept on the stack (the model
 /// makes tens of thousands of them per run).
 #[derive(Clone, Copy)]
-struct FolioBatch {
+pub(crate) struct FolioBatch {
     folios: [FolioRef; FOLIO_BATCH_SIZE],
     nr: usize,
 }
@@ -32,14 +32,14 @@ impl FolioBatch {
         FOLIO_BATCH_SIZE - self.nr
     }
 
-    fn as_slice(&self) -> &[FolioRef] {
+    pub(crate) fn as_slice(&self) -> &[FolioRef] {
         &self.folios[..self.nr]
     }
 }
 
 /// Why `filemap_get_pages()` returned no folios.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum GetPagesError {
+pub(crate) enum GetPagesError {
     /// `AOP_TRUNCATED_PAGE`: look again from the same index.
     Retry,
 }
@@ -202,7 +202,7 @@ impl Model<'_> {
 
     /// `filemap_get_pages()`, Linux 7.3.4 mm/filemap.c: the folios for the next part of a
     /// read at `pos` with `count` bytes left, starting readahead on the way.
-    fn filemap_get_pages(&mut self, fd: usize, pos: u64, count: u64) -> Result<FolioBatch, GetPagesError> {
+    pub(crate) fn filemap_get_pages(&mut self, fd: usize, pos: u64, count: u64) -> Result<FolioBatch, GetPagesError> {
         let index = pos >> PAGE_SHIFT;
         // "last_index" is the index of the folio beyond the end of the read.
         let min_nrbytes = PAGE_SIZE << self.min_order();
@@ -246,9 +246,9 @@ impl Model<'_> {
             cover!(self.rec, "filemap_read: count == 0");
             return 0; // generic_file_read_iter(): "if (!iov_iter_count(iter)) return 0;"
         }
-        // s_maxbytes is MAX_LFS_FILESIZE (LLONG_MAX) for XFS, ext4 with extents and f2fs:
-        // "iov_iter_truncate(iter, inode->i_sb->s_maxbytes - iocb->ki_pos)".
-        let s_maxbytes = i64::MAX as u64;
+        // "iov_iter_truncate(iter, inode->i_sb->s_maxbytes - iocb->ki_pos)": each file
+        // system's own (crate::sb).
+        let s_maxbytes = crate::sb::s_maxbytes(self.input.fs);
         if pos >= s_maxbytes {
             cover!(self.rec, "filemap_read: pos >= s_maxbytes");
             return 0;

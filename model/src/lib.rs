@@ -66,6 +66,8 @@ pub mod model;
 pub mod pagecache;
 pub mod pattern;
 pub mod readahead;
+pub mod sb;
+pub mod splice;
 pub mod trace;
 pub mod variant;
 pub mod xarray;

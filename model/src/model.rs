@@ -426,6 +426,7 @@ impl<'a> Model<'a> {
     fn file_of_op(&self, op: &Op) -> usize {
         match *op {
             Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => file_of(fd) as usize,
+            Op::Splice { fd, .. } => file_of(fd) as usize,
             Op::Madvise { map, .. } | Op::Touch { map, .. } | Op::Munmap { map } => {
                 self.mm.get(map as usize).and_then(Option::as_ref).map_or(self.cur_file, |m| file_of(m.fd as u32) as usize)
             }
@@ -467,6 +468,7 @@ impl<'a> Model<'a> {
             Op::Madvise { map, offset, len, advice } => self.do_madvise(map as usize, offset, len, advice),
             Op::Touch { map, offset } => self.do_user_addr_fault(map as usize, offset),
             Op::Munmap { map } => self.do_munmap(map as usize),
+            Op::Splice { fd, offset, len, pipe, .. } => self.splice_through_pipe(fd as usize, offset, len, pipe),
         }
         // The guest waits for the device to go idle after each touch as well as after each
         // system call (see IoCompletion::BeforeNextOp and Touches).

@@ -41,6 +41,11 @@ pub enum Op {
     Touch { map: u32, offset: u64 },
     /// `munmap(maps[map], its len)`.
     Munmap { map: u32 },
+    /// `len` bytes from `offset` into a pipe of `pipe` bytes (F_SETPIPE_SZ), one
+    /// `splice(fds[fd], &pos, pipe, NULL, left, 0)` (or, with `sendfile`,
+    /// `sendfile(pipe, fds[fd], &pos, left)`) at a time, the pipe drained after each,
+    /// until `len` bytes have gone through or a call returns 0.
+    Splice { fd: u32, offset: u64, len: u64, pipe: u64, sendfile: bool },
 }
 
 impl Op {
@@ -49,6 +54,7 @@ impl Op {
     pub fn fd(&self) -> Option<u32> {
         match *self {
             Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => Some(fd),
+            Op::Splice { fd, .. } => Some(fd),
             Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => None,
         }
     }
@@ -139,6 +145,8 @@ pub enum Step {
     Touch { maps: Vec<u32>, from: u64, to: Option<u64>, order: TouchOrder },
     /// Unmaps mapping `map`.
     Munmap { map: u32 },
+    /// One [`Op::Splice`]: `size` bytes from `offset` through a pipe of `pipe` bytes.
+    Splice { fd: u32, offset: u64, size: u64, pipe: u64, sendfile: bool },
 }
 
 /// splitmix64: small, fast and fixed forever, so a seed names the same reads in every
@@ -182,7 +190,8 @@ pub fn fd_count(steps: &[Step]) -> u32 {
             | Step::Random { fd, .. }
             | Step::Fadvise { fd, .. }
             | Step::Readahead { fd, .. }
-            | Step::Mmap { fd, .. } => *fd + 1,
+            | Step::Mmap { fd, .. }
+            | Step::Splice { fd, .. } => *fd + 1,
             Step::Madvise { .. } | Step::Touch { .. } | Step::Munmap { .. } => 0,
             Step::Interleaved { fds, .. } => fds.iter().map(|fd| fd + 1).max().unwrap_or(0),
         };
@@ -275,6 +284,7 @@ pub fn op_counts(steps: &[Step], file_sizes: &[u64]) -> Vec<u64> {
                 maps.iter().map(|m| touch_count(order, *from, to.unwrap_or_else(|| lens.get(m).copied().unwrap_or(0)))).fold(0, u64::saturating_add)
             }
             Step::Read { .. } | Step::Fadvise { .. } | Step::Readahead { .. } | Step::Madvise { .. } | Step::Munmap { .. } => 1,
+            Step::Splice { .. } => 1,
         };
         counts.push(n);
     }
@@ -368,6 +378,7 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
                 }
             }
             Step::Munmap { map } => ops.push(Op::Munmap { map: *map }),
+            Step::Splice { fd, offset, size, pipe, sendfile } => ops.push(Op::Splice { fd: *fd, offset: *offset, len: *size, pipe: *pipe, sendfile: *sendfile }),
         }
     }
     ops

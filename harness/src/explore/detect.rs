@@ -173,6 +173,7 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
     for (n, op) in ops.iter().enumerate() {
         let (fd, offset, len) = match *op {
             Op::Read { fd, offset, len } => (fd, file_base(fd) + offset, len),
+            Op::Splice { fd, offset, len, .. } => (fd, file_base(fd) + offset, len),
             Op::Touch { map, offset } => (MAP_FD + map, maps.get(&map).copied().unwrap_or(0) + offset, PAGE),
             Op::Mmap { map, offset, fd, .. } => {
                 maps.insert(map, file_base(fd) + offset);
@@ -399,7 +400,7 @@ pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
     let mut ranges: Vec<(u64, u64)> = Vec::new();
     for op in ops {
         match *op {
-            Op::Read { fd, offset, len } => ranges.push((file_base(fd) + offset, file_base(fd) + offset + len)),
+            Op::Read { fd, offset, len } | Op::Splice { fd, offset, len, .. } => ranges.push((file_base(fd) + offset, file_base(fd) + offset + len)),
             Op::Fadvise { fd, offset, len, advice: radiff_model::Advice::Willneed } | Op::Readahead { fd, offset, len } => {
                 ranges.push((file_base(fd) + offset, upto(file_base(fd) + offset, len)))
             }

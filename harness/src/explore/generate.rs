@@ -20,6 +20,9 @@ use radiff_model::{Advice, FsKind, MadvAdvice, ThpMode};
 
 use crate::scenario::{Scenario, Size};
 
+mod splice;
+pub use splice::{SPLICE_ONE_IN, SPLICE_PRODUCTIONS};
+
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 
@@ -75,6 +78,9 @@ pub enum GenStep {
     /// Two files read in alternation, `size` at a time, each from its start to its end
     /// through a descriptor of its own (the two-file family's step; see [`Gen::files`]).
     Alternate { size: u64 },
+    /// `size` bytes from `at` spliced into a pipe of `pipe` bytes (sendfile(2) when
+    /// `sendfile`), the pipe drained after each call.
+    Splice { at: Start, size: u64, pipe: u64, sendfile: bool },
 }
 
 /// The order a [`GenStep::Map`] touches its mapping's pages in.
@@ -153,6 +159,7 @@ pub const TWO_FILE_PRODUCTIONS: &[Production] = &[
 /// One scenario in this many of those outside the mapping family is of the two-file
 /// family (its own generator, as for [`MMAP_ONE_IN`]).
 pub const TWO_FILES_ONE_IN: u64 = 6;
+
 
 /// `fault_around_bytes` values, the default most often.
 pub const FAULT_AROUND: &[u64] = &[4 * KIB, 16 * KIB, 64 * KIB, 64 * KIB, 64 * KIB, 256 * KIB];
@@ -298,6 +305,8 @@ pub fn generate(seed: u64, index: u64) -> Gen {
                 let step = draw_alternate(&mut family, &g);
                 g.steps.push(step);
             }
+        } else {
+            splice::splice_family(seed, index, &mut g);
         }
     }
     g.fix();
@@ -337,6 +346,7 @@ impl GenStep {
             GenStep::Map { order: GenTouch::Random { .. }, .. } => "mmap-random",
             GenStep::Readahead { .. } => "readahead",
             GenStep::Alternate { .. } => "alternate",
+            GenStep::Splice { .. } => "splice",
         }
     }
 }
@@ -387,6 +397,10 @@ impl Gen {
                     *at = (*at).min(file - *size) / 4096 * 4096;
                 }
                 GenStep::Alternate { size } => *size = (*size).clamp(4096, file / 4) / 4096 * 4096,
+                GenStep::Splice { size, pipe, .. } => {
+                    *size = (*size).clamp(4096, file) / 4096 * 4096;
+                    *pipe = (*pipe).clamp(4096, MIB).next_power_of_two();
+                }
             }
         }
         // A second file exactly when a step reads it (shrinking a scenario's alternation
@@ -441,6 +455,14 @@ impl Gen {
                 GenStep::Alternate { .. } => {
                     end = file;
                     (0, None)
+                }
+                GenStep::Splice { at, size, .. } => {
+                    let o = match *at {
+                        Start::At(o) => o.min(file - size) / 4096 * 4096,
+                        Start::Continue => end.min(file - size) / 4096 * 4096,
+                    };
+                    end = o + size;
+                    (o, None)
                 }
             };
             out.push((start, to));
@@ -575,6 +597,10 @@ impl GenStep {
             }
             GenStep::Fadvise { advice } => format!("fadvise: {{advice: {}}}", advice_name(*advice)),
             GenStep::Alternate { size } => format!("interleaved: {{files: [a, b], size: {}}}", Size(*size)),
+            GenStep::Splice { size, pipe, sendfile, .. } => {
+                let via = if *sendfile { ", via: sendfile" } else { "" };
+                format!("splice: {{offset: {}, size: {}, pipe: {}{via}}}", Size(from), Size(*size), Size(*pipe))
+            }
         }
     }
 
@@ -602,6 +628,9 @@ impl GenStep {
             }
             GenStep::Readahead { at, size } => format!("readahead(2) of {} at {}", Size(*size), Size(*at)),
             GenStep::Alternate { size } => format!("the two files read in alternation, {} at a time", Size(*size)),
+            GenStep::Splice { size, pipe, sendfile, .. } => {
+                format!("{} {} from {} through a {} pipe", if *sendfile { "sendfile of" } else { "splice of" }, Size(*size), Size(from), Size(*pipe))
+            }
         }
     }
 }

@@ -618,3 +618,30 @@ fn costs_learn_from_batched_runs() {
     assert_eq!(c.per_run(), Duration::from_secs(10));
     assert_eq!(c.estimate(2, false), Duration::from_secs(50));
 }
+
+// ---- splice ----
+
+/// The splice family takes its own generator too: about one in [`generate::SPLICE_ONE_IN`]
+/// of the scenarios in neither other family splices, each parses as a scenario, and its
+/// splice expands into one `Op::Splice` with a pipe F_SETPIPE_SZ gives exactly.
+#[test]
+fn the_splice_family_parses_and_leaves_the_other_families_alone() {
+    let mut spliced = 0;
+    for i in 0..600 {
+        let g = generate::generate(1, i);
+        if !g.steps.iter().any(|s| matches!(s, GenStep::Splice { .. })) {
+            continue;
+        }
+        spliced += 1;
+        assert!(!g.steps.iter().any(|s| matches!(s, GenStep::Map { .. } | GenStep::Alternate { .. })), "scenario {i}");
+        let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
+        let ops = radiff_model::pattern::expand_files(&s.steps, &s.file_sizes());
+        for op in ops {
+            if let Op::Splice { offset, len, pipe, .. } = op {
+                assert!(pipe.is_power_of_two() && (4096..=1 << 20).contains(&pipe), "scenario {i}: pipe {pipe}");
+                assert!(len > 0 && offset + len <= g.file_size, "scenario {i}: {len} at {offset}");
+            }
+        }
+    }
+    assert!(spliced >= 10, "{spliced} of 600 scenarios splice");
+}

@@ -51,11 +51,28 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
     let inflight = File::open(&inflight_path).map_err(|e| format!("{inflight_path}: {e}"))?;
     let started = Instant::now();
     let mut pattern_result = Ok(());
+    // Whether the device has been idle since the last op (nothing can be in flight).
+    let mut settled = true;
     for op in ops {
+        // The contract (README, "Writing a scenario"): every read an op started has
+        // completed before the next op that is not a pread. readahead(2), fadvise and
+        // madvise WILLNEED return with their reads in flight, and so does a pread with
+        // its async window; a touch right after one would race them (the hint's folios
+        // still locked, fault-around skips them and the load faults), as would a
+        // POSIX_FADV_DONTNEED (find_lock_entries() skips a locked folio). A pread is left
+        // alone: it waits on the folios it needs and meets the same folios either way
+        // (IoCompletion), and waiting would take readahead's overlap out of its time.
+        if !settled && !is_read(op) {
+            if let Err(e) = wait_idle(&inflight, &inflight_path) {
+                pattern_result = Err(e);
+                break;
+            }
+        }
         if let Err(e) = do_op(&files, &mut maps, op, &buf, &mut env.bytes_read) {
             pattern_result = Err(e);
             break;
         }
+        settled = false;
         // A load gives the device no time: the next touch would race the reads this one's
         // fault issued (whether fault-around maps an async window's folios or finds them
         // locked ran both ways on one kernel, run to run). Waiting for the device to go
@@ -66,6 +83,7 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
                 pattern_result = Err(e);
                 break;
             }
+            settled = true;
         }
     }
     env.pattern_ns = started.elapsed().as_nanos() as u64;
@@ -125,6 +143,11 @@ fn open_files(fds: u32, ops: &[Op]) -> GResult<Vec<Option<File>>> {
         }
     }
     Ok(files)
+}
+
+/// Whether `op` is a pread(2), which the guest runs without waiting for the device first.
+fn is_read(op: &Op) -> bool {
+    matches!(op, Op::Read { .. })
 }
 
 /// Waits until `/sys/block/DEV/inflight` (open as `f`) reads "0 0": no request of the
@@ -268,6 +291,55 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
             // SAFETY: the whole of a live mapping this process made, unmapped once.
             unsafe { nix::sys::mman::munmap(addr, size) }.map_err(|e| format!("munmap(map {map}): {e}"))?;
         }
+        Op::Splice { fd, offset, len, pipe, sendfile } => *bytes_read += splice_through_pipe(file(fd)?, offset, len, pipe, sendfile)?,
     }
     Ok(())
+}
+
+/// An `Op::Splice`: `len` bytes of `file` from `offset` into a new pipe of `pipe` bytes
+/// with splice(2) (or sendfile(2)), each call asking for the whole rest and the pipe
+/// drained after it, until `len` bytes went through. Returns the bytes moved; checks the
+/// first word of each call's data (the image holds each word's own offset).
+fn splice_through_pipe(file: &File, offset: u64, len: u64, pipe: u64, sendfile: bool) -> GResult<u64> {
+    use nix::libc;
+    use std::io::Read;
+    let (rx, tx) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
+    if pipe != 65536 {
+        // SAFETY: fcntl on a pipe this function owns; F_SETPIPE_SZ takes an int.
+        let r = unsafe { libc::fcntl(tx.as_raw_fd(), libc::F_SETPIPE_SZ, pipe as libc::c_int) };
+        if r < 0 || r as u64 != pipe {
+            return Err(format!("F_SETPIPE_SZ({pipe}) gave {r}: {}", std::io::Error::last_os_error()));
+        }
+    }
+    let mut rx = File::from(rx);
+    let mut chunk = vec![0u8; pipe as usize];
+    let (mut pos, mut moved) = (offset as i64, 0u64);
+    while moved < len {
+        let at = pos as u64;
+        let left = (len - moved) as usize;
+        // SAFETY: plain system calls on descriptors this process owns; `pos` is a live
+        // loff_t the kernel updates.
+        let n = unsafe {
+            if sendfile {
+                libc::sendfile64(tx.as_raw_fd(), file.as_raw_fd(), &mut pos, left)
+            } else {
+                libc::splice(file.as_raw_fd(), &mut pos, tx.as_raw_fd(), std::ptr::null_mut(), left, 0)
+            }
+        };
+        let call = if sendfile { "sendfile" } else { "splice" };
+        if n < 0 {
+            return Err(format!("{call}({left} at {at}): {}", std::io::Error::last_os_error()));
+        }
+        if n == 0 {
+            return Err(format!("{call}({left} at {at}) returned 0 before the end of the step"));
+        }
+        let n = n as usize;
+        rx.read_exact(&mut chunk[..n]).map_err(|e| format!("reading {n} bytes back from the pipe: {e}"))?;
+        let skip = ((8 - at % 8) % 8) as usize;
+        if n >= skip + 8 && chunk[skip..skip + 8] != (at + skip as u64).to_le_bytes() {
+            return Err(format!("{call} at {at} moved wrong data {:?}", &chunk[skip..skip + 8]));
+        }
+        moved += n as u64;
+    }
+    Ok(moved)
 }

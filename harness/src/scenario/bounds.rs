@@ -39,3 +39,20 @@ pub const MAX_READ_AHEAD_KB: u64 = 1 << 20;
 /// The most matrix points: each is a run of every variant (a VM boot's worth of work).
 /// The scenarios have at most 2.
 pub const MAX_POINTS: usize = 64;
+
+#[cfg(test)]
+mod s_maxbytes_tests {
+    use radiff_model::{sb::s_maxbytes, FsKind};
+
+    /// Issue 24's "s_maxbytes for ext4 and f2fs": the model clamps reads at each file
+    /// system's own s_maxbytes (radiff_model::sb), and no scenario comes near it: a file
+    /// fits its device, so every read a scenario may make ends below the smallest of them.
+    /// If the device bound ever grows past f2fs's ~3.9 TiB, this fails, and the clamp
+    /// starts to decide reads.
+    #[test]
+    fn no_scenario_read_reaches_any_file_systems_s_maxbytes() {
+        for fs in [FsKind::Xfs, FsKind::Ext4, FsKind::F2fs] {
+            assert!(super::MAX_DEVICE_SIZE < s_maxbytes(fs), "{fs:?}: s_maxbytes {} <= MAX_DEVICE_SIZE", s_maxbytes(fs));
+        }
+    }
+}

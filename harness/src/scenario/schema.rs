@@ -172,6 +172,24 @@ pub(super) enum StepFile {
         #[serde(default)]
         map: u32,
     },
+    Splice {
+        #[serde(default = "zero")]
+        offset: Size,
+        size: Option<Size>,
+        pipe: Option<Size>,
+        via: Option<SpliceVia>,
+        #[serde(default)]
+        fd: u32,
+        file: Option<String>,
+    },
+}
+
+/// `splice`'s `via:`: the system call that moves the file into the pipe.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum SpliceVia {
+    Splice,
+    Sendfile,
 }
 
 /// `touch`'s `order:` (`pages: [...]` is its own order, written without `order:`).

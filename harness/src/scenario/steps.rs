@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use radiff_model::{pattern, Op, SizeRange, Step, TouchOrder};
 
-use super::schema::{OrderName, StepFile};
+use super::schema::{OrderName, SpliceVia, StepFile};
 use super::sections::{At, Files};
 use super::size::{Size, SizeOrRange};
 use super::bounds::{MAX_MAPS, MAX_OPS, MAX_STREAMS, MAX_TOUCHES};
@@ -126,6 +126,7 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
                 maps.remove(&map);
                 Step::Munmap { map }
             }
+            StepFile::Splice { offset, size, pipe, via, fd, file } => splice(&s, offset, size, pipe, via, fd, file)?,
         };
         steps.push(step);
     }
@@ -162,7 +163,7 @@ pub(super) fn expanded_bytes(steps: &[Step], sizes: &[u64]) -> u64 {
     let mut read_bytes: u64 = 0;
     for op in pattern::expand_files(steps, sizes) {
         match op {
-            Op::Read { len, .. } | Op::Readahead { len, .. } => read_bytes += len,
+            Op::Read { len, .. } | Op::Readahead { len, .. } | Op::Splice { len, .. } => read_bytes += len,
             Op::Mmap { map, len, .. } => {
                 touched.insert(map, len);
             }
@@ -369,4 +370,26 @@ fn mapped(maps: &Maps, map: u32, step: &str) -> std::result::Result<u64, String>
             if maps.is_empty() { String::new() } else { format!(" (mapped now: {})", maps.keys().map(|m| m.to_string()).collect::<Vec<_>>().join(", ")) }
         )),
     }
+}
+
+/// The default pipe: `PIPE_DEF_BUFFERS` (16) pages.
+pub(super) const DEFAULT_PIPE: u64 = 64 * 1024;
+
+/// The largest pipe a scenario may ask for: `/proc/sys/fs/pipe-max-size`'s default (1 MiB).
+const MAX_PIPE: u64 = 1024 * 1024;
+
+/// `splice:`: `size` bytes (default: to the end of the file) from `offset` through a pipe
+/// of `pipe` bytes, a power of two from 4 KiB to 1 MiB (what F_SETPIPE_SZ gives exactly).
+#[allow(clippy::too_many_arguments)]
+fn splice(s: &StepAt, offset: Size, size: Option<Size>, pipe: Option<Size>, via: Option<SpliceVia>, fd: u32, file: Option<String>) -> Result<Step> {
+    let (fd, file_size) = s.fd_on(&file, fd)?;
+    let len = size.map(|z| z.0).unwrap_or(file_size.saturating_sub(offset.0));
+    if len == 0 || offset.0.saturating_add(len) > file_size {
+        return Err(s.bad(format!("splice: `size` {} at `offset` {offset} must be more than 0 and end inside the {} file", Size(len), Size(file_size))));
+    }
+    let pipe = pipe.map(|p| p.0).unwrap_or(DEFAULT_PIPE);
+    if !pipe.is_power_of_two() || !(PAGE..=MAX_PIPE).contains(&pipe) {
+        return Err(s.bad(format!("splice: `pipe` {} must be a power of two from 4 KiB to 1 MiB (F_SETPIPE_SZ rounds other sizes up; default 64 KiB)", Size(pipe))));
+    }
+    Ok(Step::Splice { fd, offset: offset.0, size: len, pipe, sendfile: via == Some(SpliceVia::Sendfile) })
 }
