@@ -36,7 +36,7 @@ fn mmap_headline() -> Input {
     let size = 8 << 20;
     xfs_input(
         size,
-        &[Step::Mmap { map: 0, fd: 0, offset: 0, len: size, shared: true }, Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential }],
+        &[Step::Mmap { map: 0, fd: 0, offset: 0, len: size, shared: true, exec: false, populate: false }, Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential }],
     )
 }
 

@@ -422,17 +422,38 @@ fn bio_may_need_split(bio: &Bio, lim: &Limits) -> bool {
 }
 
 impl Model<'_> {
-    /// `blk_start_plug()`.
+    /// `blk_start_plug()`: "If this is a nested plug, don't actually assign it." (only
+    /// madvise_do_behavior()'s plug around MADV_POPULATE_READ holds one while readahead
+    /// plugs: the inner one is counted, so that its finish issues nothing).
     pub(crate) fn blk_start_plug(&mut self) {
-        debug_assert!(self.plug.is_none(), "nested plug");
+        if self.plug.is_some() {
+            self.nested_plugs += 1;
+            return;
+        }
         self.plug = Some(Plug::default());
     }
 
     /// `blk_finish_plug()`: issue the plugged requests in the order they were made
-    /// (`rq_list_add_tail()` to `mq_list`, dispatched from its head).
+    /// (`rq_list_add_tail()` to `mq_list`, dispatched from its head); a nested plug's
+    /// finish does nothing ("if (plug == current->plug)").
     pub(crate) fn blk_finish_plug(&mut self) {
+        if self.nested_plugs > 0 {
+            self.nested_plugs -= 1;
+            return;
+        }
         if let Some(plug) = self.plug.take() {
             for rq in plug.mq_list {
+                self.blk_mq_start_request(&rq);
+            }
+        }
+    }
+
+    /// `blk_flush_plug(current->plug, true)` from `sched_submit_work()`: a task that sleeps
+    /// with a plug issues its requests first (through kblockd, before it can be woken by
+    /// their completion); the plug stays.
+    pub(crate) fn blk_flush_plug(&mut self) {
+        if let Some(plug) = self.plug.as_mut() {
+            for rq in std::mem::take(&mut plug.mq_list) {
                 self.blk_mq_start_request(&rq);
             }
         }

@@ -8,7 +8,7 @@
 //! `get_init_ra_size()` / `get_next_ra_size()`, the buffered read path of mm/filemap.c and
 //! the cases of `generic_fadvise()`, and of the fault path (`crate::fault`: `filemap_fault()`,
 //! `do_sync_mmap_readahead()`, `do_async_mmap_readahead()`, `filemap_map_pages()`,
-//! `do_fault_around()`, `finish_fault()`, `do_set_pmd()`, x86's retry, madvise) has a stable id, `"<kernel function>: <condition>"`,
+//! `do_fault_around()`, `finish_fault()`, `do_set_pmd()`, x86's retry, madvise, GUP's populate) has a stable id, `"<kernel function>: <condition>"`,
 //! listed in [`BRANCHES`]. Where a comparison decides, its three sides are separate ids
 //! (`"... req_count < max_pages"`, `"... == ..."`, `"... > ..."`), so that a set reaching
 //! every id also reaches the boundary values.
@@ -296,6 +296,16 @@ pub const BRANCHES: &[Branch] = &[
     b("madvise_vma_behavior: MADV_SEQUENTIAL"),
     b("madvise_vma_behavior: MADV_RANDOM"),
     b("madvise_willneed: vfs_fadvise(POSIX_FADV_WILLNEED)"),
+    // PROT_EXEC mappings (mm/filemap.c)
+    b("do_sync_mmap_readahead: VM_EXEC: window ends at the VMA's end"),
+    b("do_sync_mmap_readahead: VM_EXEC: read from the fault, no async part"),
+    // MAP_POPULATE, MADV_POPULATE_READ (mm/gup.c, mm/madvise.c)
+    b("madvise_populate: MADV_POPULATE_READ"),
+    b("__mm_populate: VM_FAULT_RETRY at the first page: again from it"),
+    b("__get_user_pages_locked: retry the page with FOLL_TRIED"),
+    b("__get_user_pages: PMD mapped: to the PMD's end"),
+    b("__get_user_pages: faultin_page: VM_FAULT_RETRY: -EBUSY"),
+    b("__get_user_pages: faultin_page: done: look the page up again"),
 ];
 
 /// Index of `id` in [`BRANCHES`]; used in const context, so an id missing from the table
@@ -461,7 +471,7 @@ mod tests {
     /// table (the compiler checks it too), and every id of the table is recorded somewhere.
     #[test]
     fn the_table_lists_every_id_the_sources_record_and_nothing_else() {
-        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs"), include_str!("fault.rs"), include_str!("splice.rs")];
+        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs"), include_str!("fault.rs"), include_str!("splice.rs"), include_str!("gup.rs")];
         let mut recorded: Vec<String> = Vec::new();
         for src in sources {
             let text: String = src.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -19,7 +19,8 @@
 //! The radiff kernels' config (`.config` of the base build): CONFIG_PER_VMA_LOCK=y (the
 //! first try of a user fault runs under the VMA lock), CONFIG_TRANSPARENT_HUGEPAGE=y, no
 //! CONFIG_READ_ONLY_THP_FOR_FS, no CONFIG_USERFAULTFD, no CONFIG_NUMA, no DAX. Loads only:
-//! no write faults, no COW; `PROT_READ`, so never `VM_EXEC`.
+//! no write faults, no COW; `PROT_READ`, or `PROT_READ | PROT_EXEC` (`VM_EXEC`) when the
+//! scenario asks.
 //!
 //! The THP `enabled` mode ([`crate::ThpMode`]) is read nowhere on this path in 7.3.4:
 //! `__handle_mm_fault()` may call `create_huge_pmd()`, but for a file VMA that is
@@ -68,6 +69,8 @@ pub const VM_SEQ_READ: u32 = 1 << 1;
 pub const VM_RAND_READ: u32 = 1 << 2;
 pub const VM_HUGEPAGE: u32 = 1 << 3;
 pub const VM_NOHUGEPAGE: u32 = 1 << 4;
+/// VM_EXEC: the mapping is `PROT_EXEC` (`mmap: {exec: true}`).
+pub const VM_EXEC: u32 = 1 << 5;
 
 /// `vm_fault_t` bits.
 pub const VM_FAULT_OOM: u32 = 1 << 0;
@@ -95,7 +98,7 @@ pub struct Vma {
 
 /// A PMD entry of a mapping's page tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Pmd {
+pub(crate) enum Pmd {
     /// Points to a page table (`pmd_install()`).
     Table,
     /// Maps a PMD-sized folio (`do_set_pmd()`).
@@ -120,7 +123,7 @@ pub struct Mmap {
 }
 
 impl Mmap {
-    fn vma_of(&self, page: u64) -> Vma {
+    pub(crate) fn vma_of(&self, page: u64) -> Vma {
         *self.vmas.iter().find(|v| v.start <= page && page < v.end).expect("a page of the mapping without a VMA")
     }
 
@@ -134,7 +137,7 @@ impl Mmap {
         self.ptes[p] = true;
     }
 
-    fn pmd(&self, vpn: u64) -> Option<Pmd> {
+    pub(crate) fn pmd(&self, vpn: u64) -> Option<Pmd> {
         self.pmds.get(&(vpn / PTRS_PER_PTE)).copied()
     }
 
@@ -164,23 +167,37 @@ impl Mmap {
 
 /// `struct vm_fault`, the parts the ported code reads.
 #[derive(Clone, Copy, Debug)]
-struct VmFault {
-    map: usize,
-    vma: Vma,
+pub(crate) struct VmFault {
+    pub(crate) map: usize,
+    pub(crate) vma: Vma,
     /// `vmf->pgoff`: the file page.
-    pgoff: u64,
+    pub(crate) pgoff: u64,
     /// `vmf->address >> PAGE_SHIFT`.
-    vpn: u64,
+    pub(crate) vpn: u64,
     /// FAULT_FLAG_TRIED.
-    tried: bool,
+    pub(crate) tried: bool,
     /// FAULT_FLAG_VMA_LOCK.
-    vma_lock: bool,
+    pub(crate) vma_lock: bool,
     /// `vmf->page`'s folio after `->fault` returned VM_FAULT_LOCKED.
-    folio: Option<FolioRef>,
+    pub(crate) folio: Option<FolioRef>,
 }
 
 fn align_down(x: u64, a: u64) -> u64 {
     x / a * a
+}
+
+fn round_down(x: u64, a: u64) -> u64 {
+    x / a * a
+}
+
+fn round_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a) * a
+}
+
+/// `exec_folio_order()`, include/linux/pgtable.h (7.3.4): "#ifndef exec_folio_order ...
+/// return 0;", which x86 does not override (only arm64 does).
+pub fn exec_folio_order() -> u32 {
+    0
 }
 
 impl Model<'_> {
@@ -209,9 +226,10 @@ impl Model<'_> {
         self.mm[vmf.map].as_mut().unwrap()
     }
 
-    /// `mmap(NULL, len, PROT_READ, MAP_SHARED or MAP_PRIVATE, fd, offset)` as mapping
-    /// `map`: one VMA, no page tables. Nothing is read (no MAP_POPULATE).
-    pub(crate) fn do_mmap(&mut self, map: usize, fd: usize, offset: u64, len: u64, shared: bool) {
+    /// `mmap(NULL, len, PROT_READ (| PROT_EXEC when `exec`), MAP_SHARED or MAP_PRIVATE, fd,
+    /// offset)` as mapping `map`: one VMA, no page tables. Nothing is read here
+    /// (MAP_POPULATE is [`Model::mm_populate`], after).
+    pub(crate) fn do_mmap(&mut self, map: usize, fd: usize, offset: u64, len: u64, shared: bool, exec: bool) {
         let pgoff = offset / PAGE_SIZE;
         let pages = len.div_ceil(PAGE_SIZE);
         let n = self.nr_mmaps;
@@ -223,7 +241,7 @@ impl Model<'_> {
         if self.mm.len() <= map {
             self.mm.resize(map + 1, None);
         }
-        let flags = if shared { VM_SHARED } else { 0 };
+        let flags = if shared { VM_SHARED } else { 0 } | if exec { VM_EXEC } else { 0 };
         self.mm[map] = Some(Mmap {
             fd,
             pgoff,
@@ -276,6 +294,18 @@ impl Model<'_> {
             MadvAdvice::Nohugepage => {
                 cover!(self.rec, "hugepage_madvise: MADV_NOHUGEPAGE");
                 |f| (f & !VM_HUGEPAGE) | VM_NOHUGEPAGE
+            }
+            MadvAdvice::PopulateRead => {
+                // madvise_do_behavior(): "blk_start_plug(&plug); if
+                // (is_madvise_populate(madv_behavior)) error = madvise_populate(...); ...
+                // blk_finish_plug(&plug);": readahead's requests wait in this plug until
+                // a fault sleeps or the call ends. (MADV_WILLNEED runs under the same
+                // plug in the kernel; the model does not hold it there.)
+                cover!(self.rec, "madvise_populate: MADV_POPULATE_READ");
+                self.blk_start_plug();
+                self.madvise_populate(map, start, end);
+                self.blk_finish_plug();
+                return;
             }
             MadvAdvice::Willneed => {
                 let (fd, pgoff) = (area.fd, area.pgoff);
@@ -342,7 +372,7 @@ impl Model<'_> {
     /// `handle_mm_fault()` → `__handle_mm_fault()` → `handle_pte_fault()` → `do_fault()`
     /// for a read on a file VMA, mm/memory.c: a PMD that maps a folio, or a PTE that is
     /// there, ends the fault; `create_huge_pmd()` falls back for a file that is not DAX.
-    fn handle_mm_fault(&mut self, vmf: &mut VmFault) -> u32 {
+    pub(crate) fn handle_mm_fault(&mut self, vmf: &mut VmFault) -> u32 {
         let area = self.mm[vmf.map].as_ref().unwrap();
         if area.pmd(vmf.vpn) == Some(Pmd::Huge) || area.pte_present(vmf.vpn) {
             return 0;
@@ -488,7 +518,7 @@ impl Model<'_> {
             };
             ret |= map_ret;
             // "!folio_test_workingset(folio)": nothing is reclaimed, so never workingset.
-            if map_ret & VM_FAULT_NOPAGE != 0 && !vmf.tried && vmf.vma.flags & VM_SEQ_READ == 0 {
+            if map_ret & VM_FAULT_NOPAGE != 0 && !vmf.tried && vmf.vma.flags & (VM_SEQ_READ | VM_EXEC) == 0 {
                 let ra = &mut self.files[fd].ra;
                 if ra.mmap_miss > 0 {
                     cover!(self.rec, "filemap_map_pages: mmap_miss--");
@@ -623,6 +653,8 @@ impl Model<'_> {
     /// A fault sleeps until the read of the folio at `head` completed: see the module's
     /// assumptions.
     fn fault_wait_locked(&mut self, head: u64) {
+        // Sleeping flushes the task's plug (held only inside madvise(MADV_POPULATE_READ)).
+        self.blk_flush_plug();
         match self.config.io_completion {
             IoCompletion::AtIssue => {}
             IoCompletion::BeforeNextOp => self.complete_inflight(),
@@ -655,7 +687,9 @@ impl Model<'_> {
             }
         }
         if !force_thp_readahead {
-            if vm_flags & VM_RAND_READ != 0 {
+            // "If we don't want any read-ahead, don't bother. VM_EXEC case below is
+            // already intended for random access."
+            if vm_flags & (VM_RAND_READ | VM_EXEC) == VM_RAND_READ {
                 cover!(self.rec, "do_sync_mmap_readahead: VM_RAND_READ: no readahead");
                 self.rec.note(|| "fault: VM_RAND_READ: no readahead".into());
                 return fpin;
@@ -672,7 +706,7 @@ impl Model<'_> {
                 return fpin;
             }
         }
-        if vm_flags & VM_SEQ_READ == 0 {
+        if vm_flags & (VM_SEQ_READ | VM_EXEC) == 0 {
             // "Avoid banging the cache line if not needed"
             let ra = &mut self.files[fd].ra;
             if ra.mmap_miss < MMAP_LOTSAMISS * 10 {
@@ -707,7 +741,14 @@ impl Model<'_> {
             self.page_cache_ra_order(&mut ractl);
             return fpin;
         }
-        // "mmap read-around" (no VM_EXEC: radiff maps PROT_READ)
+        if vm_flags & VM_EXEC != 0 {
+            fpin = self.exec_read_around(vmf, fpin);
+            let start = self.files[fd].ra.start;
+            ractl.index = start;
+            self.page_cache_ra_order(&mut ractl);
+            return fpin;
+        }
+        // "mmap read-around"
         let ra = &mut self.files[fd].ra;
         if vmf.pgoff < ra.ra_pages / 2 {
             cover!(self.rec, "do_sync_mmap_readahead: read-around from 0");
@@ -725,6 +766,32 @@ impl Model<'_> {
         fpin
     }
 
+    /// The `VM_EXEC` branch of `do_sync_mmap_readahead()`, mm/filemap.c (7.3.4): "Executable
+    /// memory rarely benefits from readahead, due to its random access nature, so set
+    /// async_size to 0. Limit to the boundaries of the VMA". The window starts at the
+    /// fault (rounded down to `exec_folio_order()`, 0 on x86: the generic
+    /// include/linux/pgtable.h one), not before the VMA, and is `ra_pages` long but ends
+    /// at the VMA's end. Sets `ra` and returns fpin; the caller reads the window.
+    fn exec_read_around(&mut self, vmf: &VmFault, fpin: bool) -> bool {
+        let fd = self.mm[vmf.map].as_ref().unwrap().fd;
+        let start = self.vma_start_pgoff(vmf);
+        let end = start + (vmf.vma.end - vmf.vma.start); // vma_end_pgoff()
+        let order = exec_folio_order();
+        let ra = &mut self.files[fd].ra;
+        ra.order = order;
+        ra.start = round_down(vmf.pgoff, 1 << order).max(start);
+        let ra_end = round_up(ra.start + ra.ra_pages, 1 << order).min(end);
+        if ra.start + ra.ra_pages > end {
+            cover!(self.rec, "do_sync_mmap_readahead: VM_EXEC: window ends at the VMA's end");
+        }
+        ra.size = ra_end - ra.start;
+        ra.async_size = 0;
+        let (s, size) = (ra.start, ra.size);
+        cover!(self.rec, "do_sync_mmap_readahead: VM_EXEC: read from the fault, no async part");
+        self.rec.note(|| format!("fault: VM_EXEC: [{s}+{size}) async 0, order {order}"));
+        self.maybe_unlock_mmap_for_io(vmf, fpin)
+    }
+
     /// `do_async_mmap_readahead()`, mm/filemap.c: the fault found `folio` in the page
     /// cache: count a hit in `mmap_miss` (unless the folio is locked or the VMA is
     /// VM_SEQ_READ) and, on PG_readahead, `page_cache_async_ra(ra_pages)` from the faulting
@@ -737,7 +804,9 @@ impl Model<'_> {
             cover!(self.rec, "do_async_mmap_readahead: VM_RAND_READ or ra_pages == 0");
             return fpin;
         }
-        if folio.uptodate && vmf.vma.flags & VM_SEQ_READ == 0 {
+        // "VM_SEQ_READ and VM_EXEC mappings skip the mmap_miss increment in
+        // do_sync_mmap_readahead(), so skip the decrement here as well"
+        if folio.uptodate && vmf.vma.flags & (VM_SEQ_READ | VM_EXEC) == 0 {
             let ra = &mut self.files[fd].ra;
             if ra.mmap_miss > 0 {
                 cover!(self.rec, "do_async_mmap_readahead: mmap_miss--");

@@ -3,7 +3,9 @@
 //! (fs/f2fs/data.c) turn the folios of a readahead batch into bios, given the file's
 //! extents. The bios go to `Model::submit_bio()` (block.rs).
 //!
-//! All three use 4 KiB blocks here ([`BLOCK_SIZE`]), so a block is a page.
+//! ext4 and f2fs use 4 KiB blocks here ([`BLOCK_SIZE`]), so a block is a page; XFS may
+//! have larger ones (`mkfs: {block_size}`), whose size the mapping's minimum folio order
+//! gives ([`Model::xfs_block_size`]).
 
 use crate::block::{bio_max_segs, Bio};
 use crate::input::FsKind;
@@ -46,6 +48,13 @@ impl Model<'_> {
         }
     }
 
+    /// XFS's block size, `i_blocksize(inode)`: a page unless larger, and then
+    /// `PAGE_SIZE << min_folio_order` (xfs_ialloc_setup_geometry(): "igeo->min_folio_order =
+    /// mp->m_sb.sb_blocklog - PAGE_SHIFT"); radiff makes no block smaller than the page.
+    pub(crate) fn xfs_block_size(&self) -> u64 {
+        PAGE_SIZE << self.min_order()
+    }
+
     /// `iomap_readahead()` with `iomap_bio_read_ops`, Linux 7.3.4 fs/iomap/buffered-io.c
     /// (xfs_vm_readahead(); XFS picks its own read ops only on devices with integrity
     /// checksums).
@@ -63,7 +72,8 @@ impl Model<'_> {
     /// submitted ("if (ctx->read_ctx && ctx->ops->submit_read) ctx->ops->submit_read(...)").
     fn iomap_read(&mut self, folios: &[FolioRef], start: u64, end: u64, rahead: bool) {
         let isize = self.isize;
-        let eof_block_end = isize.div_ceil(BLOCK_SIZE) * BLOCK_SIZE;
+        let block = self.xfs_block_size();
+        let eof_block_end = isize.div_ceil(block) * block;
         let mut bio: Option<Bio> = None;
         let mut pos = start;
         let mut fi = 0;

@@ -222,6 +222,22 @@ impl MappingLimits {
     }
 }
 
+impl MappingLimits {
+    /// The limits of a regular file on `fs` made with blocks of `block_size` bytes
+    /// (`None`: the default, 4 KiB). XFS, Linux 7.3.4 xfs_ialloc_setup_geometry():
+    /// "if (mp->m_sb.sb_blocksize > PAGE_SIZE) igeo->min_folio_order =
+    /// mp->m_sb.sb_blocklog - PAGE_SHIFT;", which xfs_inode_alloc() sets on the mapping with
+    /// mapping_set_folio_min_order() (the range up to MAX_PAGECACHE_ORDER). The harness
+    /// refuses a block size on ext4 and f2fs.
+    pub fn for_fs_block(fs: FsKind, block_size: Option<u64>) -> Self {
+        let mut limits = Self::for_fs(fs);
+        if let Some(b) = block_size.filter(|&b| fs == FsKind::Xfs && b > 4096) {
+            limits.min_order = b.trailing_zeros() - 12;
+        }
+        limits
+    }
+}
+
 impl QueueLimits {
     /// Limits of the kind the QEMU NVMe disk (mdts 7: 512 KiB transfers) shows, with the
     /// given `read_ahead_kb` and `max_sectors_kb`: for examples and tests; the harness

@@ -11,6 +11,7 @@
 //! | [`filemap`] | mm/filemap.c: `filemap_read()` → `filemap_get_pages()`, `page_cache_next_miss()`/`prev_miss()` |
 //! | [`fadvise`] | mm/fadvise.c: `generic_fadvise()` |
 //! | [`fault`] | the page-fault path: mm/filemap.c `filemap_fault()`, `do_sync_mmap_readahead()`, `do_async_mmap_readahead()`, `filemap_map_pages()`; mm/memory.c `do_read_fault()`, `do_fault_around()`, `finish_fault()`; arch/x86/mm/fault.c's retry; mm/madvise.c |
+//! | [`gup`] | mm/gup.c and mm/madvise.c: MAP_POPULATE and MADV_POPULATE_READ, read faults taken by `__get_user_pages()` |
 //! | [`coverage`](mod@coverage) | the decisions of the functions above, as branch ids, for branch coverage |
 //! | [`fs`] | fs/iomap (XFS), fs/ext4/readpage.c, fs/f2fs/data.c: folios to bios |
 //! | [`block`] | block/blk-merge.c, blk-mq.c: bio splitting, plug merging, issue order |
@@ -61,6 +62,7 @@ pub mod fadvise;
 pub mod fault;
 pub mod filemap;
 pub mod fs;
+pub mod gup;
 pub mod input;
 pub mod model;
 pub mod pagecache;

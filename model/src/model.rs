@@ -329,8 +329,10 @@ pub(crate) struct Model<'a> {
     /// i_size.
     pub isize: u64,
     pub rec: Recorder,
-    /// `current->plug` while `read_pages()` runs.
+    /// `current->plug` while `read_pages()` runs, or while madvise(MADV_POPULATE_READ) does.
     pub plug: Option<Plug>,
+    /// `blk_start_plug()` calls made while a plug was held, not yet finished.
+    pub(crate) nested_plugs: u32,
     /// Folios whose read was issued by the current ->readahead / ->read_folio call.
     pub io_folios: Vec<u64>,
     /// Folios under read I/O that complete before the next system call
@@ -393,6 +395,7 @@ impl<'a> Model<'a> {
             isize: input.file_size,
             rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new), coverage: None, file: 0, io_mark: 0, before_first: Vec::new() },
             plug: None,
+            nested_plugs: 0,
             io_folios: Vec::new(),
             inflight: Vec::new(),
             op: 0,
@@ -464,7 +467,12 @@ impl<'a> Model<'a> {
             // count, POSIX_FADV_WILLNEED);" (so a count of 0, like fadvise's len 0, means
             // to the end of the file).
             Op::Readahead { fd, offset, len } => self.generic_fadvise(fd as usize, offset, len, crate::pattern::Advice::Willneed),
-            Op::Mmap { map, fd, offset, len, shared } => self.do_mmap(map as usize, fd as usize, offset, len, shared),
+            Op::Mmap { map, fd, offset, len, shared, exec, populate } => {
+                self.do_mmap(map as usize, fd as usize, offset, len, shared, exec);
+                if populate {
+                    self.mm_populate(map as usize);
+                }
+            }
             Op::Madvise { map, offset, len, advice } => self.do_madvise(map as usize, offset, len, advice),
             Op::Touch { map, offset } => self.do_user_addr_fault(map as usize, offset),
             Op::Munmap { map } => self.do_munmap(map as usize),

@@ -32,7 +32,18 @@ pub enum Op {
     Readahead { fd: u32, offset: u64, len: u64 },
     /// `maps[map] = mmap(NULL, len, PROT_READ, MAP_SHARED or MAP_PRIVATE, fds[fd], offset)`.
     /// `offset` and `len` are page multiples; the mapping stays until `Munmap` or the end.
-    Mmap { map: u32, fd: u32, offset: u64, len: u64, shared: bool },
+    /// `exec` adds PROT_EXEC, `populate` MAP_POPULATE.
+    Mmap {
+        map: u32,
+        fd: u32,
+        offset: u64,
+        len: u64,
+        shared: bool,
+        #[serde(default, skip_serializing_if = "is_false")]
+        exec: bool,
+        #[serde(default, skip_serializing_if = "is_false")]
+        populate: bool,
+    },
     /// `madvise(maps[map] + offset, len, advice)`; `offset` and `len` are bytes inside the
     /// mapping, page multiples.
     Madvise { map: u32, offset: u64, len: u64, advice: MadvAdvice },
@@ -76,6 +87,13 @@ pub enum MadvAdvice {
     Hugepage,
     /// MADV_NOHUGEPAGE: VM_NOHUGEPAGE.
     Nohugepage,
+    /// MADV_POPULATE_READ: madvise_populate() -> faultin_page_range(): read faults on every
+    /// page of the range that is not mapped (GUP, FOLL_UNLOCKABLE, retries FOLL_TRIED).
+    PopulateRead,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The order in which a `Touch` step loads the pages of `[from, to)` of a mapping.
@@ -135,8 +153,19 @@ pub enum Step {
     Fadvise { fd: u32, offset: u64, len: u64, advice: Advice },
     /// One `readahead(2)` call.
     Readahead { fd: u32, offset: u64, size: u64 },
-    /// Maps `[offset, offset + len)` of the file through `fds[fd]` as mapping `map`.
-    Mmap { map: u32, fd: u32, offset: u64, len: u64, shared: bool },
+    /// Maps `[offset, offset + len)` of the file through `fds[fd]` as mapping `map`
+    /// (`exec`: PROT_EXEC too; `populate`: MAP_POPULATE).
+    Mmap {
+        map: u32,
+        fd: u32,
+        offset: u64,
+        len: u64,
+        shared: bool,
+        #[serde(default, skip_serializing_if = "is_false")]
+        exec: bool,
+        #[serde(default, skip_serializing_if = "is_false")]
+        populate: bool,
+    },
     /// One `madvise` call on `[offset, offset + len)` of mapping `map` (bytes inside it).
     Madvise { map: u32, offset: u64, len: u64, advice: MadvAdvice },
     /// Loads pages of `[from, to)` (bytes inside the mapping; `to` `None` = its end) in
@@ -360,9 +389,9 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
             }
             Step::Fadvise { fd, offset, len, advice } => ops.push(Op::Fadvise { fd: *fd, offset: *offset, len: *len, advice: *advice }),
             Step::Readahead { fd, offset, size } => ops.push(Op::Readahead { fd: *fd, offset: *offset, len: *size }),
-            Step::Mmap { map, fd, offset, len, shared } => {
+            Step::Mmap { map, fd, offset, len, shared, exec, populate } => {
                 lens.insert(*map, *len);
-                ops.push(Op::Mmap { map: *map, fd: *fd, offset: *offset, len: *len, shared: *shared })
+                ops.push(Op::Mmap { map: *map, fd: *fd, offset: *offset, len: *len, shared: *shared, exec: *exec, populate: *populate })
             }
             Step::Madvise { map, offset, len, advice } => ops.push(Op::Madvise { map: *map, offset: *offset, len: *len, advice: *advice }),
             Step::Touch { maps, from, to, order } => {
@@ -394,7 +423,7 @@ mod tests {
             Step::Sequential { fd: 0, from: 4096, size: 8192, to: Some(4096 + 20480) },
             Step::Random { fd: 0, count: 7, size: SizeRange { min: 4096, max: 8192, align: 4096 }, seed: 1, from: 0, to: None },
             Step::Interleaved { fds: vec![0, 1], size: 65536, starts: vec![0, 1 << 19], to: None },
-            Step::Mmap { map: 0, fd: 0, offset: 0, len: 1 << 20, shared: true },
+            Step::Mmap { map: 0, fd: 0, offset: 0, len: 1 << 20, shared: true, exec: false, populate: false },
             Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Stride { stride: 12288 } },
             Step::Touch { maps: vec![0], from: 4096, to: Some(40960), order: TouchOrder::Backward },
             Step::Munmap { map: 0 },
@@ -458,8 +487,8 @@ mod tests {
     #[test]
     fn touches_follow_their_order_and_maps_take_turns() {
         let steps = vec![
-            Step::Mmap { map: 0, fd: 0, offset: 0, len: 4 * 4096, shared: true },
-            Step::Mmap { map: 1, fd: 0, offset: 8 * 4096, len: 2 * 4096, shared: false },
+            Step::Mmap { map: 0, fd: 0, offset: 0, len: 4 * 4096, shared: true, exec: false, populate: false },
+            Step::Mmap { map: 1, fd: 0, offset: 8 * 4096, len: 2 * 4096, shared: false, exec: false, populate: false },
             Step::Touch { maps: vec![0, 1], from: 0, to: None, order: TouchOrder::Backward },
         ];
         let ops = expand(&steps, 1 << 20);

@@ -395,9 +395,14 @@ impl Model<'_> {
         // fallback: "->readahead() may have updated readahead window size so we have to
         // check there's still something to read."
         let ra = self.files[fd].ra;
-        if ra.size > index - start {
+        // "if (ra->size > index - start)" in pgoff_t: with a minimum folio order,
+        // mapping_align_index() may have moved `index` below `start`, and a folio that
+        // failed there leaves `index - start` negative, which wraps to a huge unsigned
+        // value: no fallback (measured: xfs_16k_blocks).
+        let done = index.wrapping_sub(start);
+        if ra.size > done {
             cover!(self.rec, "page_cache_ra_order: fallback: ra->size > index - start");
-            self.do_page_cache_ra(ractl, ra.size - (index - start), ra.async_size);
+            self.do_page_cache_ra(ractl, ra.size - done, ra.async_size);
         } else {
             cover!(self.rec, "page_cache_ra_order: fallback: nothing left");
         }

@@ -38,7 +38,7 @@ fn every_kind_of_step() -> Vec<Op> {
         Op::Readahead { fd: 0, offset: 2 * mib, len: 2 * mib },
         Op::Fadvise { fd: 1, offset: 5 * mib, len: mib, advice: Advice::Willneed },
         Op::Splice { fd: 1, offset: 3 * mib, len: 2 * mib, pipe: 16 << 10, sendfile: false },
-        Op::Mmap { map: 0, fd: 0, offset: 0, len: 8 * mib, shared: true },
+        Op::Mmap { map: 0, fd: 0, offset: 0, len: 8 * mib, shared: true, exec: false, populate: false },
         Op::Madvise { map: 0, offset: 6 * mib, len: mib, advice: MadvAdvice::Willneed },
     ];
     ops.extend((0..2048).map(|p| Op::Touch { map: 0, offset: p * 4096 }));

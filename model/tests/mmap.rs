@@ -34,7 +34,7 @@ fn predict(input: &Input, policy: &Policy) -> Trace {
 }
 
 fn map_all(size: u64) -> Step {
-    Step::Mmap { map: 0, fd: 0, offset: 0, len: size, shared: false }
+    Step::Mmap { map: 0, fd: 0, offset: 0, len: size, shared: false, exec: false, populate: false }
 }
 
 fn touch(order: TouchOrder) -> Step {
@@ -354,8 +354,8 @@ fn two_mappings_touched_in_turns_keep_their_own_readahead_state() {
     let size = 8 * MIB;
     let half = size / 2;
     let steps = [
-        Step::Mmap { map: 0, fd: 0, offset: 0, len: half, shared: true },
-        Step::Mmap { map: 1, fd: 1, offset: half, len: half, shared: true },
+        Step::Mmap { map: 0, fd: 0, offset: 0, len: half, shared: true, exec: false, populate: false },
+        Step::Mmap { map: 1, fd: 1, offset: half, len: half, shared: true, exec: false, populate: false },
         Step::Touch { maps: vec![0, 1], from: 0, to: None, order: TouchOrder::Sequential },
     ];
     let trace = predict(&input(size, 65536, &steps), &Policy::BASE);

@@ -20,8 +20,11 @@ use radiff_model::{Advice, FsKind, MadvAdvice, ThpMode};
 
 use crate::scenario::{Scenario, Size};
 
+mod faultpath;
 mod splice;
 pub use splice::{SPLICE_ONE_IN, SPLICE_PRODUCTIONS};
+pub use faultpath::{EXEC_ONE_IN, LARGE_BLOCKS_ONE_IN};
+use faultpath::{exec_family, large_block_family};
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -72,7 +75,8 @@ pub enum GenStep {
     Fadvise { advice: Advice },
     /// The whole file mapped (a mapping of its own), `madvise`d over all of it when
     /// `advice` says, and its pages touched in `order`.
-    Map { shared: bool, advice: Option<MadvAdvice>, order: GenTouch },
+    /// `exec`: PROT_EXEC too (the fault-path family decides it, see [`generate`]).
+    Map { shared: bool, advice: Option<MadvAdvice>, order: GenTouch, exec: bool },
     /// One `readahead(2)` of `size` at `at`.
     Readahead { at: u64, size: u64 },
     /// Two files read in alternation, `size` at a time, each from its start to its end
@@ -112,6 +116,8 @@ pub struct Gen {
     /// 1, or 2 for the two-file family: files `a` and `b` of `file_size` and
     /// `write_size` each; steps other than [`GenStep::Alternate`] read `a`.
     pub files: u32,
+    /// `mkfs.block_size` (XFS only; `None`: mkfs's default, not written).
+    pub block_size: Option<u64>,
 }
 
 /// mm/memory.c's default fault_around_bytes (64 KiB).
@@ -243,7 +249,7 @@ fn draw_map(rng: &mut SplitMix64, g: &Gen) -> GenStep {
         _ => GenTouch::Random { count: pick(rng, &[64, 256, 1024, 4096]).min(g.file_size / 4096), seed: rng.below(1000) },
     };
     let advice = pick(rng, &[None, None, Some(MadvAdvice::Sequential), Some(MadvAdvice::Random), Some(MadvAdvice::Hugepage), Some(MadvAdvice::Willneed), Some(MadvAdvice::Normal), Some(MadvAdvice::Nohugepage)]);
-    GenStep::Map { shared: rng.below(4) != 0, advice, order }
+    GenStep::Map { shared: rng.below(4) != 0, advice, order, exec: false }
 }
 
 fn draw_alternate(rng: &mut SplitMix64, _: &Gen) -> GenStep {
@@ -278,6 +284,7 @@ pub fn generate(seed: u64, index: u64) -> Gen {
         fault_around: DEFAULT_FAULT_AROUND,
         thp: ThpMode::Always,
         files: 1,
+        block_size: None,
     };
     let n = 1 + rng.below(MAX_STEPS as u64) as usize;
     draw_steps(&mut rng, &mut g, PRODUCTIONS, n);
@@ -293,6 +300,7 @@ pub fn generate(seed: u64, index: u64) -> Gen {
         }
         g.fault_around = pick(&mut family, FAULT_AROUND);
         g.thp = pick(&mut family, &[ThpMode::Always, ThpMode::Always, ThpMode::Madvise, ThpMode::Never]);
+        exec_family(seed, index, &mut g);
     } else {
         // The two-file family, likewise.
         let mut family = SplitMix64::new(seed ^ SplitMix64::new(index.wrapping_add(0x6669_6c65)).next_u64());
@@ -309,6 +317,7 @@ pub fn generate(seed: u64, index: u64) -> Gen {
             splice::splice_family(seed, index, &mut g);
         }
     }
+    large_block_family(seed, index, &mut g);
     g.fix();
     g
 }
@@ -490,8 +499,9 @@ impl Gen {
         if self.thp != ThpMode::Always {
             let _ = write!(vm, ", THP {}", thp_name(self.thp));
         }
+        let blocks = self.block_size.map(|b| format!(" ({} blocks)", Size(b))).unwrap_or_default();
         format!(
-            "{}, {} on {device}, {}, read_ahead_kb {}, max_sectors_kb {}{vm}",
+            "{}, {}{blocks} on {device}, {}, read_ahead_kb {}, max_sectors_kb {}{vm}",
             steps.join(", then "),
             self.fs.name().to_uppercase().replace("F2FS", "f2fs").replace("EXT4", "ext4"),
             if self.files == 2 { format!("two {} files", Size(self.file_size)) } else { format!("{} file", Size(self.file_size)) },
@@ -518,6 +528,9 @@ impl Gen {
             }
         }
         let _ = writeln!(s, "filesystem: {}", self.fs.name());
+        if let Some(b) = self.block_size {
+            let _ = writeln!(s, "mkfs:\n  block_size: {}", Size(b));
+        }
         if self.files == 2 {
             let _ = writeln!(s, "files:");
             for name in ["a", "b"] {
@@ -561,10 +574,11 @@ impl GenStep {
     /// starting at `from` and (sequential) ending at `to`, as [`Gen::resolved`] gives them;
     /// `maps` counts the mappings made so far (a mapping takes the next index).
     pub fn yaml_items(&self, from: u64, to: Option<u64>, maps: &mut u32) -> Vec<String> {
-        let GenStep::Map { shared, advice, order } = self else { return vec![self.yaml(from, to)] };
+        let GenStep::Map { shared, advice, order, exec } = self else { return vec![self.yaml(from, to)] };
         let map = *maps;
         *maps += 1;
-        let mut items = vec![if *shared { format!("mmap: {{map: {map}}}") } else { format!("mmap: {{map: {map}, shared: false}}") }];
+        let flags = format!("{}{}", if *shared { "" } else { ", shared: false" }, if *exec { ", exec: true" } else { "" });
+        let mut items = vec![format!("mmap: {{map: {map}{flags}}}")];
         if let Some(a) = advice {
             items.push(format!("madvise: {{map: {map}, advice: {}}}", madv_name(*a)));
         }
@@ -616,7 +630,7 @@ impl GenStep {
                 format!("{streams} interleaved streams of {} reads on {}", Size(*size), if *separate_fds { "separate fds" } else { "one fd" })
             }
             GenStep::Fadvise { advice } => format!("fadvise {}", advice_name(*advice)),
-            GenStep::Map { shared, advice, order } => {
+            GenStep::Map { shared, advice, order, exec } => {
                 let touch = match order {
                     GenTouch::Sequential => "touched first to last page".to_string(),
                     GenTouch::Backward => "touched last to first page".to_string(),
@@ -624,7 +638,7 @@ impl GenStep {
                     GenTouch::Random { count, .. } => format!("{count} random pages touched"),
                 };
                 let advice = advice.map(|a| format!(", madvise {}", madv_name(a))).unwrap_or_default();
-                format!("the file mmapped {}{advice}, {touch}", if *shared { "shared" } else { "private" })
+                format!("the file mmapped {}{}{advice}, {touch}", if *shared { "shared" } else { "private" }, if *exec { " exec" } else { "" })
             }
             GenStep::Readahead { at, size } => format!("readahead(2) of {} at {}", Size(*size), Size(*at)),
             GenStep::Alternate { size } => format!("the two files read in alternation, {} at a time", Size(*size)),
@@ -654,6 +668,7 @@ pub fn madv_name(a: MadvAdvice) -> &'static str {
         MadvAdvice::Willneed => "willneed",
         MadvAdvice::Hugepage => "hugepage",
         MadvAdvice::Nohugepage => "nohugepage",
+        MadvAdvice::PopulateRead => "populate_read",
     }
 }
 

@@ -36,8 +36,9 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
             }
             GenStep::Interleaved { streams, size, separate_fds } => round(*size) + (*streams - 2) as u64 + *separate_fds as u64,
             GenStep::Fadvise { .. } => 1,
-            GenStep::Map { shared, advice, order } => {
+            GenStep::Map { shared, advice, order, exec } => {
                 (!shared) as u64
+                    + *exec as u64
                     + advice.is_some() as u64
                     + match order {
                         GenTouch::Sequential => 0,

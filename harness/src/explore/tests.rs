@@ -135,6 +135,28 @@ fn the_mapping_family_leaves_the_other_scenarios_alone() {
     assert!((400 / generate::MMAP_ONE_IN / 2..400 / generate::MMAP_ONE_IN * 3 / 2).contains(&mapped), "{mapped} of 400");
 }
 
+/// The fault-path and large-block families: PROT_EXEC only on mapping-family scenarios,
+/// 16 or 64 KiB blocks only on XFS, each drawn, and every such scenario parses with them.
+#[test]
+fn exec_mappings_and_large_xfs_blocks_are_drawn_and_parse() {
+    let (mut exec, mut large) = (0, 0);
+    for i in 0..400 {
+        let g = generate::generate(1, i);
+        let has_exec = g.steps.iter().any(|s| matches!(s, GenStep::Map { exec: true, .. }));
+        exec += has_exec as u64;
+        if let Some(b) = g.block_size {
+            large += 1;
+            assert!(g.fs == FsKind::Xfs && (b == 16 * KIB || b == 64 * KIB), "{i}: {:?} {b}", g.fs);
+        }
+        if has_exec || g.block_size.is_some() {
+            let s = scenario_of(&g, &[]).unwrap();
+            assert_eq!(s.block_size, g.block_size);
+            assert_eq!(has_exec, s.steps.iter().any(|st| matches!(st, radiff_model::Step::Mmap { exec: true, .. })));
+        }
+    }
+    assert!(exec > 0 && large > 0, "exec {exec}, large blocks {large} of 400");
+}
+
 #[test]
 fn a_variant_without_a_policy_is_an_error() {
     assert!(policies(&["no-such-variant".into()]).is_err());
@@ -300,7 +322,7 @@ fn amplification_counts_distinct_bytes_and_willneed() {
 
 #[test]
 fn touches_are_page_reads_of_their_mapping_and_madv_random_ends_a_stream() {
-    let map = |offset| Op::Mmap { map: 0, fd: 0, offset, len: 4 * MIB, shared: true };
+    let map = |offset| Op::Mmap { map: 0, fd: 0, offset, len: 4 * MIB, shared: true, exec: false, populate: false };
     let touches = |n: u64| (0..n).map(|p| Op::Touch { map: 0, offset: p * 4096 });
     // Mapped from 1 MiB: 512 sequential touches are a stream over [1 MiB, 3 MiB).
     let ops: Vec<Op> = std::iter::once(map(MIB)).chain(touches(512)).collect();
@@ -331,7 +353,7 @@ fn variant_change_names_its_direction_on_each_figure() {
 // ---- the model on generated scenarios ----
 
 fn gen(steps: Vec<GenStep>) -> Gen {
-    let mut g = Gen { files: 1, fault_around: generate::DEFAULT_FAULT_AROUND, thp: radiff_model::ThpMode::Always, device: GenDevice::Nvme { transfer_limit: 512 * KIB }, fs: FsKind::Xfs, file_size: 32 * MIB, write_size: MIB, read_ahead_kb: 128, max_sectors_kb: 512, steps };
+    let mut g = Gen { files: 1, fault_around: generate::DEFAULT_FAULT_AROUND, thp: radiff_model::ThpMode::Always, device: GenDevice::Nvme { transfer_limit: 512 * KIB }, fs: FsKind::Xfs, file_size: 32 * MIB, write_size: MIB, read_ahead_kb: 128, max_sectors_kb: 512, steps, block_size: None };
     g.fix();
     g
 }

@@ -233,13 +233,18 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
                 return Err(format!("readahead({offset}, {len}): {}", std::io::Error::last_os_error()));
             }
         }
-        Op::Mmap { map, fd, offset, len, shared } => {
+        Op::Mmap { map, fd, offset, len, shared, exec, populate } => {
             use nix::sys::mman::{MapFlags, ProtFlags};
             let length = std::num::NonZeroUsize::new(len as usize).ok_or("mmap of 0 bytes")?;
-            let flags = if shared { MapFlags::MAP_SHARED } else { MapFlags::MAP_PRIVATE };
+            let mut flags = if shared { MapFlags::MAP_SHARED } else { MapFlags::MAP_PRIVATE };
+            if populate {
+                flags |= MapFlags::MAP_POPULATE;
+            }
+            let prot = if exec { ProtFlags::PROT_READ | ProtFlags::PROT_EXEC } else { ProtFlags::PROT_READ };
             // SAFETY: a new read-only mapping of a file this process owns, at an address
-            // the kernel picks; it is only read through `Op::Touch` and unmapped once.
-            let addr = unsafe { nix::sys::mman::mmap(None, length, ProtFlags::PROT_READ, flags, file(fd)?, offset as i64) }
+            // the kernel picks; it is only read through `Op::Touch` (never executed) and
+            // unmapped once.
+            let addr = unsafe { nix::sys::mman::mmap(None, length, prot, flags, file(fd)?, offset as i64) }
                 .map_err(|e| format!("mmap({len} bytes at {offset}, {}): {e}", if shared { "MAP_SHARED" } else { "MAP_PRIVATE" }))?;
             let slot = map as usize;
             if maps.live.len() <= slot {
@@ -264,6 +269,7 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
                 radiff_model::MadvAdvice::Willneed => M::MADV_WILLNEED,
                 radiff_model::MadvAdvice::Hugepage => M::MADV_HUGEPAGE,
                 radiff_model::MadvAdvice::Nohugepage => M::MADV_NOHUGEPAGE,
+                radiff_model::MadvAdvice::PopulateRead => return madvise_populate_read(addr, offset, len),
             };
             // SAFETY: a page-aligned range inside a live mapping of this process (checked above).
             let at = unsafe { std::ptr::NonNull::new_unchecked(addr.as_ptr().cast::<u8>().add(offset as usize).cast()) };
@@ -342,4 +348,15 @@ fn splice_through_pipe(file: &File, offset: u64, len: u64, pipe: u64, sendfile: 
         moved += n as u64;
     }
     Ok(moved)
+}
+
+/// `madvise(addr + offset, len, MADV_POPULATE_READ)` (Linux 5.14; nix 0.29 has no name for it).
+fn madvise_populate_read(addr: std::ptr::NonNull<std::ffi::c_void>, offset: u64, len: u64) -> GResult<()> {
+    // SAFETY: a page-aligned range inside a live mapping of this process (the caller
+    // checked it); MADV_POPULATE_READ only faults pages in and changes no contents.
+    let r = unsafe { nix::libc::madvise(addr.as_ptr().cast::<u8>().add(offset as usize).cast(), len as usize, nix::libc::MADV_POPULATE_READ) };
+    if r != 0 {
+        return Err(format!("madvise(+{offset}, {len}, MADV_POPULATE_READ): {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
 }

@@ -77,7 +77,7 @@ impl Lab {
             disk: None,
             fs: scenario.fs,
             file_size: scenario.file_size,
-            task: Task::Prepare { mkfs_args: Vec::new(), write_size: scenario.write_size, extent_size: scenario.extent_size },
+            task: Task::Prepare { mkfs_args: mkfs_args(scenario), write_size: scenario.write_size, extent_size: scenario.extent_size },
             other_files: guest_files(scenario),
         };
         let disk = disk(scenario, &partial_image);
@@ -136,6 +136,14 @@ impl Lab {
     }
 }
 
+/// The arguments the guest adds to `mkfs.FS` for the scenario's `mkfs:` (XFS only).
+pub(crate) fn mkfs_args(s: &Scenario) -> Vec<String> {
+    match s.block_size {
+        Some(b) => vec!["-b".into(), format!("size={b}")],
+        None => Vec::new(),
+    }
+}
+
 /// Bytes a file takes on disk (its blocks: what was written of a sparse image so far).
 fn allocated(path: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt;
@@ -163,6 +171,9 @@ pub fn image_key(s: &Scenario) -> String {
     ];
     // More files: their sizes and layouts too (a one-file scenario's key is unchanged).
     let more = s.other_files.iter().map(|f| format!("{}/{}/{:?}", f.size, f.write_size, f.extent_size));
-    let parts: Vec<String> = parts.into_iter().chain(more).collect();
+    // mkfs's arguments, when the scenario sets any (the keys of the others are unchanged).
+    let mkfs = mkfs_args(s);
+    let mkfs = (!mkfs.is_empty()).then(|| format!("mkfs {}", mkfs.join(" ")));
+    let parts: Vec<String> = parts.into_iter().chain(more).chain(mkfs).collect();
     format!("{}-{}-{}", s.fs.name(), format!("{:?}", s.device.kind).to_lowercase(), cache::key(parts))
 }

@@ -104,7 +104,7 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
         file_size: env.file_size,
         extents: env.extents.clone(),
         queue: env.queue.clone(),
-        mapping: radiff_model::MappingLimits::for_fs(scenario.fs),
+        mapping: radiff_model::MappingLimits::for_fs_block(scenario.fs, scenario.block_size),
         ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
         other_files: env.other_files.iter().map(|f| radiff_model::FileInput { file_size: f.file_size, extents: f.extents.clone() }).collect(),
     }

@@ -75,6 +75,9 @@ pub struct Scenario {
     pub description: String,
     pub device: Device,
     pub fs: FsKind,
+    /// `mkfs: {block_size}`: the file system's block size in bytes, `None` for mkfs's
+    /// default (4 KiB on all three).
+    pub block_size: Option<u64>,
     /// The first (or only) file's size, write size and extent size hint.
     pub file_size: u64,
     pub write_size: u64,
@@ -108,6 +111,7 @@ impl Scenario {
         let at = At { path, text };
         let name = sections::name(path)?;
         let device = sections::device(&at, raw.device)?;
+        let block_size = sections::mkfs(&at, &raw.mkfs, raw.filesystem, &device)?;
         let files = sections::files(&at, raw.file, raw.files, raw.filesystem, &device)?;
         let points = sections::points(&at, &raw.queue, &raw.matrix, device.transfer_limit)?;
         let steps = steps::steps(&at, raw.reads, &files)?;
@@ -124,6 +128,7 @@ impl Scenario {
             description: raw.description,
             device,
             fs: raw.filesystem,
+            block_size,
             file_size: first.size,
             write_size: first.write_size,
             extent_size: first.extent_size,
@@ -390,8 +395,8 @@ matrix:
         ))
         .unwrap();
         assert_eq!(s.steps[0], Step::Readahead { fd: 1, offset: 1 << 20, size: 2 << 20 });
-        assert_eq!(s.steps[1], Step::Mmap { map: 0, fd: 0, offset: 0, len: 8 << 20, shared: true });
-        assert_eq!(s.steps[2], Step::Mmap { map: 1, fd: 0, offset: 64 << 20, len: 448 << 20, shared: false }, "size defaults to the end of the file");
+        assert_eq!(s.steps[1], Step::Mmap { map: 0, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: false, populate: false });
+        assert_eq!(s.steps[2], Step::Mmap { map: 1, fd: 0, offset: 64 << 20, len: 448 << 20, shared: false, exec: false, populate: false }, "size defaults to the end of the file");
         assert_eq!(s.steps[3], Step::Madvise { map: 0, offset: 0, len: 8 << 20, advice: MadvAdvice::Sequential }, "the whole mapping");
         assert_eq!(s.steps[4], Step::Madvise { map: 1, offset: 2 << 20, len: 2 << 20, advice: MadvAdvice::Hugepage });
         assert_eq!(s.steps[5], Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential });
@@ -404,7 +409,7 @@ matrix:
         assert_eq!(parse(GOOD).unwrap().vm, VmRequest::default(), "no `vm:`: the kernel's settings");
         // A file that is not a page multiple maps to its last (partial) page.
         let odd = parse(&with_steps("  - mmap: {offset: 4 KiB}\n", "").replace("size: 512 MiB", "size: 10000")).unwrap();
-        assert_eq!(odd.steps[0], Step::Mmap { map: 0, fd: 0, offset: 4096, len: 8192, shared: true });
+        assert_eq!(odd.steps[0], Step::Mmap { map: 0, fd: 0, offset: 4096, len: 8192, shared: true, exec: false, populate: false });
     }
 
     #[test]
@@ -544,6 +549,38 @@ reads:
         let e = error(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm:\n  swappiness: 1\n"));
         assert!(e.starts_with("scenarios/t.yaml:17: ") && e.contains("unknown field `swappiness`"), "{e}");
         assert_eq!(parse(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm: {fault_around_bytes: 2 MiB}\n")).unwrap().vm.fault_around_bytes, Some(2 << 20));
+    }
+
+    #[test]
+    fn mkfs_block_size_is_xfs_only_a_power_of_two_to_64_kib_and_keys_its_own_image() {
+        let read = "  - read: {offset: 0, size: 4 KiB}\n";
+        let lbs = parse(&with_steps(read, "mkfs:\n  block_size: 16 KiB\n")).unwrap();
+        assert_eq!(lbs.block_size, Some(16 << 10));
+        let plain = parse(&with_steps(read, "")).unwrap();
+        assert_eq!(plain.block_size, None);
+        assert_ne!(crate::run::image_key(&lbs), crate::run::image_key(&plain), "another file system, another image");
+        for (bad, says) in [("12 KiB", "power of two"), ("128 KiB", "64 KiB"), ("2 KiB", "4 KiB")] {
+            let e = error(&with_steps(read, &format!("mkfs:\n  block_size: {bad}\n")));
+            assert!(e.starts_with(&format!("scenarios/t.yaml:17: mkfs.block_size {bad}: ")) && e.contains(says), "{e}");
+        }
+        for (fs, says) in [("ext4", "4 KiB blocks only"), ("f2fs", "F2FS_BLKSIZE")] {
+            let e = error(&with_steps(read, "mkfs:\n  block_size: 16 KiB\n").replace("filesystem: xfs", &format!("filesystem: {fs}")));
+            assert!(e.starts_with("scenarios/t.yaml:17: mkfs.block_size: radiff sets the block size of XFS only") && e.contains(says), "{e}");
+        }
+        let e = error(&with_steps(read, "mkfs:\n  inode_size: 512\n"));
+        assert!(e.starts_with("scenarios/t.yaml:17: ") && e.contains("unknown field `inode_size`"), "{e}");
+    }
+
+    #[test]
+    fn exec_populate_and_populate_read_parse_and_bad_values_are_errors_at_their_step() {
+        let s = parse(&with_steps("  - mmap: {map: 0, size: 8 MiB, exec: true, populate: true}\n  - madvise: {map: 0, advice: populate_read}\n  - mmap: {map: 1, size: 8 MiB}\n", "")).unwrap();
+        assert_eq!(s.steps[0], Step::Mmap { map: 0, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: true, populate: true });
+        assert_eq!(s.steps[1], Step::Madvise { map: 0, offset: 0, len: 8 << 20, advice: MadvAdvice::PopulateRead });
+        assert_eq!(s.steps[2], Step::Mmap { map: 1, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: false, populate: false }, "PROT_READ, no MAP_POPULATE by default");
+        let e = error(&with_steps("  - mmap: {map: 0, populate: maybe}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:13: reads[0].mmap.populate: ") && e.contains("maybe"), "{e}");
+        let e = error(&with_steps("  - mmap: {map: 0}\n  - madvise: {map: 0, advice: populate_write}\n", ""));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1].madvise.advice: unknown variant `populate_write`") && e.contains("populate_read"), "{e}");
     }
 
     #[test]

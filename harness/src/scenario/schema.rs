@@ -13,6 +13,8 @@ pub(super) struct ScenarioFile {
     pub(super) description: String,
     pub(super) device: DeviceFile,
     pub(super) filesystem: FsKind,
+    #[serde(default)]
+    pub(super) mkfs: MkfsFile,
     pub(super) file: Option<OneFile>,
     pub(super) files: Option<Vec<ListedFile>>,
     #[serde(default)]
@@ -55,6 +57,13 @@ pub(super) struct ListedFile {
     pub(super) size: Size,
     pub(super) write_size: Option<Size>,
     pub(super) extent_size: Option<Size>,
+}
+
+/// `mkfs:`: how the file system is made (default: mkfs's own choices).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MkfsFile {
+    pub(super) block_size: Option<Size>,
 }
 
 #[derive(Deserialize, Default)]
@@ -149,6 +158,12 @@ pub(super) enum StepFile {
         #[serde(default)]
         fd: u32,
         file: Option<String>,
+        /// PROT_EXEC as well as PROT_READ (VM_EXEC).
+        #[serde(default)]
+        exec: bool,
+        /// MAP_POPULATE.
+        #[serde(default)]
+        populate: bool,
     },
     Madvise {
         #[serde(default)]

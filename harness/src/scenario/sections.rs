@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use radiff_model::FsKind;
 
-use super::schema::{DeviceFile, ListedFile, MatrixFile, OneFile, QueueFile, VmFile};
+use super::schema::{DeviceFile, ListedFile, MatrixFile, MkfsFile, OneFile, QueueFile, VmFile};
 use super::size::Size;
 use super::bounds::{MAX_DEVICE_SIZE, MAX_POINTS, MAX_READ_AHEAD_KB, MAX_TIMEOUT_S, MAX_TRACE_BUFFER_KB};
 use super::{Device, FileDef, Point, PAGE, UFS_TRANSFER_LIMIT};
@@ -79,6 +79,39 @@ pub(super) fn device(at: &At, d: DeviceFile) -> Result<Device> {
         optimal_io_size: d.optimal_io_size.map(|s| s.0),
         logical_block_size: d.logical_block_size.map(|s| s.0),
     })
+}
+
+/// `mkfs:`: the block size, checked against what the file system and the kernel accept.
+///
+/// Only XFS takes a block larger than the page: 7.3.4's xfs_fs_fill_super() mounts
+/// `sb_blocksize > PAGE_SIZE` on a V5 (crc) file system up to
+/// `mapping_max_folio_size_supported()` (2 MiB with CONFIG_TRANSPARENT_HUGEPAGE), and
+/// mkfs.xfs makes blocks up to 64 KiB. f2fs's block is the page ("#define F2FS_BLKSIZE
+/// PAGE_SIZE /* support only block == page */"). 7.3.4's ext4 mounts large blocks
+/// (s_min_folio_order = get_order(blocksize)), but the model's ext4_mpage_readpages() is a
+/// port for blocks of one page (model/src/fs.rs), so radiff refuses it rather than guess.
+pub(super) fn mkfs(at: &At, mkfs: &MkfsFile, fs: FsKind, device: &Device) -> Result<Option<u64>> {
+    let Some(Size(b)) = mkfs.block_size else { return Ok(None) };
+    if fs != FsKind::Xfs {
+        return Err(at.err(
+            &["mkfs", "block_size"],
+            format!(
+                "mkfs.block_size: radiff sets the block size of XFS only; {}: remove the key",
+                if fs == FsKind::F2fs { "f2fs's block is the page (F2FS_BLKSIZE), always 4 KiB" } else { "the model ports ext4's reads for 4 KiB blocks only" }
+            ),
+        ));
+    }
+    if !(PAGE..=64 << 10).contains(&b) || !b.is_power_of_two() {
+        return Err(at.err(&["mkfs", "block_size"], format!("mkfs.block_size {}: XFS takes a power of two from 4 KiB (the page) to 64 KiB (mkfs.xfs's largest)", Size(b))));
+    }
+    if let Some(l) = device.logical_block_size.filter(|&l| l > b) {
+        return Err(at.err(&["mkfs", "block_size"], format!("mkfs.block_size {}: smaller than the device's logical block size ({})", Size(b), Size(l))));
+    }
+    // mkfs.xfs: "Filesystem must be larger than 300MB."
+    if device.size < 300 << 20 {
+        return Err(at.err(&["device", "size"], format!("device.size {}: mkfs.xfs with `mkfs:` settings needs a device larger than 300 MiB", Size(device.size))));
+    }
+    Ok(Some(b))
 }
 
 /// The checked files: every file in order, and whether they have names (`files:`).

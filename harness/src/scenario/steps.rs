@@ -101,7 +101,10 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
                 }
                 Step::Readahead { fd, offset: offset.0, size: size.0 }
             }
-            StepFile::Mmap { map, offset, size, shared, fd, file } => mmap(&s, &mut maps, map, offset, size, shared, fd, file)?,
+            StepFile::Mmap { map, offset, size, shared, fd, file, exec, populate } => {
+                let step = mmap(&s, &mut maps, map, offset, size, shared, fd, file)?;
+                with_mmap_flags(step, exec, populate)
+            }
             StepFile::Madvise { map, advice, offset, size } => {
                 let len_of = mapped(&maps, map, "madvise").map_err(|m| s.bad(m))?;
                 let start = offset.map(|o| o.0).unwrap_or(0);
@@ -271,7 +274,7 @@ fn mmap(s: &StepAt, maps: &mut Maps, map: u32, offset: Size, size: Option<Size>,
         )));
     }
     maps.insert(map, (len, s.i));
-    Ok(Step::Mmap { map, fd, offset: offset.0, len, shared })
+    Ok(Step::Mmap { map, fd, offset: offset.0, len, shared, exec: false, populate: false })
 }
 
 /// A touch's mappings and range: `(maps, from, to, pages in the range)`.
@@ -359,6 +362,14 @@ fn touch_order(s: &StepAt, order: Option<OrderName>, stride: Option<Size>, count
             TouchOrder::Random { count, seed: seed.unwrap_or(0) }
         }
     })
+}
+
+/// `mmap:`'s `exec:` and `populate:` (PROT_EXEC, MAP_POPULATE) on the checked step.
+fn with_mmap_flags(step: Step, exec: bool, populate: bool) -> Step {
+    match step {
+        Step::Mmap { map, fd, offset, len, shared, .. } => Step::Mmap { map, fd, offset, len, shared, exec, populate },
+        other => other,
+    }
 }
 
 /// The length of live mapping `map`, or why `step` cannot use it.

@@ -13,7 +13,7 @@ fn base() -> Vec<(String, radiff_model::Policy)> {
 }
 
 fn gen(steps: Vec<GenStep>) -> Gen {
-    let mut g = Gen { files: 1, fault_around: generate::DEFAULT_FAULT_AROUND, thp: radiff_model::ThpMode::Always, device: GenDevice::Nvme { transfer_limit: 512 * KIB }, fs: radiff_model::FsKind::Xfs, file_size: 32 * MIB, write_size: MIB, read_ahead_kb: 128, max_sectors_kb: 512, steps };
+    let mut g = Gen { files: 1, fault_around: generate::DEFAULT_FAULT_AROUND, thp: radiff_model::ThpMode::Always, device: GenDevice::Nvme { transfer_limit: 512 * KIB }, fs: radiff_model::FsKind::Xfs, file_size: 32 * MIB, write_size: MIB, read_ahead_kb: 128, max_sectors_kb: 512, block_size: None, steps };
     g.fix();
     g
 }
@@ -65,7 +65,7 @@ fn a_willneed_over_far_more_than_max_pages_falls_short_on_the_model() {
     let ra = gen(vec![GenStep::Readahead { at: MIB, size: 4 * MIB }]);
     let hit = on_model(&ra, "hint-shortfall").expect("fires");
     assert!(hit.key.starts_with("readahead(2)") && hit.detail.contains("[256, 1280)"), "{hit:?}");
-    let madv = gen(vec![GenStep::Map { shared: true, advice: Some(radiff_model::MadvAdvice::Willneed), order: GenTouch::Stride { stride: 2 * MIB } }]);
+    let madv = gen(vec![GenStep::Map { shared: true, exec: false, advice: Some(radiff_model::MadvAdvice::Willneed), order: GenTouch::Stride { stride: 2 * MIB } }]);
     assert!(on_model(&madv, "hint-shortfall").expect("fires").key.starts_with("madv-willneed"));
     // A hint within max_pages reads all of it; a hint over cached pages asks for nothing.
     assert_eq!(on_model(&gen(vec![GenStep::Readahead { at: MIB, size: 512 * KIB }]), "hint-shortfall"), None);

@@ -1,0 +1,4 @@
+static inline unsigned int exec_folio_order(void)
+{
+	return 0;
+}
