@@ -246,32 +246,33 @@ fn join_or_none(v: &[String]) -> String {
     }
 }
 
+/// A 4 KiB read, then sixteen 1 MiB reads of a 64 MiB XFS file on QEMU NVMe with
+/// read_ahead_kb 128: a stream whose async windows the alignment of
+/// page_cache_async_ra() decides, for examples and tests of explaining.
+pub fn example_stream() -> Input {
+    use radiff_model::{Extent, FsKind, MappingLimits, Op, QueueLimits, VmSettings};
+    let mut ops = vec![Op::Read { fd: 0, offset: 0, len: 4096 }];
+    ops.extend((0..16).map(|i| Op::Read { fd: 0, offset: 4096 + (i << 20), len: 1 << 20 }));
+    Input {
+        fs: FsKind::Xfs,
+        file_size: 64 << 20,
+        extents: vec![Extent { logical: 0, physical: 1 << 30, length: 64 << 20, flags: 0 }],
+        queue: QueueLimits::nvme_qemu(128, 512),
+        mapping: MappingLimits::xfs(),
+        ops,
+        folio_pfns: Vec::new(),
+        other_files: Vec::new(),
+        vm: VmSettings::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use radiff_model::{Extent, FsKind, MappingLimits, Op, QueueLimits, VmSettings};
-
-    /// A 4 KiB read, then 1 MiB reads: the stream where seed 000's patch changes the async
-    /// window's end.
-    fn stream() -> Input {
-        let mut ops = vec![Op::Read { fd: 0, offset: 0, len: 4096 }];
-        ops.extend((0..16).map(|i| Op::Read { fd: 0, offset: 4096 + (i << 20), len: 1 << 20 }));
-        Input {
-            fs: FsKind::Xfs,
-            file_size: 64 << 20,
-            extents: vec![Extent { logical: 0, physical: 1 << 30, length: 64 << 20, flags: 0 }],
-            queue: QueueLimits::nvme_qemu(128, 512),
-            mapping: MappingLimits::xfs(),
-            ops,
-            folio_pfns: Vec::new(),
-            other_files: Vec::new(),
-            vm: VmSettings::default(),
-        }
-    }
 
     #[test]
     fn the_parting_is_the_first_decision_the_two_policies_take_differently() {
-        let input = stream();
+        let input = example_stream();
         let config = ModelConfig::default();
         let base = model_explain(&input, &Policy::BASE, &config);
         let v1 = model_explain(&input, &Policy::for_variant("async-align-v1").unwrap(), &config);

@@ -263,21 +263,9 @@ fn every_listed_decision_is_found_in_the_7_3_4_source() {
 /// source: the base's decision there is page_cache_async_ra()'s end alignment.
 #[test]
 fn the_async_align_v1_parting_is_placed_at_the_end_alignment() {
-    use radiff::explain::{first_parting, render_parting, Placer};
-    use radiff_model::{explain, Extent, FsKind, Input, MappingLimits, ModelConfig, Op, Policy, QueueLimits, VmSettings};
-    let mut ops = vec![Op::Read { fd: 0, offset: 0, len: 4096 }];
-    ops.extend((0..16).map(|i| Op::Read { fd: 0, offset: 4096 + (i << 20), len: 1 << 20 }));
-    let input = Input {
-        fs: FsKind::Xfs,
-        file_size: 64 << 20,
-        extents: vec![Extent { logical: 0, physical: 1 << 30, length: 64 << 20, flags: 0 }],
-        queue: QueueLimits::nvme_qemu(128, 512),
-        mapping: MappingLimits::xfs(),
-        ops,
-        folio_pfns: Vec::new(),
-        other_files: Vec::new(),
-        vm: VmSettings::default(),
-    };
+    use radiff::explain::{example_stream, first_parting, render_parting, Placer};
+    use radiff_model::{explain, ModelConfig, Policy};
+    let input = example_stream();
     let config = ModelConfig::default();
     let base = explain(&input, &Policy::BASE, &config);
     let v1 = explain(&input, &Policy::for_variant("async-align-v1").unwrap(), &config);
