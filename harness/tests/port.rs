@@ -257,6 +257,9 @@ fn every_listed_decision_is_found_in_the_7_3_4_source() {
     // The end alignment of page_cache_async_ra(), as 7.3.4 numbers its lines.
     let at = locate(&anchors, &ledger, &mut tree, "page_cache_async_ra: aligned_end < end: trimmed").unwrap().unwrap();
     assert_eq!(at.to_string(), "mm/readahead.c:713-717");
+    // A case label the function has twice (its DAX switch, then the real one): the real one.
+    let at = locate(&anchors, &ledger, &mut tree, "generic_fadvise: POSIX_FADV_WILLNEED").unwrap().unwrap();
+    assert_eq!(at.to_string(), "mm/fadvise.c:98-106");
 }
 
 /// `radiff explain`'s parting of async-align-v1 from the base, placed in the real 7.3.4

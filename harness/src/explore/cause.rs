@@ -6,7 +6,8 @@
 //! leaves the base's, [`crate::explain::first_parting`]). Its path is the distinct
 //! decisions the model took in that window in the functions that open and size windows
 //! ([`DECIDING`]), in the order of `radiff_model::coverage::BRANCHES`, without the sides
-//! of a comparison (`x < y`, `x == y`, `x > y`: values, not paths). The read path's
+//! of a comparison (`x < y`, `x == y`, `x > y`: values, not paths) but for a count cut to
+//! the limit (`... > max_pages`). The read path's
 //! bookkeeping around them, which every window takes, does not tell causes apart.
 //! Findings with the same detector and path are one cause; the one with the fewest steps
 //! reproduces it.
@@ -59,11 +60,13 @@ pub fn is_comparison_side(id: &str) -> bool {
     false
 }
 
-/// Whether `id` keys a cause.
+/// Whether `id` keys a cause: a decision of [`DECIDING`] (or a policy's own), not the side
+/// of a comparison, except a count above the limit (`... > max_pages`): the window was cut
+/// to the limit, which is a path (a hint that reads one chunk of what it asked), not a value.
 pub fn keys_a_cause(id: &str) -> bool {
     let branch = BRANCHES.iter().find(|b| b.id == id);
     let deciding = DECIDING.contains(&crate::port::lines::function_of(id)) || branch.is_some_and(|b| b.only.is_some());
-    deciding && !is_comparison_side(id)
+    deciding && (!is_comparison_side(id) || id.ends_with(" > max_pages"))
 }
 
 /// The causes of `findings`, most findings first. A finding whose scenario no longer
@@ -162,6 +165,8 @@ mod tests {
         assert!(keys_a_cause("page_cache_async_ra: aligned_end < end: trimmed"));
         assert!(!keys_a_cause("filemap_get_read_batch: PG_readahead"));
         assert!(!keys_a_cause("get_next_ra_size: cur > max / 2"));
+        assert!(!keys_a_cause("force_page_cache_ra: nr_to_read < max_pages"));
+        assert!(keys_a_cause("force_page_cache_ra: nr_to_read > max_pages"));
         assert!(keys_a_cause("page_cache_async_ra: keep half: align >>= 1"));
     }
 }
