@@ -250,20 +250,10 @@ fn join_or_none(v: &[String]) -> String {
 /// read_ahead_kb 128: a stream whose async windows the alignment of
 /// page_cache_async_ra() decides, for examples and tests of explaining.
 pub fn example_stream() -> Input {
-    use radiff_model::{Extent, FsKind, MappingLimits, Op, QueueLimits, VmSettings};
+    use radiff_model::Op;
     let mut ops = vec![Op::Read { fd: 0, offset: 0, len: 4096 }];
     ops.extend((0..16).map(|i| Op::Read { fd: 0, offset: 4096 + (i << 20), len: 1 << 20 }));
-    Input {
-        fs: FsKind::Xfs,
-        file_size: 64 << 20,
-        extents: vec![Extent { logical: 0, physical: 1 << 30, length: 64 << 20, flags: 0 }],
-        queue: QueueLimits::nvme_qemu(128, 512),
-        mapping: MappingLimits::xfs(),
-        ops,
-        folio_pfns: Vec::new(),
-        other_files: Vec::new(),
-        vm: VmSettings::default(),
-    }
+    Input::xfs_on_nvme(64 << 20, ops)
 }
 
 #[cfg(test)]

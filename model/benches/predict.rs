@@ -13,17 +13,7 @@ use radiff_model::*;
 /// An XFS file of `size` bytes in one extent on QEMU NVMe (read_ahead_kb 128,
 /// max_sectors_kb 512), with these steps.
 fn xfs_input(size: u64, steps: &[Step]) -> Input {
-    Input {
-        fs: FsKind::Xfs,
-        file_size: size,
-        extents: vec![Extent { logical: 0, physical: 1 << 30, length: size, flags: 0 }],
-        queue: QueueLimits::nvme_qemu(128, 512),
-        mapping: MappingLimits::xfs(),
-        ops: expand(steps, size),
-        folio_pfns: Vec::new(),
-        other_files: Vec::new(),
-        vm: Default::default(),
-    }
+    Input::xfs_on_nvme(size, expand(steps, size))
 }
 
 fn headline() -> Input {

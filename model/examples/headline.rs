@@ -14,17 +14,8 @@ fn main() {
     let size = 512 << 20;
     let mut queue = QueueLimits::nvme_qemu(128, max_sectors_kb);
     queue.max_hw_sectors_kb = queue.max_hw_sectors_kb.max(max_sectors_kb);
-    let input = Input {
-        fs: FsKind::Xfs,
-        file_size: size,
-        extents: vec![Extent { logical: 0, physical: 1 << 30, length: size, flags: 0 }],
-        queue,
-        mapping: MappingLimits::xfs(),
-        ops: expand(&[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: read_kb << 10, to: None }], size),
-        folio_pfns: Vec::new(),
-        other_files: Vec::new(),
-        vm: Default::default(),
-    };
+    let ops = expand(&[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: read_kb << 10, to: None }], size);
+    let input = Input { queue, ..Input::xfs_on_nvme(size, ops) };
     let trace = predict(&input, &policy);
     let submits = trace.windows.iter().flat_map(|w| &w.submits).count();
     println!("windows {} submits {} requests {} folios {} orders {:?}", trace.windows.len(), submits, trace.requests().count(), trace.folios().count(), trace.folio_orders());

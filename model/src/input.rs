@@ -120,6 +120,23 @@ pub struct FileInput {
 }
 
 impl Input {
+    /// An XFS file of `file_size` bytes in one extent at 1 GiB on the device, behind QEMU
+    /// NVMe's queue (read_ahead_kb 128, max_sectors_kb 512), running `ops`: the plain case
+    /// examples, benches and tests start from.
+    pub fn xfs_on_nvme(file_size: u64, ops: Vec<crate::pattern::Op>) -> Input {
+        Input {
+            fs: FsKind::Xfs,
+            file_size,
+            extents: vec![Extent { logical: 0, physical: 1 << 30, length: file_size, flags: 0 }],
+            queue: QueueLimits::nvme_qemu(128, 512),
+            mapping: MappingLimits::xfs(),
+            ops,
+            folio_pfns: Vec::new(),
+            other_files: Vec::new(),
+            vm: VmSettings::default(),
+        }
+    }
+
     /// Number of files (at least 1).
     pub fn nr_files(&self) -> usize {
         1 + self.other_files.len()

@@ -137,23 +137,13 @@ pub(crate) fn splice_folio_into_pipe(pipe: &mut Pipe, folio: FolioRef, fpos: u64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::{Extent, FsKind, Input, MappingLimits, QueueLimits, VmSettings};
+    use crate::input::Input;
     use crate::pattern::Op;
     use crate::trace::Trigger;
     use crate::variant::Policy;
 
     fn input(size: u64, ops: Vec<Op>) -> Input {
-        Input {
-            fs: FsKind::Xfs,
-            file_size: size,
-            extents: vec![Extent { logical: 0, physical: 1 << 30, length: size, flags: 0 }],
-            queue: QueueLimits::nvme_qemu(128, 512),
-            mapping: MappingLimits::xfs(),
-            ops,
-            folio_pfns: Vec::new(),
-            vm: VmSettings::default(),
-            other_files: Vec::new(),
-        }
+        Input::xfs_on_nvme(size, ops)
     }
 
     fn folio(index: u64, order: u32) -> FolioRef {
