@@ -136,14 +136,15 @@ fn anomaly(f: &Finding, policies: &[(String, Policy)], t: &Thresholds, keyed: &d
 /// when it fires only on the whole.
 pub fn first_firing_window(e: &Explained, detector: &str, input: &radiff_model::Input, t: &Thresholds) -> usize {
     let ctx = context(input);
-    let n = e.trace.windows.len();
-    for w in 0..n {
-        let cut = Trace { windows: e.trace.windows[..=w].to_vec() };
+    // One trace grown a window at a time: each window is copied once, not once per cut.
+    let mut cut = Trace { windows: Vec::with_capacity(e.trace.windows.len()) };
+    for (w, window) in e.trace.windows.iter().enumerate() {
+        cut.windows.push(window.clone());
         if detect::run_all(&cut, &ctx, t).iter().any(|h| h.detector == detector) {
             return w;
         }
     }
-    n.saturating_sub(1)
+    e.trace.windows.len().saturating_sub(1)
 }
 
 /// The distinct keyed decisions of window `w`, in [`BRANCHES`] order.

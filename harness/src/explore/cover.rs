@@ -266,6 +266,11 @@ pub fn differs(kernel: &str, first: &Trace, second: &Trace) -> Option<String> {
     compare::compare(first, second).map(|d| format!("two runs of the {kernel} kernel part at window {} ({:?})", d.window, d.part))
 }
 
+/// How two runs of one pair differ on either kernel (base first), if they do (a race).
+fn pair_differs(variant: &str, first: &Pair, second: &Pair) -> Option<String> {
+    differs("base", &first.base, &second.base).or_else(|| differs(variant, &first.variant, &second.variant))
+}
+
 /// What the steps of one [`explore_unknown`] share: the lab, the variant, the options,
 /// when it started, and what the kernel runs have cost so far.
 struct Session<'a> {
@@ -339,7 +344,7 @@ impl Session<'_> {
             match run_pair(self.lab, self.variant, &first.gen, &name) {
                 Ok(second) => {
                     self.costs.record(2, second.run_time, second.image_time);
-                    let race = differs("base", &first.base, &second.base).or_else(|| differs(self.variant, &first.variant, &second.variant));
+                    let race = pair_differs(self.variant, &first, &second);
                     if let Some(why) = race {
                         progress(&format!("explore: {}: a race, not a change: {why}", first.name));
                         report.races.push((first.name.clone(), why));
@@ -408,7 +413,7 @@ impl Session<'_> {
             // The shrunk scenario ran once per kernel: it is reported only if both repeat it.
             if best.gen != original.gen {
                 match run_pair(lab, variant, &best.gen, &format!("{}_again", best.name)) {
-                    Ok(again) if differs("base", &best.base, &again.base).is_none() && differs(variant, &best.variant, &again.variant).is_none() => {}
+                    Ok(again) if pair_differs(variant, &best, &again).is_none() => {}
                     _ => {
                         progress(&format!("explore: {}: the shrunk scenario did not repeat; the original is reported", original.name));
                         best = original.clone();
