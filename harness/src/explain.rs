@@ -235,7 +235,37 @@ fn patch_on_path(root: &Path, kernels: &Kernels, cache: &Cache, run: &LoadedRun,
     out.push_str(&render_windows(base, Some(window), placer));
     let on_path: Vec<&str> = base.notes.get(window).map(|n| n.functions()).unwrap_or_default().into_iter().filter(|f| changed.iter().any(|c| c == f)).collect();
     out.push_str(&format!("the patch changes {}; of them, window {window}'s base path went through: {}\n", join_or_none(&changed), if on_path.is_empty() { "none".to_string() } else { on_path.join(", ") }));
+    let hunks = port::hunks::variant_hunks(root, kernels, cache, &v.name)?;
+    let decisions = base.notes.get(window).map(|n| n.decisions.clone()).unwrap_or_default();
+    out.push_str(&hunks_on_path(&hunks, &decisions, &v.name, placer));
     Ok(out)
+}
+
+/// The hunks of `variant` in the functions `decisions` go through, each with the decisions
+/// that lie in its lines: "async-align-v1's hunk at mm/readahead.c:700-720 in
+/// page_cache_async_ra(), where the path decided: ...", then the hunk.
+pub fn hunks_on_path(hunks: &[port::hunks::Hunk], decisions: &[String], variant: &str, placer: &mut Placer) -> String {
+    let functions: Vec<&str> = decisions.iter().map(|d| port::lines::function_of(d)).collect();
+    let mut out = String::new();
+    for h in hunks.iter().filter(|h| h.functions.iter().any(|f| functions.contains(&f.as_str()))) {
+        let mut inside: Vec<String> = Vec::new();
+        for d in decisions {
+            if !inside.contains(d) && placer.place(d).is_some_and(|at| h.holds(&at)) {
+                inside.push(d.clone());
+            }
+        }
+        out.push_str(&format!("{variant}'s hunk at {}:{}-{} in {}(), ", h.file, h.first, h.last, h.functions.join("(), ")));
+        if inside.is_empty() {
+            out.push_str("which the path's function went through (no decision of the path lies in its lines):\n");
+        } else {
+            out.push_str("where the path decided:\n");
+            out.push_str(&placer.lines(&inside, "    "));
+        }
+        for line in h.text.lines() {
+            out.push_str(&format!("      {line}\n"));
+        }
+    }
+    out
 }
 
 fn join_or_none(v: &[String]) -> String {

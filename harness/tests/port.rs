@@ -279,3 +279,34 @@ fn the_async_align_v1_parting_is_placed_at_the_end_alignment() {
     assert!(text.contains("base:  page_cache_async_ra: aligned_end < end: trimmed  (mm/readahead.c:713-717)"), "{text}");
     assert!(text.contains("async-align-v1's change to page_cache_async_ra()"), "{text}");
 }
+
+/// A patch without a model policy, shown where a window's base path goes through it:
+/// async-align-v1's mail applied to the real 7.3.4 source gives one hunk, in
+/// page_cache_async_ra(), and the base path of the window where v1's policy parts from the
+/// base decided the end alignment inside that hunk's lines.
+#[test]
+fn async_align_v1s_hunk_holds_the_decision_its_parting_window_took() {
+    use radiff::explain::{example_stream, first_parting, hunks_on_path, Placer};
+    use radiff_model::{explain, ModelConfig, Policy};
+    let tree = source_7_3_4();
+    let ledger = Ledger::load(&root()).unwrap();
+    let kernels = Kernels::load(&root()).unwrap();
+    let v1 = kernels.variant("async-align-v1").unwrap();
+    let files: Vec<&str> = ledger.functions.iter().map(|f| f.file.as_str()).collect();
+    let patched = port::PatchedFiles::new(tree.as_ref(), "async-align-v1", &v1.patches, &files).unwrap();
+    let hunks = port::hunks::hunks_of(&ledger, tree.as_ref(), &patched).unwrap();
+    let names: Vec<Vec<String>> = hunks.iter().map(|h| h.functions.clone()).collect();
+    assert_eq!(names, vec![vec!["page_cache_async_ra".to_string()]], "{hunks:#?}");
+    let input = example_stream();
+    let config = ModelConfig::default();
+    let base = explain(&input, &Policy::BASE, &config);
+    let window = first_parting(&base, &explain(&input, &Policy::for_variant("async-align-v1").unwrap(), &config)).unwrap().window;
+    let mut placer = Placer::new(&root(), tree.as_ref()).unwrap();
+    let text = hunks_on_path(&hunks, &base.notes[window].decisions, "async-align-v1", &mut placer);
+    assert!(text.starts_with("async-align-v1's hunk at mm/readahead.c:"), "{text}");
+    assert!(text.contains("where the path decided:\n"), "{text}");
+    assert!(text.contains("page_cache_async_ra: aligned_end < end: trimmed  (mm/readahead.c:713-717)"), "{text}");
+    assert!(text.contains("\n      +\t"), "the hunk's added lines are shown: {text}");
+    // A window decided elsewhere (the first, a sync window) shows no hunk.
+    assert_eq!(hunks_on_path(&hunks, &base.notes[0].decisions, "async-align-v1", &mut placer), "");
+}

@@ -215,7 +215,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
     session.repeat_changes(&mut report, progress);
     session.shrink_changes(&mut report, progress);
     report.interrupted |= interrupted();
-    report.decided = decided(lab, &report);
+    report.decided = decided(lab, variant, &report);
     write_changes(&report, variant, o)?;
     report.markdown = markdown_unknown(&report, &picked, variant, o, started.elapsed());
     let path = o.out.join("summary.md");
@@ -243,10 +243,11 @@ fn changed_functions(lab: &Lab, variant: &str, progress: &mut dyn FnMut(&str)) -
 /// For each reported change: the first window where base and variant kernels part, and
 /// the decisions the base model took there in the functions the patch changes (all of the
 /// window's, when it took none there), in the base's lines.
-fn decided(lab: &Lab, r: &UnknownReport) -> Vec<(String, String)> {
+fn decided(lab: &Lab, variant: &str, r: &UnknownReport) -> Vec<(String, String)> {
     let root = crate::repo_root();
     let Ok(tree) = crate::port::base_files(&crate::kernels::Builder::new(&lab.kernels, &lab.cache)) else { return Vec::new() };
     let Ok(mut placer) = crate::explain::Placer::new(&root, tree.as_ref()) else { return Vec::new() };
+    let hunks = crate::port::hunks::variant_hunks(&root, &lab.kernels, &lab.cache, variant).unwrap_or_default();
     let mut out = Vec::new();
     for (_, p, _) in &r.shrunk {
         let (Some(input), Some(d)) = (&p.base_input, compare::compare(&p.base, &p.variant)) else { continue };
@@ -256,7 +257,8 @@ fn decided(lab: &Lab, r: &UnknownReport) -> Vec<(String, String)> {
         on.dedup();
         let what = if on.is_empty() { "none of the changed functions; the window's decisions" } else { "the changed functions" };
         let list = if on.is_empty() { note.decisions.clone() } else { on };
-        out.push((p.name.clone(), format!("window {} is where the kernels part; the base path there, in {what}:\n{}", d.window, placer.lines(&list, "    "))));
+        let shown = crate::explain::hunks_on_path(&hunks, &note.decisions, variant, &mut placer);
+        out.push((p.name.clone(), format!("window {} is where the kernels part; the base path there, in {what}:\n{}{shown}", d.window, placer.lines(&list, "    "))));
     }
     out
 }
@@ -577,7 +579,7 @@ fn markdown_patch(r: &UnknownReport, variant: &str) -> String {
         let _ = writeln!(md, "{} scenarios ran first because their base path goes through them: {}", r.directed.len(), r.directed.join(", "));
     }
     for (name, text) in &r.decided {
-        let _ = writeln!(md, "\n`{name}`: {}", text.trim_end());
+        let _ = writeln!(md, "\n`{name}`:\n\n```text\n{}\n```", text.trim_end());
     }
     if !r.races.is_empty() {
         let _ = writeln!(md, "\nRaces, not changes (each changed scenario runs twice on each kernel; these did not repeat):");

@@ -12,6 +12,7 @@
 mod command;
 mod extract;
 mod files;
+pub mod hunks;
 pub mod lines;
 
 use std::collections::BTreeMap;
