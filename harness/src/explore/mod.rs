@@ -36,6 +36,7 @@ mod search;
 mod throughput;
 mod trial;
 mod triage;
+mod unknown;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,179 @@
+//! The kernel runs of `radiff explore --variants base,V` for a variant without a model
+//! policy ([`super::cover::explore_unknown`]): the set on both kernels, each change run a
+//! second time, and the changes shrunk on the kernels.
+
+use std::path::Path;
+use std::time::Instant;
+
+use super::cover::{differs, run_pair, same_way, Pair, UnknownReport, SHRINK_SHARE_UNKNOWN};
+use super::generate::Gen;
+use super::{interrupted, Costs, Options};
+use crate::run::Lab;
+
+/// What the steps of one [`explore_unknown`] share: the lab, the variant, the options,
+/// when it started, and what the kernel runs have cost so far.
+pub(super) struct Session<'a> {
+    pub lab: &'a Lab,
+    pub variant: &'a str,
+    pub o: &'a Options,
+    pub started: Instant,
+    pub costs: Costs,
+}
+
+impl Session<'_> {
+    /// Runs the scenarios of `todo` on both kernels, in order, while the set's share of the
+    /// budget and `o.confirm` allow; the others are skipped with the reason.
+    pub fn run_set(&mut self, todo: &[(String, Gen)], report: &mut UnknownReport, progress: &mut dyn FnMut(&str)) {
+        let (lab, variant, o, started) = (self.lab, self.variant, self.o, self.started);
+        let costs = &mut self.costs;
+        let set_budget = o.budget.mul_f64(1.0 - SHRINK_SHARE_UNKNOWN);
+        let limit = o.confirm.unwrap_or(usize::MAX);
+        let task = crate::progress::Task::start(format!("explore on {variant}"));
+        for (i, (name, gen)) in todo.iter().enumerate() {
+            let name = name.clone();
+            if interrupted() {
+                report.interrupted = true;
+                report.skipped.push((name, "Ctrl-C".into()));
+                continue;
+            }
+            if report.ran.len() >= limit {
+                report.skipped.push((name, format!("--confirm {limit}")));
+                continue;
+            }
+            let ready = image_ready(lab, gen, &name);
+            let cost = costs.estimate(2, ready);
+            let room = set_budget.saturating_sub(started.elapsed());
+            if cost > room {
+                report.skipped.push((name, format!("budget: about {} s, {} s left for the set", cost.as_secs(), room.as_secs())));
+                continue;
+            }
+            progress(&format!("explore: scenario {} of {}: {name}: {} (about {} s)", i + 1, todo.len(), gen.describe(), cost.as_secs()));
+            task.count(format!("{name} on base and {variant}"), i as u64, Some(todo.len() as u64));
+            match run_pair(lab, variant, gen, &name) {
+                Ok(pair) => {
+                    costs.record(2, pair.run_time, pair.image_time);
+                    progress(&format!(
+                        "explore: {name}: {}{}",
+                        pair.hit.as_ref().map_or("same requests and folios on both kernels".to_string(), |h| h.key.clone()),
+                        if pair.model_bug.is_some() { "; MODEL BUG: the base model parts from the base kernel" } else { "" }
+                    ));
+                    report.ran.push(pair);
+                }
+                Err(e) => {
+                    progress(&format!("explore: {name}: the run failed: {e}"));
+                    report.skipped.push((name, format!("run failed: {}", e.to_string().lines().next().unwrap_or_default())));
+                }
+            }
+        }
+
+        drop(task);
+    }
+
+    /// Runs every scenario that changed, or where the base model parted from the base
+    /// kernel, a second time on both kernels: when either kernel's two runs differ, it is
+    /// a race, moved to `report.races`, and neither a change nor a model bug.
+    pub fn repeat_changes(&mut self, report: &mut UnknownReport, progress: &mut dyn FnMut(&str)) {
+        for i in 0..report.ran.len() {
+            let first = report.ran[i].clone();
+            if (first.hit.is_none() && first.model_bug.is_none()) || interrupted() {
+                continue;
+            }
+            let name = format!("{}_again", first.name);
+            progress(&format!("explore: {}: run again on both kernels before it is reported", first.name));
+            match run_pair(self.lab, self.variant, &first.gen, &name) {
+                Ok(second) => {
+                    self.costs.record(2, second.run_time, second.image_time);
+                    let race = pair_differs(self.variant, &first, &second);
+                    if let Some(why) = race {
+                        progress(&format!("explore: {}: a race, not a change: {why}", first.name));
+                        report.races.push((first.name.clone(), why));
+                        report.ran[i].hit = None;
+                        report.ran[i].model_bug = None;
+                    }
+                }
+                Err(e) => {
+                    progress(&format!("explore: {name}: the second run failed: {e}; not reported"));
+                    report.races.push((first.name.clone(), format!("the second run failed: {}", e.to_string().lines().next().unwrap_or_default())));
+                    report.ran[i].hit = None;
+                    report.ran[i].model_bug = None;
+                }
+            }
+        }
+    }
+
+    /// Shrinks each scenario of `report.ran` that changed, worse ones first, then the
+    /// stronger, by delta debugging on both kernels while the budget lasts.
+    pub fn shrink_changes(&mut self, report: &mut UnknownReport, progress: &mut dyn FnMut(&str)) {
+        let (lab, variant, o, started) = (self.lab, self.variant, self.o, self.started);
+        let costs = &mut self.costs;
+        let left = |started: &Instant| o.budget.saturating_sub(started.elapsed());
+        // Shrink the changes, worse ones first, then the stronger.
+        let mut changed: Vec<usize> = (0..report.ran.len()).filter(|&i| report.ran[i].hit.is_some()).collect();
+        changed.sort_by(|&a, &b| {
+            let (ha, hb) = (report.ran[a].hit.as_ref().unwrap(), report.ran[b].hit.as_ref().unwrap());
+            super::is_worse(hb).cmp(&super::is_worse(ha)).then(hb.strength.total_cmp(&ha.strength))
+        });
+        for &i in &changed {
+            let original = report.ran[i].clone();
+            let hit = original.hit.clone().expect("changed");
+            let mut best = original.clone();
+            let mut tries = 0usize;
+            let (shrunk, _) = super::shrink::shrink(
+                &original.gen,
+                |c| {
+                    if interrupted() {
+                        return false;
+                    }
+                    let ready = image_ready(lab, c, "shrink");
+                    if costs.estimate(2, ready) > left(&started) {
+                        return false;
+                    }
+                    tries += 1;
+                    let name = format!("{}_s{tries}", original.name);
+                    progress(&format!("explore: shrinking {}: {name}: {}", original.name, c.describe()));
+                    match run_pair(lab, variant, c, &name) {
+                        Ok(p) => {
+                            costs.record(2, p.run_time, p.image_time);
+                            let keep = same_way(&hit, &p.hit);
+                            if keep {
+                                best = p;
+                            }
+                            keep
+                        }
+                        Err(e) => {
+                            progress(&format!("explore: {name}: the run failed: {e}"));
+                            false
+                        }
+                    }
+                },
+                o.shrink_budget,
+            );
+            debug_assert!(shrunk == best.gen);
+            // The shrunk scenario ran once per kernel: it is reported only if both repeat it.
+            if best.gen != original.gen {
+                match run_pair(lab, variant, &best.gen, &format!("{}_again", best.name)) {
+                    Ok(again) if pair_differs(variant, &best, &again).is_none() => {}
+                    _ => {
+                        progress(&format!("explore: {}: the shrunk scenario did not repeat; the original is reported", original.name));
+                        best = original.clone();
+                    }
+                }
+            }
+            if tries > 0 {
+                progress(&format!("explore: {}: shrunk to {} in {tries} kernel pairs", original.name, best.gen.describe()));
+            }
+            report.shrunk.push((i, best, tries));
+        }
+    }
+}
+
+/// How two runs of one pair differ on either kernel (base first), if they do (a race).
+fn pair_differs(variant: &str, first: &Pair, second: &Pair) -> Option<String> {
+    differs("base", &first.base, &second.base).or_else(|| differs(variant, &first.variant, &second.variant))
+}
+
+/// Whether the disk image `gen` needs is prepared.
+fn image_ready(lab: &Lab, gen: &Gen, name: &str) -> bool {
+    gen.scenario(Path::new("explore"), name, "", &[])
+        .is_ok_and(|s| crate::run::image_ready(&lab.cache, &s))
+}
