@@ -104,41 +104,97 @@ pub struct Pair {
 }
 
 /// Runs `gen` on the base kernel and on `variant`'s, and checks the base kernel against the
-/// base model on what the guest measured.
+/// base model on what the guest measured: [`run_pairs`] of one.
 pub fn run_pair(lab: &Lab, variant: &str, gen: &Gen, name: &str) -> Result<Pair> {
+    run_pairs(lab, variant, &[(name.to_string(), gen.clone())], &mut |_| {}).pop().expect("one result per scenario")
+}
+
+/// Runs every scenario of `items` (name, scenario) on the base kernel and on `variant`'s:
+/// their disk images first (each timed), then one batch per kernel ([`Lab::run_batch`], up
+/// to [`crate::run::BATCH_POINTS`] points to a boot), each run in `runs/NAME/KERNEL/`; each
+/// base run is checked against the base model on what its guest measured. A scenario whose
+/// image or either run fails gets the error; the others go on. `progress` gets a line as
+/// each run starts. Results come back in the items' order; each pair's `run_time` is its two
+/// runs' walls (a batched run's own time and its share of its boot's).
+pub fn run_pairs(lab: &Lab, variant: &str, items: &[(String, Gen)], progress: &mut dyn FnMut(&str)) -> Vec<Result<Pair>> {
     let variants = vec!["base".to_string(), variant.to_string()];
-    let dir = lab.cache.dir("explore")?;
-    let scenario = gen.scenario(&dir, name, "", &variants)?;
-    let point = &scenario.points[0];
-    let image_time = if crate::run::image_ready(&lab.cache, &scenario) {
-        None
-    } else {
-        let t = Instant::now();
-        lab.image(&scenario, &format!("explore {name}"))?;
-        Some(t.elapsed())
+    let dir = match lab.cache.dir("explore") {
+        Ok(d) => d,
+        Err(e) => return items.iter().map(|_| Err(Error::Other(e.to_string()))).collect(),
     };
-    let mut traces = Vec::new();
-    let mut model_bug = None;
-    let mut base_input = None;
-    let mut run_time = Duration::ZERO;
-    for v in &variants {
-        let out = lab.run(&scenario, point, v, &format!("explore {name} on {v}"))?;
-        run_time += out.wall;
-        let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
-        if v == "base" {
-            let input = model_input(&scenario, &out.env, &out.capture.pfns);
-            let model = predict(&input, &Policy::BASE);
-            if let Some(d) = compare::compare(&kernel, &model) {
-                model_bug = Some(compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
+    // The scenarios and their images.
+    let mut ready: Vec<Result<(crate::scenario::Scenario, Option<Duration>)>> = items
+        .iter()
+        .map(|(name, gen)| {
+            let scenario = gen.scenario(&dir, name, "", &variants)?;
+            if crate::run::image_ready(&lab.cache, &scenario) {
+                return Ok((scenario, None));
             }
-            base_input = Some(input);
+            let t = Instant::now();
+            lab.image(&scenario, &format!("explore {name}"))?;
+            Ok((scenario, Some(t.elapsed())))
+        })
+        .collect();
+    let ok: Vec<usize> = (0..items.len()).filter(|&i| ready[i].is_ok()).collect();
+    // One batch per kernel: base's runs, then the variant's.
+    let mut outs: Vec<Vec<Option<Result<crate::run::RunOutput>>>> = Vec::new();
+    for v in &variants {
+        let mut of_kernel: Vec<Option<Result<crate::run::RunOutput>>> = items.iter().map(|_| None).collect();
+        let who = ok.first().map_or(String::new(), |&i| format!("explore {} on {v}", items[i].0));
+        match lab.kernel(v, &who) {
+            Ok(kernel) => {
+                let jobs: Vec<crate::run::Job> = ok
+                    .iter()
+                    .map(|&i| {
+                        let (scenario, _) = ready[i].as_ref().expect("only scenarios that are ready run");
+                        crate::run::Job { scenario, point: &scenario.points[0], name: v }
+                    })
+                    .collect();
+                let results = lab.run_batch_announced(&kernel, &jobs, &mut |j| progress(&format!("explore: {} on {v}", items[ok[j]].0)));
+                for (&i, r) in ok.iter().zip(results) {
+                    of_kernel[i] = Some(r);
+                }
+            }
+            Err(e) => {
+                for &i in &ok {
+                    of_kernel[i] = Some(Err(Error::Other(e.to_string())));
+                }
+            }
         }
-        traces.push(kernel);
+        outs.push(of_kernel);
     }
-    let variant_trace = traces.pop().expect("two runs");
-    let base = traces.pop().expect("two runs");
+    let mut variant_outs = outs.pop().expect("two kernels");
+    let mut base_outs = outs.pop().expect("two kernels");
+    (0..items.len())
+        .map(|i| {
+            let (scenario, image_time) = std::mem::replace(&mut ready[i], Err(Error::Other(String::new())))?;
+            let base_out = base_outs[i].take().expect("a ready scenario ran on base")?;
+            let variant_out = variant_outs[i].take().expect("a ready scenario ran on the variant")?;
+            Ok(pair_of(&items[i], variant, &scenario, base_out, variant_out, image_time))
+        })
+        .collect()
+}
+
+/// A pair from its two runs: the kernels' traces normalised, the base run checked against
+/// the base model on what its guest measured, the variant's change found.
+fn pair_of((name, gen): &(String, Gen), variant: &str, scenario: &crate::scenario::Scenario, base_out: crate::run::RunOutput, variant_out: crate::run::RunOutput, image_time: Option<Duration>) -> Pair {
+    let (base, _) = normalise(&base_out.capture.trace, &base_out.env.all_extents());
+    let (variant_trace, _) = normalise(&variant_out.capture.trace, &variant_out.env.all_extents());
+    let input = model_input(scenario, &base_out.env, &base_out.capture.pfns);
+    let model = predict(&input, &Policy::BASE);
+    let model_bug = compare::compare(&base, &model).map(|d| compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
     let hit = super::detect::variant_change(&base, &variant_trace, variant);
-    Ok(Pair { name: name.to_string(), gen: gen.clone(), base, variant: variant_trace, hit, model_bug, base_input, run_time, image_time })
+    Pair {
+        name: name.clone(),
+        gen: gen.clone(),
+        base,
+        variant: variant_trace,
+        hit,
+        model_bug,
+        base_input: Some(input),
+        run_time: base_out.wall + variant_out.wall,
+        image_time,
+    }
 }
 
 /// What an explore of a variant without a model policy produced.
@@ -164,8 +220,20 @@ pub struct UnknownReport {
     /// Changes and model bugs a second run of the same kernels did not repeat: (scenario,
     /// which kernel's two runs differed, and how). Never reported as changes.
     pub races: Vec<(String, String)>,
+    /// The set's kernel runs: their wall time and the guests booted for them.
+    pub set_wall: Duration,
+    pub set_boots: usize,
     pub interrupted: bool,
     pub markdown: String,
+}
+
+impl UnknownReport {
+    /// "ran 24 scenarios on both kernels in 310 s (4.6 scenarios a minute, 8 boots)".
+    pub fn set_rate(&self) -> String {
+        let secs = self.set_wall.as_secs_f64();
+        let rate = if secs > 0.0 { self.ran.len() as f64 * 60.0 / secs } else { 0.0 };
+        format!("ran {} scenarios on both kernels in {secs:.0} s ({rate:.1} scenarios a minute, {} boots)", self.ran.len(), self.set_boots)
+    }
 }
 
 /// Whether a candidate changes "the same way" as the original: any change in requests or
@@ -351,11 +419,12 @@ pub fn markdown_unknown(r: &UnknownReport, picked: &Picked, variant: &str, o: &O
     }
     let _ = writeln!(
         md,
-        "Ran {} of these {} scenarios on both kernels in {:.0} s{}; those run reach {} of the {} branches.",
+        "Ran {} of the {} scenarios queued (the anomalies, the directed and the set) in {:.0} s in all{}: the set {}; those run reach {} of the {} branches.",
         r.ran.len(),
-        picked.gens.len() + r.anomalies.len(),
+        r.ran.len() + r.skipped.len(),
         wall.as_secs_f64(),
         if r.interrupted { " (stopped by Ctrl-C)" } else { "" },
+        r.set_rate(),
         base.len() - base.minus(&reached).len(),
         base.len()
     );

@@ -22,6 +22,11 @@ impl Costs {
         if self.runs == 0 { GUESS_RUN } else { self.run_time / self.runs }
     }
 
+    /// Whether a run has been measured (until then, estimates are guesses).
+    pub fn measured(&self) -> bool {
+        self.runs > 0
+    }
+
     /// `runs` VM runs, and the disk image's preparation unless it is `ready`.
     pub fn estimate(&self, runs: u32, ready: bool) -> Duration {
         let per_image = if self.images == 0 { GUESS_IMAGE } else { self.image_time / self.images };

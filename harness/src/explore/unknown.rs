@@ -3,12 +3,12 @@
 //! second time, and the changes shrunk on the kernels.
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::cover::{differs, run_pair, same_way, Pair, UnknownReport, SHRINK_SHARE_UNKNOWN};
+use super::cover::{differs, run_pair, run_pairs, same_way, Pair, UnknownReport, SHRINK_SHARE_UNKNOWN};
 use super::generate::Gen;
 use super::{interrupted, Costs, Options};
-use crate::run::Lab;
+use crate::run::{Lab, BATCH_POINTS};
 
 /// What the steps of one [`explore_unknown`] share: the lab, the variant, the options,
 /// when it started, and what the kernel runs have cost so far.
@@ -21,82 +21,101 @@ pub(super) struct Session<'a> {
 }
 
 impl Session<'_> {
-    /// Runs the scenarios of `todo` on both kernels, in order, while the set's share of the
-    /// budget and `o.confirm` allow; the others are skipped with the reason.
+    /// Runs the scenarios of `todo` on both kernels, in order, in groups of up to
+    /// [`BATCH_POINTS`] (one boot of each kernel per group, [`run_pairs`]), while the set's
+    /// share of the budget and `o.confirm` allow; the others are skipped with the reason.
+    /// Records the set's wall time and boots in `report`.
     pub fn run_set(&mut self, todo: &[(String, Gen)], report: &mut UnknownReport, progress: &mut dyn FnMut(&str)) {
         let (lab, variant, o, started) = (self.lab, self.variant, self.o, self.started);
-        let costs = &mut self.costs;
         let set_budget = o.budget.mul_f64(1.0 - SHRINK_SHARE_UNKNOWN);
         let limit = o.confirm.unwrap_or(usize::MAX);
         let task = crate::progress::Task::start(format!("explore on {variant}"));
-        for (i, (name, gen)) in todo.iter().enumerate() {
-            let name = name.clone();
-            if interrupted() {
-                report.interrupted = true;
-                report.skipped.push((name, "Ctrl-C".into()));
-                continue;
-            }
-            if report.ran.len() >= limit {
-                report.skipped.push((name, format!("--confirm {limit}")));
-                continue;
-            }
-            let ready = image_ready(lab, gen, &name);
-            let cost = costs.estimate(2, ready);
+        let (t0, boots0) = (Instant::now(), lab.boots());
+        let mut next = 0;
+        while next < todo.len() {
             let room = set_budget.saturating_sub(started.elapsed());
-            if cost > room {
-                report.skipped.push((name, format!("budget: about {} s, {} s left for the set", cost.as_secs(), room.as_secs())));
+            let mut group: Vec<(String, Gen)> = Vec::new();
+            let mut spent = Duration::ZERO;
+            while next < todo.len() && group.len() < BATCH_POINTS {
+                let (name, gen) = &todo[next];
+                if interrupted() {
+                    report.interrupted = true;
+                    report.skipped.push((name.clone(), "Ctrl-C".into()));
+                } else if report.ran.len() + group.len() >= limit {
+                    report.skipped.push((name.clone(), format!("--confirm {limit}")));
+                } else {
+                    // Until a run is measured, a group is judged by its first scenario.
+                    let cost = if group.is_empty() || self.costs.measured() { self.costs.estimate(2, image_ready(lab, gen, name)) } else { Duration::ZERO };
+                    if spent + cost > room {
+                        if !group.is_empty() {
+                            break; // judged again, alone, as the next group's first
+                        }
+                        report.skipped.push((name.clone(), format!("budget: about {} s, {} s left for the set", cost.as_secs(), room.as_secs())));
+                    } else {
+                        spent += cost;
+                        progress(&format!("explore: scenario {} of {}: {name}: {}", next + 1, todo.len(), gen.describe()));
+                        group.push((name.clone(), gen.clone()));
+                    }
+                }
+                next += 1;
+            }
+            if group.is_empty() {
                 continue;
             }
-            progress(&format!("explore: scenario {} of {}: {name}: {} (about {} s)", i + 1, todo.len(), gen.describe(), cost.as_secs()));
-            task.count(format!("{name} on base and {variant}"), i as u64, Some(todo.len() as u64));
-            match run_pair(lab, variant, gen, &name) {
-                Ok(pair) => {
-                    costs.record(2, pair.run_time, pair.image_time);
-                    progress(&format!(
-                        "explore: {name}: {}{}",
-                        pair.hit.as_ref().map_or("same requests and folios on both kernels".to_string(), |h| h.key.clone()),
-                        if pair.model_bug.is_some() { "; MODEL BUG: the base model parts from the base kernel" } else { "" }
-                    ));
-                    report.ran.push(pair);
-                }
-                Err(e) => {
-                    progress(&format!("explore: {name}: the run failed: {e}"));
-                    report.skipped.push((name, format!("run failed: {}", e.to_string().lines().next().unwrap_or_default())));
+            progress(&format!("explore: {} scenarios on base and {variant}, one boot of each kernel (about {} s)", group.len(), spent.as_secs()));
+            task.count(format!("{} scenarios on base and {variant}", group.len()), next as u64, Some(todo.len() as u64));
+            for ((name, _), result) in group.iter().zip(run_pairs(lab, variant, &group, progress)) {
+                match result {
+                    Ok(pair) => {
+                        self.costs.record(2, pair.run_time, pair.image_time);
+                        progress(&format!(
+                            "explore: {name}: {}{}",
+                            pair.hit.as_ref().map_or("same requests and folios on both kernels".to_string(), |h| h.key.clone()),
+                            if pair.model_bug.is_some() { "; MODEL BUG: the base model parts from the base kernel" } else { "" }
+                        ));
+                        report.ran.push(pair);
+                    }
+                    Err(e) => {
+                        progress(&format!("explore: {name}: the run failed: {e}"));
+                        report.skipped.push((name.clone(), format!("run failed: {}", e.to_string().lines().next().unwrap_or_default())));
+                    }
                 }
             }
         }
-
         drop(task);
+        report.set_wall = t0.elapsed();
+        report.set_boots = lab.boots() - boots0;
+        progress(&format!("explore: {}", report.set_rate()));
     }
 
     /// Runs every scenario that changed, or where the base model parted from the base
-    /// kernel, a second time on both kernels: when either kernel's two runs differ, it is
-    /// a race, moved to `report.races`, and neither a change nor a model bug.
+    /// kernel, a second time on both kernels (one batch per kernel): when either kernel's
+    /// two runs differ, it is a race, moved to `report.races`, and neither a change nor a
+    /// model bug.
     pub fn repeat_changes(&mut self, report: &mut UnknownReport, progress: &mut dyn FnMut(&str)) {
-        for i in 0..report.ran.len() {
-            let first = report.ran[i].clone();
-            if (first.hit.is_none() && first.model_bug.is_none()) || interrupted() {
-                continue;
-            }
-            let name = format!("{}_again", first.name);
-            progress(&format!("explore: {}: run again on both kernels before it is reported", first.name));
-            match run_pair(self.lab, self.variant, &first.gen, &name) {
+        if interrupted() {
+            return;
+        }
+        let again: Vec<usize> = (0..report.ran.len()).filter(|&i| report.ran[i].hit.is_some() || report.ran[i].model_bug.is_some()).collect();
+        if again.is_empty() {
+            return;
+        }
+        let items: Vec<(String, Gen)> = again.iter().map(|&i| (format!("{}_again", report.ran[i].name), report.ran[i].gen.clone())).collect();
+        progress(&format!("explore: {} scenarios run again on both kernels before they are reported: {}", items.len(), again.iter().map(|&i| report.ran[i].name.as_str()).collect::<Vec<_>>().join(", ")));
+        for (&i, result) in again.iter().zip(run_pairs(self.lab, self.variant, &items, progress)) {
+            let first = &report.ran[i];
+            let race = match result {
                 Ok(second) => {
                     self.costs.record(2, second.run_time, second.image_time);
-                    let race = pair_differs(self.variant, &first, &second);
-                    if let Some(why) = race {
-                        progress(&format!("explore: {}: a race, not a change: {why}", first.name));
-                        report.races.push((first.name.clone(), why));
-                        report.ran[i].hit = None;
-                        report.ran[i].model_bug = None;
-                    }
+                    pair_differs(self.variant, first, &second)
                 }
-                Err(e) => {
-                    progress(&format!("explore: {name}: the second run failed: {e}; not reported"));
-                    report.races.push((first.name.clone(), format!("the second run failed: {}", e.to_string().lines().next().unwrap_or_default())));
-                    report.ran[i].hit = None;
-                    report.ran[i].model_bug = None;
-                }
+                Err(e) => Some(format!("the second run failed: {}", e.to_string().lines().next().unwrap_or_default())),
+            };
+            if let Some(why) = race {
+                progress(&format!("explore: {}: not reported, a race: {why}", first.name));
+                report.races.push((first.name.clone(), why));
+                report.ran[i].hit = None;
+                report.ran[i].model_bug = None;
             }
         }
     }
