@@ -259,7 +259,8 @@ impl Batch {
         };
         match found {
             Ok(radiff::run::Found::Ran(results)) => self.keyed(results).into_iter().map(|(k, r)| (k, Some(r))).collect(),
-            Ok(radiff::run::Found::Published(runs)) => self.needs.iter().zip(runs).map(|(need, run)| (need.key(), run.map(|r| Ok(Arc::new(r))))).collect(),
+            // A point that failed in another process runs alone here (its error is its own).
+            Ok(radiff::run::Found::Published(runs)) => self.needs.iter().zip(runs).map(|(need, run)| (need.key(), run.and_then(|r| r.ok()).map(|r| Ok(Arc::new(r))))).collect(),
             Ok(radiff::run::Found::Abandoned(pid)) => {
                 progress(&format!("{who}: the process that took this batch ({pid}) ended before it published; each trial runs its own point"));
                 self.needs.iter().map(|need| (need.key(), None)).collect()
@@ -669,6 +670,7 @@ fn report_runs_are_batched(scenario: &Scenario, who: &str) -> Result<(), Failed>
 /// no fault], each run's result (the error as the trial sees it).
 struct FaultBatch {
     results: Vec<radiff::Result<RunOutput>>,
+    /// How long this process took to settle it (under nextest, reading another's runs).
     wall: Duration,
 }
 
@@ -687,7 +689,21 @@ fn fault_batch(scenarios: &[Scenario]) -> Result<&'static FaultBatch, String> {
             let names = ["fault-test~before", "fault-test", "fault-test", "fault-test~after"];
             let jobs: Vec<Job> = scenarios.iter().zip(names).map(|(s, name)| Job { scenario: s, point: &s.points[0], name }).collect();
             let started = std::time::Instant::now();
-            let results = lab.run_batch(&kernel, &jobs);
+            let run = || lab.run_batch(&kernel, &jobs);
+            // Under nextest each fault trial is a process: the batch boots once in the test
+            // run, and the others read its runs and errors; if its publisher died, or a run
+            // folder changed since, this process runs the batch itself.
+            let results = match SHARED.get() {
+                None => run(),
+                Some(shared) => {
+                    let id = radiff::run::SharedRun::batch_id(&jobs.iter().map(|j| format!("vm_faults {}/{}", j.scenario.name, j.name)).collect::<Vec<_>>());
+                    match shared.batch(&id, jobs.len(), run).map_err(|e| e.to_string())? {
+                        radiff::run::Found::Ran(results) => results,
+                        radiff::run::Found::Published(found) if found.iter().all(Option::is_some) => found.into_iter().flatten().collect(),
+                        _ => lab.run_batch(&kernel, &jobs),
+                    }
+                }
+            };
             Ok(FaultBatch { results, wall: started.elapsed() })
         })
         .as_ref()

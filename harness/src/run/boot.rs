@@ -51,7 +51,8 @@ impl Lab {
             timeout: BOOT_ALLOWANCE + timeouts.iter().sum::<Duration>(),
         };
         let started = Instant::now();
-        let (booted, watch) = self.boot_watchdog(&boot, &batch, points, &timeouts, started_point);
+        let labels: Vec<String> = points.iter().map(|(i, _)| format!("{}/{}", jobs[*i].scenario.name, jobs[*i].name)).collect();
+        let (booted, watch) = self.boot_watchdog(&boot, &batch, points, &timeouts, &labels, started_point);
         let boot_wall = started.elapsed();
         let console_path = batch.join("console.log");
         let console = std::fs::read_to_string(&console_path).unwrap_or_default();
@@ -117,12 +118,12 @@ impl Lab {
     /// starts; a guest that starts no point within BOOT_ALLOWANCE stalled at boot and boots
     /// again, as does a kernel that panicked before the first point ([`STALL_ATTEMPTS`]
     /// boots in all). The last boot's result and its watch.
-    fn boot_watchdog(&self, boot: &Boot, batch: &Path, points: &[(usize, PathBuf)], timeouts: &[Duration], started_point: &mut dyn FnMut(usize)) -> (Result<vm::Booted>, Watch) {
+    fn boot_watchdog(&self, boot: &Boot, batch: &Path, points: &[(usize, PathBuf)], timeouts: &[Duration], labels: &[String], started_point: &mut dyn FnMut(usize)) -> (Result<vm::Booted>, Watch) {
         let mut attempt = 1;
         loop {
             let mut watch = Watch::new(points.len());
             self.boots.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            log_boot(&boot.kernel, points.len());
+            log_boot(&boot.kernel, labels);
             let booted = vm::boot_watched(&self.cache, boot, || {
                 let overran = watch.overran(batch, timeouts);
                 for (n, (i, _)) in points.iter().enumerate() {
@@ -219,13 +220,14 @@ impl Lab {
     }
 }
 
-/// Appends `KERNEL POINTS` (the kernel's folder name) to the file `$RADIFF_BOOT_LOG` names,
-/// if it does: how `radiff bench` counts the boots of test processes it starts (one short
+/// Appends `KERNEL POINTS SCENARIO/RUN,...` (the kernel's folder name, the points' run
+/// folders) to the file `$RADIFF_BOOT_LOG` names, if it does: how `radiff bench` counts the
+/// boots of test processes it starts, and which trials each boot served (one short
 /// O_APPEND write a boot, so processes that boot at once never mix their lines).
-fn log_boot(kernel: &Path, points: usize) {
+fn log_boot(kernel: &Path, labels: &[String]) {
     let Some(log) = std::env::var_os("RADIFF_BOOT_LOG") else { return };
     let name = kernel.parent().and_then(|d| d.file_name()).unwrap_or_default().to_string_lossy().into_owned();
-    let line = format!("{name} {points}\n");
+    let line = format!("{name} {} {}\n", labels.len(), labels.join(","));
     let written = std::fs::OpenOptions::new().create(true).append(true).open(&log).and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
     if let Err(e) = written {
         crate::progress::progress(&format!("cannot log a boot to {}: {e}", std::path::Path::new(&log).display()));

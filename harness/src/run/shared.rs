@@ -35,9 +35,9 @@ pub struct SharedRun {
 pub enum Found {
     /// This process was the first: it ran the batch, and these are its results.
     Ran(Vec<Result<RunOutput>>),
-    /// Another process of this test run ran it: each point's run, `None` where the point
-    /// failed there or its folder changed since (run that point alone).
-    Published(Vec<Option<RunOutput>>),
+    /// Another process of this test run ran it: each point's run, or its error there;
+    /// `None` where its folder changed since (run that point alone).
+    Published(Vec<Option<Result<RunOutput>>>),
     /// The process that took it first ended without finishing it (its pid): run your
     /// points alone.
     Abandoned(String),
@@ -48,11 +48,42 @@ pub enum Found {
 struct Mark {
     /// The run folder and [`trace_key`] of its trace; `None`: the point failed.
     published: Option<(PathBuf, String)>,
-    error: Option<String>,
+    error: Option<Failure>,
     kvm: bool,
     wall: Duration,
     boot_points: usize,
     boot_wall: Duration,
+}
+
+/// A point's error as published: the same error in every process that reads it (a trial
+/// that expects a panic or a timeout checks its fields).
+#[derive(Debug, Serialize, Deserialize)]
+enum Failure {
+    Guest { dir: PathBuf, message: String, console_tail: String },
+    VmTimeout { after: Duration, dir: PathBuf, last_step: Option<String>, timeout_source: Option<String>, console_tail: String },
+    Other(String),
+}
+
+impl Failure {
+    fn of(e: &Error) -> Failure {
+        match e {
+            Error::Guest { dir, message, console_tail } => Failure::Guest { dir: dir.clone(), message: message.clone(), console_tail: console_tail.clone() },
+            Error::VmTimeout { after, dir, last_step, timeout_source, console_tail } => {
+                Failure::VmTimeout { after: *after, dir: dir.clone(), last_step: last_step.clone(), timeout_source: timeout_source.clone(), console_tail: console_tail.clone() }
+            }
+            other => Failure::Other(other.to_string()),
+        }
+    }
+
+    fn error(&self) -> Error {
+        match self {
+            Failure::Guest { dir, message, console_tail } => Error::Guest { dir: dir.clone(), message: message.clone(), console_tail: console_tail.clone() },
+            Failure::VmTimeout { after, dir, last_step, timeout_source, console_tail } => {
+                Error::VmTimeout { after: *after, dir: dir.clone(), last_step: last_step.clone(), timeout_source: timeout_source.clone(), console_tail: console_tail.clone() }
+            }
+            Failure::Other(text) => Error::Other(text.clone()),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -144,12 +175,19 @@ fn mark(result: &Result<RunOutput>) -> Mark {
             boot_points: out.boot_points,
             boot_wall: out.boot_wall,
         },
-        Err(e) => Mark { published: None, error: Some(e.to_string()), kvm: false, wall: Duration::ZERO, boot_points: 0, boot_wall: Duration::ZERO },
+        Err(e) => Mark { published: None, error: Some(Failure::of(e)), kvm: false, wall: Duration::ZERO, boot_points: 0, boot_wall: Duration::ZERO },
     }
 }
 
-/// A published point's run, if its folder still holds what was published.
-fn load(mark: &Mark) -> Option<RunOutput> {
+/// A published point's run, if its folder still holds what was published, or its error.
+fn load(mark: &Mark) -> Option<Result<RunOutput>> {
+    match &mark.error {
+        Some(f) => Some(Err(f.error())),
+        None => load_run(mark).map(Ok),
+    }
+}
+
+fn load_run(mark: &Mark) -> Option<RunOutput> {
     let (dir, key) = mark.published.as_ref()?;
     // Read once, checked and parsed from the same bytes.
     let trace = std::fs::read(dir.join("trace.json")).ok()?;
@@ -199,8 +237,9 @@ mod tests {
         // Another trial of the batch: the run, not a second boot; the failed point is its own.
         let found = shared.batch(&id, 2, || panic!("booted twice")).unwrap();
         let Found::Published(runs) = found else { panic!("{found:?}") };
-        assert_eq!(runs[0].as_ref().map(|r| (r.capture.events, r.boot_points, r.wall)), Some((7, 2, Duration::from_secs(3))));
-        assert!(runs[1].is_none(), "a failed point is run alone");
+        let run = runs[0].as_ref().unwrap().as_ref().unwrap();
+        assert_eq!((run.capture.events, run.boot_points, run.wall), (7, 2, Duration::from_secs(3)));
+        assert!(matches!(&runs[1], Some(Err(Error::Other(m))) if m == "a panic"), "a failed point's error is published: {:?}", runs[1]);
         // A folder replaced since (another run, of this test run or not): not used.
         publish_run(&a, &capture(8));
         let Found::Published(runs) = shared.batch(&id, 2, || panic!("booted twice")).unwrap() else { panic!() };
@@ -210,6 +249,24 @@ mod tests {
         let mut booted = false;
         assert!(matches!(later.batch(&id, 2, || { booted = true; vec![Ok(publish_run(&a, &capture(9))), Ok(publish_run(&b, &capture(1)))] }).unwrap(), Found::Ran(_)));
         assert!(booted);
+    }
+
+    /// The errors a fault trial checks field by field come back as they were.
+    #[test]
+    fn a_published_panic_or_timeout_is_the_same_error_in_another_process() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache { root: tmp.path().to_path_buf() };
+        let shared = SharedRun::open(&cache, "run-1").unwrap();
+        let id = SharedRun::batch_id(&["p".into(), "h".into()]);
+        let dir = tmp.path().join("runs/s/p");
+        let panic = Error::Guest { dir: dir.clone(), message: "the kernel panicked".into(), console_tail: "Kernel panic".into() };
+        let hang = Error::VmTimeout { after: Duration::from_secs(20), dir, last_step: Some("running the access pattern".into()), timeout_source: Some("s.yaml:3".into()), console_tail: "tail".into() };
+        let texts = (panic.to_string(), hang.to_string());
+        shared.batch(&id, 2, || vec![Err(panic), Err(hang)]).unwrap();
+        let Found::Published(runs) = shared.batch(&id, 2, || panic!("booted twice")).unwrap() else { panic!() };
+        let errors: Vec<String> = runs.iter().map(|r| r.as_ref().unwrap().as_ref().unwrap_err().to_string()).collect();
+        assert_eq!(errors, vec![texts.0, texts.1]);
+        assert!(matches!(&runs[1], Some(Err(Error::VmTimeout { after, .. })) if *after == Duration::from_secs(20)));
     }
 
     /// A fake publisher, a process of its own (flock(1) holding the batch's lock, as a trial
