@@ -426,3 +426,65 @@ fn two_radiff_runs_and_a_test_trial_at_once_on_one_cache_all_pass_alike() {
     let theirs: Vec<&String> = batches.iter().filter(|n| pids.iter().any(|p| n.starts_with(&format!("{p}-")))).collect();
     assert!(theirs.is_empty(), "batch folders left by the three: {theirs:?}");
 }
+
+/// Two trials of one batch as cargo-nextest runs them: each a process of its own (the
+/// scenario trials' binary with `--exact NAME`), with nextest's variables and under a
+/// parent whose command line is a `nextest run` filter (what the trials read to plan the
+/// run's batches). The first takes the batch, boots it and is killed with its process
+/// group (SIGKILL, as nextest kills a timed-out test) before it publishes; the second then
+/// finds the batch abandoned, runs its own point, and passes on a trace of its own.
+#[test]
+fn a_nextest_trial_killed_while_it_runs_its_batch_leaves_the_other_trial_to_run_alone() {
+    let Some(trials) = scenario_trials_binary() else {
+        let why = "the scenario trials' test binary is not built (run the whole `cargo test`, which builds it first)";
+        assert!(std::env::var_os("CI").is_none(), "{why}");
+        eprintln!("not run: {why}");
+        return;
+    };
+    let root = radiff::repo_root();
+    let run_id = format!("faults-kill-{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let shared = Cache::from_env().root.join("runs/_shared").join(&run_id);
+    // `bash -c 'BINARY --exact NAME; :' run FILTER`: bash stays the trial's parent (the `:`
+    // keeps it from exec'ing), and its command line holds `run scenario_random_`.
+    let trial = |name: &str| {
+        let script = format!("'{}' --exact '{name}' --nocapture; :", trials.display());
+        let mut cmd = Command::new("bash");
+        cmd.args(["-c", &script, "run", "scenario_random_"])
+            .current_dir(&root)
+            .env("NEXTEST_RUN_ID", &run_id)
+            .env("NEXTEST_EXECUTION_MODE", "process-per-test")
+            .env("NEXTEST_TEST_THREADS", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        cmd
+    };
+    let mut first = trial("scenario_random_4k::base").spawn().unwrap();
+    // Killed once its batch is taken and its guest is running the batch's points.
+    let t = Instant::now();
+    let started = loop {
+        let marker = std::fs::read_dir(&shared).into_iter().flatten().flatten().find(|e| e.file_name().to_string_lossy().ends_with(".started"));
+        if let Some(m) = marker {
+            break m.path();
+        }
+        assert!(first.try_wait().unwrap().is_none(), "the first trial ended before it took its batch:\n{}", text(&first.wait_with_output().unwrap()));
+        assert!(t.elapsed() < Duration::from_secs(900), "the first trial took no batch in 15 minutes");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    std::thread::sleep(Duration::from_secs(5));
+    let done = started.with_extension("done");
+    assert!(!done.exists(), "the batch was published before the kill: {}", done.display());
+    let taken_for = started.metadata().and_then(|m| m.modified()).ok().and_then(|m| m.elapsed().ok()).unwrap_or_default();
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(first.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let killed = first.wait_with_output().unwrap();
+    assert_eq!(killed.status.signal(), Some(9), "{}", text(&killed));
+    assert!(!done.exists(), "a killed publisher left a done marker");
+    // The batch's other trial: told to run alone, passes.
+    let second = trial("scenario_random_64k::base").output().unwrap();
+    let said = text(&second);
+    assert!(said.contains("1 passed"), "the second trial of the batch:\n{said}");
+    assert!(said.contains("ended before it published; each trial runs its own point"), "the second trial did not say it ran alone:\n{said}");
+    assert!(!done.exists(), "the second trial published the batch it did not run");
+    eprintln!("killed the first trial {:.1} s after it took its batch; the second said:\n{}", taken_for.as_secs_f64(), said.lines().filter(|l| l.contains("radiff") || l.contains("passed")).collect::<Vec<_>>().join("\n"));
+    let _ = std::fs::remove_dir_all(&shared);
+}
