@@ -300,7 +300,7 @@ impl Model<'_> {
                 // (is_madvise_populate(madv_behavior)) error = madvise_populate(...); ...
                 // blk_finish_plug(&plug);": readahead's requests wait in this plug until
                 // a fault sleeps or the call ends. (MADV_WILLNEED runs under the same
-                // plug in the kernel; the model does not hold it there.)
+                // plug: below.)
                 cover!(self.rec, "madvise_populate: MADV_POPULATE_READ");
                 self.blk_start_plug();
                 self.madvise_populate(map, start, end);
@@ -311,10 +311,16 @@ impl Model<'_> {
                 let (fd, pgoff) = (area.fd, area.pgoff);
                 let pieces: Vec<(u64, u64)> =
                     area.vmas.iter().filter(|v| v.start < end && start < v.end).map(|v| (v.start.max(start), v.end.min(end))).collect();
+                // madvise_do_behavior()'s plug holds madvise_walk_vmas() too: every
+                // chunk's read_pages() plug nests in it, so the requests of all chunks wait
+                // in one plug (merging across chunk ends, flushed at BLK_MAX_REQUEST_COUNT
+                // or a large request) until the call ends.
+                self.blk_start_plug();
                 for (s, e) in pieces {
                     cover!(self.rec, "madvise_willneed: vfs_fadvise(POSIX_FADV_WILLNEED)");
                     self.generic_fadvise(fd, (pgoff + s) * PAGE_SIZE, (e - s) * PAGE_SIZE, Advice::Willneed);
                 }
+                self.blk_finish_plug();
                 return;
             }
         };
