@@ -311,11 +311,11 @@ impl Model<'_> {
     }
 
     /// `do_user_addr_fault()`, arch/x86/mm/fault.c: one load from page `offset / 4096` of
-    /// mapping `map` (a page with a PTE takes no fault, so no call). The first try runs under the VMA
-    /// lock ("lock_vma_under_rcu()", CONFIG_PER_VMA_LOCK=y); on VM_FAULT_RETRY it retries
-    /// under the mmap_lock, with FAULT_FLAG_TRIED only if the first try was a major fault
-    /// ("if (fault & VM_FAULT_MAJOR) flags |= FAULT_FLAG_TRIED;"), and every later retry
-    /// with FAULT_FLAG_TRIED.
+    /// mapping `map` (a page with a PTE takes no fault, so no call). The first try runs
+    /// under the VMA lock ("lock_vma_under_rcu()", CONFIG_PER_VMA_LOCK=y); on
+    /// VM_FAULT_RETRY it retries under the mmap_lock, with FAULT_FLAG_TRIED only if the
+    /// first try was a major fault ("if (fault & VM_FAULT_MAJOR) flags |=
+    /// FAULT_FLAG_TRIED;"), and every later retry with FAULT_FLAG_TRIED.
     pub(crate) fn do_user_addr_fault(&mut self, map: usize, offset: u64) {
         let Some(area) = self.mm.get(map).and_then(Option::as_ref) else { return };
         let page = offset / PAGE_SIZE;
