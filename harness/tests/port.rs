@@ -260,6 +260,18 @@ fn every_listed_decision_is_found_in_the_7_3_4_source() {
     // A case label the function has twice (its DAX switch, then the real one): the real one.
     let at = locate(&anchors, &ledger, &mut tree, "generic_fadvise: POSIX_FADV_WILLNEED").unwrap().unwrap();
     assert_eq!(at.to_string(), "mm/fadvise.c:98-106");
+    // The fault path, as 7.3.4 numbers its lines: the read-around window, the major fault
+    // that leads to it, finish_fault()'s fallback to one page, and the retry after a major
+    // fault under the VMA lock.
+    for (id, lines) in [
+        ("do_sync_mmap_readahead: read-around", "mm/filemap.c:3435-3438"),
+        ("filemap_fault: no folio: VM_FAULT_MAJOR", "mm/filemap.c:3596-3597"),
+        ("finish_fault: folio beyond the VMA or page table: one page", "mm/memory.c:5836-5840"),
+        ("do_user_addr_fault: VMA lock: VM_FAULT_RETRY, major: FAULT_FLAG_TRIED", "arch/x86/mm/fault.c:1352-1353"),
+    ] {
+        let at = locate(&anchors, &ledger, &mut tree, id).unwrap().unwrap();
+        assert_eq!(at.to_string(), lines, "{id}");
+    }
 }
 
 /// `radiff explain`'s parting of async-align-v1 from the base, placed in the real 7.3.4

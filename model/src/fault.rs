@@ -49,7 +49,7 @@ use std::collections::HashMap;
 
 use crate::config::IoCompletion;
 use crate::coverage::cover;
-use crate::model::Model;
+use crate::model::{Model, Recorder};
 use crate::pagecache::FolioRef;
 use crate::pattern::{Advice, MadvAdvice};
 use crate::readahead::ReadaheadControl;
@@ -146,7 +146,8 @@ impl Mmap {
         self.ptes.get(page as usize).copied().unwrap_or(false)
     }
 
-    /// Sets `flags` to `f(flags)` on pages `[start, end)`, splitting and merging VMAs.
+    /// `madvise_update_vma()`, mm/madvise.c, over the VMAs of pages `[start, end)`: sets
+    /// `flags` to `f(flags)`, splitting and merging VMAs (`vma_modify_flags()`).
     fn update_flags(&mut self, start: u64, end: u64, f: impl Fn(u32) -> u32) {
         let mut out: Vec<Vma> = Vec::new();
         for v in &self.vmas {
@@ -274,27 +275,7 @@ impl Model<'_> {
         if split && advice != MadvAdvice::Willneed {
             cover!(self.rec, "madvise_update_vma: VMA split");
         }
-        let f: fn(u32) -> u32 = match advice {
-            MadvAdvice::Normal => {
-                cover!(self.rec, "madvise_vma_behavior: MADV_NORMAL");
-                |f| f & !VM_RAND_READ & !VM_SEQ_READ
-            }
-            MadvAdvice::Sequential => {
-                cover!(self.rec, "madvise_vma_behavior: MADV_SEQUENTIAL");
-                |f| (f & !VM_RAND_READ) | VM_SEQ_READ
-            }
-            MadvAdvice::Random => {
-                cover!(self.rec, "madvise_vma_behavior: MADV_RANDOM");
-                |f| (f & !VM_SEQ_READ) | VM_RAND_READ
-            }
-            MadvAdvice::Hugepage => {
-                cover!(self.rec, "hugepage_madvise: MADV_HUGEPAGE");
-                |f| (f & !VM_NOHUGEPAGE) | VM_HUGEPAGE
-            }
-            MadvAdvice::Nohugepage => {
-                cover!(self.rec, "hugepage_madvise: MADV_NOHUGEPAGE");
-                |f| (f & !VM_HUGEPAGE) | VM_NOHUGEPAGE
-            }
+        let f = match advice {
             MadvAdvice::PopulateRead => {
                 // madvise_do_behavior(): "blk_start_plug(&plug); if
                 // (is_madvise_populate(madv_behavior)) error = madvise_populate(...); ...
@@ -317,22 +298,30 @@ impl Model<'_> {
                 // or a large request) until the call ends.
                 self.blk_start_plug();
                 for (s, e) in pieces {
-                    cover!(self.rec, "madvise_willneed: vfs_fadvise(POSIX_FADV_WILLNEED)");
-                    self.generic_fadvise(fd, (pgoff + s) * PAGE_SIZE, (e - s) * PAGE_SIZE, Advice::Willneed);
+                    self.madvise_willneed(fd, pgoff, s, e);
                 }
                 self.blk_finish_plug();
                 return;
             }
+            _ => madvise_vma_behavior(&mut self.rec, advice),
         };
         area.update_flags(start, end, f);
     }
 
-    /// One load from page `offset / 4096` of mapping `map`: arch/x86/mm/fault.c
-    /// `do_user_addr_fault()` when the page has no PTE. The first try runs under the VMA
-    /// lock ("lock_vma_under_rcu()", CONFIG_PER_VMA_LOCK=y); on VM_FAULT_RETRY it retries
-    /// under the mmap_lock, with FAULT_FLAG_TRIED only if the first try was a major fault
-    /// ("if (fault & VM_FAULT_MAJOR) flags |= FAULT_FLAG_TRIED;"), and every later retry
-    /// with FAULT_FLAG_TRIED.
+    /// `madvise_willneed()`, mm/madvise.c, on pages `[start, end)` of one VMA of a mapping
+    /// of `fd` from file page `pgoff`: "vfs_fadvise(file, offset, end - start,
+    /// POSIX_FADV_WILLNEED);".
+    fn madvise_willneed(&mut self, fd: usize, pgoff: u64, start: u64, end: u64) {
+        cover!(self.rec, "madvise_willneed: vfs_fadvise(POSIX_FADV_WILLNEED)");
+        self.generic_fadvise(fd, (pgoff + start) * PAGE_SIZE, (end - start) * PAGE_SIZE, Advice::Willneed);
+    }
+
+    /// `do_user_addr_fault()`, arch/x86/mm/fault.c: one load from page `offset / 4096` of
+    /// mapping `map` (a page with a PTE takes no fault, so no call). The first try runs
+    /// under the VMA lock ("lock_vma_under_rcu()", CONFIG_PER_VMA_LOCK=y); on
+    /// VM_FAULT_RETRY it retries under the mmap_lock, with FAULT_FLAG_TRIED only if the
+    /// first try was a major fault ("if (fault & VM_FAULT_MAJOR) flags |=
+    /// FAULT_FLAG_TRIED;"), and every later retry with FAULT_FLAG_TRIED.
     pub(crate) fn do_user_addr_fault(&mut self, map: usize, offset: u64) {
         let Some(area) = self.mm.get(map).and_then(Option::as_ref) else { return };
         let page = offset / PAGE_SIZE;
@@ -669,6 +658,16 @@ impl Model<'_> {
         self.complete_read(head);
     }
 
+    /// `lock_folio_maybe_drop_mmap()`, mm/filemap.c, on a folio under read I/O (locked):
+    /// "*fpin = maybe_unlock_mmap_for_io(vmf, *fpin);", then sleep until its read
+    /// completed. Returns fpin.
+    fn lock_folio_maybe_drop_mmap(&mut self, vmf: &VmFault, folio: FolioRef, fpin: bool) -> bool {
+        cover!(self.rec, "lock_folio_maybe_drop_mmap: folio locked: wait");
+        let fpin = self.maybe_unlock_mmap_for_io(vmf, fpin);
+        self.fault_wait_locked(folio.index);
+        fpin
+    }
+
     /// `do_sync_mmap_readahead()`, mm/filemap.c: the fault found no folio. VM_HUGEPAGE on a
     /// mapping with large folios reads PMD-sized folios (two unless VM_RAND_READ);
     /// otherwise VM_RAND_READ or no readahead reads nothing, VM_SEQ_READ is
@@ -884,11 +883,9 @@ impl Model<'_> {
             }
         }
         loop {
-            // lock_folio_maybe_drop_mmap(): a folio under read I/O is locked.
+            // A folio under read I/O is locked.
             if !folio.uptodate && !created {
-                cover!(self.rec, "lock_folio_maybe_drop_mmap: folio locked: wait");
-                fpin = self.maybe_unlock_mmap_for_io(vmf, fpin);
-                self.fault_wait_locked(folio.index);
+                fpin = self.lock_folio_maybe_drop_mmap(vmf, folio, fpin);
                 folio = self.cache.folio_at(index).unwrap();
             }
             if folio.uptodate {
@@ -982,6 +979,40 @@ impl Model<'_> {
             }
             return 0;
         }
+    }
+}
+
+/// `madvise_vma_behavior()`, mm/madvise.c: the `vm_flags` MADV_NORMAL, MADV_SEQUENTIAL and
+/// MADV_RANDOM set; MADV_HUGEPAGE and MADV_NOHUGEPAGE are `hugepage_madvise()`'s.
+/// (MADV_WILLNEED and MADV_POPULATE_READ are `do_madvise()`'s own arms.)
+fn madvise_vma_behavior(rec: &mut Recorder, advice: MadvAdvice) -> fn(u32) -> u32 {
+    match advice {
+        MadvAdvice::Normal => {
+            cover!(rec, "madvise_vma_behavior: MADV_NORMAL");
+            |f| f & !VM_RAND_READ & !VM_SEQ_READ
+        }
+        MadvAdvice::Sequential => {
+            cover!(rec, "madvise_vma_behavior: MADV_SEQUENTIAL");
+            |f| (f & !VM_RAND_READ) | VM_SEQ_READ
+        }
+        MadvAdvice::Random => {
+            cover!(rec, "madvise_vma_behavior: MADV_RANDOM");
+            |f| (f & !VM_SEQ_READ) | VM_RAND_READ
+        }
+        MadvAdvice::Hugepage | MadvAdvice::Nohugepage => hugepage_madvise(rec, advice),
+        MadvAdvice::Willneed | MadvAdvice::PopulateRead => unreachable!("do_madvise() handles {advice:?}"),
+    }
+}
+
+/// `hugepage_madvise()`, mm/khugepaged.c: MADV_HUGEPAGE sets VM_HUGEPAGE and clears
+/// VM_NOHUGEPAGE, MADV_NOHUGEPAGE the other way round.
+fn hugepage_madvise(rec: &mut Recorder, advice: MadvAdvice) -> fn(u32) -> u32 {
+    if advice == MadvAdvice::Hugepage {
+        cover!(rec, "hugepage_madvise: MADV_HUGEPAGE");
+        |f| (f & !VM_NOHUGEPAGE) | VM_HUGEPAGE
+    } else {
+        cover!(rec, "hugepage_madvise: MADV_NOHUGEPAGE");
+        |f| (f & !VM_HUGEPAGE) | VM_NOHUGEPAGE
     }
 }
 

@@ -283,6 +283,40 @@ out:
 	return ret;
 }
 
+static int lock_folio_maybe_drop_mmap(struct vm_fault *vmf, struct folio *folio,
+				     struct file **fpin)
+{
+	if (folio_trylock(folio))
+		return 1;
+
+	/*
+	 * NOTE! This will make us return with VM_FAULT_RETRY, but with
+	 * the fault lock still held. That's how FAULT_FLAG_RETRY_NOWAIT
+	 * is supposed to work. We have way too many special cases..
+	 */
+	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
+		return 0;
+
+	*fpin = maybe_unlock_mmap_for_io(vmf, *fpin);
+	if (vmf->flags & FAULT_FLAG_KILLABLE) {
+		if (__folio_lock_killable(folio)) {
+			/*
+			 * We didn't have the right flags to drop the
+			 * fault lock, but all fault_handlers only check
+			 * for fatal signals if we return VM_FAULT_RETRY,
+			 * so we need to drop the fault lock here and
+			 * return 0 if we don't have a fpin.
+			 */
+			if (*fpin == NULL)
+				release_fault_lock(vmf);
+			return 0;
+		}
+	} else
+		__folio_lock(folio);
+
+	return 1;
+}
+
 static struct file *do_sync_mmap_readahead(struct vm_fault *vmf)
 {
 	struct file *file = vmf->vma->vm_file;
