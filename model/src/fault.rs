@@ -272,7 +272,9 @@ impl Model<'_> {
         let start = offset / PAGE_SIZE;
         let end = (offset + len).div_ceil(PAGE_SIZE).min(area.pages);
         let split = area.vmas.iter().any(|v| (v.start < start && start < v.end) || (v.start < end && end < v.end));
-        if split && advice != MadvAdvice::Willneed {
+        // Only the advice that changes VMA flags splits a VMA (madvise_update_vma());
+        // WILLNEED reads and populate faults pages in, neither splits.
+        if split && !matches!(advice, MadvAdvice::Willneed | MadvAdvice::PopulateRead) {
             cover!(self.rec, "madvise_update_vma: VMA split");
         }
         let f = match advice {
