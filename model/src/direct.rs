@@ -51,25 +51,32 @@ impl Model<'_> {
         }
     }
 
-    /// `iomap_dio_read_simple()` and `__iomap_dio_read_simple()`, Linux 7.3.4
-    /// include/linux/iomap.h and fs/iomap/direct-io.c: a read of at most one file system
-    /// block, inside i_size, in one mapped extent, is one bio, `submit_bio_wait()`ed (so
-    /// REQ_SYNC, and no plug). Returns false for -ENOTBLK (the caller takes iomap_dio_rw()).
+    /// `iomap_dio_read_simple()`, Linux 7.3.4 include/linux/iomap.h: a read of at most one
+    /// file system block inside i_size goes on to `__iomap_dio_read_simple()` (after
+    /// `kiocb_write_and_wait()`: a clean range, nothing to write or wait on). Returns false
+    /// for -ENOTBLK (the caller takes iomap_dio_rw()).
     fn iomap_dio_read_simple(&mut self, pos: u64, len: u64) -> bool {
         // "if (iomi.len > iomi.inode->i_sb->s_blocksize) return -ENOTBLK;"
         if len > self.xfs_block_size() || pos + len > self.isize {
             cover!(self.rec, "iomap_dio_read_simple: -ENOTBLK");
             return false;
         }
-        // kiocb_write_and_wait(): a clean range, nothing to write or wait on.
+        self.__iomap_dio_read_simple(pos, len)
+    }
+
+    /// `__iomap_dio_read_simple()`, Linux 7.3.4 fs/iomap/direct-io.c: a read inside one
+    /// mapped extent is one bio, `submit_bio_wait()`ed (so REQ_SYNC, and no plug); else
+    /// -ENOTBLK (false).
+    #[allow(non_snake_case)]
+    fn __iomap_dio_read_simple(&mut self, pos: u64, len: u64) -> bool {
         let mapping = self.layout.lookup(pos);
         // "if (iomi->iomap.type != IOMAP_MAPPED || iomi->iomap.offset +
         // iomi->iomap.length < iomi->pos + iomi->len ...) ret = -ENOTBLK;"
         let Some(physical) = mapping.physical(pos).filter(|_| mapping.end >= pos + len) else {
-            cover!(self.rec, "iomap_dio_read_simple: not one mapped extent: -ENOTBLK");
+            cover!(self.rec, "__iomap_dio_read_simple: not one mapped extent: -ENOTBLK");
             return false;
         };
-        cover!(self.rec, "iomap_dio_read_simple: one bio");
+        cover!(self.rec, "__iomap_dio_read_simple: one bio");
         let mut bio = self.dio_bio(physical / SECTOR_SIZE, len, 0);
         bio.sync = true; // bio_await(): "bio->bi_opf |= REQ_SYNC;"
         self.submit_bio(bio);
@@ -93,7 +100,7 @@ impl Model<'_> {
             let map_end = mapping.end.min(end);
             match mapping.physical(pos) {
                 Some(physical) => {
-                    cover!(self.rec, "iomap_dio_bio_iter: mapped");
+                    cover!(self.rec, "__iomap_dio_rw: mapped extent: bios under the plug");
                     let mut at = pos;
                     let mut sector = physical / SECTOR_SIZE;
                     while at < map_end {
@@ -106,7 +113,7 @@ impl Model<'_> {
                         at += bytes;
                     }
                 }
-                None => cover!(self.rec, "iomap_dio_bio_iter: hole or unwritten: zeroed"),
+                None => cover!(self.rec, "__iomap_dio_rw: hole or unwritten: zeroed, no I/O"),
             }
             pos = map_end;
         }
