@@ -198,6 +198,29 @@ mod tests {
     }
 
     #[test]
+    fn a_nowait_read_into_its_own_async_window_stops_short_where_the_model_takes_the_race() {
+        // 16 KiB at 0 leaves [0, 8) cached with the mark at 4. A NOWAIT read of 64 KiB
+        // reaches the mark, starts the async window [8, ..) and then meets page 8 locked
+        // by that read (and marked: filemap_get_pages() starts the next window from it
+        // first, as a pread would): filemap_update_page() -EAGAIN, a short read of 32 KiB.
+        // (On a real device the read may have completed first: the race
+        // docs/scenarios.md describes.)
+        let ops = vec![Op::Read { fd: 0, offset: 0, len: 16384 }, Op::ReadWith { fd: 0, offset: 0, len: 65536, how: NOWAIT }];
+        let inp = Input::xfs_on_nvme(4 << 20, ops);
+        let mut m = crate::model::Model::new(&inp, Policy::BASE, crate::ModelConfig::default(), false);
+        m.run();
+        assert_eq!(m.files[0].ra.prev_pos, 32768);
+        let asyncs = |w: &[crate::Window]| w.iter().filter(|w| w.trigger == Trigger::Async).map(|w| w.index).collect::<Vec<_>>();
+        assert_eq!(asyncs(&m.rec.windows), vec![4, 8]);
+        // pread waits for the folios instead and reads all 64 KiB.
+        let plain = Input::xfs_on_nvme(4 << 20, vec![Op::Read { fd: 0, offset: 0, len: 16384 }, Op::Read { fd: 0, offset: 0, len: 65536 }]);
+        let mut p = crate::model::Model::new(&plain, Policy::BASE, crate::ModelConfig::default(), false);
+        p.run();
+        assert_eq!(p.files[0].ra.prev_pos, 65536);
+        assert_eq!(asyncs(&p.rec.windows), vec![4, 8]);
+    }
+
+    #[test]
     fn dontcache_drops_the_folios_it_read_so_a_second_read_reads_them_again() {
         let read = Op::Read { fd: 0, offset: 0, len: 16384 };
         let dontcache = Op::ReadWith { fd: 0, offset: 0, len: 16384, how: DONTCACHE };
