@@ -278,3 +278,34 @@ fn a_bad_splice_step_is_an_error_at_its_line_and_a_good_one_parses() {
     let s = Scenario::load(&path).unwrap();
     assert_eq!(s.steps[1], radiff_model::Step::Splice { fd: 0, offset: 1 << 20, size: 15 << 20, pipe: 16 << 10, sendfile: true });
 }
+
+#[test]
+fn bad_preadv2_flags_and_direct_reads_are_errors_at_their_line_and_good_ones_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let good = fixture();
+    let step = "  - sequential: {from: 4 KiB, size: 16 KiB}";
+    let line = good.lines().position(|l| l == step).unwrap() + 1;
+    let bad = |with: &str| good.replace(step, with);
+    for (name, text, says) in [
+        ("twice.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [nowait, nowait]}"), "`flags` lists nowait twice"),
+        ("both.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [nowait], direct: true}"), "`direct: true` does not go with `flags:`"),
+        ("unaligned.yaml", bad("  - read: {offset: 512, size: 4 KiB, direct: true}"), "O_DIRECT needs the offset, size and end aligned"),
+        ("end.yaml", bad("  - sequential: {from: 0, size: 8 KiB, to: 10 KiB, direct: true}"), "10 KiB is not"),
+        ("big.yaml", bad("  - read: {offset: 0, size: 256 KiB, direct: true}"), "at most 128 KiB"),
+        ("flag.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [sync]}"), "unknown variant `sync`"),
+        ("f2fs.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [dontcache]}").replace("filesystem: ext4", "filesystem: f2fs"), "f2fs does not set FOP_DONTCACHE"),
+        ("f2fsdio.yaml", bad("  - read: {offset: 0, size: 4 KiB, direct: true}").replace("filesystem: ext4", "filesystem: f2fs"), "`direct: true` on f2fs"),
+        ("mapped.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [dontcache]}\n  - mmap: {}"), "in a scenario with mappings"),
+    ] {
+        let err = load_error(dir.path(), name, text.as_bytes());
+        assert!(err.starts_with(&format!("{d}/{name}:{line}: ")) && err.contains(says), "{name}: {err}");
+    }
+    let path = dir.path().join("good.yaml");
+    std::fs::write(&path, bad("  - read: {offset: 4 KiB, size: 8 KiB, flags: [dontcache, nowait]}\n  - sequential: {from: 1 MiB, size: 64 KiB, to: 2 MiB, direct: true}")).unwrap();
+    let s = Scenario::load(&path).unwrap();
+    let how = radiff_model::ReadHow { nowait: true, dontcache: true, direct: false };
+    assert_eq!(s.steps[1], radiff_model::Step::ReadWith { fd: 0, offset: 4096, size: 8192, how });
+    let direct = radiff_model::ReadHow { direct: true, ..Default::default() };
+    assert_eq!(s.steps[2], radiff_model::Step::SequentialWith { fd: 0, from: 1 << 20, size: 64 << 10, to: Some(2 << 20), how: direct });
+}

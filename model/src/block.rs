@@ -162,6 +162,8 @@ pub struct Bio {
     pub rahead: bool,
     /// REQ_NOMERGE: set on the front part of a split.
     pub nomerge: bool,
+    /// REQ_SYNC: a direct read's bio (iomap_dio_bio_iter(): "bio_opf = REQ_SYNC | REQ_IDLE").
+    pub sync: bool,
 }
 
 impl Bio {
@@ -173,7 +175,7 @@ impl Bio {
     pub fn new(sector: u64, nr_vecs: u64, rahead: bool) -> Self {
         let nr_vecs = nr_vecs.clamp(1, BIO_MAX_VECS);
         let max_vecs = if nr_vecs > BIO_INLINE_VECS { biovec_slab(nr_vecs) } else { nr_vecs };
-        Bio { sector, bvecs: Vec::new(), max_vecs, size: 0, rahead, nomerge: false }
+        Bio { sector, bvecs: Vec::new(), max_vecs, size: 0, rahead, nomerge: false, sync: false }
     }
 
     /// `bi_iter.bi_size`.
@@ -245,7 +247,7 @@ impl Bio {
                 rest.push(bv);
             }
         }
-        let split = Bio { sector: self.sector, bvecs: front, max_vecs: self.max_vecs, size: bytes, rahead: self.rahead, nomerge: self.nomerge };
+        let split = Bio { sector: self.sector, bvecs: front, max_vecs: self.max_vecs, size: bytes, rahead: self.rahead, nomerge: self.nomerge, sync: self.sync };
         self.sector += bytes / SECTOR_SIZE;
         self.size -= bytes;
         self.bvecs = rest;
@@ -269,12 +271,22 @@ pub struct Rq {
     /// boundary gap check of a merge (`bio_will_gap()`).
     pub first_bvec: Bvec,
     pub last_bvec: Bvec,
+    /// REQ_SYNC of the first bio: the 'S' of rwbs.
+    pub sync: bool,
 }
 
 impl Rq {
-    /// `blk_fill_rwbs()` for a read request: 'R', then 'A' for REQ_RAHEAD.
+    /// `blk_fill_rwbs()` for a read request: 'R', then 'A' for REQ_RAHEAD, then 'S' for
+    /// REQ_SYNC.
     pub fn rwbs(&self) -> String {
-        if self.rahead { "RA".into() } else { "R".into() }
+        let mut rwbs = String::from("R");
+        if self.rahead {
+            rwbs.push('A');
+        }
+        if self.sync {
+            rwbs.push('S');
+        }
+        rwbs
     }
 }
 
@@ -504,6 +516,7 @@ impl Model<'_> {
             rahead: bio.rahead,
             first_bvec: bio.bvecs[0],
             last_bvec: *bio.bvecs.last().unwrap(),
+            sync: bio.sync,
         };
         if self.plug.is_some() {
             self.blk_add_rq_to_plug(rq);
@@ -783,7 +796,7 @@ mod tests {
     fn ll_new_hw_segment_adds_the_bios_segments_without_merging_across_them() {
         let lim = ufs();
         let bv = Bvec { page: 10 * PAGE, offset: 0, len: PAGE };
-        let mut rq = Rq { sector: 0, sectors: 800, nr_segs: 100, nomerge: false, rahead: true, first_bvec: bv, last_bvec: bv };
+        let mut rq = Rq { sector: 0, sectors: 800, nr_segs: 100, nomerge: false, rahead: true, first_bvec: bv, last_bvec: bv, sync: false };
         // A bio of 28 segments fits, even when its first page continues the request's
         // last one: nr_phys_segments is the sum, 128.
         assert!(ll_new_hw_segment(&lim, &mut rq, 224, 28));

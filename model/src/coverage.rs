@@ -209,6 +209,19 @@ pub const BRANCHES: &[Branch] = &[
     b("filemap_read: end_offset < folio"),
     b("filemap_read: read ends in i_size"),
     b("filemap_read: read ends at i_size"),
+    // RWF_NOWAIT, RWF_DONTCACHE (mm/filemap.c, mm/readahead.c) and O_DIRECT reads
+    // (fs/iomap/direct-io.c; crate::direct)
+    b("filemap_create_folio: IOCB_NOWAIT: -EAGAIN"),
+    b("filemap_create_folio: IOCB_DONTCACHE: dropbehind"),
+    b("filemap_update_page: IOCB_NOWAIT, folio locked: -EAGAIN"),
+    b("filemap_read: -EAGAIN"),
+    b("filemap_end_dropbehind_read: dropbehind: removed"),
+    b("ractl_alloc_folio: dropbehind"),
+    b("iomap_dio_read_simple: -ENOTBLK"),
+    b("__iomap_dio_read_simple: not one mapped extent: -ENOTBLK"),
+    b("__iomap_dio_read_simple: one bio"),
+    b("__iomap_dio_rw: mapped extent: bios under the plug"),
+    b("__iomap_dio_rw: hole or unwritten: zeroed, no I/O"),
     // mm/filemap.c, filemap_splice_read() (crate::splice)
     b("filemap_splice_read: *ppos >= s_maxbytes"),
     b("filemap_splice_read: *ppos >= i_size"),
@@ -471,7 +484,7 @@ mod tests {
     /// table (the compiler checks it too), and every id of the table is recorded somewhere.
     #[test]
     fn the_table_lists_every_id_the_sources_record_and_nothing_else() {
-        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs"), include_str!("fault.rs"), include_str!("splice.rs"), include_str!("gup.rs")];
+        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs"), include_str!("fault.rs"), include_str!("splice.rs"), include_str!("gup.rs"), include_str!("direct.rs")];
         let mut recorded: Vec<String> = Vec::new();
         for src in sources {
             let text: String = src.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -42,6 +42,9 @@ impl FolioBatch {
 pub(crate) enum GetPagesError {
     /// `AOP_TRUNCATED_PAGE`: look again from the same index.
     Retry,
+    /// `-EAGAIN` under IOCB_NOWAIT: the read would have to wait for (or start) a read of a
+    /// folio; `filemap_read()` returns what it has read so far.
+    Again,
 }
 
 impl Model<'_> {
@@ -156,11 +159,22 @@ impl Model<'_> {
     /// `filemap_create_folio()`, Linux 7.3.4 mm/filemap.c: readahead left no folio at
     /// the read position; add one of the minimum order and read it with `->read_folio`.
     fn filemap_create_folio(&mut self, pos: u64) -> Result<FolioBatch, GetPagesError> {
+        // "if (iocb->ki_flags & (IOCB_NOWAIT | IOCB_WAITQ)) return -EAGAIN;"
+        if self.ki_flags.nowait {
+            cover!(self.rec, "filemap_create_folio: IOCB_NOWAIT: -EAGAIN");
+            return Err(GetPagesError::Again);
+        }
         let min_order = self.min_order();
         let index = (pos >> (PAGE_SHIFT + min_order)) << min_order;
         if self.filemap_add_folio(index, min_order, false).is_err() {
             cover!(self.rec, "filemap_create_folio: -EEXIST");
             return Err(GetPagesError::Retry); // -EEXIST becomes AOP_TRUNCATED_PAGE
+        }
+        // "if (iocb->ki_flags & IOCB_DONTCACHE) __folio_set_dropbehind(folio);" (before the
+        // add in the kernel; nothing reads the flag in between).
+        if self.ki_flags.dontcache {
+            cover!(self.rec, "filemap_create_folio: IOCB_DONTCACHE: dropbehind");
+            self.cache.set_dropbehind(index);
         }
         cover!(self.rec, "filemap_create_folio: ->read_folio");
         let folio = self.cache.folio_at(index).unwrap();
@@ -188,7 +202,16 @@ impl Model<'_> {
     /// return AOP_TRUNCATED_PAGE;" ("This is where we usually end up waiting for a
     /// previously submitted readahead to finish."). The model's reads always succeed, so the
     /// `->read_folio` retry after locking is never needed.
+    ///
+    /// Under IOCB_NOWAIT, "if (!folio_trylock(folio)) { error = -EAGAIN; if
+    /// (iocb->ki_flags & (IOCB_NOWAIT | IOCB_NOIO)) goto unlock_mapping;": the folio is
+    /// locked by its read, which in the model is in flight for the whole system call
+    /// (the invalidate lock's trylock before it has no other taker in the guest).
     fn filemap_update_page(&mut self, folio: FolioRef) -> GetPagesError {
+        if self.ki_flags.nowait {
+            cover!(self.rec, "filemap_update_page: IOCB_NOWAIT, folio locked: -EAGAIN");
+            return GetPagesError::Again;
+        }
         self.folio_wait_locked(folio.index);
         GetPagesError::Retry
     }
@@ -197,6 +220,8 @@ impl Model<'_> {
     /// PG_readahead: `page_cache_async_ra()` with `req_count = last_index - folio->index`.
     fn filemap_readahead(&mut self, fd: usize, folio: FolioRef, last_index: u64) {
         let mut ractl = ReadaheadControl::new(fd, folio.index);
+        // "if (iocb->ki_flags & IOCB_DONTCACHE) ractl.dropbehind = 1;"
+        ractl.dropbehind = self.ki_flags.dontcache;
         self.page_cache_async_ra(&mut ractl, folio, last_index - folio.index);
     }
 
@@ -211,6 +236,9 @@ impl Model<'_> {
         if batch.nr == 0 {
             cover!(self.rec, "filemap_get_pages: batch empty: page_cache_sync_ra");
             let mut ractl = ReadaheadControl::new(fd, index);
+            // IOCB_NOWAIT runs this under memalloc_noio_save(), which changes only how
+            // allocations reclaim; "if (iocb->ki_flags & IOCB_DONTCACHE) ractl.dropbehind = 1;"
+            ractl.dropbehind = self.ki_flags.dontcache;
             self.page_cache_sync_ra(&mut ractl, last_index - index);
             batch = self.filemap_get_read_batch(index, last_index - 1);
         }
@@ -268,6 +296,10 @@ impl Model<'_> {
                     cover!(self.rec, "filemap_read: AOP_TRUNCATED_PAGE: retry");
                     continue; // filemap_get_pages()'s "goto retry"
                 }
+                Err(GetPagesError::Again) => {
+                    cover!(self.rec, "filemap_read: -EAGAIN");
+                    break; // "if (error < 0) break;"
+                }
             };
             if self.rec.covering() {
                 if self.isize < ki_pos + count {
@@ -291,12 +323,34 @@ impl Model<'_> {
                 count -= bytes;
                 last_pos = ki_pos as i64;
             }
+            // put_folios: every folio of the batch, copied from or not.
+            for &folio in batch.as_slice() {
+                self.filemap_end_dropbehind_read(folio);
+            }
             if count == 0 || ki_pos >= self.isize {
                 break;
             }
         }
         self.files[fd].ra.prev_pos = last_pos;
         already_read
+    }
+
+    /// `filemap_end_dropbehind_read()`, Linux 7.3.4 mm/filemap.c, for every folio a read
+    /// copied from, whatever the read's own flags: a folio with PG_dropbehind (an
+    /// RWF_DONTCACHE read brought it in) leaves the page cache. It is clean, not under
+    /// writeback, and unlocked (uptodate, in the batch), so "folio_trylock()" succeeds and
+    /// `filemap_end_dropbehind()` clears the flag; the scenario parser refuses RWF_DONTCACHE
+    /// in a scenario with mappings, so "!folio_mapped(folio)" holds and
+    /// `folio_unmap_invalidate()` removes it (`filemap_release_folio()` frees a clean
+    /// folio's private state).
+    fn filemap_end_dropbehind_read(&mut self, folio: FolioRef) {
+        if !self.cache.test_dropbehind(folio.index) {
+            return;
+        }
+        if self.cache.test_clear_dropbehind(folio.index) {
+            cover!(self.rec, "filemap_end_dropbehind_read: dropbehind: removed");
+            self.cache.remove_folio(folio.index);
+        }
     }
 
     /// After `->readahead` or `->read_folio` submitted the reads of `self.io_folios`:

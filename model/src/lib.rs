@@ -58,6 +58,7 @@
 pub mod block;
 pub mod config;
 pub mod coverage;
+pub mod direct;
 pub mod fadvise;
 pub mod fault;
 pub mod filemap;
@@ -78,7 +79,7 @@ pub use config::{FolioMemory, IoCompletion, ModelConfig, Touches};
 pub use coverage::{Branch, Coverage, BRANCHES};
 pub use input::{Extent, FileInput, FsKind, Input, MappingLimits, QueueLimits, ThpMode, VmSettings};
 pub use model::{Explained, Simulation, WindowNote};
-pub use pattern::{Advice, MadvAdvice, Op, SizeRange, Step, TouchOrder};
+pub use pattern::{Advice, MadvAdvice, Op, ReadHow, SizeRange, Step, TouchOrder};
 pub use trace::{Folio, RaState, Request, Submit, Trace, Trigger, Window};
 pub use variant::{AsyncAlign, Policy};
 

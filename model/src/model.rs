@@ -351,6 +351,9 @@ pub(crate) struct Model<'a> {
     /// call's); the other files' are parked here, by file (`None` at the current one).
     pub cur_file: usize,
     pub parked: Vec<Option<Inode>>,
+    /// The RWF_ flags of the read being run (`iocb->ki_flags`' IOCB_NOWAIT and
+    /// IOCB_DONTCACHE); none outside an [`Op::ReadWith`].
+    pub ki_flags: crate::pattern::ReadHow,
 }
 
 /// What the model keeps per file (per inode) besides its descriptors: swapped into
@@ -404,6 +407,7 @@ impl<'a> Model<'a> {
             nr_mmaps: 0,
             cur_file: 0,
             parked,
+            ki_flags: Default::default(),
         }
     }
 
@@ -429,7 +433,7 @@ impl<'a> Model<'a> {
     fn file_of_op(&self, op: &Op) -> usize {
         match *op {
             Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => file_of(fd) as usize,
-            Op::Splice { fd, .. } => file_of(fd) as usize,
+            Op::Splice { fd, .. } | Op::ReadWith { fd, .. } => file_of(fd) as usize,
             Op::Madvise { map, .. } | Op::Touch { map, .. } | Op::Munmap { map } => {
                 self.mm.get(map as usize).and_then(Option::as_ref).map_or(self.cur_file, |m| file_of(m.fd as u32) as usize)
             }
@@ -477,6 +481,7 @@ impl<'a> Model<'a> {
             Op::Touch { map, offset } => self.do_user_addr_fault(map as usize, offset),
             Op::Munmap { map } => self.do_munmap(map as usize),
             Op::Splice { fd, offset, len, pipe, .. } => self.splice_through_pipe(fd as usize, offset, len, pipe),
+            Op::ReadWith { fd, offset, len, how } => self.read_with(fd as usize, offset, len, how),
         }
         // The guest waits for the device to go idle after each touch as well as after each
         // system call (see IoCompletion::BeforeNextOp and Touches).

@@ -53,6 +53,9 @@ pub struct PageCache {
     /// Cached pages in each aligned run of [`CHUNK`] pages, so that the xarray walk can
     /// tell whether a node's slot holds anything without looking at every page.
     chunk_pages: Vec<u16>,
+    /// Heads of the folios with PG_dropbehind (RWF_DONTCACHE reads made them); apart from
+    /// the slots, since almost no scenario has any.
+    dropbehind: std::collections::BTreeSet<u64>,
 }
 
 /// Pages per entry of `PageCache::chunk_pages`.
@@ -65,7 +68,7 @@ pub struct Eexist;
 impl PageCache {
     /// An empty cache with room for `pages` pages (it grows past them if needed).
     pub fn with_capacity(pages: u64) -> Self {
-        PageCache { slots: vec![Slot::Empty; pages as usize], pfns: vec![0; pages as usize], nr_folios: 0, chunk_pages: vec![0; pages.div_ceil(CHUNK) as usize] }
+        PageCache { slots: vec![Slot::Empty; pages as usize], pfns: vec![0; pages as usize], nr_folios: 0, chunk_pages: vec![0; pages.div_ceil(CHUNK) as usize], dropbehind: Default::default() }
     }
 
     fn slot(&self, index: u64) -> Slot {
@@ -198,6 +201,22 @@ impl PageCache {
         }
         self.count_pages(head, folio.nr_pages(), false);
         self.nr_folios -= 1;
+        self.dropbehind.remove(&head);
+    }
+
+    /// `__folio_set_dropbehind()` on the folio whose head is `head`.
+    pub fn set_dropbehind(&mut self, head: u64) {
+        self.dropbehind.insert(head);
+    }
+
+    /// `folio_test_dropbehind()`.
+    pub fn test_dropbehind(&self, head: u64) -> bool {
+        self.dropbehind.contains(&head)
+    }
+
+    /// `folio_test_clear_dropbehind()`: whether it was set; it is clear after.
+    pub fn test_clear_dropbehind(&mut self, head: u64) -> bool {
+        self.dropbehind.remove(&head)
     }
 
     /// The folios whose first page is in `[start, end)`, in index order.

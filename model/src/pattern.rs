@@ -57,6 +57,25 @@ pub enum Op {
     /// `sendfile(pipe, fds[fd], &pos, left)`) at a time, the pipe drained after each,
     /// until `len` bytes have gone through or a call returns 0.
     Splice { fd: u32, offset: u64, len: u64, pipe: u64, sendfile: bool },
+    /// A read that is not a plain `pread(2)`: `preadv2(fds[fd], buf, len, offset, flags)`
+    /// with the RWF_ flags of `how`, or (`how.direct`) a `pread(2)` through an O_DIRECT
+    /// descriptor of the same file, its own `struct file` (and so its own `file_ra_state`).
+    ReadWith { fd: u32, offset: u64, len: u64, how: ReadHow },
+}
+
+/// How an [`Op::ReadWith`] reads: `preadv2(2)` flags, or O_DIRECT. `direct` goes with
+/// neither flag (the scenario parser refuses it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ReadHow {
+    /// RWF_NOWAIT (IOCB_NOWAIT): return -EAGAIN rather than wait for a folio's read.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub nowait: bool,
+    /// RWF_DONTCACHE (IOCB_DONTCACHE): folios this read brings in are dropped after it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dontcache: bool,
+    /// Through an O_DIRECT descriptor of the file (the page cache is bypassed).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub direct: bool,
 }
 
 impl Op {
@@ -66,6 +85,7 @@ impl Op {
         match *self {
             Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => Some(fd),
             Op::Splice { fd, .. } => Some(fd),
+            Op::ReadWith { fd, .. } => Some(fd),
             Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => None,
         }
     }
@@ -176,6 +196,10 @@ pub enum Step {
     Munmap { map: u32 },
     /// One [`Op::Splice`]: `size` bytes from `offset` through a pipe of `pipe` bytes.
     Splice { fd: u32, offset: u64, size: u64, pipe: u64, sendfile: bool },
+    /// [`Step::Read`] made as an [`Op::ReadWith`].
+    ReadWith { fd: u32, offset: u64, size: u64, how: ReadHow },
+    /// [`Step::Sequential`] made of [`Op::ReadWith`]s.
+    SequentialWith { fd: u32, from: u64, size: u64, to: Option<u64>, how: ReadHow },
 }
 
 /// splitmix64: small, fast and fixed forever, so a seed names the same reads in every
@@ -220,7 +244,9 @@ pub fn fd_count(steps: &[Step]) -> u32 {
             | Step::Fadvise { fd, .. }
             | Step::Readahead { fd, .. }
             | Step::Mmap { fd, .. }
-            | Step::Splice { fd, .. } => *fd + 1,
+            | Step::Splice { fd, .. }
+            | Step::ReadWith { fd, .. }
+            | Step::SequentialWith { fd, .. } => *fd + 1,
             Step::Madvise { .. } | Step::Touch { .. } | Step::Munmap { .. } => 0,
             Step::Interleaved { fds, .. } => fds.iter().map(|fd| fd + 1).max().unwrap_or(0),
         };
@@ -295,7 +321,9 @@ pub fn op_counts(steps: &[Step], file_sizes: &[u64]) -> Vec<u64> {
     let mut counts = Vec::with_capacity(steps.len());
     for step in steps {
         let n = match step {
-            Step::Sequential { fd, from, size, to } => to.unwrap_or(size_of(*fd)).saturating_sub(*from).div_ceil((*size).max(1)),
+            Step::Sequential { fd, from, size, to } | Step::SequentialWith { fd, from, size, to, .. } => {
+                to.unwrap_or(size_of(*fd)).saturating_sub(*from).div_ceil((*size).max(1))
+            }
             Step::Random { count, .. } => *count,
             Step::Interleaved { fds, size, starts, to } => (0..starts.len())
                 .map(|i| {
@@ -313,7 +341,7 @@ pub fn op_counts(steps: &[Step], file_sizes: &[u64]) -> Vec<u64> {
                 maps.iter().map(|m| touch_count(order, *from, to.unwrap_or_else(|| lens.get(m).copied().unwrap_or(0)))).fold(0, u64::saturating_add)
             }
             Step::Read { .. } | Step::Fadvise { .. } | Step::Readahead { .. } | Step::Madvise { .. } | Step::Munmap { .. } => 1,
-            Step::Splice { .. } => 1,
+            Step::Splice { .. } | Step::ReadWith { .. } => 1,
         };
         counts.push(n);
     }
@@ -408,6 +436,16 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
             }
             Step::Munmap { map } => ops.push(Op::Munmap { map: *map }),
             Step::Splice { fd, offset, size, pipe, sendfile } => ops.push(Op::Splice { fd: *fd, offset: *offset, len: *size, pipe: *pipe, sendfile: *sendfile }),
+            Step::ReadWith { fd, offset, size, how } => ops.push(Op::ReadWith { fd: *fd, offset: *offset, len: *size, how: *how }),
+            Step::SequentialWith { fd, from, size, to, how } => {
+                let end = to.unwrap_or(size_of(*fd));
+                let mut pos = *from;
+                while pos < end {
+                    let len = (*size).min(end - pos);
+                    ops.push(Op::ReadWith { fd: *fd, offset: pos, len, how: *how });
+                    pos += len;
+                }
+            }
         }
     }
     ops

@@ -63,12 +63,14 @@ pub struct ReadaheadControl {
     /// Seed 000 v2: set by `page_cache_async_ra()` to tell `page_cache_ra_order()` it may
     /// shrink the window to end on a folio boundary instead of allocating small folios.
     pub may_shrink: bool,
+    /// `ractl->dropbehind`: an RWF_DONTCACHE read's readahead; its folios get PG_dropbehind.
+    pub dropbehind: bool,
 }
 
 impl ReadaheadControl {
     /// `DEFINE_READAHEAD(ractl, file, &file->f_ra, mapping, index)`.
     pub fn new(fd: usize, index: u64) -> Self {
-        ReadaheadControl { fd, index, nr_pages: 0, may_shrink: false }
+        ReadaheadControl { fd, index, nr_pages: 0, may_shrink: false, dropbehind: false }
     }
 }
 
@@ -228,6 +230,7 @@ impl Model<'_> {
                 i = ractl.index - index;
                 continue;
             }
+            self.ractl_alloc_folio(ractl, index + i);
             if i == mark {
                 cover!(self.rec, "page_cache_ra_unbounded: folio added with PG_readahead");
             } else {
@@ -301,6 +304,7 @@ impl Model<'_> {
             cover!(self.rec, "ra_alloc_folio: -EEXIST");
             return Err(e);
         }
+        self.ractl_alloc_folio(ractl, index);
         if index == mark {
             cover!(self.rec, "ra_alloc_folio: folio holds mark: PG_readahead");
         }
@@ -650,6 +654,17 @@ impl Model<'_> {
         self.rec.returned(&self.files[fd].ra);
     }
 
+    /// `ractl_alloc_folio()`, Linux 7.3.4 mm/readahead.c: "if (folio && ractl->dropbehind)
+    /// __folio_set_dropbehind(folio);". The kernel sets the flag before adding the folio;
+    /// nothing looks at it in between, so the model sets it on the folio just added at
+    /// `index` (allocation itself is `filemap_add_folio()`'s).
+    fn ractl_alloc_folio(&mut self, ractl: &ReadaheadControl, index: u64) {
+        if ractl.dropbehind {
+            cover!(self.rec, "ractl_alloc_folio: dropbehind");
+            self.cache.set_dropbehind(index);
+        }
+    }
+
     /// `readahead_expand()`, Linux 7.3.4 mm/readahead.c: grow the window of `ractl` to
     /// cover `[new_start, new_start + new_len)` bytes with folios of the minimum order,
     /// stopping at the first cached page; pages added at the end also grow `ra->size` and
@@ -670,6 +685,7 @@ impl Model<'_> {
                 cover!(self.rec, "readahead_expand: leading edge: -EEXIST");
                 return;
             }
+            self.ractl_alloc_folio(ractl, index);
             cover!(self.rec, "readahead_expand: leading edge");
             ractl.nr_pages += min_nrpages;
             ractl.index = index;
@@ -691,6 +707,7 @@ impl Model<'_> {
                 cover!(self.rec, "readahead_expand: trailing edge: -EEXIST");
                 return;
             }
+            self.ractl_alloc_folio(ractl, index);
             cover!(self.rec, "readahead_expand: trailing edge");
             ractl.nr_pages += min_nrpages;
             let ra = &mut self.files[ractl.fd].ra;

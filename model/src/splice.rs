@@ -89,6 +89,8 @@ impl Model<'_> {
                 Ok(batch) => batch,
                 // filemap_get_pages()'s own "goto retry": the same lookup again.
                 Err(GetPagesError::Retry) => continue,
+                // Only IOCB_NOWAIT returns -EAGAIN, and splice(2) here passes no flags.
+                Err(GetPagesError::Again) => break,
             };
             let isize = self.isize;
             let end_offset = isize.min(*ppos + len);

@@ -569,10 +569,12 @@ mod tests {
 
     /// The base model's anomalies run first hold seed 000's class: a trimmed-window
     /// scenario that v1's policy changes (the trial checks the same on the kernels).
+    /// Seed 1: with the preadv2-flags family (issue 24) seed 3's first 50 draws lost the
+    /// interleaved scenario that was its first anomaly; seed 1's first still holds the class.
     #[test]
     fn the_anomalies_hold_a_trimmed_window_that_seed_000s_patch_changes() {
         let o = Options {
-            seed: 3,
+            seed: 1,
             max_scenarios: Some(50),
             shrink_per_detector: 2,
             shrink_time: Some(Duration::from_secs(3600)),

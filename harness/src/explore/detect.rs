@@ -174,6 +174,9 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
         let (fd, offset, len) = match *op {
             Op::Read { fd, offset, len } => (fd, file_base(fd) + offset, len),
             Op::Splice { fd, offset, len, .. } => (fd, file_base(fd) + offset, len),
+            Op::ReadWith { fd, offset, len, how } if !how.direct => (fd, file_base(fd) + offset, len),
+            // O_DIRECT: no page cache, no readahead stream.
+            Op::ReadWith { .. } => continue,
             Op::Touch { map, offset } => (MAP_FD + map, maps.get(&map).copied().unwrap_or(0) + offset, PAGE),
             Op::Mmap { map, offset, fd, .. } => {
                 maps.insert(map, file_base(fd) + offset);
@@ -401,6 +404,7 @@ pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
     for op in ops {
         match *op {
             Op::Read { fd, offset, len } | Op::Splice { fd, offset, len, .. } => ranges.push((file_base(fd) + offset, file_base(fd) + offset + len)),
+            Op::ReadWith { fd, offset, len, how } if !how.direct => ranges.push((file_base(fd) + offset, file_base(fd) + offset + len)),
             Op::Fadvise { fd, offset, len, advice: radiff_model::Advice::Willneed } | Op::Readahead { fd, offset, len } => {
                 ranges.push((file_base(fd) + offset, upto(file_base(fd) + offset, len)))
             }

@@ -21,6 +21,7 @@ use radiff_model::{Advice, FsKind, MadvAdvice, ThpMode};
 use crate::scenario::{Scenario, Size};
 
 mod faultpath;
+mod rwf;
 mod splice;
 pub use splice::{SPLICE_ONE_IN, SPLICE_PRODUCTIONS};
 pub use faultpath::{EXEC_ONE_IN, LARGE_BLOCKS_ONE_IN};
@@ -85,6 +86,8 @@ pub enum GenStep {
     /// `size` bytes from `at` spliced into a pipe of `pipe` bytes (sendfile(2) when
     /// `sendfile`), the pipe drained after each call.
     Splice { at: Start, size: u64, pipe: u64, sendfile: bool },
+    /// A read of `size` at `at` with preadv2 flags or O_DIRECT (`how`; see generate/rwf.rs).
+    ReadWith { at: Start, size: u64, how: radiff_model::ReadHow },
 }
 
 /// The order a [`GenStep::Map`] touches its mapping's pages in.
@@ -315,6 +318,7 @@ pub fn generate(seed: u64, index: u64) -> Gen {
             }
         } else {
             splice::splice_family(seed, index, &mut g);
+            rwf::rwf_family(seed, index, &mut g);
         }
     }
     large_block_family(seed, index, &mut g);
@@ -356,6 +360,7 @@ impl GenStep {
             GenStep::Readahead { .. } => "readahead",
             GenStep::Alternate { .. } => "alternate",
             GenStep::Splice { .. } => "splice",
+            GenStep::ReadWith { how, .. } => rwf::kind(*how),
         }
     }
 }
@@ -410,6 +415,7 @@ impl Gen {
                     *size = (*size).clamp(4096, file) / 4096 * 4096;
                     *pipe = (*pipe).clamp(4096, MIB).next_power_of_two();
                 }
+                GenStep::ReadWith { size, how, .. } => rwf::fix(size, *how, file),
             }
         }
         // A second file exactly when a step reads it (shrinking a scenario's alternation
@@ -465,7 +471,7 @@ impl Gen {
                     end = file;
                     (0, None)
                 }
-                GenStep::Splice { at, size, .. } => {
+                GenStep::Splice { at, size, .. } | GenStep::ReadWith { at, size, .. } => {
                     let o = match *at {
                         Start::At(o) => o.min(file - size) / 4096 * 4096,
                         Start::Continue => end.min(file - size) / 4096 * 4096,
@@ -574,7 +580,7 @@ impl GenStep {
     /// starting at `from` and (sequential) ending at `to`, as [`Gen::resolved`] gives them;
     /// `maps` counts the mappings made so far (a mapping takes the next index).
     pub fn yaml_items(&self, from: u64, to: Option<u64>, maps: &mut u32) -> Vec<String> {
-        let GenStep::Map { shared, advice, order, exec } = self else { return vec![self.yaml(from, to)] };
+        let GenStep::Map { shared, advice, order, exec } = self else { return rwf::yaml_items(self, from, to) };
         let map = *maps;
         *maps += 1;
         let flags = format!("{}{}", if *shared { "" } else { ", shared: false" }, if *exec { ", exec: true" } else { "" });
@@ -615,6 +621,7 @@ impl GenStep {
                 let via = if *sendfile { ", via: sendfile" } else { "" };
                 format!("splice: {{offset: {}, size: {}, pipe: {}{via}}}", Size(from), Size(*size), Size(*pipe))
             }
+            GenStep::ReadWith { size, how, .. } => rwf::yaml(from, *size, *how),
         }
     }
 
@@ -645,6 +652,7 @@ impl GenStep {
             GenStep::Splice { size, pipe, sendfile, .. } => {
                 format!("{} {} from {} through a {} pipe", if *sendfile { "sendfile of" } else { "splice of" }, Size(*size), Size(from), Size(*pipe))
             }
+            GenStep::ReadWith { size, how, .. } => rwf::describe(from, *size, *how),
         }
     }
 }

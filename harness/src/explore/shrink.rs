@@ -50,6 +50,7 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
             GenStep::Readahead { at, size } => round(*size) + (*at != 0) as u64,
             GenStep::Alternate { size } => round(*size),
             GenStep::Splice { at, size, pipe, sendfile } => round(*size) + matches!(at, Start::At(o) if *o != 0) as u64 + (*pipe != 64 * 1024) as u64 + *sendfile as u64,
+            GenStep::ReadWith { at, size, .. } => round(*size) + matches!(at, Start::At(o) if *o != 0) as u64,
         };
     }
     let bytes: u64 = g
@@ -62,7 +63,7 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
             GenStep::Map { order: GenTouch::Random { count, .. }, .. } => count * 4096,
             GenStep::Map { .. } => 0,
             GenStep::Readahead { size, .. } | GenStep::Alternate { size } => *size,
-            GenStep::Splice { size, .. } => *size,
+            GenStep::Splice { size, .. } | GenStep::ReadWith { size, .. } => *size,
         })
         .sum();
     (g.steps.len(), g.file_size, odd, bytes)
@@ -81,7 +82,7 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
             *max = pow2_floor(*max);
         }
         GenStep::Readahead { size, .. } | GenStep::Alternate { size } => *size = pow2_floor(*size),
-        GenStep::Splice { size, .. } => *size = pow2_floor(*size),
+        GenStep::Splice { size, .. } | GenStep::ReadWith { size, .. } => *size = pow2_floor(*size),
         GenStep::Map { order: GenTouch::Stride { stride }, .. } => *stride = pow2_floor(*stride),
         GenStep::Map { .. } | GenStep::Fadvise { .. } => {}
     },
@@ -90,7 +91,7 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
         GenStep::Random { min, max, .. } => *max = *min,
         GenStep::Interleaved { streams, .. } => *streams = 2,
         GenStep::Readahead { at, .. } => *at = 0,
-        GenStep::Splice { at, .. } => *at = Start::At(0),
+        GenStep::Splice { at, .. } | GenStep::ReadWith { at, .. } => *at = Start::At(0),
         GenStep::Map { order, .. } => *order = GenTouch::Sequential,
         GenStep::Fadvise { .. } | GenStep::Alternate { .. } => {}
     },
@@ -100,7 +101,7 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
         GenStep::Interleaved { separate_fds, .. } => *separate_fds = false,
         GenStep::Map { advice, .. } => *advice = None,
         GenStep::Splice { sendfile, .. } => *sendfile = false,
-        GenStep::Readahead { .. } | GenStep::Fadvise { .. } | GenStep::Alternate { .. } => {}
+        GenStep::Readahead { .. } | GenStep::Fadvise { .. } | GenStep::Alternate { .. } | GenStep::ReadWith { .. } => {}
     },
     |s| match s {
         GenStep::Sequential { len, .. } => *len = None,

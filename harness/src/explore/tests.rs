@@ -667,3 +667,34 @@ fn the_splice_family_parses_and_leaves_the_other_families_alone() {
     }
     assert!(spliced >= 10, "{spliced} of 600 scenarios splice");
 }
+
+// ---- preadv2 flags and O_DIRECT ----
+
+/// The preadv2-flags family (generate/rwf.rs): its scenarios parse, read one file on XFS
+/// or ext4 without mappings or splices, keep one kind of flagged read each, and every
+/// NOWAIT read comes right after a plain read of the same range (exact only when cached).
+#[test]
+fn the_rwf_family_parses_and_draws_nowait_reads_only_on_a_range_just_read() {
+    let mut kinds = std::collections::HashSet::new();
+    for i in 0..1200 {
+        let g = generate::generate(1, i);
+        if !g.steps.iter().any(|s| matches!(s, GenStep::ReadWith { .. })) {
+            continue;
+        }
+        assert!(g.fs != radiff_model::FsKind::F2fs, "scenario {i}");
+        assert!(!g.steps.iter().any(|s| matches!(s, GenStep::Map { .. } | GenStep::Splice { .. } | GenStep::Alternate { .. })), "scenario {i}");
+        let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
+        let ops = radiff_model::pattern::expand_files(&s.steps, &s.file_sizes());
+        let hows: std::collections::HashSet<_> = ops.iter().filter_map(|op| if let Op::ReadWith { how, .. } = op { Some(*how) } else { None }).collect();
+        assert_eq!(hows.len(), 1, "scenario {i}: one kind of flagged read: {hows:?}");
+        kinds.extend(hows);
+        for (k, op) in ops.iter().enumerate() {
+            if let Op::ReadWith { fd, offset, len, how } = *op {
+                if how.nowait {
+                    assert_eq!(ops.get(k.wrapping_sub(1)), Some(&Op::Read { fd, offset, len }), "scenario {i}: NOWAIT read {k} without the plain read before it");
+                }
+            }
+        }
+    }
+    assert_eq!(kinds.len(), 3, "nowait, dontcache and direct all drawn: {kinds:?}");
+}

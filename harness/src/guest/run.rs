@@ -43,8 +43,9 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
     // part of a cold-cache run (a metadata read the comparison then sets aside, counted).
     g.step("opening the files");
     let files = open_files(fds, ops)?;
+    let direct = open_direct_files(fds, ops)?;
     g.step("running the access pattern");
-    let max_len = ops.iter().map(|op| match op { Op::Read { len, .. } => *len, _ => 0 }).max().unwrap_or(0);
+    let max_len = ops.iter().map(|op| match op { Op::Read { len, .. } | Op::ReadWith { len, .. } => *len, _ => 0 }).max().unwrap_or(0);
     let buf = AlignedBuf::new(max_len.max(4096) as usize);
     let mut maps = Maps::default();
     let inflight_path = format!("/sys/block/{device}/inflight");
@@ -68,7 +69,11 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
                 break;
             }
         }
-        if let Err(e) = do_op(&files, &mut maps, op, &buf, &mut env.bytes_read) {
+        let done = match *op {
+            Op::ReadWith { fd, offset, len, how } => read_with(&files, &direct, fd, offset, len, how, &buf, &mut env.bytes_read),
+            _ => do_op(&files, &mut maps, op, &buf, &mut env.bytes_read),
+        };
+        if let Err(e) = done {
             pattern_result = Err(e);
             break;
         }
@@ -145,7 +150,66 @@ fn open_files(fds: u32, ops: &[Op]) -> GResult<Vec<Option<File>>> {
     Ok(files)
 }
 
+/// Opens an O_DIRECT descriptor of the file of each fd an `Op::ReadWith { how.direct }`
+/// uses: a `struct file` of its own, apart from the buffered one of the same fd number.
+fn open_direct_files(fds: u32, ops: &[Op]) -> GResult<Vec<Option<File>>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut files: Vec<Option<File>> = (0..fds).map(|_| None).collect();
+    for op in ops {
+        let Op::ReadWith { fd, how, .. } = *op else { continue };
+        if !how.direct || files.get(fd as usize).is_some_and(Option::is_some) {
+            continue;
+        }
+        let slot = files.get_mut(fd as usize).ok_or_else(|| format!("an op uses fd {fd}, the spec opens {fds}"))?;
+        let path = file_path(radiff_model::pattern::file_of(fd) as usize);
+        let file = File::options().read(true).custom_flags(nix::libc::O_DIRECT).open(&path).map_err(|e| format!("{} (O_DIRECT): {e}", path.display()))?;
+        *slot = Some(file);
+    }
+    Ok(files)
+}
+
+/// An `Op::ReadWith`: preadv2(2) with RWF_NOWAIT / RWF_DONTCACHE, or pread(2) through
+/// the fd's O_DIRECT descriptor (into the page-aligned `buf`). A NOWAIT read may return
+/// EAGAIN or fewer bytes (that is its point); any other short read is an error.
+#[allow(clippy::too_many_arguments)]
+fn read_with(files: &[Option<File>], direct: &[Option<File>], fd: u32, offset: u64, len: u64, how: radiff_model::ReadHow, buf: &AlignedBuf, bytes_read: &mut u64) -> GResult<()> {
+    use nix::libc;
+    let table = if how.direct { direct } else { files };
+    let file = table.get(fd as usize).and_then(Option::as_ref).ok_or_else(|| format!("fd {fd} is not open{}", if how.direct { " with O_DIRECT" } else { "" }))?;
+    let data = buf.slice_mut(len as usize);
+    let mut flags = 0;
+    if how.nowait {
+        flags |= libc::RWF_NOWAIT;
+    }
+    if how.dontcache {
+        flags |= libc::RWF_DONTCACHE;
+    }
+    let iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: len as usize };
+    // SAFETY: one iovec over `data`, a live buffer of `len` bytes nothing else holds.
+    let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, offset as i64, flags) };
+    let call = format!("preadv2({len} at {offset}, {how:?})");
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        if how.nowait && e.raw_os_error() == Some(libc::EAGAIN) {
+            return Ok(());
+        }
+        return Err(format!("{call}: {e}"));
+    }
+    let n = n as u64;
+    if n != len && !how.nowait {
+        return Err(format!("{call} returned {n} bytes"));
+    }
+    let skip = (8 - offset % 8) % 8;
+    if n >= skip + 8 && data[skip as usize..skip as usize + 8] != (offset + skip).to_le_bytes() {
+        return Err(format!("{call} returned wrong data"));
+    }
+    *bytes_read += n;
+    Ok(())
+}
+
 /// Whether `op` is a pread(2), which the guest runs without waiting for the device first.
+/// A preadv2 with flags or an O_DIRECT read is not: RWF_NOWAIT's outcome depends on
+/// what is still in flight, so every such read starts on an idle device.
 fn is_read(op: &Op) -> bool {
     matches!(op, Op::Read { .. })
 }
@@ -298,6 +362,7 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
             unsafe { nix::sys::mman::munmap(addr, size) }.map_err(|e| format!("munmap(map {map}): {e}"))?;
         }
         Op::Splice { fd, offset, len, pipe, sendfile } => *bytes_read += splice_through_pipe(file(fd)?, offset, len, pipe, sendfile)?,
+        Op::ReadWith { .. } => return Err("an Op::ReadWith reached do_op; run() sends it to read_with()".into()),
     }
     Ok(())
 }

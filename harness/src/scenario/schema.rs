@@ -97,6 +97,12 @@ pub(super) enum StepFile {
         #[serde(default)]
         fd: u32,
         file: Option<String>,
+        /// preadv2(2)'s RWF_ flags (default none: pread(2)).
+        #[serde(default)]
+        flags: Vec<RwfFlag>,
+        /// Through an O_DIRECT descriptor of the file.
+        #[serde(default)]
+        direct: bool,
     },
     Sequential {
         #[serde(default = "zero")]
@@ -106,6 +112,10 @@ pub(super) enum StepFile {
         #[serde(default)]
         fd: u32,
         file: Option<String>,
+        #[serde(default)]
+        flags: Vec<RwfFlag>,
+        #[serde(default)]
+        direct: bool,
     },
     Random {
         count: u64,
@@ -197,6 +207,16 @@ pub(super) enum StepFile {
         fd: u32,
         file: Option<String>,
     },
+}
+
+/// A `flags:` item of `read:` and `sequential:`: a preadv2(2) flag.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum RwfFlag {
+    /// RWF_NOWAIT.
+    Nowait,
+    /// RWF_DONTCACHE.
+    Dontcache,
 }
 
 /// `splice`'s `via:`: the system call that moves the file into the pipe.

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use radiff_model::{pattern, Op, SizeRange, Step, TouchOrder};
+use radiff_model::{pattern, FsKind, Op, ReadHow, SizeRange, Step, TouchOrder};
 
-use super::schema::{OrderName, SpliceVia, StepFile};
+use super::schema::{OrderName, RwfFlag, SpliceVia, StepFile};
 use super::sections::{At, Files};
 use super::size::{Size, SizeOrRange};
 use super::bounds::{MAX_MAPS, MAX_OPS, MAX_STREAMS, MAX_TOUCHES};
@@ -70,20 +70,26 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
     for (i, step) in reads.into_iter().enumerate() {
         let s = StepAt { at, i, line: yaml::line_of_item(at.text, "reads", i), files };
         let step = match step {
-            StepFile::Read { offset, size, fd, file } => {
+            StepFile::Read { offset, size, fd, file, flags, direct } => {
                 let (fd, file_size) = s.fd_on(&file, fd)?;
                 if size.0 == 0 || offset.0.saturating_add(size.0) > file_size {
                     return Err(s.bad(format!("a read of {size} at {offset} does not fit in the {} file", Size(file_size))));
                 }
-                Step::Read { fd, offset: offset.0, size: size.0 }
+                match read_how(&s, &flags, direct, &[offset.0, size.0, offset.0 + size.0], size.0)? {
+                    Some(how) => Step::ReadWith { fd, offset: offset.0, size: size.0, how },
+                    None => Step::Read { fd, offset: offset.0, size: size.0 },
+                }
             }
-            StepFile::Sequential { from, size, to, fd, file } => {
+            StepFile::Sequential { from, size, to, fd, file, flags, direct } => {
                 let (fd, file_size) = s.fd_on(&file, fd)?;
                 let end = to.map(|t| t.0).unwrap_or(file_size);
                 if size.0 == 0 || from.0 >= end || end > file_size {
                     return Err(s.bad(format!("sequential reads of {size} from {from} to {}: need size > 0 and from < to <= file size ({})", Size(end), Size(file_size))));
                 }
-                Step::Sequential { fd, from: from.0, size: size.0, to: to.map(|t| t.0) }
+                match read_how(&s, &flags, direct, &[from.0, size.0, end], size.0)? {
+                    Some(how) => Step::SequentialWith { fd, from: from.0, size: size.0, to: to.map(|t| t.0), how },
+                    None => Step::Sequential { fd, from: from.0, size: size.0, to: to.map(|t| t.0) },
+                }
             }
             StepFile::Random { count, size, seed, align, from, to, fd, file } => random(&s, count, size, seed, align, from, to, fd, file)?,
             StepFile::Interleaved { streams, size, starts, to, separate_fds, file, files } => interleaved(&s, streams, size, starts, to, separate_fds, file, files)?,
@@ -166,7 +172,7 @@ pub(super) fn expanded_bytes(steps: &[Step], sizes: &[u64]) -> u64 {
     let mut read_bytes: u64 = 0;
     for op in pattern::expand_files(steps, sizes) {
         match op {
-            Op::Read { len, .. } | Op::Readahead { len, .. } | Op::Splice { len, .. } => read_bytes += len,
+            Op::Read { len, .. } | Op::Readahead { len, .. } | Op::Splice { len, .. } | Op::ReadWith { len, .. } => read_bytes += len,
             Op::Mmap { map, len, .. } => {
                 touched.insert(map, len);
             }
@@ -403,4 +409,68 @@ fn splice(s: &StepAt, offset: Size, size: Option<Size>, pipe: Option<Size>, via:
         return Err(s.bad(format!("splice: `pipe` {} must be a power of two from 4 KiB to 1 MiB (F_SETPIPE_SZ rounds other sizes up; default 64 KiB)", Size(pipe))));
     }
     Ok(Step::Splice { fd, offset: offset.0, size: len, pipe, sendfile: via == Some(SpliceVia::Sendfile) })
+}
+
+/// The largest O_DIRECT read (each read of a `sequential:` step): 32 pages. The model
+/// places the guest's buffer one page per bio_vec (model/src/direct.rs); at most 32
+/// segments and 128 KiB per request split nothing on the devices radiff emulates (NVMe
+/// with MDTS >= 128 KiB allows more segments; see docs/scenarios.md), so the requests do
+/// not depend on how the guest's buffer lies in physical memory.
+pub(super) const MAX_DIRECT_READ: u64 = 128 * 1024;
+
+/// `flags:` and `direct:` of a read step: `None` for a plain pread(2). `bounds` are the
+/// offsets that must be aligned for O_DIRECT (start, size, end); `size` is each read's.
+fn read_how(s: &StepAt, flags: &[RwfFlag], direct: bool, bounds: &[u64], size: u64) -> Result<Option<ReadHow>> {
+    let mut how = ReadHow { direct, ..ReadHow::default() };
+    for (k, flag) in flags.iter().enumerate() {
+        if flags[..k].contains(flag) {
+            return Err(s.bad(format!("`flags` lists {} twice", format!("{flag:?}").to_lowercase())));
+        }
+        match flag {
+            RwfFlag::Nowait => how.nowait = true,
+            RwfFlag::Dontcache => how.dontcache = true,
+        }
+    }
+    if direct && !flags.is_empty() {
+        return Err(s.bad("`direct: true` does not go with `flags:` (RWF_NOWAIT or RWF_DONTCACHE on an O_DIRECT read takes iomap's own paths, which the model does not port)".into()));
+    }
+    if direct {
+        if let Some(bad) = bounds.iter().find(|&&b| b % PAGE != 0) {
+            return Err(s.bad(format!("`direct: true`: O_DIRECT needs the offset, size and end aligned to the logical block size; radiff asks for multiples of 4 KiB (the page its aligned buffer and the model use), and {} is not", Size(*bad))));
+        }
+        if size > MAX_DIRECT_READ {
+            return Err(s.bad(format!("`direct: true`: each O_DIRECT read may be at most {} ({} asked): larger ones split by segment count, which depends on where the guest's buffer lies in memory", Size(MAX_DIRECT_READ), Size(size))));
+        }
+    }
+    Ok((!flags.is_empty() || direct).then_some(how))
+}
+
+/// The checks of `flags:` and `direct:` that need the rest of the scenario: the file
+/// system (f2fs sets no FOP_DONTCACHE in 7.3.4, so preadv2(RWF_DONTCACHE) is -EOPNOTSUPP;
+/// f2fs_should_use_dio() may turn an O_DIRECT read into a buffered one), the device's
+/// logical block size, and mappings (dropbehind of a mapped folio is not modelled).
+pub(super) fn check_reads_with(at: &At, steps: &[Step], fs: FsKind, logical_block_size: Option<u64>) -> Result<()> {
+    let mapped = steps.iter().any(|s| matches!(s, Step::Mmap { .. }));
+    for (i, step) in steps.iter().enumerate() {
+        let (how, bounds) = match step {
+            Step::ReadWith { how, offset, size, .. } => (how, vec![*offset, *size]),
+            Step::SequentialWith { how, from, size, to, .. } => (how, vec![*from, *size, to.unwrap_or(0)]),
+            _ => continue,
+        };
+        let bad = |m: String| Error::input(at.path, yaml::line_of_item(at.text, "reads", i), format!("reads[{i}]: {m}"));
+        if how.dontcache && fs == FsKind::F2fs {
+            return Err(bad("`flags: [dontcache]`: f2fs does not set FOP_DONTCACHE in Linux 7.3.4, so preadv2(RWF_DONTCACHE) fails with EOPNOTSUPP (kiocb_set_rw_flags()); XFS and ext4 support it".into()));
+        }
+        if how.dontcache && mapped {
+            return Err(bad("`flags: [dontcache]` in a scenario with mappings: a mapped folio with PG_dropbehind stays cached (filemap_end_dropbehind()), which the model does not track; read without mappings".into()));
+        }
+        if how.direct && fs == FsKind::F2fs {
+            return Err(bad("`direct: true` on f2fs: f2fs_should_use_dio() may send an O_DIRECT read through the page cache, which the model does not port; use xfs or ext4".into()));
+        }
+        let lbs = logical_block_size.unwrap_or(512);
+        if let Some(b) = bounds.iter().find(|&&b| how.direct && b % lbs != 0) {
+            return Err(bad(format!("`direct: true`: {} is not a multiple of the device's logical block size ({}): O_DIRECT would fail with EINVAL", Size(*b), Size(lbs))));
+        }
+    }
+    Ok(())
 }

@@ -480,6 +480,18 @@ readit:
 	page_cache_ra_order(ractl, ra);
 }
 
+static struct folio *ractl_alloc_folio(struct readahead_control *ractl,
+				       gfp_t gfp_mask, unsigned int order)
+{
+	struct folio *folio;
+
+	folio = filemap_alloc_folio(gfp_mask, order, NULL);
+	if (folio && ractl->dropbehind)
+		__folio_set_dropbehind(folio);
+
+	return folio;
+}
+
 void readahead_expand(struct readahead_control *ractl,
 		      loff_t new_start, size_t new_len)
 {
