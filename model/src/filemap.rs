@@ -42,6 +42,9 @@ impl FolioBatch {
 pub(crate) enum GetPagesError {
     /// `AOP_TRUNCATED_PAGE`: look again from the same index.
     Retry,
+    /// -ENOMEM: filemap_create_folio() could not allocate its folio (only an
+    /// `Op::FailAlloc` makes it fail); the read ends ("if (error < 0) break;").
+    Enomem,
 }
 
 impl Model<'_> {
@@ -158,6 +161,12 @@ impl Model<'_> {
     fn filemap_create_folio(&mut self, pos: u64) -> Result<FolioBatch, GetPagesError> {
         let min_order = self.min_order();
         let index = (pos >> (PAGE_SHIFT + min_order)) << min_order;
+        // "folio = filemap_alloc_folio(mapping_gfp_mask(mapping), min_order, NULL);
+        // if (!folio) return -ENOMEM;"
+        if !self.alloc_folio(min_order) {
+            cover!(self.rec, "filemap_create_folio: allocation failed: -ENOMEM");
+            return Err(GetPagesError::Enomem);
+        }
         if self.filemap_add_folio(index, min_order, false).is_err() {
             cover!(self.rec, "filemap_create_folio: -EEXIST");
             return Err(GetPagesError::Retry); // -EEXIST becomes AOP_TRUNCATED_PAGE
@@ -268,6 +277,8 @@ impl Model<'_> {
                     cover!(self.rec, "filemap_read: AOP_TRUNCATED_PAGE: retry");
                     continue; // filemap_get_pages()'s "goto retry"
                 }
+                // "if (error < 0) break;": the read returns what it has (or the error).
+                Err(GetPagesError::Enomem) => break,
             };
             if self.rec.covering() {
                 if self.isize < ki_pos + count {

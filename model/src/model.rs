@@ -351,6 +351,8 @@ pub(crate) struct Model<'a> {
     /// call's); the other files' are parked here, by file (`None` at the current one).
     pub cur_file: usize,
     pub parked: Vec<Option<Inode>>,
+    /// What the last `Op::FailAlloc` armed (see [`crate::fail_page_alloc`]).
+    pub fail: crate::fail_page_alloc::FailPageAlloc,
 }
 
 /// What the model keeps per file (per inode) besides its descriptors: swapped into
@@ -404,6 +406,7 @@ impl<'a> Model<'a> {
             nr_mmaps: 0,
             cur_file: 0,
             parked,
+            fail: Default::default(),
         }
     }
 
@@ -430,6 +433,7 @@ impl<'a> Model<'a> {
         match *op {
             Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => file_of(fd) as usize,
             Op::Splice { fd, .. } => file_of(fd) as usize,
+            Op::FailAlloc { .. } => self.cur_file,
             Op::Madvise { map, .. } | Op::Touch { map, .. } | Op::Munmap { map } => {
                 self.mm.get(map as usize).and_then(Option::as_ref).map_or(self.cur_file, |m| file_of(m.fd as u32) as usize)
             }
@@ -477,6 +481,7 @@ impl<'a> Model<'a> {
             Op::Touch { map, offset } => self.do_user_addr_fault(map as usize, offset),
             Op::Munmap { map } => self.do_munmap(map as usize),
             Op::Splice { fd, offset, len, pipe, .. } => self.splice_through_pipe(fd as usize, offset, len, pipe),
+            Op::FailAlloc { times, min_order } => self.arm_fail_page_alloc(times, min_order),
         }
         // The guest waits for the device to go idle after each touch as well as after each
         // system call (see IoCompletion::BeforeNextOp and Touches).

@@ -57,6 +57,11 @@ pub enum Op {
     /// `sendfile(pipe, fds[fd], &pos, left)`) at a time, the pipe drained after each,
     /// until `len` bytes have gone through or a call returns 0.
     Splice { fd: u32, offset: u64, len: u64, pipe: u64, sendfile: bool },
+    /// Arms fail_page_alloc for the process (debugfs `fail_page_alloc`, `task-filter`
+    /// with `/proc/thread-self/make-it-fail`): its next `times` page allocations of order
+    /// `min_order` or more fail, every other allocation succeeds; `times` 0 disarms.
+    /// Replaces what an earlier one armed. No system call on the scenario's files.
+    FailAlloc { times: u32, min_order: u32 },
 }
 
 impl Op {
@@ -67,6 +72,7 @@ impl Op {
             Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => Some(fd),
             Op::Splice { fd, .. } => Some(fd),
             Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => None,
+            Op::FailAlloc { .. } => None,
         }
     }
 }
@@ -176,6 +182,8 @@ pub enum Step {
     Munmap { map: u32 },
     /// One [`Op::Splice`]: `size` bytes from `offset` through a pipe of `pipe` bytes.
     Splice { fd: u32, offset: u64, size: u64, pipe: u64, sendfile: bool },
+    /// One [`Op::FailAlloc`]: the next `times` allocations of order `min_order` or more fail.
+    FailAlloc { times: u32, min_order: u32 },
 }
 
 /// splitmix64: small, fast and fixed forever, so a seed names the same reads in every
@@ -222,6 +230,7 @@ pub fn fd_count(steps: &[Step]) -> u32 {
             | Step::Mmap { fd, .. }
             | Step::Splice { fd, .. } => *fd + 1,
             Step::Madvise { .. } | Step::Touch { .. } | Step::Munmap { .. } => 0,
+            Step::FailAlloc { .. } => 0,
             Step::Interleaved { fds, .. } => fds.iter().map(|fd| fd + 1).max().unwrap_or(0),
         };
         n = n.max(top);
@@ -314,6 +323,7 @@ pub fn op_counts(steps: &[Step], file_sizes: &[u64]) -> Vec<u64> {
             }
             Step::Read { .. } | Step::Fadvise { .. } | Step::Readahead { .. } | Step::Madvise { .. } | Step::Munmap { .. } => 1,
             Step::Splice { .. } => 1,
+            Step::FailAlloc { .. } => 1,
         };
         counts.push(n);
     }
@@ -408,6 +418,7 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
             }
             Step::Munmap { map } => ops.push(Op::Munmap { map: *map }),
             Step::Splice { fd, offset, size, pipe, sendfile } => ops.push(Op::Splice { fd: *fd, offset: *offset, len: *size, pipe: *pipe, sendfile: *sendfile }),
+            Step::FailAlloc { times, min_order } => ops.push(Op::FailAlloc { times: *times, min_order: *min_order }),
         }
     }
     ops

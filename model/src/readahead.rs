@@ -6,7 +6,7 @@
 
 use crate::coverage::{cover, cover_cmp};
 use crate::model::{Model, PAGE_SHIFT};
-use crate::pagecache::{Eexist, FolioRef};
+use crate::pagecache::FolioRef;
 use crate::trace::{RaState, Submit, Trigger};
 use crate::variant::AsyncAlign;
 
@@ -70,6 +70,16 @@ impl ReadaheadControl {
     pub fn new(fd: usize, index: u64) -> Self {
         ReadaheadControl { fd, index, nr_pages: 0, may_shrink: false }
     }
+}
+
+/// Why `ra_alloc_folio()` added no folio: its `int err`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RaAllocError {
+    /// "if (!folio) return -ENOMEM;" (only an armed fail_page_alloc, see
+    /// [`crate::fail_page_alloc`]).
+    Enomem,
+    /// filemap_add_folio() found a folio in the range.
+    Eexist,
 }
 
 fn round_down(x: u64, align: u64) -> u64 {
@@ -221,6 +231,14 @@ impl Model<'_> {
                 i = ractl.index - index;
                 continue;
             }
+            // "folio = ractl_alloc_folio(ractl, gfp_mask, mapping_min_folio_order(mapping));
+            // if (!folio) break;": the first failed allocation ends the window (the folios
+            // added so far are still read below).
+            if !self.ractl_alloc_folio(min_order) {
+                cover!(self.rec, "page_cache_ra_unbounded: allocation failed: stop");
+                self.rec.note(|| format!("unbounded: allocation at page {} failed: stop", index + i));
+                break;
+            }
             if self.filemap_add_folio(index + i, min_order, i == mark).is_err() {
                 cover!(self.rec, "page_cache_ra_unbounded: filemap_add_folio -EEXIST");
                 self.read_pages(ractl);
@@ -295,11 +313,15 @@ impl Model<'_> {
 
     /// `ra_alloc_folio()`, Linux 7.3.4 mm/readahead.c: add one folio of `order` at
     /// `index`, with PG_readahead if it holds `mark` ("mark = round_down(mark, 1UL << order)").
-    pub(crate) fn ra_alloc_folio(&mut self, ractl: &mut ReadaheadControl, index: u64, mark: u64, order: u32) -> Result<(), Eexist> {
+    pub(crate) fn ra_alloc_folio(&mut self, ractl: &mut ReadaheadControl, index: u64, mark: u64, order: u32) -> Result<(), RaAllocError> {
+        if !self.ractl_alloc_folio(order) {
+            cover!(self.rec, "ra_alloc_folio: -ENOMEM");
+            return Err(RaAllocError::Enomem);
+        }
         let mark = round_down(mark, 1 << order);
-        if let Err(e) = self.filemap_add_folio(index, order, index == mark) {
+        if self.filemap_add_folio(index, order, index == mark).is_err() {
             cover!(self.rec, "ra_alloc_folio: -EEXIST");
-            return Err(e);
+            return Err(RaAllocError::Eexist);
         }
         if index == mark {
             cover!(self.rec, "ra_alloc_folio: folio holds mark: PG_readahead");
@@ -380,9 +402,13 @@ impl Model<'_> {
                     cover!(self.rec, "page_cache_ra_order: folio of order 0");
                 }
                 err = self.ra_alloc_folio(ractl, index, mark, order);
-                if err.is_err() {
+                if let Err(e) = err {
+                    // -ENOMEM and -EEXIST alike: "if (err) break;", then the fallback.
                     cover!(self.rec, "page_cache_ra_order: ra_alloc_folio failed: fallback");
-                    self.rec.note(|| format!("ra_order: page {index} is cached: fall back to order 0"));
+                    self.rec.note(|| match e {
+                        RaAllocError::Enomem => format!("ra_order: the order-{order} allocation at page {index} failed: fall back to order 0"),
+                        RaAllocError::Eexist => format!("ra_order: page {index} is cached: fall back to order 0"),
+                    });
                     break;
                 }
                 index += 1 << order;

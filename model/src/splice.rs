@@ -89,6 +89,8 @@ impl Model<'_> {
                 Ok(batch) => batch,
                 // filemap_get_pages()'s own "goto retry": the same lookup again.
                 Err(GetPagesError::Retry) => continue,
+                // "if (error < 0) break;"
+                Err(GetPagesError::Enomem) => break,
             };
             let isize = self.isize;
             let end_offset = isize.min(*ppos + len);
