@@ -21,6 +21,7 @@ use radiff_model::{Advice, FsKind, MadvAdvice, ThpMode};
 use crate::scenario::{Scenario, Size};
 
 mod faultpath;
+pub mod failalloc;
 mod splice;
 pub use splice::{SPLICE_ONE_IN, SPLICE_PRODUCTIONS};
 pub use faultpath::{EXEC_ONE_IN, LARGE_BLOCKS_ONE_IN};
@@ -85,6 +86,8 @@ pub enum GenStep {
     /// `size` bytes from `at` spliced into a pipe of `pipe` bytes (sendfile(2) when
     /// `sendfile`), the pipe drained after each call.
     Splice { at: Start, size: u64, pipe: u64, sendfile: bool },
+    /// `fail_alloc`: the next `times` allocations of order `min_order` or more fail ([`failalloc`]).
+    FailAlloc { times: u32, min_order: u32 },
 }
 
 /// The order a [`GenStep::Map`] touches its mapping's pages in.
@@ -318,6 +321,7 @@ pub fn generate(seed: u64, index: u64) -> Gen {
         }
     }
     large_block_family(seed, index, &mut g);
+    failalloc::fail_alloc_family(seed, index, &mut g);
     g.fix();
     g
 }
@@ -349,6 +353,7 @@ impl GenStep {
             GenStep::Interleaved { separate_fds: false, .. } => "interleaved",
             GenStep::Interleaved { separate_fds: true, .. } => "interleaved-fds",
             GenStep::Fadvise { .. } => "fadvise",
+            GenStep::FailAlloc { .. } => "fail-alloc",
             GenStep::Map { order: GenTouch::Sequential, .. } => "mmap-sequential",
             GenStep::Map { order: GenTouch::Backward, .. } => "mmap-backward",
             GenStep::Map { order: GenTouch::Stride { .. }, .. } => "mmap-stride",
@@ -395,7 +400,7 @@ impl Gen {
                     *streams = (*streams).clamp(2, 4);
                     *size = (*size).clamp(4096, file / 4) / 4096 * 4096;
                 }
-                GenStep::Fadvise { .. } => {}
+                GenStep::Fadvise { .. } | GenStep::FailAlloc { .. } => {}
                 GenStep::Map { order, .. } => match order {
                     GenTouch::Stride { stride } => *stride = (*stride).clamp(8192, (file / 2).max(8192)) / 4096 * 4096,
                     GenTouch::Random { count, .. } => *count = (*count).clamp(1, file / 4096),
@@ -452,7 +457,7 @@ impl Gen {
                     end = file;
                     (0, None)
                 }
-                GenStep::Fadvise { .. } => (0, None),
+                GenStep::Fadvise { .. } | GenStep::FailAlloc { .. } => (0, None),
                 GenStep::Map { .. } => {
                     end = file;
                     (0, None)
@@ -610,6 +615,7 @@ impl GenStep {
                 format!("interleaved: {{streams: {streams}, size: {}{fds}}}", Size(*size))
             }
             GenStep::Fadvise { advice } => format!("fadvise: {{advice: {}}}", advice_name(*advice)),
+            GenStep::FailAlloc { times, min_order } => format!("fail_alloc: {{times: {times}, min_order: {min_order}}}"),
             GenStep::Alternate { size } => format!("interleaved: {{files: [a, b], size: {}}}", Size(*size)),
             GenStep::Splice { size, pipe, sendfile, .. } => {
                 let via = if *sendfile { ", via: sendfile" } else { "" };
@@ -630,6 +636,7 @@ impl GenStep {
                 format!("{streams} interleaved streams of {} reads on {}", Size(*size), if *separate_fds { "separate fds" } else { "one fd" })
             }
             GenStep::Fadvise { advice } => format!("fadvise {}", advice_name(*advice)),
+            GenStep::FailAlloc { times, min_order } => format!("the next {times} allocations of order {min_order} or more failed"),
             GenStep::Map { shared, advice, order, exec } => {
                 let touch = match order {
                     GenTouch::Sequential => "touched first to last page".to_string(),

@@ -667,3 +667,26 @@ fn the_splice_family_parses_and_leaves_the_other_families_alone() {
     }
     assert!(spliced >= 10, "{spliced} of 600 scenarios splice");
 }
+
+// ---- allocation failure ----
+
+/// The allocation-failure family takes its own generator: about one in
+/// [`generate::failalloc::FAIL_ALLOC_ONE_IN`] of the scenarios without a mapping gets a `fail_alloc`
+/// step, each parses as a scenario (the check refuses fail_alloc where a fault could fail),
+/// and the model runs it.
+#[test]
+fn the_fail_alloc_family_parses_and_never_meets_a_mapping() {
+    let mut armed = 0;
+    for i in 0..600 {
+        let g = generate::generate(1, i);
+        if !g.steps.iter().any(|s| matches!(s, GenStep::FailAlloc { .. })) {
+            continue;
+        }
+        armed += 1;
+        assert!(!g.steps.iter().any(|s| matches!(s, GenStep::Map { .. })), "scenario {i}");
+        let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
+        let ops = radiff_model::pattern::expand_files(&s.steps, &s.file_sizes());
+        assert!(ops.iter().any(|op| matches!(op, Op::FailAlloc { times: 1..=4, min_order: 4..=9 })), "scenario {i}");
+    }
+    assert!(armed >= 20, "{armed} of 600 scenarios fail allocations");
+}
