@@ -45,6 +45,9 @@ pub(crate) enum GetPagesError {
     /// `-EAGAIN` under IOCB_NOWAIT: the read would have to wait for (or start) a read of a
     /// folio; `filemap_read()` returns what it has read so far.
     Again,
+    /// -ENOMEM: filemap_create_folio() could not allocate its folio (only an
+    /// `Op::FailAlloc` makes it fail); the read ends ("if (error < 0) break;").
+    Enomem,
 }
 
 impl Model<'_> {
@@ -166,6 +169,12 @@ impl Model<'_> {
         }
         let min_order = self.min_order();
         let index = (pos >> (PAGE_SHIFT + min_order)) << min_order;
+        // "folio = filemap_alloc_folio(mapping_gfp_mask(mapping), min_order, NULL);
+        // if (!folio) return -ENOMEM;"
+        if !self.alloc_folio(min_order) {
+            cover!(self.rec, "filemap_create_folio: allocation failed: -ENOMEM");
+            return Err(GetPagesError::Enomem);
+        }
         if self.filemap_add_folio(index, min_order, false).is_err() {
             cover!(self.rec, "filemap_create_folio: -EEXIST");
             return Err(GetPagesError::Retry); // -EEXIST becomes AOP_TRUNCATED_PAGE
@@ -300,6 +309,8 @@ impl Model<'_> {
                     cover!(self.rec, "filemap_read: -EAGAIN");
                     break; // "if (error < 0) break;"
                 }
+                // "if (error < 0) break;": the read returns what it has (or the error).
+                Err(GetPagesError::Enomem) => break,
             };
             if self.rec.covering() {
                 if self.isize < ki_pos + count {

@@ -10,6 +10,7 @@
 //! | [`readahead`] | mm/readahead.c: `file_ra_state`, sync/async readahead, `page_cache_ra_order()`, `page_cache_ra_unbounded()`, `readahead_expand()` |
 //! | [`filemap`] | mm/filemap.c: `filemap_read()` → `filemap_get_pages()`, `page_cache_next_miss()`/`prev_miss()` |
 //! | [`fadvise`] | mm/fadvise.c: `generic_fadvise()` |
+//! | [`fail_page_alloc`](mod@fail_page_alloc) | mm/fail_page_alloc.c as the guest arms it (`Op::FailAlloc`): which folio allocation fails |
 //! | [`fault`] | the page-fault path: mm/filemap.c `filemap_fault()`, `do_sync_mmap_readahead()`, `do_async_mmap_readahead()`, `filemap_map_pages()`; mm/memory.c `do_read_fault()`, `do_fault_around()`, `finish_fault()`; arch/x86/mm/fault.c's retry; mm/madvise.c |
 //! | [`gup`] | mm/gup.c and mm/madvise.c: MAP_POPULATE and MADV_POPULATE_READ, read faults taken by `__get_user_pages()` |
 //! | [`coverage`](mod@coverage) | the decisions of the functions above, as branch ids, for branch coverage |
@@ -24,7 +25,8 @@
 //! `page_cache_sync_ra()`, seed 003 in `f2fs_mpage_readpages()`.
 //!
 //! What the model assumes besides [`ModelConfig`]: 4 KiB pages and file system blocks;
-//! every folio allocation succeeds at any order and nothing is reclaimed; the file has no
+//! every folio allocation succeeds at any order unless an `Op::FailAlloc` armed fail_page_alloc
+//! (see [`fail_page_alloc`](mod@fail_page_alloc)), and nothing is reclaimed; the file has no
 //! inline data and no compression, encryption or verity; blk-mq with no I/O scheduler
 //! merging beyond the plug (see `block`), no `chunk_sectors`, `nomerges` 0, enough tags;
 //! the guest's only I/O on the device is the scenario's (metadata reads, `RM`, are not
@@ -60,6 +62,7 @@ pub mod config;
 pub mod coverage;
 pub mod direct;
 pub mod fadvise;
+pub mod fail_page_alloc;
 pub mod fault;
 pub mod filemap;
 pub mod fs;

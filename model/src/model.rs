@@ -354,6 +354,8 @@ pub(crate) struct Model<'a> {
     /// The RWF_ flags of the read being run (`iocb->ki_flags`' IOCB_NOWAIT and
     /// IOCB_DONTCACHE); none outside an [`Op::ReadWith`].
     pub ki_flags: crate::pattern::ReadHow,
+    /// What the last `Op::FailAlloc` armed (see [`crate::fail_page_alloc`]).
+    pub fail: crate::fail_page_alloc::FailPageAlloc,
 }
 
 /// What the model keeps per file (per inode) besides its descriptors: swapped into
@@ -408,6 +410,7 @@ impl<'a> Model<'a> {
             cur_file: 0,
             parked,
             ki_flags: Default::default(),
+            fail: Default::default(),
         }
     }
 
@@ -434,6 +437,7 @@ impl<'a> Model<'a> {
         match *op {
             Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => file_of(fd) as usize,
             Op::Splice { fd, .. } | Op::ReadWith { fd, .. } => file_of(fd) as usize,
+            Op::FailAlloc { .. } => self.cur_file,
             Op::Madvise { map, .. } | Op::Touch { map, .. } | Op::Munmap { map } => {
                 self.mm.get(map as usize).and_then(Option::as_ref).map_or(self.cur_file, |m| file_of(m.fd as u32) as usize)
             }
@@ -482,6 +486,7 @@ impl<'a> Model<'a> {
             Op::Munmap { map } => self.do_munmap(map as usize),
             Op::Splice { fd, offset, len, pipe, .. } => self.splice_through_pipe(fd as usize, offset, len, pipe),
             Op::ReadWith { fd, offset, len, how } => self.read_with(fd as usize, offset, len, how),
+            Op::FailAlloc { times, min_order } => self.arm_fail_page_alloc(times, min_order),
         }
         // The guest waits for the device to go idle after each touch as well as after each
         // system call (see IoCompletion::BeforeNextOp and Touches).

@@ -57,6 +57,11 @@ pub enum Op {
     /// `sendfile(pipe, fds[fd], &pos, left)`) at a time, the pipe drained after each,
     /// until `len` bytes have gone through or a call returns 0.
     Splice { fd: u32, offset: u64, len: u64, pipe: u64, sendfile: bool },
+    /// Arms fail_page_alloc for the process (debugfs `fail_page_alloc`, `task-filter`
+    /// with `/proc/thread-self/make-it-fail`): its next `times` page allocations of order
+    /// `min_order` or more fail, every other allocation succeeds; `times` 0 disarms.
+    /// Replaces what an earlier one armed. No system call on the scenario's files.
+    FailAlloc { times: u32, min_order: u32 },
     /// A read that is not a plain `pread(2)`: `preadv2(fds[fd], buf, len, offset, flags)`
     /// with the RWF_ flags of `how`, or (`how.direct`) a `pread(2)` through an O_DIRECT
     /// descriptor of the same file, its own `struct file` (and so its own `file_ra_state`).
@@ -87,6 +92,7 @@ impl Op {
             Op::Splice { fd, .. } => Some(fd),
             Op::ReadWith { fd, .. } => Some(fd),
             Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => None,
+            Op::FailAlloc { .. } => None,
         }
     }
 }
@@ -200,6 +206,8 @@ pub enum Step {
     ReadWith { fd: u32, offset: u64, size: u64, how: ReadHow },
     /// [`Step::Sequential`] made of [`Op::ReadWith`]s.
     SequentialWith { fd: u32, from: u64, size: u64, to: Option<u64>, how: ReadHow },
+    /// One [`Op::FailAlloc`]: the next `times` allocations of order `min_order` or more fail.
+    FailAlloc { times: u32, min_order: u32 },
 }
 
 /// splitmix64: small, fast and fixed forever, so a seed names the same reads in every
@@ -248,6 +256,7 @@ pub fn fd_count(steps: &[Step]) -> u32 {
             | Step::ReadWith { fd, .. }
             | Step::SequentialWith { fd, .. } => *fd + 1,
             Step::Madvise { .. } | Step::Touch { .. } | Step::Munmap { .. } => 0,
+            Step::FailAlloc { .. } => 0,
             Step::Interleaved { fds, .. } => fds.iter().map(|fd| fd + 1).max().unwrap_or(0),
         };
         n = n.max(top);
@@ -342,6 +351,7 @@ pub fn op_counts(steps: &[Step], file_sizes: &[u64]) -> Vec<u64> {
             }
             Step::Read { .. } | Step::Fadvise { .. } | Step::Readahead { .. } | Step::Madvise { .. } | Step::Munmap { .. } => 1,
             Step::Splice { .. } | Step::ReadWith { .. } => 1,
+            Step::FailAlloc { .. } => 1,
         };
         counts.push(n);
     }
@@ -446,6 +456,7 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
                     pos += len;
                 }
             }
+            Step::FailAlloc { times, min_order } => ops.push(Op::FailAlloc { times: *times, min_order: *min_order }),
         }
     }
     ops

@@ -6,7 +6,7 @@
 
 use crate::coverage::{cover, cover_cmp};
 use crate::model::{Model, PAGE_SHIFT};
-use crate::pagecache::{Eexist, FolioRef};
+use crate::pagecache::FolioRef;
 use crate::trace::{RaState, Submit, Trigger};
 use crate::variant::AsyncAlign;
 
@@ -72,6 +72,16 @@ impl ReadaheadControl {
     pub fn new(fd: usize, index: u64) -> Self {
         ReadaheadControl { fd, index, nr_pages: 0, may_shrink: false, dropbehind: false }
     }
+}
+
+/// Why `ra_alloc_folio()` added no folio: its `int err`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RaAllocError {
+    /// "if (!folio) return -ENOMEM;" (only an armed fail_page_alloc, see
+    /// [`crate::fail_page_alloc`]).
+    Enomem,
+    /// filemap_add_folio() found a folio in the range.
+    Eexist,
 }
 
 fn round_down(x: u64, align: u64) -> u64 {
@@ -223,6 +233,14 @@ impl Model<'_> {
                 i = ractl.index - index;
                 continue;
             }
+            // "folio = ractl_alloc_folio(ractl, gfp_mask, mapping_min_folio_order(mapping));
+            // if (!folio) break;": the first failed allocation ends the window (the folios
+            // added so far are still read below).
+            if !self.ractl_alloc_folio(min_order) {
+                cover!(self.rec, "page_cache_ra_unbounded: allocation failed: stop");
+                self.rec.note(|| format!("unbounded: allocation at page {} failed: stop", index + i));
+                break;
+            }
             if self.filemap_add_folio(index + i, min_order, i == mark).is_err() {
                 cover!(self.rec, "page_cache_ra_unbounded: filemap_add_folio -EEXIST");
                 self.read_pages(ractl);
@@ -230,7 +248,7 @@ impl Model<'_> {
                 i = ractl.index - index;
                 continue;
             }
-            self.ractl_alloc_folio(ractl, index + i);
+            self.ractl_set_dropbehind(ractl, index + i);
             if i == mark {
                 cover!(self.rec, "page_cache_ra_unbounded: folio added with PG_readahead");
             } else {
@@ -298,13 +316,17 @@ impl Model<'_> {
 
     /// `ra_alloc_folio()`, Linux 7.3.4 mm/readahead.c: add one folio of `order` at
     /// `index`, with PG_readahead if it holds `mark` ("mark = round_down(mark, 1UL << order)").
-    pub(crate) fn ra_alloc_folio(&mut self, ractl: &mut ReadaheadControl, index: u64, mark: u64, order: u32) -> Result<(), Eexist> {
-        let mark = round_down(mark, 1 << order);
-        if let Err(e) = self.filemap_add_folio(index, order, index == mark) {
-            cover!(self.rec, "ra_alloc_folio: -EEXIST");
-            return Err(e);
+    pub(crate) fn ra_alloc_folio(&mut self, ractl: &mut ReadaheadControl, index: u64, mark: u64, order: u32) -> Result<(), RaAllocError> {
+        if !self.ractl_alloc_folio(order) {
+            cover!(self.rec, "ra_alloc_folio: -ENOMEM");
+            return Err(RaAllocError::Enomem);
         }
-        self.ractl_alloc_folio(ractl, index);
+        let mark = round_down(mark, 1 << order);
+        if self.filemap_add_folio(index, order, index == mark).is_err() {
+            cover!(self.rec, "ra_alloc_folio: -EEXIST");
+            return Err(RaAllocError::Eexist);
+        }
+        self.ractl_set_dropbehind(ractl, index);
         if index == mark {
             cover!(self.rec, "ra_alloc_folio: folio holds mark: PG_readahead");
         }
@@ -384,9 +406,13 @@ impl Model<'_> {
                     cover!(self.rec, "page_cache_ra_order: folio of order 0");
                 }
                 err = self.ra_alloc_folio(ractl, index, mark, order);
-                if err.is_err() {
+                if let Err(e) = err {
+                    // -ENOMEM and -EEXIST alike: "if (err) break;", then the fallback.
                     cover!(self.rec, "page_cache_ra_order: ra_alloc_folio failed: fallback");
-                    self.rec.note(|| format!("ra_order: page {index} is cached: fall back to order 0"));
+                    self.rec.note(|| match e {
+                        RaAllocError::Enomem => format!("ra_order: the order-{order} allocation at page {index} failed: fall back to order 0"),
+                        RaAllocError::Eexist => format!("ra_order: page {index} is cached: fall back to order 0"),
+                    });
                     break;
                 }
                 index += 1 << order;
@@ -654,11 +680,12 @@ impl Model<'_> {
         self.rec.returned(&self.files[fd].ra);
     }
 
-    /// `ractl_alloc_folio()`, Linux 7.3.4 mm/readahead.c: "if (folio && ractl->dropbehind)
+    /// The second half of ractl_alloc_folio() (the first, the allocation that may fail, is
+    /// [`Model::ractl_alloc_folio`]): "if (folio && ractl->dropbehind)
     /// __folio_set_dropbehind(folio);". The kernel sets the flag before adding the folio;
     /// nothing looks at it in between, so the model sets it on the folio just added at
-    /// `index` (allocation itself is `filemap_add_folio()`'s).
-    fn ractl_alloc_folio(&mut self, ractl: &ReadaheadControl, index: u64) {
+    /// `index`.
+    fn ractl_set_dropbehind(&mut self, ractl: &ReadaheadControl, index: u64) {
         if ractl.dropbehind {
             cover!(self.rec, "ractl_alloc_folio: dropbehind");
             self.cache.set_dropbehind(index);
@@ -685,7 +712,7 @@ impl Model<'_> {
                 cover!(self.rec, "readahead_expand: leading edge: -EEXIST");
                 return;
             }
-            self.ractl_alloc_folio(ractl, index);
+            self.ractl_set_dropbehind(ractl, index);
             cover!(self.rec, "readahead_expand: leading edge");
             ractl.nr_pages += min_nrpages;
             ractl.index = index;
@@ -707,7 +734,7 @@ impl Model<'_> {
                 cover!(self.rec, "readahead_expand: trailing edge: -EEXIST");
                 return;
             }
-            self.ractl_alloc_folio(ractl, index);
+            self.ractl_set_dropbehind(ractl, index);
             cover!(self.rec, "readahead_expand: trailing edge");
             ractl.nr_pages += min_nrpages;
             let ra = &mut self.files[ractl.fd].ra;

@@ -91,6 +91,8 @@ impl Model<'_> {
                 Err(GetPagesError::Retry) => continue,
                 // Only IOCB_NOWAIT returns -EAGAIN, and splice(2) here passes no flags.
                 Err(GetPagesError::Again) => break,
+                // "if (error < 0) break;"
+                Err(GetPagesError::Enomem) => break,
             };
             let isize = self.isize;
             let end_offset = isize.min(*ppos + len);

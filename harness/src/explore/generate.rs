@@ -21,8 +21,13 @@ use radiff_model::{Advice, FsKind, MadvAdvice, ThpMode};
 use crate::scenario::{Scenario, Size};
 
 mod faultpath;
+mod render;
 mod rwf;
+pub mod failalloc;
 mod splice;
+
+pub use render::{advice_name, madv_name, thp_name};
+use render::on_first_file;
 pub use splice::{SPLICE_ONE_IN, SPLICE_PRODUCTIONS};
 pub use faultpath::{EXEC_ONE_IN, LARGE_BLOCKS_ONE_IN};
 use faultpath::{exec_family, large_block_family};
@@ -88,6 +93,8 @@ pub enum GenStep {
     Splice { at: Start, size: u64, pipe: u64, sendfile: bool },
     /// A read of `size` at `at` with preadv2 flags or O_DIRECT (`how`; see generate/rwf.rs).
     ReadWith { at: Start, size: u64, how: radiff_model::ReadHow },
+    /// `fail_alloc`: the next `times` allocations of order `min_order` or more fail ([`failalloc`]).
+    FailAlloc { times: u32, min_order: u32 },
 }
 
 /// The order a [`GenStep::Map`] touches its mapping's pages in.
@@ -322,6 +329,7 @@ pub fn generate(seed: u64, index: u64) -> Gen {
         }
     }
     large_block_family(seed, index, &mut g);
+    failalloc::fail_alloc_family(seed, index, &mut g);
     g.fix();
     g
 }
@@ -353,6 +361,7 @@ impl GenStep {
             GenStep::Interleaved { separate_fds: false, .. } => "interleaved",
             GenStep::Interleaved { separate_fds: true, .. } => "interleaved-fds",
             GenStep::Fadvise { .. } => "fadvise",
+            GenStep::FailAlloc { .. } => "fail-alloc",
             GenStep::Map { order: GenTouch::Sequential, .. } => "mmap-sequential",
             GenStep::Map { order: GenTouch::Backward, .. } => "mmap-backward",
             GenStep::Map { order: GenTouch::Stride { .. }, .. } => "mmap-stride",
@@ -400,7 +409,7 @@ impl Gen {
                     *streams = (*streams).clamp(2, 4);
                     *size = (*size).clamp(4096, file / 4) / 4096 * 4096;
                 }
-                GenStep::Fadvise { .. } => {}
+                GenStep::Fadvise { .. } | GenStep::FailAlloc { .. } => {}
                 GenStep::Map { order, .. } => match order {
                     GenTouch::Stride { stride } => *stride = (*stride).clamp(8192, (file / 2).max(8192)) / 4096 * 4096,
                     GenTouch::Random { count, .. } => *count = (*count).clamp(1, file / 4096),
@@ -458,7 +467,7 @@ impl Gen {
                     end = file;
                     (0, None)
                 }
-                GenStep::Fadvise { .. } => (0, None),
+                GenStep::Fadvise { .. } | GenStep::FailAlloc { .. } => (0, None),
                 GenStep::Map { .. } => {
                     end = file;
                     (0, None)
@@ -572,129 +581,5 @@ impl Gen {
     /// The scenario, parsed from its YAML as if it were `DIR/name.yaml`.
     pub fn scenario(&self, dir: &Path, name: &str, comment: &str, variants: &[String]) -> crate::Result<Scenario> {
         Scenario::parse(&dir.join(format!("{name}.yaml")), &self.yaml(comment, variants))
-    }
-}
-
-impl GenStep {
-    /// The step as YAML flow items (one, or for a mapping `mmap`, `madvise` and `touch`),
-    /// starting at `from` and (sequential) ending at `to`, as [`Gen::resolved`] gives them;
-    /// `maps` counts the mappings made so far (a mapping takes the next index).
-    pub fn yaml_items(&self, from: u64, to: Option<u64>, maps: &mut u32) -> Vec<String> {
-        let GenStep::Map { shared, advice, order, exec } = self else { return rwf::yaml_items(self, from, to) };
-        let map = *maps;
-        *maps += 1;
-        let flags = format!("{}{}", if *shared { "" } else { ", shared: false" }, if *exec { ", exec: true" } else { "" });
-        let mut items = vec![format!("mmap: {{map: {map}{flags}}}")];
-        if let Some(a) = advice {
-            items.push(format!("madvise: {{map: {map}, advice: {}}}", madv_name(*a)));
-        }
-        items.push(match order {
-            GenTouch::Sequential => format!("touch: {{map: {map}, order: sequential}}"),
-            GenTouch::Backward => format!("touch: {{map: {map}, order: backward}}"),
-            GenTouch::Stride { stride } => format!("touch: {{map: {map}, order: stride, stride: {}}}", Size(*stride)),
-            GenTouch::Random { count, seed } => format!("touch: {{map: {map}, order: random, count: {count}, seed: {seed}}}"),
-        });
-        items
-    }
-
-    /// The step as one YAML flow item (a mapping: its items joined, see [`GenStep::yaml_items`]).
-    pub fn yaml(&self, from: u64, to: Option<u64>) -> String {
-        match self {
-            GenStep::Map { .. } => self.yaml_items(from, to, &mut 0).join("; "),
-            GenStep::Readahead { at, size } => format!("readahead: {{offset: {}, size: {}}}", Size(*at), Size(*size)),
-            GenStep::Read { size, .. } => format!("read: {{offset: {}, size: {}}}", Size(from), Size(*size)),
-            GenStep::Sequential { size, .. } => match to {
-                Some(t) => format!("sequential: {{from: {}, size: {}, to: {}}}", Size(from), Size(*size), Size(t)),
-                None => format!("sequential: {{from: {}, size: {}}}", Size(from), Size(*size)),
-            },
-            GenStep::Random { count, min, max, align, seed } => {
-                let size = if min == max { Size(*min).to_string() } else { format!("{}..{}", Size(*min), Size(*max)) };
-                format!("random: {{count: {count}, size: {size}, align: {}, seed: {seed}}}", Size(*align))
-            }
-            GenStep::Interleaved { streams, size, separate_fds } => {
-                let fds = if *separate_fds { ", separate_fds: true" } else { "" };
-                format!("interleaved: {{streams: {streams}, size: {}{fds}}}", Size(*size))
-            }
-            GenStep::Fadvise { advice } => format!("fadvise: {{advice: {}}}", advice_name(*advice)),
-            GenStep::Alternate { size } => format!("interleaved: {{files: [a, b], size: {}}}", Size(*size)),
-            GenStep::Splice { size, pipe, sendfile, .. } => {
-                let via = if *sendfile { ", via: sendfile" } else { "" };
-                format!("splice: {{offset: {}, size: {}, pipe: {}{via}}}", Size(from), Size(*size), Size(*pipe))
-            }
-            GenStep::ReadWith { size, how, .. } => rwf::yaml(from, *size, *how),
-        }
-    }
-
-    fn describe(&self, from: u64, to: Option<u64>, file_size: u64) -> String {
-        match self {
-            GenStep::Read { size, .. } => format!("a {} read at {}", Size(*size), Size(from)),
-            GenStep::Sequential { size, .. } => {
-                format!("{} reads from {} to {}", Size(*size), Size(from), Size(to.unwrap_or(file_size)))
-            }
-            GenStep::Random { count, min, max, .. } if min == max => format!("{count} random {} reads", Size(*min)),
-            GenStep::Random { count, min, max, .. } => format!("{count} random reads of {}..{}", Size(*min), Size(*max)),
-            GenStep::Interleaved { streams, size, separate_fds } => {
-                format!("{streams} interleaved streams of {} reads on {}", Size(*size), if *separate_fds { "separate fds" } else { "one fd" })
-            }
-            GenStep::Fadvise { advice } => format!("fadvise {}", advice_name(*advice)),
-            GenStep::Map { shared, advice, order, exec } => {
-                let touch = match order {
-                    GenTouch::Sequential => "touched first to last page".to_string(),
-                    GenTouch::Backward => "touched last to first page".to_string(),
-                    GenTouch::Stride { stride } => format!("touched every {}", Size(*stride)),
-                    GenTouch::Random { count, .. } => format!("{count} random pages touched"),
-                };
-                let advice = advice.map(|a| format!(", madvise {}", madv_name(a))).unwrap_or_default();
-                format!("the file mmapped {}{}{advice}, {touch}", if *shared { "shared" } else { "private" }, if *exec { " exec" } else { "" })
-            }
-            GenStep::Readahead { at, size } => format!("readahead(2) of {} at {}", Size(*size), Size(*at)),
-            GenStep::Alternate { size } => format!("the two files read in alternation, {} at a time", Size(*size)),
-            GenStep::Splice { size, pipe, sendfile, .. } => {
-                format!("{} {} from {} through a {} pipe", if *sendfile { "sendfile of" } else { "splice of" }, Size(*size), Size(from), Size(*pipe))
-            }
-            GenStep::ReadWith { size, how, .. } => rwf::describe(from, *size, *how),
-        }
-    }
-}
-
-/// A step's YAML item with `file: a` added, for a scenario with two files: every step that
-/// opens a file names it, except the alternation (which names both) and the steps on a
-/// mapping (which name its map).
-fn on_first_file(item: String) -> String {
-    let takes_file = ["read:", "sequential:", "random:", "interleaved:", "fadvise:", "readahead:", "mmap:"].iter().any(|k| item.starts_with(k));
-    if !takes_file || item.contains("files:") {
-        return item;
-    }
-    item.replacen("{", "{file: a, ", 1)
-}
-
-pub fn madv_name(a: MadvAdvice) -> &'static str {
-    match a {
-        MadvAdvice::Normal => "normal",
-        MadvAdvice::Random => "random",
-        MadvAdvice::Sequential => "sequential",
-        MadvAdvice::Willneed => "willneed",
-        MadvAdvice::Hugepage => "hugepage",
-        MadvAdvice::Nohugepage => "nohugepage",
-        MadvAdvice::PopulateRead => "populate_read",
-    }
-}
-
-pub fn thp_name(t: ThpMode) -> &'static str {
-    match t {
-        ThpMode::Always => "always",
-        ThpMode::Madvise => "madvise",
-        ThpMode::Never => "never",
-    }
-}
-
-pub fn advice_name(a: Advice) -> &'static str {
-    match a {
-        Advice::Normal => "normal",
-        Advice::Random => "random",
-        Advice::Sequential => "sequential",
-        Advice::Willneed => "willneed",
-        Advice::Dontneed => "dontneed",
-        Advice::Noreuse => "noreuse",
     }
 }

@@ -40,6 +40,8 @@ mod unknown;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod family_tests;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};

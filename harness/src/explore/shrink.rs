@@ -36,6 +36,7 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
             }
             GenStep::Interleaved { streams, size, separate_fds } => round(*size) + (*streams - 2) as u64 + *separate_fds as u64,
             GenStep::Fadvise { .. } => 1,
+            GenStep::FailAlloc { times, min_order } => *times as u64 + (*min_order != 4) as u64,
             GenStep::Map { shared, advice, order, exec } => {
                 (!shared) as u64
                     + *exec as u64
@@ -59,7 +60,7 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
         .map(|s| match s {
             GenStep::Read { size, .. } | GenStep::Sequential { size, .. } | GenStep::Interleaved { size, .. } => *size,
             GenStep::Random { max, count, .. } => *max + count,
-            GenStep::Fadvise { .. } => 0,
+            GenStep::Fadvise { .. } | GenStep::FailAlloc { .. } => 0,
             GenStep::Map { order: GenTouch::Random { count, .. }, .. } => count * 4096,
             GenStep::Map { .. } => 0,
             GenStep::Readahead { size, .. } | GenStep::Alternate { size } => *size,
@@ -85,6 +86,7 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
         GenStep::Splice { size, .. } | GenStep::ReadWith { size, .. } => *size = pow2_floor(*size),
         GenStep::Map { order: GenTouch::Stride { stride }, .. } => *stride = pow2_floor(*stride),
         GenStep::Map { .. } | GenStep::Fadvise { .. } => {}
+        GenStep::FailAlloc { times, .. } => *times = (*times / 2).max(1),
     },
     |s| match s {
         GenStep::Read { at, .. } | GenStep::Sequential { at, .. } => *at = Start::At(0),
@@ -94,6 +96,7 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
         GenStep::Splice { at, .. } | GenStep::ReadWith { at, .. } => *at = Start::At(0),
         GenStep::Map { order, .. } => *order = GenTouch::Sequential,
         GenStep::Fadvise { .. } | GenStep::Alternate { .. } => {}
+        GenStep::FailAlloc { min_order, .. } => *min_order = 4,
     },
     |s| match s {
         GenStep::Read { at, .. } | GenStep::Sequential { at, .. } => *at = Start::Continue,
@@ -101,7 +104,7 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
         GenStep::Interleaved { separate_fds, .. } => *separate_fds = false,
         GenStep::Map { advice, .. } => *advice = None,
         GenStep::Splice { sendfile, .. } => *sendfile = false,
-        GenStep::Readahead { .. } | GenStep::Fadvise { .. } | GenStep::Alternate { .. } | GenStep::ReadWith { .. } => {}
+        GenStep::Readahead { .. } | GenStep::Fadvise { .. } | GenStep::Alternate { .. } | GenStep::ReadWith { .. } | GenStep::FailAlloc { .. } => {}
     },
     |s| match s {
         GenStep::Sequential { len, .. } => *len = None,

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::wire::{GuestSpec, Status, Task};
 
 mod batch;
+mod failalloc;
 mod prepare;
 mod run;
 mod sysfs;

@@ -92,6 +92,12 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
         }
     }
     env.pattern_ns = started.elapsed().as_nanos() as u64;
+    if ops.iter().any(|op| matches!(op, Op::FailAlloc { .. })) {
+        let disarmed = super::failalloc::disarm();
+        if pattern_result.is_ok() {
+            pattern_result = disarmed;
+        }
+    }
     env.map_addresses = std::mem::take(&mut maps.addresses);
     // Mappings still there at the end are unmapped with tracing on: munmap does no I/O.
     drop(maps);
@@ -262,8 +268,13 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
         Op::Read { fd, offset, len } => {
             let file = file(fd)?;
             let data = buf.slice_mut(len as usize);
-            let n = file.read_at(data, offset).map_err(|e| format!("pread({len} at {offset}): {e}"))?;
-            if n as u64 != len {
+            let n = match file.read_at(data, offset) {
+                // filemap_create_folio() failed under fail_alloc before any byte was read.
+                Err(e) if e.raw_os_error() == Some(nix::libc::ENOMEM) && super::failalloc::armed() => 0,
+                r => r.map_err(|e| format!("pread({len} at {offset}): {e}"))?,
+            };
+            // Under fail_alloc a read may end where an allocation failed (the model's does too).
+            if n as u64 != len && !super::failalloc::armed() {
                 return Err(format!("pread({len} at {offset}) returned {n} bytes"));
             }
             // Check one word: the image holds each word's own offset.
@@ -363,6 +374,7 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
         }
         Op::Splice { fd, offset, len, pipe, sendfile } => *bytes_read += splice_through_pipe(file(fd)?, offset, len, pipe, sendfile)?,
         Op::ReadWith { .. } => return Err("an Op::ReadWith reached do_op; run() sends it to read_with()".into()),
+        Op::FailAlloc { times, min_order } => super::failalloc::arm(times, min_order)?,
     }
     Ok(())
 }

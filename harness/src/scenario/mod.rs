@@ -119,6 +119,7 @@ impl Scenario {
         let sizes: Vec<u64> = files.defs.iter().map(|f| f.size).collect();
         let read_bytes = steps::expanded_bytes(&steps, &sizes);
         let vm = sections::vm(&at, &raw.vm)?;
+        steps::check_fail_alloc(&at, &steps, vm.thp_enabled, block_size)?;
         let (trace_buffer_kb, timeout) = sections::budget(&at, raw.trace_buffer_kb, raw.timeout_s, read_bytes, files.total)?;
         let variants_line = yaml::line_of(text, &["variants"]);
         let file_names: Vec<String> = if files.named { files.defs.iter().map(|f| f.name.clone()).collect() } else { Vec::new() };
@@ -598,5 +599,31 @@ reads:
             );
         }
     }
-}
 
+    #[test]
+    fn fail_alloc_arms_the_following_steps_and_bad_values_are_errors_at_their_line() {
+        let s = parse(&with_steps("  - fail_alloc: {times: 3}\n  - read: {offset: 0, size: 4 KiB}\n  - fail_alloc: {times: 0, min_order: 9}\n", "")).unwrap();
+        assert_eq!(s.steps[0], Step::FailAlloc { times: 3, min_order: 4 }, "min_order defaults to 4");
+        assert_eq!(s.steps[2], Step::FailAlloc { times: 0, min_order: 9 });
+        assert_eq!(pattern::expand(&s.steps, s.file_size)[0], radiff_model::Op::FailAlloc { times: 3, min_order: 4 });
+        let read = "  - read: {offset: 0, size: 4 KiB}\n";
+        let e = error(&with_steps(&format!("{read}  - fail_alloc: {{times: 1, min_order: 3}}\n"), ""));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: fail_alloc: `min_order` 3 must be from 4 to 9"), "{e}");
+        let e = error(&with_steps(&format!("{read}  - fail_alloc: {{times: 1, min_order: 10}}\n"), ""));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: fail_alloc: `min_order` 10"), "{e}");
+        let e = error(&with_steps(&format!("{read}  - fail_alloc: {{times: 100000}}\n"), ""));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: fail_alloc: `times` 100000: at most 4096"), "{e}");
+        let e = error(&with_steps(&format!("{read}  - fail_alloc: {{times: 1, order: 4}}\n"), ""));
+        assert!(e.starts_with("scenarios/t.yaml:14") && e.contains("unknown field `order`"), "{e}");
+        let e = error(&with_steps(&format!("{read}  - fail_alloc: {{times: 1}}\n"), "vm: {thp_enabled: always}\n"));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: fail_alloc with `vm.thp_enabled: always`"), "{e}");
+        // Disarming is fine whatever the THP mode.
+        parse(&with_steps(&format!("{read}  - fail_alloc: {{times: 0}}\n"), "vm: {thp_enabled: always}\n")).unwrap();
+        // 64 KiB blocks (minimum folio order 4) with a mapping: a failed fault is VM_FAULT_OOM.
+        let mapped = format!("  - fail_alloc: {{times: 1}}\n{read}  - mmap: {{size: 1 MiB}}\n");
+        let e = error(&with_steps(&mapped, "mkfs: {block_size: 64 KiB}\n"));
+        assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: fail_alloc `min_order` 4 with the file system's blocks (minimum folio order 4) and a mapping"), "{e}");
+        parse(&with_steps(&mapped.replace("times: 1}", "times: 1, min_order: 5}"), "mkfs: {block_size: 64 KiB}\n")).unwrap();
+        parse(&with_steps(&mapped, "")).unwrap();
+    }
+}

@@ -136,6 +136,7 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
                 Step::Munmap { map }
             }
             StepFile::Splice { offset, size, pipe, via, fd, file } => splice(&s, offset, size, pipe, via, fd, file)?,
+            StepFile::FailAlloc { times, min_order } => fail_alloc(&s, times, min_order)?,
         };
         steps.push(step);
     }
@@ -470,6 +471,57 @@ pub(super) fn check_reads_with(at: &At, steps: &[Step], fs: FsKind, logical_bloc
         let lbs = logical_block_size.unwrap_or(512);
         if let Some(b) = bounds.iter().find(|&&b| how.direct && b % lbs != 0) {
             return Err(bad(format!("`direct: true`: {} is not a multiple of the device's logical block size ({}): O_DIRECT would fail with EINVAL", Size(*b), Size(lbs))));
+        }
+    }
+    Ok(())
+}
+
+/// The lowest `fail_alloc` `min_order` (and its default): above every order the guest's
+/// task allocates on the read path besides page-cache folios (page tables 0, kernel stacks
+/// 2, SLUB's slab pages at most PAGE_ALLOC_COSTLY_ORDER, 3, whenever a slab cache grows),
+/// so that the folios readahead allocates are the only ones fail_page_alloc can fail.
+pub(super) const FAIL_ALLOC_MIN_ORDER: u32 = 4;
+
+/// The most allocations one `fail_alloc` may fail: each is a folio readahead would have
+/// added, and the scenarios fail a few.
+pub(super) const MAX_FAIL_TIMES: u32 = 4096;
+
+/// `fail_alloc: {times, min_order}`: the task's next `times` page allocations of order
+/// `min_order` (4 to MAX_PAGECACHE_ORDER, 9; default 4) or more fail; `times: 0` disarms.
+fn fail_alloc(s: &StepAt, times: u32, min_order: Option<u32>) -> Result<Step> {
+    let min_order = min_order.unwrap_or(FAIL_ALLOC_MIN_ORDER);
+    if !(FAIL_ALLOC_MIN_ORDER..=radiff_model::input::MAX_PAGECACHE_ORDER).contains(&min_order) {
+        return Err(s.bad(format!(
+            "fail_alloc: `min_order` {min_order} must be from {FAIL_ALLOC_MIN_ORDER} to {} (MAX_PAGECACHE_ORDER): below {FAIL_ALLOC_MIN_ORDER}, slab pages and kernel stacks the task allocates would fail too, at points no scenario controls",
+            radiff_model::input::MAX_PAGECACHE_ORDER
+        )));
+    }
+    if times > MAX_FAIL_TIMES {
+        return Err(s.bad(format!("fail_alloc: `times` {times}: at most {MAX_FAIL_TIMES}")));
+    }
+    Ok(Step::FailAlloc { times, min_order })
+}
+
+/// What `fail_alloc` steps need of the rest of the scenario, checked once it is parsed:
+/// no `vm.thp_enabled: always` (the guest's own anonymous memory would then fault in
+/// order-9 folios, which fail_page_alloc counts), and with a file system block that makes
+/// the mapping's minimum folio order `min_order` or more, no mappings (a fault whose folio
+/// allocation fails is VM_FAULT_OOM, which the guest does not survive).
+pub(super) fn check_fail_alloc(at: &At, steps: &[Step], thp: Option<radiff_model::ThpMode>, block_size: Option<u64>) -> Result<()> {
+    let mapping_min_order = block_size.map_or(0, |b| (b / PAGE).trailing_zeros());
+    let maps = steps.iter().any(|s| matches!(s, Step::Mmap { .. }));
+    for (i, step) in steps.iter().enumerate() {
+        let Step::FailAlloc { times, min_order } = *step else { continue };
+        let line = yaml::line_of_item(at.text, "reads", i);
+        if times > 0 && thp == Some(radiff_model::ThpMode::Always) {
+            return Err(Error::input(at.path, line, format!("reads[{i}]: fail_alloc with `vm.thp_enabled: always`: the guest's own memory would fault in order-9 folios that fail_page_alloc counts; use madvise or never")));
+        }
+        if times > 0 && maps && min_order <= mapping_min_order {
+            return Err(Error::input(
+                at.path,
+                line,
+                format!("reads[{i}]: fail_alloc `min_order` {min_order} with the file system's blocks (minimum folio order {mapping_min_order}) and a mapping: a fault whose folio allocation fails is VM_FAULT_OOM; raise min_order above {mapping_min_order} or drop the mmap steps"),
+            ));
         }
     }
     Ok(())

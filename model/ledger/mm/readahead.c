@@ -1,3 +1,15 @@
+static struct folio *ractl_alloc_folio(struct readahead_control *ractl,
+				       gfp_t gfp_mask, unsigned int order)
+{
+	struct folio *folio;
+
+	folio = filemap_alloc_folio(gfp_mask, order, NULL);
+	if (folio && ractl->dropbehind)
+		__folio_set_dropbehind(folio);
+
+	return folio;
+}
+
 void
 file_ra_state_init(struct file_ra_state *ra, struct address_space *mapping)
 {
@@ -478,18 +490,6 @@ readit:
 	ra->async_size = ra->size;
 	ractl->_index = ra->start;
 	page_cache_ra_order(ractl, ra);
-}
-
-static struct folio *ractl_alloc_folio(struct readahead_control *ractl,
-				       gfp_t gfp_mask, unsigned int order)
-{
-	struct folio *folio;
-
-	folio = filemap_alloc_folio(gfp_mask, order, NULL);
-	if (folio && ractl->dropbehind)
-		__folio_set_dropbehind(folio);
-
-	return folio;
 }
 
 void readahead_expand(struct readahead_control *ractl,
