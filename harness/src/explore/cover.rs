@@ -220,6 +220,8 @@ pub struct UnknownReport {
     /// Changes and model bugs a second run of the same kernels did not repeat: (scenario,
     /// which kernel's two runs differed, and how). Never reported as changes.
     pub races: Vec<(String, String)>,
+    /// Changes and model bugs seen once and not run again for lack of budget: not reported.
+    pub unrepeated: Vec<String>,
     /// The set's kernel runs: their wall time and the guests booted for them.
     pub set_wall: Duration,
     pub set_boots: usize,
@@ -242,9 +244,9 @@ pub(super) fn same_way(original: &Hit, candidate: &Option<Hit>) -> bool {
     candidate.as_ref().is_some_and(|c| !super::is_worse(original) || super::is_worse(c))
 }
 
-/// Time kept for shrinking when the set leaves the budget short: the set's runs stop when
-/// less than this share of the budget is left.
-pub const SHRINK_SHARE_UNKNOWN: f64 = 0.25;
+/// Time kept for the second runs of the changes (one seen once is not reported) and for
+/// shrinking them: the set's runs stop when less than this share of the budget is left.
+pub const SHRINK_SHARE_UNKNOWN: f64 = 0.4;
 
 /// `radiff explore --variants base,V` where V has no model policy: picks the branch-covering
 /// set from `o.max_scenarios` (default 2000) scenarios of `o.seed` with the base model, runs
@@ -482,6 +484,9 @@ fn markdown_patch(r: &UnknownReport, variant: &str) -> String {
     }
     for (name, text) in &r.decided {
         let _ = writeln!(md, "\n`{name}`:\n\n```text\n{}\n```", text.trim_end());
+    }
+    if !r.unrepeated.is_empty() {
+        let _ = writeln!(md, "\nChanged on one run, not run again within the budget (not reported; a longer --budget runs them twice): {}", r.unrepeated.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "));
     }
     if !r.races.is_empty() {
         let _ = writeln!(md, "\nRaces, not changes (each changed scenario runs twice on each kernel; these did not repeat):");

@@ -96,7 +96,28 @@ impl Session<'_> {
         if interrupted() {
             return;
         }
-        let again: Vec<usize> = (0..report.ran.len()).filter(|&i| report.ran[i].hit.is_some() || report.ran[i].model_bug.is_some()).collect();
+        let mut again: Vec<usize> = (0..report.ran.len()).filter(|&i| report.ran[i].hit.is_some() || report.ran[i].model_bug.is_some()).collect();
+        // Worse changes and model bugs first, then the stronger; as many as the budget
+        // leaves room for. One seen once and not run again is not reported.
+        again.sort_by(|&a, &b| {
+            let key = |p: &Pair| (p.model_bug.is_some(), p.hit.as_ref().is_some_and(super::is_worse), p.hit.as_ref().map_or(0.0, |h| h.strength));
+            let (ka, kb) = (key(&report.ran[a]), key(&report.ran[b]));
+            (kb.0, kb.1).cmp(&(ka.0, ka.1)).then(kb.2.total_cmp(&ka.2))
+        });
+        let room = self.o.budget.saturating_sub(self.started.elapsed());
+        let fits = again.iter().scan(Duration::ZERO, |spent, _| {
+            *spent += self.costs.estimate(2, true);
+            Some(*spent <= room)
+        });
+        let keep: Vec<bool> = fits.collect();
+        for (&i, _) in again.iter().zip(&keep).filter(|(_, k)| !**k) {
+            let p = &mut report.ran[i];
+            progress(&format!("explore: {}: changed once; no budget left to run it again, so not reported", p.name));
+            report.unrepeated.push(p.name.clone());
+            p.hit = None;
+            p.model_bug = None;
+        }
+        let again: Vec<usize> = again.iter().zip(&keep).filter(|(_, k)| **k).map(|(&i, _)| i).collect();
         if again.is_empty() {
             return;
         }
