@@ -387,6 +387,18 @@ fn scenario_trials_binary() -> Option<PathBuf> {
     built.max().map(|(_, path)| path)
 }
 
+/// [`scenario_trials_binary`], or `None` with "not run" and why (a failure under CI, which
+/// runs the whole `cargo test` and so builds it).
+fn scenario_trials_or_say_why() -> Option<PathBuf> {
+    let found = scenario_trials_binary();
+    if found.is_none() {
+        let why = "the scenario trials' test binary is not built (run the whole `cargo test`, which builds it first)";
+        assert!(std::env::var_os("CI").is_none(), "{why}");
+        eprintln!("not run: {why}");
+    }
+    found
+}
+
 /// Two `radiff run`s and a `cargo test` trial (its test binary, run as cargo runs it) at
 /// once on the one shared cache, on the same scenario and kernel, so on the same run
 /// folder: they take it in turn (its lock), no temporary file is shared, all three pass,
@@ -394,12 +406,7 @@ fn scenario_trials_binary() -> Option<PathBuf> {
 #[test]
 fn two_radiff_runs_and_a_test_trial_at_once_on_one_cache_all_pass_alike() {
     const SCENARIO: &str = "random_4k";
-    let Some(trials) = scenario_trials_binary() else {
-        let why = "the scenario trials' test binary is not built (run the whole `cargo test`, which builds it first)";
-        assert!(std::env::var_os("CI").is_none(), "{why}");
-        eprintln!("not run: {why}");
-        return;
-    };
+    let Some(trials) = scenario_trials_or_say_why() else { return };
     let root = radiff::repo_root();
     let yaml = root.join("scenarios").join(format!("{SCENARIO}.yaml"));
     let args = ["run", yaml.to_str().unwrap(), "--variant", "base"];
@@ -435,12 +442,7 @@ fn two_radiff_runs_and_a_test_trial_at_once_on_one_cache_all_pass_alike() {
 /// finds the batch abandoned, runs its own point, and passes on a trace of its own.
 #[test]
 fn a_nextest_trial_killed_while_it_runs_its_batch_leaves_the_other_trial_to_run_alone() {
-    let Some(trials) = scenario_trials_binary() else {
-        let why = "the scenario trials' test binary is not built (run the whole `cargo test`, which builds it first)";
-        assert!(std::env::var_os("CI").is_none(), "{why}");
-        eprintln!("not run: {why}");
-        return;
-    };
+    let Some(trials) = scenario_trials_or_say_why() else { return };
     let root = radiff::repo_root();
     let run_id = format!("faults-kill-{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
     let shared = Cache::from_env().root.join("runs/_shared").join(&run_id);
