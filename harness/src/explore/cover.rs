@@ -481,6 +481,12 @@ fn markdown_patch(r: &UnknownReport, variant: &str) -> String {
             let _ = writeln!(md, "- `{f}()`: {n} of {}", r.ran.len());
         }
         let _ = writeln!(md, "{} scenarios ran first because their base path goes through them: {}", r.directed.len(), r.directed.join(", "));
+        let _ = writeln!(md, "\nWhat each scenario run reached of them (windows of its base path through each):");
+        for p in &r.ran {
+            let v = super::directed::visits(&p.gen, &r.changed_functions);
+            let list = if v.is_empty() { "none".to_string() } else { v.iter().map(|(f, n)| format!("`{f}()` {n}")).collect::<Vec<_>>().join(", ") };
+            let _ = writeln!(md, "- `{}`: {list}", p.name);
+        }
     }
     for (name, text) in &r.decided {
         let _ = writeln!(md, "\n`{name}`:\n\n```text\n{}\n```", text.trim_end());
@@ -656,6 +662,9 @@ pub fn trial(lab: &Lab) -> std::result::Result<(), String> {
     // end alignment, so that is where a window it changes was decided.
     if r.races.iter().any(|(n, _)| *n == first.name) {
         return Err(format!("{}: the change did not repeat on a second run:\n{}", first.name, r.markdown));
+    }
+    if !r.markdown.contains(&format!("- `{}`: `page_cache_async_ra()` ", first.name)) {
+        return Err(format!("the report does not say which changed functions {} reached:\n{}", first.name, r.markdown));
     }
     if !r.markdown.contains("page_cache_async_ra: aligned_end < end: trimmed  (mm/readahead.c:") {
         return Err(format!("the report does not name the end alignment as the decision where the kernels part:\n{}", r.markdown));
