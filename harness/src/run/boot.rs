@@ -123,7 +123,7 @@ impl Lab {
         loop {
             let mut watch = Watch::new(points.len());
             self.boots.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            log_boot(&boot.kernel, labels);
+            let started = std::time::SystemTime::now();
             let booted = vm::boot_watched(&self.cache, boot, || {
                 let overran = watch.overran(batch, timeouts);
                 for (n, (i, _)) in points.iter().enumerate() {
@@ -133,6 +133,7 @@ impl Lab {
                 }
                 overran
             });
+            log_boot(&boot.kernel, labels, started);
             // A kernel that panicked before the first point is the boot's trouble, not a
             // point's: booted again, as a boot that stalled.
             let boot_panic = !batch.join("0").join(crate::wire::POINT_STARTED).exists() && kernel_panic(&std::fs::read_to_string(batch.join("console.log")).unwrap_or_default()).is_some();
@@ -220,14 +221,18 @@ impl Lab {
     }
 }
 
-/// Appends `KERNEL POINTS SCENARIO/RUN,...` (the kernel's folder name, the points' run
-/// folders) to the file `$RADIFF_BOOT_LOG` names, if it does: how `radiff bench` counts the
-/// boots of test processes it starts, and which trials each boot served (one short
-/// O_APPEND write a boot, so processes that boot at once never mix their lines).
-fn log_boot(kernel: &Path, labels: &[String]) {
+/// Appends `KERNEL POINTS SCENARIO/RUN,... START WALL` (the kernel's folder name, the
+/// points' run folders, when the boot started in ms since the epoch, and how long it took
+/// in ms) to the file `$RADIFF_BOOT_LOG` names, if it does, as the boot ends: how `radiff
+/// bench` counts the boots of test processes it starts, which trials each boot served and
+/// how busy the boots kept the host (one short O_APPEND write a boot, so processes that
+/// boot at once never mix their lines).
+fn log_boot(kernel: &Path, labels: &[String], started: std::time::SystemTime) {
     let Some(log) = std::env::var_os("RADIFF_BOOT_LOG") else { return };
     let name = kernel.parent().and_then(|d| d.file_name()).unwrap_or_default().to_string_lossy().into_owned();
-    let line = format!("{name} {} {}\n", labels.len(), labels.join(","));
+    let start = started.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let wall = started.elapsed().unwrap_or_default().as_millis();
+    let line = format!("{name} {} {} {start} {wall}\n", labels.len(), labels.join(","));
     let written = std::fs::OpenOptions::new().create(true).append(true).open(&log).and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
     if let Err(e) = written {
         crate::progress::progress(&format!("cannot log a boot to {}: {e}", std::path::Path::new(&log).display()));
