@@ -248,16 +248,7 @@ impl Batch {
     /// runs another process published. While another process runs it, this one boots the
     /// plan's costliest batch that no process has taken yet, so no trial slot waits idle.
     fn shared(&self, shared: &radiff::run::SharedRun, who: &str) -> HashMap<String, BatchResult> {
-        let (id, n) = (self.id(), self.needs.len());
-        let found = loop {
-            match shared.try_batch(&id, n, || self.run(who)) {
-                Ok(Some(found)) => break Ok(found),
-                Ok(None) if help_another_batch(shared, who) => continue,
-                Ok(None) => break shared.batch(&id, n, || self.run(who)),
-                Err(e) => break Err(e),
-            }
-        };
-        match found {
+        match settle_shared(shared, &self.id(), self.needs.len(), &|| self.run(who), who) {
             Ok(radiff::run::Found::Ran(results)) => self.keyed(results).into_iter().map(|(k, r)| (k, Some(r))).collect(),
             // A point that failed in another process runs alone here (its error is its own).
             Ok(radiff::run::Found::Published(runs)) => self.needs.iter().zip(runs).map(|(need, run)| (need.key(), run.and_then(|r| r.ok()).map(|r| Ok(Arc::new(r))))).collect(),
@@ -266,6 +257,19 @@ impl Batch {
                 self.needs.iter().map(|need| (need.key(), None)).collect()
             }
             Err(e) => self.needs.iter().map(|need| (need.key(), Some(Err(format!("{who}: the test run's shared batch: {e}"))))).collect(),
+        }
+    }
+}
+
+/// Settles the test run's shared batch `id` of `points` points: takes it (`run`) if no
+/// process holds it; while another does, boots the plan's costliest batch that no process
+/// has taken yet, so no trial slot waits idle; with none left, waits for it.
+fn settle_shared(shared: &radiff::run::SharedRun, id: &str, points: usize, run: &dyn Fn() -> Vec<radiff::Result<RunOutput>>, who: &str) -> radiff::Result<radiff::run::Found> {
+    loop {
+        match shared.try_batch(id, points, run)? {
+            Some(found) => return Ok(found),
+            None if help_another_batch(shared, who) => continue,
+            None => return shared.batch(id, points, run),
         }
     }
 }
@@ -697,7 +701,7 @@ fn fault_batch(scenarios: &[Scenario]) -> Result<&'static FaultBatch, String> {
                 None => run(),
                 Some(shared) => {
                     let id = radiff::run::SharedRun::batch_id(&jobs.iter().map(|j| format!("vm_faults {}/{}", j.scenario.name, j.name)).collect::<Vec<_>>());
-                    match shared.batch(&id, jobs.len(), run).map_err(|e| e.to_string())? {
+                    match settle_shared(shared, &id, jobs.len(), &run, "vm_faults").map_err(|e| e.to_string())? {
                         radiff::run::Found::Ran(results) => results,
                         radiff::run::Found::Published(found) if found.iter().all(Option::is_some) => found.into_iter().flatten().collect(),
                         _ => lab.run_batch(&kernel, &jobs),
