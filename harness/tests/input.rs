@@ -154,6 +154,23 @@ fn repo_trials(binary: &Path, repo: &tempfile::TempDir) -> String {
     text(&out)
 }
 
+/// `.config/nextest.toml` starts the long trials first and `kernel_boots::*` last by name
+/// prefixes: each must still name a trial of the repository's scenarios binary, or a
+/// rename would silently put that trial back in name order.
+#[test]
+fn each_nextest_priority_names_trials_that_exist() {
+    let config = std::fs::read_to_string(radiff::repo_root().join(".config/nextest.toml")).unwrap();
+    let out = Command::new(scenarios_binary()).arg("--list").output().unwrap();
+    let listed = text(&out);
+    assert!(out.status.success(), "{listed}");
+    let trials: Vec<&str> = listed.lines().filter_map(|l| l.strip_suffix(": test")).collect();
+    let prefixes: Vec<&str> = config.split("test(/^").skip(1).map(|rest| rest.split('/').next().unwrap()).collect();
+    assert!(prefixes.len() >= 5, "{config}");
+    for prefix in prefixes {
+        assert!(trials.iter().any(|t| t.starts_with(prefix)), "`test(/^{prefix}/)` in .config/nextest.toml names no trial of:\n{listed}");
+    }
+}
+
 #[test]
 fn a_host_without_qemu_virtme_ng_or_the_kernel_source_fails_at_once_saying_which() {
     let empty = tempfile::tempdir().unwrap();
