@@ -435,7 +435,12 @@ fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
         let tree = builder.work_tree().map_err(|e| e.to_string())?;
         let mut commits = Vec::new();
         for patch in bisect_patches() {
-            let git = |args: &[&str]| radiff::process::Cmd::new("git").arg("-C").arg(&tree).args(args.iter().copied()).read();
+            // Fixed dates: the same commits, hence the same kernels' cache keys, every run
+            // on a tree (no rebuild of the two kernels the bisection builds).
+            let git = |args: &[&str]| {
+                let cmd = radiff::process::Cmd::new("git").arg("-C").arg(&tree).args(args.iter().copied());
+                cmd.env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z").env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z").read()
+            };
             radiff::process::Cmd::new("patch").dir(&tree).args(["-p1", "--batch", "--forward", "-s", "-i"]).arg(&patch).read().map_err(|e| e.to_string())?;
             // The mail's subject (a raw mail may only have "[PATCH] ..." as its first line).
             let text = std::fs::read_to_string(&patch).map_err(|e| e.to_string())?;
