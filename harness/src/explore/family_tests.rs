@@ -1,5 +1,5 @@
 //! Tests of explore's families of steps beyond plain reads and mappings: splice, preadv2
-//! flags and O_DIRECT, allocation failure.
+//! flags and O_DIRECT, allocation failure, MADV_COLLAPSE.
 
 use radiff_model::Op;
 
@@ -85,4 +85,36 @@ fn the_fail_alloc_family_parses_and_never_meets_a_mapping() {
         assert!(ops.iter().any(|op| matches!(op, Op::FailAlloc { times: 1..=4, min_order: 4..=9 })), "scenario {i}");
     }
     assert!(armed >= 20, "{armed} of 600 scenarios fail allocations");
+}
+
+// ---- MADV_COLLAPSE ----
+
+/// The collapse family (generate/collapse.rs): about one in [`generate::COLLAPSE_ONE_IN`]
+/// mapping scenarios collapses a mapping; each parses (so passes the scenario check: its
+/// windows are one request), keeps the window within max_sectors_kb after shrinking's
+/// default settings too, and the model collapses in some of them.
+#[test]
+fn the_collapse_family_parses_keeps_windows_to_one_request_and_collapses() {
+    let (mut drawn, mut collapsed) = (0, 0);
+    for i in 0..800 {
+        let g = generate::generate(1, i);
+        let is_collapse = |s: &GenStep| matches!(s, GenStep::Map { advice: Some(radiff_model::MadvAdvice::Collapse), .. });
+        if !g.steps.iter().any(is_collapse) {
+            continue;
+        }
+        drawn += 1;
+        let doubled = g.steps.iter().any(|s| matches!(s, GenStep::Fadvise { advice: radiff_model::Advice::Sequential }));
+        assert!(g.read_ahead_kb * if doubled { 2 } else { 1 } <= g.max_sectors_kb, "scenario {i}: {} / {}", g.read_ahead_kb, g.max_sectors_kb);
+        let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
+        let (_, traces) = predict_scenario(&s, &[("base".into(), radiff_model::Policy::BASE)]);
+        if traces[0].windows.iter().any(|w| matches!(w.trigger, radiff_model::Trigger::Collapse(_))) {
+            collapsed += 1;
+        }
+        let mut shrunk = g.clone();
+        shrunk.read_ahead_kb = 2048;
+        shrunk.fix();
+        scenario_of(&shrunk, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i} with read_ahead_kb 2048: {e}"));
+    }
+    assert!(drawn >= 20, "{drawn} of 800 scenarios collapse");
+    assert!(collapsed >= drawn / 4, "the model collapsed in {collapsed} of {drawn}");
 }
