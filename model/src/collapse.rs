@@ -203,7 +203,19 @@ impl Model<'_> {
                     None => {
                         cover!(self.rec, "collapse_file: missing page: page_cache_sync_readahead");
                         let mut ractl = ReadaheadControl::new(fd, index);
+                        let before = self.rec.windows.len();
                         self.page_cache_sync_ra(&mut ractl, end - index);
+                        // The plug holds the window's requests until the wait below flushes
+                        // them: those recorded now were issued before (by read_pages()'s
+                        // nested plug they were not).
+                        self.blk_flush_plug();
+                        let requests: usize = self.rec.windows[before..].iter().map(|w| w.requests.len()).sum();
+                        if requests > 1 {
+                            // A later request of the window may still be in flight when the
+                            // task wakes for the first: the kernel's trylock races it.
+                            cover!(self.rec, "collapse_file: a readahead of several requests: the kernel races");
+                            self.rec.note(|| format!("collapse_file: the readahead at {index} issued {requests} requests: on the kernel, SCAN_PAGE_LOCK or not, run to run"));
+                        }
                         // filemap_lock_folio(): sleeps on the folio its read locked.
                         let Some(folio) = self.cache.folio_at(index) else {
                             cover!(self.rec, "collapse_file: no folio after the readahead: SCAN_FAIL");
@@ -401,5 +413,19 @@ mod tests {
         let config = crate::ModelConfig { io_completion: crate::IoCompletion::WhenWaited, ..Default::default() };
         let t = crate::predict_with(&Input::xfs_on_nvme(4 * MIB, vec![map(4 * MIB), collapse(0, 2 * MIB)]), &Policy::BASE, &config);
         assert_eq!(t.windows.last().map(|w| (w.trigger, w.index)), Some((Trigger::Collapse(ScanResult::PageLock), 1)));
+    }
+
+    #[test]
+    fn a_window_split_by_cached_pages_is_marked_as_the_kernels_race() {
+        // The ext4 probe's shape: a fault at page 600 read 584..615 around it, so the
+        // collapse's window from 512 reads 512..583 and 616..639: two requests.
+        let id = "collapse_file: a readahead of several requests: the kernel races";
+        let split = Input::xfs_on_nvme(4 * MIB, vec![map(4 * MIB), touch(600 * 4096), collapse(0, 4 * MIB)]);
+        let (t, cov) = crate::coverage(&split, &Policy::BASE);
+        let w = t.windows.iter().find(|w| w.trigger == Trigger::Sync && w.index == 512).expect("a window at 512");
+        assert_eq!(w.requests.len(), 2);
+        assert!(cov.contains(id));
+        let cold = Input::xfs_on_nvme(4 * MIB, vec![map(4 * MIB), collapse(0, 4 * MIB)]);
+        assert!(!crate::coverage(&cold, &Policy::BASE).1.contains(id), "a cold range: one request a window");
     }
 }

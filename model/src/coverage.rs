@@ -323,6 +323,7 @@ pub const BRANCHES: &[Branch] = &[
     b("collapse_file: missing page: page_cache_sync_readahead"),
     b("collapse_file: no folio after the readahead: SCAN_FAIL"),
     b("collapse_file: folio_trylock failed: SCAN_PAGE_LOCK"),
+    b("collapse_file: a readahead of several requests: the kernel races"),
     b("collapse_file: collapsed"),
     b("try_collapse_pte_mapped_thp: SCAN_PMD_MAPPED"),
     b("try_collapse_pte_mapped_thp: set_huge_pmd"),

@@ -120,7 +120,7 @@ impl Scenario {
         let read_bytes = steps::expanded_bytes(&steps, &sizes);
         let vm = sections::vm(&at, &raw.vm)?;
         steps::check_fail_alloc(&at, &steps, vm.thp_enabled, block_size)?;
-        steps::check_collapse(&at, &steps, &points)?;
+        steps::check_collapse(&at, &steps, &points, device.kind, block_size)?;
         let (trace_buffer_kb, timeout) = sections::budget(&at, raw.trace_buffer_kb, raw.timeout_s, read_bytes, files.total)?;
         let variants_line = yaml::line_of(text, &["variants"]);
         let file_names: Vec<String> = if files.named { files.defs.iter().map(|f| f.name.clone()).collect() } else { Vec::new() };
@@ -643,6 +643,12 @@ reads:
         assert!(e.contains("set `queue.read_ahead_kb` and `queue.max_sectors_kb`"), "{e}");
         let e = error(&with_steps(&format!("  - fail_alloc: {{times: 1}}\n{steps}"), ""));
         assert!(e.contains("not with `fail_alloc`"), "{e}");
+        let e = error(&with_steps(steps, "mkfs: {block_size: 16 KiB}\n"));
+        assert!(e.contains("not with `mkfs.block_size` 16 KiB"), "{e}");
+        let ufs = with_steps(steps, "").replace("  kind: nvme\n  size: 1 GiB\n  transfer_limit: 2 MiB\n", "  kind: ufs\n  size: 1 GiB\n").replace("matrix:\n  max_sectors_kb: [1024, 2048]\n", "");
+        parse(&ufs).unwrap();
+        let e = error(&ufs.replace("max_sectors_kb: 512", "max_sectors_kb: 1024"));
+        assert!(e.contains("max_sectors_kb 1024 on UFS"), "{e}");
         let e = error(&with_steps("  - mmap: {size: 8 MiB}\n  - madvise: {advice: collapse, offset: 1 KiB, size: 4 MiB}\n", ""));
         assert!(e.contains("must be multiples of 4 KiB"), "{e}");
     }
