@@ -26,7 +26,10 @@
 //! uptodate folio, the model's "not locked". On the real kernel that is exact where each
 //! of the readahead's windows is one request: a later request of the same window may still
 //! be in flight when the task wakes for the first, and then the kernel gives
-//! SCAN_PAGE_LOCK or not, run to run (the scenario check keeps such windows out).
+//! SCAN_PAGE_LOCK or not, run to run. The model marks such a window (coverage id
+//! `collapse_file: a readahead of several requests: the kernel races`, and a note when
+//! explaining); the scenario check and explore's grammar keep those shapes out (see
+//! docs/scenarios.md).
 
 use crate::coverage::cover;
 use crate::fault::{Pmd, HPAGE_PMD_ORDER, PTRS_PER_PTE, VM_NOHUGEPAGE};
