@@ -20,7 +20,9 @@
 //! the `lru_add_drain()` after each readahead those it just added (the task does not move
 //! between CPUs in between); nobody else holds a folio of the range (no pipe keeps spliced
 //! pages: the guest drains its pipes), none is dirty or under writeback (the guest only
-//! reads); one NUMA node. Waiting for the folio at `index` after the readahead
+//! reads); one NUMA node; the order-9 allocation succeeds unless an armed fail_page_alloc
+//! fails it (the guest has 2 GiB, mostly free, and the scenario check refuses `fail_alloc`
+//! with a collapse, untried). Waiting for the folio at `index` after the readahead
 //! (`filemap_lock_folio()`) completes what the model's I/O completion says it does (see
 //! [`crate::IoCompletion`]); the `folio_trylock()` of each later folio succeeds only on an
 //! uptodate folio, the model's "not locked". On the real kernel that is exact where each
