@@ -94,6 +94,9 @@ pub enum Part {
     /// took another fault than the model's): fails the trial. Only for windows opened by
     /// `mm_filemap_fault` or `mm_filemap_map_pages`, on either side.
     Faults,
+    /// A MADV_COLLAPSE ended otherwise (`mm_khugepaged_collapse_file`: another result or
+    /// index, or on one side only): fails the trial.
+    Collapse,
     /// One trace has more windows than the other.
     WindowCount,
     /// Only window fields (trigger, index, req_count, ra state, submissions) differ, while
@@ -125,6 +128,8 @@ pub fn compare(kernel: &Trace, model: &Trace) -> Option<Divergence> {
             Some(Part::Folios)
         } else if (is_fault(k) || is_fault(m)) && (k.trigger, k.index, k.req_count) != (m.trigger, m.index, m.req_count) {
             Some(Part::Faults)
+        } else if (is_collapse(k) || is_collapse(m)) && (k.trigger, k.index, k.req_count) != (m.trigger, m.index, m.req_count) {
+            Some(Part::Collapse)
         } else if k != m {
             soft = soft.or(Some(i));
             None
@@ -139,6 +144,10 @@ pub fn compare(kernel: &Trace, model: &Trace) -> Option<Divergence> {
         return Some(Divergence { window: n, part: Part::WindowCount, kernel: kernel.clone(), model: model.clone() });
     }
     soft.map(|i| Divergence { window: i, part: Part::WindowFields, kernel: kernel.clone(), model: model.clone() })
+}
+
+fn is_collapse(w: &Window) -> bool {
+    matches!(w.trigger, radiff_model::Trigger::Collapse(_))
 }
 
 fn is_fault(w: &Window) -> bool {
@@ -164,6 +173,7 @@ pub fn render_between(d: &Divergence, title: &str, rerun: &str, (a, b): (&str, &
         Part::Requests => "device requests differ",
         Part::Folios => "folios differ",
         Part::Faults => "faults differ (another fault page or fault-around range)",
+        Part::Collapse => "a collapse ended otherwise (another result or index)",
         Part::WindowCount => "the number of windows differs",
         Part::WindowFields => "window fields differ (device requests and folios agree)",
     };
@@ -351,6 +361,22 @@ mod tests {
         let mut m = k.clone();
         m.windows[2].trigger = Trigger::Sync;
         assert_eq!(compare(&k, &m).unwrap().part, Part::Faults);
+    }
+
+    #[test]
+    fn a_collapse_with_another_result_fails_at_its_window() {
+        use radiff_model::ScanResult;
+        let collapse = |index, r| Window::open(Trigger::Collapse(r), index, 512, RaState::default());
+        let fault = |index| Window::open(Trigger::Fault, index, 1, RaState::default());
+        // The kernel's trylock met a folio still under read; the model collapsed: the
+        // kernel then faults where the model maps by PMD.
+        let k = Trace { windows: vec![w(0, 128, 64, 1024, "RA"), collapse(128, ScanResult::PageLock), fault(0)] };
+        let m = Trace { windows: vec![w(0, 128, 64, 1024, "RA"), collapse(512, ScanResult::PteMappedHugepage)] };
+        assert_eq!(compare(&k, &k), None);
+        let d = compare(&k, &m).unwrap();
+        assert_eq!((d.window, d.part), (1, Part::Collapse));
+        let text = render(&d, "t", "r");
+        assert!(text.contains("part at window 1: a collapse ended otherwise") && text.contains("collapse @128 nr 512 page_locked"), "{text}");
     }
 
     #[test]

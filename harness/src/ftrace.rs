@@ -2,8 +2,9 @@
 //! file and its device, grouped into windows, with counts of everything filtered out.
 //!
 //! Pure: text in, values out. The formats are those of Linux 7.3.4's
-//! include/trace/events/{readahead,filemap,block}.h. Windows open at `page_cache_sync_ra`,
-//! `page_cache_async_ra`, `mm_filemap_fault` and `mm_filemap_map_pages` events.
+//! include/trace/events/{readahead,filemap,block,huge_memory}.h. Windows open at
+//! `page_cache_sync_ra`, `page_cache_async_ra`, `mm_filemap_fault`, `mm_filemap_map_pages`
+//! and `mm_khugepaged_collapse_file` events.
 
 use std::collections::BTreeMap;
 
@@ -194,6 +195,7 @@ pub fn parse(text: &str, filter: &Filter) -> Result<Capture, ParseError> {
             "page_cache_sync_ra" | "page_cache_async_ra" | "page_cache_ra_order" | "page_cache_ra_unbounded" => ra_event(number, event, body, filter, &mut windows, &mut capture)?,
             "mm_filemap_fault" | "mm_filemap_map_pages" => fault_event(number, event, body, filter, &mut windows, &mut capture)?,
             "mm_filemap_add_to_page_cache" => folio_event(number, body, filter, &mut windows, &mut capture, &mut missing_pfn)?,
+            "mm_khugepaged_collapse_file" => collapse_event(number, body, filter, &mut windows, &mut capture)?,
             "block_rq_issue" => {
                 let request = parse_rq(body).ok_or_else(|| err(format!("cannot read block_rq_issue: {body}")))?;
                 if request.0 != (filter.major, filter.minor) {
@@ -313,6 +315,28 @@ fn folio_event(number: usize, body: &str, filter: &Filter, windows: &mut Vec<Win
         Some(Err(_)) => return Err(err("field `pfn` is not hex".into())),
         None => *missing_pfn = true,
     }
+    Ok(())
+}
+
+/// `mm_khugepaged_collapse_file` in [`parse`] (line `number`): "mm=%p, hpage_pfn=0x%lx,
+/// index=%ld, addr=%lx, is_shmem=%d, filename=%s, nr=%d, result=%s" (fields separated by
+/// ", "). It names the file by its name only (`d_iname`), which is the guest's
+/// ([`crate::wire::file_name`]); it opens a [`Trigger::Collapse`] window.
+fn collapse_event(number: usize, body: &str, filter: &Filter, windows: &mut Vec<Window>, capture: &mut Capture) -> Result<(), ParseError> {
+    let err = |message: String| ParseError::Line { line: number, message };
+    let f = Fields { pairs: body.split(", ").filter_map(|t| t.split_once('=')).collect() };
+    let name = f.get("filename").map_err(&err)?;
+    let Some(file) = (0..filter.inos.len()).find(|&i| crate::wire::file_name(i) == name) else {
+        *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
+        return Ok(());
+    };
+    if f.get("is_shmem").map_err(&err)? != "0" {
+        *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
+        return Ok(());
+    }
+    let result = f.get("result").map_err(&err)?;
+    let result = radiff_model::ScanResult::from_name(result).ok_or_else(|| err(format!("field `result`: `{result}` is not a scan result of Linux 7.3.4")))?;
+    windows.push(Window::open_in(file as u32, Trigger::Collapse(result), f.num("index").map_err(&err)?, f.num("nr").map_err(&err)?, RaState::default()));
     Ok(())
 }
 
@@ -513,6 +537,33 @@ radiff-guest-171     [001] .....    12.000010: mm_filemap_map_pages: dev=259:0 i
         assert!(bad.to_string().contains("FIRST-LAST"), "{bad}");
         let bad = parse("x-1 [000] ..... 1.0: mm_filemap_fault: dev=259:0 ino=83 ofs=12\n", &filter()).unwrap_err();
         assert!(bad.to_string().contains("page-aligned"), "{bad}");
+    }
+
+    #[test]
+    fn a_collapse_opens_a_window_of_its_file_with_index_nr_and_result() {
+        // Lines as 7.3.4 prints them (a run of MADV_COLLAPSE on a cold 2 MiB of `data`).
+        let text = "\
+radiff-guest-71      [001] .....     5.413995: page_cache_sync_ra: dev=259:0 ino=83 index=0 req_count=512 order=0 size=0 async_size=0 ra_pages=32 mmap_miss=0 prev_pos=-1
+radiff-guest-71      [001] .....     5.458424: mm_khugepaged_collapse_file: mm=0000000095d9db1a, hpage_pfn=0x3600, index=512, addr=7ffff7800000, is_shmem=0, filename=data, nr=512, result=pte_mapped_hugepage
+radiff-guest-71      [001] .....     5.458425: mm_khugepaged_collapse_file: mm=0000000095d9db1a, hpage_pfn=0x3600, index=349, addr=7ffff7a00000, is_shmem=0, filename=data1, nr=512, result=page_locked
+radiff-guest-71      [001] .....     5.458426: mm_khugepaged_collapse_file: mm=0000000095d9db1a, hpage_pfn=0x3600, index=0, addr=7ffff7a00000, is_shmem=0, filename=libc.so.6, nr=512, result=failed
+";
+        let two = Filter { major: 259, minor: 0, inos: vec![0x83, 0x84] };
+        let c = parse(text, &two).unwrap();
+        let w: Vec<(u32, Trigger, u64, u64)> = c.trace.windows.iter().map(|w| (w.file, w.trigger, w.index, w.req_count)).collect();
+        assert_eq!(
+            w,
+            vec![
+                (0, Trigger::Sync, 0, 512),
+                (0, Trigger::Collapse(radiff_model::ScanResult::PteMappedHugepage), 512, 512),
+                (1, Trigger::Collapse(radiff_model::ScanResult::PageLock), 349, 512),
+            ]
+        );
+        assert_eq!(c.filtered[OTHER_FILES], 1, "another file's collapse");
+        let one = parse(text, &filter()).unwrap();
+        assert_eq!(one.trace.windows.len(), 2, "data1 is not a file of a one-file scenario");
+        let bad = parse("x-1 [000] ..... 1.0: mm_khugepaged_collapse_file: mm=0, hpage_pfn=0x1, index=0, addr=0, is_shmem=0, filename=data, nr=512, result=whatever\n", &filter()).unwrap_err();
+        assert!(bad.to_string().contains("not a scan result"), "{bad}");
     }
 
     #[test]

@@ -47,7 +47,8 @@ impl Figures {
                     f.fault_arounds += 1;
                     f.fault_around_pages += w.req_count;
                 }
-                Trigger::Start => {}
+                // A collapse reads through its Sync windows, counted above.
+                Trigger::Start | Trigger::Collapse(_) => {}
             }
         }
         f.windows = f.sync_windows + f.async_windows;
@@ -217,6 +218,7 @@ pub fn window_line_files(w: &Window, files: &[FileLoc]) -> String {
         Trigger::Async => format!("async @{} req {}", w.index, w.req_count),
         Trigger::Fault => format!("fault @{}", w.index),
         Trigger::FaultAround => format!("around [{}+{})", w.index, w.req_count),
+        Trigger::Collapse(result) => format!("collapse @{} nr {} {}", w.index, w.req_count, result.name()),
     };
     for submit in &w.submits {
         match submit {

@@ -8,7 +8,7 @@
 //! `get_init_ra_size()` / `get_next_ra_size()`, the buffered read path of mm/filemap.c and
 //! the cases of `generic_fadvise()`, and of the fault path (`crate::fault`: `filemap_fault()`,
 //! `do_sync_mmap_readahead()`, `do_async_mmap_readahead()`, `filemap_map_pages()`,
-//! `do_fault_around()`, `finish_fault()`, `do_set_pmd()`, x86's retry, madvise, GUP's populate) has a stable id, `"<kernel function>: <condition>"`,
+//! `do_fault_around()`, `finish_fault()`, `do_set_pmd()`, x86's retry, madvise, GUP's populate, MADV_COLLAPSE) has a stable id, `"<kernel function>: <condition>"`,
 //! listed in [`BRANCHES`]. Where a comparison decides, its three sides are separate ids
 //! (`"... req_count < max_pages"`, `"... == ..."`, `"... > ..."`), so that a set reaching
 //! every id also reaches the boundary values.
@@ -311,6 +311,22 @@ pub const BRANCHES: &[Branch] = &[
     b("madvise_vma_behavior: MADV_NORMAL"),
     b("madvise_vma_behavior: MADV_SEQUENTIAL"),
     b("madvise_vma_behavior: MADV_RANDOM"),
+    // mm/khugepaged.c: MADV_COLLAPSE (crate::collapse)
+    b("madvise_collapse: !collapse_possible: -EINVAL"),
+    b("madvise_collapse: no aligned 2 MiB inside the range"),
+    b("madvise_collapse: other error: exit"),
+    b("collapse_possible: VM_NOHUGEPAGE"),
+    b("collapse_possible: !thp_vma_suitable_order"),
+    b("collapse_possible: !file_thp_enabled"),
+    b("collapse_scan_file: a PMD-order folio: SCAN_PTE_MAPPED_HUGEPAGE"),
+    b("collapse_file: SCAN_ALLOC_HUGE_PAGE_FAIL"),
+    b("collapse_file: missing page: page_cache_sync_readahead"),
+    b("collapse_file: no folio after the readahead: SCAN_FAIL"),
+    b("collapse_file: folio_trylock failed: SCAN_PAGE_LOCK"),
+    b("collapse_file: a readahead of several requests: the kernel races"),
+    b("collapse_file: collapsed"),
+    b("try_collapse_pte_mapped_thp: SCAN_PMD_MAPPED"),
+    b("try_collapse_pte_mapped_thp: set_huge_pmd"),
     b("madvise_willneed: vfs_fadvise(POSIX_FADV_WILLNEED)"),
     // PROT_EXEC mappings (mm/filemap.c)
     b("do_sync_mmap_readahead: VM_EXEC: window ends at the VMA's end"),
@@ -487,7 +503,7 @@ mod tests {
     /// table (the compiler checks it too), and every id of the table is recorded somewhere.
     #[test]
     fn the_table_lists_every_id_the_sources_record_and_nothing_else() {
-        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs"), include_str!("fault.rs"), include_str!("splice.rs"), include_str!("gup.rs"), include_str!("direct.rs")];
+        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs"), include_str!("fault.rs"), include_str!("splice.rs"), include_str!("gup.rs"), include_str!("direct.rs"), include_str!("collapse.rs")];
         let mut recorded: Vec<String> = Vec::new();
         for src in sources {
             let text: String = src.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -7,7 +7,7 @@
 //! | mm/memory.c | `do_read_fault()`, `should_fault_around()`, `do_fault_around()`, `finish_fault()`, `do_set_pmd()`, `set_pte_range()` |
 //! | mm/filemap.c | `filemap_fault()`, `do_sync_mmap_readahead()`, `do_async_mmap_readahead()`, `lock_folio_maybe_drop_mmap()`, `filemap_map_pages()`, `next_uptodate_folio()`, `filemap_map_pmd()`, `filemap_map_folio_range()`, `filemap_map_order0_folio()` |
 //! | mm/internal.h | `maybe_unlock_mmap_for_io()`, `folio_within_vma()` |
-//! | mm/madvise.c, mm/khugepaged.c | `madvise_update_vma()`'s flags (`madvise_vma_behavior()`, `hugepage_madvise()`), `madvise_willneed()` |
+//! | mm/madvise.c, mm/khugepaged.c | `madvise_update_vma()`'s flags (`madvise_vma_behavior()`, `hugepage_madvise()`), `madvise_willneed()` (MADV_COLLAPSE: [`crate::collapse`]) |
 //!
 //! What the trace shows of it: every `filemap_fault()` call emits `mm_filemap_fault`
 //! (a [`Trigger::Fault`] window: the read-around or `VM_HUGEPAGE` window it submits, and a
@@ -117,9 +117,9 @@ pub struct Mmap {
     pub vstart: u64,
     pub vmas: Vec<Vma>,
     /// Per page of the mapping: mapped (a PTE, or a PMD that maps it).
-    ptes: Vec<bool>,
+    pub(crate) ptes: Vec<bool>,
     /// PMD entries that are not none, by virtual PMD number (`vpn >> 9`).
-    pmds: HashMap<u64, Pmd>,
+    pub(crate) pmds: HashMap<u64, Pmd>,
 }
 
 impl Mmap {
@@ -274,7 +274,7 @@ impl Model<'_> {
         let split = area.vmas.iter().any(|v| (v.start < start && start < v.end) || (v.start < end && end < v.end));
         // Only the advice that changes VMA flags splits a VMA (madvise_update_vma());
         // WILLNEED reads and populate faults pages in, neither splits.
-        if split && !matches!(advice, MadvAdvice::Willneed | MadvAdvice::PopulateRead) {
+        if split && !matches!(advice, MadvAdvice::Willneed | MadvAdvice::PopulateRead | MadvAdvice::Collapse) {
             cover!(self.rec, "madvise_update_vma: VMA split");
         }
         let f = match advice {
@@ -302,6 +302,14 @@ impl Model<'_> {
                 for (s, e) in pieces {
                     self.madvise_willneed(fd, pgoff, s, e);
                 }
+                self.blk_finish_plug();
+                return;
+            }
+            MadvAdvice::Collapse => {
+                // The same plug holds madvise_collapse()'s readahead: its requests wait in
+                // it until collapse_file() sleeps on a folio they read (crate::collapse).
+                self.blk_start_plug();
+                self.madvise_collapse_range(map, start, end);
                 self.blk_finish_plug();
                 return;
             }
@@ -649,7 +657,7 @@ impl Model<'_> {
 
     /// A fault sleeps until the read of the folio at `head` completed: see the module's
     /// assumptions.
-    fn fault_wait_locked(&mut self, head: u64) {
+    pub(crate) fn fault_wait_locked(&mut self, head: u64) {
         // Sleeping flushes the task's plug (held only inside madvise(MADV_POPULATE_READ)).
         self.blk_flush_plug();
         match self.config.io_completion {
@@ -1002,7 +1010,7 @@ fn madvise_vma_behavior(rec: &mut Recorder, advice: MadvAdvice) -> fn(u32) -> u3
             |f| (f & !VM_SEQ_READ) | VM_RAND_READ
         }
         MadvAdvice::Hugepage | MadvAdvice::Nohugepage => hugepage_madvise(rec, advice),
-        MadvAdvice::Willneed | MadvAdvice::PopulateRead => unreachable!("do_madvise() handles {advice:?}"),
+        MadvAdvice::Willneed | MadvAdvice::PopulateRead | MadvAdvice::Collapse => unreachable!("do_madvise() handles {advice:?}"),
     }
 }
 

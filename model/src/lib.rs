@@ -58,6 +58,7 @@
 //! ```
 
 pub mod block;
+pub mod collapse;
 pub mod config;
 pub mod coverage;
 pub mod direct;
@@ -83,7 +84,7 @@ pub use coverage::{Branch, Coverage, BRANCHES};
 pub use input::{Extent, FileInput, FsKind, Input, MappingLimits, QueueLimits, ThpMode, VmSettings};
 pub use model::{Explained, Simulation, WindowNote};
 pub use pattern::{Advice, MadvAdvice, Op, ReadHow, SizeRange, Step, TouchOrder};
-pub use trace::{Folio, RaState, Request, Submit, Trace, Trigger, Window};
+pub use trace::{Folio, RaState, Request, ScanResult, Submit, Trace, Trigger, Window};
 pub use variant::{AsyncAlign, Policy};
 
 /// The trace Linux 7.3.4 with the variant `policy` produces for `input`, under the

@@ -116,6 +116,10 @@ pub enum MadvAdvice {
     /// MADV_POPULATE_READ: madvise_populate() -> faultin_page_range(): read faults on every
     /// page of the range that is not mapped (GUP, FOLL_UNLOCKABLE, retries FOLL_TRIED).
     PopulateRead,
+    /// MADV_COLLAPSE: madvise_collapse() (mm/khugepaged.c) on the 2 MiB-aligned part of the
+    /// range: each PMD range of the file collapses into one order-9 folio (collapse_file()
+    /// reads missing pages with page_cache_sync_readahead()) and is mapped by a PMD.
+    Collapse,
 }
 
 fn is_false(b: &bool) -> bool {

@@ -43,6 +43,77 @@ pub enum Trigger {
     /// next_uptodate_folio() found a folio in the range and no PMD was mapped; the pages
     /// it mapped are not in the event.
     FaultAround,
+    /// `mm_khugepaged_collapse_file`: `collapse_file()` (mm/khugepaged.c) ended, for
+    /// MADV_COLLAPSE, with this result; `index` is the event's (the page its loop stopped
+    /// at: the range's end on success), `req_count` its `nr` (HPAGE_PMD_NR), `ra` all
+    /// default. The readahead `collapse_file()` made for missing pages opened `Sync`
+    /// windows before it; the order-9 folio that replaced the small ones is not a
+    /// `mm_filemap_add_to_page_cache` (`xas_store()`), so no folio is in this window.
+    Collapse(ScanResult),
+}
+
+/// Declares [`ScanResult`] with the names the trace prints.
+macro_rules! scan_results {
+    ($($variant:ident = $name:literal,)*) => {
+        /// `enum scan_result`, mm/khugepaged.c (7.3.4), as `SCAN_STATUS` in
+        /// include/trace/events/huge_memory.h names each in the trace.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum ScanResult {
+            $(#[serde(rename = $name)] $variant,)*
+        }
+
+        impl ScanResult {
+            /// The name `__print_symbolic(result, SCAN_STATUS)` prints.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ScanResult::$variant => $name,)*
+                }
+            }
+
+            /// The result a trace line names, if it is one of 7.3.4's.
+            pub fn from_name(name: &str) -> Option<ScanResult> {
+                match name {
+                    $($name => Some(ScanResult::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+scan_results! {
+    Fail = "failed",
+    Succeed = "succeeded",
+    NoPteTable = "no_pte_table",
+    PmdMapped = "page_pmd_mapped",
+    ExceedNonePte = "exceed_none_pte",
+    ExceedSwapPte = "exceed_swap_pte",
+    ExceedSharedPte = "exceed_shared_pte",
+    PteNonPresent = "pte_non_present",
+    PteUffd = "pte_uffd_wp",
+    PteMappedHugepage = "pte_mapped_hugepage",
+    LackReferencedPage = "lack_referenced_page",
+    PageNull = "page_null",
+    ScanAbort = "scan_aborted",
+    PageCount = "not_suitable_page_count",
+    PageLru = "page_not_in_lru",
+    PageLock = "page_locked",
+    PageAnon = "page_not_anon",
+    PageLazyfree = "page_lazyfree",
+    PageCompound = "page_compound",
+    AnyProcess = "no_process_for_page",
+    VmaNull = "vma_null",
+    VmaCheck = "vma_check_failed",
+    AddressRange = "not_suitable_address_range",
+    DelPageLru = "could_not_delete_page_from_lru",
+    AllocHugePageFail = "alloc_huge_page_failed",
+    CgroupChargeFail = "ccgroup_charge_failed",
+    Truncated = "truncated",
+    PageHasPrivate = "page_has_private",
+    StoreFailed = "store_failed",
+    CopyMc = "copy_poisoned_page",
+    PageFilled = "page_filled",
+    PageDirtyOrWriteback = "page_dirty_or_writeback",
 }
 
 /// The readahead state (`struct file_ra_state`) as the sync/async tracepoint saw it:

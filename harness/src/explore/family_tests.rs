@@ -1,5 +1,5 @@
 //! Tests of explore's families of steps beyond plain reads and mappings: splice, preadv2
-//! flags and O_DIRECT, allocation failure.
+//! flags and O_DIRECT, allocation failure, MADV_COLLAPSE.
 
 use radiff_model::Op;
 
@@ -85,4 +85,61 @@ fn the_fail_alloc_family_parses_and_never_meets_a_mapping() {
         assert!(ops.iter().any(|op| matches!(op, Op::FailAlloc { times: 1..=4, min_order: 4..=9 })), "scenario {i}");
     }
     assert!(armed >= 20, "{armed} of 600 scenarios fail allocations");
+}
+
+// ---- MADV_COLLAPSE ----
+
+/// The model's mark of a collapse whose readahead window is several requests, which the
+/// kernel races (model/src/collapse.rs).
+const RACE: &str = "collapse_file: a readahead of several requests: the kernel races";
+
+/// Every scenario of the repository that collapses reads one request a window on the model
+/// (the shapes the scenario check cannot see: pages cached inside a range split a window).
+#[test]
+fn no_scenario_of_the_repository_collapses_through_a_window_of_several_requests() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let s = crate::scenario::Scenario::load(&path).unwrap();
+        if !s.steps.iter().any(|st| matches!(st, radiff_model::Step::Madvise { advice: radiff_model::MadvAdvice::Collapse, .. })) {
+            continue;
+        }
+        seen += 1;
+        let (_, cov) = radiff_model::coverage(&synthetic_input(&s), &radiff_model::Policy::BASE);
+        assert!(!cov.contains(RACE), "{}: a collapse window of several requests", path.display());
+    }
+    assert!(seen >= 2, "{seen} scenarios collapse");
+}
+
+/// The collapse family (generate/collapse.rs): about one in [`generate::COLLAPSE_ONE_IN`]
+/// mapping scenarios collapses a mapping; each parses (so passes the scenario check: its
+/// windows are one request), keeps the window within max_sectors_kb after shrinking's
+/// default settings too, and the model collapses in some of them.
+#[test]
+fn the_collapse_family_parses_keeps_windows_to_one_request_and_collapses() {
+    let (mut drawn, mut collapsed) = (0, 0);
+    for i in 0..1600 {
+        let g = generate::generate(1, i);
+        let is_collapse = |s: &GenStep| matches!(s, GenStep::Map { advice: Some(radiff_model::MadvAdvice::Collapse), .. });
+        if !g.steps.iter().any(is_collapse) {
+            continue;
+        }
+        drawn += 1;
+        let doubled = g.steps.iter().any(|s| matches!(s, GenStep::Fadvise { advice: radiff_model::Advice::Sequential }));
+        assert!(g.read_ahead_kb * if doubled { 2 } else { 1 } <= g.max_sectors_kb, "scenario {i}: {} / {}", g.read_ahead_kb, g.max_sectors_kb);
+        let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
+        assert!(is_collapse(&g.steps[0]) && !g.steps[1..].iter().any(is_collapse), "scenario {i}: a collapse only as the first step");
+        let (trace, cov) = radiff_model::coverage(&synthetic_input(&s), &radiff_model::Policy::BASE);
+        assert!(!cov.contains(RACE), "scenario {i}: a collapse window of several requests\n{}", g.yaml("", &[]));
+        if trace.windows.iter().any(|w| matches!(w.trigger, radiff_model::Trigger::Collapse(_))) {
+            collapsed += 1;
+        }
+        let mut shrunk = g.clone();
+        shrunk.read_ahead_kb = 2048;
+        shrunk.fix();
+        scenario_of(&shrunk, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i} with read_ahead_kb 2048: {e}"));
+    }
+    assert!(drawn >= 20, "{drawn} of 1600 scenarios collapse");
+    assert!(collapsed >= drawn / 4, "the model collapsed in {collapsed} of {drawn}");
 }

@@ -20,6 +20,7 @@ use radiff_model::{Advice, FsKind, MadvAdvice, ThpMode};
 
 use crate::scenario::{Scenario, Size};
 
+mod collapse;
 mod faultpath;
 mod render;
 mod rwf;
@@ -30,6 +31,7 @@ pub use render::{advice_name, madv_name, thp_name};
 use render::on_first_file;
 pub use splice::{SPLICE_ONE_IN, SPLICE_PRODUCTIONS};
 pub use faultpath::{EXEC_ONE_IN, LARGE_BLOCKS_ONE_IN};
+pub use collapse::COLLAPSE_ONE_IN;
 use faultpath::{exec_family, large_block_family};
 
 const KIB: u64 = 1 << 10;
@@ -311,6 +313,7 @@ pub fn generate(seed: u64, index: u64) -> Gen {
         g.fault_around = pick(&mut family, FAULT_AROUND);
         g.thp = pick(&mut family, &[ThpMode::Always, ThpMode::Always, ThpMode::Madvise, ThpMode::Never]);
         exec_family(seed, index, &mut g);
+        collapse::collapse_family(seed, index, &mut g);
     } else {
         // The two-file family, likewise.
         let mut family = SplitMix64::new(seed ^ SplitMix64::new(index.wrapping_add(0x6669_6c65)).next_u64());
@@ -431,6 +434,7 @@ impl Gen {
         // away leaves one file).
         self.files = if self.steps.iter().any(|s| matches!(s, GenStep::Alternate { .. })) { 2 } else { 1 };
         self.fault_around = self.fault_around.clamp(4096, 2 * MIB).next_power_of_two();
+        collapse::fix(self);
     }
 
     /// Where each step starts and, for sequential steps, where it stops (`None`: the end of

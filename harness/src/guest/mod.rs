@@ -24,15 +24,14 @@ use run::run;
 
 /// Where file `f` of the scenario is in the guest's mount: `data`, then `data1`, ...
 fn file_path(f: usize) -> PathBuf {
-    if f == 0 { Path::new(MNT).join(FILE_NAME) } else { Path::new(MNT).join(format!("{FILE_NAME}{f}")) }
+    Path::new(MNT).join(crate::wire::file_name(f))
 }
 
 const MNT: &str = "/tmp/radiff-mnt";
-const FILE_NAME: &str = "data";
 const TRACING: &str = "/sys/kernel/tracing";
 
 /// The events radiff records.
-pub const EVENTS: [&str; 7] = [
+pub const EVENTS: [&str; 8] = [
     "readahead:page_cache_sync_ra",
     "readahead:page_cache_async_ra",
     "readahead:page_cache_ra_order",
@@ -40,6 +39,7 @@ pub const EVENTS: [&str; 7] = [
     "filemap:mm_filemap_add_to_page_cache",
     "filemap:mm_filemap_fault",
     "filemap:mm_filemap_map_pages",
+    "huge_memory:mm_khugepaged_collapse_file",
 ];
 pub const BLOCK_EVENT: &str = "block:block_rq_issue";
 

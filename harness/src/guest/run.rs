@@ -345,6 +345,7 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
                 radiff_model::MadvAdvice::Hugepage => M::MADV_HUGEPAGE,
                 radiff_model::MadvAdvice::Nohugepage => M::MADV_NOHUGEPAGE,
                 radiff_model::MadvAdvice::PopulateRead => return madvise_populate_read(addr, offset, len),
+                radiff_model::MadvAdvice::Collapse => return madvise_collapse(addr, offset, len),
             };
             // SAFETY: a page-aligned range inside a live mapping of this process (checked above).
             let at = unsafe { std::ptr::NonNull::new_unchecked(addr.as_ptr().cast::<u8>().add(offset as usize).cast()) };
@@ -434,6 +435,20 @@ fn madvise_populate_read(addr: std::ptr::NonNull<std::ffi::c_void>, offset: u64,
     let r = unsafe { nix::libc::madvise(addr.as_ptr().cast::<u8>().add(offset as usize).cast(), len as usize, nix::libc::MADV_POPULATE_READ) };
     if r != 0 {
         return Err(format!("madvise(+{offset}, {len}, MADV_POPULATE_READ): {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// MADV_COLLAPSE (not in nix). Its errors are not the run's: `madvise_collapse()` returns
+/// EAGAIN or EINVAL for a range that did not collapse, and the trace's
+/// `mm_khugepaged_collapse_file` events say which and why.
+fn madvise_collapse(addr: std::ptr::NonNull<std::ffi::c_void>, offset: u64, len: u64) -> GResult<()> {
+    // SAFETY: a page-aligned range inside a live mapping of this process (the caller
+    // checked it); MADV_COLLAPSE replaces the range's page-cache folios by one of the same
+    // contents and changes no contents.
+    let r = unsafe { nix::libc::madvise(addr.as_ptr().cast::<u8>().add(offset as usize).cast(), len as usize, nix::libc::MADV_COLLAPSE) };
+    if r != 0 {
+        eprintln!("madvise(+{offset}, {len}, MADV_COLLAPSE): {}", std::io::Error::last_os_error());
     }
     Ok(())
 }

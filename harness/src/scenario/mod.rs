@@ -120,6 +120,7 @@ impl Scenario {
         let read_bytes = steps::expanded_bytes(&steps, &sizes);
         let vm = sections::vm(&at, &raw.vm)?;
         steps::check_fail_alloc(&at, &steps, vm.thp_enabled, block_size)?;
+        steps::check_collapse(&at, &steps, &points, device.kind, block_size)?;
         let (trace_buffer_kb, timeout) = sections::budget(&at, raw.trace_buffer_kb, raw.timeout_s, read_bytes, files.total)?;
         let variants_line = yaml::line_of(text, &["variants"]);
         let file_names: Vec<String> = if files.named { files.defs.iter().map(|f| f.name.clone()).collect() } else { Vec::new() };
@@ -625,5 +626,30 @@ reads:
         assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: fail_alloc `min_order` 4 with the file system's blocks (minimum folio order 4) and a mapping"), "{e}");
         parse(&with_steps(&mapped.replace("times: 1}", "times: 1, min_order: 5}"), "mkfs: {block_size: 64 KiB}\n")).unwrap();
         parse(&with_steps(&mapped, "")).unwrap();
+    }
+
+    #[test]
+    fn collapse_parses_over_any_page_range_and_refuses_windows_of_several_requests() {
+        let steps = "  - mmap: {size: 8 MiB}\n  - madvise: {advice: collapse, offset: 1 MiB, size: 4 MiB}\n";
+        let s = parse(&with_steps(steps, "")).unwrap();
+        assert_eq!(s.steps[1], Step::Madvise { map: 0, offset: 1 << 20, len: 4 << 20, advice: MadvAdvice::Collapse }, "the kernel collapses the aligned 2 MiB inside");
+        let e = error(&with_steps(steps, "  read_ahead_kb: [128, 2048]\n"));
+        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: madvise `advice: collapse`: read_ahead_kb 2048 is more than max_sectors_kb 1024") && e.contains("SCAN_PAGE_LOCK"), "{e}");
+        let seq = format!("  - fadvise: {{advice: sequential}}\n{steps}");
+        parse(&with_steps(&seq, "")).unwrap();
+        let e = error(&with_steps(&seq, "  read_ahead_kb: [1024]\n"));
+        assert!(e.starts_with("scenarios/t.yaml:15: reads[2]: madvise `advice: collapse`: 2 x read_ahead_kb 1024"), "{e}");
+        let e = error(&with_steps(steps, "").replace("  read_ahead_kb: 128\n", ""));
+        assert!(e.contains("set `queue.read_ahead_kb` and `queue.max_sectors_kb`"), "{e}");
+        let e = error(&with_steps(&format!("  - fail_alloc: {{times: 1}}\n{steps}"), ""));
+        assert!(e.contains("not with `fail_alloc`"), "{e}");
+        let e = error(&with_steps(steps, "mkfs: {block_size: 16 KiB}\n"));
+        assert!(e.contains("not with `mkfs.block_size` 16 KiB"), "{e}");
+        let ufs = with_steps(steps, "").replace("  kind: nvme\n  size: 1 GiB\n  transfer_limit: 2 MiB\n", "  kind: ufs\n  size: 1 GiB\n").replace("matrix:\n  max_sectors_kb: [1024, 2048]\n", "");
+        parse(&ufs).unwrap();
+        let e = error(&ufs.replace("max_sectors_kb: 512", "max_sectors_kb: 1024"));
+        assert!(e.contains("max_sectors_kb 1024 on UFS"), "{e}");
+        let e = error(&with_steps("  - mmap: {size: 8 MiB}\n  - madvise: {advice: collapse, offset: 1 KiB, size: 4 MiB}\n", ""));
+        assert!(e.contains("must be multiples of 4 KiB"), "{e}");
     }
 }

@@ -153,5 +153,6 @@ fn trigger_name(t: Trigger) -> &'static str {
         Trigger::Fault => "fault",
         Trigger::FaultAround => "fault-around",
         Trigger::Start => "start",
+        Trigger::Collapse(_) => "collapse",
     }
 }

@@ -108,6 +108,7 @@ pub fn madv_name(a: MadvAdvice) -> &'static str {
         MadvAdvice::Hugepage => "hugepage",
         MadvAdvice::Nohugepage => "nohugepage",
         MadvAdvice::PopulateRead => "populate_read",
+        MadvAdvice::Collapse => "collapse",
     }
 }
 
