@@ -23,9 +23,10 @@ pub enum Status {
     /// The model and the kernel differ, and a second run of the kernel gave the first
     /// run's trace again: the model is wrong here (the diff, rendered).
     ModelBug { diff: String },
-    /// The model and the kernel differ, but two runs of the same kernel differ too: a race
-    /// in the kernel the model cannot decide (the model's diff against the first run, and
-    /// the second run's against the first).
+    /// The model and the kernel differ, but two runs of the same kernel differ too, or the
+    /// model gives the kernel's trace when requests complete at issue
+    /// ([`completion_explains`]): a race the model cannot decide (the model's diff against
+    /// the first run, and why it is a race).
     KernelRace { diff: String, runs: String },
     /// Model and kernel agree, but the kernel's trace does not fire the detector (only
     /// possible where the synthesised measurement differs from the guest's: extents,
@@ -59,7 +60,7 @@ impl Status {
             Status::Confirmed { kernel_key } => format!("confirmed: the kernel fires it too [{kernel_key}], and the model equals the kernel"),
             Status::ModelBug { diff } => format!("MODEL BUG: the model and the kernel differ, and a second run of the kernel repeats the first\n{diff}"),
             Status::KernelRace { diff, runs } => {
-                format!("KERNEL RACE: the model and the kernel differ, and so do two runs of the kernel (not a model bug)\n{runs}\nthe model against the first run:\n{diff}")
+                format!("KERNEL RACE: the model and the kernel differ where the kernel's trace depends on timing (not a model bug)\n{runs}\nthe model against the first run:\n{diff}")
             }
             Status::NotReproduced => "not reproduced: the model equals the kernel, but the kernel's trace does not fire the detector".into(),
             Status::Failed { error } => format!("the run failed: {error}"),
@@ -251,11 +252,27 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
             if let Some(r) = compare::compare(first, &second) {
                 let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{}.yaml", p.name)).display());
                 p.race.get_or_insert(compare::render_between(&r, &format!("{}::{variant}", p.name), &rerun, ("first run", "second run")));
+            } else if let Some(why) = completion_explains(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1, first) {
+                p.race.get_or_insert(why);
             }
             p.bug.get_or_insert(text);
         }
     }
     pending.into_iter().map(|p| judge(p, o)).collect()
+}
+
+/// Why the kernel's `trace`, which the model's default completion timing does not give,
+/// is still a race: the model gives it when every request completes as it is issued
+/// (`IoCompletion::AtIssue`). Then the trace depends on when the guest's requests complete
+/// (a splice's `prev_pos`, set after each folio, is one such place), and two runs that
+/// agree only went the same way twice.
+fn completion_explains(input: &Input, policy: &Policy, trace: &Trace) -> Option<String> {
+    let at_issue = radiff_model::predict_with(input, policy, &radiff_model::ModelConfig { io_completion: radiff_model::IoCompletion::AtIssue, ..Default::default() });
+    compare::compare(trace, &at_issue).is_none().then(|| {
+        "the two runs of the kernel agree, but the model gives their trace when every request completes as it is issued \
+         (IoCompletion::AtIssue) and another by default: the trace depends on when requests complete, a race in the guest"
+            .to_string()
+    })
 }
 
 /// Runs `who` (finding index, variant index) of `pending` on `variant`'s kernel in one
@@ -342,7 +359,7 @@ impl Confirmation {
                 Some("model-bugs")
             }
             Status::KernelRace { diff, runs } => {
-                let _ = writeln!(c, "KERNEL RACE: two runs of the same kernel differ, so the model (which equals one outcome or none) cannot be judged here:");
+                let _ = writeln!(c, "KERNEL RACE: two runs of the same kernel differ, or the model gives the kernel's trace under another completion timing, so the model (which equals one outcome or none) cannot be judged here:");
                 for line in runs.lines().chain(std::iter::once("the model against the first run:")).chain(diff.lines()) {
                     let _ = writeln!(c, "  {line}");
                 }
@@ -363,5 +380,35 @@ impl Confirmation {
         let path = folder.map_or_else(|| dir.to_path_buf(), |d| dir.join(d)).join(format!("{}.yaml", f.name()));
         let text = f.gen.yaml(&c, &f.variants(&o.variants[0]));
         crate::cache::write_atomic(&path, text.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use radiff_model::{predict_with, IoCompletion, Input, ModelConfig, Op, Policy, QueueLimits};
+
+    fn input(ops: Vec<Op>) -> Input {
+        let mut input = Input::xfs_on_nvme(8 << 20, ops);
+        input.queue = QueueLimits::nvme_qemu(4, 512);
+        input
+    }
+
+    fn at_issue(input: &Input) -> radiff_model::Trace {
+        predict_with(input, &Policy::BASE, &ModelConfig { io_completion: IoCompletion::AtIssue, ..Default::default() })
+    }
+
+    #[test]
+    fn a_kernel_trace_the_model_gives_when_requests_complete_at_issue_is_a_race_not_a_model_bug() {
+        // A splice whose async mark lies in its own sync window: its prev_pos there depends
+        // on completion (model/tests/splice_timing.rs). The kernel's trace as the model
+        // gives it at issue differs from the default prediction, and is explained.
+        let splice = input(vec![Op::Splice { fd: 0, offset: 0, len: 128 << 10, pipe: 64 << 10, sendfile: false }]);
+        let kernel = at_issue(&splice);
+        assert!(crate::compare::compare(&kernel, &radiff_model::predict(&splice, &Policy::BASE)).is_some(), "the default and at-issue predictions should differ here");
+        let why = super::completion_explains(&splice, &Policy::BASE, &kernel).expect("explained by completion timing");
+        assert!(why.contains("IoCompletion::AtIssue"), "{why}");
+        // A kernel trace neither timing gives (another scenario's) is not explained.
+        let other = at_issue(&input(vec![Op::Read { fd: 0, offset: 0, len: 1 << 20 }]));
+        assert!(super::completion_explains(&splice, &Policy::BASE, &other).is_none());
     }
 }
