@@ -21,6 +21,13 @@ fn fixture() -> String {
     std::fs::read_to_string(radiff::repo_root().join("harness/tests/fixtures/full_cache.yaml")).unwrap()
 }
 
+/// The fixture's second step, which the bad-step tests replace, and its line in `good`.
+const STEP: &str = "  - sequential: {from: 4 KiB, size: 16 KiB}";
+
+fn step_line(good: &str) -> usize {
+    good.lines().position(|l| l == STEP).unwrap() + 1
+}
+
 fn load_error(dir: &Path, name: &str, yaml: &[u8]) -> String {
     let path = dir.join(name);
     std::fs::write(&path, yaml).unwrap();
@@ -47,9 +54,8 @@ fn a_scenario_with_one_bad_step_is_an_error_at_the_steps_line() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display();
     let good = fixture();
-    let step = "  - sequential: {from: 4 KiB, size: 16 KiB}";
-    let line = good.lines().position(|l| l == step).unwrap() + 1;
-    let bad = |with: &str| good.replace(step, with);
+    let line = step_line(&good);
+    let bad = |with: &str| good.replace(STEP, with);
     let err = load_error(dir.path(), "key.yaml", bad("  - sequential: {from: 4 KiB, sise: 16 KiB}").as_bytes());
     assert!(err.starts_with(&format!("{d}/key.yaml:{line}: reads[1].sequential: unknown field `sise`, expected one of `from`, `size`")), "{err}");
     let err = load_error(dir.path(), "unit.yaml", bad("  - sequential: {from: 4 KiB, size: 16 lots}").as_bytes());
@@ -243,8 +249,7 @@ fn a_host_without_qemu_virtme_ng_or_the_kernel_source_fails_at_once_saying_which
 fn a_count_or_size_past_its_limit_is_an_error_at_its_line_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let good = fixture();
-    let step = "  - sequential: {from: 4 KiB, size: 16 KiB}";
-    let line = good.lines().position(|l| l == step).unwrap() + 1;
+    let line = step_line(&good);
     let line_of = |text: &str, needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
     let check = |name: &str, text: String, at: usize, says: &str| {
         let started = Instant::now();
@@ -256,20 +261,20 @@ fn a_count_or_size_past_its_limit_is_an_error_at_its_line_at_once() {
     for n in ["4000000000", "4294967296", "9223372036854775808"] {
         // 2^63 bytes as bytes: 2^63 KiB overflows u64, an error of its own at the section.
         let unit = if n.len() > 12 { "" } else { " KiB" };
-        check("random.yaml", good.replace(step, &format!("  - random: {{count: {n}, size: 4 KiB}}")), line, "at most 4194304");
+        check("random.yaml", good.replace(STEP, &format!("  - random: {{count: {n}, size: 4 KiB}}")), line, "at most 4194304");
         let touch = format!("  - mmap: {{size: 1 MiB}}\n  - touch: {{order: random, count: {n}}}");
-        check("touch.yaml", good.replace(step, &touch), line + 1, "at most");
-        check("seq.yaml", good.replace(step, &format!("  - sequential: {{from: 0, size: 1, to: {n}}}")), line, "");
-        check("read.yaml", good.replace(step, &format!("  - read: {{offset: {n}, size: {n}}}")), line, "does not fit");
+        check("touch.yaml", good.replace(STEP, &touch), line + 1, "at most");
+        check("seq.yaml", good.replace(STEP, &format!("  - sequential: {{from: 0, size: 1, to: {n}}}")), line, "");
+        check("read.yaml", good.replace(STEP, &format!("  - read: {{offset: {n}, size: {n}}}")), line, "does not fit");
         check("device.yaml", good.replacen("size: 128 MiB", &format!("size: {n}{unit}"), 1), line_of(&good, "size: 128 MiB"), "device.size");
         check("file.yaml", good.replacen("size: 16 MiB", &format!("size: {n}{unit}"), 1), line_of(&good, "size: 16 MiB"), "");
     }
-    check("streams.yaml", good.replace(step, "  - interleaved: {streams: 100000000, size: 4 KiB}"), line, "at most 64");
-    check("streams32.yaml", good.replace(step, "  - interleaved: {streams: 4294967295, size: 4 KiB}"), line, "at most 64");
+    check("streams.yaml", good.replace(STEP, "  - interleaved: {streams: 100000000, size: 4 KiB}"), line, "at most 64");
+    check("streams32.yaml", good.replace(STEP, "  - interleaved: {streams: 4294967295, size: 4 KiB}"), line, "at most 64");
     check("trace.yaml", format!("{good}trace_buffer_kb: 99999999\n"), good.lines().count() + 1, "at most 2097152");
     check("trace63.yaml", format!("{good}trace_buffer_kb: 9223372036854775808\n"), good.lines().count() + 1, "at most");
     check("timeout.yaml", format!("{good}timeout_s: 4294967296\n"), good.lines().count() + 1, "at most 86400");
-    check("map.yaml", good.replace(step, "  - mmap: {map: 4294967295}"), line, "0 to 63");
+    check("map.yaml", good.replace(STEP, "  - mmap: {map: 4294967295}"), line, "0 to 63");
 }
 
 #[test]
@@ -277,9 +282,8 @@ fn a_bad_splice_step_is_an_error_at_its_line_and_a_good_one_parses() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display();
     let good = fixture();
-    let step = "  - sequential: {from: 4 KiB, size: 16 KiB}";
-    let line = good.lines().position(|l| l == step).unwrap() + 1;
-    let bad = |with: &str| good.replace(step, with);
+    let line = step_line(&good);
+    let bad = |with: &str| good.replace(STEP, with);
     for (name, with, says) in [
         ("pipe3.yaml", "  - splice: {offset: 0, size: 1 MiB, pipe: 12 KiB}", "`pipe` 12 KiB must be a power of two from 4 KiB to 1 MiB"),
         ("pipe2m.yaml", "  - splice: {offset: 0, size: 1 MiB, pipe: 2 MiB}", "`pipe` 2 MiB must be a power of two"),
@@ -301,9 +305,8 @@ fn bad_preadv2_flags_and_direct_reads_are_errors_at_their_line_and_good_ones_par
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display();
     let good = fixture();
-    let step = "  - sequential: {from: 4 KiB, size: 16 KiB}";
-    let line = good.lines().position(|l| l == step).unwrap() + 1;
-    let bad = |with: &str| good.replace(step, with);
+    let line = step_line(&good);
+    let bad = |with: &str| good.replace(STEP, with);
     for (name, text, says) in [
         ("twice.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [nowait, nowait]}"), "`flags` lists nowait twice"),
         ("both.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [nowait], direct: true}"), "`direct: true` does not go with `flags:`"),
