@@ -3,8 +3,22 @@
 
 use radiff_model::Op;
 
-use super::generate::{self, GenStep};
+use super::generate::{self, Gen, GenStep};
 use super::*;
+use crate::scenario::Scenario;
+
+/// Seed 1's first `n` generated scenarios with a step `has` picks, each parsed as a
+/// scenario (one the scenario check refuses fails the test, naming it and its YAML).
+fn drawn(n: u64, has: impl Fn(&GenStep) -> bool) -> Vec<(u64, Gen, Scenario)> {
+    (0..n)
+        .map(|i| (i, generate::generate(1, i)))
+        .filter(|(_, g)| g.steps.iter().any(&has))
+        .map(|(i, g)| {
+            let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
+            (i, g, s)
+        })
+        .collect()
+}
 
 // ---- splice ----
 
@@ -13,15 +27,9 @@ use super::*;
 /// splice expands into one `Op::Splice` with a pipe F_SETPIPE_SZ gives exactly.
 #[test]
 fn the_splice_family_parses_and_leaves_the_other_families_alone() {
-    let mut spliced = 0;
-    for i in 0..600 {
-        let g = generate::generate(1, i);
-        if !g.steps.iter().any(|s| matches!(s, GenStep::Splice { .. })) {
-            continue;
-        }
-        spliced += 1;
+    let spliced = drawn(600, |s| matches!(s, GenStep::Splice { .. }));
+    for (i, g, s) in &spliced {
         assert!(!g.steps.iter().any(|s| matches!(s, GenStep::Map { .. } | GenStep::Alternate { .. })), "scenario {i}");
-        let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
         let ops = radiff_model::pattern::expand_files(&s.steps, &s.file_sizes());
         for op in ops {
             if let Op::Splice { offset, len, pipe, .. } = op {
@@ -30,7 +38,7 @@ fn the_splice_family_parses_and_leaves_the_other_families_alone() {
             }
         }
     }
-    assert!(spliced >= 10, "{spliced} of 600 scenarios splice");
+    assert!(spliced.len() >= 10, "{} of 600 scenarios splice", spliced.len());
 }
 
 // ---- preadv2 flags and O_DIRECT ----
@@ -41,14 +49,9 @@ fn the_splice_family_parses_and_leaves_the_other_families_alone() {
 #[test]
 fn the_rwf_family_parses_and_draws_nowait_reads_only_on_a_range_just_read() {
     let mut kinds = std::collections::HashSet::new();
-    for i in 0..1200 {
-        let g = generate::generate(1, i);
-        if !g.steps.iter().any(|s| matches!(s, GenStep::ReadWith { .. })) {
-            continue;
-        }
+    for (i, g, s) in drawn(1200, |s| matches!(s, GenStep::ReadWith { .. })) {
         assert!(g.fs != radiff_model::FsKind::F2fs, "scenario {i}");
         assert!(!g.steps.iter().any(|s| matches!(s, GenStep::Map { .. } | GenStep::Splice { .. } | GenStep::Alternate { .. })), "scenario {i}");
-        let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
         let ops = radiff_model::pattern::expand_files(&s.steps, &s.file_sizes());
         let hows: std::collections::HashSet<_> = ops.iter().filter_map(|op| if let Op::ReadWith { how, .. } = op { Some(*how) } else { None }).collect();
         assert_eq!(hows.len(), 1, "scenario {i}: one kind of flagged read: {hows:?}");
@@ -72,19 +75,13 @@ fn the_rwf_family_parses_and_draws_nowait_reads_only_on_a_range_just_read() {
 /// and the model runs it.
 #[test]
 fn the_fail_alloc_family_parses_and_never_meets_a_mapping() {
-    let mut armed = 0;
-    for i in 0..600 {
-        let g = generate::generate(1, i);
-        if !g.steps.iter().any(|s| matches!(s, GenStep::FailAlloc { .. })) {
-            continue;
-        }
-        armed += 1;
+    let armed = drawn(600, |s| matches!(s, GenStep::FailAlloc { .. }));
+    for (i, g, s) in &armed {
         assert!(!g.steps.iter().any(|s| matches!(s, GenStep::Map { .. })), "scenario {i}");
-        let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
         let ops = radiff_model::pattern::expand_files(&s.steps, &s.file_sizes());
         assert!(ops.iter().any(|op| matches!(op, Op::FailAlloc { times: 1..=4, min_order: 4..=9 })), "scenario {i}");
     }
-    assert!(armed >= 20, "{armed} of 600 scenarios fail allocations");
+    assert!(armed.len() >= 20, "{} of 600 scenarios fail allocations", armed.len());
 }
 
 // ---- MADV_COLLAPSE ----
@@ -118,19 +115,14 @@ fn no_scenario_of_the_repository_collapses_through_a_window_of_several_requests(
 /// default settings too, and the model collapses in some of them.
 #[test]
 fn the_collapse_family_parses_keeps_windows_to_one_request_and_collapses() {
-    let (mut drawn, mut collapsed) = (0, 0);
-    for i in 0..1600 {
-        let g = generate::generate(1, i);
-        let is_collapse = |s: &GenStep| matches!(s, GenStep::Map { advice: Some(radiff_model::MadvAdvice::Collapse), .. });
-        if !g.steps.iter().any(is_collapse) {
-            continue;
-        }
-        drawn += 1;
+    let is_collapse = |s: &GenStep| matches!(s, GenStep::Map { advice: Some(radiff_model::MadvAdvice::Collapse), .. });
+    let drawn = drawn(1600, is_collapse);
+    let mut collapsed = 0;
+    for (i, g, s) in &drawn {
         let doubled = g.steps.iter().any(|s| matches!(s, GenStep::Fadvise { advice: radiff_model::Advice::Sequential }));
         assert!(g.read_ahead_kb * if doubled { 2 } else { 1 } <= g.max_sectors_kb, "scenario {i}: {} / {}", g.read_ahead_kb, g.max_sectors_kb);
-        let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
         assert!(is_collapse(&g.steps[0]) && !g.steps[1..].iter().any(is_collapse), "scenario {i}: a collapse only as the first step");
-        let (trace, cov) = radiff_model::coverage(&synthetic_input(&s), &radiff_model::Policy::BASE);
+        let (trace, cov) = radiff_model::coverage(&synthetic_input(s), &radiff_model::Policy::BASE);
         assert!(!cov.contains(RACE), "scenario {i}: a collapse window of several requests\n{}", g.yaml("", &[]));
         if trace.windows.iter().any(|w| matches!(w.trigger, radiff_model::Trigger::Collapse(_))) {
             collapsed += 1;
@@ -140,6 +132,6 @@ fn the_collapse_family_parses_keeps_windows_to_one_request_and_collapses() {
         shrunk.fix();
         scenario_of(&shrunk, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i} with read_ahead_kb 2048: {e}"));
     }
-    assert!(drawn >= 20, "{drawn} of 1600 scenarios collapse");
-    assert!(collapsed >= drawn / 4, "the model collapsed in {collapsed} of {drawn}");
+    assert!(drawn.len() >= 20, "{} of 1600 scenarios collapse", drawn.len());
+    assert!(collapsed >= drawn.len() / 4, "the model collapsed in {collapsed} of {}", drawn.len());
 }
