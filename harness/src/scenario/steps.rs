@@ -527,9 +527,6 @@ pub(super) fn check_fail_alloc(at: &At, steps: &[Step], thp: Option<radiff_model
     Ok(())
 }
 
-/// QEMU UFS's `max_segments` (128) pages, in KiB.
-const UFS_SEGMENTS_KB: u64 = 128 * 4;
-
 /// What `madvise: {advice: collapse}` needs of the rest of the scenario, checked once it is
 /// parsed. `collapse_file()` reads a missing page with `page_cache_sync_readahead()`,
 /// sleeps until that one folio is unlocked, then `folio_trylock()`s the next folios of the
@@ -558,8 +555,10 @@ pub(super) fn check_collapse(at: &At, steps: &[Step], points: &[super::Point], d
         let (Some(ra), Some(max)) = (point.queue.read_ahead_kb, point.queue.max_sectors_kb) else {
             return bad("set `queue.read_ahead_kb` and `queue.max_sectors_kb` (and each `matrix:` value): the collapse's readahead is exact only while each of its windows is one request".into());
         };
-        if device == crate::wire::DeviceKind::Ufs && max > UFS_SEGMENTS_KB {
-            return bad(format!("max_sectors_kb {max} on UFS: a window of that many order-0 folios may need more than its 128 segments, so several requests; at most {UFS_SEGMENTS_KB}"));
+        let ufs_kb = super::ufs_segments_kb();
+        if device == crate::wire::DeviceKind::Ufs && max > ufs_kb {
+            let segments = ufs_kb * 1024 / PAGE;
+            return bad(format!("max_sectors_kb {max} on UFS: a window of that many order-0 folios may need more than its {segments} segments, so several requests; at most {ufs_kb}"));
         }
         let window = if doubled { 2 * ra } else { ra };
         if window > max {
