@@ -267,14 +267,16 @@ impl Model<'_> {
         result
     }
 
+    /// The live mappings of the current file (`mapping->i_mmap`).
+    fn mappings_of_file(&mut self) -> impl Iterator<Item = &mut crate::fault::Mmap> {
+        let file = self.cur_file;
+        self.mm.iter_mut().flatten().filter(move |area| crate::pattern::file_of(area.fd as u32) as usize == file)
+    }
+
     /// `try_to_unmap()`, mm/rmap.c (Linux 7.3.4), of the folio at file pages `[first,
     /// next)`: its PTEs go from every mapping of the file.
     fn try_to_unmap(&mut self, first: u64, next: u64) {
-        let file = self.cur_file;
-        for area in self.mm.iter_mut().flatten() {
-            if crate::pattern::file_of(area.fd as u32) as usize != file {
-                continue;
-            }
+        for area in self.mappings_of_file() {
             for p in first.max(area.pgoff)..next.min(area.pgoff + area.pages) {
                 area.ptes[(p - area.pgoff) as usize] = false;
             }
@@ -287,9 +289,8 @@ impl Model<'_> {
     /// table there, if it has one (`find_pmd_or_thp_or_none() == SCAN_SUCCEED`); the
     /// file's VMAs have no anon_vma (read-only mappings), so all are retractable.
     fn retract_page_tables(&mut self, pgoff: u64) {
-        let file = self.cur_file;
-        for area in self.mm.iter_mut().flatten() {
-            if crate::pattern::file_of(area.fd as u32) as usize != file || pgoff < area.pgoff || pgoff >= area.pgoff + area.pages {
+        for area in self.mappings_of_file() {
+            if pgoff < area.pgoff || pgoff >= area.pgoff + area.pages {
                 continue;
             }
             let page = pgoff - area.pgoff;
