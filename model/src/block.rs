@@ -6,12 +6,16 @@
 //! Segments are counted on physical addresses, as the kernel does: each folio's comes
 //! from `Input::folio_pfns` or the [`crate::FolioMemory`] assumption.
 //!
-//! The model has no I/O scheduler: requests form in the plug (`blk_attempt_plug_merge()`)
-//! and are issued at `blk_finish_plug()`. radiff's one-vCPU guests run `mq-deadline`, the
-//! kernel's default for a disk with one hardware queue (`Input::queue.scheduler` records
-//! it); with two vCPUs the NVMe disk had two queues and `none`, and every trial's trace was
-//! the same under both: one reader that plugs each batch leaves the elevator nothing the
-//! plug did not merge. The model also assumes one device per plug, no `chunk_sectors`, no
+//! Requests form in the plug (`blk_attempt_plug_merge()`) and are issued when it is
+//! flushed. With no I/O scheduler (`none`, which radiff's guests set unless a scenario
+//! asks for another) they are issued in the order they were made. With `mq-deadline`
+//! (the kernel's default for a disk with one hardware queue) a flushed batch is inserted
+//! into the scheduler and dispatched from the last dispatched read's position upward, then
+//! from its oldest request: see [`deadline_dispatch_order`]. The model knows that position
+//! only from the reads it issues itself (from sector 0): the file system's own reads (an
+//! inode at open, f2fs's node pages) move it too, unseen. The elevator's own merges
+//! (`dd_insert_request()`'s insert merge) add nothing: one reader that plugs each batch
+//! leaves it nothing the plug did not merge. The model also assumes one device per plug, no `chunk_sectors`, no
 //! integrity, no inline encryption, `nomerges` 0, no Xen, no KMSAN, SPARSEMEM_VMEMMAP
 //! (x86_64), page cache folios that are not ZONE_DEVICE memory, and enough tags that no
 //! submission sleeps. Every bio_vec starts page aligned and is a multiple of 4 KiB long,
@@ -296,6 +300,36 @@ pub struct Plug {
     pub mq_list: Vec<Rq>,
 }
 
+/// The order in which `mq-deadline` (Linux 7.3.4 block/mq-deadline.c) dispatches reads
+/// inserted together, given as indices into `sectors` (their start sectors, oldest first),
+/// when the last read it dispatched started at `latest_pos`.
+///
+/// `__dd_dispatch_request()` takes `deadline_next_request()`, the lowest-sectored request
+/// at or above `latest_pos` (`deadline_from_pos()`; of equal sectors the oldest, as
+/// `elv_rb_add()` puts an equal key to the right); if there is none, the oldest request
+/// (`deadline_fifo_request()`). `dd_start_request()` then sets `latest_pos` to the
+/// dispatched request's start. Whether it is within a batch (`fifo_batch`) only decides
+/// which of the two paths picks `next_rq`; both pick the same. Not modelled: a request
+/// whose `read_expire` (500 ms) passed before it was dispatched, other priorities than
+/// best effort, and writes.
+pub fn deadline_dispatch_order(sectors: &[u64], latest_pos: u64) -> Vec<usize> {
+    let mut pending: Vec<usize> = (0..sectors.len()).collect();
+    let mut order = Vec::with_capacity(sectors.len());
+    let mut pos = latest_pos;
+    while !pending.is_empty() {
+        let at = pending
+            .iter()
+            .enumerate()
+            .filter(|&(_, &i)| sectors[i] >= pos)
+            .min_by_key(|&(k, &i)| (sectors[i], k))
+            .map_or(0, |(k, _)| k);
+        let i = pending.remove(at);
+        pos = sectors[i];
+        order.push(i);
+    }
+    order
+}
+
 /// `__bvec_gap_to_prev()` (block/blk.h).
 fn __bvec_gap_to_prev(lim: &Limits, bprv: &Bvec, offset: u64) -> bool {
     (offset & lim.virt_boundary_mask) != 0 || ((bprv.offset + bprv.len) & lim.virt_boundary_mask) != 0
@@ -454,9 +488,7 @@ impl Model<'_> {
             return;
         }
         if let Some(plug) = self.plug.take() {
-            for rq in plug.mq_list {
-                self.blk_mq_start_request(&rq);
-            }
+            self.dispatch(plug.mq_list);
         }
     }
 
@@ -465,9 +497,26 @@ impl Model<'_> {
     /// their completion); the plug stays.
     pub(crate) fn blk_flush_plug(&mut self) {
         if let Some(plug) = self.plug.as_mut() {
-            for rq in std::mem::take(&mut plug.mq_list) {
-                self.blk_mq_start_request(&rq);
+            let batch = std::mem::take(&mut plug.mq_list);
+            self.dispatch(batch);
+        }
+    }
+
+    /// A batch of requests leaves the plug (`blk_mq_flush_plug_list()`) or one is issued
+    /// without it: in their order with no scheduler (`blk_mq_issue_direct()`,
+    /// `nvme_queue_rqs()`), in [`deadline_dispatch_order`] under `mq-deadline`
+    /// (`blk_mq_dispatch_list()` inserts the whole batch, then runs the queue).
+    fn dispatch(&mut self, batch: Vec<Rq>) {
+        if self.input.queue.scheduler != "mq-deadline" {
+            for rq in &batch {
+                self.blk_mq_start_request(rq);
             }
+            return;
+        }
+        let sectors: Vec<u64> = batch.iter().map(|rq| rq.sector).collect();
+        for i in deadline_dispatch_order(&sectors, self.deadline_latest_pos) {
+            self.deadline_latest_pos = batch[i].sector;
+            self.blk_mq_start_request(&batch[i]);
         }
     }
 
@@ -521,8 +570,9 @@ impl Model<'_> {
         if self.plug.is_some() {
             self.blk_add_rq_to_plug(rq);
         } else {
-            // No plug (->read_folio from filemap_read()): blk_mq_try_issue_directly().
-            self.blk_mq_start_request(&rq);
+            // No plug (->read_folio from filemap_read()): blk_mq_try_issue_directly(), or
+            // under a scheduler blk_mq_insert_request() and a run of the queue.
+            self.dispatch(vec![rq]);
         }
         remainder
     }
@@ -536,9 +586,8 @@ impl Model<'_> {
         let plug = self.plug.as_mut().unwrap();
         if let Some(head) = plug.mq_list.first() {
             if plug.mq_list.len() >= BLK_MAX_REQUEST_COUNT || head.sectors * SECTOR_SIZE >= BLK_PLUG_FLUSH_SIZE {
-                for rq in std::mem::take(&mut plug.mq_list) {
-                    self.blk_mq_start_request(&rq);
-                }
+                let batch = std::mem::take(&mut plug.mq_list);
+                self.dispatch(batch);
             }
         }
         self.plug.as_mut().unwrap().mq_list.push(rq);
@@ -645,6 +694,23 @@ mod tests {
 
     fn max_bytes(lim: &Limits) -> u64 {
         get_max_io_size(0, lim) * SECTOR_SIZE
+    }
+
+    #[test]
+    fn deadline_dispatches_upward_from_its_last_position_then_from_the_oldest() {
+        // A batch in file order whose middle is where the last read started: the part at or
+        // above it goes first, then the oldest request, and upward from there.
+        assert_eq!(deadline_dispatch_order(&[100, 130, 160, 210, 240, 270], 200), vec![3, 4, 5, 0, 1, 2]);
+        // Entirely above or entirely below: in sector order.
+        assert_eq!(deadline_dispatch_order(&[300, 400, 500], 200), vec![0, 1, 2]);
+        assert_eq!(deadline_dispatch_order(&[10, 20, 30], 200), vec![0, 1, 2]);
+        // A batch made backward (not in sector order) is sorted from the position.
+        assert_eq!(deadline_dispatch_order(&[500, 400, 300], 0), vec![2, 1, 0]);
+        // Wrapping goes to the oldest, not the lowest: here 400, then 500, then 300.
+        assert_eq!(deadline_dispatch_order(&[400, 300, 500], 450), vec![2, 0, 1]);
+        // A request exactly at the position counts as above it; equal sectors go oldest first.
+        assert_eq!(deadline_dispatch_order(&[50, 200, 200], 200), vec![1, 2, 0]);
+        assert!(deadline_dispatch_order(&[], 7).is_empty());
     }
 
     #[test]

@@ -54,8 +54,9 @@ pub struct QueueLimits {
     pub seg_boundary_mask: u64,
     pub rotational: bool,
     pub nr_requests: u64,
-    /// The active I/O scheduler: `mq-deadline` in radiff's one-vCPU guests (the default for
-    /// a disk with one hardware queue). The model does not read it (see `block`).
+    /// The active I/O scheduler: `none` (radiff's guests set it unless a scenario asks for
+    /// `mq-deadline`, the kernel's default for a disk with one hardware queue). The model
+    /// orders dispatch for `mq-deadline` and treats any other as `none` (see `block`).
     pub scheduler: String,
 }
 

@@ -27,8 +27,8 @@
 //! What the model assumes besides [`ModelConfig`]: 4 KiB pages and file system blocks;
 //! every folio allocation succeeds at any order unless an `Op::FailAlloc` armed fail_page_alloc
 //! (see [`fail_page_alloc`](mod@fail_page_alloc)), and nothing is reclaimed; the file has no
-//! inline data and no compression, encryption or verity; blk-mq with no I/O scheduler
-//! merging beyond the plug (see `block`), no `chunk_sectors`, `nomerges` 0, enough tags;
+//! inline data and no compression, encryption or verity; blk-mq with `none` or
+//! `mq-deadline` and no merging beyond the plug (see `block`), no `chunk_sectors`, `nomerges` 0, enough tags;
 //! the guest's only I/O on the device is the scenario's (metadata reads, `RM`, are not
 //! predicted). On the fault path ([`fault`]): the mappings' virtual addresses as measured
 //! (else congruent to the file offset modulo 2 MiB), reads in flight across the loads that

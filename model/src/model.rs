@@ -333,6 +333,8 @@ pub(crate) struct Model<'a> {
     pub plug: Option<Plug>,
     /// `blk_start_plug()` calls made while a plug was held, not yet finished.
     pub(crate) nested_plugs: u32,
+    /// mq-deadline's `latest_pos[DD_READ]`: the start of the last read dispatched.
+    pub(crate) deadline_latest_pos: u64,
     /// Folios whose read was issued by the current ->readahead / ->read_folio call.
     pub io_folios: Vec<u64>,
     /// Folios under read I/O that complete before the next system call
@@ -401,6 +403,7 @@ impl<'a> Model<'a> {
             rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new), coverage: None, file: 0, io_mark: 0, before_first: Vec::new() },
             plug: None,
             nested_plugs: 0,
+            deadline_latest_pos: 0,
             io_folios: Vec::new(),
             inflight: Vec::new(),
             op: 0,
