@@ -51,6 +51,31 @@ pub struct QueueSettings {
     pub read_ahead_kb: Option<u64>,
     pub max_sectors_kb: Option<u64>,
     pub rotational: Option<bool>,
+    /// Always written: the kernel's own default depends on the guest's vCPUs (one hardware
+    /// queue gets `mq-deadline`, several `none`), which the host's load decides.
+    #[serde(default)]
+    pub scheduler: Scheduler,
+}
+
+/// `/sys/block/DEVICE/queue/scheduler`: the I/O schedulers the model knows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheduler {
+    /// No scheduler: requests are issued in the order the plug made them.
+    #[default]
+    None,
+    /// mq-deadline: a plugged batch is dispatched upward from the last read's position.
+    MqDeadline,
+}
+
+impl Scheduler {
+    /// The name sysfs uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheduler::None => "none",
+            Scheduler::MqDeadline => "mq-deadline",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

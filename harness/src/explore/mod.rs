@@ -95,6 +95,7 @@ pub fn queue_limits(scenario: &Scenario) -> QueueLimits {
     if let Some(r) = q.rotational {
         limits.rotational = r;
     }
+    limits.scheduler = q.scheduler.name().to_string();
     limits
 }
 

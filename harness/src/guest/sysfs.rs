@@ -143,7 +143,11 @@ pub(super) fn apply_queue(device: &str, settings: &QueueSettings) -> GResult<Que
     if let Some(v) = settings.rotational {
         write_setting(&queue, "rotational", if v { "1" } else { "0" })?;
     }
+    write_setting(&queue, "scheduler", settings.scheduler.name())?;
     let limits = read_queue(&queue)?;
+    if limits.scheduler != settings.scheduler.name() {
+        return Err(format!("the kernel did not keep scheduler={}: it reads back {}", settings.scheduler.name(), limits.scheduler));
+    }
     for (name, want, got) in [
         ("max_sectors_kb", settings.max_sectors_kb, limits.max_sectors_kb),
         ("read_ahead_kb", settings.read_ahead_kb, limits.read_ahead_kb),

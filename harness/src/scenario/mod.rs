@@ -11,7 +11,7 @@ use std::time::Duration;
 use radiff_model::{FsKind, Step};
 
 use crate::error::{Error, Result};
-use crate::wire::{DeviceKind, QueueSettings, VmRequest};
+use crate::wire::{DeviceKind, QueueSettings, Scheduler, VmRequest};
 use crate::yaml;
 
 mod bounds;
@@ -245,6 +245,9 @@ pub fn describe_queue(q: &QueueSettings) -> BTreeMap<&'static str, String> {
     if let Some(v) = q.rotational {
         m.insert("rotational", (v as u8).to_string());
     }
+    if q.scheduler != Scheduler::None {
+        m.insert("scheduler", q.scheduler.name().to_string());
+    }
     m
 }
 
@@ -278,6 +281,18 @@ matrix:
 
     fn error(text: &str) -> String {
         parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_scheduler_is_none_unless_the_scenario_names_mq_deadline() {
+        let s = parse(GOOD).unwrap();
+        assert!(s.points.iter().all(|p| p.queue.scheduler == Scheduler::None), "every point sets `none` when `queue:` names none");
+        assert!(!describe_queue(&s.points[0].queue).contains_key("scheduler"), "the default stays out of summaries");
+        let s = parse(&GOOD.replace("  max_sectors_kb: 512\n", "  max_sectors_kb: 512\n  scheduler: mq-deadline\n")).unwrap();
+        assert!(s.points.iter().all(|p| p.queue.scheduler == Scheduler::MqDeadline), "matrix points keep it");
+        assert_eq!(describe_queue(&s.points[0].queue)["scheduler"], "mq-deadline");
+        let e = error(&GOOD.replace("  max_sectors_kb: 512\n", "  max_sectors_kb: 512\n  scheduler: bfq\n"));
+        assert!(e.starts_with("scenarios/t.yaml:12: ") && e.contains("bfq") && e.contains("mq-deadline"), "{e}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use radiff_model::{Advice, FsKind, MadvAdvice, ThpMode};
 use serde::Deserialize;
 
 use super::size::{Size, SizeOrRange};
-use crate::wire::DeviceKind;
+use crate::wire::{DeviceKind, Scheduler};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -72,6 +72,7 @@ pub(super) struct QueueFile {
     pub(super) read_ahead_kb: Option<u64>,
     pub(super) max_sectors_kb: Option<u64>,
     pub(super) rotational: Option<bool>,
+    pub(super) scheduler: Option<Scheduler>,
 }
 
 #[derive(Deserialize, Default)]

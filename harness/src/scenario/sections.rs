@@ -212,7 +212,7 @@ pub(super) fn points(at: &At, queue: &QueueFile, matrix: &MatrixFile, transfer_l
         }
         Ok(())
     };
-    let base_queue = QueueSettings { read_ahead_kb: queue.read_ahead_kb, max_sectors_kb: queue.max_sectors_kb, rotational: queue.rotational };
+    let base_queue = QueueSettings { read_ahead_kb: queue.read_ahead_kb, max_sectors_kb: queue.max_sectors_kb, rotational: queue.rotational, scheduler: queue.scheduler.unwrap_or_default() };
     check_queue(&["queue", "max_sectors_kb"], &QueueSettings { read_ahead_kb: None, ..base_queue.clone() })?;
     check_queue(&["queue", "read_ahead_kb"], &base_queue)?;
     let mut points = vec![Point { label: None, queue: base_queue.clone() }];
