@@ -62,7 +62,7 @@ fn queue() -> impl Strategy<Value = QueueLimits> {
             logical_block_size: lbs,
             physical_block_size: pbs,
             virt_boundary_mask: if virt { 4095 } else { 0 },
-            scheduler: "none".into(),
+            scheduler: if virt == (lbs == 512) { "none".into() } else { "mq-deadline".into() },
             ..Default::default()
         })
 }
@@ -77,6 +77,8 @@ fn op(size: u64, dontneed: bool) -> impl Strategy<Value = Op> {
         8 => (0u32..3, 0..size + PAGE, 1u64..(2 << 20)).prop_map(|(fd, offset, len)| Op::Read { fd, offset, len }),
         8 => (0u32..3, 0..size / PAGE + 1, 1u64..64).prop_map(|(fd, page, pages)| Op::Read { fd, offset: page * PAGE, len: pages * PAGE }),
         1 => (0u32..3, 0..size, 0..size, advice).prop_map(|(fd, offset, len, advice)| Op::Fadvise { fd, offset, len, advice }),
+        1 => (0u32..3, 0..size / PAGE + 1, 1u64..512, prop::sample::select(vec![1u64, 16, 64]), any::<bool>())
+            .prop_map(|(fd, page, pages, pipe, sendfile)| Op::Splice { fd, offset: page * PAGE, len: pages * PAGE, pipe: pipe * PAGE, sendfile }),
     ]
 }
 
@@ -93,6 +95,16 @@ fn input(dontneed: bool) -> impl Strategy<Value = Input> {
         let file_size = (pages * PAGE - tail).max(1);
         (layout(pages), ops(file_size, dontneed)).prop_map(move |(extents, ops)| Input { fs, file_size, extents, queue: queue.clone(), mapping, ops, folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() })
     })
+}
+
+/// Clears every window's `ra.prev_pos` when `input` splices: the one field that depends on
+/// completion timing there (model/tests/splice_timing.rs).
+fn without_splice_prev_pos(input: &Input, trace: &mut Trace) {
+    if input.ops.iter().any(|op| matches!(op, Op::Splice { .. })) {
+        for w in &mut trace.windows {
+            w.ra.prev_pos = 0;
+        }
+    }
 }
 
 fn config() -> impl Strategy<Value = ModelConfig> {
@@ -264,21 +276,51 @@ proptest! {
     }
 
     /// Reads do not depend on when I/O completes (see config::IoCompletion); a hint to
-    /// drop pages only sees the difference for folios still under I/O.
+    /// drop pages only sees the difference for folios still under I/O. A splice records a
+    /// `prev_pos` that may (filemap_splice_read() sets it after each folio), and nothing
+    /// else: the windows, their folios and requests are the same.
     #[test]
     fn completion_timing_does_not_change_reads(input in input(false), policy in any_policy(), memory in prop::sample::select(vec![FolioMemory::Scattered, FolioMemory::Contiguous])) {
-        let traces: Vec<Trace> = [IoCompletion::AtIssue, IoCompletion::BeforeNextOp, IoCompletion::WhenWaited]
+        let mut traces: Vec<Trace> = [IoCompletion::AtIssue, IoCompletion::BeforeNextOp, IoCompletion::WhenWaited]
             .into_iter()
             .map(|io_completion| predict_with(&input, &policy, &ModelConfig { io_completion, folio_memory: memory, ..Default::default() }))
             .collect();
+        for t in &mut traces {
+            without_splice_prev_pos(&input, t);
+        }
         prop_assert_eq!(&traces[0], &traces[1]);
         prop_assert_eq!(&traces[0], &traces[2]);
     }
 
+    /// mq-deadline changes the order in which a batch's requests reach the device, never
+    /// what they are: each window has the same requests as with no scheduler.
+    #[test]
+    fn the_scheduler_only_reorders_requests(input in input(true), policy in any_policy()) {
+        let mut none = input.clone();
+        none.queue.scheduler = "none".into();
+        let mut deadline = input;
+        deadline.queue.scheduler = "mq-deadline".into();
+        let (a, b) = (predict(&none, &policy), predict(&deadline, &policy));
+        prop_assert_eq!(a.windows.len(), b.windows.len());
+        for (x, y) in a.windows.iter().zip(&b.windows) {
+            let (mut rx, mut ry) = (x.requests.clone(), y.requests.clone());
+            rx.sort_by_key(|r| (r.sector, r.sectors));
+            ry.sort_by_key(|r| (r.sector, r.sectors));
+            prop_assert_eq!(rx, ry);
+            let (mut x, mut y) = (x.clone(), y.clone());
+            x.requests.clear();
+            y.requests.clear();
+            prop_assert_eq!(x, y);
+        }
+    }
+
     #[test]
     fn completion_before_the_next_call_is_completion_at_issue(input in input(true), policy in any_policy()) {
-        let at_issue = predict_with(&input, &policy, &ModelConfig { io_completion: IoCompletion::AtIssue, ..Default::default() });
-        prop_assert_eq!(predict(&input, &policy), at_issue);
+        let mut at_issue = predict_with(&input, &policy, &ModelConfig { io_completion: IoCompletion::AtIssue, ..Default::default() });
+        let mut before_next = predict(&input, &policy);
+        without_splice_prev_pos(&input, &mut at_issue);
+        without_splice_prev_pos(&input, &mut before_next);
+        prop_assert_eq!(before_next, at_issue);
     }
 
     /// A variant that does not touch a path leaves it alone.
