@@ -117,9 +117,10 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
     let report = match against {
         Against::Snapshot => snapshot_difference(repo, scenario, point, &out)?,
         Against::Model => {
-            let model = predict(&model_input(scenario, &out.env, &out.capture.pfns), &Policy::BASE);
+            let input = model_input(scenario, &out.env, &out.capture.pfns);
+            let model = predict(&input, &Policy::BASE);
             let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
-            compare::compare(&kernel, &model).map(|d| compare::render(&d, &scenario.name, &rerun))
+            compare::compare_timed(&kernel, &model, &compare::timed_windows(&input, &Policy::BASE)).0.map(|d| compare::render(&d, &scenario.name, &rerun))
         }
     };
     let verdict = match report {

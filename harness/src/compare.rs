@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use radiff_model::{Extent, Trace, Window};
+use radiff_model::{Extent, Input, ModelConfig, Op, Policy, RaState, Trace, Window};
 use similar::{ChangeTag, TextDiff};
 
 use crate::summary::{window_line, Figures};
@@ -146,6 +146,52 @@ pub fn compare(kernel: &Trace, model: &Trace) -> Option<Divergence> {
     soft.map(|i| Divergence { window: i, part: Part::WindowFields, kernel: kernel.clone(), model: model.clone() })
 }
 
+/// The windows of the model's trace whose `ra.prev_pos` depends on when reads complete:
+/// those a splice opened. `filemap_splice_read()` records `prev_pos` after each folio, so
+/// at an async window it holds wherever the reader had got to, and that depends on which
+/// of its reads had completed when it looked folios up (measured: a folio still under
+/// I/O drops out of the batch, AOP_TRUNCATED_PAGE, and the mark after it is met before
+/// the folios between are spliced). See `radiff_model::IoCompletion`. Empty (nothing
+/// timed) for a scenario that does not splice.
+pub fn timed_windows(input: &Input, policy: &Policy) -> Vec<bool> {
+    if !input.ops.iter().any(|op| matches!(op, Op::Splice { .. })) {
+        return Vec::new();
+    }
+    let explained = radiff_model::explain(input, policy, &ModelConfig::default());
+    explained.notes.iter().map(|n| matches!(input.ops.get(n.op), Some(Op::Splice { .. }))).collect()
+}
+
+/// A window whose `ra.prev_pos` alone differs from the model's, in a window
+/// [`timed_windows`] marks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Timed {
+    pub window: usize,
+    pub kernel: i64,
+    pub model: i64,
+}
+
+/// [`compare`], where a window that [`timed_windows`] marks (`timed[i]`) passes when only
+/// its `ra.prev_pos` differs from the model's. Returns the divergence left, if any, and
+/// the windows that passed that way, for the report.
+pub fn compare_timed(kernel: &Trace, model: &Trace, timed: &[bool]) -> (Option<Divergence>, Vec<Timed>) {
+    let d = compare(kernel, model);
+    if !matches!(d, Some(Divergence { part: Part::WindowFields, .. })) {
+        return (d, Vec::new());
+    }
+    let mut taken = Vec::new();
+    for (i, (k, m)) in kernel.windows.iter().zip(&model.windows).enumerate() {
+        if k == m {
+            continue;
+        }
+        let only_prev_pos = Window { ra: RaState { prev_pos: m.ra.prev_pos, ..k.ra.clone() }, ..k.clone() } == *m;
+        if !only_prev_pos || !timed.get(i).copied().unwrap_or(false) {
+            return (Some(Divergence { window: i, part: Part::WindowFields, kernel: kernel.clone(), model: model.clone() }), taken);
+        }
+        taken.push(Timed { window: i, kernel: k.ra.prev_pos, model: m.ra.prev_pos });
+    }
+    (None, taken)
+}
+
 fn is_collapse(w: &Window) -> bool {
     matches!(w.trigger, radiff_model::Trigger::Collapse(_))
 }
@@ -259,6 +305,43 @@ mod tests {
             folios: vec![Folio { index, order: folio_order }],
             requests: vec![Request { sector: index * 8, sectors, rwbs: rwbs.into() }],
         }
+    }
+
+    #[test]
+    fn a_prev_pos_differs_only_in_the_windows_marked_timed() {
+        let mut model = Trace { windows: vec![w(0, 4, 2, 32, "RA"), w(4, 4, 2, 32, "RA"), w(8, 4, 2, 32, "RA")] };
+        model.windows[1].ra.prev_pos = 40960;
+        let timed = [false, true, false];
+        let mut kernel = model.clone();
+        kernel.windows[1].ra.prev_pos = -1;
+        assert_eq!(compare(&kernel, &model).map(|d| (d.window, d.part)), Some((1, Part::WindowFields)));
+        assert_eq!(compare_timed(&kernel, &model, &timed), (None, vec![Timed { window: 1, kernel: -1, model: 40960 }]));
+        assert_eq!(compare_timed(&kernel, &model, &[]).0.map(|d| d.window), Some(1), "nothing timed: it fails");
+        // An unmarked window admits no other value.
+        kernel.windows[2].ra.prev_pos = 7;
+        assert_eq!(compare_timed(&kernel, &model, &timed).0.map(|d| (d.window, d.part)), Some((2, Part::WindowFields)));
+        // Another field than prev_pos is never excused, nor are requests.
+        let mut kernel = model.clone();
+        kernel.windows[1].ra.size += 1;
+        assert_eq!(compare_timed(&kernel, &model, &timed).0.map(|d| d.window), Some(1));
+        let mut kernel = model.clone();
+        kernel.windows[1].ra.prev_pos = -1;
+        kernel.windows[0].requests[0].sectors = 8;
+        assert_eq!(compare_timed(&kernel, &model, &timed).0.map(|d| (d.window, d.part)), Some((0, Part::Requests)));
+    }
+
+    #[test]
+    fn only_the_windows_a_splice_opened_are_timed() {
+        let input = Input::xfs_on_nvme(
+            8 << 20,
+            vec![Op::Read { fd: 0, offset: 0, len: 4096 }, Op::Splice { fd: 0, offset: 1 << 20, len: 128 << 10, pipe: 64 << 10, sendfile: false }],
+        );
+        let timed = timed_windows(&input, &Policy::BASE);
+        let trace = radiff_model::predict(&input, &Policy::BASE);
+        assert_eq!(timed.len(), trace.windows.len());
+        assert!(!timed[0], "the pread's window");
+        assert!(timed[1..].iter().all(|&t| t) && timed.len() > 1, "{timed:?}");
+        assert!(timed_windows(&Input::xfs_on_nvme(8 << 20, vec![Op::Read { fd: 0, offset: 0, len: 4096 }]), &Policy::BASE).is_empty());
     }
 
     #[test]

@@ -54,7 +54,16 @@ pub enum Touches {
 /// * `ra->prev_pos` changes only when `filemap_read()` returns.
 ///
 /// So windows, folios and requests of reads do not depend on completion timing (the
-/// property tests check that all three settings give the same trace for reads). What
+/// property tests check that all three settings give the same trace for reads).
+///
+/// The last premise does not hold for `filemap_splice_read()`, which sets `ra->prev_pos`
+/// after each folio it splices: at an async window a splice opened, `prev_pos` is where
+/// the reader had got to, which depends on which reads had completed when it looked folios
+/// up (a folio under I/O drops out of the batch; the kernel mixes the settings below, one
+/// request completed and the next not). Only that field: the windows, folios and requests
+/// are the same (the property tests check that too, and model/tests/splice_timing.rs pins
+/// the difference). The guest cannot order it, so trials do not compare it there (the
+/// harness's `compare_timed()`). What
 /// does depend on it is `POSIX_FADV_DONTNEED`: `find_lock_entries()` skips folios it
 /// cannot lock, and a folio under read I/O is locked.
 ///

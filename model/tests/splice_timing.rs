@@ -4,10 +4,11 @@
 //! splice whose sync window holds its own async mark records at that async window a
 //! `prev_pos` that depends on whether the window's request completed before
 //! `filemap_get_pages()` looked the folios up again (`filemap_get_read_batch()` stops at a
-//! folio not yet uptodate). On the base kernel, `docs/open/splice_prev_pos.yaml` gave -1
+//! folio not yet uptodate). On the base kernel, `scenarios/splice_prev_pos.yaml` gave -1
 //! there in both runs of one session and two differing runs in another: a race in the
 //! guest, not something to model one way. This test fails when the model stops showing the
-//! dependence (then the scenario's entry in docs/measurements.md and docs/open/ are stale).
+//! dependence (then the trials' `compare_timed()` need not skip splice windows'
+//! prev_pos, and docs/scenarios.md's splice section is stale).
 
 use radiff_model::*;
 

@@ -216,7 +216,7 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
             let input = model_input(scenario, &out.env, &out.capture.pfns);
             let model = predict(&input, &p.policies[vi].1);
             let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
-            if let Some(d) = compare::compare(&kernel, &model) {
+            if let Some(d) = compare::compare_timed(&kernel, &model, &compare::timed_windows(&input, &p.policies[vi].1)).0 {
                 let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{}.yaml", p.name)).display());
                 p.diffs[vi] = Some(compare::render(&d, &format!("{}::{variant}", p.name), &rerun));
             }
