@@ -34,6 +34,10 @@
 //! docs/scenarios.md).
 
 use crate::coverage::cover;
+
+/// The coverage id that marks a collapse whose readahead window is several requests: the
+/// kernel races there (SCAN_PAGE_LOCK or not, run to run), so no trial checks it exactly.
+pub const COLLAPSE_RACE: &str = "collapse_file: a readahead of several requests: the kernel races";
 use crate::fault::{Pmd, HPAGE_PMD_ORDER, PTRS_PER_PTE, VM_NOHUGEPAGE};
 use crate::model::Model;
 use crate::readahead::ReadaheadControl;
@@ -425,7 +429,8 @@ mod tests {
     fn a_window_split_by_cached_pages_is_marked_as_the_kernels_race() {
         // The ext4 probe's shape: a fault at page 600 read 584..615 around it, so the
         // collapse's window from 512 reads 512..583 and 616..639: two requests.
-        let id = "collapse_file: a readahead of several requests: the kernel races";
+        let id = COLLAPSE_RACE;
+        assert!(crate::Coverage::of(&[id]).is_ok(), "COLLAPSE_RACE names the id `cover!` records");
         let split = Input::xfs_on_nvme(4 * MIB, vec![map(4 * MIB), touch(600 * 4096), collapse(0, 4 * MIB)]);
         let (t, cov) = crate::coverage(&split, &Policy::BASE);
         let w = t.windows.iter().find(|w| w.trigger == Trigger::Sync && w.index == 512).expect("a window at 512");

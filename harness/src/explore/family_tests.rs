@@ -88,7 +88,7 @@ fn the_fail_alloc_family_parses_and_never_meets_a_mapping() {
 
 /// The model's mark of a collapse whose readahead window is several requests, which the
 /// kernel races (model/src/collapse.rs).
-const RACE: &str = "collapse_file: a readahead of several requests: the kernel races";
+const RACE: &str = radiff_model::collapse::COLLAPSE_RACE;
 
 /// Every scenario of the repository that collapses reads one request a window on the model
 /// (the shapes the scenario check cannot see: pages cached inside a range split a window).
