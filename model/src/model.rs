@@ -189,6 +189,8 @@ pub(crate) struct Recorder {
     pub windows: Vec<Window>,
     /// The system call being run, for the notes.
     pub op: usize,
+    /// How many windows there were when it started: its own are the ones after.
+    pub op_first_window: usize,
     /// Some when explaining.
     pub notes: Option<Vec<WindowNote>>,
     /// Some when recording branch coverage (see [`crate::coverage`]).
@@ -400,7 +402,7 @@ impl<'a> Model<'a> {
             limits,
             layout: Layout::new(&input.extents),
             isize: input.file_size,
-            rec: Recorder { windows: Vec::new(), op: 0, notes: explain.then(Vec::new), coverage: None, file: 0, io_mark: 0, before_first: Vec::new() },
+            rec: Recorder { windows: Vec::new(), op: 0, op_first_window: 0, notes: explain.then(Vec::new), coverage: None, file: 0, io_mark: 0, before_first: Vec::new() },
             plug: None,
             nested_plugs: 0,
             deadline_latest_pos: 0,
@@ -468,6 +470,7 @@ impl<'a> Model<'a> {
     pub fn run_op(&mut self, i: usize) {
         self.op = i;
         self.rec.op = i;
+        self.rec.op_first_window = self.rec.windows.len();
         self.switch_file(self.file_of_op(&self.input.ops[i]));
         match self.input.ops[i] {
             Op::Read { fd, offset, len } => {
