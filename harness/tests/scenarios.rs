@@ -29,6 +29,29 @@ fn progress(line: &str) {
     eprintln!("radiff: {line}");
 }
 
+/// The model's marks of shapes where the kernel races, and what each means.
+const RACE_MARKS: [(&str, &str); 2] = [
+    (
+        radiff_model::collapse::COLLAPSE_RACE,
+        "a MADV_COLLAPSE here reads a window of several requests (pages already cached, or an extent boundary, inside the range split it): \
+         the kernel's collapse then meets a request still in flight (SCAN_PAGE_LOCK) or not",
+    ),
+    (
+        radiff_model::fault::FAULT_RACE,
+        "a fault here sleeps on its own request while another request of the reads in flight holds a folio its fault-around then looks at: \
+         the kernel's fault-around maps that folio or skips it (and a later touch faults)",
+    ),
+];
+
+/// How to write a scenario without the race `mark` names.
+fn race_fix(mark: &str) -> &'static str {
+    if mark == radiff_model::collapse::COLLAPSE_RACE {
+        "collapse a range nothing has read yet, or read it whole first (docs/scenarios.md, MADV_COLLAPSE)"
+    } else {
+        "fault on a range nothing has read yet, or read it whole first (docs/scenarios.md, \"What a step starts completes before the next one\")"
+    }
+}
+
 fn lab() -> Result<&'static Lab, Failed> {
     static LAB: OnceLock<Result<Lab, String>> = OnceLock::new();
     LAB.get_or_init(|| {
@@ -898,12 +921,10 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
             // Exact: the guest waits for the device between touches, so the fault path's
             // trace does not depend on when reads complete (radiff_model::Touches).
             let (predicted, coverage) = radiff_model::coverage(&input, policy);
-            if coverage.contains(radiff_model::collapse::COLLAPSE_RACE) {
-                failures.push(format!(
-                    "{name}: a MADV_COLLAPSE here reads a window of several requests (pages already cached, or an extent boundary, inside the range split it): \
-                     the kernel's collapse then meets a request still in flight (SCAN_PAGE_LOCK) or not, run to run, so no trial can check it exactly; \
-                     collapse a range nothing has read yet, or read it whole first (docs/scenarios.md, MADV_COLLAPSE)\n"
-                ));
+            for (mark, why) in RACE_MARKS {
+                if coverage.contains(mark) {
+                    failures.push(format!("{name}: {why}, run to run, so no trial can check it exactly; {}\n", race_fix(mark)));
+                }
             }
             let declared = match expectation {
                 ModelExpectation::Declared { policy, file, line } => {

@@ -254,6 +254,8 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
                 p.race.get_or_insert(compare::render_between(&r, &format!("{}::{variant}", p.name), &rerun, ("first run", "second run")));
             } else if let Some(why) = completion_explains(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1, first) {
                 p.race.get_or_insert(why);
+            } else if let Some(why) = race_marked(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1) {
+                p.race.get_or_insert(why);
             }
             p.bug.get_or_insert(text);
         }
@@ -273,6 +275,17 @@ fn completion_explains(input: &Input, policy: &Policy, trace: &Trace) -> Option<
          (IoCompletion::AtIssue) and another by default: the trace depends on when requests complete, a race in the guest"
             .to_string()
     })
+}
+
+/// Why a difference where the two kernel runs agree is still a race: the model marks a
+/// shape where the kernel races (`radiff_model::fault::FAULT_RACE`,
+/// `radiff_model::collapse::COLLAPSE_RACE`), and the two runs only went the same way twice.
+fn race_marked(input: &Input, policy: &Policy) -> Option<String> {
+    let (_, coverage) = radiff_model::coverage(input, policy);
+    [radiff_model::fault::FAULT_RACE, radiff_model::collapse::COLLAPSE_RACE]
+        .into_iter()
+        .find(|mark| coverage.contains(mark))
+        .map(|mark| format!("the two runs of the kernel agree, but the model marks a shape where the kernel races (`{mark}`): the trace depends on when requests complete"))
 }
 
 /// Runs `who` (finding index, variant index) of `pending` on `variant`'s kernel in one
@@ -410,5 +423,18 @@ mod tests {
         // A kernel trace neither timing gives (another scenario's) is not explained.
         let other = at_issue(&input(vec![Op::Read { fd: 0, offset: 0, len: 1 << 20 }]));
         assert!(super::completion_explains(&splice, &Policy::BASE, &other).is_none());
+    }
+
+    #[test]
+    fn a_shape_the_model_marks_as_the_kernels_race_is_a_race() {
+        use radiff_model::MadvAdvice;
+        let map = |map| Op::Mmap { map, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: false, populate: false };
+        let touch = |map, page: u64| Op::Touch { map, offset: page * 4096 };
+        // Pages cached at random through one mapping split the second mapping's fault window.
+        let random = Op::Madvise { map: 0, offset: 0, len: 8 << 20, advice: MadvAdvice::Random };
+        let split = Input::xfs_on_nvme(8 << 20, vec![map(0), random, touch(0, 2), touch(0, 4), map(1), touch(1, 1)]);
+        let why = super::race_marked(&split, &Policy::BASE).expect("a fault woken with its block's reads in flight");
+        assert!(why.contains(radiff_model::fault::FAULT_RACE), "{why}");
+        assert!(super::race_marked(&Input::xfs_on_nvme(8 << 20, vec![map(1), touch(1, 1)]), &Policy::BASE).is_none(), "a cold file");
     }
 }

@@ -109,6 +109,26 @@ fn no_scenario_of_the_repository_collapses_through_a_window_of_several_requests(
     assert!(seen >= 2, "{seen} scenarios collapse");
 }
 
+/// No scenario of the repository has a fault the model marks as the kernel's race (a fault
+/// woken on its own request while another request's folio in its fault-around block is in
+/// flight): a trial of one would fail, saying so.
+#[test]
+fn no_scenario_of_the_repository_faults_while_its_block_is_read_by_other_requests() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let s = crate::scenario::Scenario::load(&path).unwrap();
+        if !s.steps.iter().any(|st| matches!(st, radiff_model::Step::Touch { .. })) {
+            continue;
+        }
+        seen += 1;
+        let (_, cov) = radiff_model::coverage(&synthetic_input(&s), &radiff_model::Policy::BASE);
+        assert!(!cov.contains(radiff_model::fault::FAULT_RACE), "{}: a fault woken with other requests of its block in flight", path.display());
+    }
+    assert!(seen >= 10, "{seen} scenarios touch a mapping");
+}
+
 /// The collapse family (generate/collapse.rs): about one in [`generate::COLLAPSE_ONE_IN`]
 /// mapping scenarios collapses a mapping; each parses (so passes the scenario check: its
 /// windows are one request), keeps the window within max_sectors_kb after shrinking's
