@@ -15,7 +15,9 @@ use crate::scenario::{Point, Scenario};
 /// ([`Lab::with_vcpus`]): under TCG, two guests of two vCPUs on a 2-core host put four
 /// vCPU threads on two cores, and a halted vCPU's timer wakeup came so late that a guest
 /// stalled at boot (RCU stall reports, then the VM timeout). Traces do not depend on it:
-/// every trial gave the same trace with one vCPU as with two.
+/// every trial gave the same trace with one vCPU as with two, once the guest set the I/O
+/// scheduler itself (left alone, one hardware queue got `mq-deadline` and two `none`, and
+/// a batch's requests came in another order: docs/scenarios.md, "The I/O scheduler").
 pub const VM_CPUS: u32 = 2;
 
 /// Everything a run needs that outlives it: the cache, the kernels and the guest program.
