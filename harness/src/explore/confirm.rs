@@ -251,7 +251,11 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
             let text = p.diffs[vi].clone().expect("a second run where they differ");
             if let Some(r) = compare::compare(first, &second) {
                 let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{}.yaml", p.name)).display());
-                p.race.get_or_insert(compare::render_between(&r, &format!("{}::{variant}", p.name), &rerun, ("first run", "second run")));
+                let mut text = compare::render_between(&r, &format!("{}::{variant}", p.name), &rerun, ("first run", "second run"));
+                if let Some(why) = race_marked(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1) {
+                    text = format!("{why}\n{text}");
+                }
+                p.race.get_or_insert(text);
             } else if let Some(why) = completion_explains(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1, first) {
                 p.race.get_or_insert(why);
             } else if let Some(why) = race_marked(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1) {
@@ -277,15 +281,15 @@ fn completion_explains(input: &Input, policy: &Policy, trace: &Trace) -> Option<
     })
 }
 
-/// Why a difference where the two kernel runs agree is still a race: the model marks a
-/// shape where the kernel races (`radiff_model::fault::FAULT_RACE`,
-/// `radiff_model::collapse::COLLAPSE_RACE`), and the two runs only went the same way twice.
+/// Why the kernel's trace is a race here: the model marks a shape where the kernel races
+/// (`radiff_model::fault::FAULT_RACE`, `radiff_model::collapse::COLLAPSE_RACE`). Where the
+/// two kernel runs agree, they only went the same way twice; where they differ, it says why.
 fn race_marked(input: &Input, policy: &Policy) -> Option<String> {
     let (_, coverage) = radiff_model::coverage(input, policy);
     [radiff_model::fault::FAULT_RACE, radiff_model::collapse::COLLAPSE_RACE]
         .into_iter()
         .find(|mark| coverage.contains(mark))
-        .map(|mark| format!("the two runs of the kernel agree, but the model marks a shape where the kernel races (`{mark}`): the trace depends on when requests complete"))
+        .map(|mark| format!("the model marks a shape where the kernel races (`{mark}`): the trace depends on when requests complete"))
 }
 
 /// Runs `who` (finding index, variant index) of `pending` on `variant`'s kernel in one
@@ -372,7 +376,7 @@ impl Confirmation {
                 Some("model-bugs")
             }
             Status::KernelRace { diff, runs } => {
-                let _ = writeln!(c, "KERNEL RACE: two runs of the same kernel differ, or the model gives the kernel's trace under another completion timing, so the model (which equals one outcome or none) cannot be judged here:");
+                let _ = writeln!(c, "KERNEL RACE: two runs of the same kernel differ, or the model gives the kernel's trace under another completion timing or marks the shape as a race, so the model (which equals one outcome or none) cannot be judged here:");
                 for line in runs.lines().chain(std::iter::once("the model against the first run:")).chain(diff.lines()) {
                     let _ = writeln!(c, "  {line}");
                 }

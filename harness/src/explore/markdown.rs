@@ -11,7 +11,7 @@ pub fn markdown(report: &Report, o: &Options) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "## radiff explore --seed {} --variants {} --budget {} s\n\n{} scenarios in {:.1} s ({:.0}/s), {} firing a detector, {} signatures; {} findings after shrinking ({:.0} s); {} run on the kernels in {:.0} s: {} confirmed, {} model bugs, {} kernel races (two runs of one kernel differ, or the trace depends on when requests complete){}.\n",
+        "## radiff explore --seed {} --variants {} --budget {} s\n\n{} scenarios in {:.1} s ({:.0}/s), {} firing a detector, {} signatures; {} findings after shrinking ({:.0} s); {} run on the kernels in {:.0} s: {} confirmed, {} model bugs, {} kernel races (two runs of one kernel differ, or the trace depends on when requests complete, or the model marks the shape as a race){}.\n",
         o.seed,
         o.variants.join(","),
         o.budget.as_secs(),
