@@ -90,23 +90,32 @@ fn the_fail_alloc_family_parses_and_never_meets_a_mapping() {
 /// kernel races (model/src/collapse.rs).
 const RACE: &str = radiff_model::collapse::COLLAPSE_RACE;
 
+/// The scenarios of the repository with a step `has` accepts, each with the marks of
+/// the model's coverage on its synthetic input that are among `marks`.
+fn repository_marks(has: impl Fn(&radiff_model::Step) -> bool, marks: &[&str]) -> Vec<(std::path::PathBuf, Vec<String>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let s = crate::scenario::Scenario::load(&path).unwrap();
+        if !s.steps.iter().any(&has) {
+            continue;
+        }
+        let (_, cov) = radiff_model::coverage(&synthetic_input(&s), &radiff_model::Policy::BASE);
+        out.push((path, marks.iter().filter(|m| cov.contains(m)).map(|m| m.to_string()).collect()));
+    }
+    out
+}
+
 /// Every scenario of the repository that collapses reads one request a window on the model
 /// (the shapes the scenario check cannot see: pages cached inside a range split a window).
 #[test]
 fn no_scenario_of_the_repository_collapses_through_a_window_of_several_requests() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    let mut seen = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let s = crate::scenario::Scenario::load(&path).unwrap();
-        if !s.steps.iter().any(|st| matches!(st, radiff_model::Step::Madvise { advice: radiff_model::MadvAdvice::Collapse, .. })) {
-            continue;
-        }
-        seen += 1;
-        let (_, cov) = radiff_model::coverage(&synthetic_input(&s), &radiff_model::Policy::BASE);
-        assert!(!cov.contains(RACE), "{}: a collapse window of several requests", path.display());
+    let seen = repository_marks(|st| matches!(st, radiff_model::Step::Madvise { advice: radiff_model::MadvAdvice::Collapse, .. }), &[RACE]);
+    for (path, marked) in &seen {
+        assert!(marked.is_empty(), "{}: a collapse window of several requests", path.display());
     }
-    assert!(seen >= 2, "{seen} scenarios collapse");
+    assert!(seen.len() >= 2, "{} scenarios collapse", seen.len());
 }
 
 /// No scenario of the repository has a fault the model marks as the kernel's race (a fault
@@ -114,19 +123,11 @@ fn no_scenario_of_the_repository_collapses_through_a_window_of_several_requests(
 /// flight): a trial of one would fail, saying so.
 #[test]
 fn no_scenario_of_the_repository_faults_while_its_block_is_read_by_other_requests() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    let mut seen = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let s = crate::scenario::Scenario::load(&path).unwrap();
-        if !s.steps.iter().any(|st| matches!(st, radiff_model::Step::Touch { .. })) {
-            continue;
-        }
-        seen += 1;
-        let (_, cov) = radiff_model::coverage(&synthetic_input(&s), &radiff_model::Policy::BASE);
-        assert!(!cov.contains(radiff_model::fault::FAULT_RACE), "{}: a fault woken with other requests of its block in flight", path.display());
+    let seen = repository_marks(|st| matches!(st, radiff_model::Step::Touch { .. }), &[radiff_model::fault::FAULT_RACE]);
+    for (path, marked) in &seen {
+        assert!(marked.is_empty(), "{}: a fault woken with other requests of its block in flight", path.display());
     }
-    assert!(seen >= 10, "{seen} scenarios touch a mapping");
+    assert!(seen.len() >= 10, "{} scenarios touch a mapping", seen.len());
 }
 
 /// The collapse family (generate/collapse.rs): about one in [`generate::COLLAPSE_ONE_IN`]
