@@ -52,7 +52,8 @@ pub struct QueueSettings {
     pub max_sectors_kb: Option<u64>,
     pub rotational: Option<bool>,
     /// Always written: the kernel's own default depends on the guest's vCPUs (one hardware
-    /// queue gets `mq-deadline`, several `none`), which the host's load decides.
+    /// queue gets `mq-deadline`, several `none`), and trials boot one where `radiff run`
+    /// boots two.
     #[serde(default)]
     pub scheduler: Scheduler,
 }

@@ -124,8 +124,12 @@ pub(super) fn write_file(path: &Path, value: &str) -> GResult<()> {
 
 fn write_setting(queue: &str, name: &str, value: &str) -> GResult<()> {
     std::fs::write(format!("{queue}/{name}"), value).map_err(|e| {
-        let hw = read_sys(&format!("{queue}/max_hw_sectors_kb")).unwrap_or_default();
-        format!("the kernel refused {name}={value} ({e}); this device's max_hw_sectors_kb is {hw}")
+        let what = if name == "scheduler" {
+            format!("this kernel offers: {}", read_sys(&format!("{queue}/scheduler")).unwrap_or_default())
+        } else {
+            format!("this device's max_hw_sectors_kb is {}", read_sys(&format!("{queue}/max_hw_sectors_kb")).unwrap_or_default())
+        };
+        format!("the kernel refused {name}={value} ({e}); {what}")
     })
 }
 
