@@ -188,13 +188,13 @@ impl Scenario {
     }
 }
 
-/// Every `scenarios/*.yaml`, sorted by name. Finding none is an error.
 /// The most a QEMU UFS request holds of order-0 folios that need not be contiguous, in
 /// KiB: one page a segment, its `max_segments` ([`radiff_model::QueueLimits::ufs_qemu`]).
 pub fn ufs_segments_kb() -> u64 {
     radiff_model::QueueLimits::ufs_qemu(0).max_segments * PAGE / 1024
 }
 
+/// Every `scenarios/*.yaml`, sorted by name. Finding none is an error.
 pub fn discover(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
