@@ -16,9 +16,9 @@
 //! inode at open, f2fs's node pages) move it too, unseen. The elevator's own merges
 //! (`dd_insert_request()`'s insert merge) add nothing: one reader that plugs each batch
 //! leaves it nothing the plug did not merge. The model also assumes one device per plug,
-//! no `chunk_sectors`, no integrity, no inline encryption, `nomerges` 0, no Xen, no KMSAN, SPARSEMEM_VMEMMAP
-//! (x86_64), page cache folios that are not ZONE_DEVICE memory, and enough tags that no
-//! submission sleeps. Every bio_vec starts page aligned and is a multiple of 4 KiB long,
+//! no `chunk_sectors`, no integrity, no inline encryption, `nomerges` 0, no Xen, no
+//! KMSAN, SPARSEMEM_VMEMMAP (x86_64), page cache folios that are not ZONE_DEVICE memory,
+//! and enough tags that no submission sleeps. Every bio_vec starts page aligned and is a multiple of 4 KiB long,
 //! so `dma_alignment` (at most 4095) never matters: neither `bio_split_io_at()`'s
 //! "-EINVAL" nor `bio_may_need_split()`'s alignment test can fire.
 

@@ -25,7 +25,7 @@ pub enum Status {
     ModelBug { diff: String },
     /// The model and the kernel differ, but two runs of the same kernel differ too, or the
     /// model gives the kernel's trace when requests complete at issue
-    /// ([`completion_explains`]): a race the model cannot decide (the model's diff against
+    /// (`completion_explains`): a race the model cannot decide (the model's diff against
     /// the first run, and why it is a race).
     KernelRace { diff: String, runs: String },
     /// Model and kernel agree, but the kernel's trace does not fire the detector (only
