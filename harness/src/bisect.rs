@@ -120,7 +120,7 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
             let input = model_input(scenario, &out.env, &out.capture.pfns);
             let model = predict(&input, &Policy::BASE);
             let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
-            compare::compare_timed(&kernel, &model, &compare::timed_windows(&input, &Policy::BASE)).0.map(|d| compare::render(&d, &scenario.name, &rerun))
+            compare::against_model(&kernel, &model, &input, &Policy::BASE).0.map(|d| compare::render(&d, &scenario.name, &rerun))
         }
     };
     let verdict = match report {

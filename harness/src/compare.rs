@@ -192,6 +192,42 @@ pub fn compare_timed(kernel: &Trace, model: &Trace, timed: &[bool]) -> (Option<D
     (None, taken)
 }
 
+/// [`compare_timed`] of the kernel's trace against the model's for `input` under `policy`,
+/// with the windows [`timed_windows`] marks: how every check of a run against the model
+/// compares.
+pub fn against_model(kernel: &Trace, model: &Trace, input: &Input, policy: &Policy) -> (Option<Divergence>, Vec<Timed>) {
+    compare_timed(kernel, model, &timed_windows(input, policy))
+}
+
+/// A shape the model marks (a coverage id) where the kernel races, so that no run of it
+/// is exact: what happens there, and how to write the scenario without it.
+pub struct RaceMark {
+    pub id: &'static str,
+    pub why: &'static str,
+    pub avoid: &'static str,
+}
+
+/// Every race the model marks.
+pub const RACE_MARKS: [RaceMark; 2] = [
+    RaceMark {
+        id: radiff_model::collapse::COLLAPSE_RACE,
+        why: "a MADV_COLLAPSE here reads a window of several requests (pages already cached, or an extent boundary, inside the range split it): \
+              the kernel's collapse then meets a request still in flight (SCAN_PAGE_LOCK) or not",
+        avoid: "collapse a range nothing has read yet, or read it whole first (docs/scenarios.md, MADV_COLLAPSE)",
+    },
+    RaceMark {
+        id: radiff_model::fault::FAULT_RACE,
+        why: "a fault here sleeps on its own request while another request of the reads in flight holds a folio its fault-around then looks at: \
+              the kernel's fault-around maps that folio or skips it (and a later touch faults)",
+        avoid: "fault on a range nothing has read yet, or read it whole first (docs/scenarios.md, \"What a step starts completes before the next one\")",
+    },
+];
+
+/// The races `coverage` (the model's, of one run) marks.
+pub fn races_marked(coverage: &radiff_model::Coverage) -> impl Iterator<Item = &'static RaceMark> + '_ {
+    RACE_MARKS.iter().filter(|m| coverage.contains(m.id))
+}
+
 fn is_collapse(w: &Window) -> bool {
     matches!(w.trigger, radiff_model::Trigger::Collapse(_))
 }

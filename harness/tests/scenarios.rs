@@ -29,29 +29,6 @@ fn progress(line: &str) {
     eprintln!("radiff: {line}");
 }
 
-/// The model's marks of shapes where the kernel races, and what each means.
-const RACE_MARKS: [(&str, &str); 2] = [
-    (
-        radiff_model::collapse::COLLAPSE_RACE,
-        "a MADV_COLLAPSE here reads a window of several requests (pages already cached, or an extent boundary, inside the range split it): \
-         the kernel's collapse then meets a request still in flight (SCAN_PAGE_LOCK) or not",
-    ),
-    (
-        radiff_model::fault::FAULT_RACE,
-        "a fault here sleeps on its own request while another request of the reads in flight holds a folio its fault-around then looks at: \
-         the kernel's fault-around maps that folio or skips it (and a later touch faults)",
-    ),
-];
-
-/// How to write a scenario without the race `mark` names.
-fn race_fix(mark: &str) -> &'static str {
-    if mark == radiff_model::collapse::COLLAPSE_RACE {
-        "collapse a range nothing has read yet, or read it whole first (docs/scenarios.md, MADV_COLLAPSE)"
-    } else {
-        "fault on a range nothing has read yet, or read it whole first (docs/scenarios.md, \"What a step starts completes before the next one\")"
-    }
-}
-
 fn lab() -> Result<&'static Lab, Failed> {
     static LAB: OnceLock<Result<Lab, String>> = OnceLock::new();
     LAB.get_or_init(|| {
@@ -921,10 +898,8 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
             // Exact: the guest waits for the device between touches, so the fault path's
             // trace does not depend on when reads complete (radiff_model::Touches).
             let (predicted, coverage) = radiff_model::coverage(&input, policy);
-            for (mark, why) in RACE_MARKS {
-                if coverage.contains(mark) {
-                    failures.push(format!("{name}: {why}, run to run, so no trial can check it exactly; {}\n", race_fix(mark)));
-                }
+            for mark in compare::races_marked(&coverage) {
+                failures.push(format!("{name}: {}, run to run, so no trial can check it exactly; {}\n", mark.why, mark.avoid));
             }
             let declared = match expectation {
                 ModelExpectation::Declared { policy, file, line } => {
@@ -933,7 +908,7 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
                 }
                 _ => String::new(),
             };
-            let (divergence, timed) = compare::compare_timed(&kernel, &predicted, &compare::timed_windows(&input, policy));
+            let (divergence, timed) = compare::against_model(&kernel, &predicted, &input, policy);
             for t in &timed {
                 report.push_str(&format!(
                     "{name}: window {}: ra.prev_pos {} (model {}) not compared: a splice records prev_pos after each folio, so where its reader had got to depends on which reads had completed (docs/scenarios.md, splice)\n",

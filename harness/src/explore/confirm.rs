@@ -216,7 +216,7 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
             let input = model_input(scenario, &out.env, &out.capture.pfns);
             let model = predict(&input, &p.policies[vi].1);
             let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
-            if let Some(d) = compare::compare_timed(&kernel, &model, &compare::timed_windows(&input, &p.policies[vi].1)).0 {
+            if let Some(d) = compare::against_model(&kernel, &model, &input, &p.policies[vi].1).0 {
                 let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{}.yaml", p.name)).display());
                 p.diffs[vi] = Some(compare::render(&d, &format!("{}::{variant}", p.name), &rerun));
             }
@@ -282,14 +282,12 @@ fn completion_explains(input: &Input, policy: &Policy, trace: &Trace) -> Option<
 }
 
 /// Why the kernel's trace is a race here: the model marks a shape where the kernel races
-/// (`radiff_model::fault::FAULT_RACE`, `radiff_model::collapse::COLLAPSE_RACE`). Where the
+/// ([`compare::RACE_MARKS`]). Where the
 /// two kernel runs agree, they only went the same way twice; where they differ, it says why.
 fn race_marked(input: &Input, policy: &Policy) -> Option<String> {
     let (_, coverage) = radiff_model::coverage(input, policy);
-    [radiff_model::fault::FAULT_RACE, radiff_model::collapse::COLLAPSE_RACE]
-        .into_iter()
-        .find(|mark| coverage.contains(mark))
-        .map(|mark| format!("the model marks a shape where the kernel races (`{mark}`): the trace depends on when requests complete"))
+    let mark = compare::races_marked(&coverage).next()?;
+    Some(format!("the model marks a shape where the kernel races (`{}`): {}, run to run", mark.id, mark.why))
 }
 
 /// Runs `who` (finding index, variant index) of `pending` on `variant`'s kernel in one

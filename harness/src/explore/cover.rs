@@ -182,7 +182,7 @@ fn pair_of((name, gen): &(String, Gen), variant: &str, scenario: &crate::scenari
     let (variant_trace, _) = normalise(&variant_out.capture.trace, &variant_out.env.all_extents());
     let input = model_input(scenario, &base_out.env, &base_out.capture.pfns);
     let model = predict(&input, &Policy::BASE);
-    let model_bug = compare::compare_timed(&base, &model, &compare::timed_windows(&input, &Policy::BASE)).0.map(|d| compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
+    let model_bug = compare::against_model(&base, &model, &input, &Policy::BASE).0.map(|d| compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
     let hit = super::detect::variant_change(&base, &variant_trace, variant);
     Pair {
         name: name.clone(),
