@@ -153,9 +153,21 @@ pub const OTHER_FILES: &str = "readahead/filemap events of other files (other in
 pub const OTHER_DEVICES: &str = "requests on other devices";
 pub const OTHER_EVENTS: &str = "events radiff does not read";
 
+/// The first line of a trace the guest copied with tracefs's `options/context-info` off:
+/// its event lines are `EVENT: FIELDS`, without the task, CPU, flags and timestamp the
+/// kernel would otherwise format for every event (under TCG, that formatting and the
+/// bytes it adds took most of the time a large trace took to save), and the line after it
+/// is the `entries-in-buffer/entries-written` header, which the kernel prints only with
+/// context on, made by the guest from `per_cpu/*/stats` as the kernel makes it
+/// (`entries`, and `entries + overrun`).
+pub const CONTEXT_OFF: &str = "# radiff-guest: context-info off; the entries line from per_cpu/*/stats";
+
 /// Parses the whole text. Lines starting with `#` are headers. A trace that shows lost
-/// events (see [`Lost`]) is an error: never a shorter trace.
+/// events (see [`Lost`]) is an error: never a shorter trace. Event lines have the
+/// kernel's context (`TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: FIELDS`), or not if the
+/// trace starts with [`CONTEXT_OFF`].
 pub fn parse(text: &str, filter: &Filter) -> Result<Capture, ParseError> {
+    let split = if text.starts_with(CONTEXT_OFF) { split_bare_event } else { split_event };
     let mut capture = Capture::default();
     let mut windows: Vec<Window> = Vec::new();
     let mut missing_pfn = false;
@@ -190,7 +202,7 @@ pub fn parse(text: &str, filter: &Filter) -> Result<Capture, ParseError> {
             continue;
         }
         capture.events += 1;
-        let (event, body) = split_event(line).ok_or_else(|| err(format!("not an ftrace event line: {line}")))?;
+        let (event, body) = split(line).ok_or_else(|| err(format!("not an ftrace event line: {line}")))?;
         match event {
             "page_cache_sync_ra" | "page_cache_async_ra" | "page_cache_ra_order" | "page_cache_ra_unbounded" => ra_event(number, event, body, filter, &mut windows, &mut capture)?,
             "mm_filemap_fault" | "mm_filemap_map_pages" => fault_event(number, event, body, filter, &mut windows, &mut capture)?,
@@ -382,6 +394,17 @@ fn current(windows: &mut Vec<Window>) -> &mut Window {
 }
 
 /// `"  task-123  [000] d..1.  12.345678: event_name: body"` → `("event_name", "body")`.
+/// `EVENT: FIELDS` of a line without context (see [`CONTEXT_OFF`]): the event's name is
+/// the line's start, up to the first `: ` (or a final `:`).
+fn split_bare_event(line: &str) -> Option<(&str, &str)> {
+    let colon = line.find(": ").or_else(|| line.strip_suffix(':').map(|s| s.len()))?;
+    let event = &line[..colon];
+    if event.is_empty() || !event.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return None;
+    }
+    Some((event, line.get(colon + 2..).unwrap_or("")))
+}
+
 fn split_event(line: &str) -> Option<(&str, &str)> {
     // The task name may contain anything, so start after the CPU field "] ".
     let rest = &line[line.find("] ")? + 2..];
@@ -597,6 +620,38 @@ x-1 [000] ..... 1.0: page_cache_ra_unbounded: dev=259:0 ino=83 index=5 nr_to_rea
         let (event, body) = split_event("  my: task-1   [001] .N.1.  99.5: block_rq_issue: 259,0 RA 4096 () 8 + 8 none,0,0 [x]").unwrap();
         assert_eq!(event, "block_rq_issue");
         assert!(body.starts_with("259,0 RA"));
+    }
+
+    #[test]
+    fn a_trace_without_context_reads_as_the_same_trace_with_it() {
+        // The same three events as 7.3.4 prints them with options/context-info on and off.
+        let with = "\
+# tracer: nop
+#
+# entries-in-buffer/entries-written: 3/3   #P:1
+#
+    radiff-guest-96      [000] .....     7.39: page_cache_sync_ra: dev=259:0 ino=83 index=0 req_count=1 order=0 size=0 async_size=0 ra_pages=32 mmap_miss=0 prev_pos=-1
+    radiff-guest-96      [000] .....     7.40: mm_filemap_add_to_page_cache: dev 259:0 ino 83 pfn=0x101b7d ofs=0 order=2
+    kworker/0:0H-8       [000] ...1.     7.41: block_rq_issue: 259,0 RA 16384 () 0 + 32 none,0,0 [kworker/0:0H]
+";
+        let without = format!(
+            "{CONTEXT_OFF}\n# entries-in-buffer/entries-written: 3/3   #P:1\n# tracer: nop\n#\n\
+page_cache_sync_ra: dev=259:0 ino=83 index=0 req_count=1 order=0 size=0 async_size=0 ra_pages=32 mmap_miss=0 prev_pos=-1
+mm_filemap_add_to_page_cache: dev 259:0 ino 83 pfn=0x101b7d ofs=0 order=2
+block_rq_issue: 259,0 RA 16384 () 0 + 32 none,0,0 [kworker/0:0H]
+"
+        );
+        let (a, b) = (parse(with, &filter()).unwrap(), parse(&without, &filter()).unwrap());
+        assert_eq!(a.trace, b.trace);
+        assert_eq!((a.events, a.pfns.clone()), (b.events, b.pfns.clone()));
+        assert_eq!(a.trace.windows.len(), 1);
+        assert_eq!(a.trace.windows[0].requests.len(), 1);
+        // Its header counts losses as the kernel's does.
+        let lossy = format!("{CONTEXT_OFF}\n# entries-in-buffer/entries-written: 3/9   #P:1\nblock_rq_issue: 259,0 RA 16384 () 0 + 32 none,0,0 [x]\n");
+        assert_eq!(lost(&lossy).overwritten(), 6);
+        // A context line in a bare trace, or a bare line in a trace with context, is not an event line.
+        assert_eq!(parse(&format!("{CONTEXT_OFF}\n{EVENT}\n"), &filter()).unwrap_err().line(), 2);
+        assert_eq!(parse("block_rq_issue: 259,0 RA 16384 () 0 + 32 none,0,0 [x]\n", &filter()).unwrap_err().line(), 1);
     }
 
     const EVENT: &str = "x-1 [000] ..... 1.0: block_rq_issue: 259,0 RA 4096 () 64 + 8 none,0,0 [x]";

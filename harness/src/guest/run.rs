@@ -107,7 +107,7 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
     env.trace_entries = entries;
     env.trace_overrun = overrun;
     env.trace_dropped = dropped;
-    copy_trace(&tracing.join("trace"), &g.out.join("trace.txt"))?;
+    copy_trace(&tracing, &g.out.join("trace.txt"), entries, overrun)?;
     let json = serde_json::to_vec_pretty(&env).map_err(|e| e.to_string())?;
     std::fs::write(g.out.join("env.json"), json).map_err(|e| format!("env.json: {e}"))?;
     pattern_result?;

@@ -19,6 +19,9 @@ pub(super) fn tracing_dir() -> GResult<PathBuf> {
 
 pub(super) fn tracing_setup(dir: &Path, buffer_kb: u64) -> GResult<()> {
     write_file(&dir.join("tracing_on"), "0")?;
+    // Context on while the pattern runs (the last point's copy turned it off): an oops's
+    // ftrace_dump_on_oops prints each event with its task, CPU and time.
+    write_file(&dir.join("options/context-info"), "1")?;
     write_file(&dir.join("current_tracer"), "nop")?;
     write_file(&dir.join("buffer_size_kb"), &buffer_kb.to_string())?;
     write_file(&dir.join("trace"), "")?;
@@ -51,9 +54,17 @@ pub(super) fn ring_stats(dir: &Path) -> GResult<(u64, u64, u64)> {
     Ok((entries, overrun, dropped))
 }
 
-pub(super) fn copy_trace(from: &Path, to: &Path) -> GResult<()> {
-    let input = BufReader::with_capacity(1 << 20, File::open(from).map_err(|e| format!("{}: {e}", from.display()))?);
+/// Copies the trace to `to` with `options/context-info` off (see
+/// [`crate::ftrace::CONTEXT_OFF`]): its first lines that mark, and the entries header made
+/// from the ring buffer's counters `entries` and `overrun` (read after tracing stopped).
+pub(super) fn copy_trace(dir: &Path, to: &Path, entries: u64, overrun: u64) -> GResult<()> {
+    write_file(&dir.join("options/context-info"), "0")?;
+    let from = dir.join("trace");
+    let input = BufReader::with_capacity(1 << 20, File::open(&from).map_err(|e| format!("{}: {e}", from.display()))?);
     let mut output = BufWriter::with_capacity(1 << 20, File::create(to).map_err(|e| format!("{}: {e}", to.display()))?);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let header = format!("{}\n# entries-in-buffer/entries-written: {entries}/{}   #P:{cpus}\n", crate::ftrace::CONTEXT_OFF, entries + overrun);
+    output.write_all(header.as_bytes()).map_err(|e| format!("{}: {e}", to.display()))?;
     for line in input.split(b'\n') {
         let line = line.map_err(|e| format!("{}: {e}", from.display()))?;
         output.write_all(&line).and_then(|_| output.write_all(b"\n")).map_err(|e| format!("{}: {e}", to.display()))?;
