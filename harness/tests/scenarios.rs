@@ -757,14 +757,14 @@ fn hang_in_readahead(batch: &FaultBatch) -> Result<(), String> {
     };
     eprintln!("vm_faults::hang_in_readahead: the run failed as it should:\n{err}");
     let radiff::Error::VmTimeout { after, dir, last_step, .. } = err else { return Err(format!("expected the VM timeout, got: {err}")) };
-    if *after != Duration::from_secs(20) {
-        return Err(format!("stopped after {} s, the scenario's timeout_s is 20", after.as_secs()));
+    if *after != Duration::from_secs(10) {
+        return Err(format!("stopped after {} s, the scenario's timeout_s is 10", after.as_secs()));
     }
     if last_step.as_deref() != Some("running the access pattern") {
         return Err(format!("the last step is {last_step:?}, expected `running the access pattern`"));
     }
     let text = err.to_string();
-    for needle in ["within 20 s", "fault_hang.yaml", "`timeout_s`", "the guest's last step: `running the access pattern`"] {
+    for needle in ["within 10 s", "fault_hang.yaml", "`timeout_s`", "the guest's last step: `running the access pattern`"] {
         if !text.contains(needle) {
             return Err(format!("the error does not say `{needle}`:\n{text}"));
         }
