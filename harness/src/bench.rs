@@ -107,7 +107,7 @@ pub struct Options {
     pub scenario: Option<String>,
     /// The model's throughput alone, no VM.
     pub model_only: bool,
-    /// Then the trial binary under `cargo test` and under `cargo nextest run` ([`harnesses`]).
+    /// Then the trial binary under `cargo test` and under `cargo nextest run` (`harnesses`).
     pub harnesses: bool,
 }
 

@@ -73,7 +73,7 @@ impl Disk {
 /// own devices (9p shares, virtio-serial, the q35 chipset) take slots 0x00-0x0a and 0x1f.
 const FIRST_DISK_SLOT: u32 = 0x10;
 
-/// Disks one boot can attach ([`FIRST_DISK_SLOT`] up to 0x1d, below the chipset's 0x1f).
+/// Disks one boot can attach (`FIRST_DISK_SLOT` up to 0x1d, below the chipset's 0x1f).
 pub const MAX_DISKS: usize = 14;
 
 /// The PCI address the guest sees the `n`-th disk of a boot at (`0000:00:10.0` for the first).

@@ -1,7 +1,7 @@
 //! `radiff explore --variants base,V` for a variant the model has no policy for: the
 //! model on base picks a small set of generated scenarios that together reach every
 //! branch of the ported kernel functions the generator can reach (greedy set cover over
-//! [`radiff_model::coverage`]), the set runs on both kernels, and every scenario where
+//! [`radiff_model::coverage()`]), the set runs on both kernels, and every scenario where
 //! V's device requests or folios differ from base's is shrunk by delta debugging on the
 //! kernels themselves (no model of V exists to shrink with: each candidate runs on both)
 //! and written as scenario YAML with the figures of both kernels.

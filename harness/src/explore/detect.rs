@@ -7,8 +7,8 @@
 //!
 //! Sequential streams are found from the program's reads, not from the trace: a stream is
 //! a run of reads each starting where an earlier read of the run ended (through any file
-//! descriptor), with at least [`Thresholds::stream_reads`] reads and
-//! [`Thresholds::stream_bytes`] bytes. A window belongs to the stream whose byte range
+//! descriptor), with at least `stream_reads` reads and
+//! `stream_bytes` bytes ([`Thresholds`]). A window belongs to the stream whose byte range
 //! holds its first page.
 
 use std::collections::BTreeMap;

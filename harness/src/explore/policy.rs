@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 /// The kernel variant among `variants` that has no model policy (no policy of its name and
 /// no `model:` in its variant.yaml, see [`crate::kernels::ModelExpectation`]), if any:
 /// explored by running the base model's branch-covering set on both kernels
-/// ([`cover::explore_unknown`]), which needs `--variants base,V` exactly. A name that is
+/// ([`super::cover::explore_unknown`]), which needs `--variants base,V` exactly. A name that is
 /// neither a kernel variant nor a policy is an error, and so is a kernels/kernels.yaml that
 /// does not load (the error names it).
 pub fn without_policy(variants: &[String]) -> Result<Option<String>> {

@@ -2,7 +2,7 @@
 //! the host are in [`crate::wire`]).
 //!
 //! In: `spec.json` ([`GuestSpec`]). Out: `status.json` (updated at every step, so a
-//! crash leaves the last step it reached), `guest.log`, `env.json` ([`GuestEnv`]) and
+//! crash leaves the last step it reached), `guest.log`, `env.json` ([`crate::wire::GuestEnv`]) and
 //! `trace.txt` (the raw ftrace text, also written when the run failed part-way).
 
 use std::fs::File;
@@ -71,7 +71,7 @@ impl Guest {
 /// Makes the guest's address space the same on every run: if address-space randomisation
 /// is on for this process, turns it off (personality ADDR_NO_RANDOMIZE, as `setarch -R`
 /// does) and executes the program again with the same arguments. Where `mmap` puts a
-/// mapping decides its fault-around ranges (see [`GuestEnv::map_addresses`]); with
+/// mapping decides its fault-around ranges (see [`crate::wire::GuestEnv::map_addresses`]); with
 /// randomisation a mapping the file system does not align to 2 MiB (f2fs) would start at
 /// a different page-table offset on every run. Returns (having changed nothing) when the
 /// personality cannot be changed or the program cannot be executed again.

@@ -35,7 +35,7 @@ fn at(point: &Point) -> String {
 }
 
 /// Runs each of `points` on each variant `runs` times, booting each kernel once per boot
-/// of [`plan`] (up to [`BATCH_POINTS`] runs; the variants take turns boot by boot). Prints
+/// of `plan` (up to [`BATCH_POINTS`] runs; the variants take turns boot by boot). Prints
 /// `report: NAME[ [POINT]] on VARIANT, run K of N` as the guest starts each run. Returns
 /// each point's runs, or the first error among them. With `keep_going` false the first
 /// failed run ends the report (its error is returned once its boot's runs settled);

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::scenario::Scenario;
 
 /// Points one boot runs at most. Each has a disk of its own (a PCI slot, see
-/// [`vm::MAX_DISKS`]); more points a boot would also wait longer for its first result.
+/// [`crate::vm::MAX_DISKS`]); more points a boot would also wait longer for its first result.
 pub const BATCH_POINTS: usize = 8;
 
 impl Lab {

@@ -21,7 +21,7 @@ pub const SPLICE_PRODUCTIONS: &[Production] = &[
 ];
 
 /// One scenario in this many of those in neither the mapping nor the two-file family is
-/// of the splice family (its own generator, as for [`MMAP_ONE_IN`]).
+/// of the splice family (its own generator, as for [`super::MMAP_ONE_IN`]).
 pub const SPLICE_ONE_IN: u64 = 6;
 
 /// The splice family's draw, when its own generator picks scenario `index` of `seed`.
