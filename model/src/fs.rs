@@ -5,7 +5,7 @@
 //!
 //! ext4 and f2fs use 4 KiB blocks here ([`BLOCK_SIZE`]), so a block is a page; XFS may
 //! have larger ones (`mkfs: {block_size}`), whose size the mapping's minimum folio order
-//! gives ([`Model::xfs_block_size`]).
+//! gives (`Model::xfs_block_size`).
 
 use crate::block::{bio_max_segs, Bio};
 use crate::input::FsKind;
