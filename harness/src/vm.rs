@@ -405,8 +405,6 @@ fn probe_kvm(log: &Path, kernel: &Path) -> Result<bool> {
 mod tests {
     use super::*;
 
-    /// Each disk of a boot has its own drive, controller, serial and PCI slot; the guest
-    /// finds disk N at disk_pci_address(N).
     /// The stand-ins are links to the host's `true` (run, they succeed), made once and kept.
     #[test]
     fn the_programs_skipped_at_boot_are_links_to_true() {
@@ -423,6 +421,8 @@ mod tests {
         let _ = std::fs::remove_dir_all(&tmp);
     }
 
+    /// Each disk of a boot has its own drive, controller, serial and PCI slot; the guest
+    /// finds disk N at disk_pci_address(N).
     #[test]
     fn the_disks_of_a_boot_are_told_apart() {
         let nvme = Disk::Nvme { image: "/i/a.img".into(), mdts: 7, logical_block_size: Some(4096), opt_io_size: None, min_io_size: None };
