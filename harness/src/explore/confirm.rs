@@ -217,7 +217,7 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
             let model = predict(&input, &p.policies[vi].1);
             let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
             if let Some(d) = compare::against_model(&kernel, &model, &input, &p.policies[vi].1).0 {
-                let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{}.yaml", p.name)).display());
+                let rerun = rerun(o, &p.name, variant);
                 p.diffs[vi] = Some(compare::render(&d, &format!("{}::{variant}", p.name), &rerun));
             }
             p.runs[vi] = Some((input, model, kernel));
@@ -250,7 +250,7 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
             let first = &p.runs[vi].as_ref().expect("a second run follows a first").2;
             let text = p.diffs[vi].clone().expect("a second run where they differ");
             if let Some(r) = compare::compare(first, &second) {
-                let rerun = format!("radiff run {} --variant {variant}", o.out.join("model-bugs").join(format!("{}.yaml", p.name)).display());
+                let rerun = rerun(o, &p.name, variant);
                 let mut text = compare::render_between(&r, &format!("{}::{variant}", p.name), &rerun, ("first run", "second run"));
                 if let Some(why) = race_marked(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1) {
                     text = format!("{why}\n{text}");
@@ -265,6 +265,13 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
         }
     }
     pending.into_iter().map(|p| judge(p, o)).collect()
+}
+
+/// The command that runs finding `name` again on `variant`: its scenario in `candidates/`,
+/// which explore writes for every finding before it confirms any (the copy a confirmation
+/// writes goes to a folder that depends on its verdict, unknown when a diff is rendered).
+pub(super) fn rerun(o: &Options, name: &str, variant: &str) -> String {
+    format!("radiff run {} --variant {variant}", o.out.join("candidates").join(format!("{name}.yaml")).display())
 }
 
 /// Why the kernel's `trace`, which the model's default completion timing does not give,

@@ -446,6 +446,11 @@ fn a_short_search_finds_and_shrinks_something_and_writes_valid_yaml() {
         assert!(s.name.starts_with("explore_"));
         assert_eq!(s.variants.as_deref(), Some(&["base".to_string()][..]));
     }
+    // The rerun command a confirmation's diff ends with names a file that is there.
+    let name = report.findings[0].name();
+    let rerun = confirm::rerun(&o, &name, "base");
+    let path = rerun.strip_prefix("radiff run ").and_then(|r| r.strip_suffix(" --variant base")).expect(&rerun);
+    assert!(std::path::Path::new(path).is_file(), "{rerun}");
 }
 
 
