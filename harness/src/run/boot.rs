@@ -133,7 +133,7 @@ impl Lab {
                 }
                 overran
             });
-            log_boot(&boot.kernel, labels, started, &pattern_ms(batch, points.len()));
+            log_boot(&boot.kernel, batch, labels, started);
             // A kernel that panicked before the first point is the boot's trouble, not a
             // point's: booted again, as a boot that stalled.
             let boot_panic = !batch.join("0").join(crate::wire::POINT_STARTED).exists() && kernel_panic(&std::fs::read_to_string(batch.join("console.log")).unwrap_or_default()).is_some();
@@ -223,13 +223,15 @@ impl Lab {
 
 /// Appends `KERNEL POINTS SCENARIO/RUN,... START WALL PATTERN` (the kernel's folder name,
 /// the points' run folders, when the boot started in ms since the epoch, how long it took
-/// in ms, and the sum of its points' pattern times in ms, as the guest measured them) to
-/// the file `$RADIFF_BOOT_LOG` names, if it does, as the boot ends: how `radiff bench`
-/// counts the boots of test processes it starts, which trials each boot served, how busy
-/// the boots kept the host and how much of it was the guests' access patterns (one short
-/// O_APPEND write a boot, so processes that boot at once never mix their lines).
-fn log_boot(kernel: &Path, labels: &[String], started: std::time::SystemTime, pattern_ms: &str) {
+/// in ms, and the sum of its points' pattern times in ms, as the guests measured them in
+/// the boot's folder `batch`) to the file `$RADIFF_BOOT_LOG` names, if it does, as the
+/// boot ends: how `radiff bench` counts the boots of test processes it starts, which
+/// trials each boot served, how busy the boots kept the host and how much of it was the
+/// guests' access patterns (one short O_APPEND write a boot, so processes that boot at
+/// once never mix their lines).
+fn log_boot(kernel: &Path, batch: &Path, labels: &[String], started: std::time::SystemTime) {
     let Some(log) = std::env::var_os("RADIFF_BOOT_LOG") else { return };
+    let pattern_ms = pattern_ms(batch, labels.len());
     let name = kernel.parent().and_then(|d| d.file_name()).unwrap_or_default().to_string_lossy().into_owned();
     let start = started.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let wall = started.elapsed().unwrap_or_default().as_millis();
@@ -241,18 +243,14 @@ fn log_boot(kernel: &Path, labels: &[String], started: std::time::SystemTime, pa
 }
 
 /// The sum of the pattern times (ms) of the first `points` points of the boot's folder
-/// `batch` that wrote their env.json, for [`log_boot`]; reads nothing unless
-/// `$RADIFF_BOOT_LOG` is set.
-fn pattern_ms(batch: &Path, points: usize) -> String {
-    if std::env::var_os("RADIFF_BOOT_LOG").is_none() {
-        return String::new();
-    }
+/// `batch` that wrote their env.json, for [`log_boot`].
+fn pattern_ms(batch: &Path, points: usize) -> u64 {
     let ns: u64 = (0..points)
         .filter_map(|n| std::fs::read_to_string(batch.join(n.to_string()).join("env.json")).ok())
         .filter_map(|text| serde_json::from_str::<GuestEnv>(&text).ok())
         .map(|env| env.pattern_ns)
         .sum();
-    (ns / 1_000_000).to_string()
+    ns / 1_000_000
 }
 
 /// A guest that failed (or could not report) where the folder it writes to, or the image
