@@ -381,9 +381,9 @@ fn harnesses(repo: &std::path::Path, cache: &Cache, matrix_wall: Duration) -> Re
         cargo_wall.get_or_insert(wall);
         let summary = output.lines().rev().find(|l| l.contains("test result:") || l.contains("Summary [")).unwrap_or("(no summary line)").trim().to_string();
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let busy = boot_walls(&boots).as_secs_f64();
+        let busy = summed_ms(&boots, WALL).as_secs_f64();
         let share = 100.0 * busy / (wall.as_secs_f64() * cores as f64).max(1e-9);
-        let pattern = boot_patterns(&boots).as_secs_f64();
+        let pattern = summed_ms(&boots, PATTERN).as_secs_f64();
         let _ = writeln!(
             out,
             "{command}: wall {:.1} s ({ratio}); {}, {busy:.1} s of boots ({share:.0} % of {cores} cores' wall); the guests' pattern times {pattern:.1} s, wall {:.2}x that; {summary}",
@@ -411,16 +411,18 @@ fn boots_per_kernel(log: &str) -> String {
     format!("{} boots ({})", per.values().sum::<usize>(), list.join(", "))
 }
 
-/// The boots' walls summed, from a boot log's lines `KERNEL POINTS LABELS START WALL`
-/// (ms): how long guests ran, one core each; lines without a wall count none.
-fn boot_walls(log: &str) -> Duration {
-    log.lines().filter_map(|line| line.split_whitespace().nth(4)?.parse::<u64>().ok()).map(Duration::from_millis).sum()
-}
+/// The column of a boot log's lines `KERNEL POINTS LABELS START WALL PATTERN` (see
+/// `log_boot` in run/boot.rs) that holds the boot's wall (ms): how long a guest ran, one
+/// core each.
+const WALL: usize = 4;
+/// The column holding the sum of the boot's points' pattern times (ms): how long the
+/// guests ran access patterns, the part of a test run that is not overhead.
+const PATTERN: usize = 5;
 
-/// The boots' points' pattern times summed, from a boot log's sixth column (ms): how long
-/// the guests ran access patterns, the part of a test run that is not overhead.
-fn boot_patterns(log: &str) -> Duration {
-    log.lines().filter_map(|line| line.split_whitespace().nth(5)?.parse::<u64>().ok()).map(Duration::from_millis).sum()
+/// Column `column` of a boot log's lines summed, as milliseconds; lines without it (from
+/// before that column was logged) count none.
+fn summed_ms(log: &str, column: usize) -> Duration {
+    log.lines().filter_map(|line| line.split_whitespace().nth(column)?.parse::<u64>().ok()).map(Duration::from_millis).sum()
 }
 
 #[cfg(test)]
@@ -431,10 +433,10 @@ mod tests {
     fn boots_are_counted_per_variant_from_the_boot_log() {
         let log = "base-6d63804bf1280d11 8 a/base,b/base 1796169027000 41500 20100\nasync-align-v1-67ff0803888adbbd 7 a/async-align-v1 1796169030000 30250 12000\nbase-6d63804bf1280d11 1 c/base 1796169090000 9000\n";
         assert_eq!(super::boots_per_kernel(log), "3 boots (async-align-v1 1, base 2)");
-        assert_eq!(super::boot_walls(log), Duration::from_millis(41500 + 30250 + 9000));
+        assert_eq!(super::summed_ms(log, super::WALL), Duration::from_millis(41500 + 30250 + 9000));
         assert_eq!(super::boots_per_kernel(""), "0 boots ()");
-        assert_eq!(super::boot_walls("base-6d63804bf1280d11 1 c/base\n"), Duration::ZERO);
+        assert_eq!(super::summed_ms("base-6d63804bf1280d11 1 c/base\n", super::WALL), Duration::ZERO);
         // The third line is from before the pattern column: it counts no pattern time.
-        assert_eq!(super::boot_patterns(log), Duration::from_millis(20100 + 12000));
+        assert_eq!(super::summed_ms(log, super::PATTERN), Duration::from_millis(20100 + 12000));
     }
 }
