@@ -145,6 +145,27 @@ pub fn variants_of(findings: &[Vec<String>]) -> Vec<String> {
     all
 }
 
+/// A finding about to be confirmed on `variants`: nothing run yet.
+impl<'a> Pending<'a> {
+    fn new(f: &'a Finding, variants: Vec<String>) -> Self {
+        let n = variants.len();
+        Pending {
+            f,
+            name: f.name(),
+            policies: Vec::new(),
+            variants,
+            scenario: None,
+            image_time: None,
+            run_times: Vec::new(),
+            runs: vec![None; n],
+            diffs: vec![None; n],
+            bug: None,
+            race: None,
+            error: None,
+        }
+    }
+}
+
 /// Confirms `findings` together, each as [`confirm`] would alone: their disk images
 /// prepared first (timed, for [`super::Costs`]); then each variant's kernel boots once
 /// for all the findings that run on it ([`Lab::run_batch`], up to
@@ -156,27 +177,7 @@ pub fn variants_of(findings: &[Vec<String>]) -> Vec<String> {
 /// confirmation's `wall` is its image's preparation and its runs' walls (a batched
 /// run's own time and its share of its boot's).
 pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &mut dyn FnMut(&str)) -> Vec<Confirmation> {
-    let mut pending: Vec<Pending> = findings
-        .iter()
-        .map(|f| {
-            let variants = f.variants(&o.variants[0]);
-            let n = variants.len();
-            Pending {
-                f,
-                name: f.name(),
-                policies: Vec::new(),
-                variants,
-                scenario: None,
-                image_time: None,
-                run_times: Vec::new(),
-                runs: vec![None; n],
-                diffs: vec![None; n],
-                bug: None,
-                race: None,
-                error: None,
-            }
-        })
-        .collect();
+    let mut pending: Vec<Pending> = findings.iter().map(|f| Pending::new(f, f.variants(&o.variants[0]))).collect();
     // The scenarios and their images.
     for p in &mut pending {
         let scenario = policies(&p.variants).and_then(|pol| {

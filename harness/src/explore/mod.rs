@@ -42,6 +42,8 @@ mod unknown;
 mod tests;
 #[cfg(test)]
 mod family_tests;
+#[cfg(test)]
+mod detect_tests;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};

@@ -103,13 +103,7 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
     drop(maps);
     write_file(&tracing.join("tracing_on"), "0")?;
     g.step("saving the trace");
-    let (entries, overrun, dropped) = ring_stats(&tracing)?;
-    env.trace_entries = entries;
-    env.trace_overrun = overrun;
-    env.trace_dropped = dropped;
-    copy_trace(&tracing, &g.out.join("trace.txt"), entries, overrun)?;
-    let json = serde_json::to_vec_pretty(&env).map_err(|e| e.to_string())?;
-    std::fs::write(g.out.join("env.json"), json).map_err(|e| format!("env.json: {e}"))?;
+    let (overrun, dropped) = save_trace(g, &tracing, &mut env)?;
     pattern_result?;
     // A loss is the host's to report: it counts lost events from the trace's text
     // (ftrace::Lost) and checks these counters too (run.rs), never taking a shorter trace.
@@ -117,6 +111,19 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
         let _ = writeln!(g.log, "the trace ring buffer lost events (overrun {overrun}, dropped {dropped}) with buffer_size_kb={buffer_kb}");
     }
     Ok(())
+}
+
+/// Copies the trace to `trace.txt` and writes `env.json` with the ring buffer's counters:
+/// both are saved whether or not the pattern failed. Returns (overrun, dropped).
+fn save_trace(g: &Guest, tracing: &std::path::Path, env: &mut GuestEnv) -> GResult<(u64, u64)> {
+    let (entries, overrun, dropped) = ring_stats(tracing)?;
+    env.trace_entries = entries;
+    env.trace_overrun = overrun;
+    env.trace_dropped = dropped;
+    copy_trace(tracing, &g.out.join("trace.txt"), entries, overrun)?;
+    let json = serde_json::to_vec_pretty(&env).map_err(|e| e.to_string())?;
+    std::fs::write(g.out.join("env.json"), json).map_err(|e| format!("env.json: {e}"))?;
+    Ok((overrun, dropped))
 }
 
 /// Checks each file's size against the spec (a stale image is an error) and records its
@@ -265,29 +272,7 @@ impl Drop for Maps {
 fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, bytes_read: &mut u64) -> GResult<()> {
     let file = |fd: u32| files.get(fd as usize).and_then(Option::as_ref).ok_or_else(|| format!("fd {fd} is not open"));
     match *op {
-        Op::Read { fd, offset, len } => {
-            let file = file(fd)?;
-            let data = buf.slice_mut(len as usize);
-            let n = match file.read_at(data, offset) {
-                // filemap_create_folio() failed under fail_alloc before any byte was read.
-                Err(e) if e.raw_os_error() == Some(nix::libc::ENOMEM) && super::failalloc::armed() => 0,
-                r => r.map_err(|e| format!("pread({len} at {offset}): {e}"))?,
-            };
-            // Under fail_alloc a read may end where an allocation failed (the model's does too).
-            if n as u64 != len && !super::failalloc::armed() {
-                return Err(format!("pread({len} at {offset}) returned {n} bytes"));
-            }
-            // Check one word: the image holds each word's own offset.
-            let want = offset.to_le_bytes();
-            let skip = ((8 - offset % 8) % 8) as usize;
-            if n >= skip + 8 {
-                let got = &data[skip..skip + 8];
-                if got != (offset + skip as u64).to_le_bytes() {
-                    return Err(format!("pread at {offset} returned wrong data {got:?} (expected {want:?})"));
-                }
-            }
-            *bytes_read += n as u64;
-        }
+        Op::Read { fd, offset, len } => *bytes_read += pread_checked(file(fd)?, offset, len, buf)?,
         Op::Fadvise { fd, offset, len, advice } => {
             use nix::fcntl::PosixFadviseAdvice as A;
             let advice = match advice {
@@ -378,6 +363,31 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
         Op::FailAlloc { times, min_order } => super::failalloc::arm(times, min_order)?,
     }
     Ok(())
+}
+
+/// An `Op::Read`: pread(2) of `len` bytes at `offset`, checking one word of what came back
+/// (the image holds each word's own offset). Returns the bytes read.
+fn pread_checked(file: &File, offset: u64, len: u64, buf: &AlignedBuf) -> GResult<u64> {
+    let data = buf.slice_mut(len as usize);
+    let n = match file.read_at(data, offset) {
+        // filemap_create_folio() failed under fail_alloc before any byte was read.
+        Err(e) if e.raw_os_error() == Some(nix::libc::ENOMEM) && super::failalloc::armed() => 0,
+        r => r.map_err(|e| format!("pread({len} at {offset}): {e}"))?,
+    };
+    // Under fail_alloc a read may end where an allocation failed (the model's does too).
+    if n as u64 != len && !super::failalloc::armed() {
+        return Err(format!("pread({len} at {offset}) returned {n} bytes"));
+    }
+    // Check one word: the image holds each word's own offset.
+    let want = offset.to_le_bytes();
+    let skip = ((8 - offset % 8) % 8) as usize;
+    if n >= skip + 8 {
+        let got = &data[skip..skip + 8];
+        if got != (offset + skip as u64).to_le_bytes() {
+            return Err(format!("pread at {offset} returned wrong data {got:?} (expected {want:?})"));
+        }
+    }
+    Ok(n as u64)
 }
 
 /// An `Op::Splice`: `len` bytes of `file` from `offset` into a new pipe of `pipe` bytes

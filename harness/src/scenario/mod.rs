@@ -18,6 +18,7 @@ mod bounds;
 mod schema;
 mod sections;
 mod size;
+mod read_flags;
 mod steps;
 
 use schema::ScenarioFile;
@@ -115,7 +116,7 @@ impl Scenario {
         let files = sections::files(&at, raw.file, raw.files, raw.filesystem, &device)?;
         let points = sections::points(&at, &raw.queue, &raw.matrix, device.transfer_limit)?;
         let steps = steps::steps(&at, raw.reads, &files)?;
-        steps::check_reads_with(&at, &steps, raw.filesystem, device.logical_block_size)?;
+        read_flags::check_reads_with(&at, &steps, raw.filesystem, device.logical_block_size)?;
         let sizes: Vec<u64> = files.defs.iter().map(|f| f.size).collect();
         let read_bytes = steps::expanded_bytes(&steps, &sizes);
         let vm = sections::vm(&at, &raw.vm)?;
