@@ -8,7 +8,7 @@
 //!
 //! POLICY defaults to the variant the run folder is named after (or its parent, for a
 //! matrix point) when the model knows it, else base.
-use radiff::{compare, ftrace::Capture, wire::GuestEnv, run::model_input, scenario::Scenario};
+use radiff::{compare, ftrace::Capture, run::model_input, scenario::Scenario, wire::GuestEnv};
 use radiff_model::Policy;
 use std::path::Path;
 
@@ -20,13 +20,19 @@ fn main() {
     }
     let scenario = Scenario::load(Path::new(&a[1])).unwrap_or_else(|e| panic!("{e}"));
     let dir = Path::new(&a[2]);
-    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()));
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()))
+    };
     let env: GuestEnv = serde_json::from_str(&read("env.json")).unwrap();
     let cap: Capture = serde_json::from_str(&read("trace.json")).unwrap();
     // The variant's folder, or its parent for a matrix point's folder.
     let policy = match a.get(3) {
         Some(name) => Policy::for_variant(name).unwrap_or_else(|| panic!("no model policy `{name}`")),
-        None => dir.ancestors().take(2).find_map(|d| Policy::for_variant(&d.file_name()?.to_string_lossy())).unwrap_or(Policy::BASE),
+        None => dir
+            .ancestors()
+            .take(2)
+            .find_map(|d| Policy::for_variant(&d.file_name()?.to_string_lossy()))
+            .unwrap_or(Policy::BASE),
     };
     let input = model_input(&scenario, &env, &cap.pfns);
     let model = radiff_model::predict(&input, &policy);

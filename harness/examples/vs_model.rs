@@ -5,16 +5,19 @@
 
 use radiff::compare::{self, normalise};
 use radiff::ftrace::Capture;
-use radiff::wire::GuestEnv;
 use radiff::run::model_input;
 use radiff::scenario::Scenario;
+use radiff::wire::GuestEnv;
 use radiff_model::{predict_with, IoCompletion, ModelConfig, Policy};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let scenario = Scenario::load(std::path::Path::new(&args.next().expect("usage: vs_model SCENARIO RUN_DIR"))).expect("scenario");
+    let scenario = Scenario::load(std::path::Path::new(&args.next().expect("usage: vs_model SCENARIO RUN_DIR")))
+        .expect("scenario");
     let dir = std::path::PathBuf::from(args.next().expect("usage: vs_model SCENARIO RUN_DIR"));
-    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()));
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()))
+    };
     let capture: Capture = serde_json::from_str(&read("trace.json")).expect("trace.json");
     let env: GuestEnv = serde_json::from_str(&read("env.json")).expect("env.json");
     let (kernel, steps) = normalise(&capture.trace, &env.extents);

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use radiff_model::{predict, Policy};
 
 use crate::cache::Cache;
-use crate::progress::progress;
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels};
+use crate::progress::progress;
 use crate::run::{image_key, model_input, Lab};
 use crate::scenario;
 
@@ -173,7 +173,12 @@ fn build_kernels(kernels: &Kernels, cache: &Cache, rows: &mut Vec<Row>) -> Resul
         task.count(variant.name.clone(), k as u64, Some(kernels.variants.len() as u64));
         let t = Instant::now();
         let built = builder.build(variant)?;
-        rows.push(Row { phase: "build", what: variant.name.clone(), wall: t.elapsed(), note: if built.compiled { "compiled".into() } else { "cached".into() } });
+        rows.push(Row {
+            phase: "build",
+            what: variant.name.clone(),
+            wall: t.elapsed(),
+            note: if built.compiled { "compiled".into() } else { "cached".into() },
+        });
     }
 
     drop(task);
@@ -182,7 +187,8 @@ fn build_kernels(kernels: &Kernels, cache: &Cache, rows: &mut Vec<Row>) -> Resul
 
 /// The repository's scenarios, or only the one named `only`; none is an error.
 fn chosen_scenarios(repo: &std::path::Path, only: Option<&str>) -> Result<Vec<scenario::Scenario>> {
-    let scenarios: Vec<_> = scenario::load_all(&repo.join("scenarios"))?.into_iter().filter(|s| only.is_none_or(|o| s.name == o)).collect();
+    let scenarios: Vec<_> =
+        scenario::load_all(&repo.join("scenarios"))?.into_iter().filter(|s| only.is_none_or(|o| s.name == o)).collect();
     if scenarios.is_empty() {
         return Err(Error::Other(format!("no scenario named `{}`", only.unwrap_or(""))));
     }
@@ -200,7 +206,12 @@ fn prepare_images(lab: &Lab, cache: &Cache, scenarios: &[scenario::Scenario], ro
             let t = Instant::now();
             let existed = crate::run::image_ready(cache, s);
             lab.image(s, "radiff bench")?;
-            rows.push(Row { phase: "image", what: image_key(s), wall: t.elapsed(), note: if existed { "cached".into() } else { "prepared".into() } });
+            rows.push(Row {
+                phase: "image",
+                what: image_key(s),
+                wall: t.elapsed(),
+                note: if existed { "cached".into() } else { "prepared".into() },
+            });
         }
     }
 
@@ -248,14 +259,21 @@ fn run_batches<'a>(lab: &Lab, batches: Vec<Batch<'a>>, threads: usize) -> (Vec<D
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
-                let Some((_, variant, kernel, points)) = queue.lock().unwrap_or_else(|p| p.into_inner()).next() else { break };
-                let jobs: Vec<crate::run::Job> = points.iter().map(|(s, p)| crate::run::Job { scenario: s, point: p, name: &variant }).collect();
+                let Some((_, variant, kernel, points)) = queue.lock().unwrap_or_else(|p| p.into_inner()).next() else {
+                    break;
+                };
+                let jobs: Vec<crate::run::Job> =
+                    points.iter().map(|(s, p)| crate::run::Job { scenario: s, point: p, name: &variant }).collect();
                 let results = lab.run_batch(&kernel, &jobs);
                 let mut done = done.lock().unwrap_or_else(|p| p.into_inner());
                 for ((s, p), r) in points.iter().zip(results) {
                     done.push((s.trial_name(&variant, p), variant.clone(), *s, r));
                 }
-                task.count(format!("{} points on {variant} done", points.len()), done.len() as u64, Some(total_runs as u64));
+                task.count(
+                    format!("{} points on {variant} done", points.len()),
+                    done.len() as u64,
+                    Some(total_runs as u64),
+                );
             });
         }
     });
@@ -287,9 +305,18 @@ fn tally_runs(done: Vec<Done>, rows: &mut Vec<Row>) -> Tally {
                 let input = model_input(s, &out.env, &out.capture.pfns);
                 let best = best_prediction(&input, &policy, 5);
                 model_total += best;
-                format!("guest pattern {:.2} s; model {:.2} ms; boot of {} points", pattern.as_secs_f64(), best.as_secs_f64() * 1e3, out.boot_points)
+                format!(
+                    "guest pattern {:.2} s; model {:.2} ms; boot of {} points",
+                    pattern.as_secs_f64(),
+                    best.as_secs_f64() * 1e3,
+                    out.boot_points
+                )
             }
-            None => format!("guest pattern {:.2} s; no model policy; boot of {} points", pattern.as_secs_f64(), out.boot_points),
+            None => format!(
+                "guest pattern {:.2} s; no model policy; boot of {} points",
+                pattern.as_secs_f64(),
+                out.boot_points
+            ),
         };
         rows.push(Row { phase: "run", what: name, wall: out.wall, note });
     }
@@ -299,7 +326,16 @@ fn tally_runs(done: Vec<Done>, rows: &mut Vec<Row>) -> Tally {
 /// The printed table: the rows, then the matrix's sums, the batches, the model and the
 /// failed runs.
 #[allow(clippy::too_many_arguments)]
-fn table(rows: &[Row], tally: &Tally, model: &ModelFigures, lab: &Lab, cold: bool, threads: usize, total: Duration, matrix_wall: Duration) -> String {
+fn table(
+    rows: &[Row],
+    tally: &Tally,
+    model: &ModelFigures,
+    lab: &Lab,
+    cold: bool,
+    threads: usize,
+    total: Duration,
+    matrix_wall: Duration,
+) -> String {
     let Tally { model_total, pattern_total, failed } = tally;
     let mut out = String::new();
     let _ = writeln!(out, "{:<6} {:<62} {:>9}  ", "phase", "what", "wall s");
@@ -330,7 +366,12 @@ fn table(rows: &[Row], tally: &Tally, model: &ModelFigures, lab: &Lab, cold: boo
     let runs = rows.iter().filter(|r| r.phase == "run").count();
     let vm = sum("run").as_secs_f64() / runs.max(1) as f64;
     let _ = writeln!(out, "{}", model.lines());
-    let _ = writeln!(out, "VM: {vm:.1} s a run ({:.2} scenarios/s); the model's mix is {:.0}x faster", 1.0 / vm.max(1e-9), model.mix_base * vm);
+    let _ = writeln!(
+        out,
+        "VM: {vm:.1} s a run ({:.2} scenarios/s); the model's mix is {:.0}x faster",
+        1.0 / vm.max(1e-9),
+        model.mix_base * vm
+    );
     if !failed.is_empty() {
         let _ = writeln!(out, "failed runs ({}):\n{}", failed.len(), failed.join("\n"));
     }
@@ -362,14 +403,22 @@ fn harnesses(repo: &std::path::Path, cache: &Cache, matrix_wall: Duration) -> Re
     let mut out = String::new();
     let mut passed = true;
     let mut cargo_wall = None;
-    for (k, harness) in [&["test", "--test", "scenarios"][..], &["nextest", "run", "--test", "scenarios", "--no-fail-fast"]].into_iter().enumerate() {
+    for (k, harness) in
+        [&["test", "--test", "scenarios"][..], &["nextest", "run", "--test", "scenarios", "--no-fail-fast"]]
+            .into_iter()
+            .enumerate()
+    {
         let log = cache.dir("runs")?.join(format!("_bench-boots-{}-{k}.log", std::process::id()));
         let _ = std::fs::remove_file(&log);
         let command = format!("cargo {}", harness.join(" "));
         let task = crate::progress::Task::start("bench: harnesses");
         task.status(command.clone());
         let started = Instant::now();
-        let (status, output) = crate::process::Cmd::new("cargo").args(harness.iter().copied()).dir(repo).env("RADIFF_BOOT_LOG", &log).output()?;
+        let (status, output) = crate::process::Cmd::new("cargo")
+            .args(harness.iter().copied())
+            .dir(repo)
+            .env("RADIFF_BOOT_LOG", &log)
+            .output()?;
         let wall = started.elapsed();
         drop(task);
         let boots = std::fs::read_to_string(&log).unwrap_or_default();
@@ -379,7 +428,13 @@ fn harnesses(repo: &std::path::Path, cache: &Cache, matrix_wall: Duration) -> Re
             Some(first) => format!("{:.2}x cargo test", wall.as_secs_f64() / Duration::as_secs_f64(&first).max(1e-9)),
         };
         cargo_wall.get_or_insert(wall);
-        let summary = output.lines().rev().find(|l| l.contains("test result:") || l.contains("Summary [")).unwrap_or("(no summary line)").trim().to_string();
+        let summary = output
+            .lines()
+            .rev()
+            .find(|l| l.contains("test result:") || l.contains("Summary ["))
+            .unwrap_or("(no summary line)")
+            .trim()
+            .to_string();
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let busy = summed_ms(&boots, WALL).as_secs_f64();
         let share = 100.0 * busy / (wall.as_secs_f64() * cores as f64).max(1e-9);
@@ -393,7 +448,8 @@ fn harnesses(repo: &std::path::Path, cache: &Cache, matrix_wall: Duration) -> Re
         );
         if !status.success() {
             passed = false;
-            let _ = writeln!(out, "{command} failed (exit {status}); its last lines:\n{}", crate::error::tail(&output, 20));
+            let _ =
+                writeln!(out, "{command} failed (exit {status}); its last lines:\n{}", crate::error::tail(&output, 20));
         }
     }
     Ok((out, passed))
@@ -422,7 +478,10 @@ const PATTERN: usize = 5;
 /// Column `column` of a boot log's lines summed, as milliseconds; lines without it (from
 /// before that column was logged) count none.
 fn summed_ms(log: &str, column: usize) -> Duration {
-    log.lines().filter_map(|line| line.split_whitespace().nth(column)?.parse::<u64>().ok()).map(Duration::from_millis).sum()
+    log.lines()
+        .filter_map(|line| line.split_whitespace().nth(column)?.parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .sum()
 }
 
 #[cfg(test)]

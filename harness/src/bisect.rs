@@ -16,11 +16,11 @@ use radiff_model::{predict, Policy, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{self, Cache};
-use crate::progress::progress;
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels, Variant, ENV_LOCKED};
 use crate::process::{Cmd, Outcome};
+use crate::progress::progress;
 use crate::run::{guest_binary, model_input, Lab, RunOutput};
 use crate::scenario::{Point, Scenario};
 use crate::summary;
@@ -106,7 +106,11 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
     let base = lab.kernels.variant("base")?;
     if let Err(e) = builder.build(base) {
         return match e {
-            Error::Build { .. } => Ok(Checked { verdict: Verdict::Untestable(e.to_string()), build: started.elapsed(), run: Duration::ZERO }),
+            Error::Build { .. } => Ok(Checked {
+                verdict: Verdict::Untestable(e.to_string()),
+                build: started.elapsed(),
+                run: Duration::ZERO,
+            }),
             e => Err(e),
         };
     }
@@ -120,7 +124,9 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
             let input = model_input(scenario, &out.env, &out.capture.pfns);
             let model = predict(&input, &Policy::BASE);
             let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
-            compare::against_model(&kernel, &model, &input, &Policy::BASE).0.map(|d| compare::render(&d, &scenario.name, &rerun))
+            compare::against_model(&kernel, &model, &input, &Policy::BASE)
+                .0
+                .map(|d| compare::render(&d, &scenario.name, &rerun))
         }
     };
     let verdict = match report {
@@ -135,16 +141,23 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
 fn snapshot_difference(repo: &Path, scenario: &Scenario, point: &Point, out: &RunOutput) -> Result<Option<String>> {
     let snap = summary::trial_snapshot(scenario, point, "base", &out.env, &out.capture.trace);
     let path = repo.join(summary::SNAPSHOT_DIR).join(format!("{}.snap", snap.stem));
-    let file = cache::read(&path).map_err(|_| Error::Other(format!("{} does not exist: the base snapshot is what a check compares with (or use --against model)", path.display())))?;
+    let file = cache::read(&path).map_err(|_| {
+        Error::Other(format!(
+            "{} does not exist: the base snapshot is what a check compares with (or use --against model)",
+            path.display()
+        ))
+    })?;
     let want = summary::snapshot_body(&file).trim_end();
     let got = snap.contents.trim_end();
     if want == got {
         return Ok(None);
     }
-    Ok(Some(format!("the trace differs from {} (- snapshot, + this tree):\n{}", path.display(), summary::snapshot_review(want, got, 40).trim_end())))
+    Ok(Some(format!(
+        "the trace differs from {} (- snapshot, + this tree):\n{}",
+        path.display(),
+        summary::snapshot_review(want, got, 40).trim_end()
+    )))
 }
-
-
 
 /// One commit's check as `radiff check --record FILE` appends it to FILE (a JSON line),
 /// for `radiff bisect --tree` to read back.
@@ -167,13 +180,19 @@ impl Step {
             Ok(v) => v.word(),
             Err(_) => "error",
         };
-        format!("check {}: {word}; build {:.1} s, run {:.1} s", self.subject, self.build.as_secs_f64(), self.run.as_secs_f64())
+        format!(
+            "check {}: {word}; build {:.1} s, run {:.1} s",
+            self.subject,
+            self.build.as_secs_f64(),
+            self.run.as_secs_f64()
+        )
     }
 }
 
 /// Appends `step` to `file` as one JSON line.
 pub fn record_step(file: &Path, step: &Step) -> Result<()> {
-    let mut line = serde_json::to_string(step).map_err(|e| Error::Other(format!("cannot encode the check of {}: {e}", step.commit)))?;
+    let mut line = serde_json::to_string(step)
+        .map_err(|e| Error::Other(format!("cannot encode the check of {}: {e}", step.commit)))?;
     line.push('\n');
     let mut f = std::fs::OpenOptions::new().create(true).append(true).open(file).map_err(|e| Error::io(file, e))?;
     f.write_all(line.as_bytes()).map_err(|e| Error::io(file, e))
@@ -276,7 +295,8 @@ pub fn bisect_main(args: &BisectOptions) -> Result<ExitCode> {
     let repo = crate::repo_root();
     match &args.search {
         Search::Tree { tree, good, bad } => {
-            let found = bisect_tree(&repo, tree, good, bad, &args.scenario, args.point.as_deref(), args.against.name())?;
+            let found =
+                bisect_tree(&repo, tree, good, bad, &args.scenario, args.point.as_deref(), args.against.name())?;
             crate::progress::output(&found.describe());
             Ok(ExitCode::SUCCESS)
         }
@@ -332,11 +352,22 @@ impl TreeFound {
 /// Runs `git bisect` in `tree` between `good` and `bad` with `radiff check` as the test,
 /// and returns the first bad commit with each step's verdict and timing. The tree must be
 /// clean; it is left as it was (`git bisect reset`).
-pub fn bisect_tree(repo: &Path, tree: &Path, good: &str, bad: &str, scenario: &Path, point: Option<&str>, against: &str) -> Result<TreeFound> {
+pub fn bisect_tree(
+    repo: &Path,
+    tree: &Path,
+    good: &str,
+    bad: &str,
+    scenario: &Path,
+    point: Option<&str>,
+    against: &str,
+) -> Result<TreeFound> {
     let git = |args: &[&str]| Cmd::new("git").arg("-C").arg(tree).args(args).read();
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"])?;
     if !dirty.trim().is_empty() {
-        return Err(Error::Other(format!("{} has uncommitted changes; commit or stash them before bisecting:\n{dirty}", tree.display())));
+        return Err(Error::Other(format!(
+            "{} has uncommitted changes; commit or stash them before bisecting:\n{dirty}",
+            tree.display()
+        )));
     }
     // Hold the tree's lock for the whole bisection; the checks it runs are told so.
     let kernels = Kernels::load(repo)?.in_place(tree);
@@ -381,7 +412,8 @@ pub fn bisect_tree(repo: &Path, tree: &Path, good: &str, bad: &str, scenario: &P
     let task = crate::progress::Task::start(format!("bisecting {good}..{bad}"));
     let outcome = run.run_logged(&log, Duration::from_secs(4 * 3600), Duration::from_secs(30), |_| {
         let steps = read_steps(&record).unwrap_or_default();
-        let last = steps.last().map_or_else(|| "the first check runs".to_string(), |s| format!("the last {}", s.line()));
+        let last =
+            steps.last().map_or_else(|| "the first check runs".to_string(), |s| format!("the last {}", s.line()));
         task.count(last, steps.len() as u64, None);
     });
     drop(task);
@@ -401,7 +433,11 @@ pub fn bisect_tree(repo: &Path, tree: &Path, good: &str, bad: &str, scenario: &P
         }
     }
     let first_bad = first_bad.ok().filter(|c| !c.is_empty()).ok_or_else(|| {
-        Error::Other(format!("git bisect run ended without a first bad commit (refs/bisect/bad); its log, {}:\n{}", log.display(), log_tail()))
+        Error::Other(format!(
+            "git bisect run ended without a first bad commit (refs/bisect/bad); its log, {}:\n{}",
+            log.display(),
+            log_tail()
+        ))
     })?;
     let subject = git(&["log", "-1", "--format=%h %s", &first_bad])?.trim().to_string();
     let found = TreeFound { first_bad, subject, steps };
@@ -449,7 +485,12 @@ impl SeriesFound {
                 Verdict::Changed(_) => "differs from base",
                 Verdict::Untestable(_) => "does not build",
             };
-            s.push_str(&format!("  base + {k} patch{}: build {:.1} s, run {:.1} s, trace {what}\n", if k == 1 { "" } else { "es" }, step.build.as_secs_f64(), step.run.as_secs_f64()));
+            s.push_str(&format!(
+                "  base + {k} patch{}: build {:.1} s, run {:.1} s, trace {what}\n",
+                if k == 1 { "" } else { "es" },
+                step.build.as_secs_f64(),
+                step.run.as_secs_f64()
+            ));
         }
         if let Some((i, _)) = &self.patch {
             if let Some(step) = self.steps.iter().find(|st| st.patches == *i) {
@@ -464,7 +505,10 @@ impl SeriesFound {
 /// base's own and `n` changed: halves the range, and skips a prefix that cannot be tested
 /// for its nearest neighbour, as git bisect does. `Err((a, b))` when every prefix left
 /// between `a - 1` and `b` is untestable: the change is one of `a..=b`.
-fn first_change(n: usize, verdict_of: &mut dyn FnMut(usize) -> Result<Verdict>) -> Result<std::result::Result<usize, (usize, usize)>> {
+fn first_change(
+    n: usize,
+    verdict_of: &mut dyn FnMut(usize) -> Result<Verdict>,
+) -> Result<std::result::Result<usize, (usize, usize)>> {
     let (mut lo, mut hi) = (0, n);
     let mut untestable = Vec::new();
     while hi - lo > 1 {
@@ -487,7 +531,11 @@ fn first_change(n: usize, verdict_of: &mut dyn FnMut(usize) -> Result<Verdict>) 
 pub fn bisect_series(lab: &Lab, variant: &Variant, scenario: &Scenario, point: &Point) -> Result<SeriesFound> {
     // The normalised trace of base plus k patches, or the build error when it does not build.
     let trace_of = |k: usize| -> Result<(std::result::Result<Trace, Error>, Duration, Duration)> {
-        let prefix = Variant { name: format!("{}~{k}", variant.name), patches: variant.patches[..k].to_vec(), model: variant.model.clone() };
+        let prefix = Variant {
+            name: format!("{}~{k}", variant.name),
+            patches: variant.patches[..k].to_vec(),
+            model: variant.model.clone(),
+        };
         let started = Instant::now();
         let kernel = if k == 0 {
             lab.kernel("base", "radiff bisect")?
@@ -513,7 +561,12 @@ pub fn bisect_series(lab: &Lab, variant: &Variant, scenario: &Scenario, point: &
             Err(e) => Verdict::Untestable(e.to_string()),
             Ok(t) => match compare::compare(&base, &t) {
                 None => Verdict::Same,
-                Some(d) => Verdict::Changed(compare::render_between(&d, &scenario.name, &rerun, ("base", &format!("base + {k} patches")))),
+                Some(d) => Verdict::Changed(compare::render_between(
+                    &d,
+                    &scenario.name,
+                    &rerun,
+                    ("base", &format!("base + {k} patches")),
+                )),
             },
         };
         steps.push(SeriesStep { patches: k, build, run, verdict: verdict.clone() });
@@ -547,7 +600,13 @@ mod tests {
     use super::*;
 
     fn step(commit: &str, result: std::result::Result<Verdict, String>) -> Step {
-        Step { commit: commit.repeat(40 / commit.len()), subject: format!("{commit} a subject"), result, build: Duration::from_millis(10_250), run: Duration::from_millis(8_040) }
+        Step {
+            commit: commit.repeat(40 / commit.len()),
+            subject: format!("{commit} a subject"),
+            result,
+            build: Duration::from_millis(10_250),
+            run: Duration::from_millis(8_040),
+        }
     }
 
     #[test]
@@ -593,7 +652,11 @@ mod tests {
 
     #[test]
     fn the_tree_account_comes_from_the_steps() {
-        let steps = vec![step("aa", Ok(Verdict::Same)), step("bb", Ok(Verdict::Changed("the trace differs:\n-x\n+y\n".into()))), step("cc", Ok(Verdict::Untestable("no".into())))];
+        let steps = vec![
+            step("aa", Ok(Verdict::Same)),
+            step("bb", Ok(Verdict::Changed("the trace differs:\n-x\n+y\n".into()))),
+            step("cc", Ok(Verdict::Untestable("no".into()))),
+        ];
         let found = TreeFound { first_bad: "bb".repeat(20), subject: "bb a subject".into(), steps: steps.clone() };
         assert_eq!(
             found.describe(),
@@ -612,7 +675,11 @@ the trace differs:
         // The --bad commit itself: git never checked it.
         let found = TreeFound { first_bad: "ee".repeat(20), subject: "ee bad".into(), steps };
         assert!(found.first_step().is_none());
-        assert!(found.describe().ends_with("(the first bad commit is the --bad commit, which git bisect does not check)\n"), "{}", found.describe());
+        assert!(
+            found.describe().ends_with("(the first bad commit is the --bad commit, which git bisect does not check)\n"),
+            "{}",
+            found.describe()
+        );
     }
 
     /// `first_change` over prefixes whose verdicts are given; returns its answer and the

@@ -258,7 +258,13 @@ impl ReportArgs {
 impl CheckArgs {
     /// What `radiff check ARGS` asks.
     pub fn options(&self) -> CheckOptions {
-        CheckOptions { tree: self.tree.clone(), scenario: self.scenario.clone(), point: self.point.clone(), against: self.against.into(), record: self.record.clone() }
+        CheckOptions {
+            tree: self.tree.clone(),
+            scenario: self.scenario.clone(),
+            point: self.point.clone(),
+            against: self.against.into(),
+            record: self.record.clone(),
+        }
     }
 }
 
@@ -266,11 +272,18 @@ impl BisectArgs {
     /// What `radiff bisect ARGS` asks: a tree between two commits, or a variant's series.
     pub fn options(&self) -> Result<BisectOptions> {
         let search = match (&self.tree, &self.variant, &self.good, &self.bad) {
-            (Some(tree), None, Some(good), Some(bad)) => Search::Tree { tree: tree.clone(), good: good.clone(), bad: bad.clone() },
+            (Some(tree), None, Some(good), Some(bad)) => {
+                Search::Tree { tree: tree.clone(), good: good.clone(), bad: bad.clone() }
+            }
             (None, Some(variant), _, _) => Search::Series { variant: variant.clone() },
             _ => return Err(Error::Other("give either --tree DIR --good A --bad B, or --variant V".into())),
         };
-        Ok(BisectOptions { search, scenario: self.scenario.clone(), point: self.point.clone(), against: self.against.into() })
+        Ok(BisectOptions {
+            search,
+            scenario: self.scenario.clone(),
+            point: self.point.clone(),
+            against: self.against.into(),
+        })
     }
 }
 
@@ -317,10 +330,14 @@ impl ExplainArgs {
 impl BenchArgs {
     /// What `radiff bench ARGS` asks.
     pub fn options(&self) -> crate::bench::Options {
-        crate::bench::Options { cold: self.cold, scenario: self.scenario.clone(), model_only: self.model_only, harnesses: self.harnesses }
+        crate::bench::Options {
+            cold: self.cold,
+            scenario: self.scenario.clone(),
+            model_only: self.model_only,
+            harnesses: self.harnesses,
+        }
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -343,7 +360,17 @@ mod tests {
 
     #[test]
     fn every_subcommand_has_help() {
-        for args in [&["report", "--help"][..], &["run", "--help"], &["check", "--help"], &["bisect", "--help"], &["explore", "--help"], &["bench", "--help"], &["kernels", "build", "--help"], &["kernels", "list", "--help"], &["--help"]] {
+        for args in [
+            &["report", "--help"][..],
+            &["run", "--help"],
+            &["check", "--help"],
+            &["bisect", "--help"],
+            &["explore", "--help"],
+            &["bench", "--help"],
+            &["kernels", "build", "--help"],
+            &["kernels", "list", "--help"],
+            &["--help"],
+        ] {
             assert_eq!(err(args).kind(), ErrorKind::DisplayHelp, "{args:?}");
         }
         let help = err(&["report", "--help"]).to_string();
@@ -352,7 +379,10 @@ mod tests {
 
     #[test]
     fn switches_take_no_value() {
-        assert!(matches!(parse(&["bench", "--cold"]).unwrap().command, Command::Bench(BenchArgs { cold: true, model_only: false, .. })));
+        assert!(matches!(
+            parse(&["bench", "--cold"]).unwrap().command,
+            Command::Bench(BenchArgs { cold: true, model_only: false, .. })
+        ));
         assert!(matches!(parse(&["bench"]).unwrap().command, Command::Bench(BenchArgs { cold: false, .. })));
         assert_eq!(err(&["bench", "--cold", "false"]).kind(), ErrorKind::UnknownArgument);
         assert_eq!(err(&["bench", "--cold=false"]).kind(), ErrorKind::TooManyValues);
@@ -382,7 +412,11 @@ mod tests {
         assert_eq!(variants(&["explore", "--variants", "base, async-align-v1"]), ["base", "async-align-v1"]);
         assert_eq!(variants(&["explore"]), ["base"]);
         assert_eq!(err(&["report", "x.yaml", "--variants", "a,,b"]).kind(), ErrorKind::ValueValidation);
-        let Command::Kernels(KernelsCommand::Build { variants }) = parse(&["kernels", "build", "base", "v1"]).unwrap().command else { panic!() };
+        let Command::Kernels(KernelsCommand::Build { variants }) =
+            parse(&["kernels", "build", "base", "v1"]).unwrap().command
+        else {
+            panic!()
+        };
         assert_eq!(variants, ["base", "v1"]);
     }
 
@@ -425,13 +459,26 @@ mod tests {
         assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
         assert!(parse_duration("3 weeks").is_err());
-        let parse = |args: &[&str]| {
-            match Cli::try_parse_from(["radiff", "explore"].iter().chain(args)).map_err(|e| e.to_string())?.command {
-                Command::Explore(a) => a.options().map_err(|e| e.to_string()),
-                other => panic!("{other:?}"),
-            }
+        let parse = |args: &[&str]| match Cli::try_parse_from(["radiff", "explore"].iter().chain(args))
+            .map_err(|e| e.to_string())?
+            .command
+        {
+            Command::Explore(a) => a.options().map_err(|e| e.to_string()),
+            other => panic!("{other:?}"),
         };
-        let o = parse(&["--variants", "base,async-align-v1", "--budget", "1m", "--seed", "7", "--confirm", "0", "--threshold", "trim_ratio=0.4"]).unwrap();
+        let o = parse(&[
+            "--variants",
+            "base,async-align-v1",
+            "--budget",
+            "1m",
+            "--seed",
+            "7",
+            "--confirm",
+            "0",
+            "--threshold",
+            "trim_ratio=0.4",
+        ])
+        .unwrap();
         assert_eq!(o.variants, vec!["base", "async-align-v1"]);
         assert_eq!((o.budget, o.seed, o.confirm), (Duration::from_secs(60), 7, Some(0)));
         assert_eq!(o.thresholds.get("trim_ratio"), 0.4);
@@ -444,18 +491,34 @@ mod tests {
         assert_eq!(err(&["report", "--all"]).kind(), ErrorKind::MissingRequiredArgument);
         assert_eq!(err(&["report", "--all", "s.yaml", "--variants", "a,b"]).kind(), ErrorKind::ArgumentConflict);
         assert_eq!(err(&["report", "s.yaml", "--pages", "0..8"]).kind(), ErrorKind::MissingRequiredArgument);
-        assert_eq!(err(&["report", "--all", "--variants", "a,b", "--svg", "x.svg"]).kind(), ErrorKind::ArgumentConflict);
+        assert_eq!(
+            err(&["report", "--all", "--variants", "a,b", "--svg", "x.svg"]).kind(),
+            ErrorKind::ArgumentConflict
+        );
         assert!(parse(&["report", "--all", "--variants", "a,b"]).is_ok());
         assert_eq!(err(&["check", "--tree", "t"]).kind(), ErrorKind::MissingRequiredArgument);
-        assert_eq!(err(&["check", "--tree", "t", "--scenario", "s", "--against", "kernel"]).kind(), ErrorKind::InvalidValue);
-        let Command::Check(c) = parse(&["check", "--tree", "t", "--scenario", "s", "--record", "steps.json"]).unwrap().command else { panic!() };
+        assert_eq!(
+            err(&["check", "--tree", "t", "--scenario", "s", "--against", "kernel"]).kind(),
+            ErrorKind::InvalidValue
+        );
+        let Command::Check(c) =
+            parse(&["check", "--tree", "t", "--scenario", "s", "--record", "steps.json"]).unwrap().command
+        else {
+            panic!()
+        };
         assert_eq!(c.record.as_deref(), Some(std::path::Path::new("steps.json")));
         let Command::Check(c) = parse(&["check", "--tree", "t", "--scenario", "s"]).unwrap().command else { panic!() };
         assert_eq!(c.record, None, "a check run by hand records nothing");
         assert_eq!(err(&["check", "--tree", "t", "--scenario", "s", "--record"]).kind(), ErrorKind::InvalidValue);
         assert_eq!(err(&["bisect", "--scenario", "s"]).kind(), ErrorKind::MissingRequiredArgument);
-        assert_eq!(err(&["bisect", "--scenario", "s", "--tree", "t", "--good", "a"]).kind(), ErrorKind::MissingRequiredArgument);
-        assert_eq!(err(&["bisect", "--scenario", "s", "--variant", "v", "--tree", "t", "--good", "a", "--bad", "b"]).kind(), ErrorKind::ArgumentConflict);
+        assert_eq!(
+            err(&["bisect", "--scenario", "s", "--tree", "t", "--good", "a"]).kind(),
+            ErrorKind::MissingRequiredArgument
+        );
+        assert_eq!(
+            err(&["bisect", "--scenario", "s", "--variant", "v", "--tree", "t", "--good", "a", "--bad", "b"]).kind(),
+            ErrorKind::ArgumentConflict
+        );
         assert!(parse(&["bisect", "--scenario", "s", "--variant", "v"]).is_ok());
         assert_eq!(err(&["run"]).kind(), ErrorKind::MissingRequiredArgument);
         assert_eq!(err(&["run", "a.yaml", "b.yaml"]).kind(), ErrorKind::UnknownArgument);

@@ -36,14 +36,18 @@ fn drop_reads_outside_file(trace: &mut Trace, extents: &[Extent]) -> u64 {
         return 0;
     }
     retain_requests(trace, |r| {
-        let (start, end) = (r.sector * radiff_model::trace::SECTOR_SIZE, (r.sector + r.sectors) * radiff_model::trace::SECTOR_SIZE);
+        let (start, end) =
+            (r.sector * radiff_model::trace::SECTOR_SIZE, (r.sector + r.sectors) * radiff_model::trace::SECTOR_SIZE);
         extents.iter().any(|e| start < e.physical + e.length && e.physical < end)
     })
 }
 
 fn drop_empty_start(trace: &mut Trace, _: &[Extent]) -> u64 {
     let empty = trace.windows.first().is_some_and(|w| {
-        w.trigger == radiff_model::Trigger::Start && w.submits.is_empty() && w.folios.is_empty() && w.requests.is_empty()
+        w.trigger == radiff_model::Trigger::Start
+            && w.submits.is_empty()
+            && w.folios.is_empty()
+            && w.requests.is_empty()
     });
     if empty {
         trace.windows.remove(0);
@@ -126,9 +130,12 @@ pub fn compare(kernel: &Trace, model: &Trace) -> Option<Divergence> {
             Some(Part::Requests)
         } else if k.folios != m.folios {
             Some(Part::Folios)
-        } else if (is_fault(k) || is_fault(m)) && (k.trigger, k.index, k.req_count) != (m.trigger, m.index, m.req_count) {
+        } else if (is_fault(k) || is_fault(m)) && (k.trigger, k.index, k.req_count) != (m.trigger, m.index, m.req_count)
+        {
             Some(Part::Faults)
-        } else if (is_collapse(k) || is_collapse(m)) && (k.trigger, k.index, k.req_count) != (m.trigger, m.index, m.req_count) {
+        } else if (is_collapse(k) || is_collapse(m))
+            && (k.trigger, k.index, k.req_count) != (m.trigger, m.index, m.req_count)
+        {
             Some(Part::Collapse)
         } else if k != m {
             soft = soft.or(Some(i));
@@ -185,7 +192,10 @@ pub fn compare_timed(kernel: &Trace, model: &Trace, timed: &[bool]) -> (Option<D
         }
         let only_prev_pos = Window { ra: RaState { prev_pos: m.ra.prev_pos, ..k.ra.clone() }, ..k.clone() } == *m;
         if !only_prev_pos || !timed.get(i).copied().unwrap_or(false) {
-            return (Some(Divergence { window: i, part: Part::WindowFields, kernel: kernel.clone(), model: model.clone() }), taken);
+            return (
+                Some(Divergence { window: i, part: Part::WindowFields, kernel: kernel.clone(), model: model.clone() }),
+                taken,
+            );
         }
         taken.push(Timed { window: i, kernel: k.ra.prev_pos, model: m.ra.prev_pos });
     }
@@ -195,7 +205,12 @@ pub fn compare_timed(kernel: &Trace, model: &Trace, timed: &[bool]) -> (Option<D
 /// [`compare_timed`] of the kernel's trace against the model's for `input` under `policy`,
 /// with the windows [`timed_windows`] marks: how every check of a run against the model
 /// compares.
-pub fn against_model(kernel: &Trace, model: &Trace, input: &Input, policy: &Policy) -> (Option<Divergence>, Vec<Timed>) {
+pub fn against_model(
+    kernel: &Trace,
+    model: &Trace,
+    input: &Input,
+    policy: &Policy,
+) -> (Option<Divergence>, Vec<Timed>) {
     compare_timed(kernel, model, &timed_windows(input, policy))
 }
 
@@ -295,7 +310,12 @@ pub fn render_between(d: &Divergence, title: &str, rerun: &str, (a, b): (&str, &
     let _ = writeln!(s, "  windows   {} / {}", fk.windows, fm.windows);
     if fk.faults_line().is_some() || fm.faults_line().is_some() {
         let none = || "0".to_string();
-        let _ = writeln!(s, "  faults    {} / {}", fk.faults_line().unwrap_or_else(none), fm.faults_line().unwrap_or_else(none));
+        let _ = writeln!(
+            s,
+            "  faults    {} / {}",
+            fk.faults_line().unwrap_or_else(none),
+            fm.faults_line().unwrap_or_else(none)
+        );
     }
     let _ = writeln!(s, "  requests  {} / {}", fk.requests_line(), fm.requests_line());
     let _ = writeln!(s, "  folios    {} ({}) / {} ({})", fk.folios, fk.orders_line(), fm.folios, fm.orders_line());
@@ -370,14 +390,21 @@ mod tests {
     fn only_the_windows_a_splice_opened_are_timed() {
         let input = Input::xfs_on_nvme(
             8 << 20,
-            vec![Op::Read { fd: 0, offset: 0, len: 4096 }, Op::Splice { fd: 0, offset: 1 << 20, len: 128 << 10, pipe: 64 << 10, sendfile: false }],
+            vec![
+                Op::Read { fd: 0, offset: 0, len: 4096 },
+                Op::Splice { fd: 0, offset: 1 << 20, len: 128 << 10, pipe: 64 << 10, sendfile: false },
+            ],
         );
         let timed = timed_windows(&input, &Policy::BASE);
         let trace = radiff_model::predict(&input, &Policy::BASE);
         assert_eq!(timed.len(), trace.windows.len());
         assert!(!timed[0], "the pread's window");
         assert!(timed[1..].iter().all(|&t| t) && timed.len() > 1, "{timed:?}");
-        assert!(timed_windows(&Input::xfs_on_nvme(8 << 20, vec![Op::Read { fd: 0, offset: 0, len: 4096 }]), &Policy::BASE).is_empty());
+        assert!(timed_windows(
+            &Input::xfs_on_nvme(8 << 20, vec![Op::Read { fd: 0, offset: 0, len: 4096 }]),
+            &Policy::BASE
+        )
+        .is_empty());
     }
 
     #[test]
@@ -473,7 +500,12 @@ mod tests {
         let text = render(&d, "t", "r");
         assert!(text.contains("part at window 2: faults differ"), "{text}");
         assert!(text.contains("-    2 fault @24\n+    2 fault @16\n"), "{text}");
-        assert!(text.contains("  faults    2 (1 fault-around range over 16 pages) / 2 (1 fault-around range over 16 pages)"), "{text}");
+        assert!(
+            text.contains(
+                "  faults    2 (1 fault-around range over 16 pages) / 2 (1 fault-around range over 16 pages)"
+            ),
+            "{text}"
+        );
         let m = Trace { windows: vec![fault(0), around(0, 8), fault(24)] };
         assert_eq!(compare(&k, &m).unwrap().part, Part::Faults);
         // A sync window where the kernel took a fault is a fault difference too.
@@ -495,7 +527,11 @@ mod tests {
         let d = compare(&k, &m).unwrap();
         assert_eq!((d.window, d.part), (1, Part::Collapse));
         let text = render(&d, "t", "r");
-        assert!(text.contains("part at window 1: a collapse ended otherwise") && text.contains("collapse @128 nr 512 page_locked"), "{text}");
+        assert!(
+            text.contains("part at window 1: a collapse ended otherwise")
+                && text.contains("collapse @128 nr 512 page_locked"),
+            "{text}"
+        );
     }
 
     #[test]

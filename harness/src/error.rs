@@ -75,7 +75,13 @@ pub enum Error {
         dir.display(),
         indent(console_tail)
     )]
-    VmTimeout { after: Duration, dir: PathBuf, last_step: Option<String>, timeout_source: Option<String>, console_tail: String },
+    VmTimeout {
+        after: Duration,
+        dir: PathBuf,
+        last_step: Option<String>,
+        timeout_source: Option<String>,
+        console_tail: String,
+    },
     /// A VM ended without the guest reporting success.
     #[error("the guest failed: {message}\nconsole log and partial results in {}\nconsole tail:\n{}", dir.display(), indent(console_tail))]
     Guest { dir: PathBuf, message: String, console_tail: String },
@@ -143,7 +149,10 @@ fn missing_setup(missing: &[(String, String)]) -> String {
     };
     let (verb, it) = if missing.len() == 1 { ("is", "it") } else { ("are", "them") };
     let details: Vec<String> = missing.iter().map(|(name, where_)| format!("{name}: {where_}")).collect();
-    format!("this host cannot run a kernel: {names} {verb} missing ({}); run ./setup, which installs {it}", details.join("; "))
+    format!(
+        "this host cannot run a kernel: {names} {verb} missing ({}); run ./setup, which installs {it}",
+        details.join("; ")
+    )
 }
 
 fn at_line(line: usize) -> String {
@@ -170,10 +179,16 @@ mod tests {
 
     #[test]
     fn a_full_file_system_is_its_own_error_naming_the_path_and_the_fix() {
-        let err = Error::io("/cache/kernels/base-1/bzImage", io::Error::from_raw_os_error(nix::errno::Errno::ENOSPC as i32));
+        let err =
+            Error::io("/cache/kernels/base-1/bzImage", io::Error::from_raw_os_error(nix::errno::Errno::ENOSPC as i32));
         assert!(err.is_no_space());
         let text = err.during(|| "building kernel `base`".into()).to_string();
-        assert!(text.starts_with("/cache/kernels/base-1/bzImage: no space left on device (ENOSPC) while building kernel `base`\nfix: "), "{text}");
+        assert!(
+            text.starts_with(
+                "/cache/kernels/base-1/bzImage: no space left on device (ENOSPC) while building kernel `base`\nfix: "
+            ),
+            "{text}"
+        );
         assert!(text.contains("RADIFF_CACHE"), "{text}");
         let other = Error::io("/x", io::Error::from(io::ErrorKind::NotFound));
         assert!(!other.is_no_space());

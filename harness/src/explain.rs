@@ -39,7 +39,12 @@ pub struct Placer<'a> {
 
 impl<'a> Placer<'a> {
     pub fn new(root: &Path, tree: &'a dyn Files) -> Result<Placer<'a>> {
-        Ok(Placer { anchors: Anchors::load(root)?, ledger: Ledger::load(root)?, tree_name: tree.describe(), tree: Cached::new(tree) })
+        Ok(Placer {
+            anchors: Anchors::load(root)?,
+            ledger: Ledger::load(root)?,
+            tree_name: tree.describe(),
+            tree: Cached::new(tree),
+        })
     }
 
     /// Where `id` is decided; `None` when the tree lacks its function.
@@ -127,9 +132,13 @@ pub fn render_parting(p: &Parting, other_name: &str, placer: &mut Placer) -> Str
         None => "no further decision".to_string(),
     };
     if p.base.is_none() && p.other.is_none() {
-        return format!("base and {other_name} part at window {}: the same decisions, with different values\n", p.window);
+        return format!(
+            "base and {other_name} part at window {}: the same decisions, with different values\n",
+            p.window
+        );
     }
-    let mut s = format!("base and {other_name} part at window {}, after {} shared decisions:\n", p.window, p.shared.len());
+    let mut s =
+        format!("base and {other_name} part at window {}, after {} shared decisions:\n", p.window, p.shared.len());
     s.push_str(&format!("    base:  {}\n", side(&p.base, placer)));
     s.push_str(&format!("    {other_name}: {}\n", side(&p.other, placer)));
     s
@@ -154,11 +163,15 @@ pub fn load_run(root: &Path, cache: &Cache, dir: &Path) -> Result<LoadedRun> {
     };
     let (env_path, env_text) = read("env.json")?;
     let (trace_path, trace_text) = read("trace.json")?;
-    let env: crate::wire::GuestEnv = serde_json::from_str(&env_text).map_err(|e| Error::Json { file: env_path, source: e })?;
-    let capture: crate::ftrace::Capture = serde_json::from_str(&trace_text).map_err(|e| Error::Json { file: trace_path, source: e })?;
+    let env: crate::wire::GuestEnv =
+        serde_json::from_str(&env_text).map_err(|e| Error::Json { file: env_path, source: e })?;
+    let capture: crate::ftrace::Capture =
+        serde_json::from_str(&trace_text).map_err(|e| Error::Json { file: trace_path, source: e })?;
     let canonical = dir.canonicalize().map_err(|e| Error::io(&dir, e))?;
     let runs = runs.canonicalize().map_err(|e| Error::io(&runs, e))?;
-    let rel = canonical.strip_prefix(&runs).map_err(|_| Error::Other(format!("{}: not a run folder below {} (runs/SCENARIO/VARIANT)", dir.display(), runs.display())))?;
+    let rel = canonical.strip_prefix(&runs).map_err(|_| {
+        Error::Other(format!("{}: not a run folder below {} (runs/SCENARIO/VARIANT)", dir.display(), runs.display()))
+    })?;
     let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
     if parts.len() < 2 {
         return Err(Error::Other(format!("{}: a run folder is runs/SCENARIO/VARIANT[/POINT]", dir.display())));
@@ -178,12 +191,22 @@ pub fn main(root: &Path, kernels: &Kernels, cache: &Cache, o: &Options) -> Resul
     let mut placer = Placer::new(root, tree.as_ref())?;
     let config = ModelConfig::default();
     let base = model_explain(&run.input, &Policy::BASE, &config);
-    let variant = if run.variant == "base" || run.variant.starts_with("base-") { None } else { Some(kernels.variant(&run.variant)?) };
+    let variant = if run.variant == "base" || run.variant.starts_with("base-") {
+        None
+    } else {
+        Some(kernels.variant(&run.variant)?)
+    };
     let policy = match variant {
         None => Some(("base".to_string(), Policy::BASE)),
         Some(v) => v.model.policy().and_then(|name| Some((name.to_string(), Policy::for_variant(name)?))),
     };
-    let mut out = format!("{}: scenario {}, kernel {}; decisions in the lines of {}\n", run.dir.display(), run.scenario, run.variant, placer.tree_name);
+    let mut out = format!(
+        "{}: scenario {}, kernel {}; decisions in the lines of {}\n",
+        run.dir.display(),
+        run.scenario,
+        run.variant,
+        placer.tree_name
+    );
     match &policy {
         Some((name, p)) => {
             let own = model_explain(&run.input, p, &config);
@@ -205,7 +228,10 @@ pub fn main(root: &Path, kernels: &Kernels, cache: &Cache, o: &Options) -> Resul
         }
         None => {
             let v = variant.expect("base always has a policy");
-            out.push_str(&format!("the model has no policy for {}: the base model's decisions, and the patch's functions on its path\n", v.name));
+            out.push_str(&format!(
+                "the model has no policy for {}: the base model's decisions, and the patch's functions on its path\n",
+                v.name
+            ));
             out.push_str(&patch_on_path(root, kernels, cache, &run, &base, v, o.window, &mut placer)?);
         }
     }
@@ -214,31 +240,65 @@ pub fn main(root: &Path, kernels: &Kernels, cache: &Cache, o: &Options) -> Resul
 
 /// For a trial's divergence message: the model's decisions at `window`, in the base's
 /// lines; `None` when the base's source cannot be read.
-pub fn decisions_at(root: &Path, kernels: &Kernels, cache: &Cache, input: &Input, policy: &Policy, window: usize) -> Option<String> {
+pub fn decisions_at(
+    root: &Path,
+    kernels: &Kernels,
+    cache: &Cache,
+    input: &Input,
+    policy: &Policy,
+    window: usize,
+) -> Option<String> {
     let explained = model_explain(input, policy, &ModelConfig::default());
     let note = explained.notes.get(window)?;
     let tree = port::base_files(&Builder::new(kernels, cache)).ok()?;
     let mut placer = Placer::new(root, tree.as_ref()).ok()?;
-    Some(format!("the model decided window {window} so (radiff explain RUN_DIR --window {window}):\n{}", placer.lines(&note.decisions, "    ")))
+    Some(format!(
+        "the model decided window {window} so (radiff explain RUN_DIR --window {window}):\n{}",
+        placer.lines(&note.decisions, "    ")
+    ))
 }
 
 /// For a patch without a policy: where the kernel leaves the base model, that window's base
 /// decisions, and which of its functions the patch changes.
 #[allow(clippy::too_many_arguments)]
-fn patch_on_path(root: &Path, kernels: &Kernels, cache: &Cache, run: &LoadedRun, base: &Explained, v: &crate::kernels::Variant, only: Option<usize>, placer: &mut Placer) -> Result<String> {
+fn patch_on_path(
+    root: &Path,
+    kernels: &Kernels,
+    cache: &Cache,
+    run: &LoadedRun,
+    base: &Explained,
+    v: &crate::kernels::Variant,
+    only: Option<usize>,
+    placer: &mut Placer,
+) -> Result<String> {
     let report = port::port_check(root, kernels, cache, std::slice::from_ref(&v.name))?;
-    let changed: Vec<String> = report.variants.iter().flat_map(|(_, c)| c.differing().into_iter().map(str::to_string)).collect();
+    let changed: Vec<String> =
+        report.variants.iter().flat_map(|(_, c)| c.differing().into_iter().map(str::to_string)).collect();
     let window = match (only, compare::compare(&run.kernel, &base.trace)) {
         (Some(w), _) => w,
         (None, Some(d)) => d.window,
         (None, None) => {
-            return Ok(format!("the kernel equals the base model here: the patch ({}) changed nothing on this run\n", join_or_none(&changed)));
+            return Ok(format!(
+                "the kernel equals the base model here: the patch ({}) changed nothing on this run\n",
+                join_or_none(&changed)
+            ));
         }
     };
     let mut out = format!("the kernel parts from the base model at window {window}\n");
     out.push_str(&render_windows(base, Some(window), placer));
-    let on_path: Vec<&str> = base.notes.get(window).map(|n| n.functions()).unwrap_or_default().into_iter().filter(|f| changed.iter().any(|c| c == f)).collect();
-    out.push_str(&format!("the patch changes {}; of them, window {window}'s base path went through: {}\n", join_or_none(&changed), if on_path.is_empty() { "none".to_string() } else { on_path.join(", ") }));
+    let on_path: Vec<&str> = base
+        .notes
+        .get(window)
+        .map(|n| n.functions())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| changed.iter().any(|c| c == f))
+        .collect();
+    out.push_str(&format!(
+        "the patch changes {}; of them, window {window}'s base path went through: {}\n",
+        join_or_none(&changed),
+        if on_path.is_empty() { "none".to_string() } else { on_path.join(", ") }
+    ));
     let hunks = port::hunks::variant_hunks(root, kernels, cache, &v.name)?;
     let decisions = base.notes.get(window).map(|n| n.decisions.clone()).unwrap_or_default();
     out.push_str(&hunks_on_path(&hunks, &decisions, &v.name, placer));
@@ -258,7 +318,13 @@ pub fn hunks_on_path(hunks: &[port::hunks::Hunk], decisions: &[String], variant:
                 inside.push(d.clone());
             }
         }
-        out.push_str(&format!("{variant}'s hunk at {}:{}-{} in {}(), ", h.file, h.first, h.last, h.functions.join("(), ")));
+        out.push_str(&format!(
+            "{variant}'s hunk at {}:{}-{} in {}(), ",
+            h.file,
+            h.first,
+            h.last,
+            h.functions.join("(), ")
+        ));
         if inside.is_empty() {
             out.push_str("which the path's function went through (no decision of the path lies in its lines):\n");
         } else {

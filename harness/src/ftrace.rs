@@ -118,7 +118,10 @@ impl std::fmt::Display for Lost {
                 Some(n) => format!(" over the {n} CPUs traced (#P:{n})"),
                 None => String::new(),
             };
-            parts.push(format!("header `entries-in-buffer/entries-written: {e}/{w}`: {} overwritten{on}", w.saturating_sub(e)));
+            parts.push(format!(
+                "header `entries-in-buffer/entries-written: {e}/{w}`: {} overwritten{on}",
+                w.saturating_sub(e)
+            ));
         }
         for (cpu, n) in &self.counted {
             parts.push(format!("CPU {cpu}: {n} lost (`CPU:{cpu} [LOST {n} EVENTS]`)"));
@@ -204,9 +207,15 @@ pub fn parse(text: &str, filter: &Filter) -> Result<Capture, ParseError> {
         capture.events += 1;
         let (event, body) = split(line).ok_or_else(|| err(format!("not an ftrace event line: {line}")))?;
         match event {
-            "page_cache_sync_ra" | "page_cache_async_ra" | "page_cache_ra_order" | "page_cache_ra_unbounded" => ra_event(number, event, body, filter, &mut windows, &mut capture)?,
-            "mm_filemap_fault" | "mm_filemap_map_pages" => fault_event(number, event, body, filter, &mut windows, &mut capture)?,
-            "mm_filemap_add_to_page_cache" => folio_event(number, body, filter, &mut windows, &mut capture, &mut missing_pfn)?,
+            "page_cache_sync_ra" | "page_cache_async_ra" | "page_cache_ra_order" | "page_cache_ra_unbounded" => {
+                ra_event(number, event, body, filter, &mut windows, &mut capture)?
+            }
+            "mm_filemap_fault" | "mm_filemap_map_pages" => {
+                fault_event(number, event, body, filter, &mut windows, &mut capture)?
+            }
+            "mm_filemap_add_to_page_cache" => {
+                folio_event(number, body, filter, &mut windows, &mut capture, &mut missing_pfn)?
+            }
             "mm_khugepaged_collapse_file" => collapse_event(number, body, filter, &mut windows, &mut capture)?,
             "block_rq_issue" => {
                 let request = parse_rq(body).ok_or_else(|| err(format!("cannot read block_rq_issue: {body}")))?;
@@ -232,7 +241,14 @@ pub fn parse(text: &str, filter: &Filter) -> Result<Capture, ParseError> {
 
 /// A readahead event of [`parse`] (line `number`): a window opens, or its current one gets
 /// a submission.
-fn ra_event(number: usize, event: &str, body: &str, filter: &Filter, windows: &mut Vec<Window>, capture: &mut Capture) -> Result<(), ParseError> {
+fn ra_event(
+    number: usize,
+    event: &str,
+    body: &str,
+    filter: &Filter,
+    windows: &mut Vec<Window>,
+    capture: &mut Capture,
+) -> Result<(), ParseError> {
     let err = |message: String| ParseError::Line { line: number, message };
     let f = Fields::parse_eq(body);
     let Some(file) = f.file(filter).map_err(|m| err(m))? else {
@@ -251,7 +267,13 @@ fn ra_event(number: usize, event: &str, body: &str, filter: &Filter, windows: &m
                 mmap_miss: f.num("mmap_miss").map_err(&err)?,
                 prev_pos: f.signed("prev_pos").map_err(&err)?,
             };
-            windows.push(Window::open_in(file, trigger, f.num("index").map_err(&err)?, f.num("req_count").map_err(&err)?, ra));
+            windows.push(Window::open_in(
+                file,
+                trigger,
+                f.num("index").map_err(&err)?,
+                f.num("req_count").map_err(&err)?,
+                ra,
+            ));
         }
         "page_cache_ra_order" => current(windows).submits.push(Submit::Order {
             index: f.num("index").map_err(&err)?,
@@ -274,7 +296,14 @@ fn ra_event(number: usize, event: &str, body: &str, filter: &Filter, windows: &m
 /// mm_filemap_map_pages (class mm_filemap_op_page_cache_range):
 /// "dev=%d:%d ino=%llx ofs=%lld-%lld" (first byte of start_pgoff, last byte of
 /// end_pgoff). Each opens a window (see Trigger::Fault and Trigger::FaultAround).
-fn fault_event(number: usize, event: &str, body: &str, filter: &Filter, windows: &mut Vec<Window>, capture: &mut Capture) -> Result<(), ParseError> {
+fn fault_event(
+    number: usize,
+    event: &str,
+    body: &str,
+    filter: &Filter,
+    windows: &mut Vec<Window>,
+    capture: &mut Capture,
+) -> Result<(), ParseError> {
     let err = |message: String| ParseError::Line { line: number, message };
     let f = Fields::parse_eq(body);
     let Some(file) = f.file(filter).map_err(|m| err(m))? else {
@@ -283,7 +312,8 @@ fn fault_event(number: usize, event: &str, body: &str, filter: &Filter, windows:
     };
     let ofs = f.get("ofs").map_err(&err)?;
     let page = |text: &str, what: &str| -> Result<u64, ParseError> {
-        let bytes: u64 = text.parse().map_err(|_| err(format!("field `ofs`: `{ofs}`: {what} `{text}` is not a number")))?;
+        let bytes: u64 =
+            text.parse().map_err(|_| err(format!("field `ofs`: `{ofs}`: {what} `{text}` is not a number")))?;
         Ok(bytes / radiff_model::trace::PAGE_SIZE)
     };
     let window = if event == "mm_filemap_fault" {
@@ -293,7 +323,8 @@ fn fault_event(number: usize, event: &str, body: &str, filter: &Filter, windows:
         }
         Window::open_in(file, Trigger::Fault, index, 1, RaState::default())
     } else {
-        let (first, last) = ofs.split_once('-').ok_or_else(|| err(format!("field `ofs`: `{ofs}` is not FIRST-LAST")))?;
+        let (first, last) =
+            ofs.split_once('-').ok_or_else(|| err(format!("field `ofs`: `{ofs}` is not FIRST-LAST")))?;
         let (index, last_index) = (page(first, "first byte")?, page(last, "last byte")?);
         if last_index < index {
             return Err(err(format!("fault-around range {ofs} ends before it starts")));
@@ -306,7 +337,14 @@ fn fault_event(number: usize, event: &str, body: &str, filter: &Filter, windows:
 
 /// A folio added to the page cache, in [`parse`] (line `number`): it joins the current window,
 /// its pfn the capture's (`missing_pfn` once a folio has none).
-fn folio_event(number: usize, body: &str, filter: &Filter, windows: &mut Vec<Window>, capture: &mut Capture, missing_pfn: &mut bool) -> Result<(), ParseError> {
+fn folio_event(
+    number: usize,
+    body: &str,
+    filter: &Filter,
+    windows: &mut Vec<Window>,
+    capture: &mut Capture,
+    missing_pfn: &mut bool,
+) -> Result<(), ParseError> {
     let err = |message: String| ParseError::Line { line: number, message };
     let f = Fields::parse_filemap(body);
     let Some(file) = f.file(filter).map_err(|m| err(m))? else {
@@ -321,7 +359,9 @@ fn folio_event(number: usize, body: &str, filter: &Filter, windows: &mut Vec<Win
     if ofs % radiff_model::trace::PAGE_SIZE != 0 {
         return Err(err(format!("folio offset {ofs} is not page-aligned")));
     }
-    current(windows).folios.push(Folio { index: ofs / radiff_model::trace::PAGE_SIZE, order: f.num("order").map_err(&err)? as u32 });
+    current(windows)
+        .folios
+        .push(Folio { index: ofs / radiff_model::trace::PAGE_SIZE, order: f.num("order").map_err(&err)? as u32 });
     match f.get("pfn").ok().map(|p| u64::from_str_radix(p.trim_start_matches("0x"), 16)) {
         Some(Ok(pfn)) => capture.pfns.push(pfn),
         Some(Err(_)) => return Err(err("field `pfn` is not hex".into())),
@@ -334,7 +374,13 @@ fn folio_event(number: usize, body: &str, filter: &Filter, windows: &mut Vec<Win
 /// index=%ld, addr=%lx, is_shmem=%d, filename=%s, nr=%d, result=%s" (fields separated by
 /// ", "). It names the file by its name only (`d_iname`), which is the guest's
 /// ([`crate::wire::file_name`]); it opens a [`Trigger::Collapse`] window.
-fn collapse_event(number: usize, body: &str, filter: &Filter, windows: &mut Vec<Window>, capture: &mut Capture) -> Result<(), ParseError> {
+fn collapse_event(
+    number: usize,
+    body: &str,
+    filter: &Filter,
+    windows: &mut Vec<Window>,
+    capture: &mut Capture,
+) -> Result<(), ParseError> {
     let err = |message: String| ParseError::Line { line: number, message };
     let f = Fields { pairs: body.split(", ").filter_map(|t| t.split_once('=')).collect() };
     let name = f.get("filename").map_err(&err)?;
@@ -347,8 +393,15 @@ fn collapse_event(number: usize, body: &str, filter: &Filter, windows: &mut Vec<
         return Ok(());
     }
     let result = f.get("result").map_err(&err)?;
-    let result = radiff_model::ScanResult::from_name(result).ok_or_else(|| err(format!("field `result`: `{result}` is not a scan result of Linux 7.3.4")))?;
-    windows.push(Window::open_in(file as u32, Trigger::Collapse(result), f.num("index").map_err(&err)?, f.num("nr").map_err(&err)?, RaState::default()));
+    let result = radiff_model::ScanResult::from_name(result)
+        .ok_or_else(|| err(format!("field `result`: `{result}` is not a scan result of Linux 7.3.4")))?;
+    windows.push(Window::open_in(
+        file as u32,
+        Trigger::Collapse(result),
+        f.num("index").map_err(&err)?,
+        f.num("nr").map_err(&err)?,
+        RaState::default(),
+    ));
     Ok(())
 }
 
@@ -363,13 +416,18 @@ enum Loss {
 /// Reads the lines ftrace writes about lost events (trace.c: `print_event_info`,
 /// `print_trace_line`, `test_cpu_buff_start`); `None` for any other line.
 fn lost_line(line: &str) -> Result<Option<Loss>, String> {
-    let num = |t: &str, what: &str| t.trim().parse::<u64>().map_err(|_| format!("{what} `{t}` is not a number in `{line}`"));
+    let num =
+        |t: &str, what: &str| t.trim().parse::<u64>().map_err(|_| format!("{what} `{t}` is not a number in `{line}`"));
     if let Some(rest) = line.strip_prefix("# entries-in-buffer/entries-written:") {
         let mut tokens = rest.split_whitespace();
         let counts = tokens.next().unwrap_or("");
         let (e, w) = counts.split_once('/').ok_or_else(|| format!("no E/W counts in `{line}`"))?;
         let cpus = tokens.find_map(|t| t.strip_prefix("#P:")).map(|n| num(n, "#P")).transpose()?.map(|n| n as u32);
-        return Ok(Some(Loss::Header { in_buffer: num(e, "entries-in-buffer")?, written: num(w, "entries-written")?, cpus }));
+        return Ok(Some(Loss::Header {
+            in_buffer: num(e, "entries-in-buffer")?,
+            written: num(w, "entries-written")?,
+            cpus,
+        }));
     }
     if let Some(cpu) = line.strip_prefix("##### CPU ").and_then(|r| r.strip_suffix(" buffer started ####")) {
         return Ok(Some(Loss::Uncounted { cpu: num(cpu, "CPU")? as u32 }));
@@ -544,8 +602,12 @@ radiff-guest-171     [001] .....    12.000010: mm_filemap_map_pages: dev=259:0 i
         let c = parse(text, &filter()).unwrap();
         assert_eq!(c.filtered[OTHER_FILES], 2, "the root file system's fault and fault-around");
         assert_eq!(c.filtered[OTHER_EVENTS], 1);
-        let w: Vec<(Trigger, u64, u64, usize, usize, usize)> =
-            c.trace.windows.iter().map(|w| (w.trigger, w.index, w.req_count, w.submits.len(), w.folios.len(), w.requests.len())).collect();
+        let w: Vec<(Trigger, u64, u64, usize, usize, usize)> = c
+            .trace
+            .windows
+            .iter()
+            .map(|w| (w.trigger, w.index, w.req_count, w.submits.len(), w.folios.len(), w.requests.len()))
+            .collect();
         assert_eq!(
             w,
             vec![
@@ -556,7 +618,8 @@ radiff-guest-171     [001] .....    12.000010: mm_filemap_map_pages: dev=259:0 i
             ]
         );
         assert!(c.trace.windows.iter().all(|w| w.ra == RaState::default()));
-        let bad = parse("x-1 [000] ..... 1.0: mm_filemap_map_pages: dev=259:0 ino=83 ofs=4096\n", &filter()).unwrap_err();
+        let bad =
+            parse("x-1 [000] ..... 1.0: mm_filemap_map_pages: dev=259:0 ino=83 ofs=4096\n", &filter()).unwrap_err();
         assert!(bad.to_string().contains("FIRST-LAST"), "{bad}");
         let bad = parse("x-1 [000] ..... 1.0: mm_filemap_fault: dev=259:0 ino=83 ofs=12\n", &filter()).unwrap_err();
         assert!(bad.to_string().contains("page-aligned"), "{bad}");
@@ -573,7 +636,8 @@ radiff-guest-71      [001] .....     5.458426: mm_khugepaged_collapse_file: mm=0
 ";
         let two = Filter { major: 259, minor: 0, inos: vec![0x83, 0x84] };
         let c = parse(text, &two).unwrap();
-        let w: Vec<(u32, Trigger, u64, u64)> = c.trace.windows.iter().map(|w| (w.file, w.trigger, w.index, w.req_count)).collect();
+        let w: Vec<(u32, Trigger, u64, u64)> =
+            c.trace.windows.iter().map(|w| (w.file, w.trigger, w.index, w.req_count)).collect();
         assert_eq!(
             w,
             vec![
@@ -617,7 +681,9 @@ x-1 [000] ..... 1.0: page_cache_ra_unbounded: dev=259:0 ino=83 index=5 nr_to_rea
 
     #[test]
     fn task_names_with_spaces_and_colons_do_not_confuse_the_parser() {
-        let (event, body) = split_event("  my: task-1   [001] .N.1.  99.5: block_rq_issue: 259,0 RA 4096 () 8 + 8 none,0,0 [x]").unwrap();
+        let (event, body) =
+            split_event("  my: task-1   [001] .N.1.  99.5: block_rq_issue: 259,0 RA 4096 () 8 + 8 none,0,0 [x]")
+                .unwrap();
         assert_eq!(event, "block_rq_issue");
         assert!(body.starts_with("259,0 RA"));
     }
@@ -669,7 +735,10 @@ block_rq_issue: 259,0 RA 16384 () 0 + 32 none,0,0 [kworker/0:0H]
         assert_eq!(parse(&text, &filter()).unwrap().events, 1, "nothing lost: written = in buffer");
         let text = format!("# tracer: nop\n#\n# entries-in-buffer/entries-written: 1200/5321   #P:2\n#\n{EVENT}\n##### CPU 1 buffer started ####\n{EVENT}\n");
         let l = lost(&text);
-        assert_eq!((l.in_buffer, l.written, l.overwritten(), l.at_least(), l.line), (Some(1200), Some(5321), 4121, 4121, 3));
+        assert_eq!(
+            (l.in_buffer, l.written, l.overwritten(), l.at_least(), l.line),
+            (Some(1200), Some(5321), 4121, 4121, 3)
+        );
         assert_eq!(l.uncounted.iter().copied().collect::<Vec<_>>(), vec![1]);
         let message = ParseError::Lost(l.clone()).to_string();
         assert!(message.contains("lost at least 4121 events"), "{message}");
@@ -708,7 +777,8 @@ x-1 [000] ..... 1.0: mm_filemap_add_to_page_cache: dev 259:0 ino 83 pfn=0x30 ofs
 x-1 [000] ..... 1.0: mm_filemap_add_to_page_cache: dev 259:0 ino 85 pfn=0x40 ofs=0 order=0\n";
         let filter = Filter { major: 259, minor: 0, inos: vec![0x83, 0x84] };
         let c = parse(text, &filter).unwrap();
-        let files: Vec<(u32, Trigger, usize)> = c.trace.windows.iter().map(|w| (w.file, w.trigger, w.folios.len())).collect();
+        let files: Vec<(u32, Trigger, usize)> =
+            c.trace.windows.iter().map(|w| (w.file, w.trigger, w.folios.len())).collect();
         // ino 83 is file 0, ino 84 file 1; a folio of file 0 under file 1's window opens a
         // Start window of file 0; ino 85 is none of the scenario's.
         assert_eq!(files, vec![(0, Trigger::Sync, 1), (1, Trigger::Sync, 1), (0, Trigger::Start, 1)]);

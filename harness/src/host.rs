@@ -19,7 +19,10 @@ pub fn check(cache: &Cache, kernels: &Kernels) -> Result<()> {
     }
     let vng = cache.vng();
     if vng.components().count() == 1 && find_in_path("vng").is_none() {
-        missing.push(("virtme-ng".to_string(), format!("neither {} nor `vng` on PATH", cache.root.join("venv/bin/vng").display())));
+        missing.push((
+            "virtme-ng".to_string(),
+            format!("neither {} nor `vng` on PATH", cache.root.join("venv/bin/vng").display()),
+        ));
     }
     match &kernels.base {
         Base::Debian { package } => {
@@ -27,7 +30,10 @@ pub fn check(cache: &Cache, kernels: &Kernels) -> Result<()> {
             if !tarball.is_file() {
                 missing.push((
                     "the kernel source".to_string(),
-                    format!("{} (Debian's {package}) does not exist; or set {ENV_TREE}=/path/to/linux", tarball.display()),
+                    format!(
+                        "{} (Debian's {package}) does not exist; or set {ENV_TREE}=/path/to/linux",
+                        tarball.display()
+                    ),
                 ));
             }
         }

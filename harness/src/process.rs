@@ -89,16 +89,16 @@ impl Cmd {
     /// Runs to completion and returns stdout; a non-zero exit is an error carrying
     /// stdout and stderr.
     pub fn read(&self) -> Result<String> {
-        let output = self
-            .expression()
-            .stdout_capture()
-            .stderr_capture()
-            .run()
-            .map_err(|err| spawn_error(&self.program, err))?;
+        let output =
+            self.expression().stdout_capture().stderr_capture().run().map_err(|err| spawn_error(&self.program, err))?;
         if !output.status.success() {
             let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
             text.push_str(&String::from_utf8_lossy(&output.stderr));
-            return Err(Error::Command { command: self.display(), status: output.status.to_string(), output: tail(&text, 40) });
+            return Err(Error::Command {
+                command: self.display(),
+                status: output.status.to_string(),
+                output: tail(&text, 40),
+            });
         }
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
@@ -117,7 +117,13 @@ impl Cmd {
     /// Runs with stdout and stderr appended to `log`, in a process group of its own.
     /// `tick` is called about every `period` with the elapsed time; after `timeout` the
     /// whole group is killed.
-    pub fn run_logged(&self, log: &Path, timeout: Duration, period: Duration, tick: impl FnMut(Duration)) -> Result<Outcome> {
+    pub fn run_logged(
+        &self,
+        log: &Path,
+        timeout: Duration,
+        period: Duration,
+        tick: impl FnMut(Duration),
+    ) -> Result<Outcome> {
         self.run_logged_until(log, timeout, period, tick, || false)
     }
 
@@ -168,14 +174,22 @@ impl Cmd {
         let mut next_tick = started + period;
         let mut next_ask = started + Duration::from_secs(1);
         loop {
-            if let Some(output) = handle.try_wait().map_err(|e| Error::Spawn { action: "wait for", command: self.display(), source: e })? {
+            if let Some(output) = handle.try_wait().map_err(|e| Error::Spawn {
+                action: "wait for",
+                command: self.display(),
+                source: e,
+            })? {
                 return Ok(Outcome::Exited(output.status));
             }
             let now = Instant::now();
             if now >= next_ask {
                 if done() {
                     kill_group(pgid);
-                    let output = handle.wait().map_err(|e| Error::Spawn { action: "wait for", command: self.display(), source: e })?;
+                    let output = handle.wait().map_err(|e| Error::Spawn {
+                        action: "wait for",
+                        command: self.display(),
+                        source: e,
+                    })?;
                     return Ok(Outcome::Exited(output.status));
                 }
                 next_ask = now + Duration::from_secs(1);
@@ -286,7 +300,8 @@ pub fn package_of(tool: &str) -> &'static str {
 
 /// Fails with a `MissingTool` error naming the package when `tool` is not on PATH.
 pub fn require_tool(tool: &str) -> Result<PathBuf> {
-    find_in_path(tool).ok_or_else(|| Error::MissingTool { tool: tool.to_string(), package: package_of(tool).to_string() })
+    find_in_path(tool)
+        .ok_or_else(|| Error::MissingTool { tool: tool.to_string(), package: package_of(tool).to_string() })
 }
 
 pub fn find_in_path(tool: &str) -> Option<PathBuf> {

@@ -216,26 +216,45 @@ mod tests {
         let mut plain = PlainLines::default();
         let (a, b) = (Task::start("VM"), Task::start("report s"));
         let status = |t: &Task, m: &str| Event::Status(t.make(m.into(), None, None, false));
-        assert_eq!(plain.line(&Event::Line("built base in 564 s".into()), at(0)).as_deref(), Some("radiff: built base in 564 s"));
+        assert_eq!(
+            plain.line(&Event::Line("built base in 564 s".into()), at(0)).as_deref(),
+            Some("radiff: built base in 564 s")
+        );
         assert_eq!(plain.line(&status(&a, "booting"), at(0)), None, "a task's first status waits");
         assert_eq!(plain.line(&status(&a, "point 1 of 8: mounting"), at(5)), None);
         assert_eq!(plain.line(&status(&b, "base, run 1 of 2"), at(19)), None, "another task has a clock of its own");
-        assert_eq!(plain.line(&status(&a, "point 2 of 8: dropping caches"), at(20)).as_deref(), Some("radiff: VM: point 2 of 8: dropping caches"));
+        assert_eq!(
+            plain.line(&status(&a, "point 2 of 8: dropping caches"), at(20)).as_deref(),
+            Some("radiff: VM: point 2 of 8: dropping caches")
+        );
         assert_eq!(plain.line(&status(&a, "point 2 of 8: starting the trace"), at(21)), None, "printed a second ago");
         assert_eq!(plain.line(&status(&a, "point 3 of 8"), at(39)), None);
         assert_eq!(plain.line(&status(&a, "point 4 of 8"), at(40)).as_deref(), Some("radiff: VM: point 4 of 8"));
-        assert_eq!(plain.line(&Event::Line("a warning".into()), at(40)).as_deref(), Some("radiff: a warning"), "lines are never held back");
+        assert_eq!(
+            plain.line(&Event::Line("a warning".into()), at(40)).as_deref(),
+            Some("radiff: a warning"),
+            "lines are never held back"
+        );
         assert_eq!(plain.line(&Event::Done { task: a.id() }, at(41)), None);
         assert_eq!(plain.line(&status(&a, "again"), at(42)), None, "a task that ended starts afresh");
-        assert_eq!(plain.line(&status(&b, "base, run 2 of 2"), at(40)).as_deref(), Some("radiff: report s: base, run 2 of 2"));
+        assert_eq!(
+            plain.line(&status(&b, "base, run 2 of 2"), at(40)).as_deref(),
+            Some("radiff: report s: base, run 2 of 2")
+        );
     }
 
     #[test]
     fn a_status_line_shows_its_counts() {
         let t = Task::start("building base");
-        assert_eq!(t.make("CC mm/readahead.o".into(), Some(812), None, false).line(), "building base: CC mm/readahead.o (812 so far)");
+        assert_eq!(
+            t.make("CC mm/readahead.o".into(), Some(812), None, false).line(),
+            "building base: CC mm/readahead.o (812 so far)"
+        );
         assert_eq!(t.make("base, run 2".into(), Some(1), Some(6), false).line(), "building base: base, run 2 (1 of 6)");
-        assert_eq!(t.make("mkfs".into(), Some(3 << 20), Some(1 << 30), true).line(), "building base: mkfs (3 MiB of 1024 MiB)");
+        assert_eq!(
+            t.make("mkfs".into(), Some(3 << 20), Some(1 << 30), true).line(),
+            "building base: mkfs (3 MiB of 1024 MiB)"
+        );
         assert_eq!(t.make(String::new(), None, None, false).line(), "building base");
         assert_ne!(Task::start("x").id(), t.id(), "ids are unique");
     }

@@ -362,13 +362,15 @@ pub fn trial_snapshot(
         },
         note: bind.then(|| "adjacent requests merged: with max_segments x 4 KiB below max_sectors_kb, where requests split depends on where the guest's allocator put the pages".to_string()),
     };
-    let extents: Vec<&[Extent]> = std::iter::once(env.extents.as_slice()).chain(env.other_files.iter().map(|f| f.extents.as_slice())).collect();
+    let extents: Vec<&[Extent]> =
+        std::iter::once(env.extents.as_slice()).chain(env.other_files.iter().map(|f| f.extents.as_slice())).collect();
     let files: Vec<FileLoc> = if scenario.file_names.len() > 1 {
         scenario.file_names.iter().zip(&extents).map(|(name, extents)| FileLoc { name, extents }).collect()
     } else {
         vec![FileLoc { name: "", extents: &env.extents }]
     };
-    let contents = if bind { snapshot_files(&merge_adjacent_requests(trace), &files) } else { snapshot_files(trace, &files) };
+    let contents =
+        if bind { snapshot_files(&merge_adjacent_requests(trace), &files) } else { snapshot_files(trace, &files) };
     TrialSnapshot { stem, description: format!("{}: {}", scenario.name, scenario.description), info, contents }
 }
 
@@ -385,7 +387,9 @@ pub fn merge_adjacent_requests(trace: &Trace) -> Trace {
         let mut merged: Vec<Request> = Vec::new();
         for r in w.requests.drain(..) {
             match merged.last_mut() {
-                Some(last) if last.rwbs == r.rwbs && last.sector + last.sectors == r.sector => last.sectors += r.sectors,
+                Some(last) if last.rwbs == r.rwbs && last.sector + last.sectors == r.sector => {
+                    last.sectors += r.sectors
+                }
                 _ => merged.push(r),
             }
         }
@@ -417,7 +421,8 @@ pub fn totals_change(old: &str, new: &str) -> String {
     let mut keys: Vec<&str> = a.iter().map(|(k, _)| *k).collect();
     keys.extend(b.iter().map(|(k, _)| *k).filter(|k| !a.iter().any(|(o, _)| o == k)));
     let width = keys.iter().map(|k| k.len()).max().unwrap_or(0);
-    let get = |t: &[(&str, &str)], k: &str| t.iter().find(|(o, _)| *o == k).map_or("-".to_string(), |(_, v)| v.to_string());
+    let get =
+        |t: &[(&str, &str)], k: &str| t.iter().find(|(o, _)| *o == k).map_or("-".to_string(), |(_, v)| v.to_string());
     let mut out = String::new();
     for k in keys {
         let (x, y) = (get(&a, k), get(&b, k));
@@ -439,7 +444,11 @@ pub fn snapshot_review(old: &str, new: &str, max: usize) -> String {
             None => c.to_string(),
         }
     };
-    format!("totals (before -> after):\n{}window lines (-before, +after; line numbers of the window table):\n{}", totals_change(old, new), snapshot_diff(&table(old), &table(new), max))
+    format!(
+        "totals (before -> after):\n{}window lines (-before, +after; line numbers of the window table):\n{}",
+        totals_change(old, new),
+        snapshot_diff(&table(old), &table(new), max)
+    )
 }
 
 /// The lines where `new` differs from the snapshot body `old`, at most `max` of them,
@@ -485,7 +494,10 @@ mod tests {
             ra: RaState::default(),
             submits: vec![Submit::Order { index: 4, size: 16, async_size: 16, order: 2 }],
             folios: folios.iter().map(|&(index, order)| Folio { index, order }).collect(),
-            requests: requests.iter().map(|&(sector, sectors, rwbs)| Request { sector, sectors, rwbs: rwbs.into() }).collect(),
+            requests: requests
+                .iter()
+                .map(|&(sector, sectors, rwbs)| Request { sector, sectors, rwbs: rwbs.into() })
+                .collect(),
         }
     }
 
@@ -509,7 +521,13 @@ mod tests {
 
     #[test]
     fn adjacent_requests_merge_per_window() {
-        let t = Trace { windows: vec![window(Trigger::Async, &[], &[(0, 1064, "RA"), (1064, 984, "RA"), (9000, 8, "R"), (2048, 8, "RA")])] };
+        let t = Trace {
+            windows: vec![window(
+                Trigger::Async,
+                &[],
+                &[(0, 1064, "RA"), (1064, 984, "RA"), (9000, 8, "R"), (2048, 8, "RA")],
+            )],
+        };
         let m = merge_adjacent_requests(&t);
         let got: Vec<(u64, u64)> = m.windows[0].requests.iter().map(|r| (r.sector, r.sectors)).collect();
         assert_eq!(got, vec![(0, 2048), (9000, 8), (2048, 8)]);
@@ -593,7 +611,9 @@ mod tests {
         assert_eq!(window_line(&fault), "fault @10 | ra [0+32) async 8 order 2 | folios 2xo2 | rq 0+64");
         let around = Window::open(Trigger::FaultAround, 16, 16, RaState::default());
         assert_eq!(window_line(&around), "around [16+16)");
-        let trace = Trace { windows: vec![fault.clone(), around.clone(), Window::open(Trigger::FaultAround, 32, 4, RaState::default())] };
+        let trace = Trace {
+            windows: vec![fault.clone(), around.clone(), Window::open(Trigger::FaultAround, 32, 4, RaState::default())],
+        };
         let f = Figures::of(&trace);
         assert_eq!((f.windows, f.faults, f.fault_arounds, f.fault_around_pages), (0, 1, 2, 20));
         assert_eq!(f.faults_line().unwrap(), "1 (2 fault-around ranges over 20 pages)");
@@ -609,8 +629,14 @@ mod tests {
     #[test]
     fn window_lines_group_folio_runs() {
         let w = window(Trigger::Async, &[(4, 2), (8, 2), (12, 3), (20, 2)], &[(8, 64, "RA"), (72, 8, "RM")]);
-        assert_eq!(window_line(&w), "async @4 req 256 | ra [4+16) async 16 order 2 | folios 2xo2 1xo3 1xo2 | rq 8+64 72+8:RM");
+        assert_eq!(
+            window_line(&w),
+            "async @4 req 256 | ra [4+16) async 16 order 2 | folios 2xo2 1xo3 1xo2 | rq 8+64 72+8:RM"
+        );
         let extents = [Extent { logical: 4096, physical: 4096, length: 1 << 20, flags: 0 }];
-        assert_eq!(window_line_in(&w, &extents), "async @4 req 256 | ra [4+16) async 16 order 2 | folios 2xo2 1xo3 1xo2 | rq p1+8 meta+8:RM");
+        assert_eq!(
+            window_line_in(&w, &extents),
+            "async @4 req 256 | ra [4+16) async 16 order 2 | folios 2xo2 1xo3 1xo2 | rq p1+8 meta+8:RM"
+        );
     }
 }

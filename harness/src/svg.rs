@@ -69,8 +69,12 @@ pub fn spans(trace: &Trace, pages: &Range<u64>) -> Vec<Span> {
         .iter()
         .flat_map(|w| w.submits.iter().map(move |s| (w.trigger == Trigger::Fault, s)))
         .map(|(by_fault, s)| match *s {
-            Submit::Order { index, size, order, .. } => Span { start: index, pages: size, order: Some(order), by_fault },
-            Submit::Unbounded { index, nr_to_read, .. } => Span { start: index, pages: nr_to_read, order: None, by_fault },
+            Submit::Order { index, size, order, .. } => {
+                Span { start: index, pages: size, order: Some(order), by_fault }
+            }
+            Submit::Unbounded { index, nr_to_read, .. } => {
+                Span { start: index, pages: nr_to_read, order: None, by_fault }
+            }
         })
         .filter(|s| pages.contains(&s.start))
         .collect()
@@ -101,7 +105,8 @@ fn has_faults(trace: &Trace) -> bool {
 /// sorted by page. Adjacent bars of one colour in one row look the same as one bar, and
 /// a run is one path command instead of many, which keeps whole-file pictures small.
 pub fn folio_runs(trace: &Trace, pages: &Range<u64>) -> Vec<(u64, u64, u32)> {
-    let mut folios: Vec<(u64, u32)> = trace.folios().filter(|f| pages.contains(&f.index)).map(|f| (f.index, f.order)).collect();
+    let mut folios: Vec<(u64, u32)> =
+        trace.folios().filter(|f| pages.contains(&f.index)).map(|f| (f.index, f.order)).collect();
     folios.sort_unstable();
     let mut runs: Vec<(u64, u64, u32)> = Vec::new();
     for (index, order) in folios {
@@ -161,7 +166,13 @@ pub fn render(title: &str, subtitle: &str, pages: Range<u64>, sections: &[Sectio
     for section in sections {
         if let Some(label) = section.label {
             y += 12.0;
-            let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="14" font-weight="bold">{}</text>"#, n(LEFT), n(y), escape(label));
+            let _ = writeln!(
+                body,
+                r#"<text x="{}" y="{}" font-size="14" font-weight="bold">{}</text>"#,
+                n(LEFT),
+                n(y),
+                escape(label)
+            );
         }
         y = windows_panel(&mut body, section, &pages, &x, &colour, tooltips, y);
 
@@ -188,9 +199,22 @@ fn variants_of<'a>(sections: &[Section<'a>]) -> Vec<&'a str> {
 
 /// The title, the subtitle and the legend (the variants' colours, and the fault marks
 /// when there are faults). Returns the y below them.
-fn heading(body: &mut String, title: &str, subtitle: &str, variants: &[&str], colour: &dyn Fn(&str) -> &'static str, with_faults: bool) -> f64 {
+fn heading(
+    body: &mut String,
+    title: &str,
+    subtitle: &str,
+    variants: &[&str],
+    colour: &dyn Fn(&str) -> &'static str,
+    with_faults: bool,
+) -> f64 {
     let mut y = 20.0;
-    let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="16" font-weight="bold">{}</text>"#, n(LEFT), n(y), escape(title));
+    let _ = writeln!(
+        body,
+        r#"<text x="{}" y="{}" font-size="16" font-weight="bold">{}</text>"#,
+        n(LEFT),
+        n(y),
+        escape(title)
+    );
     y += 20.0;
     let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="12">{}</text>"#, n(LEFT), n(y), escape(subtitle));
     y += 22.0;
@@ -213,14 +237,25 @@ fn heading(body: &mut String, title: &str, subtitle: &str, variants: &[&str], co
     if with_faults {
         // The marks, in a neutral colour: each is drawn in its variant's colour.
         let (ly, c) = (y - 9.0, MARK_COLOUR);
-        let marks = [("fault-window", "submission of a fault's window"), ("fault", "fault (filemap_fault)"), ("fault-around", "fault-around range (filemap_map_pages)")];
+        let marks = [
+            ("fault-window", "submission of a fault's window"),
+            ("fault", "fault (filemap_fault)"),
+            ("fault-around", "fault-around range (filemap_map_pages)"),
+        ];
         for (mark, text) in marks {
             let shape = match mark {
-                "fault-window" => format!(r#"<rect x="{}" y="{}" width="6" height="6" fill="{c}"/>"#, n(lx + 4.0), n(ly + 2.0)),
+                "fault-window" => {
+                    format!(r#"<rect x="{}" y="{}" width="6" height="6" fill="{c}"/>"#, n(lx + 4.0), n(ly + 2.0))
+                }
                 "fault" => format!(r#"<path d="{}" fill="{c}"/>"#, triangle(lx + 7.0, ly + 2.0)),
                 _ => format!(r#"<rect x="{}" y="{}" width="14" height="2" fill="{c}"/>"#, n(lx), n(ly + 4.0)),
             };
-            let _ = writeln!(body, r#"<g class="legend-mark" data-mark="{mark}">{shape}<text x="{}" y="{}" font-size="12">{text}</text></g>"#, n(lx + 18.0), n(y));
+            let _ = writeln!(
+                body,
+                r#"<g class="legend-mark" data-mark="{mark}">{shape}<text x="{}" y="{}" font-size="12">{text}</text></g>"#,
+                n(lx + 18.0),
+                n(y)
+            );
             lx += 30.0 + 6.5 * text.chars().count() as f64;
         }
     }
@@ -231,13 +266,18 @@ fn heading(body: &mut String, title: &str, subtitle: &str, variants: &[&str], co
 
 /// The windows panel of `section` from `y` down: each submission's size at the page it
 /// starts, one lane per variant, each LIFT px above the one before. Returns the y below it.
-fn windows_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &dyn Fn(u64) -> f64, colour: &dyn Fn(&str) -> &'static str, tooltips: bool, mut y: f64) -> f64 {
+fn windows_panel(
+    body: &mut String,
+    section: &Section,
+    pages: &Range<u64>,
+    x: &dyn Fn(u64) -> f64,
+    colour: &dyn Fn(&str) -> &'static str,
+    tooltips: bool,
+    mut y: f64,
+) -> f64 {
     y += 22.0;
-    let counts: Vec<String> = section
-        .series
-        .iter()
-        .map(|s| format!("{} {}", s.variant, spans(s.trace, pages).len()))
-        .collect();
+    let counts: Vec<String> =
+        section.series.iter().map(|s| format!("{} {}", s.variant, spans(s.trace, pages).len())).collect();
     let _ = writeln!(
         body,
         r#"<text x="{}" y="{}" font-size="12">windows: pages each submitted, at the page it starts; each variant {} px above the one before (submissions in range: {})</text>"#,
@@ -254,14 +294,20 @@ fn windows_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &d
     let _ = writeln!(body, r##"<g class="axes" stroke="#ccc" stroke-width="0.5">"##);
     let mut t = 0;
     while t <= ymax {
-        let _ = writeln!(body, r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#, n(LEFT), n(LEFT + PLOT_W), yy = n(ypx(t)));
+        let _ =
+            writeln!(body, r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#, n(LEFT), n(LEFT + PLOT_W), yy = n(ypx(t)));
         t += ystep;
     }
     x_grid(body, pages, x, top, top + WINDOWS_H);
     let _ = writeln!(body, "</g>");
     let mut t = 0;
     while t <= ymax {
-        let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="10" text-anchor="end">{t}</text>"#, n(LEFT - 4.0), n(ypx(t) + 3.0));
+        let _ = writeln!(
+            body,
+            r#"<text x="{}" y="{}" font-size="10" text-anchor="end">{t}</text>"#,
+            n(LEFT - 4.0),
+            n(ypx(t) + 3.0)
+        );
         t += ystep;
     }
     let _ = writeln!(
@@ -283,7 +329,15 @@ fn windows_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &d
 
 /// One variant's windows: a bar over each window's pages and a marker where it starts
 /// (`at`), a circle, or a square for the window a fault opened.
-fn windows_lane(body: &mut String, s: &Series, spans: &[Span], x: &dyn Fn(u64) -> f64, at: &dyn Fn(&Span) -> (f64, f64), c: &str, tooltips: bool) {
+fn windows_lane(
+    body: &mut String,
+    s: &Series,
+    spans: &[Span],
+    x: &dyn Fn(u64) -> f64,
+    at: &dyn Fn(&Span) -> (f64, f64),
+    c: &str,
+    tooltips: bool,
+) {
     // The bars: one path for the variant; each piece covers the window's pages.
     let mut d = String::new();
     for sp in spans {
@@ -311,7 +365,11 @@ fn windows_lane(body: &mut String, s: &Series, spans: &[Span], x: &dyn Fn(u64) -
             // A square of the circle's size: the window a fault opened.
             let (sx, sy) = (n(x0 - 2.5), n(y0 - 2.5));
             if tooltips {
-                let _ = writeln!(body, r#"<rect class="fault-window" x="{sx}" y="{sy}" width="5" height="5">{}</rect>"#, title());
+                let _ = writeln!(
+                    body,
+                    r#"<rect class="fault-window" x="{sx}" y="{sy}" width="5" height="5">{}</rect>"#,
+                    title()
+                );
             } else {
                 let _ = writeln!(body, r#"<rect class="fault-window" x="{sx}" y="{sy}" width="5" height="5"/>"#);
             }
@@ -326,24 +384,47 @@ fn windows_lane(body: &mut String, s: &Series, spans: &[Span], x: &dyn Fn(u64) -
 
 /// The folios panel of `section` from `y` down: rows by order, highest at the top; one
 /// lane per variant. Returns the y below it.
-fn folios_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &dyn Fn(u64) -> f64, colour: &dyn Fn(&str) -> &'static str, mut y: f64) -> f64 {
+fn folios_panel(
+    body: &mut String,
+    section: &Section,
+    pages: &Range<u64>,
+    x: &dyn Fn(u64) -> f64,
+    colour: &dyn Fn(&str) -> &'static str,
+    mut y: f64,
+) -> f64 {
     let runs: Vec<Vec<(u64, u64, u32)>> = section.series.iter().map(|s| folio_runs(s.trace, pages)).collect();
     let max_order = runs.iter().flatten().map(|r| r.2).max().unwrap_or(0);
     let lanes = section.series.len().max(1) as f64;
     let row_h = lanes * LANE_H + ROW_PAD;
     let folios_h = (max_order + 1) as f64 * row_h;
     y += 14.0;
-    let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="12">folios: order of each page's folio (one lane per variant in each row)</text>"#, n(LEFT), n(y - 6.0));
+    let _ = writeln!(
+        body,
+        r#"<text x="{}" y="{}" font-size="12">folios: order of each page's folio (one lane per variant in each row)</text>"#,
+        n(LEFT),
+        n(y - 6.0)
+    );
     let top = y;
     let row_top = |order: u32| top + (max_order - order) as f64 * row_h;
     let _ = writeln!(body, r##"<g class="axes" stroke="#ccc" stroke-width="0.5">"##);
     for o in 0..=max_order {
-        let _ = writeln!(body, r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#, n(LEFT), n(LEFT + PLOT_W), yy = n(row_top(o) + row_h));
+        let _ = writeln!(
+            body,
+            r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#,
+            n(LEFT),
+            n(LEFT + PLOT_W),
+            yy = n(row_top(o) + row_h)
+        );
     }
     x_grid(body, pages, x, top, top + folios_h);
     let _ = writeln!(body, "</g>");
     for o in 0..=max_order {
-        let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="10" text-anchor="end">o{o}</text>"#, n(LEFT - 4.0), n(row_top(o) + row_h / 2.0 + 3.0));
+        let _ = writeln!(
+            body,
+            r#"<text x="{}" y="{}" font-size="10" text-anchor="end">o{o}</text>"#,
+            n(LEFT - 4.0),
+            n(row_top(o) + row_h / 2.0 + 3.0)
+        );
     }
     for (lane, (s, runs)) in section.series.iter().zip(&runs).enumerate() {
         let mut d = String::new();
@@ -352,7 +433,12 @@ fn folios_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &dy
             let (x0, x1) = (x(start), x(start + len));
             let _ = write!(d, "M{},{}h{}v{}h-{}z", n(x0), n(ly), n(x1 - x0), n(LANE_H - 1.0), n(x1 - x0));
         }
-        let _ = writeln!(body, r#"<path class="folios" data-variant="{}" d="{d}" fill="{}"/>"#, escape(s.variant), colour(s.variant));
+        let _ = writeln!(
+            body,
+            r#"<path class="folios" data-variant="{}" d="{d}" fill="{}"/>"#,
+            escape(s.variant),
+            colour(s.variant)
+        );
     }
     y = top + folios_h;
     x_labels(body, pages, x, y);
@@ -383,7 +469,15 @@ fn triangle(cx: f64, top: f64) -> String {
 /// The faults panel of `section` from `y` down, one lane per variant: a triangle at each
 /// fault's page, a thin bar over each fault-around range (half opaque, so a range mapped
 /// again shows darker). Returns the y below it.
-fn faults_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &dyn Fn(u64) -> f64, colour: &dyn Fn(&str) -> &'static str, tooltips: bool, mut y: f64) -> f64 {
+fn faults_panel(
+    body: &mut String,
+    section: &Section,
+    pages: &Range<u64>,
+    x: &dyn Fn(u64) -> f64,
+    colour: &dyn Fn(&str) -> &'static str,
+    tooltips: bool,
+    mut y: f64,
+) -> f64 {
     let counts: Vec<String> = section
         .series
         .iter()
@@ -400,7 +494,13 @@ fn faults_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &dy
     let top = y;
     let height = section.series.len().max(1) as f64 * FAULT_LANE_H + ROW_PAD;
     let _ = writeln!(body, r##"<g class="axes" stroke="#ccc" stroke-width="0.5">"##);
-    let _ = writeln!(body, r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#, n(LEFT), n(LEFT + PLOT_W), yy = n(top + height));
+    let _ = writeln!(
+        body,
+        r#"<line x1="{}" y1="{yy}" x2="{}" y2="{yy}"/>"#,
+        n(LEFT),
+        n(LEFT + PLOT_W),
+        yy = n(top + height)
+    );
     x_grid(body, pages, x, top, top + height);
     let _ = writeln!(body, "</g>");
     for (lane, s) in section.series.iter().enumerate() {
@@ -408,12 +508,16 @@ fn faults_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &dy
         let ly = top + ROW_PAD / 2.0 + lane as f64 * FAULT_LANE_H;
         let clip = |p: u64| x(p.clamp(pages.start, pages.end));
         let arounds = fault_arounds(s.trace, pages);
-        let bar = |(start, len): (u64, u64)| (n(clip(start)), n(ly + 9.0), n((clip(start + len) - clip(start)).max(1.0)));
+        let bar =
+            |(start, len): (u64, u64)| (n(clip(start)), n(ly + 9.0), n((clip(start + len) - clip(start)).max(1.0)));
         if tooltips {
             let _ = writeln!(body, r#"<g class="fault-around" data-variant="{v}" fill="{c}" fill-opacity="0.5">"#);
             for &(start, len) in &arounds {
                 let (bx, by, bw) = bar((start, len));
-                let _ = writeln!(body, r#"<rect x="{bx}" y="{by}" width="{bw}" height="3"><title>{v}: around [{start}+{len})</title></rect>"#);
+                let _ = writeln!(
+                    body,
+                    r#"<rect x="{bx}" y="{by}" width="{bw}" height="3"><title>{v}: around [{start}+{len})</title></rect>"#
+                );
             }
             let _ = writeln!(body, "</g>");
         } else {
@@ -422,13 +526,17 @@ fn faults_panel(body: &mut String, section: &Section, pages: &Range<u64>, x: &dy
                 let (bx, by, bw) = bar(r);
                 let _ = write!(d, "M{bx},{by}h{bw}v3h-{bw}z");
             }
-            let _ = writeln!(body, r#"<path class="fault-around" data-variant="{v}" d="{d}" fill="{c}" fill-opacity="0.5"/>"#);
+            let _ = writeln!(
+                body,
+                r#"<path class="fault-around" data-variant="{v}" d="{d}" fill="{c}" fill-opacity="0.5"/>"#
+            );
         }
         let fs = faults(s.trace, pages);
         if tooltips {
             let _ = writeln!(body, r#"<g class="faults" data-variant="{v}" fill="{c}">"#);
             for &page in &fs {
-                let _ = writeln!(body, r#"<path d="{}"><title>{v}: fault @{page}</title></path>"#, triangle(x(page), ly));
+                let _ =
+                    writeln!(body, r#"<path d="{}"><title>{v}: fault @{page}</title></path>"#, triangle(x(page), ly));
             }
             let _ = writeln!(body, "</g>");
         } else {
@@ -456,7 +564,12 @@ fn x_labels(body: &mut String, pages: &Range<u64>, x: &dyn Fn(u64) -> f64, y: f6
     let step = pow2_step(pages.end - pages.start, 8);
     let mut p = pages.start.div_ceil(step) * step;
     while p <= pages.end {
-        let _ = writeln!(body, r#"<text x="{}" y="{}" font-size="10" text-anchor="middle">{p}</text>"#, n(x(p)), n(y + 12.0));
+        let _ = writeln!(
+            body,
+            r#"<text x="{}" y="{}" font-size="10" text-anchor="middle">{p}</text>"#,
+            n(x(p)),
+            n(y + 12.0)
+        );
         p += step;
     }
     let _ = writeln!(
@@ -523,7 +636,10 @@ mod tests {
             let text = &rest[..open];
             assert!(!text.contains('>'), "stray > in text: {text}");
             for (i, _) in text.match_indices('&') {
-                assert!(["&amp;", "&lt;", "&gt;", "&quot;"].iter().any(|e| text[i..].starts_with(e)), "bare & in {text}");
+                assert!(
+                    ["&amp;", "&lt;", "&gt;", "&quot;"].iter().any(|e| text[i..].starts_with(e)),
+                    "bare & in {text}"
+                );
             }
             let close = rest[open..].find('>').expect("unclosed tag") + open;
             let tag = &rest[open + 1..close];
@@ -558,11 +674,17 @@ mod tests {
         let (base, v1) = traces();
         let all = spans(&base, &(0..8192));
         assert_eq!(all.len(), 6);
-        assert_eq!(spans(&base, &(0..4096)).iter().map(|s| (s.start, s.pages)).collect::<Vec<_>>(), vec![(384, 126), (510, 2), (512, 4), (516, 8), (572, 64)]);
+        assert_eq!(
+            spans(&base, &(0..4096)).iter().map(|s| (s.start, s.pages)).collect::<Vec<_>>(),
+            vec![(384, 126), (510, 2), (512, 4), (516, 8), (572, 64)]
+        );
         // The start window submitted nothing; an unbounded submission counts, with no order.
         assert_eq!(
             spans(&v1, &(0..4096)),
-            vec![Span { start: 384, pages: 128, order: Some(6), by_fault: false }, Span { start: 512, pages: 32, order: None, by_fault: false }]
+            vec![
+                Span { start: 384, pages: 128, order: Some(6), by_fault: false },
+                Span { start: 512, pages: 32, order: None, by_fault: false }
+            ]
         );
         assert_eq!(spans(&base, &(511..516)).len(), 1);
     }
@@ -578,15 +700,30 @@ mod tests {
     #[test]
     fn the_picture_is_well_formed_with_a_legend_and_one_marker_per_window() {
         let (base, v1) = traces();
-        let sections = [Section { label: None, series: vec![Series { variant: "base", trace: &base }, Series { variant: "async-align-v1", trace: &v1 }] }];
+        let sections = [Section {
+            label: None,
+            series: vec![Series { variant: "base", trace: &base }, Series { variant: "async-align-v1", trace: &v1 }],
+        }];
         let svg = render("1mib_after_4k: a & b <c>", "pages 0..4096 of 131072", 0..4096, &sections);
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
         let names = check_well_formed(&svg);
         assert_eq!(names[0], "svg");
         assert!(svg.contains("1mib_after_4k: a &amp; b &lt;c&gt;"));
         // A legend entry per variant, each with its own colour.
-        assert!(svg.contains(&format!(r#"<g class="legend-entry" data-variant="base"><rect x="70" y="53" width="14" height="10" fill="{}"/>"#, COLOURS[0])), "{svg}");
-        assert!(svg.contains(&format!(r#"data-variant="async-align-v1"><rect x="128" y="53" width="14" height="10" fill="{}"/>"#, COLOURS[1])), "{svg}");
+        assert!(
+            svg.contains(&format!(
+                r#"<g class="legend-entry" data-variant="base"><rect x="70" y="53" width="14" height="10" fill="{}"/>"#,
+                COLOURS[0]
+            )),
+            "{svg}"
+        );
+        assert!(
+            svg.contains(&format!(
+                r#"data-variant="async-align-v1"><rect x="128" y="53" width="14" height="10" fill="{}"/>"#,
+                COLOURS[1]
+            )),
+            "{svg}"
+        );
         assert_eq!(svg.matches(r#"class="legend-entry""#).count(), 2);
         assert!(svg.contains(&format!(r#"<g class="windows" data-variant="async-align-v1" fill="{}">"#, COLOURS[1])));
         // One marker per window starting in range: base's window at 5000 is outside.
@@ -595,7 +732,11 @@ mod tests {
         assert_eq!(svg.matches("<circle").count(), 7);
         // The trimmed window at 510 sits at 2 pages on a y axis up to 128 pages: x = 70 +
         // 510/4096*1110, y = 98 + 240 - 2/128*240 with the windows panel's top at 98.
-        assert!(windows_group(&svg, "base").contains(r#"<circle cx="208.2" cy="334.2" r="2"><title>base: [510+2) order 6</title>"#), "{svg}");
+        assert!(
+            windows_group(&svg, "base")
+                .contains(r#"<circle cx="208.2" cy="334.2" r="2"><title>base: [510+2) order 6</title>"#),
+            "{svg}"
+        );
         assert!(svg.contains(">128</text>"));
         // v1's whole window at 384 (128 pages, the top of the axis) is lifted 2 px.
         assert!(windows_group(&svg, "async-align-v1").contains(r#"<circle cx="174.1" cy="96" r="2">"#), "{svg}");
@@ -608,8 +749,14 @@ mod tests {
     fn a_section_per_matrix_point_and_a_range_in_the_middle() {
         let (base, v1) = traces();
         let sections = [
-            Section { label: Some("max_sectors_kb=1024"), series: vec![Series { variant: "base", trace: &base }, Series { variant: "v1", trace: &v1 }] },
-            Section { label: Some("max_sectors_kb=2048"), series: vec![Series { variant: "base", trace: &base }, Series { variant: "v1", trace: &v1 }] },
+            Section {
+                label: Some("max_sectors_kb=1024"),
+                series: vec![Series { variant: "base", trace: &base }, Series { variant: "v1", trace: &v1 }],
+            },
+            Section {
+                label: Some("max_sectors_kb=2048"),
+                series: vec![Series { variant: "base", trace: &base }, Series { variant: "v1", trace: &v1 }],
+            },
         ];
         let svg = render("t", "s", 4096..8192, &sections);
         check_well_formed(&svg);
@@ -646,12 +793,19 @@ mod tests {
     fn faults_and_fault_around_are_drawn_only_when_present() {
         let mmap = mmap_trace();
         assert_eq!(faults(&mmap, &(0..4096)), vec![0, 24]);
-        assert_eq!(fault_arounds(&mmap, &(0..4096)), vec![(0, 16), (16, 16), (16, 16), (4088, 16)], "a range overlapping the end counts");
+        assert_eq!(
+            fault_arounds(&mmap, &(0..4096)),
+            vec![(0, 16), (16, 16), (16, 16), (4088, 16)],
+            "a range overlapping the end counts"
+        );
         assert_eq!(fault_arounds(&mmap, &(4100..8192)), vec![(4088, 16)]);
         assert!(spans(&mmap, &(0..4096))[0].by_fault && !spans(&mmap, &(0..4096))[1].by_fault);
 
         let (base, _) = traces();
-        let sections = [Section { label: None, series: vec![Series { variant: "base", trace: &base }, Series { variant: "mmap", trace: &mmap }] }];
+        let sections = [Section {
+            label: None,
+            series: vec![Series { variant: "base", trace: &base }, Series { variant: "mmap", trace: &mmap }],
+        }];
         let svg = render("t", "s", 0..4096, &sections);
         check_well_formed(&svg);
         // The legend: a variant entry each, and the three marks.
@@ -667,17 +821,31 @@ mod tests {
         // The faults panel: a lane per variant, base's empty; triangles at 0 and 24 (x = 70
         // + 24/4096*1110 = 76.5, the triangle 3 px either side), bars over each range.
         assert!(svg.contains("(faults and ranges in range: base 0 and 0, mmap 2 and 4)"), "{svg}");
-        assert!(svg.contains(r##"<g class="faults" data-variant="base" fill="#0072B2">"##) && svg.contains(r##"<g class="faults" data-variant="mmap" fill="#D55E00">"##));
+        assert!(
+            svg.contains(r##"<g class="faults" data-variant="base" fill="#0072B2">"##)
+                && svg.contains(r##"<g class="faults" data-variant="mmap" fill="#D55E00">"##)
+        );
         let faults_group = &svg[svg.find(r#"<g class="faults" data-variant="mmap""#).unwrap()..];
         let faults_group = &faults_group[..faults_group.find("</g>").unwrap()];
         assert_eq!(faults_group.matches("<path").count(), 2);
-        assert!(faults_group.contains(r#"<path d="M73.5,"#) && faults_group.contains("<title>mmap: fault @24</title>"), "{faults_group}");
+        assert!(
+            faults_group.contains(r#"<path d="M73.5,"#) && faults_group.contains("<title>mmap: fault @24</title>"),
+            "{faults_group}"
+        );
         let around_group = &svg[svg.find(r#"<g class="fault-around" data-variant="mmap""#).unwrap()..];
         let around_group = &around_group[..around_group.find("</g>").unwrap()];
         assert_eq!(around_group.matches("<rect").count(), 4);
-        assert_eq!(around_group.matches("<title>mmap: around [16+16)</title>").count(), 2, "a range mapped twice is drawn twice");
+        assert_eq!(
+            around_group.matches("<title>mmap: around [16+16)</title>").count(),
+            2,
+            "a range mapped twice is drawn twice"
+        );
         // The range at 4088 is clipped at the end of the picture: 8 of its 16 pages show.
-        assert!(around_group.contains(r#"x="1177.8" y=""#) && around_group.contains(r#"width="2.2" height="3"><title>mmap: around [4088+16)"#), "{around_group}");
+        assert!(
+            around_group.contains(r#"x="1177.8" y=""#)
+                && around_group.contains(r#"width="2.2" height="3"><title>mmap: around [4088+16)"#),
+            "{around_group}"
+        );
 
         // Pread traces alone: none of it, not even the words.
         let sections = [Section { label: None, series: vec![Series { variant: "base", trace: &base }] }];
@@ -713,7 +881,8 @@ mod tests {
             page += size;
         }
         let base = Trace { windows };
-        let sections = [Section { label: None, series: (0..3).map(|_| Series { variant: "base", trace: &base }).collect() }];
+        let sections =
+            [Section { label: None, series: (0..3).map(|_| Series { variant: "base", trace: &base }).collect() }];
         let svg = render("t", "s", 0..131072, &sections);
         check_well_formed(&svg);
         assert!(svg.len() < 2 << 20, "{} bytes", svg.len());

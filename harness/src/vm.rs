@@ -23,7 +23,13 @@ pub enum Accel {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Disk {
     /// QEMU's NVMe controller; `mdts` is the transfer limit as a power of two of 4 KiB pages.
-    Nvme { image: PathBuf, mdts: u8, logical_block_size: Option<u64>, opt_io_size: Option<u64>, min_io_size: Option<u64> },
+    Nvme {
+        image: PathBuf,
+        mdts: u8,
+        logical_block_size: Option<u64>,
+        opt_io_size: Option<u64>,
+        min_io_size: Option<u64>,
+    },
     /// QEMU's UFS host controller with one logical unit.
     Ufs { image: PathBuf },
 }
@@ -55,7 +61,12 @@ impl Disk {
         match self {
             Disk::Nvme { mdts, logical_block_size, opt_io_size, min_io_size, .. } => {
                 let mut dev = format!("-device nvme,serial=radiff{n},drive=nvm{n},mdts={mdts},{addr}");
-                for (name, value) in [("logical_block_size", logical_block_size), ("physical_block_size", logical_block_size), ("opt_io_size", opt_io_size), ("min_io_size", min_io_size)] {
+                for (name, value) in [
+                    ("logical_block_size", logical_block_size),
+                    ("physical_block_size", logical_block_size),
+                    ("opt_io_size", opt_io_size),
+                    ("min_io_size", min_io_size),
+                ] {
                     if let Some(v) = value {
                         dev.push_str(&format!(",{name}={v}"));
                     }
@@ -63,7 +74,10 @@ impl Disk {
                 format!("{} {dev}", drive(&format!("nvm{n}")))
             }
             Disk::Ufs { .. } => {
-                format!("-device ufs,serial=radiff{n},id=ufs{n},{addr} {} -device ufs-lu,drive=ufsd{n},lun=0,bus=ufs{n}", drive(&format!("ufsd{n}")))
+                format!(
+                    "-device ufs,serial=radiff{n},id=ufs{n},{addr} {} -device ufs-lu,drive=ufsd{n},lun=0,bus=ufs{n}",
+                    drive(&format!("ufsd{n}"))
+                )
             }
         }
     }
@@ -169,28 +183,40 @@ pub fn boot_watched(cache: &Cache, boot: &Boot, mut stop: impl FnMut() -> bool) 
         qemu_opts = format!("{qemu_opts} {}", disk.qemu_opts(boot.snapshot, n));
     }
     cmd = cmd.arg(format!("--qemu-opts={qemu_opts}"));
-    std::fs::write(boot.shared.join("vng.cmd"), format!("{}\n", cmd.display())).map_err(|e| Error::io(&boot.shared, e))?;
+    std::fs::write(boot.shared.join("vng.cmd"), format!("{}\n", cmd.display()))
+        .map_err(|e| Error::io(&boot.shared, e))?;
     let exit_code_file = boot.shared.join(EXIT_CODE);
     let mut attempt = 1;
     loop {
         let _ = std::fs::remove_file(&exit_code_file);
         let started = Instant::now();
-        let outcome = cmd.run_logged_until(&console, boot.timeout, Duration::from_secs(3600), |_| {}, || halted(&console) || stop())?;
+        let outcome = cmd.run_logged_until(
+            &console,
+            boot.timeout,
+            Duration::from_secs(3600),
+            |_| {},
+            || halted(&console) || stop(),
+        )?;
         let text = std::fs::read_to_string(&console).unwrap_or_default();
         // QEMU's own trouble, not the guest's doing, is worth another boot: an assertion of
         // QEMU's, or a VM killed before the guest's init reached the command (a boot that
         // stalled in QEMU: lost timer wakeups under TCG).
         let qemu_trouble = match &outcome {
             Outcome::Exited(_) => qemu_crash(&text).map(|line| ("qemu-crash", format!("QEMU itself crashed ({line})"))),
-            Outcome::TimedOut(after) if !text.contains(SCRIPT_STARTED) => {
-                Some(("boot-stall", format!("the guest did not reach its command within {} s (a boot that stalled)", after.as_secs())))
-            }
+            Outcome::TimedOut(after) if !text.contains(SCRIPT_STARTED) => Some((
+                "boot-stall",
+                format!("the guest did not reach its command within {} s (a boot that stalled)", after.as_secs()),
+            )),
             Outcome::TimedOut(_) => None,
         };
         if let Some((kind, what)) = qemu_trouble.filter(|_| attempt < QEMU_CRASH_ATTEMPTS) {
             let kept = boot.shared.join(format!("console.{kind}-{attempt}.log"));
             let _ = std::fs::rename(&console, &kept);
-            crate::progress::progress(&format!("{what}; its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})", kept.display(), attempt + 1));
+            crate::progress::progress(&format!(
+                "{what}; its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})",
+                kept.display(),
+                attempt + 1
+            ));
             attempt += 1;
             continue;
         }
@@ -199,7 +225,13 @@ pub fn boot_watched(cache: &Cache, boot: &Boot, mut stop: impl FnMut() -> bool) 
                 let exit_code = std::fs::read_to_string(&exit_code_file).ok().and_then(|t| t.trim().parse().ok());
                 Ok(Booted { accel, elapsed: started.elapsed(), console, exit_code })
             }
-            Outcome::TimedOut(after) => Err(Error::VmTimeout { after, dir: boot.shared.clone(), last_step: None, timeout_source: None, console_tail: log_tail(&console, 25) }),
+            Outcome::TimedOut(after) => Err(Error::VmTimeout {
+                after,
+                dir: boot.shared.clone(),
+                last_step: None,
+                timeout_source: None,
+                console_tail: log_tail(&console, 25),
+            }),
         };
     }
 }
@@ -257,7 +289,8 @@ fn halted(console: &Path) -> bool {
 ///   fixed count of loops, which a host busy with other work made too short under TCG:
 ///   `Kernel panic - not syncing: IO-APIC + timer doesn't work!` at 0.04 s, once in a
 ///   test run on a loaded host. QEMU's timer works; the check is for broken hardware.
-const KERNEL_ARGS: &str = "scsi_debug.add_host=0 null_blk.nr_devices=0 printk.time=1 oops=panic ftrace_dump_on_oops no_timer_check \
+const KERNEL_ARGS: &str =
+    "scsi_debug.add_host=0 null_blk.nr_devices=0 printk.time=1 oops=panic ftrace_dump_on_oops no_timer_check \
     rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose";
 
 /// [`KERNEL_ARGS`], and the TSC's frequency as the host measures it (`tsc_early_khz`).
@@ -334,7 +367,9 @@ const SKIPPED_AT_BOOT: [&str; 2] = ["systemd-tmpfiles", "udevadm"];
 /// when the folder's path cannot go on a kernel command line (a space, a quote) or the
 /// host has no `true`: then the guest runs them (a slower boot, the same traces).
 fn stand_ins(cache: &Cache) -> Result<Option<PathBuf>> {
-    let Some(truth) = ["/usr/bin/true", "/bin/true"].into_iter().map(Path::new).find(|p| p.is_file()) else { return Ok(None) };
+    let Some(truth) = ["/usr/bin/true", "/bin/true"].into_iter().map(Path::new).find(|p| p.is_file()) else {
+        return Ok(None);
+    };
     let dir = cache.dir("guest-path")?;
     if dir.to_string_lossy().chars().any(|c| c.is_whitespace() || c == '"' || c == '\'') {
         return Ok(None);
@@ -363,7 +398,10 @@ const QEMU_CRASH_ATTEMPTS: u32 = 3;
 /// guest programs PCI BARs at boot: a race in QEMU, not something the kernel did, so the
 /// boot is worth repeating. Anything else (a guest panic, a failed guest step) is not.
 pub fn qemu_crash(console: &str) -> Option<&str> {
-    console.lines().map(str::trim).find(|l| l.starts_with("qemu-system-") && l.contains("Assertion") && l.ends_with("failed."))
+    console
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("qemu-system-") && l.contains("Assertion") && l.ends_with("failed."))
 }
 
 /// KVM if a probe boot shows it runs a guest, else TCG. `RADIFF_ACCEL=kvm|tcg` overrides.
@@ -425,7 +463,13 @@ mod tests {
     /// finds disk N at disk_pci_address(N).
     #[test]
     fn the_disks_of_a_boot_are_told_apart() {
-        let nvme = Disk::Nvme { image: "/i/a.img".into(), mdts: 7, logical_block_size: Some(4096), opt_io_size: None, min_io_size: None };
+        let nvme = Disk::Nvme {
+            image: "/i/a.img".into(),
+            mdts: 7,
+            logical_block_size: Some(4096),
+            opt_io_size: None,
+            min_io_size: None,
+        };
         let ufs = Disk::Ufs { image: "/i/b.img".into() };
         assert_eq!(
             nvme.qemu_opts(true, 0),
@@ -462,7 +506,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let shared = dir.path();
         // Run it as the guest's shell would, with the reboot taken out.
-        let script = guest_command("echo out > made; exit 3", shared).replace("echo b > /proc/sysrq-trigger", "echo after > rebooted");
+        let script = guest_command("echo out > made; exit 3", shared)
+            .replace("echo b > /proc/sysrq-trigger", "echo after > rebooted");
         let status = std::process::Command::new("sh").arg("-c").arg(&script).current_dir(shared).status().unwrap();
         assert!(status.success(), "{script}");
         assert_eq!(std::fs::read_to_string(shared.join(EXIT_CODE)).unwrap(), "3\n");
@@ -479,10 +524,12 @@ mod tests {
         let boot = "[    0.1] x\n".repeat(5000);
         std::fs::write(&console, format!("{boot}[    5.0] sysrq: Resetting\n")).unwrap();
         assert!(!halted(&console));
-        std::fs::write(&console, format!("{boot}[    5.0] virtme-ng-init: failed\n[    5.1] reboot: System halted\n")).unwrap();
+        std::fs::write(&console, format!("{boot}[    5.0] virtme-ng-init: failed\n[    5.1] reboot: System halted\n"))
+            .unwrap();
         assert!(halted(&console));
         // what 7.3 prints when virtme-ng-init asks for a power-off the kernel cannot do
-        std::fs::write(&console, format!("{boot}[    4.4] reboot: Power off not available: System halted instead\n")).unwrap();
+        std::fs::write(&console, format!("{boot}[    4.4] reboot: Power off not available: System halted instead\n"))
+            .unwrap();
         assert!(halted(&console));
     }
 
@@ -491,7 +538,8 @@ mod tests {
     #[test]
     fn the_guest_udev_rule_is_the_hosts_virtio_ports_rule() {
         let host = Path::new(UDEV_RULES).join("50-udev-default.rules");
-        let rules = std::fs::read_to_string(&host).unwrap_or_else(|e| panic!("{}: {e} (./setup installs udev)", host.display()));
+        let rules = std::fs::read_to_string(&host)
+            .unwrap_or_else(|e| panic!("{}: {e} (./setup installs udev)", host.display()));
         assert!(
             rules.lines().any(|l| l == VIRTIO_PORTS_RULE.trim_end()),
             "{} no longer holds radiff's rule {VIRTIO_PORTS_RULE:?}: update VIRTIO_PORTS_RULE",

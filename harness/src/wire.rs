@@ -8,7 +8,11 @@ use serde::{Deserialize, Serialize};
 /// The name of file `f` of the scenario in the guest's mount: `data`, then `data1`, ...
 /// (the trace names a file only by it in `mm_khugepaged_collapse_file`).
 pub fn file_name(f: usize) -> String {
-    if f == 0 { "data".to_string() } else { format!("data{f}") }
+    if f == 0 {
+        "data".to_string()
+    } else {
+        format!("data{f}")
+    }
 }
 
 /// Which device the guest looks for.

@@ -97,12 +97,25 @@ fn the_readme_examples_parse() {
 #[test]
 fn progress_to_a_pipe_is_plain_lines() {
     let out = tempfile::tempdir().expect("a temporary folder");
-    let o = radiff(&["explore", "--confirm", "0", "--budget", "3s", "--scenarios", "100", "--out", out.path().to_str().expect("a UTF-8 path")]);
+    let o = radiff(&[
+        "explore",
+        "--confirm",
+        "0",
+        "--budget",
+        "3s",
+        "--scenarios",
+        "100",
+        "--out",
+        out.path().to_str().expect("a UTF-8 path"),
+    ]);
     let (stdout, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}{err}");
     assert!(!err.contains('\x1b') && !err.contains('\r'), "escape codes or redrawn lines on a pipe: {err:?}");
     let lines: Vec<&str> = err.lines().collect();
-    assert!(lines.iter().any(|l| l.starts_with("radiff: explore: seed 0: ") && l.contains(" scenarios in ")), "the search's lasting line: {err}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("radiff: explore: seed 0: ") && l.contains(" scenarios in ")),
+        "the search's lasting line: {err}"
+    );
     assert!(lines.iter().all(|l| l.starts_with("radiff: ")), "every progress line is plain: {err}");
     assert!(!stdout.contains("radiff: "), "progress stays off stdout: {stdout}");
 }

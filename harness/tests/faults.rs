@@ -82,7 +82,11 @@ impl Overlay {
     /// (`CI` set) that is a failure instead.
     fn new(cache: &Cache, size: &str) -> Option<Overlay> {
         let upper = tempfile::tempdir().unwrap();
-        let holder = Command::new("unshare").args(["--mount", "--propagation", "private", "--", "sleep", "3600"]).stdin(Stdio::null()).spawn().unwrap();
+        let holder = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "--", "sleep", "3600"])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
         let overlay = Overlay { holder, upper, cache: cache.root.clone() };
         // unshare has made the namespace once it has become `sleep`.
         let comm = format!("/proc/{}/comm", overlay.holder.id());
@@ -101,7 +105,10 @@ impl Overlay {
         );
         let out = overlay.sh(&script);
         if !out.status.success() {
-            return overlay.cannot(&format!("cannot mount a tmpfs and an overlay: {}", String::from_utf8_lossy(&out.stderr).trim()));
+            return overlay.cannot(&format!(
+                "cannot mount a tmpfs and an overlay: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
         }
         Some(overlay)
     }
@@ -153,7 +160,12 @@ impl Overlay {
     fn run(&self, mut cmd: Command, args: &[&str]) -> Output {
         let started = Instant::now();
         let out = cmd.output().unwrap();
-        eprintln!("radiff {} in the overlay: {} in {:.1} s", args.join(" "), out.status, started.elapsed().as_secs_f64());
+        eprintln!(
+            "radiff {} in the overlay: {} in {:.1} s",
+            args.join(" "),
+            out.status,
+            started.elapsed().as_secs_f64()
+        );
         out
     }
 
@@ -169,7 +181,10 @@ impl Overlay {
         for entry in std::fs::read_dir("/proc").unwrap().flatten() {
             let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
             if pid != self.holder.id() && std::fs::read_link(entry.path().join("ns/mnt")).is_ok_and(|n| n == ns) {
-                found.push(format!("{pid} {}", std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default().trim()));
+                found.push(format!(
+                    "{pid} {}",
+                    std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default().trim()
+                ));
             }
         }
         found
@@ -187,7 +202,14 @@ impl Drop for Overlay {
 /// The figures `radiff run` printed (windows, device, read sizes, bytes read, folios).
 fn figures(o: &Output) -> Vec<String> {
     let out = String::from_utf8_lossy(&o.stdout);
-    out.lines().filter(|l| ["windows:", "device:", "read sizes:", "bytes read:", "folios:"].iter().any(|k| l.trim_start().starts_with(k))).map(str::to_string).collect()
+    out.lines()
+        .filter(|l| {
+            ["windows:", "device:", "read sizes:", "bytes read:", "folios:"]
+                .iter()
+                .any(|k| l.trim_start().starts_with(k))
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 fn text(out: &Output) -> String {
@@ -197,7 +219,10 @@ fn text(out: &Output) -> String {
 /// The tree the overlay builds in, checked out at the base and clean.
 fn assert_tree_clean(overlay: &Overlay, cache: &Cache) {
     let trees = cache.root.join("trees");
-    let out = overlay.sh(&format!("for t in {}/*/; do git -C \"$t\" status --porcelain --untracked-files=no; done", trees.display()));
+    let out = overlay.sh(&format!(
+        "for t in {}/*/; do git -C \"$t\" status --porcelain --untracked-files=no; done",
+        trees.display()
+    ));
     assert!(out.status.success() && out.stdout.is_empty(), "the work tree was left changed:\n{}", text(&out));
 }
 
@@ -221,12 +246,21 @@ fn a_full_cache_while_building_a_kernel_is_enospc_named_and_the_next_run_with_sp
     let said = text(&out);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("no space left on device (ENOSPC) while building kernel `faults-test`"), "{said}");
-    assert!(said.contains("fix: free space on the file system holding it, or point RADIFF_CACHE at a larger one"), "{said}");
-    assert!(said.contains(&cache.root.join("build").display().to_string()), "the error names the build directory:\n{said}");
+    assert!(
+        said.contains("fix: free space on the file system holding it, or point RADIFF_CACHE at a larger one"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&cache.root.join("build").display().to_string()),
+        "the error names the build directory:\n{said}"
+    );
     // Nothing half-built is there to be taken for a kernel; the log is kept beside it.
     assert!(!overlay.path(&dir).exists(), "{} appeared though the build failed", dir.display());
     let listed = text(&overlay.radiff(&repo, &["kernels", "list"]));
-    assert!(listed.lines().any(|l| l.starts_with(VARIANT) && l.contains("not built") && l.contains(".partial/build.log")), "{listed}");
+    assert!(
+        listed.lines().any(|l| l.starts_with(VARIANT) && l.contains("not built") && l.contains(".partial/build.log")),
+        "{listed}"
+    );
     eprintln!("what radiff said:\n{said}");
 
     overlay.resize("4g");
@@ -290,12 +324,27 @@ fn a_build_stopped_by_sigint_or_sigkill_mid_compile_is_built_again_by_the_next_r
     // The next runs, two at once on the one cache: one builds, the other waits for the
     // lock and takes the kernel it built; both name the same bzImage.
     let started = Instant::now();
-    let a = overlay.radiff_cmd(&repo, &["kernels", "build", VARIANT]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let b = overlay.radiff_cmd(&repo, &["kernels", "build", VARIANT]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let a = overlay
+        .radiff_cmd(&repo, &["kernels", "build", VARIANT])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let b = overlay
+        .radiff_cmd(&repo, &["kernels", "build", VARIANT])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     eprintln!("two builds at once after the kill: {:.1} s", started.elapsed().as_secs_f64());
     assert!(a.status.success() && b.status.success(), "{}\n{}", text(&a), text(&b));
-    let rows: Vec<String> = [&a, &b].iter().map(|o| String::from_utf8_lossy(&o.stdout).lines().find(|l| l.starts_with(VARIANT)).unwrap_or_default().to_string()).collect();
+    let rows: Vec<String> = [&a, &b]
+        .iter()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout).lines().find(|l| l.starts_with(VARIANT)).unwrap_or_default().to_string()
+        })
+        .collect();
     let cached = rows.iter().filter(|r| r.contains("cached")).count();
     assert_eq!(cached, 1, "exactly one of the two compiles:\n{rows:?}");
     let image = dir.join("bzImage").display().to_string();
@@ -344,7 +393,8 @@ fn a_full_cache_while_preparing_an_image_or_running_is_enospc_named_and_the_next
     // run fails saying so, and no trace is left as if it were the run's.
     overlay.resize("4g");
     let runs = cache.root.join("runs");
-    let mounted = overlay.sh(&format!("mkdir -p {0} && mount -t tmpfs -o size=160k radiff-faults-runs {0}", runs.display()));
+    let mounted =
+        overlay.sh(&format!("mkdir -p {0} && mount -t tmpfs -o size=160k radiff-faults-runs {0}", runs.display()));
     assert!(mounted.status.success(), "{}", text(&mounted));
     let out = run(&overlay);
     let said = text(&out);
@@ -366,7 +416,8 @@ fn a_full_cache_while_preparing_an_image_or_running_is_enospc_named_and_the_next
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     eprintln!("two runs at once, one image prepared: {:.1} s", started.elapsed().as_secs_f64());
     assert!(a.status.success() && b.status.success(), "{}\n{}", text(&a), text(&b));
-    let prepared = [&a, &b].iter().filter(|o| String::from_utf8_lossy(&o.stderr).contains("radiff: preparing ")).count();
+    let prepared =
+        [&a, &b].iter().filter(|o| String::from_utf8_lossy(&o.stderr).contains("radiff: preparing ")).count();
     assert_eq!(prepared, 1, "the image was prepared {prepared} times:\n{}\n{}", text(&a), text(&b));
     assert_eq!(figures(&a).len(), 5, "{}", text(&a));
     assert_eq!(figures(&a), figures(&b));
@@ -381,8 +432,15 @@ fn scenario_trials_binary() -> Option<PathBuf> {
     let built = std::fs::read_dir(&deps).ok()?.flatten().filter_map(|e| {
         let name = e.file_name().to_string_lossy().into_owned();
         let meta = e.metadata().ok()?;
-        let runnable = name.starts_with("scenarios-") && !name.contains('.') && meta.is_file() && std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0;
-        if runnable { Some((meta.modified().ok()?, e.path())) } else { None }
+        let runnable = name.starts_with("scenarios-")
+            && !name.contains('.')
+            && meta.is_file()
+            && std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0;
+        if runnable {
+            Some((meta.modified().ok()?, e.path()))
+        } else {
+            None
+        }
     });
     built.max().map(|(_, path)| path)
 }
@@ -410,13 +468,16 @@ fn two_radiff_runs_and_a_test_trial_at_once_on_one_cache_all_pass_alike() {
     let root = radiff::repo_root();
     let yaml = root.join("scenarios").join(format!("{SCENARIO}.yaml"));
     let args = ["run", yaml.to_str().unwrap(), "--variant", "base"];
-    let spawn = |cmd: &mut Command| cmd.current_dir(&root).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let spawn =
+        |cmd: &mut Command| cmd.current_dir(&root).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let started = Instant::now();
     let a = spawn(Command::new(RADIFF).args(args));
-    let trial = spawn(Command::new(&trials).args([&format!("scenario_{SCENARIO}::base"), "--exact", "--test-threads", "1"]));
+    let trial =
+        spawn(Command::new(&trials).args([&format!("scenario_{SCENARIO}::base"), "--exact", "--test-threads", "1"]));
     let b = spawn(Command::new(RADIFF).args(args));
     let pids = [a.id(), trial.id(), b.id()];
-    let (a, trial, b) = (a.wait_with_output().unwrap(), trial.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let (a, trial, b) =
+        (a.wait_with_output().unwrap(), trial.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     eprintln!("two radiff runs and a test trial at once: {:.1} s", started.elapsed().as_secs_f64());
     assert!(a.status.success(), "{}", text(&a));
     assert!(b.status.success(), "{}", text(&b));
@@ -427,10 +488,21 @@ fn two_radiff_runs_and_a_test_trial_at_once_on_one_cache_all_pass_alike() {
     // Nothing half-made is left in the run folder's parent: no temporary files, no
     // batch folders of the three processes.
     let runs = Cache::from_env().root.join("runs");
-    let leftovers: Vec<String> = std::fs::read_dir(runs.join(SCENARIO)).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with('.')).collect();
+    let leftovers: Vec<String> = std::fs::read_dir(runs.join(SCENARIO))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    let batches: Vec<String> = std::fs::read_dir(runs.join("_batch")).into_iter().flatten().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    let theirs: Vec<&String> = batches.iter().filter(|n| pids.iter().any(|p| n.starts_with(&format!("{p}-")))).collect();
+    let batches: Vec<String> = std::fs::read_dir(runs.join("_batch"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let theirs: Vec<&String> =
+        batches.iter().filter(|n| pids.iter().any(|p| n.starts_with(&format!("{p}-")))).collect();
     assert!(theirs.is_empty(), "batch folders left by the three: {theirs:?}");
 }
 
@@ -444,7 +516,11 @@ fn two_radiff_runs_and_a_test_trial_at_once_on_one_cache_all_pass_alike() {
 fn a_nextest_trial_killed_while_it_runs_its_batch_leaves_the_other_trial_to_run_alone() {
     let Some(trials) = scenario_trials_or_say_why() else { return };
     let root = radiff::repo_root();
-    let run_id = format!("faults-kill-{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let run_id = format!(
+        "faults-kill-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis()
+    );
     let shared = Cache::from_env().root.join("runs/_shared").join(&run_id);
     // `bash -c 'BINARY --exact NAME; :' run FILTER`: bash stays the trial's parent (the `:`
     // keeps it from exec'ing), and its command line holds `run scenario_random_`.
@@ -465,18 +541,27 @@ fn a_nextest_trial_killed_while_it_runs_its_batch_leaves_the_other_trial_to_run_
     // Killed once its batch is taken and its guest is running the batch's points.
     let t = Instant::now();
     let started = loop {
-        let marker = std::fs::read_dir(&shared).into_iter().flatten().flatten().find(|e| e.file_name().to_string_lossy().ends_with(".started"));
+        let marker = std::fs::read_dir(&shared)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().ends_with(".started"));
         if let Some(m) = marker {
             break m.path();
         }
-        assert!(first.try_wait().unwrap().is_none(), "the first trial ended before it took its batch:\n{}", text(&first.wait_with_output().unwrap()));
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the first trial ended before it took its batch:\n{}",
+            text(&first.wait_with_output().unwrap())
+        );
         assert!(t.elapsed() < Duration::from_secs(900), "the first trial took no batch in 15 minutes");
         std::thread::sleep(Duration::from_millis(200));
     };
     std::thread::sleep(Duration::from_secs(5));
     let done = started.with_extension("done");
     assert!(!done.exists(), "the batch was published before the kill: {}", done.display());
-    let taken_for = started.metadata().and_then(|m| m.modified()).ok().and_then(|m| m.elapsed().ok()).unwrap_or_default();
+    let taken_for =
+        started.metadata().and_then(|m| m.modified()).ok().and_then(|m| m.elapsed().ok()).unwrap_or_default();
     nix::sys::signal::killpg(nix::unistd::Pid::from_raw(first.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
     let killed = first.wait_with_output().unwrap();
     assert_eq!(killed.status.signal(), Some(9), "{}", text(&killed));
@@ -485,8 +570,15 @@ fn a_nextest_trial_killed_while_it_runs_its_batch_leaves_the_other_trial_to_run_
     let second = trial("scenario_random_64k::base").output().unwrap();
     let said = text(&second);
     assert!(said.contains("1 passed"), "the second trial of the batch:\n{said}");
-    assert!(said.contains("ended before it published; each trial runs its own point"), "the second trial did not say it ran alone:\n{said}");
+    assert!(
+        said.contains("ended before it published; each trial runs its own point"),
+        "the second trial did not say it ran alone:\n{said}"
+    );
     assert!(!done.exists(), "the second trial published the batch it did not run");
-    eprintln!("killed the first trial {:.1} s after it took its batch; the second said:\n{}", taken_for.as_secs_f64(), said.lines().filter(|l| l.contains("radiff") || l.contains("passed")).collect::<Vec<_>>().join("\n"));
+    eprintln!(
+        "killed the first trial {:.1} s after it took its batch; the second said:\n{}",
+        taken_for.as_secs_f64(),
+        said.lines().filter(|l| l.contains("radiff") || l.contains("passed")).collect::<Vec<_>>().join("\n")
+    );
     let _ = std::fs::remove_dir_all(&shared);
 }

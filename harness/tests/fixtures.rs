@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use radiff::compare::{self, normalise, Part};
 use radiff::ftrace::{self, Filter};
-use radiff::wire::GuestEnv;
 use radiff::run::model_input;
 use radiff::scenario::Scenario;
 use radiff::summary::Figures;
+use radiff::wire::GuestEnv;
 use radiff_model::{predict, AsyncAlign, Policy, Trace};
 
 fn fixture(scenario: &str, variant: &str) -> (Scenario, GuestEnv, Trace, Vec<u64>) {
@@ -26,7 +26,10 @@ fn check(scenario_name: &str, variant: &str) -> (Trace, Trace) {
     let model = predict(&model_input(&scenario, &env, &pfns), &Policy::for_variant(variant).unwrap());
     let (normalised, _) = normalise(&kernel, &env.extents);
     if let Some(d) = compare::compare(&normalised, &model) {
-        panic!("{}", compare::render(&d, &format!("{scenario_name}::{variant} (fixture)"), "cargo test --test fixtures"));
+        panic!(
+            "{}",
+            compare::render(&d, &format!("{scenario_name}::{variant} (fixture)"), "cargo test --test fixtures")
+        );
     }
     (kernel, model)
 }
@@ -71,7 +74,8 @@ fn a_model_without_the_alignment_fails_at_the_first_trimmed_window() {
     assert_eq!(w.submits.len(), 1);
     let radiff_model::Submit::Order { index, size, .. } = w.submits[0] else { panic!() };
     assert_eq!((index, size), (20, 28), "the first divergent window is the trimmed one");
-    let text = compare::render(&d, "scenario_1mib_after_4k::base", "cargo test -- --exact scenario_1mib_after_4k::base");
+    let text =
+        compare::render(&d, "scenario_1mib_after_4k::base", "cargo test -- --exact scenario_1mib_after_4k::base");
     assert!(text.contains("kernel and model part at window"), "{text}");
     assert!(text.contains("-    2 async @4 req 253 | ra [20+28) async 28 order 4"), "{text}");
     assert!(text.contains("+    2 async @4 req 253 | ra [20+32) async 32 order 4"), "{text}");
@@ -87,7 +91,12 @@ fn fixtures_parse_with_nothing_unexplained() {
         let capture = ftrace::parse(&text, &Filter::new(&env.dev, env.inos()).unwrap()).unwrap();
         let lines = text.lines().filter(|l| !l.starts_with('#')).count() as u64;
         assert_eq!(capture.events, lines);
-        let kept = capture.trace.windows.iter().map(|w| 1 + w.submits.len() + w.folios.len() + w.requests.len()).sum::<usize>() as u64;
+        let kept = capture
+            .trace
+            .windows
+            .iter()
+            .map(|w| 1 + w.submits.len() + w.folios.len() + w.requests.len())
+            .sum::<usize>() as u64;
         let filtered: u64 = capture.filtered.values().sum();
         // Every line is either in the trace (a window opener, a submission, a folio, a
         // request) or counted as filtered; the start window adds one opener of its own.
@@ -104,12 +113,22 @@ fn a_model_without_fault_around_fails_at_the_first_fault_around() {
     let (kernel, _) = check("mmap_seq_8mib", "base");
     let (scenario, env, _, pfns) = fixture("mmap_seq_8mib", "base");
     let (normalised, _) = normalise(&kernel, &env.extents);
-    let first_around = normalised.windows.iter().position(|w| w.trigger == radiff_model::Trigger::FaultAround).expect("the kernel faults around");
+    let first_around = normalised
+        .windows
+        .iter()
+        .position(|w| w.trigger == radiff_model::Trigger::FaultAround)
+        .expect("the kernel faults around");
     assert!(normalised.windows[..first_around].iter().any(|w| w.trigger == radiff_model::Trigger::Fault));
     let mut input = model_input(&scenario, &env, &pfns);
     input.vm.fault_around_bytes = 4096;
-    let d = compare::compare(&normalised, &predict(&input, &Policy::BASE)).expect("a model without fault-around must diverge");
-    assert_eq!(d.window, first_around, "{}", compare::render(&d, "mmap_seq_8mib::base (no fault-around)", "cargo test --test fixtures"));
+    let d = compare::compare(&normalised, &predict(&input, &Policy::BASE))
+        .expect("a model without fault-around must diverge");
+    assert_eq!(
+        d.window,
+        first_around,
+        "{}",
+        compare::render(&d, "mmap_seq_8mib::base (no fault-around)", "cargo test --test fixtures")
+    );
     assert!(matches!(d.part, Part::Faults | Part::WindowCount), "{:?}", d.part);
 }
 
@@ -122,12 +141,22 @@ fn report_pictures_of_the_fixtures() {
     let root = radiff::repo_root();
     let (scenario, env, _, pfns) = fixture("1mib_after_4k", "base");
     let input = model_input(&scenario, &env, &pfns);
-    let traces: Vec<(String, Trace)> =
-        ["base", "async-align-v1", "async-align-v2"].iter().map(|v| (v.to_string(), predict(&input, &Policy::for_variant(v).unwrap()))).collect();
+    let traces: Vec<(String, Trace)> = ["base", "async-align-v1", "async-align-v2"]
+        .iter()
+        .map(|v| (v.to_string(), predict(&input, &Policy::for_variant(v).unwrap())))
+        .collect();
     let (range, what) = radiff::report::page_range(None, env.file_size / 4096).unwrap();
     let subtitle = format!("{what}; traces of the first of 3 runs; kernel 7.3.4+ under QEMU TCG, 2 vCPUs");
-    let svg = radiff::report::picture(&format!("{}: {}", scenario.name, scenario.description), &subtitle, range, &[(None, traces)]);
-    assert!(svg == std::fs::read_to_string(root.join("docs/1mib_after_4k.svg")).unwrap(), "docs/1mib_after_4k.svg differs from the picture drawn now");
+    let svg = radiff::report::picture(
+        &format!("{}: {}", scenario.name, scenario.description),
+        &subtitle,
+        range,
+        &[(None, traces)],
+    );
+    assert!(
+        svg == std::fs::read_to_string(root.join("docs/1mib_after_4k.svg")).unwrap(),
+        "docs/1mib_after_4k.svg differs from the picture drawn now"
+    );
 
     let (scenario, env, kernel, _) = fixture("mmap_seq_8mib", "base");
     let f = Figures::of(&kernel);

@@ -68,9 +68,14 @@ fn long_files(files: &[File]) -> Vec<String> {
     let mut found = Vec::new();
     for (path, text) in files {
         let lines: Vec<&str> = text.lines().collect();
-        let before = (0..lines.len()).find(|&i| test_module_at(&lines, i).is_some_and(|(inline, _)| inline)).unwrap_or(lines.len());
+        let before = (0..lines.len())
+            .find(|&i| test_module_at(&lines, i).is_some_and(|(inline, _)| inline))
+            .unwrap_or(lines.len());
         if before > FILE_LINES {
-            found.push(format!("harness/src/{path}:{}: {before} lines before its #[cfg(test)] module (at most {FILE_LINES})", FILE_LINES + 1));
+            found.push(format!(
+                "harness/src/{path}:{}: {before} lines before its #[cfg(test)] module (at most {FILE_LINES})",
+                FILE_LINES + 1
+            ));
         }
     }
     found
@@ -106,7 +111,10 @@ fn long_functions(files: &[File]) -> Vec<String> {
         for (i, line) in lines.iter().enumerate() {
             let Some(name) = fn_name(line) else { continue };
             // The signature ends at the first `{` (a body) or `;` (no body).
-            let Some(open) = (i..lines.len()).find(|&j| lines[j].contains('{') || lines[j].trim_end().ends_with(';')) else { continue };
+            let Some(open) = (i..lines.len()).find(|&j| lines[j].contains('{') || lines[j].trim_end().ends_with(';'))
+            else {
+                continue;
+            };
             if !lines[open].contains('{') || lines[open].trim_end().ends_with('}') {
                 continue;
             }
@@ -130,7 +138,9 @@ fn names_cli(line: &str) -> bool {
     code.match_indices("cli").any(|(at, _)| {
         let before = code[..at].chars().next_back();
         let after = &code[at + 3..];
-        !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && (after.starts_with("::") || (code[..at].ends_with("crate::") && !after.starts_with(|c: char| c.is_alphanumeric() || c == '_')))
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && (after.starts_with("::")
+                || (code[..at].ends_with("crate::") && !after.starts_with(|c: char| c.is_alphanumeric() || c == '_')))
     })
 }
 
@@ -144,7 +154,11 @@ fn cli_imports(files: &[File]) -> Vec<String> {
         }
         for (i, line) in text.lines().enumerate() {
             if names_cli(line) {
-                found.push(format!("harness/src/{path}:{}: imports the CLI module ({}); only harness/src/bin/ may", i + 1, line.trim()));
+                found.push(format!(
+                    "harness/src/{path}:{}: imports the CLI module ({}); only harness/src/bin/ may",
+                    i + 1,
+                    line.trim()
+                ));
             }
         }
     }
@@ -285,7 +299,11 @@ fn import_circles(files: &[File]) -> Vec<String> {
         let code = code_outside_tests(text);
         for (n, to) in crate_mentions(&code) {
             if to != from && modules.contains(to) {
-                edges.entry(from).or_default().entry(to.to_string()).or_insert_with(|| format!("harness/src/{path}:{n}"));
+                edges
+                    .entry(from)
+                    .or_default()
+                    .entry(to.to_string())
+                    .or_insert_with(|| format!("harness/src/{path}:{n}"));
             }
         }
     }
@@ -356,14 +374,21 @@ fn a_file_over_700_lines_before_its_test_module_is_caught_with_its_count() {
 #[test]
 fn a_test_module_declared_as_a_file_does_not_end_the_count() {
     let code = "#[cfg(test)]\nmod tests;\n".to_string() + &"let x = 1;\n".repeat(699);
-    assert_eq!(long_files(&tree(&[("m.rs", &code)])), ["harness/src/m.rs:701: 701 lines before its #[cfg(test)] module (at most 700)"]);
+    assert_eq!(
+        long_files(&tree(&[("m.rs", &code)])),
+        ["harness/src/m.rs:701: 701 lines before its #[cfg(test)] module (at most 700)"]
+    );
 }
 
 #[test]
 fn a_function_over_120_lines_is_caught_with_its_line_and_count() {
-    let long = format!("struct S;\nimpl S {{\n    pub fn long(&self) {{\n{}    }}\n}}\n", "        let x = 1;\n".repeat(119));
+    let long =
+        format!("struct S;\nimpl S {{\n    pub fn long(&self) {{\n{}    }}\n}}\n", "        let x = 1;\n".repeat(119));
     assert_eq!(long_functions(&tree(&[("f.rs", &long)])), ["harness/src/f.rs:3: fn long is 121 lines (at most 120)"]);
-    let fits = format!("fn fits()\nwhere\n    u8: Copy,\n{{\n{}}}\nfn one() {{ }}\nfn decl();\n", "    let x = 1;\n".repeat(115));
+    let fits = format!(
+        "fn fits()\nwhere\n    u8: Copy,\n{{\n{}}}\nfn one() {{ }}\nfn decl();\n",
+        "    let x = 1;\n".repeat(115)
+    );
     assert!(long_functions(&tree(&[("g.rs", &fits)])).is_empty());
 }
 
@@ -411,5 +436,8 @@ fn imports_in_test_modules_and_test_files_make_no_circle() {
     ]);
     assert!(import_circles(&files).is_empty());
     let circle = tree(&[("a.rs", "use crate::b;\n"), ("b.rs", "use crate::a;\n")]);
-    assert_eq!(import_circles(&circle), ["import circle of 2 modules: a -> b (harness/src/a.rs:1) -> a (harness/src/b.rs:1)"]);
+    assert_eq!(
+        import_circles(&circle),
+        ["import circle of 2 modules: a -> b (harness/src/a.rs:1) -> a (harness/src/b.rs:1)"]
+    );
 }

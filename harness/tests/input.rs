@@ -40,7 +40,10 @@ fn yaml_that_is_not_yaml_is_an_error_at_its_line() {
     let d = dir.path().display();
     // An unclosed quote: where the file ended, and where the quote began.
     let err = load_error(dir.path(), "quote.yaml", b"description: \"unterminated\nreads:\n  - read: {offset: 0}\n");
-    assert_eq!(err, format!("{d}/quote.yaml:4: found unexpected end of stream, while scanning a quoted scalar at line 1 column 14"));
+    assert_eq!(
+        err,
+        format!("{d}/quote.yaml:4: found unexpected end of stream, while scanning a quoted scalar at line 1 column 14")
+    );
     let err = load_error(dir.path(), "tab.yaml", b"description: x\ndevice:\n\tkind: nvme\n");
     assert!(err.starts_with(&format!("{d}/tab.yaml:3: ")), "{err}");
     let err = load_error(dir.path(), "prose.yaml", b"This is a note, not a scenario.\n");
@@ -57,9 +60,17 @@ fn a_scenario_with_one_bad_step_is_an_error_at_the_steps_line() {
     let line = step_line(&good);
     let bad = |with: &str| good.replace(STEP, with);
     let err = load_error(dir.path(), "key.yaml", bad("  - sequential: {from: 4 KiB, sise: 16 KiB}").as_bytes());
-    assert!(err.starts_with(&format!("{d}/key.yaml:{line}: reads[1].sequential: unknown field `sise`, expected one of `from`, `size`")), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "{d}/key.yaml:{line}: reads[1].sequential: unknown field `sise`, expected one of `from`, `size`"
+        )),
+        "{err}"
+    );
     let err = load_error(dir.path(), "unit.yaml", bad("  - sequential: {from: 4 KiB, size: 16 lots}").as_bytes());
-    assert!(err.starts_with(&format!("{d}/unit.yaml:{line}: reads[1].sequential: `16 lots`: unknown unit `lots`")), "{err}");
+    assert!(
+        err.starts_with(&format!("{d}/unit.yaml:{line}: reads[1].sequential: `16 lots`: unknown unit `lots`")),
+        "{err}"
+    );
     let err = load_error(dir.path(), "kind.yaml", bad("  - jump: {to: 3}").as_bytes());
     assert!(err.starts_with(&format!("{d}/kind.yaml:{line}: reads[1]: unknown variant `jump`")), "{err}");
 }
@@ -99,15 +110,26 @@ fn a_bad_kernels_yaml_is_an_error_at_its_line() {
         error("base:\n  debian: linux-source-7.3\nconfig: config.fragment\nextra: 1\n"),
         format!("{f}:4: unknown field `extra`, expected one of `base`, `config`, `model`")
     );
-    assert_eq!(error("base:\n  debian: [linux\nconfig: config.fragment\n"), format!("{f}:2: base.debian: invalid type: sequence, expected a string"));
-    assert_eq!(error("base:\n  debian: \"linux\nconfig: config.fragment\n"), format!("{f}:4: found unexpected end of stream, while scanning a quoted scalar at line 2 column 11"));
-    assert!(error("base:\n  debian: linux-source-7.3\n  git: /x\nconfig: config.fragment\n").starts_with(&format!("{f}:1: `base` needs exactly one of")));
-    assert!(error("base:\n  debian: linux-source-7.3\nconfig: nowhere.fragment\n").starts_with(&format!("{f}:3: config fragment ")));
+    assert_eq!(
+        error("base:\n  debian: [linux\nconfig: config.fragment\n"),
+        format!("{f}:2: base.debian: invalid type: sequence, expected a string")
+    );
+    assert_eq!(
+        error("base:\n  debian: \"linux\nconfig: config.fragment\n"),
+        format!("{f}:4: found unexpected end of stream, while scanning a quoted scalar at line 2 column 11")
+    );
+    assert!(error("base:\n  debian: linux-source-7.3\n  git: /x\nconfig: config.fragment\n")
+        .starts_with(&format!("{f}:1: `base` needs exactly one of")));
+    assert!(error("base:\n  debian: linux-source-7.3\nconfig: nowhere.fragment\n")
+        .starts_with(&format!("{f}:3: config fragment ")));
     // And through the command, where a user meets it.
     std::fs::write(&file, "base:\n  debian: linux-source-7.3\nconfig: config.fragment\nextra: 1\n").unwrap();
     let out = Command::new(RADIFF).args(["kernels", "list"]).env("RADIFF_ROOT", dir.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), format!("radiff: error: {f}:4: unknown field `extra`, expected one of `base`, `config`, `model`"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!("radiff: error: {f}:4: unknown field `extra`, expected one of `base`, `config`, `model`")
+    );
 }
 
 /// The test binary of `tests/scenarios.rs` (libtest-mimic), built beside this one by
@@ -125,12 +147,15 @@ fn scenarios_binary() -> PathBuf {
         .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
         .collect();
     found.sort();
-    found.pop().map(|(_, p)| p).unwrap_or_else(|| panic!("no scenarios-* test binary in {}: `cargo test` builds it (or `cargo test --no-run`)", deps.display()))
+    found.pop().map(|(_, p)| p).unwrap_or_else(|| {
+        panic!("no scenarios-* test binary in {}: `cargo test` builds it (or `cargo test --no-run`)", deps.display())
+    })
 }
 
 #[test]
 fn one_bad_scenario_file_fails_its_own_trial_and_every_other_scenario_still_lists() {
-    let bad = fixture().replace("  - sequential: {from: 4 KiB, size: 16 KiB}", "  - sequential: {from: 4 KiB, sise: 16 KiB}");
+    let bad =
+        fixture().replace("  - sequential: {from: 4 KiB, size: 16 KiB}", "  - sequential: {from: 4 KiB, sise: 16 KiB}");
     let line = bad.lines().position(|l| l.contains("sise")).unwrap() + 1;
     let repo = repo(&[("zz_bad_step.yaml", &bad), ("aa_not_yaml.yaml", "description: \"unterminated\n")]);
     let binary = scenarios_binary();
@@ -146,7 +171,11 @@ fn one_bad_scenario_file_fails_its_own_trial_and_every_other_scenario_still_list
     assert!(with_bad.len() > 50, "{listed}");
     // The bad file's trial fails with its file:line; others run (a model-free one that
     // boots nothing would still need a kernel; running the bad trial shows the message).
-    let out = Command::new(&binary).args(["--exact", "scenario_zz_bad_step::load"]).env("RADIFF_ROOT", repo.path()).output().unwrap();
+    let out = Command::new(&binary)
+        .args(["--exact", "scenario_zz_bad_step::load"])
+        .env("RADIFF_ROOT", repo.path())
+        .output()
+        .unwrap();
     let said = text(&out);
     assert!(!out.status.success(), "{said}");
     let file = repo.path().join("scenarios/zz_bad_step.yaml");
@@ -173,7 +202,10 @@ fn each_nextest_priority_names_trials_that_exist() {
     let prefixes: Vec<&str> = config.split("test(/^").skip(1).map(|rest| rest.split('/').next().unwrap()).collect();
     assert!(prefixes.len() >= 5, "{config}");
     for prefix in prefixes {
-        assert!(trials.iter().any(|t| t.starts_with(prefix)), "`test(/^{prefix}/)` in .config/nextest.toml names no trial of:\n{listed}");
+        assert!(
+            trials.iter().any(|t| t.starts_with(prefix)),
+            "`test(/^{prefix}/)` in .config/nextest.toml names no trial of:\n{listed}"
+        );
     }
 }
 
@@ -239,7 +271,11 @@ fn a_host_without_qemu_virtme_ng_or_the_kernel_source_fails_at_once_saying_which
     let said = text(&out);
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}: {said}", started.elapsed());
     assert!(said.contains("0 passed; 3 failed"), "{said}");
-    assert_eq!(said.matches("this host cannot run a kernel: virtme-ng and the kernel source are missing").count(), 3, "{said}");
+    assert_eq!(
+        said.matches("this host cannot run a kernel: virtme-ng and the kernel source are missing").count(),
+        3,
+        "{said}"
+    );
     assert!(!cache.path().join("kernels").exists() && !cache.path().join("trees").exists(), "a build began");
 }
 
@@ -261,16 +297,36 @@ fn a_count_or_size_past_its_limit_is_an_error_at_its_line_at_once() {
     for n in ["4000000000", "4294967296", "9223372036854775808"] {
         // 2^63 bytes as bytes: 2^63 KiB overflows u64, an error of its own at the section.
         let unit = if n.len() > 12 { "" } else { " KiB" };
-        check("random.yaml", good.replace(STEP, &format!("  - random: {{count: {n}, size: 4 KiB}}")), line, "at most 4194304");
+        check(
+            "random.yaml",
+            good.replace(STEP, &format!("  - random: {{count: {n}, size: 4 KiB}}")),
+            line,
+            "at most 4194304",
+        );
         let touch = format!("  - mmap: {{size: 1 MiB}}\n  - touch: {{order: random, count: {n}}}");
         check("touch.yaml", good.replace(STEP, &touch), line + 1, "at most");
         check("seq.yaml", good.replace(STEP, &format!("  - sequential: {{from: 0, size: 1, to: {n}}}")), line, "");
         check("read.yaml", good.replace(STEP, &format!("  - read: {{offset: {n}, size: {n}}}")), line, "does not fit");
-        check("device.yaml", good.replacen("size: 128 MiB", &format!("size: {n}{unit}"), 1), line_of(&good, "size: 128 MiB"), "device.size");
-        check("file.yaml", good.replacen("size: 16 MiB", &format!("size: {n}{unit}"), 1), line_of(&good, "size: 16 MiB"), "");
+        check(
+            "device.yaml",
+            good.replacen("size: 128 MiB", &format!("size: {n}{unit}"), 1),
+            line_of(&good, "size: 128 MiB"),
+            "device.size",
+        );
+        check(
+            "file.yaml",
+            good.replacen("size: 16 MiB", &format!("size: {n}{unit}"), 1),
+            line_of(&good, "size: 16 MiB"),
+            "",
+        );
     }
     check("streams.yaml", good.replace(STEP, "  - interleaved: {streams: 100000000, size: 4 KiB}"), line, "at most 64");
-    check("streams32.yaml", good.replace(STEP, "  - interleaved: {streams: 4294967295, size: 4 KiB}"), line, "at most 64");
+    check(
+        "streams32.yaml",
+        good.replace(STEP, "  - interleaved: {streams: 4294967295, size: 4 KiB}"),
+        line,
+        "at most 64",
+    );
     check("trace.yaml", format!("{good}trace_buffer_kb: 99999999\n"), good.lines().count() + 1, "at most 2097152");
     check("trace63.yaml", format!("{good}trace_buffer_kb: 9223372036854775808\n"), good.lines().count() + 1, "at most");
     check("timeout.yaml", format!("{good}timeout_s: 4294967296\n"), good.lines().count() + 1, "at most 86400");
@@ -285,10 +341,22 @@ fn a_bad_splice_step_is_an_error_at_its_line_and_a_good_one_parses() {
     let line = step_line(&good);
     let bad = |with: &str| good.replace(STEP, with);
     for (name, with, says) in [
-        ("pipe3.yaml", "  - splice: {offset: 0, size: 1 MiB, pipe: 12 KiB}", "`pipe` 12 KiB must be a power of two from 4 KiB to 1 MiB"),
+        (
+            "pipe3.yaml",
+            "  - splice: {offset: 0, size: 1 MiB, pipe: 12 KiB}",
+            "`pipe` 12 KiB must be a power of two from 4 KiB to 1 MiB",
+        ),
         ("pipe2m.yaml", "  - splice: {offset: 0, size: 1 MiB, pipe: 2 MiB}", "`pipe` 2 MiB must be a power of two"),
-        ("past.yaml", "  - splice: {offset: 15 MiB, size: 2 MiB}", "must be more than 0 and end inside the 16 MiB file"),
-        ("via.yaml", "  - splice: {offset: 0, size: 1 MiB, via: write}", "unknown variant `write`, expected `splice` or `sendfile`"),
+        (
+            "past.yaml",
+            "  - splice: {offset: 15 MiB, size: 2 MiB}",
+            "must be more than 0 and end inside the 16 MiB file",
+        ),
+        (
+            "via.yaml",
+            "  - splice: {offset: 0, size: 1 MiB, via: write}",
+            "unknown variant `write`, expected `splice` or `sendfile`",
+        ),
         ("key.yaml", "  - splice: {offset: 0, size: 1 MiB, pipes: 4 KiB}", "unknown field `pipes`"),
     ] {
         let err = load_error(dir.path(), name, bad(with).as_bytes());
@@ -297,7 +365,10 @@ fn a_bad_splice_step_is_an_error_at_its_line_and_a_good_one_parses() {
     let path = dir.path().join("good.yaml");
     std::fs::write(&path, bad("  - splice: {offset: 1 MiB, pipe: 16 KiB, via: sendfile}")).unwrap();
     let s = Scenario::load(&path).unwrap();
-    assert_eq!(s.steps[1], radiff_model::Step::Splice { fd: 0, offset: 1 << 20, size: 15 << 20, pipe: 16 << 10, sendfile: true });
+    assert_eq!(
+        s.steps[1],
+        radiff_model::Step::Splice { fd: 0, offset: 1 << 20, size: 15 << 20, pipe: 16 << 10, sendfile: true }
+    );
 }
 
 #[test]
@@ -308,15 +379,40 @@ fn bad_preadv2_flags_and_direct_reads_are_errors_at_their_line_and_good_ones_par
     let line = step_line(&good);
     let bad = |with: &str| good.replace(STEP, with);
     for (name, text, says) in [
-        ("twice.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [nowait, nowait]}"), "`flags` lists nowait twice"),
-        ("both.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [nowait], direct: true}"), "`direct: true` does not go with `flags:`"),
-        ("unaligned.yaml", bad("  - read: {offset: 512, size: 4 KiB, direct: true}"), "O_DIRECT needs the offset, size and end aligned"),
+        (
+            "twice.yaml",
+            bad("  - read: {offset: 0, size: 4 KiB, flags: [nowait, nowait]}"),
+            "`flags` lists nowait twice",
+        ),
+        (
+            "both.yaml",
+            bad("  - read: {offset: 0, size: 4 KiB, flags: [nowait], direct: true}"),
+            "`direct: true` does not go with `flags:`",
+        ),
+        (
+            "unaligned.yaml",
+            bad("  - read: {offset: 512, size: 4 KiB, direct: true}"),
+            "O_DIRECT needs the offset, size and end aligned",
+        ),
         ("end.yaml", bad("  - sequential: {from: 0, size: 8 KiB, to: 10 KiB, direct: true}"), "10 KiB is not"),
         ("big.yaml", bad("  - read: {offset: 0, size: 256 KiB, direct: true}"), "at most 128 KiB"),
         ("flag.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [sync]}"), "unknown variant `sync`"),
-        ("f2fs.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [dontcache]}").replace("filesystem: ext4", "filesystem: f2fs"), "f2fs does not set FOP_DONTCACHE"),
-        ("f2fsdio.yaml", bad("  - read: {offset: 0, size: 4 KiB, direct: true}").replace("filesystem: ext4", "filesystem: f2fs"), "`direct: true` on f2fs"),
-        ("mapped.yaml", bad("  - read: {offset: 0, size: 4 KiB, flags: [dontcache]}\n  - mmap: {}"), "in a scenario with mappings"),
+        (
+            "f2fs.yaml",
+            bad("  - read: {offset: 0, size: 4 KiB, flags: [dontcache]}")
+                .replace("filesystem: ext4", "filesystem: f2fs"),
+            "f2fs does not set FOP_DONTCACHE",
+        ),
+        (
+            "f2fsdio.yaml",
+            bad("  - read: {offset: 0, size: 4 KiB, direct: true}").replace("filesystem: ext4", "filesystem: f2fs"),
+            "`direct: true` on f2fs",
+        ),
+        (
+            "mapped.yaml",
+            bad("  - read: {offset: 0, size: 4 KiB, flags: [dontcache]}\n  - mmap: {}"),
+            "in a scenario with mappings",
+        ),
     ] {
         let err = load_error(dir.path(), name, text.as_bytes());
         assert!(err.starts_with(&format!("{d}/{name}:{line}: ")) && err.contains(says), "{name}: {err}");
@@ -327,5 +423,8 @@ fn bad_preadv2_flags_and_direct_reads_are_errors_at_their_line_and_good_ones_par
     let how = radiff_model::ReadHow { nowait: true, dontcache: true, direct: false };
     assert_eq!(s.steps[1], radiff_model::Step::ReadWith { fd: 0, offset: 4096, size: 8192, how });
     let direct = radiff_model::ReadHow { direct: true, ..Default::default() };
-    assert_eq!(s.steps[2], radiff_model::Step::SequentialWith { fd: 0, from: 1 << 20, size: 64 << 10, to: Some(2 << 20), how: direct });
+    assert_eq!(
+        s.steps[2],
+        radiff_model::Step::SequentialWith { fd: 0, from: 1 << 20, size: 64 << 10, to: Some(2 << 20), how: direct }
+    );
 }

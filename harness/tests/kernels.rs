@@ -92,7 +92,11 @@ fn rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
     sh(&linux, &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]);
     let repo = tmp.path().join("repo");
     std::fs::create_dir_all(repo.join("kernels/variants")).unwrap();
-    std::fs::write(repo.join("kernels/kernels.yaml"), format!("base:\n  git: {}\n  rev: HEAD\nconfig: config.fragment\n", linux.display())).unwrap();
+    std::fs::write(
+        repo.join("kernels/kernels.yaml"),
+        format!("base:\n  git: {}\n  rev: HEAD\nconfig: config.fragment\n", linux.display()),
+    )
+    .unwrap();
     std::fs::write(repo.join("kernels/config.fragment"), "CONFIG_64BIT=y\n").unwrap();
     for (name, patches) in variants {
         let dir = repo.join("kernels/variants").join(name);
@@ -120,19 +124,29 @@ fn work_tree(cache: &Cache) -> PathBuf {
 }
 
 fn git_status(dir: &Path) -> String {
-    String::from_utf8(Command::new("git").args(["status", "--porcelain", "--ignored"]).current_dir(dir).output().unwrap().stdout).unwrap()
+    String::from_utf8(
+        Command::new("git").args(["status", "--porcelain", "--ignored"]).current_dir(dir).output().unwrap().stdout,
+    )
+    .unwrap()
 }
 
 #[test]
 fn a_patch_that_does_not_apply_names_variant_patch_and_hunk_and_changes_nothing() {
     let rig = rig(&[("broken", &[("0001-good.mbox", GOOD), ("0002-bad.patch", BAD)])]);
     let err = build_error(&rig, "broken");
-    let Error::PatchFailed { ref variant, ref patch, ref output } = err else { panic!("expected PatchFailed, got {err}") };
+    let Error::PatchFailed { ref variant, ref patch, ref output } = err else {
+        panic!("expected PatchFailed, got {err}")
+    };
     assert_eq!(variant, "broken");
     assert!(patch.ends_with("kernels/variants/broken/0002-bad.patch"), "{}", patch.display());
     assert!(output.contains("Hunk #1 FAILED"), "{output}");
     let text = err.to_string();
-    assert!(text.contains("variant `broken`") && text.contains("0002-bad.patch") && text.contains("the work tree was restored"), "{text}");
+    assert!(
+        text.contains("variant `broken`")
+            && text.contains("0002-bad.patch")
+            && text.contains("the work tree was restored"),
+        "{text}"
+    );
 
     // The first patch applied, the second failed: the work tree is back at the base,
     // with no .orig or .rej files, and the developer's own tree was never touched.
@@ -141,7 +155,10 @@ fn a_patch_that_does_not_apply_names_variant_patch_and_hunk_and_changes_nothing(
     assert_eq!(git_status(&tree), "");
     assert_eq!(git_status(&rig.linux), "");
     // Nothing was built or half-built.
-    assert!(!rig.cache.root.join("kernels").exists() || std::fs::read_dir(rig.cache.root.join("kernels")).unwrap().next().is_none());
+    assert!(
+        !rig.cache.root.join("kernels").exists()
+            || std::fs::read_dir(rig.cache.root.join("kernels")).unwrap().next().is_none()
+    );
 }
 
 #[test]
@@ -186,7 +203,10 @@ fn variant_yaml_names_the_model_policy_a_patch_must_match() {
     assert_eq!(model("base"), ModelExpectation::SameName("base".into()));
     assert_eq!(model("async-align-v1"), ModelExpectation::SameName("async-align-v1".into()));
     let dir = rig.repo.join("kernels/variants");
-    assert_eq!(model("cleanup"), ModelExpectation::Declared { policy: "base".into(), file: dir.join("cleanup").join(VARIANT_FILE), line: 2 });
+    assert_eq!(
+        model("cleanup"),
+        ModelExpectation::Declared { policy: "base".into(), file: dir.join("cleanup").join(VARIANT_FILE), line: 2 }
+    );
     assert_eq!(model("v3").policy(), Some("async-align-v2"));
     assert_eq!(model("my-fix"), ModelExpectation::None);
     assert_eq!(model("opt-out"), ModelExpectation::None);
@@ -267,7 +287,11 @@ fn the_repositorys_kernels_directory_loads() {
 fn debian_rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
     let mut rig = rig(variants);
     rig.base = Base::Debian { package: "linux-source-7.3".into() };
-    std::fs::write(rig.repo.join("kernels/kernels.yaml"), "base:\n  debian: linux-source-7.3\nconfig: config.fragment\n").unwrap();
+    std::fs::write(
+        rig.repo.join("kernels/kernels.yaml"),
+        "base:\n  debian: linux-source-7.3\nconfig: config.fragment\n",
+    )
+    .unwrap();
     let source = rig.cache.root.join("source");
     std::fs::create_dir_all(&source).unwrap();
     let top = rig.linux.parent().unwrap().join("tarball");

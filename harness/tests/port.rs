@@ -18,8 +18,9 @@ fn source_7_3_4() -> Box<dyn Files> {
     let mut kernels = Kernels::load(&root()).expect("kernels/ loads");
     kernels.base = Base::Debian { package: "linux-source-7.3".into() };
     let cache = Cache::from_env();
-    port::base_files(&Builder::new(&kernels, &cache))
-        .unwrap_or_else(|e| panic!("the Linux 7.3.4 source is needed to check the ledger against it: {e}\nfix: run ./setup"))
+    port::base_files(&Builder::new(&kernels, &cache)).unwrap_or_else(|e| {
+        panic!("the Linux 7.3.4 source is needed to check the ledger against it: {e}\nfix: run ./setup")
+    })
 }
 
 #[test]
@@ -100,7 +101,13 @@ struct Rig {
 }
 
 fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git").arg("-C").arg(dir).args(["-c", "user.name=t", "-c", "user.email=t@t"]).args(args).output().unwrap();
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -132,7 +139,11 @@ fn rig(kernels_yaml_extra: &str) -> Rig {
     std::fs::create_dir_all(root.join(BODIES)).unwrap();
     copy_dir(&self::root().join(BODIES), &root.join(BODIES));
     std::fs::write(root.join("kernels/config.fragment"), "").unwrap();
-    std::fs::write(root.join("kernels/kernels.yaml"), format!("base:\n  git: {}\nconfig: config.fragment\n{kernels_yaml_extra}", linux.display())).unwrap();
+    std::fs::write(
+        root.join("kernels/kernels.yaml"),
+        format!("base:\n  git: {}\nconfig: config.fragment\n{kernels_yaml_extra}", linux.display()),
+    )
+    .unwrap();
     Rig { _tmp: tmp, root, linux, cache }
 }
 
@@ -170,12 +181,22 @@ fn port_check_names_exactly_the_function_a_base_changed_with_its_diff() {
     let (text, err) = out(&o);
     assert_eq!(o.status.code(), Some(0), "{text}{err}");
     let total = Ledger::load(&rig.root).unwrap().functions.len();
-    assert!(text.ends_with(&format!("unchanged: {total} of {total} ported functions (the model ports Linux 7.3.4)\n")), "{text}");
+    assert!(
+        text.ends_with(&format!("unchanged: {total} of {total} ported functions (the model ports Linux 7.3.4)\n")),
+        "{text}"
+    );
 
     // One function's body changes (`sync_ra`'s `req_count` guard); a comment elsewhere too,
     // which is no change.
-    let sync = port::extract(&std::fs::read_to_string(rig.linux.join("mm/readahead.c")).unwrap(), "page_cache_sync_ra").unwrap().unwrap();
-    let line = sync.lines().skip_while(|l| *l != "{").find(|l| l.contains("req_count") && l.trim_end().ends_with(';')).unwrap().to_string();
+    let sync = port::extract(&std::fs::read_to_string(rig.linux.join("mm/readahead.c")).unwrap(), "page_cache_sync_ra")
+        .unwrap()
+        .unwrap();
+    let line = sync
+        .lines()
+        .skip_while(|l| *l != "{")
+        .find(|l| l.contains("req_count") && l.trim_end().ends_with(';'))
+        .unwrap()
+        .to_string();
     rig.commit_edit("mm/readahead.c", &line, &format!("{line} /* reworded */"));
     assert_eq!(rig.radiff(&["kernels", "port-check"]).status.code(), Some(0), "a comment is no change");
     let edited = format!("{line}\n\tif (req_count > 1024)\n\t\treq_count = 1024;");
@@ -187,7 +208,13 @@ fn port_check_names_exactly_the_function_a_base_changed_with_its_diff() {
     assert_eq!(named, ["changed: page_cache_sync_ra (mm/readahead.c)"], "{text}");
     assert!(text.contains("+\tif (req_count > 1024)\n+\t\treq_count = 1024;\n"), "{text}");
     assert!(text.contains("--- a/mm/readahead.c (Linux 7.3.4)\n+++ b/mm/readahead.c (base)\n"), "{text}");
-    assert!(text.ends_with(&format!("unchanged: {} of {total} ported functions (the model ports Linux 7.3.4)\n", total - 1)), "{text}");
+    assert!(
+        text.ends_with(&format!(
+            "unchanged: {} of {total} ported functions (the model ports Linux 7.3.4)\n",
+            total - 1
+        )),
+        "{text}"
+    );
 
     // The same rig at the commit before: the function is restored.
     git(&rig.linux, &["checkout", "-q", "HEAD~1"]);
@@ -204,8 +231,15 @@ fn a_variant_lists_the_ported_functions_its_patch_changes() {
     let body = port::extract(&text, "page_cache_async_ra").unwrap().unwrap();
     let line = body.lines().find(|l| l.contains("ra->size")).unwrap();
     let after = text.replacen(line, &format!("{line}\n\tra->size = ra->size;"), 1);
-    let diff = similar::TextDiff::from_lines(&text, &after).unified_diff().header("a/mm/readahead.c", "b/mm/readahead.c").to_string();
-    std::fs::write(dir.join("0001-fix.patch"), format!("Subject: [PATCH] fix\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n{diff}")).unwrap();
+    let diff = similar::TextDiff::from_lines(&text, &after)
+        .unified_diff()
+        .header("a/mm/readahead.c", "b/mm/readahead.c")
+        .to_string();
+    std::fs::write(
+        dir.join("0001-fix.patch"),
+        format!("Subject: [PATCH] fix\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n{diff}"),
+    )
+    .unwrap();
     let o = rig.radiff(&["kernels", "port-check", "my-fix"]);
     let (text, err) = out(&o);
     assert_eq!(o.status.code(), Some(0), "the base matches: {text}{err}");
@@ -230,7 +264,10 @@ fn a_base_that_is_not_a_kernel_tree_or_an_unknown_model_is_an_error_at_its_line(
     let o = rig.radiff(&["kernels", "build"]);
     let err = out(&o).1;
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("kernels/kernels.yaml:2:") && err.contains("is not a kernel tree: it has no Makefile"), "{err}");
+    assert!(
+        err.contains("kernels/kernels.yaml:2:") && err.contains("is not a kernel tree: it has no Makefile"),
+        "{err}"
+    );
     assert!(!rig.cache.join("kernels").exists(), "nothing built");
 }
 
@@ -288,7 +325,10 @@ fn the_async_align_v1_parting_is_placed_at_the_end_alignment() {
     let tree = source_7_3_4();
     let mut placer = Placer::new(&root(), tree.as_ref()).unwrap();
     let text = render_parting(&parting, "async-align-v1", &mut placer);
-    assert!(text.contains("base:  page_cache_async_ra: aligned_end < end: trimmed  (mm/readahead.c:713-717)"), "{text}");
+    assert!(
+        text.contains("base:  page_cache_async_ra: aligned_end < end: trimmed  (mm/readahead.c:713-717)"),
+        "{text}"
+    );
     assert!(text.contains("async-align-v1's change to page_cache_async_ra()"), "{text}");
 }
 
@@ -312,7 +352,9 @@ fn async_align_v1s_hunk_holds_the_decision_its_parting_window_took() {
     let input = example_stream();
     let config = ModelConfig::default();
     let base = explain(&input, &Policy::BASE, &config);
-    let window = first_parting(&base, &explain(&input, &Policy::for_variant("async-align-v1").unwrap(), &config)).unwrap().window;
+    let window = first_parting(&base, &explain(&input, &Policy::for_variant("async-align-v1").unwrap(), &config))
+        .unwrap()
+        .window;
     let mut placer = Placer::new(&root(), tree.as_ref()).unwrap();
     let text = hunks_on_path(&hunks, &base.notes[window].decisions, "async-align-v1", &mut placer);
     assert!(text.starts_with("async-align-v1's hunk at mm/readahead.c:"), "{text}");

@@ -8,8 +8,8 @@
 //! trial) the run's processes share their batches through the cache
 //! ([`radiff::run::SharedRun`]), planned from the run's partition.
 
-use std::path::{Path, PathBuf};
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -41,7 +41,6 @@ fn lab() -> Result<&'static Lab, Failed> {
     .as_ref()
     .map_err(|e| Failed::from(e.clone()))
 }
-
 
 /// Virtual CPUs per guest: the host's cores shared among the trials that run at once
 /// (`--test-threads`, else one per core, as libtest-mimic and nextest run them).
@@ -169,7 +168,12 @@ impl Plan {
             let costs: Vec<f64> = list.iter().map(|n| radiff::run::point_cost(&n.scenario)).collect();
             for bin in radiff::run::balanced_batches(&costs, radiff::run::BATCH_POINTS) {
                 let cost = radiff::run::BOOT_COST + bin.iter().map(|i| costs[*i]).sum::<f64>();
-                let batch = Arc::new(Batch { variant: variant.clone(), needs: bin.iter().map(|i| list[*i].clone()).collect(), cost, results: OnceLock::new() });
+                let batch = Arc::new(Batch {
+                    variant: variant.clone(),
+                    needs: bin.iter().map(|i| list[*i].clone()).collect(),
+                    cost,
+                    results: OnceLock::new(),
+                });
                 for need in &batch.needs {
                     batch_of.insert(need.key(), batch.clone());
                 }
@@ -232,7 +236,8 @@ impl Batch {
             Ok(k) => k,
             Err(e) => return failed(e.to_string()),
         };
-        let jobs: Vec<Job> = self.needs.iter().map(|n| Job { scenario: &n.scenario, point: &n.point, name: &self.variant }).collect();
+        let jobs: Vec<Job> =
+            self.needs.iter().map(|n| Job { scenario: &n.scenario, point: &n.point, name: &self.variant }).collect();
         lab.run_batch(&kernel, &jobs)
     }
 
@@ -249,14 +254,25 @@ impl Batch {
     /// plan's costliest batch that no process has taken yet, so no trial slot waits idle.
     fn shared(&self, shared: &radiff::run::SharedRun, who: &str) -> HashMap<String, BatchResult> {
         match settle_shared(shared, &self.id(), self.needs.len(), &|| self.run(who), who) {
-            Ok(radiff::run::Found::Ran(results)) => self.keyed(results).into_iter().map(|(k, r)| (k, Some(r))).collect(),
+            Ok(radiff::run::Found::Ran(results)) => {
+                self.keyed(results).into_iter().map(|(k, r)| (k, Some(r))).collect()
+            }
             // A point that failed in another process runs alone here (its error is its own).
-            Ok(radiff::run::Found::Published(runs)) => self.needs.iter().zip(runs).map(|(need, run)| (need.key(), run.and_then(|r| r.ok()).map(|r| Ok(Arc::new(r))))).collect(),
+            Ok(radiff::run::Found::Published(runs)) => self
+                .needs
+                .iter()
+                .zip(runs)
+                .map(|(need, run)| (need.key(), run.and_then(|r| r.ok()).map(|r| Ok(Arc::new(r)))))
+                .collect(),
             Ok(radiff::run::Found::Abandoned(pid)) => {
                 progress(&format!("{who}: the process that took this batch ({pid}) ended before it published; each trial runs its own point"));
                 self.needs.iter().map(|need| (need.key(), None)).collect()
             }
-            Err(e) => self.needs.iter().map(|need| (need.key(), Some(Err(format!("{who}: the test run's shared batch: {e}"))))).collect(),
+            Err(e) => self
+                .needs
+                .iter()
+                .map(|need| (need.key(), Some(Err(format!("{who}: the test run's shared batch: {e}")))))
+                .collect(),
         }
     }
 }
@@ -264,7 +280,13 @@ impl Batch {
 /// Settles the test run's shared batch `id` of `points` points: takes it (`run`) if no
 /// process holds it; while another does, boots the plan's costliest batch that no process
 /// has taken yet, so no trial slot waits idle; with none left, waits for it.
-fn settle_shared(shared: &radiff::run::SharedRun, id: &str, points: usize, run: &dyn Fn() -> Vec<radiff::Result<RunOutput>>, who: &str) -> radiff::Result<radiff::run::Found> {
+fn settle_shared(
+    shared: &radiff::run::SharedRun,
+    id: &str,
+    points: usize,
+    run: &dyn Fn() -> Vec<radiff::Result<RunOutput>>,
+    who: &str,
+) -> radiff::Result<radiff::run::Found> {
     loop {
         match shared.try_batch(id, points, run)? {
             Some(found) => return Ok(found),
@@ -286,7 +308,9 @@ fn help_another_batch(shared: &radiff::run::SharedRun, who: &str) -> bool {
         if shared.taken(&id) {
             continue;
         }
-        if let Ok(Some(radiff::run::Found::Ran(_))) = shared.try_batch(&id, batch.needs.len(), || batch.run(&format!("{who} (meanwhile)"))) {
+        if let Ok(Some(radiff::run::Found::Ran(_))) =
+            shared.try_batch(&id, batch.needs.len(), || batch.run(&format!("{who} (meanwhile)")))
+        {
             return true;
         }
     }
@@ -338,9 +362,16 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
         "unknown_patch::no_policy_shows_the_base_difference".into(),
         ["async-align-v1", "sync-ra-when-disabled", "base"].iter().map(|v| Need::new(&h1, p, v)).collect(),
     );
-    needs.insert("unknown_patch::model_base_fails_at_the_first_window".into(), vec![Need::new(&h1, p, "async-align-v1")]);
-    trials.push(Trial::test("unknown_patch::no_policy_shows_the_base_difference", move || no_policy_shows_the_base_difference(&h1)));
-    trials.push(Trial::test("unknown_patch::model_base_fails_at_the_first_window", move || model_base_fails_at_the_first_window(&h2)));
+    needs.insert(
+        "unknown_patch::model_base_fails_at_the_first_window".into(),
+        vec![Need::new(&h1, p, "async-align-v1")],
+    );
+    trials.push(Trial::test("unknown_patch::no_policy_shows_the_base_difference", move || {
+        no_policy_shows_the_base_difference(&h1)
+    }));
+    trials.push(Trial::test("unknown_patch::model_base_fails_at_the_first_window", move || {
+        model_base_fails_at_the_first_window(&h2)
+    }));
     // The model's search finds seed 000's class by itself and the kernel confirms it.
     trials.push(Trial::test("explore::finds_and_confirms_a_trimmed_window::base", || {
         let lab = lab()?;
@@ -363,7 +394,9 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
         .iter()
         .map(|n| Scenario::load(&root.join("scenarios").join(format!("{n}.yaml"))))
         .collect::<radiff::Result<_>>()?;
-    trials.push(Trial::test("batch::alone_equals_batched::scenario_1mib_after_4k::base", move || alone_equals_batched(&batched, 1, "base")));
+    trials.push(Trial::test("batch::alone_equals_batched::scenario_1mib_after_4k::base", move || {
+        alone_equals_batched(&batched, 1, "base")
+    }));
     // `radiff report --runs 2` on two variants boots each kernel once, and every run gives
     // the figures of the scenario's own run (shared with its trials in a whole test run).
     let reported = Scenario::load(&root.join("scenarios/random_4k.yaml"))?;
@@ -383,7 +416,9 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
         ("vm_faults::the_batch_goes_on_in_a_fresh_boot::fault-test", batch_goes_on),
     ] {
         let f = faults.clone();
-        trials.push(Trial::test(name, move || fault_batch(&f).and_then(check).map_err(|e| Failed::from(format!("{name}: {e}")))));
+        trials.push(Trial::test(name, move || {
+            fault_batch(&f).and_then(check).map_err(|e| Failed::from(format!("{name}: {e}")))
+        }));
     }
     // Bisecting names the patch (in a series) and the commit (in a tree) that changed a trace.
     let (h1, h2) = (headline_for_bisect(root)?, headline_for_bisect(root)?);
@@ -410,8 +445,13 @@ fn bisect_patches() -> Vec<PathBuf> {
 
 fn bisect_series(scenario: &Scenario) -> Result<(), Failed> {
     let lab = lab()?;
-    let variant = radiff::kernels::Variant { name: "bisect-test".into(), patches: bisect_patches(), model: radiff::kernels::ModelExpectation::SameName("async-align-v1".into()) };
-    let found = radiff::bisect::bisect_series(lab, &variant, scenario, &scenario.points[0]).map_err(|e| e.to_string())?;
+    let variant = radiff::kernels::Variant {
+        name: "bisect-test".into(),
+        patches: bisect_patches(),
+        model: radiff::kernels::ModelExpectation::SameName("async-align-v1".into()),
+    };
+    let found =
+        radiff::bisect::bisect_series(lab, &variant, scenario, &scenario.points[0]).map_err(|e| e.to_string())?;
     eprintln!("bisect::series_names_seed_000:\n{}", found.describe());
     match &found.patch {
         Some((2, _)) => Ok(()),
@@ -423,7 +463,9 @@ fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
     let lab = lab()?;
     let root = radiff::repo_root();
     if !matches!(lab.kernels.base, radiff::kernels::Base::Debian { .. }) {
-        return Err("this trial builds its test repository in radiff's Debian work tree; unset RADIFF_KERNEL_TREE".into());
+        return Err(
+            "this trial builds its test repository in radiff's Debian work tree; unset RADIFF_KERNEL_TREE".into()
+        );
     }
     // The base kernel first, so that the tree's build directory is warm.
     lab.kernel("base", "bisect::tree_names_seed_000").map_err(|e| e.to_string())?;
@@ -439,9 +481,16 @@ fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
             // on a tree (no rebuild of the two kernels the bisection builds).
             let git = |args: &[&str]| {
                 let cmd = radiff::process::Cmd::new("git").arg("-C").arg(&tree).args(args.iter().copied());
-                cmd.env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z").env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z").read()
+                cmd.env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+                    .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+                    .read()
             };
-            radiff::process::Cmd::new("patch").dir(&tree).args(["-p1", "--batch", "--forward", "-s", "-i"]).arg(&patch).read().map_err(|e| e.to_string())?;
+            radiff::process::Cmd::new("patch")
+                .dir(&tree)
+                .args(["-p1", "--batch", "--forward", "-s", "-i"])
+                .arg(&patch)
+                .read()
+                .map_err(|e| e.to_string())?;
             // The mail's subject (a raw mail may only have "[PATCH] ..." as its first line).
             let text = std::fs::read_to_string(&patch).map_err(|e| e.to_string())?;
             let subject = text
@@ -450,12 +499,14 @@ fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
                 .or_else(|| text.lines().find(|l| l.starts_with("[PATCH")))
                 .unwrap_or("a patch")
                 .to_string();
-            git(&["-c", "user.name=radiff", "-c", "user.email=radiff@localhost", "commit", "-q", "-a", "-m", &subject]).map_err(|e| e.to_string())?;
+            git(&["-c", "user.name=radiff", "-c", "user.email=radiff@localhost", "commit", "-q", "-a", "-m", &subject])
+                .map_err(|e| e.to_string())?;
             commits.push(git(&["rev-parse", "HEAD"]).map_err(|e| e.to_string())?.trim().to_string());
         }
         (tree, commits)
     };
-    let result = radiff::bisect::bisect_tree(&root, &tree, "radiff-base", &commits[2], &scenario.path, None, "snapshot");
+    let result =
+        radiff::bisect::bisect_tree(&root, &tree, "radiff-base", &commits[2], &scenario.path, None, "snapshot");
     // Leave the work tree at the base for every other build.
     {
         let _lock = builder.lock_tree().map_err(|e| e.to_string())?;
@@ -466,7 +517,12 @@ fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
     // git names seed 000's commit, and its own check recorded the change.
     let changed = found.first_step().is_some_and(|s| matches!(s.result, Ok(radiff::bisect::Verdict::Changed(_))));
     if found.first_bad != commits[1] || !changed {
-        return Err(format!("expected seed 000's commit {} first, its check recording a change; got:\n{}", &commits[1][..12], found.describe()).into());
+        return Err(format!(
+            "expected seed 000's commit {} first, its check recording a change; got:\n{}",
+            &commits[1][..12],
+            found.describe()
+        )
+        .into());
     }
     Ok(())
 }
@@ -503,11 +559,13 @@ fn release_from_a_batch(variant: &str) -> Option<(String, std::path::PathBuf)> {
     let plan = PLAN.get()?;
     let of_variant = || plan.batch_of.values().filter(|b| b.variant == variant);
     if SHARED.get().is_some() {
-        let costliest = of_variant().max_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| b.needs[0].key().cmp(&a.needs[0].key())))?;
+        let costliest = of_variant()
+            .max_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| b.needs[0].key().cmp(&a.needs[0].key())))?;
         costliest.results(&format!("kernel_boots::{variant}"));
     }
     let ran = of_variant().filter_map(|b| b.results.get());
-    ran.flat_map(|results| results.values()).find_map(|r| r.as_ref()?.as_ref().ok().map(|out| (out.env.release.clone(), out.dir.clone())))
+    ran.flat_map(|results| results.values())
+        .find_map(|r| r.as_ref()?.as_ref().ok().map(|out| (out.env.release.clone(), out.dir.clone())))
 }
 
 /// The kernel has no ACPI, so virtme-ng-init's power-off halts the guest; radiff's guest
@@ -538,7 +596,12 @@ fn halted_guest_is_stopped() -> Result<(), Failed> {
         return Err(format!("{who}: the guest did not halt; its console is {}", booted.console.display()).into());
     }
     if booted.exit_code != Some(7) {
-        return Err(format!("{who}: exit code {:?}, the command exited with 7; see {}", booted.exit_code, dir.display()).into());
+        return Err(format!(
+            "{who}: exit code {:?}, the command exited with 7; see {}",
+            booted.exit_code,
+            dir.display()
+        )
+        .into());
     }
     Ok(())
 }
@@ -579,7 +642,9 @@ fn lost_events_fail_the_run(scenario: &Scenario) -> Result<(), Failed> {
         let path = dir.join(kept);
         let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         if len == 0 {
-            return Err(format!("{who}: the run folder does not keep {kept} (or it is empty): {}", path.display()).into());
+            return Err(
+                format!("{who}: the run folder does not keep {kept} (or it is empty): {}", path.display()).into()
+            );
         }
     }
     Ok(())
@@ -593,8 +658,11 @@ fn alone_equals_batched(scenarios: &[Scenario], at: usize, variant: &str) -> Res
     let s = &scenarios[at];
     let who = format!("batch::alone_equals_batched::scenario_{}::{variant}", s.name);
     let kernel = lab.kernel(variant, &who).map_err(|e| e.to_string())?;
-    let alone = lab.run_kernel(s, &s.points[0], &format!("{variant}~alone"), &kernel).map_err(|e| format!("{who}: alone: {e}"))?;
-    let jobs: Vec<Job> = scenarios.iter().map(|s| Job { scenario: s, point: &s.points[0], name: "base~batched" }).collect();
+    let alone = lab
+        .run_kernel(s, &s.points[0], &format!("{variant}~alone"), &kernel)
+        .map_err(|e| format!("{who}: alone: {e}"))?;
+    let jobs: Vec<Job> =
+        scenarios.iter().map(|s| Job { scenario: s, point: &s.points[0], name: "base~batched" }).collect();
     let mut results = lab.run_batch(&kernel, &jobs);
     let batched = results.swap_remove(at).map_err(|e| format!("{who}: batched: {e}"))?;
     eprintln!(
@@ -607,13 +675,19 @@ fn alone_equals_batched(scenarios: &[Scenario], at: usize, variant: &str) -> Res
         batched.dir.display()
     );
     if batched.boot_points != scenarios.len() {
-        return Err(format!("{who}: the batch ran in {} boots, not one: a point failed ({:?})", scenarios.len() - batched.boot_points + 1, results.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect::<Vec<_>>()).into());
+        return Err(format!(
+            "{who}: the batch ran in {} boots, not one: a point failed ({:?})",
+            scenarios.len() - batched.boot_points + 1,
+            results.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect::<Vec<_>>()
+        )
+        .into());
     }
     match compare::compare(&alone.capture.trace, &batched.capture.trace) {
         None => Ok(()),
         Some(d) => {
             let text = compare::render(&d, &who, &format!("cargo test --test scenarios -- --exact {who}"));
-            Err(format!("the scenario's trace alone and in a batch differ (kernel = alone, model = batched):\n{text}").into())
+            Err(format!("the scenario's trace alone and in a batch differ (kernel = alone, model = batched):\n{text}")
+                .into())
         }
     }
 }
@@ -639,13 +713,17 @@ fn report_runs_are_batched(scenario: &Scenario, who: &str) -> Result<(), Failed>
         progress(line);
         lines.lock().unwrap_or_else(|p| p.into_inner()).push(line.to_string());
     };
-    let mut results = radiff::report::run_points(&own, &[(scenario, point)], &variants, 2, false, &record).map_err(|e| format!("{who}: {e}"))?;
+    let mut results = radiff::report::run_points(&own, &[(scenario, point)], &variants, 2, false, &record)
+        .map_err(|e| format!("{who}: {e}"))?;
     let runs = results.pop().expect("one point").map_err(|e| format!("{who}: {e}"))?;
     let mut failures = Vec::new();
     if own.boots() != 2 {
         failures.push(format!("4 runs on 2 kernels took {} boots, not 2 (one per kernel)", own.boots()));
     }
-    let expected: Vec<String> = variants.iter().flat_map(|v| (1..=2).map(move |k| format!("report: {} on {v}, run {k} of 2", scenario.name))).collect();
+    let expected: Vec<String> = variants
+        .iter()
+        .flat_map(|v| (1..=2).map(move |k| format!("report: {} on {v}, run {k} of 2", scenario.name)))
+        .collect();
     let lines = lines.into_inner().unwrap_or_else(|p| p.into_inner());
     if lines != expected {
         failures.push(format!("progress lines {lines:?}, expected {expected:?}"));
@@ -654,16 +732,34 @@ fn report_runs_are_batched(scenario: &Scenario, who: &str) -> Result<(), Failed>
         let alone = shared_run(scenario, point, variant, who)?;
         let want = summary::Figures::of(&alone.capture.trace);
         if cell.variant != *variant || cell.samples.len() != 2 {
-            failures.push(format!("{variant}: the cell is {}'s with {} samples, not {variant}'s with 2", cell.variant, cell.samples.len()));
+            failures.push(format!(
+                "{variant}: the cell is {}'s with {} samples, not {variant}'s with 2",
+                cell.variant,
+                cell.samples.len()
+            ));
         }
         for (k, sample) in cell.samples.iter().enumerate() {
             if sample.figures != want {
-                failures.push(format!("{variant}, run {}: figures {:?}, the run alone gives {want:?}", k + 1, sample.figures));
+                failures.push(format!(
+                    "{variant}, run {}: figures {:?}, the run alone gives {want:?}",
+                    k + 1,
+                    sample.figures
+                ));
             }
-            let trace = own.cache.root.join("runs").join(&scenario.name).join(format!("{variant}-run-{}", k + 1)).join("trace.json");
+            let trace = own
+                .cache
+                .root
+                .join("runs")
+                .join(&scenario.name)
+                .join(format!("{variant}-run-{}", k + 1))
+                .join("trace.json");
             let fresh = std::fs::metadata(&trace).and_then(|m| m.modified()).is_ok_and(|t| t >= started);
             if !fresh {
-                failures.push(format!("{variant}, run {}: no fresh {} (each run's own folder)", k + 1, trace.display()));
+                failures.push(format!(
+                    "{variant}, run {}: no fresh {} (each run's own folder)",
+                    k + 1,
+                    trace.display()
+                ));
             }
         }
     }
@@ -690,13 +786,18 @@ fn fault_batch(scenarios: &[Scenario]) -> Result<&'static FaultBatch, String> {
             let lab = lab().map_err(|e| format!("{e:?}"))?;
             let root = radiff::repo_root();
             let dir = root.join("harness/tests/variants/fault-test");
-            let mut patches: Vec<PathBuf> = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            let mut patches: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .map_err(|e| format!("{}: {e}", dir.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
             patches.sort();
-            let variant = radiff::kernels::Variant { name: "fault-test".into(), patches, model: ModelExpectation::None };
+            let variant =
+                radiff::kernels::Variant { name: "fault-test".into(), patches, model: ModelExpectation::None };
             let builder = radiff::kernels::Builder::new(&lab.kernels, &lab.cache);
             let kernel = builder.build(&variant).map_err(|e| e.to_string())?.bzimage;
             let names = ["fault-test~before", "fault-test", "fault-test", "fault-test~after"];
-            let jobs: Vec<Job> = scenarios.iter().zip(names).map(|(s, name)| Job { scenario: s, point: &s.points[0], name }).collect();
+            let jobs: Vec<Job> =
+                scenarios.iter().zip(names).map(|(s, name)| Job { scenario: s, point: &s.points[0], name }).collect();
             let started = std::time::Instant::now();
             let run = || lab.run_batch(&kernel, &jobs);
             // Under nextest each fault trial is a process: the batch boots once in the test
@@ -705,10 +806,14 @@ fn fault_batch(scenarios: &[Scenario]) -> Result<&'static FaultBatch, String> {
             let results = match SHARED.get() {
                 None => run(),
                 Some(shared) => {
-                    let id = radiff::run::SharedRun::batch_id(&jobs.iter().map(|j| format!("vm_faults {}/{}", j.scenario.name, j.name)).collect::<Vec<_>>());
+                    let id = radiff::run::SharedRun::batch_id(
+                        &jobs.iter().map(|j| format!("vm_faults {}/{}", j.scenario.name, j.name)).collect::<Vec<_>>(),
+                    );
                     match settle_shared(shared, &id, jobs.len(), &run, "vm_faults").map_err(|e| e.to_string())? {
                         radiff::run::Found::Ran(results) => results,
-                        radiff::run::Found::Published(found) if found.iter().all(Option::is_some) => found.into_iter().flatten().collect(),
+                        radiff::run::Found::Published(found) if found.iter().all(Option::is_some) => {
+                            found.into_iter().flatten().collect()
+                        }
                         _ => lab.run_batch(&kernel, &jobs),
                     }
                 }
@@ -723,28 +828,53 @@ fn fault_batch(scenarios: &[Scenario]) -> Result<&'static FaultBatch, String> {
 /// console; the run folder keeps the console and the trace as the kernel dumped it.
 fn panic_in_readahead(batch: &FaultBatch) -> Result<(), String> {
     let err = match &batch.results[1] {
-        Ok(out) => return Err(format!("the run succeeded (folder {}): the fault-test kernel did not panic", out.dir.display())),
+        Ok(out) => {
+            return Err(format!(
+                "the run succeeded (folder {}): the fault-test kernel did not panic",
+                out.dir.display()
+            ))
+        }
         Err(e) => e,
     };
     eprintln!("vm_faults::panic_in_readahead: the run failed as it should:\n{err}");
-    let radiff::Error::Guest { dir, message, .. } = err else { return Err(format!("expected a guest error quoting the panic, got: {err}")) };
-    for needle in ["the kernel panicked at step `running the access pattern`", "kernel BUG at mm/readahead.c", "Kernel panic - not syncing"] {
+    let radiff::Error::Guest { dir, message, .. } = err else {
+        return Err(format!("expected a guest error quoting the panic, got: {err}"));
+    };
+    for needle in [
+        "the kernel panicked at step `running the access pattern`",
+        "kernel BUG at mm/readahead.c",
+        "Kernel panic - not syncing",
+    ] {
         if !message.contains(needle) {
             return Err(format!("the error does not say `{needle}`:\n{err}"));
         }
     }
-    let console = std::fs::read_to_string(dir.join("console.log")).map_err(|e| format!("{}: {e}", dir.join("console.log").display()))?;
+    let console = std::fs::read_to_string(dir.join("console.log"))
+        .map_err(|e| format!("{}: {e}", dir.join("console.log").display()))?;
     if !console.contains("kernel BUG at mm/readahead.c") {
         return Err(format!("{}/console.log does not hold the panic", dir.display()));
     }
-    let trace = std::fs::read_to_string(dir.join("trace.txt")).map_err(|e| format!("the run folder keeps no partial trace: {}: {e}", dir.join("trace.txt").display()))?;
+    let trace = std::fs::read_to_string(dir.join("trace.txt"))
+        .map_err(|e| format!("the run folder keeps no partial trace: {}: {e}", dir.join("trace.txt").display()))?;
     if !trace.contains("page_cache_sync_ra") {
-        return Err(format!("{}/trace.txt (the kernel's dump) has no page_cache_sync_ra event:\n{trace}", dir.display()));
+        return Err(format!(
+            "{}/trace.txt (the kernel's dump) has no page_cache_sync_ra event:\n{trace}",
+            dir.display()
+        ));
     }
     // Within a minute: the panic's time against the boot's end, from the console's stamps.
-    let at = |needle: &str| console.lines().rev().find(|l| l.contains(needle)).and_then(|l| l.strip_prefix('[')?.split_once(']')?.0.trim().parse::<f64>().ok());
+    let at = |needle: &str| {
+        console
+            .lines()
+            .rev()
+            .find(|l| l.contains(needle))
+            .and_then(|l| l.strip_prefix('[')?.split_once(']')?.0.trim().parse::<f64>().ok())
+    };
     let (bug, end) = (at("kernel BUG at"), at("Kernel panic - not syncing"));
-    eprintln!("vm_faults::panic_in_readahead: BUG at {bug:?} s, panic at {end:?} s of the boot; folder {}", dir.display());
+    eprintln!(
+        "vm_faults::panic_in_readahead: BUG at {bug:?} s, panic at {end:?} s of the boot; folder {}",
+        dir.display()
+    );
     Ok(())
 }
 
@@ -752,11 +882,15 @@ fn panic_in_readahead(batch: &FaultBatch) -> Result<(), String> {
 /// point started, naming the timeout and the last step; the console kept.
 fn hang_in_readahead(batch: &FaultBatch) -> Result<(), String> {
     let err = match &batch.results[2] {
-        Ok(out) => return Err(format!("the run succeeded (folder {}): the fault-test kernel did not hang", out.dir.display())),
+        Ok(out) => {
+            return Err(format!("the run succeeded (folder {}): the fault-test kernel did not hang", out.dir.display()))
+        }
         Err(e) => e,
     };
     eprintln!("vm_faults::hang_in_readahead: the run failed as it should:\n{err}");
-    let radiff::Error::VmTimeout { after, dir, last_step, .. } = err else { return Err(format!("expected the VM timeout, got: {err}")) };
+    let radiff::Error::VmTimeout { after, dir, last_step, .. } = err else {
+        return Err(format!("expected the VM timeout, got: {err}"));
+    };
     if *after != Duration::from_secs(10) {
         return Err(format!("stopped after {} s, the scenario's timeout_s is 10", after.as_secs()));
     }
@@ -764,7 +898,9 @@ fn hang_in_readahead(batch: &FaultBatch) -> Result<(), String> {
         return Err(format!("the last step is {last_step:?}, expected `running the access pattern`"));
     }
     let text = err.to_string();
-    for needle in ["within 10 s", "fault_hang.yaml", "`timeout_s`", "the guest's last step: `running the access pattern`"] {
+    for needle in
+        ["within 10 s", "fault_hang.yaml", "`timeout_s`", "the guest's last step: `running the access pattern`"]
+    {
         if !text.contains(needle) {
             return Err(format!("the error does not say `{needle}`:\n{text}"));
         }
@@ -806,15 +942,22 @@ fn no_policy_shows_the_base_difference(headline: &Scenario) -> Result<(), Failed
     for (variant, differs) in [("async-align-v1", true), ("sync-ra-when-disabled", false)] {
         let who = format!("unknown_patch::no_policy_shows_the_base_difference ({variant})");
         let out = shared_run(headline, point, variant, &who)?;
-        let notes = check(headline, point, variant, &ModelExpectation::None, &out, &who).map_err(|e| format!("{who}: should pass on its snapshot alone:\n{e}"))?;
+        let notes = check(headline, point, variant, &ModelExpectation::None, &out, &who)
+            .map_err(|e| format!("{who}: should pass on its snapshot alone:\n{e}"))?;
         eprint!("{notes}");
         if !notes.contains("No model check: variant") || !notes.contains("model: base") {
-            return Err(format!("{who}: the notes do not say that no model check ran and how to add one:\n{notes}").into());
+            return Err(
+                format!("{who}: the notes do not say that no model check ran and how to add one:\n{notes}").into()
+            );
         }
         let shown = notes.contains(&format!("base kernel and {variant} kernel part at window"));
         let same = notes.contains("trace equals the base kernel's");
         if (shown, same) != (differs, !differs) {
-            return Err(format!("{who}: expected the trace to {} the base kernel's:\n{notes}", if differs { "differ from" } else { "equal" }).into());
+            return Err(format!(
+                "{who}: expected the trace to {} the base kernel's:\n{notes}",
+                if differs { "differ from" } else { "equal" }
+            )
+            .into());
         }
     }
     Ok(())
@@ -833,7 +976,9 @@ fn model_base_fails_at_the_first_window(headline: &Scenario) -> Result<(), Faile
     let input = model_input(headline, &out.env, &out.capture.pfns);
     let v1 = Policy::for_variant("async-align-v1").expect("a known policy");
     let first = compare::compare(&predict(&input, &Policy::BASE), &predict(&input, &v1))
-        .ok_or_else(|| format!("{who}: the base and v1 models agree on the headline; this test needs a scenario where they part"))?
+        .ok_or_else(|| {
+            format!("{who}: the base and v1 models agree on the headline; this test needs a scenario where they part")
+        })?
         .window;
     match check(headline, point, "async-align-v1", &declared, &out, who) {
         Ok(notes) => Err(format!("{who}: passed, but the v1 kernel changes the base behaviour:\n{notes}").into()),
@@ -860,7 +1005,8 @@ fn shared_run(scenario: &Scenario, point: &Point, variant: &str, who: &str) -> R
         }
     }
     let lab = lab().map_err(|e| format!("{e:?}"))?;
-    let cell: Cell = RUNS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone();
+    let cell: Cell =
+        RUNS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone();
     cell.get_or_init(|| lab.run(scenario, point, variant, who).map(Arc::new).map_err(|e| e.to_string())).clone()
 }
 
@@ -876,8 +1022,16 @@ fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Resul
 /// The checks of one trial on its run: the kernel's trace against the model's policy (or,
 /// without one, shown against the base kernel's) and against its snapshot. Passing, it
 /// returns what the trial shows without failing (the difference from the base kernel).
-fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelExpectation, out: &RunOutput, name: &str) -> Result<String, String> {
-    let policy = expectation.policy().map(|p| Policy::for_variant(p).expect("kernels/ checked the policy name when it loaded"));
+fn check(
+    scenario: &Scenario,
+    point: &Point,
+    variant: &str,
+    expectation: &ModelExpectation,
+    out: &RunOutput,
+    name: &str,
+) -> Result<String, String> {
+    let policy =
+        expectation.policy().map(|p| Policy::for_variant(p).expect("kernels/ checked the policy name when it loaded"));
     let profile = if cfg!(debug_assertions) { "" } else { "--release " };
     let rerun = format!("cargo test {profile}--test scenarios -- --exact {name}");
     let mut failures = Vec::new();
@@ -899,12 +1053,18 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
             // trace does not depend on when reads complete (radiff_model::Touches).
             let (predicted, coverage) = radiff_model::coverage(&input, policy);
             for mark in compare::races_marked(&coverage) {
-                failures.push(format!("{name}: {}, run to run, so no trial can check it exactly; {}\n", mark.why, mark.avoid));
+                failures.push(format!(
+                    "{name}: {}, run to run, so no trial can check it exactly; {}\n",
+                    mark.why, mark.avoid
+                ));
             }
             let declared = match expectation {
                 ModelExpectation::Declared { policy, file, line } => {
                     let file = file.strip_prefix(radiff::repo_root()).unwrap_or(file);
-                    format!("{name}: checked against the model's `{policy}` policy, as {}:{line} says\n", file.display())
+                    format!(
+                        "{name}: checked against the model's `{policy}` policy, as {}:{line} says\n",
+                        file.display()
+                    )
                 }
                 _ => String::new(),
             };
@@ -927,12 +1087,26 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
                 Some(d) => {
                     // On a base whose ported functions moved, say so first.
                     let lab = lab().map_err(|e| format!("{e:?}"))?;
-                    let moved = radiff::port::explain_divergence(&radiff::repo_root(), &lab.kernels, &lab.cache, &input, policy, d.window)
-                        .map(|why| format!("{name}: {}\n", why.replace('\n', &format!("\n{name}: "))))
-                        .unwrap_or_default();
-                    let decided = radiff::explain::decisions_at(&radiff::repo_root(), &lab.kernels, &lab.cache, &input, policy, d.window)
-                        .map(|why| format!("{name}: {}\n", why.trim_end().replace('\n', &format!("\n{name}: "))))
-                        .unwrap_or_default();
+                    let moved = radiff::port::explain_divergence(
+                        &radiff::repo_root(),
+                        &lab.kernels,
+                        &lab.cache,
+                        &input,
+                        policy,
+                        d.window,
+                    )
+                    .map(|why| format!("{name}: {}\n", why.replace('\n', &format!("\n{name}: "))))
+                    .unwrap_or_default();
+                    let decided = radiff::explain::decisions_at(
+                        &radiff::repo_root(),
+                        &lab.kernels,
+                        &lab.cache,
+                        &input,
+                        policy,
+                        d.window,
+                    )
+                    .map(|why| format!("{name}: {}\n", why.trim_end().replace('\n', &format!("\n{name}: "))))
+                    .unwrap_or_default();
                     let text = format!("{declared}{moved}{}{decided}", compare::render(&d, name, &rerun));
                     match &scenario.known_divergence {
                         Some(reason) => eprintln!("{name}: known divergence ({reason}):\n{text}"),
@@ -979,8 +1153,19 @@ fn check(scenario: &Scenario, point: &Point, variant: &str, expectation: &ModelE
         failures.push(failure);
     }
 
-    let boot = if out.boot_points > 1 { format!(", one of {} points of a {:.1} s boot", out.boot_points, out.boot_wall.as_secs_f64()) } else { String::new() };
-    eprintln!("{name}: {} in {:.1} s ({:?}{boot}); {}run folder {}", summary::short(&radiff::summary::Figures::of(&out.capture.trace)).trim_end(), out.wall.as_secs_f64(), out.accel, report, out.dir.display());
+    let boot = if out.boot_points > 1 {
+        format!(", one of {} points of a {:.1} s boot", out.boot_points, out.boot_wall.as_secs_f64())
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "{name}: {} in {:.1} s ({:?}{boot}); {}run folder {}",
+        summary::short(&radiff::summary::Figures::of(&out.capture.trace)).trim_end(),
+        out.wall.as_secs_f64(),
+        out.accel,
+        report,
+        out.dir.display()
+    );
     if failures.is_empty() {
         return Ok(against_base.unwrap_or_default());
     }
@@ -1002,7 +1187,9 @@ fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) -> Opt
     settings.set_description(snap.description.as_str());
     settings.set_info(&snap.info);
     let stem = snap.stem.as_str();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| settings.bind(|| insta::assert_snapshot!(stem, snap.contents.as_str()))));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        settings.bind(|| insta::assert_snapshot!(stem, snap.contents.as_str()))
+    }));
     if result.is_ok() {
         return None;
     }

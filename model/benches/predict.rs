@@ -17,7 +17,10 @@ fn xfs_input(size: u64, steps: &[Step]) -> Input {
 }
 
 fn headline() -> Input {
-    xfs_input(512 << 20, &[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: 1 << 20, to: None }])
+    xfs_input(
+        512 << 20,
+        &[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: 1 << 20, to: None }],
+    )
 }
 
 /// The mmap headline (issue 12, scenarios/mmap_seq_8mib.yaml): a MAP_SHARED mapping of
@@ -26,7 +29,10 @@ fn mmap_headline() -> Input {
     let size = 8 << 20;
     xfs_input(
         size,
-        &[Step::Mmap { map: 0, fd: 0, offset: 0, len: size, shared: true, exec: false, populate: false }, Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential }],
+        &[
+            Step::Mmap { map: 0, fd: 0, offset: 0, len: size, shared: true, exec: false, populate: false },
+            Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential },
+        ],
     )
 }
 
@@ -40,7 +46,12 @@ fn time(name: &str, f: impl Fn()) {
         runs.push(t.elapsed());
     }
     runs.sort();
-    println!("{name}: median {:.2} ms, min {:.2} ms over {} runs", runs[runs.len() / 2].as_secs_f64() * 1e3, runs[0].as_secs_f64() * 1e3, runs.len());
+    println!(
+        "{name}: median {:.2} ms, min {:.2} ms over {} runs",
+        runs[runs.len() / 2].as_secs_f64() * 1e3,
+        runs[0].as_secs_f64() * 1e3,
+        runs.len()
+    );
 }
 
 fn main() {

@@ -14,20 +14,47 @@ fn main() {
     let size = 512 << 20;
     let mut queue = QueueLimits::nvme_qemu(128, max_sectors_kb);
     queue.max_hw_sectors_kb = queue.max_hw_sectors_kb.max(max_sectors_kb);
-    let ops = expand(&[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: read_kb << 10, to: None }], size);
+    let ops = expand(
+        &[
+            Step::Read { fd: 0, offset: 0, size: 4096 },
+            Step::Sequential { fd: 0, from: 4096, size: read_kb << 10, to: None },
+        ],
+        size,
+    );
     let input = Input { queue, ..Input::xfs_on_nvme(size, ops) };
     let trace = predict(&input, &policy);
     let submits = trace.windows.iter().flat_map(|w| &w.submits).count();
-    println!("windows {} submits {} requests {} folios {} orders {:?}", trace.windows.len(), submits, trace.requests().count(), trace.folios().count(), trace.folio_orders());
-    let sizes: Vec<String> = trace.windows.iter().flat_map(|w| &w.submits).take(40).map(|s| match s {
-        Submit::Order { index, size, .. } => format!("{index}+{size}"),
-        Submit::Unbounded { index, nr_to_read, .. } => format!("U{index}+{nr_to_read}"),
-    }).collect();
+    println!(
+        "windows {} submits {} requests {} folios {} orders {:?}",
+        trace.windows.len(),
+        submits,
+        trace.requests().count(),
+        trace.folios().count(),
+        trace.folio_orders()
+    );
+    let sizes: Vec<String> = trace
+        .windows
+        .iter()
+        .flat_map(|w| &w.submits)
+        .take(40)
+        .map(|s| match s {
+            Submit::Order { index, size, .. } => format!("{index}+{size}"),
+            Submit::Unbounded { index, nr_to_read, .. } => format!("U{index}+{nr_to_read}"),
+        })
+        .collect();
     println!("{}", sizes.join(" "));
     if args.get(4).is_some_and(|a| a == "explain") {
         let ex = explain(&input, &policy, &ModelConfig::default());
         for (w, n) in ex.trace.windows.iter().zip(&ex.notes).take(60) {
-            println!("{:?} idx {} req {} ra {:?} | {:?} folios {:?}", w.trigger, w.index, w.req_count, (w.ra.size, w.ra.async_size, w.ra.order), n.steps, w.folios.iter().map(|f| (f.index, f.order)).collect::<Vec<_>>());
+            println!(
+                "{:?} idx {} req {} ra {:?} | {:?} folios {:?}",
+                w.trigger,
+                w.index,
+                w.req_count,
+                (w.ra.size, w.ra.async_size, w.ra.order),
+                n.steps,
+                w.folios.iter().map(|f| (f.index, f.order)).collect::<Vec<_>>()
+            );
         }
     }
 }

@@ -13,13 +13,23 @@ fn main() {
     let input: Input = serde_json::from_str(&text).expect("an Input as JSON");
     let ex = explain(&input, &policy, &ModelConfig::default());
     for (i, (w, n)) in ex.trace.windows.iter().zip(&ex.notes).enumerate() {
-        println!("#{i} op {} fd {} {:?} index {} req_count {} ra size {} async {} order {} prev_pos {}", n.op, n.fd, w.trigger, w.index, w.req_count, w.ra.size, w.ra.async_size, w.ra.order, w.ra.prev_pos);
+        println!(
+            "#{i} op {} fd {} {:?} index {} req_count {} ra size {} async {} order {} prev_pos {}",
+            n.op, n.fd, w.trigger, w.index, w.req_count, w.ra.size, w.ra.async_size, w.ra.order, w.ra.prev_pos
+        );
         for s in &n.steps {
             println!("    {s}");
         }
         println!("    submits {:?}", w.submits);
         println!("    folios {:?}", w.folios.iter().map(|f| (f.index, f.order)).collect::<Vec<_>>());
-        println!("    requests {:?} segments {:?}", w.requests.iter().map(|r| (r.sector, r.sectors, r.rwbs.as_str())).collect::<Vec<_>>(), n.segments);
-        println!("    ra after: start {} size {} async {} order {}", n.ra_after.start, n.ra_after.size, n.ra_after.async_size, n.ra_after.order);
+        println!(
+            "    requests {:?} segments {:?}",
+            w.requests.iter().map(|r| (r.sector, r.sectors, r.rwbs.as_str())).collect::<Vec<_>>(),
+            n.segments
+        );
+        println!(
+            "    ra after: start {} size {} async {} order {}",
+            n.ra_after.start, n.ra_after.size, n.ra_after.async_size, n.ra_after.order
+        );
     }
 }

@@ -88,7 +88,8 @@ impl Limits {
         let logical_block_size = q.logical_block_size.max(512);
         let physical_block_size = q.physical_block_size.max(logical_block_size);
         // BLK_DEF_MAX_SECTORS_CAP is 2560 sectors.
-        let max_sectors = if q.max_sectors_kb > 0 { q.max_sectors_kb * 2 } else { (q.max_hw_sectors_kb * 2).clamp(8, 2560) };
+        let max_sectors =
+            if q.max_sectors_kb > 0 { q.max_sectors_kb * 2 } else { (q.max_hw_sectors_kb * 2).clamp(8, 2560) };
         let max_segments = if q.max_segments > 0 { q.max_segments } else { 128 };
         let max_segment_size = match q.max_segment_size {
             0 if q.virt_boundary_mask != 0 => u32::MAX as u64,
@@ -145,7 +146,9 @@ pub fn bvec_try_merge_page(bv: &mut Bvec, page: u64, len: u64, off: u64) -> bool
     if vec_end_addr + 1 != page_addr + off {
         return false;
     }
-    if (vec_end_addr & PAGE_MASK) != ((page_addr + off) & PAGE_MASK) && bv.page / PAGE_SIZE + bv_end / PAGE_SIZE != page / PAGE_SIZE + off / PAGE_SIZE {
+    if (vec_end_addr & PAGE_MASK) != ((page_addr + off) & PAGE_MASK)
+        && bv.page / PAGE_SIZE + bv_end / PAGE_SIZE != page / PAGE_SIZE + off / PAGE_SIZE
+    {
         return false;
     }
     bv.len += len;
@@ -251,7 +254,15 @@ impl Bio {
                 rest.push(bv);
             }
         }
-        let split = Bio { sector: self.sector, bvecs: front, max_vecs: self.max_vecs, size: bytes, rahead: self.rahead, nomerge: self.nomerge, sync: self.sync };
+        let split = Bio {
+            sector: self.sector,
+            bvecs: front,
+            max_vecs: self.max_vecs,
+            size: bytes,
+            rahead: self.rahead,
+            nomerge: self.nomerge,
+            sync: self.sync,
+        };
         self.sector += bytes / SECTOR_SIZE;
         self.size -= bytes;
         self.bvecs = rest;
@@ -739,7 +750,13 @@ mod tests {
 
     #[test]
     fn max_segment_size_counts_segments_of_a_large_bvec() {
-        let lim = Limits { virt_boundary_mask: 0, max_segment_size: 65536, max_segments: 4, max_fast_segment_size: 4096, ..nvme(1024) };
+        let lim = Limits {
+            virt_boundary_mask: 0,
+            max_segment_size: 65536,
+            max_segments: 4,
+            max_fast_segment_size: 4096,
+            ..nvme(1024)
+        };
         let mut bio = Bio::new(0, 1, true);
         bio.bio_add_folio_nofail(1 << 30, 512 * 1024, 0);
         // 4 segments of 64 KiB fit, then the segment limit splits the folio.
@@ -749,7 +766,10 @@ mod tests {
     #[test]
     fn bio_alloc_bioset_rounds_the_vecs_up_to_the_slab() {
         let vecs = |n| Bio::new(0, bio_max_segs(n), true).max_vecs;
-        assert_eq!([1, 4, 5, 16, 17, 64, 65, 128, 129, 256, 1000].map(vecs), [1, 4, 16, 16, 64, 64, 128, 128, 256, 256, 256]);
+        assert_eq!(
+            [1, 4, 5, 16, 17, 64, 65, 128, 129, 256, 1000].map(vecs),
+            [1, 4, 16, 16, 64, 64, 128, 128, 256, 256, 256]
+        );
     }
 
     #[test]
@@ -841,7 +861,13 @@ mod tests {
         let run: Vec<u64> = (0..256).map(|i| base + i).collect();
         assert_eq!(bio_split_io_at(&bio_of(&run), &lim, max_bytes(&lim)), (0, 5));
         // scsi_debug without clustering: seg_boundary_mask 4095, a segment per page.
-        let dbg = Limits::from_queue(&QueueLimits { max_sectors_kb: 1024, max_segments: 128, max_segment_size: 65536, seg_boundary_mask: 4095, ..Default::default() });
+        let dbg = Limits::from_queue(&QueueLimits {
+            max_sectors_kb: 1024,
+            max_segments: 128,
+            max_segment_size: 65536,
+            seg_boundary_mask: 4095,
+            ..Default::default()
+        });
         assert_eq!(dbg.max_fast_segment_size, 4096);
         let run: Vec<u64> = (0..16).map(|i| 4096 + i).collect();
         assert_eq!(bio_split_io_at(&bio_of(&run), &dbg, max_bytes(&dbg)), (0, 16));
@@ -862,7 +888,16 @@ mod tests {
     fn ll_new_hw_segment_adds_the_bios_segments_without_merging_across_them() {
         let lim = ufs();
         let bv = Bvec { page: 10 * PAGE, offset: 0, len: PAGE };
-        let mut rq = Rq { sector: 0, sectors: 800, nr_segs: 100, nomerge: false, rahead: true, first_bvec: bv, last_bvec: bv, sync: false };
+        let mut rq = Rq {
+            sector: 0,
+            sectors: 800,
+            nr_segs: 100,
+            nomerge: false,
+            rahead: true,
+            first_bvec: bv,
+            last_bvec: bv,
+            sync: false,
+        };
         // A bio of 28 segments fits, even when its first page continues the request's
         // last one: nr_phys_segments is the sum, 128.
         assert!(ll_new_hw_segment(&lim, &mut rq, 224, 28));

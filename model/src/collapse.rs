@@ -62,7 +62,12 @@ impl Model<'_> {
     /// calls `madvise_collapse()` once per VMA of the range with the VMA's part of it.
     pub(crate) fn madvise_collapse_range(&mut self, map: usize, start: u64, end: u64) {
         let Some(area) = self.mm.get(map).and_then(Option::as_ref) else { return };
-        let pieces: Vec<(u64, u64)> = area.vmas.iter().filter(|v| v.start < end && start < v.end).map(|v| (v.start.max(start), v.end.min(end))).collect();
+        let pieces: Vec<(u64, u64)> = area
+            .vmas
+            .iter()
+            .filter(|v| v.start < end && start < v.end)
+            .map(|v| (v.start.max(start), v.end.min(end)))
+            .collect();
         for (s, e) in pieces {
             self.madvise_collapse(map, s, e);
         }
@@ -377,23 +382,44 @@ mod tests {
         let t = trace(vec![map(4 * MIB), collapse(0, 2 * MIB), touch(0), touch(MIB), touch(2 * MIB - 4096)]);
         let lines: Vec<_> = t.windows.iter().map(line).collect();
         let done = Trigger::Collapse(ScanResult::PteMappedHugepage);
-        assert_eq!(lines, vec![(Trigger::Sync, 0, 512, 1), (Trigger::Sync, 128, 384, 1), (Trigger::Sync, 256, 256, 1), (Trigger::Sync, 384, 128, 1), (done, 512, 512, 0)]);
+        assert_eq!(
+            lines,
+            vec![
+                (Trigger::Sync, 0, 512, 1),
+                (Trigger::Sync, 128, 384, 1),
+                (Trigger::Sync, 256, 256, 1),
+                (Trigger::Sync, 384, 128, 1),
+                (done, 512, 512, 0)
+            ]
+        );
         assert!(t.requests().all(|r| r.sectors == 1024), "{:?}", t.requests().collect::<Vec<_>>());
-        assert_eq!(t.windows[3].submits, vec![crate::Submit::Unbounded { index: 384, nr_to_read: 128, lookahead_size: 0 }], "contig_count <= req_count: do_page_cache_ra()");
+        assert_eq!(
+            t.windows[3].submits,
+            vec![crate::Submit::Unbounded { index: 384, nr_to_read: 128, lookahead_size: 0 }],
+            "contig_count <= req_count: do_page_cache_ra()"
+        );
     }
 
     #[test]
     fn a_partly_cached_range_reads_only_what_is_missing_with_the_faults_ra_state() {
         // The kernel: the fault at 2 MiB read around it (16 pages past the collapsed
         // folio), then the collapse of [2 MiB, 4 MiB) read from page 528 with that f_ra.
-        let t = trace(vec![map(4 * MIB), collapse(0, 2 * MIB), touch(2 * MIB), collapse(2 * MIB, 2 * MIB), touch(3 * MIB)]);
+        let t =
+            trace(vec![map(4 * MIB), collapse(0, 2 * MIB), touch(2 * MIB), collapse(2 * MIB, 2 * MIB), touch(3 * MIB)]);
         let lines: Vec<_> = t.windows.iter().map(line).collect();
         let done = Trigger::Collapse(ScanResult::PteMappedHugepage);
         let tail = &lines[5..];
         assert_eq!(tail[0], (Trigger::Fault, 512, 1, 1));
         assert_eq!(tail[1].0, Trigger::FaultAround);
-        assert_eq!(tail[2..].iter().map(|l| (l.0, l.1)).collect::<Vec<_>>(), vec![(Trigger::Sync, 528), (Trigger::Sync, 656), (Trigger::Sync, 784), (Trigger::Sync, 912), (done, 1024)]);
-        assert_eq!((t.windows[7].ra.size, t.windows[7].ra.async_size, t.windows[7].ra.mmap_miss), (32, 8, 1), "the fault's read-around state");
+        assert_eq!(
+            tail[2..].iter().map(|l| (l.0, l.1)).collect::<Vec<_>>(),
+            vec![(Trigger::Sync, 528), (Trigger::Sync, 656), (Trigger::Sync, 784), (Trigger::Sync, 912), (done, 1024)]
+        );
+        assert_eq!(
+            (t.windows[7].ra.size, t.windows[7].ra.async_size, t.windows[7].ra.mmap_miss),
+            (32, 8, 1),
+            "the fault's read-around state"
+        );
     }
 
     #[test]
@@ -404,7 +430,11 @@ mod tests {
         let unaligned = trace(vec![map(4 * MIB), collapse(MIB, 2 * MIB)]);
         assert!(unaligned.windows.is_empty(), "no 2 MiB-aligned range inside [1 MiB, 3 MiB)");
         let inner = trace(vec![map(4 * MIB), collapse(4096, 4 * MIB - 4096)]);
-        assert_eq!(inner.windows.last().map(|w| (w.trigger, w.index)), Some((Trigger::Collapse(ScanResult::PteMappedHugepage), 1024)), "only [2 MiB, 4 MiB)");
+        assert_eq!(
+            inner.windows.last().map(|w| (w.trigger, w.index)),
+            Some((Trigger::Collapse(ScanResult::PteMappedHugepage), 1024)),
+            "only [2 MiB, 4 MiB)"
+        );
     }
 
     #[test]
@@ -421,7 +451,11 @@ mod tests {
         // IoCompletion::WhenWaited: the window's later folios are still locked when the
         // task wakes for the first one: SCAN_PAGE_LOCK at the first of them.
         let config = crate::ModelConfig { io_completion: crate::IoCompletion::WhenWaited, ..Default::default() };
-        let t = crate::predict_with(&Input::xfs_on_nvme(4 * MIB, vec![map(4 * MIB), collapse(0, 2 * MIB)]), &Policy::BASE, &config);
+        let t = crate::predict_with(
+            &Input::xfs_on_nvme(4 * MIB, vec![map(4 * MIB), collapse(0, 2 * MIB)]),
+            &Policy::BASE,
+            &config,
+        );
         assert_eq!(t.windows.last().map(|w| (w.trigger, w.index)), Some((Trigger::Collapse(ScanResult::PageLock), 1)));
     }
 

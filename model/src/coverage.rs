@@ -494,7 +494,8 @@ mod tests {
     fn ids_are_unique_and_named_after_a_kernel_function() {
         for (i, b) in BRANCHES.iter().enumerate() {
             assert_eq!(index(b.id), i, "`{}` is listed twice", b.id);
-            let (function, condition) = b.id.split_once(": ").unwrap_or_else(|| panic!("`{}`: not `function: condition`", b.id));
+            let (function, condition) =
+                b.id.split_once(": ").unwrap_or_else(|| panic!("`{}`: not `function: condition`", b.id));
             assert!(function.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'), "`{}`", b.id);
             assert!(!condition.is_empty());
         }
@@ -504,7 +505,17 @@ mod tests {
     /// table (the compiler checks it too), and every id of the table is recorded somewhere.
     #[test]
     fn the_table_lists_every_id_the_sources_record_and_nothing_else() {
-        let sources = [include_str!("readahead.rs"), include_str!("filemap.rs"), include_str!("fadvise.rs"), include_str!("fs.rs"), include_str!("fault.rs"), include_str!("splice.rs"), include_str!("gup.rs"), include_str!("direct.rs"), include_str!("collapse.rs")];
+        let sources = [
+            include_str!("readahead.rs"),
+            include_str!("filemap.rs"),
+            include_str!("fadvise.rs"),
+            include_str!("fs.rs"),
+            include_str!("fault.rs"),
+            include_str!("splice.rs"),
+            include_str!("gup.rs"),
+            include_str!("direct.rs"),
+            include_str!("collapse.rs"),
+        ];
         let mut recorded: Vec<String> = Vec::new();
         for src in sources {
             let text: String = src.split_whitespace().collect::<Vec<_>>().join(" ");

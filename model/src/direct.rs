@@ -178,7 +178,10 @@ mod tests {
     fn a_nowait_read_of_a_cold_range_starts_readahead_and_reads_nothing() {
         // page_cache_sync_ra() runs, then the first folio is locked by its read: -EAGAIN.
         // A plain read of the same range afterwards finds the folios and starts no window.
-        let t = predict(vec![Op::ReadWith { fd: 0, offset: 0, len: 16384, how: NOWAIT }, Op::Read { fd: 0, offset: 0, len: 16384 }]);
+        let t = predict(vec![
+            Op::ReadWith { fd: 0, offset: 0, len: 16384, how: NOWAIT },
+            Op::Read { fd: 0, offset: 0, len: 16384 },
+        ]);
         assert_eq!(t.windows.len(), 1);
         assert_eq!((t.windows[0].trigger, t.windows[0].index, t.windows[0].req_count), (Trigger::Sync, 0, 4));
         // prev_pos stayed -1: the second window (if any) would have shown it; the model's
@@ -205,15 +208,20 @@ mod tests {
         // first, as a pread would): filemap_update_page() -EAGAIN, a short read of 32 KiB.
         // (On a real device the read may have completed first: the race
         // docs/scenarios.md describes.)
-        let ops = vec![Op::Read { fd: 0, offset: 0, len: 16384 }, Op::ReadWith { fd: 0, offset: 0, len: 65536, how: NOWAIT }];
+        let ops =
+            vec![Op::Read { fd: 0, offset: 0, len: 16384 }, Op::ReadWith { fd: 0, offset: 0, len: 65536, how: NOWAIT }];
         let inp = Input::xfs_on_nvme(4 << 20, ops);
         let mut m = crate::model::Model::new(&inp, Policy::BASE, crate::ModelConfig::default(), false);
         m.run();
         assert_eq!(m.files[0].ra.prev_pos, 32768);
-        let asyncs = |w: &[crate::Window]| w.iter().filter(|w| w.trigger == Trigger::Async).map(|w| w.index).collect::<Vec<_>>();
+        let asyncs =
+            |w: &[crate::Window]| w.iter().filter(|w| w.trigger == Trigger::Async).map(|w| w.index).collect::<Vec<_>>();
         assert_eq!(asyncs(&m.rec.windows), vec![4, 8]);
         // pread waits for the folios instead and reads all 64 KiB.
-        let plain = Input::xfs_on_nvme(4 << 20, vec![Op::Read { fd: 0, offset: 0, len: 16384 }, Op::Read { fd: 0, offset: 0, len: 65536 }]);
+        let plain = Input::xfs_on_nvme(
+            4 << 20,
+            vec![Op::Read { fd: 0, offset: 0, len: 16384 }, Op::Read { fd: 0, offset: 0, len: 65536 }],
+        );
         let mut p = crate::model::Model::new(&plain, Policy::BASE, crate::ModelConfig::default(), false);
         p.run();
         assert_eq!(p.files[0].ra.prev_pos, 65536);

@@ -301,8 +301,12 @@ impl Model<'_> {
             }
             MadvAdvice::Willneed => {
                 let (fd, pgoff) = (area.fd, area.pgoff);
-                let pieces: Vec<(u64, u64)> =
-                    area.vmas.iter().filter(|v| v.start < end && start < v.end).map(|v| (v.start.max(start), v.end.min(end))).collect();
+                let pieces: Vec<(u64, u64)> = area
+                    .vmas
+                    .iter()
+                    .filter(|v| v.start < end && start < v.end)
+                    .map(|v| (v.start.max(start), v.end.min(end)))
+                    .collect();
                 // madvise_do_behavior()'s plug holds madvise_walk_vmas() too: every
                 // chunk's read_pages() plug nests in it, so the requests of all chunks wait
                 // in one plug (merging across chunk ends, flushed at BLK_MAX_REQUEST_COUNT
@@ -577,7 +581,10 @@ impl Model<'_> {
         }
         let (vm_start, vm_end) = (self.vm_start(vmf), self.vm_end(vmf));
         let haddr = align_down(vmf.vpn, HPAGE_PMD_NR);
-        if (vm_start.wrapping_sub(self.vma_start_pgoff(vmf))) % HPAGE_PMD_NR != 0 || haddr < vm_start || haddr + HPAGE_PMD_NR > vm_end {
+        if (vm_start.wrapping_sub(self.vma_start_pgoff(vmf))) % HPAGE_PMD_NR != 0
+            || haddr < vm_start
+            || haddr + HPAGE_PMD_NR > vm_end
+        {
             cover!(self.rec, "do_set_pmd: !thp_vma_suitable_order");
             return VM_FAULT_FALLBACK;
         }
@@ -601,7 +608,15 @@ impl Model<'_> {
     /// from its page `start` at virtual page `addr`, or the whole folio when it lies inside
     /// i_size, the VMA and one page table; pages with a PTE are skipped. VM_FAULT_NOPAGE
     /// when the faulting page got its PTE here.
-    fn filemap_map_folio_range(&mut self, vmf: &mut VmFault, folio: FolioRef, start: u64, mut addr: u64, mut nr_pages: u64, file_end: u64) -> u32 {
+    fn filemap_map_folio_range(
+        &mut self,
+        vmf: &mut VmFault,
+        folio: FolioRef,
+        start: u64,
+        mut addr: u64,
+        mut nr_pages: u64,
+        file_end: u64,
+    ) -> u32 {
         let addr0 = addr - start;
         if file_end >= folio.next_index()
             && self.folio_within_vma(vmf, folio)
@@ -645,7 +660,11 @@ impl Model<'_> {
             return 0;
         }
         area.set_pte(addr);
-        if addr == vmf.vpn { VM_FAULT_NOPAGE } else { 0 }
+        if addr == vmf.vpn {
+            VM_FAULT_NOPAGE
+        } else {
+            0
+        }
     }
 
     /// `maybe_unlock_mmap_for_io()`, mm/internal.h: on a first try that may retry
@@ -712,7 +731,9 @@ impl Model<'_> {
         let nr = self.fault_around_pages();
         let around = (head / nr * nr)..(head / nr * nr + nr);
         let mine = requests_of(head);
-        self.inflight.iter().any(|&f| f != head && around.contains(&f) && requests_of(f).iter().any(|r| !mine.contains(r)))
+        self.inflight
+            .iter()
+            .any(|&f| f != head && around.contains(&f) && requests_of(f).iter().any(|r| !mine.contains(r)))
     }
 
     /// `lock_folio_maybe_drop_mmap()`, mm/filemap.c, on a folio under read I/O (locked):
@@ -1008,7 +1029,11 @@ impl Model<'_> {
                 let vma_pages = vmf.vma.end - vmf.vma.start;
                 // "Fallback to per-page fault in case the folio size in page cache beyond
                 // the VMA limits and PMD pagetable limits."
-                if vma_off < idx || vma_off + (nr_pages - idx) > vma_pages || pte_off < idx || pte_off + (nr_pages - idx) > PTRS_PER_PTE {
+                if vma_off < idx
+                    || vma_off + (nr_pages - idx) > vma_pages
+                    || pte_off < idx
+                    || pte_off + (nr_pages - idx) > PTRS_PER_PTE
+                {
                     cover!(self.rec, "finish_fault: folio beyond the VMA or page table: one page");
                     nr_pages = 1;
                 } else {
@@ -1057,7 +1082,9 @@ fn madvise_vma_behavior(rec: &mut Recorder, advice: MadvAdvice) -> fn(u32) -> u3
             |f| (f & !VM_SEQ_READ) | VM_RAND_READ
         }
         MadvAdvice::Hugepage | MadvAdvice::Nohugepage => hugepage_madvise(rec, advice),
-        MadvAdvice::Willneed | MadvAdvice::PopulateRead | MadvAdvice::Collapse => unreachable!("do_madvise() handles {advice:?}"),
+        MadvAdvice::Willneed | MadvAdvice::PopulateRead | MadvAdvice::Collapse => {
+            unreachable!("do_madvise() handles {advice:?}")
+        }
     }
 }
 
@@ -1078,7 +1105,15 @@ mod tests {
     use super::*;
 
     fn area(pages: u64) -> Mmap {
-        Mmap { fd: 0, pgoff: 0, pages, vstart: 512, vmas: vec![Vma { start: 0, end: pages, flags: 0 }], ptes: vec![false; pages as usize], pmds: HashMap::new() }
+        Mmap {
+            fd: 0,
+            pgoff: 0,
+            pages,
+            vstart: 512,
+            vmas: vec![Vma { start: 0, end: pages, flags: 0 }],
+            ptes: vec![false; pages as usize],
+            pmds: HashMap::new(),
+        }
     }
 
     #[test]
@@ -1103,7 +1138,14 @@ mod tests {
     fn madvise_splits_and_merges_vmas() {
         let mut a = area(100);
         a.update_flags(10, 20, |f| f | VM_RAND_READ);
-        assert_eq!(a.vmas, vec![Vma { start: 0, end: 10, flags: 0 }, Vma { start: 10, end: 20, flags: VM_RAND_READ }, Vma { start: 20, end: 100, flags: 0 }]);
+        assert_eq!(
+            a.vmas,
+            vec![
+                Vma { start: 0, end: 10, flags: 0 },
+                Vma { start: 10, end: 20, flags: VM_RAND_READ },
+                Vma { start: 20, end: 100, flags: 0 }
+            ]
+        );
         a.update_flags(15, 30, |f| f | VM_RAND_READ);
         assert_eq!(a.vmas.len(), 3);
         assert_eq!(a.vmas[1], Vma { start: 10, end: 30, flags: VM_RAND_READ });

@@ -22,7 +22,10 @@ pub(crate) struct FolioBatch {
 
 impl FolioBatch {
     fn new() -> Self {
-        FolioBatch { folios: [FolioRef { index: 0, order: 0, readahead: false, uptodate: false }; FOLIO_BATCH_SIZE], nr: 0 }
+        FolioBatch {
+            folios: [FolioRef { index: 0, order: 0, readahead: false, uptodate: false }; FOLIO_BATCH_SIZE],
+            nr: 0,
+        }
     }
 
     /// `folio_batch_add()`: returns the space left.

@@ -97,7 +97,9 @@ impl Model<'_> {
                         // iomap_bio_read_folio_range(); iomap_bio_has_room() is
                         // bio_add_page()'s BIO_MAX_SIZE test.
                         let fits = match &mut bio {
-                            Some(b) => b.end_sector() == sector && b.bio_add_folio(self.cache.folio_phys(&folio), plen, poff),
+                            Some(b) => {
+                                b.end_sector() == sector && b.bio_add_folio(self.cache.folio_phys(&folio), plen, poff)
+                            }
                             None => false,
                         };
                         if !fits {
@@ -272,7 +274,8 @@ impl Model<'_> {
                 }
                 // "if (!bio_add_folio(bio, folio, blocksize, 0)) goto submit_and_realloc;"
                 let off = (block_in_file - folio.index) * BLOCK_SIZE;
-                let added = bio.as_mut().is_some_and(|b| b.bio_add_folio(self.cache.folio_phys(folio), BLOCK_SIZE, off));
+                let added =
+                    bio.as_mut().is_some_and(|b| b.bio_add_folio(self.cache.folio_phys(folio), BLOCK_SIZE, off));
                 if !added {
                     if let Some(b) = bio.take() {
                         self.submit_bio(b);

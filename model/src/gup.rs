@@ -143,7 +143,15 @@ impl Model<'_> {
     /// under the mmap_lock. Returns the fault's `vm_fault_t`.
     fn faultin_page(&mut self, map: usize, page: u64, tried: bool) -> u32 {
         let area = self.mm[map].as_ref().unwrap();
-        let mut vmf = VmFault { map, vma: area.vma_of(page), pgoff: area.pgoff + page, vpn: area.vstart + page, tried, vma_lock: false, folio: None };
+        let mut vmf = VmFault {
+            map,
+            vma: area.vma_of(page),
+            pgoff: area.pgoff + page,
+            vpn: area.vstart + page,
+            tried,
+            vma_lock: false,
+            folio: None,
+        };
         self.handle_mm_fault(&mut vmf)
     }
 }

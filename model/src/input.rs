@@ -145,12 +145,20 @@ impl Input {
 
     /// File `f`'s size.
     pub fn size_of(&self, f: usize) -> u64 {
-        if f == 0 { self.file_size } else { self.other_files[f - 1].file_size }
+        if f == 0 {
+            self.file_size
+        } else {
+            self.other_files[f - 1].file_size
+        }
     }
 
     /// File `f`'s extents.
     pub fn extents_of(&self, f: usize) -> &[Extent] {
-        if f == 0 { &self.extents } else { &self.other_files[f - 1].extents }
+        if f == 0 {
+            &self.extents
+        } else {
+            &self.other_files[f - 1].extents
+        }
     }
 }
 

@@ -102,8 +102,16 @@ impl Layout {
                 };
                 Mapping { start: e.logical, end: e.logical + e.length, kind }
             }
-            Some(e) => Mapping { start: self.extents.get(i.wrapping_sub(1)).map_or(0, |p| p.logical + p.length), end: e.logical, kind: MapKind::Hole },
-            None => Mapping { start: self.extents.last().map_or(0, |p| p.logical + p.length), end: u64::MAX, kind: MapKind::Hole },
+            Some(e) => Mapping {
+                start: self.extents.get(i.wrapping_sub(1)).map_or(0, |p| p.logical + p.length),
+                end: e.logical,
+                kind: MapKind::Hole,
+            },
+            None => Mapping {
+                start: self.extents.last().map_or(0, |p| p.logical + p.length),
+                end: u64::MAX,
+                kind: MapKind::Hole,
+            },
         }
     }
 
@@ -374,14 +382,14 @@ pub(crate) struct Inode {
 impl<'a> Model<'a> {
     pub fn new(input: &'a Input, policy: Policy, config: ModelConfig, explain: bool) -> Self {
         let limits = Limits::from_queue(&input.queue);
-        let bdi = Bdi { ra_pages: input.queue.read_ahead_kb * 1024 / PAGE_SIZE, io_pages: limits.max_sectors * 512 / PAGE_SIZE };
-        let nr_fds = input
-            .ops
-            .iter()
-            .map(|op| op.fd().map_or(1, |fd| fd as usize + 1))
-            .max()
-            .unwrap_or(1);
-        let files = (0..nr_fds).map(|_| File { ra: FileRaState::file_ra_state_init(bdi.ra_pages), random: false, noreuse: false }).collect();
+        let bdi = Bdi {
+            ra_pages: input.queue.read_ahead_kb * 1024 / PAGE_SIZE,
+            io_pages: limits.max_sectors * 512 / PAGE_SIZE,
+        };
+        let nr_fds = input.ops.iter().map(|op| op.fd().map_or(1, |fd| fd as usize + 1)).max().unwrap_or(1);
+        let files = (0..nr_fds)
+            .map(|_| File { ra: FileRaState::file_ra_state_init(bdi.ra_pages), random: false, noreuse: false })
+            .collect();
         let parked = (0..input.nr_files())
             .map(|f| {
                 (f > 0).then(|| Inode {
@@ -402,7 +410,16 @@ impl<'a> Model<'a> {
             limits,
             layout: Layout::new(&input.extents),
             isize: input.file_size,
-            rec: Recorder { windows: Vec::new(), op: 0, op_first_window: 0, notes: explain.then(Vec::new), coverage: None, file: 0, io_mark: 0, before_first: Vec::new() },
+            rec: Recorder {
+                windows: Vec::new(),
+                op: 0,
+                op_first_window: 0,
+                notes: explain.then(Vec::new),
+                coverage: None,
+                file: 0,
+                io_mark: 0,
+                before_first: Vec::new(),
+            },
             plug: None,
             nested_plugs: 0,
             deadline_latest_pos: 0,
@@ -440,12 +457,16 @@ impl<'a> Model<'a> {
     /// The file system call `op` is about: its descriptor's, or its mapping's.
     fn file_of_op(&self, op: &Op) -> usize {
         match *op {
-            Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => file_of(fd) as usize,
+            Op::Read { fd, .. } | Op::Fadvise { fd, .. } | Op::Readahead { fd, .. } | Op::Mmap { fd, .. } => {
+                file_of(fd) as usize
+            }
             Op::Splice { fd, .. } | Op::ReadWith { fd, .. } => file_of(fd) as usize,
             Op::FailAlloc { .. } => self.cur_file,
-            Op::Madvise { map, .. } | Op::Touch { map, .. } | Op::Munmap { map } => {
-                self.mm.get(map as usize).and_then(Option::as_ref).map_or(self.cur_file, |m| file_of(m.fd as u32) as usize)
-            }
+            Op::Madvise { map, .. } | Op::Touch { map, .. } | Op::Munmap { map } => self
+                .mm
+                .get(map as usize)
+                .and_then(Option::as_ref)
+                .map_or(self.cur_file, |m| file_of(m.fd as u32) as usize),
         }
     }
 
@@ -480,7 +501,9 @@ impl<'a> Model<'a> {
             // mm/readahead.c, ksys_readahead(): "return vfs_fadvise(fd_file(f), offset,
             // count, POSIX_FADV_WILLNEED);" (so a count of 0, like fadvise's len 0, means
             // to the end of the file).
-            Op::Readahead { fd, offset, len } => self.generic_fadvise(fd as usize, offset, len, crate::pattern::Advice::Willneed),
+            Op::Readahead { fd, offset, len } => {
+                self.generic_fadvise(fd as usize, offset, len, crate::pattern::Advice::Willneed)
+            }
             Op::Mmap { map, fd, offset, len, shared, exec, populate } => {
                 self.do_mmap(map as usize, fd as usize, offset, len, shared, exec);
                 if populate {
@@ -496,7 +519,8 @@ impl<'a> Model<'a> {
         }
         // The guest waits for the device to go idle after each touch as well as after each
         // system call (see IoCompletion::BeforeNextOp and Touches).
-        let settles = !matches!(self.input.ops[i], Op::Touch { .. }) || self.config.touches == crate::config::Touches::WaitIdle;
+        let settles =
+            !matches!(self.input.ops[i], Op::Touch { .. }) || self.config.touches == crate::config::Touches::WaitIdle;
         if self.config.io_completion == IoCompletion::BeforeNextOp && settles {
             self.complete_inflight();
         }
@@ -519,11 +543,19 @@ impl<'a> Model<'a> {
 
     /// The mapping's folio limits.
     pub fn min_order(&self) -> u32 {
-        if self.input.mapping.large_folios { self.input.mapping.min_order } else { 0 }
+        if self.input.mapping.large_folios {
+            self.input.mapping.min_order
+        } else {
+            0
+        }
     }
 
     pub fn max_order(&self) -> u32 {
-        if self.input.mapping.large_folios { self.input.mapping.max_order.max(self.min_order()) } else { 0 }
+        if self.input.mapping.large_folios {
+            self.input.mapping.max_order.max(self.min_order())
+        } else {
+            0
+        }
     }
 }
 

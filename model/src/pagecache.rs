@@ -37,9 +37,15 @@ const PHYS_ADDR_MASK: u64 = (1 << 52) - 1;
 enum Slot {
     #[default]
     Empty,
-    Head { order: u8, readahead: bool, uptodate: bool },
+    Head {
+        order: u8,
+        readahead: bool,
+        uptodate: bool,
+    },
     /// A page inside a folio, `back` pages after its head.
-    Tail { back: u16 },
+    Tail {
+        back: u16,
+    },
 }
 
 /// The page cache of the one file the model reads.
@@ -68,7 +74,13 @@ pub struct Eexist;
 impl PageCache {
     /// An empty cache with room for `pages` pages (it grows past them if needed).
     pub fn with_capacity(pages: u64) -> Self {
-        PageCache { slots: vec![Slot::Empty; pages as usize], pfns: vec![0; pages as usize], nr_folios: 0, chunk_pages: vec![0; pages.div_ceil(CHUNK) as usize], dropbehind: Default::default() }
+        PageCache {
+            slots: vec![Slot::Empty; pages as usize],
+            pfns: vec![0; pages as usize],
+            nr_folios: 0,
+            chunk_pages: vec![0; pages.div_ceil(CHUNK) as usize],
+            dropbehind: Default::default(),
+        }
     }
 
     fn slot(&self, index: u64) -> Slot {
@@ -83,7 +95,9 @@ impl PageCache {
             Slot::Tail { back } => index - back as u64,
         };
         match self.slot(head) {
-            Slot::Head { order, readahead, uptodate } => Some(FolioRef { index: head, order: order as u32, readahead, uptodate }),
+            Slot::Head { order, readahead, uptodate } => {
+                Some(FolioRef { index: head, order: order as u32, readahead, uptodate })
+            }
             _ => unreachable!("tail slot {index} without a head"),
         }
     }
@@ -262,7 +276,12 @@ mod tests {
         cache.add_folio(16, 4, false, 0x40).unwrap();
         assert_eq!(cache.folio_at(31).map(|f| (f.index, cache.folio_pfn(&f))), Some((16, 0x40)));
         assert_eq!(cache.nr_folios(), 2);
-        assert!(cache.any_present(0, 5) && !cache.any_present(0, 4) && !cache.any_present(8, 16) && cache.any_present(8, 17));
+        assert!(
+            cache.any_present(0, 5)
+                && !cache.any_present(0, 4)
+                && !cache.any_present(8, 16)
+                && cache.any_present(8, 17)
+        );
         cache.add_folio(64, 6, false, 0x80).unwrap();
         assert!(cache.any_present(64, 128) && cache.any_present(100, 101) && !cache.any_present(128, 4096));
         cache.remove_folio(64);

@@ -291,7 +291,9 @@ pub fn touch_offsets(order: &TouchOrder, from: u64, to: u64) -> Vec<u64> {
     match order {
         TouchOrder::Sequential => (first..end).map(|p| p * PAGE).collect(),
         TouchOrder::Backward => (first..end).rev().map(|p| p * PAGE).collect(),
-        TouchOrder::Stride { stride } => (from..to).step_by((*stride).max(PAGE) as usize).map(|o| o / PAGE * PAGE).collect(),
+        TouchOrder::Stride { stride } => {
+            (from..to).step_by((*stride).max(PAGE) as usize).map(|o| o / PAGE * PAGE).collect()
+        }
         TouchOrder::Random { count, seed } => {
             let mut rng = SplitMix64::new(*seed);
             (0..*count).map(|_| (first + rng.below(pages.max(1))) * PAGE).collect()
@@ -350,10 +352,15 @@ pub fn op_counts(steps: &[Step], file_sizes: &[u64]) -> Vec<u64> {
                 lens.insert(*map, *len);
                 1
             }
-            Step::Touch { maps, from, to, order } => {
-                maps.iter().map(|m| touch_count(order, *from, to.unwrap_or_else(|| lens.get(m).copied().unwrap_or(0)))).fold(0, u64::saturating_add)
-            }
-            Step::Read { .. } | Step::Fadvise { .. } | Step::Readahead { .. } | Step::Madvise { .. } | Step::Munmap { .. } => 1,
+            Step::Touch { maps, from, to, order } => maps
+                .iter()
+                .map(|m| touch_count(order, *from, to.unwrap_or_else(|| lens.get(m).copied().unwrap_or(0))))
+                .fold(0, u64::saturating_add),
+            Step::Read { .. }
+            | Step::Fadvise { .. }
+            | Step::Readahead { .. }
+            | Step::Madvise { .. }
+            | Step::Munmap { .. } => 1,
             Step::Splice { .. } | Step::ReadWith { .. } => 1,
             Step::FailAlloc { .. } => 1,
         };
@@ -429,16 +436,30 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
                     }
                 }
             }
-            Step::Fadvise { fd, offset, len, advice } => ops.push(Op::Fadvise { fd: *fd, offset: *offset, len: *len, advice: *advice }),
+            Step::Fadvise { fd, offset, len, advice } => {
+                ops.push(Op::Fadvise { fd: *fd, offset: *offset, len: *len, advice: *advice })
+            }
             Step::Readahead { fd, offset, size } => ops.push(Op::Readahead { fd: *fd, offset: *offset, len: *size }),
             Step::Mmap { map, fd, offset, len, shared, exec, populate } => {
                 lens.insert(*map, *len);
-                ops.push(Op::Mmap { map: *map, fd: *fd, offset: *offset, len: *len, shared: *shared, exec: *exec, populate: *populate })
+                ops.push(Op::Mmap {
+                    map: *map,
+                    fd: *fd,
+                    offset: *offset,
+                    len: *len,
+                    shared: *shared,
+                    exec: *exec,
+                    populate: *populate,
+                })
             }
-            Step::Madvise { map, offset, len, advice } => ops.push(Op::Madvise { map: *map, offset: *offset, len: *len, advice: *advice }),
+            Step::Madvise { map, offset, len, advice } => {
+                ops.push(Op::Madvise { map: *map, offset: *offset, len: *len, advice: *advice })
+            }
             Step::Touch { maps, from, to, order } => {
-                let lists: Vec<Vec<u64>> =
-                    maps.iter().map(|m| touch_offsets(order, *from, to.unwrap_or_else(|| lens.get(m).copied().unwrap_or(0)))).collect();
+                let lists: Vec<Vec<u64>> = maps
+                    .iter()
+                    .map(|m| touch_offsets(order, *from, to.unwrap_or_else(|| lens.get(m).copied().unwrap_or(0))))
+                    .collect();
                 let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
                 for i in 0..longest {
                     for (m, list) in maps.iter().zip(&lists) {
@@ -449,8 +470,12 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
                 }
             }
             Step::Munmap { map } => ops.push(Op::Munmap { map: *map }),
-            Step::Splice { fd, offset, size, pipe, sendfile } => ops.push(Op::Splice { fd: *fd, offset: *offset, len: *size, pipe: *pipe, sendfile: *sendfile }),
-            Step::ReadWith { fd, offset, size, how } => ops.push(Op::ReadWith { fd: *fd, offset: *offset, len: *size, how: *how }),
+            Step::Splice { fd, offset, size, pipe, sendfile } => {
+                ops.push(Op::Splice { fd: *fd, offset: *offset, len: *size, pipe: *pipe, sendfile: *sendfile })
+            }
+            Step::ReadWith { fd, offset, size, how } => {
+                ops.push(Op::ReadWith { fd: *fd, offset: *offset, len: *size, how: *how })
+            }
             Step::SequentialWith { fd, from, size, to, how } => {
                 let end = to.unwrap_or(size_of(*fd));
                 let mut pos = *from;
@@ -474,7 +499,14 @@ mod tests {
     fn op_count_is_the_length_of_the_expansion() {
         let steps = vec![
             Step::Sequential { fd: 0, from: 4096, size: 8192, to: Some(4096 + 20480) },
-            Step::Random { fd: 0, count: 7, size: SizeRange { min: 4096, max: 8192, align: 4096 }, seed: 1, from: 0, to: None },
+            Step::Random {
+                fd: 0,
+                count: 7,
+                size: SizeRange { min: 4096, max: 8192, align: 4096 },
+                seed: 1,
+                from: 0,
+                to: None,
+            },
             Step::Interleaved { fds: vec![0, 1], size: 65536, starts: vec![0, 1 << 19], to: None },
             Step::Mmap { map: 0, fd: 0, offset: 0, len: 1 << 20, shared: true, exec: false, populate: false },
             Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Stride { stride: 12288 } },
@@ -486,7 +518,14 @@ mod tests {
 
     #[test]
     fn expanding_more_than_max_ops_panics_before_allocating() {
-        let step = Step::Random { fd: 0, count: 1 << 63, size: SizeRange { min: 4096, max: 4096, align: 4096 }, seed: 0, from: 0, to: None };
+        let step = Step::Random {
+            fd: 0,
+            count: 1 << 63,
+            size: SizeRange { min: 4096, max: 4096, align: 4096 },
+            seed: 0,
+            from: 0,
+            to: None,
+        };
         assert_eq!(op_count(std::slice::from_ref(&step), &[1 << 20]), 1 << 63);
         let started = std::time::Instant::now();
         assert!(std::panic::catch_unwind(|| expand(std::slice::from_ref(&step), 1 << 20)).is_err());
@@ -496,14 +535,27 @@ mod tests {
     #[test]
     fn sequential_reads_cover_the_range_and_end_short() {
         let ops = expand(&[Step::Sequential { fd: 0, from: 4096, size: 8192, to: Some(4096 + 20480) }], 1 << 20);
-        let lens: Vec<u64> = ops.iter().map(|op| match op { Op::Read { len, .. } => *len, _ => 0 }).collect();
+        let lens: Vec<u64> = ops
+            .iter()
+            .map(|op| match op {
+                Op::Read { len, .. } => *len,
+                _ => 0,
+            })
+            .collect();
         assert_eq!(lens, vec![8192, 8192, 4096]);
         assert_eq!(ops[0], Op::Read { fd: 0, offset: 4096, len: 8192 });
     }
 
     #[test]
     fn random_reads_are_aligned_inside_the_range_and_repeatable() {
-        let step = Step::Random { fd: 0, count: 500, size: SizeRange { min: 4096, max: 131072, align: 4096 }, seed: 7, from: 0, to: None };
+        let step = Step::Random {
+            fd: 0,
+            count: 500,
+            size: SizeRange { min: 4096, max: 131072, align: 4096 },
+            seed: 7,
+            from: 0,
+            to: None,
+        };
         let a = expand(std::slice::from_ref(&step), 8 << 20);
         let b = expand(std::slice::from_ref(&step), 8 << 20);
         assert_eq!(a, b);
@@ -522,7 +574,13 @@ mod tests {
     #[test]
     fn interleaved_streams_take_turns_and_stop_at_the_next_start() {
         let ops = expand(&[Step::Interleaved { fds: vec![0, 0], size: 4096, starts: vec![0, 8192], to: None }], 16384);
-        let offsets: Vec<u64> = ops.iter().map(|op| match op { Op::Read { offset, .. } => *offset, _ => 0 }).collect();
+        let offsets: Vec<u64> = ops
+            .iter()
+            .map(|op| match op {
+                Op::Read { offset, .. } => *offset,
+                _ => 0,
+            })
+            .collect();
         assert_eq!(offsets, vec![0, 8192, 4096, 12288]);
     }
 
@@ -530,8 +588,17 @@ mod tests {
     fn streams_of_two_files_each_run_to_their_own_end() {
         let (a, b) = (fd_of(0, 0), fd_of(1, 0));
         assert_eq!((file_of(a), file_of(b), b), (0, 1, FDS_PER_FILE));
-        let ops = expand_files(&[Step::Interleaved { fds: vec![a, b], size: 4096, starts: vec![0, 0], to: None }], &[8192, 16384]);
-        let reads: Vec<(u32, u64)> = ops.iter().map(|op| match op { Op::Read { fd, offset, .. } => (*fd, *offset / 4096), _ => (99, 0) }).collect();
+        let ops = expand_files(
+            &[Step::Interleaved { fds: vec![a, b], size: 4096, starts: vec![0, 0], to: None }],
+            &[8192, 16384],
+        );
+        let reads: Vec<(u32, u64)> = ops
+            .iter()
+            .map(|op| match op {
+                Op::Read { fd, offset, .. } => (*fd, *offset / 4096),
+                _ => (99, 0),
+            })
+            .collect();
         assert_eq!(reads, vec![(a, 0), (b, 0), (a, 1), (b, 1), (b, 2), (b, 3)]);
         let seq = expand_files(&[Step::Sequential { fd: b, from: 0, size: 8192, to: None }], &[4096, 16384]);
         assert_eq!(seq.len(), 2, "file 1's size bounds a sequential read of file 1: {seq:?}");
@@ -545,11 +612,19 @@ mod tests {
             Step::Touch { maps: vec![0, 1], from: 0, to: None, order: TouchOrder::Backward },
         ];
         let ops = expand(&steps, 1 << 20);
-        let touches: Vec<(u32, u64)> =
-            ops.iter().filter_map(|op| match op { Op::Touch { map, offset } => Some((*map, *offset / 4096)), _ => None }).collect();
+        let touches: Vec<(u32, u64)> = ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Touch { map, offset } => Some((*map, *offset / 4096)),
+                _ => None,
+            })
+            .collect();
         assert_eq!(touches, vec![(0, 3), (1, 1), (0, 2), (1, 0), (0, 1), (0, 0)]);
         assert_eq!(map_count(&steps), 2);
-        assert_eq!(touch_offsets(&TouchOrder::Stride { stride: 3 * 4096 }, 4096, 8 * 4096), vec![4096, 4 * 4096, 7 * 4096]);
+        assert_eq!(
+            touch_offsets(&TouchOrder::Stride { stride: 3 * 4096 }, 4096, 8 * 4096),
+            vec![4096, 4 * 4096, 7 * 4096]
+        );
         assert_eq!(touch_offsets(&TouchOrder::Pages { pages: vec![2, 0] }, 4096, 8 * 4096), vec![3 * 4096, 4096]);
         let r = touch_offsets(&TouchOrder::Random { count: 100, seed: 3 }, 0, 16 * 4096);
         assert_eq!(r.len(), 100);

@@ -96,12 +96,20 @@ fn round_up(x: u64, align: u64) -> u64 {
 /// `ilog2()`. For 0 the kernel's runtime ilog2() gives fls(0) - 1 = -1, which
 /// `min_t(unsigned int, new_order, ilog2(ra->size))` reads as UINT_MAX: no clamp.
 fn ilog2(x: u64) -> u32 {
-    if x == 0 { u32::MAX } else { 63 - x.leading_zeros() }
+    if x == 0 {
+        u32::MAX
+    } else {
+        63 - x.leading_zeros()
+    }
 }
 
 /// `ffs()`: 1-based index of the lowest set bit, 0 for 0.
 fn ffs(x: u64) -> u32 {
-    if x == 0 { 0 } else { x.trailing_zeros() + 1 }
+    if x == 0 {
+        0
+    } else {
+        x.trailing_zeros() + 1
+    }
 }
 
 /// `get_init_ra_size()`, Linux 7.3.4 mm/readahead.c: the first window for a read of
@@ -205,7 +213,12 @@ impl Model<'_> {
     /// the minimum order from `readahead_index(ractl)`, skipping pages already cached (each
     /// skip sends the batch so far to `read_pages()`), and mark the folio at
     /// `nr_to_read - lookahead_size` with PG_readahead.
-    pub(crate) fn page_cache_ra_unbounded(&mut self, ractl: &mut ReadaheadControl, mut nr_to_read: u64, lookahead_size: u64) {
+    pub(crate) fn page_cache_ra_unbounded(
+        &mut self,
+        ractl: &mut ReadaheadControl,
+        mut nr_to_read: u64,
+        lookahead_size: u64,
+    ) {
         let start = ractl.index;
         let min_order = self.min_order();
         let min_nrpages = 1u64 << min_order;
@@ -262,7 +275,12 @@ impl Model<'_> {
 
     /// `do_page_cache_ra()`, Linux 7.3.4 mm/readahead.c: clamp to the page holding the
     /// last byte of the file, then `page_cache_ra_unbounded()`.
-    pub(crate) fn do_page_cache_ra(&mut self, ractl: &mut ReadaheadControl, mut nr_to_read: u64, mut lookahead_size: u64) {
+    pub(crate) fn do_page_cache_ra(
+        &mut self,
+        ractl: &mut ReadaheadControl,
+        mut nr_to_read: u64,
+        mut lookahead_size: u64,
+    ) {
         let index = ractl.index;
         if self.isize == 0 {
             cover!(self.rec, "do_page_cache_ra: i_size == 0");
@@ -290,7 +308,13 @@ impl Model<'_> {
     /// most `max(io_pages, ra_pages)`) in 2 MiB chunks, without marking any folio.
     pub(crate) fn force_page_cache_ra(&mut self, ractl: &mut ReadaheadControl, nr_to_read: u64) {
         let max_pages = self.bdi.io_pages.max(self.files[ractl.fd].ra.ra_pages);
-        cover_cmp!(self.rec, "force_page_cache_ra: io_pages", "ra_pages", self.bdi.io_pages, self.files[ractl.fd].ra.ra_pages);
+        cover_cmp!(
+            self.rec,
+            "force_page_cache_ra: io_pages",
+            "ra_pages",
+            self.bdi.io_pages,
+            self.files[ractl.fd].ra.ra_pages
+        );
         cover_cmp!(self.rec, "force_page_cache_ra: nr_to_read", "max_pages", nr_to_read, max_pages);
         let mut nr_to_read = nr_to_read.min(max_pages);
         if nr_to_read == 0 {
@@ -316,7 +340,13 @@ impl Model<'_> {
 
     /// `ra_alloc_folio()`, Linux 7.3.4 mm/readahead.c: add one folio of `order` at
     /// `index`, with PG_readahead if it holds `mark` ("mark = round_down(mark, 1UL << order)").
-    pub(crate) fn ra_alloc_folio(&mut self, ractl: &mut ReadaheadControl, index: u64, mark: u64, order: u32) -> Result<(), RaAllocError> {
+    pub(crate) fn ra_alloc_folio(
+        &mut self,
+        ractl: &mut ReadaheadControl,
+        index: u64,
+        mark: u64,
+        order: u32,
+    ) -> Result<(), RaAllocError> {
         if !self.ractl_alloc_folio(order) {
             cover!(self.rec, "ra_alloc_folio: -ENOMEM");
             return Err(RaAllocError::Enomem);
@@ -374,7 +404,13 @@ impl Model<'_> {
             // ra->size and ra->async_size, which only the v2 shrink above changes.
             let ra = self.files[fd].ra;
             let mark;
-            cover_cmp!(self.rec, "page_cache_ra_order: limit", "index + ra->size - 1", limit, (index + ra.size).wrapping_sub(1));
+            cover_cmp!(
+                self.rec,
+                "page_cache_ra_order: limit",
+                "index + ra->size - 1",
+                limit,
+                (index + ra.size).wrapping_sub(1)
+            );
             if limit > (index + ra.size).wrapping_sub(1) {
                 limit = index + ra.size - 1;
                 mark = (index + ra.size).wrapping_sub(ra.async_size);
@@ -410,7 +446,9 @@ impl Model<'_> {
                     // -ENOMEM and -EEXIST alike: "if (err) break;", then the fallback.
                     cover!(self.rec, "page_cache_ra_order: ra_alloc_folio failed: fallback");
                     self.rec.note(|| match e {
-                        RaAllocError::Enomem => format!("ra_order: the order-{order} allocation at page {index} failed: fall back to order 0"),
+                        RaAllocError::Enomem => format!(
+                            "ra_order: the order-{order} allocation at page {index} failed: fall back to order 0"
+                        ),
                         RaAllocError::Eexist => format!("ra_order: page {index} is cached: fall back to order 0"),
                     });
                     break;
@@ -478,7 +516,8 @@ impl Model<'_> {
             ra.size = aligned_end - start;
             ra.async_size = ra.size;
             let after = ra.size;
-            self.rec.note(|| format!("v2 shrink: end {end} -> {aligned_end} (order {new_order}), size {size} -> {after}"));
+            self.rec
+                .note(|| format!("v2 shrink: end {end} -> {aligned_end} (order {new_order}), size {size} -> {after}"));
         }
         new_order
     }
@@ -567,7 +606,13 @@ impl Model<'_> {
                 cover!(self.rec, "page_cache_sync_ra: miss == ULONG_MAX: cached from the beginning");
                 contig_count *= 2;
             }
-            cover_cmp!(self.rec, "page_cache_sync_ra: contig_count + req_count", "max_pages", contig_count + req_count, max_pages);
+            cover_cmp!(
+                self.rec,
+                "page_cache_sync_ra: contig_count + req_count",
+                "max_pages",
+                contig_count + req_count,
+                max_pages
+            );
             let ra = &mut self.files[fd].ra;
             ra.start = index;
             ra.size = (contig_count + req_count).min(max_pages);
@@ -608,7 +653,9 @@ impl Model<'_> {
             ra.start += ra.size;
             ra.size = ra.size.max(get_next_ra_size(ra, max_pages));
             let (start, size) = (ra.start, ra.size);
-            self.rec.note(|| format!("async: index {index} == expected: start {start} size {size} (max_pages {max_pages})"));
+            self.rec.note(|| {
+                format!("async: index {index} == expected: start {start} size {size} (max_pages {max_pages})")
+            });
         } else {
             // "Hit a marked folio without valid readahead state. E.g. interleaved reads."
             cover!(self.rec, "page_cache_async_ra: index != expected");
@@ -639,7 +686,13 @@ impl Model<'_> {
         ra.order += 2;
         match policy {
             AsyncAlign::Base | AsyncAlign::KeepHalf => {
-                cover_cmp!(self.rec, "page_cache_async_ra: ra->order", "ffs(max_pages) - 1", ra.order, ffs(max_pages).wrapping_sub(1));
+                cover_cmp!(
+                    self.rec,
+                    "page_cache_async_ra: ra->order",
+                    "ffs(max_pages) - 1",
+                    ra.order,
+                    ffs(max_pages).wrapping_sub(1)
+                );
                 let mut align = 1u64 << ra.order.min(ffs(max_pages).wrapping_sub(1));
                 let end = ra.start + ra.size;
                 let mut aligned_end = round_down(end, align);
@@ -662,7 +715,8 @@ impl Model<'_> {
                     cover!(self.rec, "page_cache_async_ra: aligned_end <= ra->start: not trimmed");
                 }
                 let (order, size) = (ra.order, ra.size);
-                self.rec.note(|| format!("async: order {order}, align {align}: end {end} -> {aligned_end}, size {size}"));
+                self.rec
+                    .note(|| format!("async: order {order}, align {align}: end {end} -> {aligned_end}, size {size}"));
             }
             AsyncAlign::InRaOrder => {
                 // Seed 000 v2: no alignment here; page_cache_ra_order() may shrink the window.

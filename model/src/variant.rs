@@ -34,7 +34,8 @@ pub struct Policy {
 }
 
 impl Policy {
-    pub const BASE: Policy = Policy { async_align: AsyncAlign::Base, sync_ra_when_disabled: false, f2fs_extent_ra: false };
+    pub const BASE: Policy =
+        Policy { async_align: AsyncAlign::Base, sync_ra_when_disabled: false, f2fs_extent_ra: false };
 
     /// The policy for a variant of `kernels/variants/`, by its directory name.
     pub fn for_variant(name: &str) -> Option<Policy> {
@@ -50,5 +51,6 @@ impl Policy {
     }
 
     /// Every variant name the model has a policy for.
-    pub const KNOWN: [&'static str; 5] = ["base", "async-align-v1", "async-align-v2", "sync-ra-when-disabled", "f2fs-extent-ra"];
+    pub const KNOWN: [&'static str; 5] =
+        ["base", "async-align-v1", "async-align-v2", "sync-ra-when-disabled", "f2fs-extent-ra"];
 }

@@ -107,8 +107,16 @@ impl<'a> XArray<'a> {
             let xa_shift = folio.order - folio.order % CHUNK_SHIFT;
             if xa_shift >= node.shift {
                 // Stored at this node's level: the folio covers the whole slot.
-                debug_assert_eq!(xa_shift, node.shift, "folio at {} of order {} in a node of shift {}", folio.index, folio.order, node.shift);
-                return if folio.index == start { Entry::Folio } else { Entry::Sibling(((folio.index - node.base) >> node.shift) as u8) };
+                debug_assert_eq!(
+                    xa_shift, node.shift,
+                    "folio at {} of order {} in a node of shift {}",
+                    folio.index, folio.order, node.shift
+                );
+                return if folio.index == start {
+                    Entry::Folio
+                } else {
+                    Entry::Sibling(((folio.index - node.base) >> node.shift) as u8)
+                };
             }
             return Entry::Node(Node { shift: node.shift - CHUNK_SHIFT, base: start });
         }

@@ -37,10 +37,25 @@ fn readahead_disabled_and_fadvise_reach_their_branches() {
         Step::Fadvise { fd: 0, offset: 0, len: 0, advice: Advice::Dontneed },
         Step::Read { fd: 0, offset: MIB, size: 65536 },
     ];
-    let input = Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue: QueueLimits::nvme_qemu(0, 512), mapping: MappingLimits::xfs(), ops: expand(&steps, size), folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() };
+    let input = Input {
+        fs: FsKind::Xfs,
+        file_size: size,
+        extents: one_extent(size),
+        queue: QueueLimits::nvme_qemu(0, 512),
+        mapping: MappingLimits::xfs(),
+        ops: expand(&steps, size),
+        folio_pfns: Vec::new(),
+        other_files: Vec::new(),
+        vm: Default::default(),
+    };
     let (trace, cov) = coverage(&input, &Policy::BASE);
     assert_eq!(trace, predict(&input, &Policy::BASE));
-    for id in ["generic_fadvise: POSIX_FADV_WILLNEED", "generic_fadvise: POSIX_FADV_DONTNEED", "page_cache_sync_ra: ra_pages == 0 forced read", "page_cache_sync_ra: ra_pages == 0: req_count = 1"] {
+    for id in [
+        "generic_fadvise: POSIX_FADV_WILLNEED",
+        "generic_fadvise: POSIX_FADV_DONTNEED",
+        "page_cache_sync_ra: ra_pages == 0 forced read",
+        "page_cache_sync_ra: ra_pages == 0: req_count = 1",
+    ] {
         assert!(cov.contains(id), "{id} not reached: {cov:?}");
     }
     let (_, v) = coverage(&input, &policy("sync-ra-when-disabled"));
@@ -58,7 +73,11 @@ fn each_window_notes_the_decisions_that_made_it() {
     assert_eq!(ex.notes.len(), ex.trace.windows.len());
     let sync = ex.trace.windows.iter().position(|w| w.trigger == Trigger::Sync).expect("a sync window");
     assert!(ex.notes[sync].functions().contains(&"page_cache_sync_ra"), "{:?}", ex.notes[sync].decisions);
-    let trimmed = ex.notes.iter().position(|n| n.decisions.iter().any(|d| d == "page_cache_async_ra: aligned_end < end: trimmed")).expect("a trimmed window");
+    let trimmed = ex
+        .notes
+        .iter()
+        .position(|n| n.decisions.iter().any(|d| d == "page_cache_async_ra: aligned_end < end: trimmed"))
+        .expect("a trimmed window");
     assert_eq!(ex.trace.windows[trimmed].trigger, Trigger::Async);
     assert!(!ex.notes[trimmed].functions().contains(&"page_cache_sync_ra"), "{:?}", ex.notes[trimmed].decisions);
     for d in ex.notes.iter().flat_map(|n| &n.decisions) {

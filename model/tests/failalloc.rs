@@ -16,7 +16,10 @@ fn xfs(block: Option<u64>, ops: Vec<Op>) -> Input {
 /// 4 KiB, 64 KiB reads to 1 MiB (the window ramps up to large folios), then `arm`, then
 /// 64 KiB reads to 4 MiB.
 fn ramp_then(arm: Option<Op>) -> Vec<Op> {
-    let mut steps = vec![Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: 64 << 10, to: Some(MIB) }];
+    let mut steps = vec![
+        Step::Read { fd: 0, offset: 0, size: 4096 },
+        Step::Sequential { fd: 0, from: 4096, size: 64 << 10, to: Some(MIB) },
+    ];
     if let Some(Op::FailAlloc { times, min_order }) = arm {
         steps.push(Step::FailAlloc { times, min_order });
     }
@@ -30,7 +33,11 @@ fn fallbacks(trace: &Trace) -> Vec<&Window> {
     trace
         .windows
         .iter()
-        .filter(|w| w.submits.windows(2).any(|s| matches!(s[0], Submit::Order { .. }) && matches!(s[1], Submit::Unbounded { .. })))
+        .filter(|w| {
+            w.submits
+                .windows(2)
+                .any(|s| matches!(s[0], Submit::Order { .. }) && matches!(s[1], Submit::Unbounded { .. }))
+        })
         .collect()
 }
 
@@ -42,7 +49,11 @@ fn a_failed_large_folio_falls_back_to_order_0_readahead_of_the_rest_of_the_windo
     let fell = fallbacks(&failing);
     assert_eq!(fell.len(), 2, "each of the 2 failed allocations makes one window fall back");
     for w in &fell {
-        let (Submit::Order { index, size, .. }, Submit::Unbounded { index: from, nr_to_read, .. }) = (w.submits[0], w.submits[1]) else { unreachable!() };
+        let (Submit::Order { index, size, .. }, Submit::Unbounded { index: from, nr_to_read, .. }) =
+            (w.submits[0], w.submits[1])
+        else {
+            unreachable!()
+        };
         // The first folio of the window was the one to fail: the fallback reads the whole
         // window from its start, in folios of the mapping's minimum order (0).
         assert_eq!((from, nr_to_read), (index, size), "{w:?}");
@@ -51,7 +62,11 @@ fn a_failed_large_folio_falls_back_to_order_0_readahead_of_the_rest_of_the_windo
     }
     // The same windows without failure had large folios there.
     let first = fell[0].index;
-    let same = plain.windows.iter().find(|w| w.index == first && w.trigger == fell[0].trigger).expect("the window without failure");
+    let same = plain
+        .windows
+        .iter()
+        .find(|w| w.index == first && w.trigger == fell[0].trigger)
+        .expect("the window without failure");
     assert!(same.folios.iter().any(|f| f.order >= 4), "{same:?}");
     // Allocations of orders below min_order never fail.
     let low = predict(&xfs(None, ramp_then(Some(Op::FailAlloc { times: 2, min_order: 9 }))), &Policy::BASE);
@@ -73,7 +88,9 @@ fn page_cache_ra_unbounded_stops_at_the_first_failed_allocation() {
     let input = xfs(Some(64 << 10), large_block_ops(1));
     let trace = predict(&input, &Policy::BASE);
     let submits: Vec<Submit> = trace.windows.iter().flat_map(|w| w.submits.clone()).collect();
-    let [Submit::Unbounded { index: first, nr_to_read: n1, .. }, Submit::Unbounded { index: second, nr_to_read: n2, .. }] = submits[..] else {
+    let [Submit::Unbounded { index: first, nr_to_read: n1, .. }, Submit::Unbounded { index: second, nr_to_read: n2, .. }] =
+        submits[..]
+    else {
         panic!("two page_cache_ra_unbounded() calls: {trace:?}")
     };
     // The first call's first allocation failed: "if (!folio) break;", nothing added (an
@@ -91,7 +108,14 @@ fn page_cache_ra_unbounded_stops_at_the_first_failed_allocation() {
 fn a_read_whose_own_folio_cannot_be_allocated_returns_nothing_and_the_next_read_tries_again() {
     // 64 KiB blocks. Times 2: page_cache_ra_order()'s first folio and the fallback's first
     // fail, filemap_create_folio() gets its block. Times 3: it fails too (-ENOMEM).
-    let ops = |times| vec![Op::FailAlloc { times, min_order: 4 }, Op::Read { fd: 0, offset: 0, len: 64 << 10 }, Op::FailAlloc { times: 0, min_order: 4 }, Op::Read { fd: 0, offset: 0, len: 64 << 10 }];
+    let ops = |times| {
+        vec![
+            Op::FailAlloc { times, min_order: 4 },
+            Op::Read { fd: 0, offset: 0, len: 64 << 10 },
+            Op::FailAlloc { times: 0, min_order: 4 },
+            Op::Read { fd: 0, offset: 0, len: 64 << 10 },
+        ]
+    };
     let two = predict(&xfs(Some(64 << 10), ops(2)), &Policy::BASE);
     let w = &two.windows[0];
     assert_eq!((w.trigger, w.submits.len()), (Trigger::Sync, 2), "{w:?}");

@@ -59,9 +59,15 @@ fn order_submits(trace: &Trace) -> Vec<(u64, u64, u64)> {
 #[test]
 fn an_exec_fault_reads_from_the_faulting_page_with_no_async_part() {
     let size = 8 * MIB;
-    let exec = predict(&input(size, MappingLimits::xfs(), &[mmap(0, size, true, false), touch_pages(vec![100])]), &Policy::BASE);
+    let exec = predict(
+        &input(size, MappingLimits::xfs(), &[mmap(0, size, true, false), touch_pages(vec![100])]),
+        &Policy::BASE,
+    );
     assert_eq!(order_submits(&exec), vec![(100, 32, 0)]);
-    let plain = predict(&input(size, MappingLimits::xfs(), &[mmap(0, size, false, false), touch_pages(vec![100])]), &Policy::BASE);
+    let plain = predict(
+        &input(size, MappingLimits::xfs(), &[mmap(0, size, false, false), touch_pages(vec![100])]),
+        &Policy::BASE,
+    );
     assert_eq!(order_submits(&plain), vec![(84, 32, 8)], "PROT_READ reads around the fault");
 }
 
@@ -70,7 +76,10 @@ fn an_exec_fault_reads_from_the_faulting_page_with_no_async_part() {
 #[test]
 fn an_exec_window_ends_at_the_vmas_end() {
     let size = 8 * MIB;
-    let trace = predict(&input(size, MappingLimits::xfs(), &[mmap(0, 110 * 4096, true, false), touch_pages(vec![100])]), &Policy::BASE);
+    let trace = predict(
+        &input(size, MappingLimits::xfs(), &[mmap(0, 110 * 4096, true, false), touch_pages(vec![100])]),
+        &Policy::BASE,
+    );
     assert_eq!(order_submits(&trace), vec![(100, 10, 0)]);
 }
 
@@ -80,8 +89,15 @@ fn an_exec_window_ends_at_the_vmas_end() {
 fn madv_random_does_not_stop_an_exec_mappings_read() {
     let size = 8 * MIB;
     let steps = |exec| [mmap(0, size, exec, false), madvise(0, size, MadvAdvice::Random), touch_pages(vec![100])];
-    assert_eq!(order_submits(&predict(&input(size, MappingLimits::xfs(), &steps(true)), &Policy::BASE)), vec![(100, 32, 0)]);
-    assert_eq!(order_submits(&predict(&input(size, MappingLimits::xfs(), &steps(false)), &Policy::BASE)), vec![], "PROT_READ under MADV_RANDOM reads only the page");
+    assert_eq!(
+        order_submits(&predict(&input(size, MappingLimits::xfs(), &steps(true)), &Policy::BASE)),
+        vec![(100, 32, 0)]
+    );
+    assert_eq!(
+        order_submits(&predict(&input(size, MappingLimits::xfs(), &steps(false)), &Policy::BASE)),
+        vec![],
+        "PROT_READ under MADV_RANDOM reads only the page"
+    );
 }
 
 /// "if (!(vm_flags & (VM_SEQ_READ | VM_EXEC)))" guards the mmap_miss count: 300 touches
@@ -92,10 +108,14 @@ fn exec_misses_never_stop_reading() {
     let size = 300 * MIB;
     let pages: Vec<u64> = (0..300).map(|i| i * 256).collect();
     let stop = "do_sync_mmap_readahead: mmap_miss > MMAP_LOTSAMISS: no readahead";
-    let (exec, cov) = coverage(&input(size, MappingLimits::xfs(), &[mmap(0, size, true, false), touch_pages(pages.clone())]), &Policy::BASE);
+    let (exec, cov) = coverage(
+        &input(size, MappingLimits::xfs(), &[mmap(0, size, true, false), touch_pages(pages.clone())]),
+        &Policy::BASE,
+    );
     assert!(!cov.contains(stop));
     assert_eq!(order_submits(&exec).len(), 300, "every miss reads a window");
-    let (plain, cov) = coverage(&input(size, MappingLimits::xfs(), &[mmap(0, size, false, false), touch_pages(pages)]), &Policy::BASE);
+    let (plain, cov) =
+        coverage(&input(size, MappingLimits::xfs(), &[mmap(0, size, false, false), touch_pages(pages)]), &Policy::BASE);
     assert!(cov.contains(stop));
     assert_eq!(order_submits(&plain).len(), 100, "misses 1 to 100 read around, the rest do not");
 }
@@ -110,7 +130,8 @@ fn exec_misses_never_stop_reading() {
 fn map_populate_maps_the_whole_mapping_in_the_mmap_call() {
     let size = 8 * MIB;
     let len = 32 * 4096;
-    let steps = [mmap(0, len, false, true), Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential }];
+    let steps =
+        [mmap(0, len, false, true), Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential }];
     let (trace, cov) = coverage(&input(size, MappingLimits::xfs(), &steps), &Policy::BASE);
     assert!(cov.contains("__mm_populate: VM_FAULT_RETRY at the first page: again from it"));
     assert_eq!(order_submits(&trace), vec![(0, 32, 8), (32, 32, 32)]);
@@ -174,7 +195,10 @@ fn the_block_size_gives_xfs_its_minimum_folio_order() {
 fn sixteen_kib_blocks_align_every_folio_to_the_block() {
     let size = 8 * MIB;
     let lbs = MappingLimits::for_fs_block(FsKind::Xfs, Some(16384));
-    let reads = [Step::Read { fd: 0, offset: 4096, size: 4096 }, Step::Sequential { fd: 0, from: 8192, size: 20480, to: Some(2 * MIB) }];
+    let reads = [
+        Step::Read { fd: 0, offset: 4096, size: 4096 },
+        Step::Sequential { fd: 0, from: 8192, size: 20480, to: Some(2 * MIB) },
+    ];
     let trace = predict(&input(size, lbs, &reads), &Policy::BASE);
     assert_eq!(trace.windows[0].folios[0].index, 0);
     for f in trace.windows.iter().flat_map(|w| &w.folios) {

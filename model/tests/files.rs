@@ -20,7 +20,10 @@ fn input(files: &[(u64, Vec<Extent>)], steps: &[Step], ra_kb: u64) -> Input {
         ops: expand_files(steps, &sizes),
         folio_pfns: Vec::new(),
         vm: Default::default(),
-        other_files: files[1..].iter().map(|(size, extents)| FileInput { file_size: *size, extents: extents.clone() }).collect(),
+        other_files: files[1..]
+            .iter()
+            .map(|(size, extents)| FileInput { file_size: *size, extents: extents.clone() })
+            .collect(),
     }
 }
 
@@ -34,7 +37,8 @@ fn two_files_read_in_alternation_each_read_as_alone() {
     let (a_size, b_size) = (8 * MIB, 6 * MIB);
     let a_extents = one_extent(a_size);
     // File b elsewhere on the disk, in two extents.
-    let b_extents: Vec<Extent> = two_extents(b_size, 2 * MIB).into_iter().map(|e| Extent { physical: e.physical + 256 * MIB, ..e }).collect();
+    let b_extents: Vec<Extent> =
+        two_extents(b_size, 2 * MIB).into_iter().map(|e| Extent { physical: e.physical + 256 * MIB, ..e }).collect();
     let (a, b) = (fd_of(0, 0), fd_of(1, 0));
     let both = input(
         &[(a_size, a_extents.clone()), (b_size, b_extents.clone())],
@@ -45,8 +49,22 @@ fn two_files_read_in_alternation_each_read_as_alone() {
         ],
         128,
     );
-    let alone_a = input(&[(a_size, a_extents)], &[Step::Read { fd: 0, offset: 0, size: 4 * KIB }, Step::Sequential { fd: 0, from: 4 * KIB, size: 128 * KIB, to: None }], 128);
-    let alone_b = input(&[(b_size, b_extents)], &[Step::Read { fd: 0, offset: 0, size: 4 * KIB }, Step::Sequential { fd: 0, from: 4 * KIB, size: 128 * KIB, to: None }], 128);
+    let alone_a = input(
+        &[(a_size, a_extents)],
+        &[
+            Step::Read { fd: 0, offset: 0, size: 4 * KIB },
+            Step::Sequential { fd: 0, from: 4 * KIB, size: 128 * KIB, to: None },
+        ],
+        128,
+    );
+    let alone_b = input(
+        &[(b_size, b_extents)],
+        &[
+            Step::Read { fd: 0, offset: 0, size: 4 * KIB },
+            Step::Sequential { fd: 0, from: 4 * KIB, size: 128 * KIB, to: None },
+        ],
+        128,
+    );
     let policy = Policy::for_variant("base").unwrap();
     let trace = predict(&both, &policy);
     assert!(trace.windows.iter().any(|w| w.file == 1), "file b's windows are marked as file 1");
@@ -63,11 +81,23 @@ fn a_second_file_has_its_own_page_cache() {
     // though file 0 has the range cached.
     let size = 4 * MIB;
     let b = fd_of(1, 0);
-    let inp = input(&[(size, one_extent(size)), (size, one_extent(size).into_iter().map(|e| Extent { physical: e.physical + 64 * MIB, ..e }).collect())], &[Step::Read { fd: 0, offset: 0, size: 64 * KIB }, Step::Read { fd: b, offset: 0, size: 64 * KIB }], 128);
+    let inp = input(
+        &[
+            (size, one_extent(size)),
+            (size, one_extent(size).into_iter().map(|e| Extent { physical: e.physical + 64 * MIB, ..e }).collect()),
+        ],
+        &[Step::Read { fd: 0, offset: 0, size: 64 * KIB }, Step::Read { fd: b, offset: 0, size: 64 * KIB }],
+        128,
+    );
     let trace = predict(&inp, &Policy::for_variant("base").unwrap());
-    let syncs: Vec<(u32, u64)> = trace.windows.iter().filter(|w| w.trigger == Trigger::Sync).map(|w| (w.file, w.index)).collect();
+    let syncs: Vec<(u32, u64)> =
+        trace.windows.iter().filter(|w| w.trigger == Trigger::Sync).map(|w| (w.file, w.index)).collect();
     assert_eq!(syncs, vec![(0, 0), (1, 0)]);
-    let sectors: Vec<u64> = trace.windows.iter().filter(|w| w.file == 1).flat_map(|w| w.requests.iter().map(|r| r.sector)).collect();
-    assert!(sectors.iter().all(|&s| s * 512 >= DISK_OFFSET + 64 * MIB), "file b's reads go to its own extents: {sectors:?}");
+    let sectors: Vec<u64> =
+        trace.windows.iter().filter(|w| w.file == 1).flat_map(|w| w.requests.iter().map(|r| r.sector)).collect();
+    assert!(
+        sectors.iter().all(|&s| s * 512 >= DISK_OFFSET + 64 * MIB),
+        "file b's reads go to its own extents: {sectors:?}"
+    );
     assert_eq!(FDS_PER_FILE, b);
 }

@@ -16,7 +16,17 @@ fn sequential(size: u64, reads: &[(u64, u64)]) -> Vec<Op> {
 /// window is [24, 48) with folios (24, order 3) and (32, order 4).
 fn ramp(fs: FsKind, mapping: MappingLimits, extents: Vec<Extent>) -> Input {
     let reads = [(0, 16384), (16384, 16384), (32768, 16384), (49152, 16384), (65536, 65536), (131072, 131072)];
-    Input { fs, file_size: MIB, extents, queue: QueueLimits::nvme_qemu(128, 512), mapping, ops: sequential(MIB, &reads), folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() }
+    Input {
+        fs,
+        file_size: MIB,
+        extents,
+        queue: QueueLimits::nvme_qemu(128, 512),
+        mapping,
+        ops: sequential(MIB, &reads),
+        folio_pfns: Vec::new(),
+        other_files: Vec::new(),
+        vm: Default::default(),
+    }
 }
 
 fn requests(w: &Window) -> Vec<(u64, u64, &str)> {

@@ -14,8 +14,19 @@ use radiff_model::*;
 /// (scenarios/explore_next_miss_lag.yaml).
 fn two_streams() -> Input {
     let size = 8 * MIB;
-    let ops = expand(&[Step::Interleaved { fds: vec![0, 0], size: 32 << 10, starts: vec![0, size / 2], to: None }], size);
-    Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue: QueueLimits::nvme_qemu(256, 512), mapping: MappingLimits::xfs(), ops, folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() }
+    let ops =
+        expand(&[Step::Interleaved { fds: vec![0, 0], size: 32 << 10, starts: vec![0, size / 2], to: None }], size);
+    Input {
+        fs: FsKind::Xfs,
+        file_size: size,
+        extents: one_extent(size),
+        queue: QueueLimits::nvme_qemu(256, 512),
+        mapping: MappingLimits::xfs(),
+        ops,
+        folio_pfns: Vec::new(),
+        other_files: Vec::new(),
+        vm: Default::default(),
+    }
 }
 
 #[test]
@@ -23,9 +34,18 @@ fn an_async_window_of_interleaved_streams_starts_where_the_xarray_walk_reports_t
     let trace = predict(&two_streams(), &Policy::BASE);
     // The first stream's window [112, 128) is one order-4 folio, marked at 112; the other
     // stream's window has replaced the readahead state since.
-    let marked = trace.windows.iter().position(|w| w.submits.iter().any(|s| matches!(s, Submit::Order { index: 112, size: 16, .. }))).expect("a window [112, 128)");
+    let marked = trace
+        .windows
+        .iter()
+        .position(|w| w.submits.iter().any(|s| matches!(s, Submit::Order { index: 112, size: 16, .. })))
+        .expect("a window [112, 128)");
     assert!(trace.windows[marked].folios.iter().any(|f| f.index == 112 && f.order == 4));
-    let w = trace.windows.iter().skip(marked + 1).find(|w| w.trigger == Trigger::Async && w.index == 112).expect("the read at 112 hits the mark");
+    let w = trace
+        .windows
+        .iter()
+        .skip(marked + 1)
+        .find(|w| w.trigger == Trigger::Async && w.index == 112)
+        .expect("the read at 112 hits the mark");
     // The scan from 113 starts one page into the folio: xas_descend() leaves xa_offset on
     // the head (112) with xa_index 113, xas_next() moves both, and at the end of the leaf
     // __xas_next() resumes past index 128 without looking at it: the hole at 128 is

@@ -47,7 +47,12 @@ fn pairs_then_singles(pairs: usize, n: usize) -> Vec<u64> {
 
 /// (sector, sectors) of each window's requests, and their segments.
 fn requests(ex: &Explained) -> Vec<(Vec<(u64, u64)>, Vec<u64>)> {
-    ex.trace.windows.iter().zip(&ex.notes).map(|(w, n)| (w.requests.iter().map(|r| (r.sector, r.sectors)).collect(), n.segments.clone())).collect()
+    ex.trace
+        .windows
+        .iter()
+        .zip(&ex.notes)
+        .map(|(w, n)| (w.requests.iter().map(|r| (r.sector, r.sectors)).collect(), n.segments.clone()))
+        .collect()
 }
 
 const START: u64 = DISK_OFFSET >> 9;
@@ -66,7 +71,10 @@ fn ufs_requests_follow_the_measured_memory_of_order_0_folios() {
     assert!(ex.trace.folios().all(|f| f.order == 0));
     assert_eq!(
         requests(&ex),
-        vec![(vec![(START, 1064), (START + 1064, 984)], vec![128, 123]), (vec![(w1, 1040), (w1 + 1040, 1008)], vec![128, 126])]
+        vec![
+            (vec![(START, 1064), (START + 1064, 984)], vec![128, 123]),
+            (vec![(w1, 1040), (w1 + 1040, 1008)], vec![128, 126])
+        ]
     );
 
     // Every page in a pair: 128 segments, each window one 2048-sector request.
@@ -75,7 +83,13 @@ fn ufs_requests_follow_the_measured_memory_of_order_0_folios() {
 
     // Nothing measured: the Scattered assumption, 128 pages a request.
     let ex = explain(&f2fs_on_ufs(1024, Vec::new()), &Policy::BASE, &ModelConfig::default());
-    assert_eq!(requests(&ex), vec![(vec![(START, 1024), (START + 1024, 1024)], vec![128, 128]), (vec![(w1, 1024), (w1 + 1024, 1024)], vec![128, 128])]);
+    assert_eq!(
+        requests(&ex),
+        vec![
+            (vec![(START, 1024), (START + 1024, 1024)], vec![128, 128]),
+            (vec![(w1, 1024), (w1 + 1024, 1024)], vec![128, 128])
+        ]
+    );
     // Measured pages none of which touch another give the same.
     let ex_scattered = explain(&f2fs_on_ufs(1024, runs(&[1; 512])), &Policy::BASE, &ModelConfig::default());
     assert_eq!(ex_scattered.trace, ex.trace);
@@ -99,16 +113,19 @@ fn windows_of_128_pages_are_one_request_whatever_the_memory() {
     let mut input = f2fs_on_ufs(512, Vec::new());
     input.ops = (0..16).map(|i| Op::Read { fd: 0, offset: i * 131072, len: 131072 }).collect();
     let base = explain(&input, &Policy::BASE, &ModelConfig::default());
-    let windows: Vec<(u64, u64)> = base.trace.windows.iter().map(|w| (w.folios.len() as u64, w.requests.len() as u64)).collect();
+    let windows: Vec<(u64, u64)> =
+        base.trace.windows.iter().map(|w| (w.folios.len() as u64, w.requests.len() as u64)).collect();
     assert_eq!(windows, vec![(64, 1), (128, 1), (128, 1), (128, 1), (64, 1)]);
     assert!(base.trace.windows.iter().all(|w| w.requests[0].sectors == w.folios.len() as u64 * 8));
     // Pages per segment: single pages, pairs, one 256 KiB segment of contiguous memory.
-    for (pfns, per_segment) in [(runs(&[1; 512]), 1), (runs(&[2; 256]), 2), ((0x100000..0x100000 + 512).collect(), 64)] {
+    for (pfns, per_segment) in [(runs(&[1; 512]), 1), (runs(&[2; 256]), 2), ((0x100000..0x100000 + 512).collect(), 64)]
+    {
         input.folio_pfns = pfns;
         let ex = explain(&input, &Policy::BASE, &ModelConfig::default());
         assert_eq!(ex.trace, base.trace);
         let segments: Vec<Vec<u64>> = ex.notes.iter().map(|n| n.segments.clone()).collect();
-        let expected: Vec<Vec<u64>> = ex.trace.windows.iter().map(|w| vec![w.folios.len() as u64 / per_segment]).collect();
+        let expected: Vec<Vec<u64>> =
+            ex.trace.windows.iter().map(|w| vec![w.folios.len() as u64 / per_segment]).collect();
         assert_eq!(segments, expected);
     }
 }
@@ -125,7 +142,8 @@ fn folios_past_the_measured_ones_take_the_assumption_and_the_notes_say_so() {
         let mut full = measured.clone();
         full.extend(ex.trace.folios().enumerate().skip(300).map(|(n, f)| folio_memory.assumed_pfn(n as u64, f.index)));
         assert_eq!(ex.trace, predict_with(&f2fs_on_ufs(1024, full), &Policy::BASE, &config));
-        let notes: Vec<&String> = ex.notes.iter().flat_map(|n| &n.steps).filter(|s| s.starts_with("folio_pfns")).collect();
+        let notes: Vec<&String> =
+            ex.notes.iter().flat_map(|n| &n.steps).filter(|s| s.starts_with("folio_pfns")).collect();
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("the kernel added 300 folios; this one (index 300, order 0)"), "{}", notes[0]);
         // The note is in window 1, which added the folio at 300.
@@ -138,7 +156,10 @@ fn folios_past_the_measured_ones_take_the_assumption_and_the_notes_say_so() {
 
     // More pfns than folios: noted at the end.
     let ex = explain(&f2fs_on_ufs(1024, runs(&[1; 600])), &Policy::BASE, &ModelConfig::default());
-    assert_eq!(ex.notes.last().unwrap().steps.last().unwrap(), "folio_pfns: the kernel added 600 folios, the model 512");
+    assert_eq!(
+        ex.notes.last().unwrap().steps.last().unwrap(),
+        "folio_pfns: the kernel added 600 folios, the model 512"
+    );
     // Notes never change the trace.
     assert_eq!(ex.trace, predict(&f2fs_on_ufs(1024, runs(&[1; 600])), &Policy::BASE));
 }

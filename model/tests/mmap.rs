@@ -122,7 +122,10 @@ fn sequential_touch_reads_around_then_ramps_up_asynchronously() {
     assert_eq!(order_submit(&w[0]), Some((0, 32, 8, 0)));
     assert_eq!(orders(&w[0]), (0..32).map(|i| (i, 0)).collect::<Vec<_>>());
     assert!(!w[0].requests.is_empty());
-    assert_eq!(w[5].ra, RaState { start: 0, size: 32, async_size: 8, order: 0, ra_pages: 32, mmap_miss: 0, prev_pos: -1 });
+    assert_eq!(
+        w[5].ra,
+        RaState { start: 0, size: 32, async_size: 8, order: 0, ra_pages: 32, mmap_miss: 0, prev_pos: -1 }
+    );
     assert_eq!(order_submit(&w[5]), Some((32, 32, 32, 2)));
     assert_eq!(orders(&w[5]), (0..8).map(|i| (32 + 4 * i, 2)).collect::<Vec<_>>());
     assert_eq!(order_submit(&w[8]), Some((64, 32, 32, 4)));
@@ -134,7 +137,8 @@ fn sequential_touch_reads_around_then_ramps_up_asynchronously() {
         assert!(w.folios.is_empty() && w.requests.is_empty() && w.submits.is_empty());
     }
     // From 128 to 1984: Fault, Async, FaultAround every 32 pages.
-    let steady: Vec<_> = (128..=1984).step_by(32).flat_map(|k| [(Fault, k, 1), (Async, k, 32), (FaultAround, k, 16)]).collect();
+    let steady: Vec<_> =
+        (128..=1984).step_by(32).flat_map(|k| [(Fault, k, 1), (Async, k, 32), (FaultAround, k, 16)]).collect();
     assert_eq!(s[18..18 + steady.len()], steady[..]);
     assert_eq!(s[18 + steady.len()..], [(Fault, 2016, 1), (FaultAround, 2016, 16), (FaultAround, 2032, 16)]);
     assert_eq!(trace.folios().map(Folio::pages).sum::<u64>(), 2048);
@@ -149,7 +153,10 @@ fn sequential_touch_reads_around_then_ramps_up_asynchronously() {
 fn read_around_stops_once_mmap_miss_passes_lotsamiss() {
     let size = 256 * MIB;
     let pages: Vec<u64> = (0..128).map(|i| i * 512).collect();
-    let trace = predict(&input(size, 65536, &[map_all(size), touch(TouchOrder::Pages { pages: pages.clone() })]), &Policy::BASE);
+    let trace = predict(
+        &input(size, 65536, &[map_all(size), touch(TouchOrder::Pages { pages: pages.clone() })]),
+        &Policy::BASE,
+    );
     let faults: Vec<&Window> = trace.windows.iter().filter(|w| w.trigger == Fault).collect();
     assert_eq!(faults.len(), 128);
     for (i, (w, &p)) in faults.iter().zip(&pages).enumerate() {
@@ -173,7 +180,10 @@ fn read_around_stops_once_mmap_miss_passes_lotsamiss() {
 #[test]
 fn random_touches_stop_reading_around() {
     let size = 256 * MIB;
-    let trace = predict(&input(size, 65536, &[map_all(size), touch(TouchOrder::Random { count: 1000, seed: 7 })]), &Policy::BASE);
+    let trace = predict(
+        &input(size, 65536, &[map_all(size), touch(TouchOrder::Random { count: 1000, seed: 7 })]),
+        &Policy::BASE,
+    );
     let faults: Vec<&Window> = trace.windows.iter().filter(|w| w.trigger == Fault).collect();
     let read_arounds = faults.iter().filter(|w| order_submit(w).is_some()).count();
     assert!((100..120).contains(&read_arounds), "{read_arounds}");
@@ -189,11 +199,25 @@ fn random_touches_stop_reading_around() {
 fn madv_random_reads_single_pages() {
     let size = 8 * MIB;
     let trace = predict(
-        &input(size, 65536, &[map_all(size), madvise(size, MadvAdvice::Random), touch(TouchOrder::Stride { stride: 4096 })]),
+        &input(
+            size,
+            65536,
+            &[map_all(size), madvise(size, MadvAdvice::Random), touch(TouchOrder::Stride { stride: 4096 })],
+        ),
         &Policy::BASE,
     );
     let s = shape(&trace);
-    assert_eq!(s[..6], [(Fault, 0, 1), (FaultAround, 0, 16), (FaultAround, 0, 16), (Fault, 1, 1), (FaultAround, 0, 16), (FaultAround, 0, 16)]);
+    assert_eq!(
+        s[..6],
+        [
+            (Fault, 0, 1),
+            (FaultAround, 0, 16),
+            (FaultAround, 0, 16),
+            (Fault, 1, 1),
+            (FaultAround, 0, 16),
+            (FaultAround, 0, 16)
+        ]
+    );
     for w in trace.windows.iter().filter(|w| w.trigger == Fault) {
         assert_eq!(w.submits, vec![]);
         assert_eq!(orders(w), vec![(w.index, 0)]);
@@ -214,7 +238,18 @@ fn madv_sequential_uses_page_cache_sync_ra() {
         &Policy::BASE,
     );
     let s = shape(&trace);
-    assert_eq!(s[..7], [(Fault, 0, 1), (Sync, 0, 32), (FaultAround, 0, 16), (FaultAround, 16, 16), (Fault, 16, 1), (Async, 16, 32), (FaultAround, 16, 16)]);
+    assert_eq!(
+        s[..7],
+        [
+            (Fault, 0, 1),
+            (Sync, 0, 32),
+            (FaultAround, 0, 16),
+            (FaultAround, 16, 16),
+            (Fault, 16, 1),
+            (Async, 16, 32),
+            (FaultAround, 16, 16)
+        ]
+    );
     assert_eq!(order_submit(&trace.windows[1]), Some((0, 32, 16, 0)));
     assert_eq!(order_submit(&trace.windows[5]), Some((32, 32, 32, 2)));
     // VM_SEQ_READ leaves mmap_miss alone.
@@ -288,7 +323,10 @@ fn fault_around_of_one_page_means_no_fault_around() {
 fn a_second_pass_takes_no_fault() {
     let size = MIB;
     let once = predict(&input(size, 65536, &[map_all(size), touch(TouchOrder::Sequential)]), &Policy::BASE);
-    let twice = predict(&input(size, 65536, &[map_all(size), touch(TouchOrder::Sequential), touch(TouchOrder::Backward)]), &Policy::BASE);
+    let twice = predict(
+        &input(size, 65536, &[map_all(size), touch(TouchOrder::Sequential), touch(TouchOrder::Backward)]),
+        &Policy::BASE,
+    );
     assert_eq!(once, twice);
 }
 
@@ -300,11 +338,18 @@ fn a_second_pass_takes_no_fault() {
 #[test]
 fn munmap_keeps_the_page_cache() {
     let size = MIB;
-    let steps = [map_all(size), touch(TouchOrder::Sequential), Step::Munmap { map: 0 }, map_all(size), touch(TouchOrder::Sequential)];
+    let steps = [
+        map_all(size),
+        touch(TouchOrder::Sequential),
+        Step::Munmap { map: 0 },
+        map_all(size),
+        touch(TouchOrder::Sequential),
+    ];
     let trace = predict(&input(size, 65536, &steps), &Policy::BASE);
     let first = predict(&input(size, 65536, &steps[..2]), &Policy::BASE);
     let rest = &shape(&trace)[first.windows.len()..];
-    let want: Vec<_> = (0..96).step_by(16).chain((96..224).step_by(32)).chain([224, 240]).map(|p| (FaultAround, p, 16)).collect();
+    let want: Vec<_> =
+        (0..96).step_by(16).chain((96..224).step_by(32)).chain([224, 240]).map(|p| (FaultAround, p, 16)).collect();
     assert_eq!(rest, want);
 }
 
@@ -313,7 +358,8 @@ fn munmap_keeps_the_page_cache() {
 fn coverage_of_the_fault_path() {
     let size = 8 * MIB;
     let input = input(size, 65536, &[map_all(size), touch(TouchOrder::Sequential)]);
-    let (trace, cov) = coverage_with(&input, &Policy::BASE, &ModelConfig { touches: Touches::Race, ..Default::default() });
+    let (trace, cov) =
+        coverage_with(&input, &Policy::BASE, &ModelConfig { touches: Touches::Race, ..Default::default() });
     assert_eq!(trace, predict(&input, &Policy::BASE));
     for id in [
         "do_sync_mmap_readahead: read-around",
@@ -361,7 +407,8 @@ fn two_mappings_touched_in_turns_keep_their_own_readahead_state() {
     let trace = predict(&input(size, 65536, &steps), &Policy::BASE);
     let first: Vec<_> = trace.windows.iter().filter(|w| w.trigger == Fault).take(4).map(|w| w.index).collect();
     assert_eq!(first, vec![0, 1024, 1032, 1040]);
-    let asyncs: Vec<_> = trace.windows.iter().filter(|w| w.trigger == Async).map(|w| (w.index, w.ra.size, w.ra.order)).take(4).collect();
+    let asyncs: Vec<_> =
+        trace.windows.iter().filter(|w| w.trigger == Async).map(|w| (w.index, w.ra.size, w.ra.order)).take(4).collect();
     assert_eq!(asyncs, vec![(1032, 32, 0), (1040, 32, 2), (24, 32, 0), (32, 32, 2)]);
 }
 

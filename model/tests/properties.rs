@@ -12,7 +12,14 @@ fn fs_and_mapping() -> impl Strategy<Value = (FsKind, MappingLimits)> {
         Just((FsKind::Xfs, MappingLimits::xfs())),
         Just((FsKind::Ext4, MappingLimits::ext4())),
         Just((FsKind::F2fs, MappingLimits::f2fs())),
-        (0u32..=9).prop_map(|max| (FsKind::Xfs, if max == 0 { MappingLimits::order0() } else { MappingLimits { large_folios: true, min_order: 0, max_order: max } })),
+        (0u32..=9).prop_map(|max| (
+            FsKind::Xfs,
+            if max == 0 {
+                MappingLimits::order0()
+            } else {
+                MappingLimits { large_folios: true, min_order: 0, max_order: max }
+            }
+        )),
         (1u32..=9).prop_map(|max| (FsKind::Ext4, MappingLimits { large_folios: true, min_order: 0, max_order: max })),
     ]
 }
@@ -36,7 +43,12 @@ fn layout(pages: u64) -> impl Strategy<Value = Vec<Extent>> {
             }
             match kind {
                 7 => {} // hole
-                _ => extents.push(Extent { logical: start, physical: disk, length: end - start, flags: if kind == 6 { 0x800 } else { 0 } }),
+                _ => extents.push(Extent {
+                    logical: start,
+                    physical: disk,
+                    length: end - start,
+                    flags: if kind == 6 { 0x800 } else { 0 },
+                }),
             }
             disk += end - start;
         }
@@ -69,9 +81,22 @@ fn queue() -> impl Strategy<Value = QueueLimits> {
 
 fn op(size: u64, dontneed: bool) -> impl Strategy<Value = Op> {
     let advice = if dontneed {
-        prop::sample::select(vec![Advice::Normal, Advice::Random, Advice::Sequential, Advice::Willneed, Advice::Noreuse, Advice::Dontneed])
+        prop::sample::select(vec![
+            Advice::Normal,
+            Advice::Random,
+            Advice::Sequential,
+            Advice::Willneed,
+            Advice::Noreuse,
+            Advice::Dontneed,
+        ])
     } else {
-        prop::sample::select(vec![Advice::Normal, Advice::Random, Advice::Sequential, Advice::Willneed, Advice::Noreuse])
+        prop::sample::select(vec![
+            Advice::Normal,
+            Advice::Random,
+            Advice::Sequential,
+            Advice::Willneed,
+            Advice::Noreuse,
+        ])
     };
     prop_oneof![
         8 => (0u32..3, 0..size + PAGE, 1u64..(2 << 20)).prop_map(|(fd, offset, len)| Op::Read { fd, offset, len }),
@@ -87,13 +112,24 @@ fn ops(size: u64, dontneed: bool) -> impl Strategy<Value = Vec<Op>> {
     let run = (0u32..3, 0..size, 1u64..(1 << 20), 1usize..24).prop_map(move |(fd, from, len, n)| {
         (0..n as u64).map(|i| Op::Read { fd, offset: from + i * len, len }).collect::<Vec<_>>()
     });
-    proptest::collection::vec(prop_oneof![3 => op(size, dontneed).prop_map(|o| vec![o]), 1 => run], 1..12).prop_map(|v| v.concat())
+    proptest::collection::vec(prop_oneof![3 => op(size, dontneed).prop_map(|o| vec![o]), 1 => run], 1..12)
+        .prop_map(|v| v.concat())
 }
 
 fn input(dontneed: bool) -> impl Strategy<Value = Input> {
     (fs_and_mapping(), 1u64..2048, 0u64..PAGE, queue()).prop_flat_map(move |((fs, mapping), pages, tail, queue)| {
         let file_size = (pages * PAGE - tail).max(1);
-        (layout(pages), ops(file_size, dontneed)).prop_map(move |(extents, ops)| Input { fs, file_size, extents, queue: queue.clone(), mapping, ops, folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() })
+        (layout(pages), ops(file_size, dontneed)).prop_map(move |(extents, ops)| Input {
+            fs,
+            file_size,
+            extents,
+            queue: queue.clone(),
+            mapping,
+            ops,
+            folio_pfns: Vec::new(),
+            other_files: Vec::new(),
+            vm: Default::default(),
+        })
     })
 }
 
@@ -112,7 +148,11 @@ fn config() -> impl Strategy<Value = ModelConfig> {
         prop::sample::select(vec![IoCompletion::AtIssue, IoCompletion::BeforeNextOp, IoCompletion::WhenWaited]),
         prop::sample::select(vec![FolioMemory::Scattered, FolioMemory::Contiguous]),
     )
-        .prop_map(|(io_completion, folio_memory)| ModelConfig { io_completion, folio_memory, ..Default::default() })
+        .prop_map(|(io_completion, folio_memory)| ModelConfig {
+            io_completion,
+            folio_memory,
+            ..Default::default()
+        })
 }
 
 fn any_policy() -> impl Strategy<Value = Policy> {
@@ -169,7 +209,11 @@ fn place(folios: &[Folio], kinds: &[u8]) -> Vec<u64> {
 
 /// The file page whose block is at device byte `pos`, if a written extent holds it.
 fn page_at_disk(input: &Input, pos: u64) -> Option<u64> {
-    input.extents.iter().find(|e| e.flags & 0x800 == 0 && e.physical <= pos && pos < e.physical + e.length).map(|e| (e.logical + pos - e.physical) / PAGE)
+    input
+        .extents
+        .iter()
+        .find(|e| e.flags & 0x800 == 0 && e.physical <= pos && pos < e.physical + e.length)
+        .map(|e| (e.logical + pos - e.physical) / PAGE)
 }
 
 /// The fewest segments the memory behind `[start, end)` of the device can be mapped in,

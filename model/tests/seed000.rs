@@ -22,7 +22,11 @@ fn the_window_at_page_48_is_trimmed_from_56_to_16_pages() {
     // get_next_ra_size(28, 128) = 56, and aligning its end 104 down to a multiple of 64
     // left [48, 64).
     assert_eq!(submits[3], (48, 16, 16, 6));
-    let w = trace.windows.iter().find(|w| w.submits.first().is_some_and(|s| matches!(s, Submit::Order { index: 48, .. }))).unwrap();
+    let w = trace
+        .windows
+        .iter()
+        .find(|w| w.submits.first().is_some_and(|s| matches!(s, Submit::Order { index: 48, .. })))
+        .unwrap();
     assert_eq!((w.trigger, w.index, w.req_count), (Trigger::Async, 20, 257 - 20));
     assert_eq!((w.ra.size, w.ra.async_size, w.ra.order, w.ra.ra_pages, w.ra.prev_pos), (28, 28, 4, 32, 4096));
     // 16 pages of order 4 at most: ilog2(16) = 4 caps the folio at 16 pages.
@@ -71,7 +75,8 @@ fn a_13_window_cycle_repeats_every_two_reads_on_base() {
     assert!(submits.contains(&(896, 126, 126, 7)));
     // ffs(81) - 1 = 0: the 81-page window is not aligned; it comes from
     // get_next_ra_size(64, 81) with req_count 81 left in the read.
-    let w81 = trace.windows.iter().find(|w| matches!(w.submits.first(), Some(Submit::Order { index: 752, .. }))).unwrap();
+    let w81 =
+        trace.windows.iter().find(|w| matches!(w.submits.first(), Some(Submit::Order { index: 752, .. }))).unwrap();
     assert_eq!((w81.index, w81.req_count, w81.ra.size), (688, 81, 64));
     assert_eq!(w81.submits[0], Submit::Order { index: 752, size: 81, async_size: 81, order: 8 });
 }
@@ -91,7 +96,10 @@ fn base_whole_run_matches_the_real_kernel() {
     for w in &trace.windows {
         let first = w.folios.first().unwrap();
         let pages: u64 = w.folios.iter().map(|f| f.pages()).sum();
-        assert_eq!(w.requests, vec![Request { sector: (DISK_OFFSET >> 9) + first.index * 8, sectors: pages * 8, rwbs: "RA".into() }]);
+        assert_eq!(
+            w.requests,
+            vec![Request { sector: (DISK_OFFSET >> 9) + first.index * 8, sectors: pages * 8, rwbs: "RA".into() }]
+        );
     }
 }
 

@@ -13,8 +13,28 @@ use radiff_model::*;
 
 fn random_reads(read_ahead_kb: u64, seed: u64) -> Input {
     let size = 512 * MIB;
-    let ops = expand(&[Step::Random { fd: 0, count: 1500, size: SizeRange { min: 4096, max: 128 * 1024, align: 4096 }, seed, from: 0, to: None }], size);
-    Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue: QueueLimits::nvme_qemu(read_ahead_kb, 512), mapping: MappingLimits::xfs(), ops, folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() }
+    let ops = expand(
+        &[Step::Random {
+            fd: 0,
+            count: 1500,
+            size: SizeRange { min: 4096, max: 128 * 1024, align: 4096 },
+            seed,
+            from: 0,
+            to: None,
+        }],
+        size,
+    );
+    Input {
+        fs: FsKind::Xfs,
+        file_size: size,
+        extents: one_extent(size),
+        queue: QueueLimits::nvme_qemu(read_ahead_kb, 512),
+        mapping: MappingLimits::xfs(),
+        ops,
+        folio_pfns: Vec::new(),
+        other_files: Vec::new(),
+        vm: Default::default(),
+    }
 }
 
 /// One read: its first page, last_index, and the runs (start, pages) it finds missing.
@@ -56,7 +76,10 @@ fn base_reads_one_page_per_sync_readahead() {
             for page in start..start + n {
                 let w = windows.next().expect("a window per missing page");
                 // The tracepoint prints req_count before "req_count = 1;".
-                assert_eq!((w.trigger, w.index, w.req_count, w.ra.ra_pages), (Trigger::Sync, page, last_index - page, 0));
+                assert_eq!(
+                    (w.trigger, w.index, w.req_count, w.ra.ra_pages),
+                    (Trigger::Sync, page, last_index - page, 0)
+                );
                 assert_eq!(w.submits, vec![Submit::Unbounded { index: page, nr_to_read: 1, lookahead_size: 0 }]);
                 assert_eq!(w.folios, vec![Folio { index: page, order: 0 }]);
                 assert_eq!(w.requests, vec![Request { sector: sector(page), sectors: 8, rwbs: "RA".into() }]);
@@ -79,8 +102,12 @@ fn the_patch_reads_each_request_whole() {
         let Some(&(start, _)) = runs.first() else { continue };
         let w = windows.next().expect("a window per read with a missing page");
         assert_eq!((w.trigger, w.index, w.req_count), (Trigger::Sync, start, last_index - start));
-        assert_eq!(w.submits, vec![Submit::Unbounded { index: start, nr_to_read: last_index - start, lookahead_size: 0 }]);
-        let requests: Vec<Request> = runs.iter().map(|&(p, n)| Request { sector: sector(p), sectors: n * 8, rwbs: "RA".into() }).collect();
+        assert_eq!(
+            w.submits,
+            vec![Submit::Unbounded { index: start, nr_to_read: last_index - start, lookahead_size: 0 }]
+        );
+        let requests: Vec<Request> =
+            runs.iter().map(|&(p, n)| Request { sector: sector(p), sectors: n * 8, rwbs: "RA".into() }).collect();
         assert_eq!(w.requests, requests);
         if runs == [(first, last_index - first)] {
             whole += 1;

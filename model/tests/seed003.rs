@@ -11,11 +11,23 @@ use radiff_model::*;
 /// A file in extents of `pages` pages, each 1 MiB past the end of the previous one on disk.
 fn scattered(size: u64, pages: u64) -> Vec<Extent> {
     let len = pages * 4096;
-    (0..size / len).map(|i| Extent { logical: i * len, physical: DISK_OFFSET + i * (len + MIB), length: len, flags: 0 }).collect()
+    (0..size / len)
+        .map(|i| Extent { logical: i * len, physical: DISK_OFFSET + i * (len + MIB), length: len, flags: 0 })
+        .collect()
 }
 
 fn f2fs(size: u64, extent_pages: u64, ops: Vec<Op>) -> Input {
-    Input { fs: FsKind::F2fs, file_size: size, extents: scattered(size, extent_pages), queue: ufs(128), mapping: MappingLimits::f2fs(), ops, folio_pfns: Vec::new(), other_files: Vec::new(), vm: Default::default() }
+    Input {
+        fs: FsKind::F2fs,
+        file_size: size,
+        extents: scattered(size, extent_pages),
+        queue: ufs(128),
+        mapping: MappingLimits::f2fs(),
+        ops,
+        folio_pfns: Vec::new(),
+        other_files: Vec::new(),
+        vm: Default::default(),
+    }
 }
 
 fn read(fd: u32, page: u64, pages: u64) -> Op {
@@ -30,7 +42,13 @@ fn a_small_window_grows_to_bdi_ra_pages_inside_the_extent() {
     let ex = explain(&input, &policy("f2fs-extent-ra"), &ModelConfig::default());
     let w = &ex.trace.windows[0];
     // get_init_ra_size(1, 32) = 4 pages, then max(4, ra_pages 32) = 32 contiguous blocks.
-    assert_eq!(w.submits, vec![Submit::Order { index: 0, size: 4, async_size: 3, order: 0 }, Submit::Unbounded { index: 0, nr_to_read: 4, lookahead_size: 3 }]);
+    assert_eq!(
+        w.submits,
+        vec![
+            Submit::Order { index: 0, size: 4, async_size: 3, order: 0 },
+            Submit::Unbounded { index: 0, nr_to_read: 4, lookahead_size: 3 }
+        ]
+    );
     assert_eq!(w.folios, (0..32).map(|index| Folio { index, order: 0 }).collect::<Vec<_>>());
     // Order-0 pages in bios of bio_max_segs(max_nr_pages = 4) vecs, merged in the plug.
     assert_eq!(w.requests, vec![Request { sector: DISK_OFFSET >> 9, sectors: 256, rwbs: "RA".into() }]);

@@ -12,8 +12,8 @@ use clap::Parser;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use radiff::cache::Cache;
 use radiff::cli::{Cli, Command, KernelsCommand, RunArgs};
-use radiff::progress::{self, Event, Reporter};
 use radiff::kernels::{Builder, Kernels};
+use radiff::progress::{self, Event, Reporter};
 use radiff::scenario::Scenario;
 use radiff::summary::{self, Figures};
 use radiff::{repo_root, Result};
@@ -99,7 +99,9 @@ impl Terminal {
     fn with_target(target: ProgressDrawTarget, ticking: bool) -> Terminal {
         let multi = MultiProgress::with_draw_target(target);
         let main = ProgressBar::new_spinner();
-        main.set_style(ProgressStyle::with_template("{spinner:.green} [{elapsed_precise}] {wide_msg}").expect("a valid template"));
+        main.set_style(
+            ProgressStyle::with_template("{spinner:.green} [{elapsed_precise}] {wide_msg}").expect("a valid template"),
+        );
         Terminal { multi, main, tasks: Default::default(), shown: Arc::new(Once::new()), ticking }
     }
 
@@ -122,15 +124,25 @@ impl Terminal {
             }
             Event::Status(s) => {
                 let (template, length) = match (s.total, s.bytes) {
-                    (Some(total), false) => ("  {prefix} [{bar:30.cyan/blue}] {pos}/{len} [{elapsed}] {wide_msg}", Some(total)),
-                    (Some(total), true) => ("  {prefix} [{bar:30.cyan/blue}] {bytes}/{total_bytes} [{elapsed}] {wide_msg}", Some(total)),
-                    (None, false) if s.done.is_some() => ("  {spinner:.green} {prefix} ({pos} so far) [{elapsed}] {wide_msg}", None),
-                    (None, true) if s.done.is_some() => ("  {spinner:.green} {prefix} ({bytes}) [{elapsed}] {wide_msg}", None),
+                    (Some(total), false) => {
+                        ("  {prefix} [{bar:30.cyan/blue}] {pos}/{len} [{elapsed}] {wide_msg}", Some(total))
+                    }
+                    (Some(total), true) => {
+                        ("  {prefix} [{bar:30.cyan/blue}] {bytes}/{total_bytes} [{elapsed}] {wide_msg}", Some(total))
+                    }
+                    (None, false) if s.done.is_some() => {
+                        ("  {spinner:.green} {prefix} ({pos} so far) [{elapsed}] {wide_msg}", None)
+                    }
+                    (None, true) if s.done.is_some() => {
+                        ("  {spinner:.green} {prefix} ({bytes}) [{elapsed}] {wide_msg}", None)
+                    }
                     (None, _) => ("  {spinner:.green} {prefix} [{elapsed}] {wide_msg}", None),
                 };
                 let style = ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> ");
                 let new = !tasks.contains_key(&s.task);
-                let bar = tasks.entry(s.task).or_insert_with(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()).with_prefix(s.title.clone()));
+                let bar = tasks.entry(s.task).or_insert_with(|| {
+                    ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()).with_prefix(s.title.clone())
+                });
                 bar.set_style(style);
                 match length {
                     Some(total) => bar.set_length(total),
@@ -222,7 +234,11 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let mut runs = std::collections::HashMap::new();
     for variant in &variants {
         let kernel = lab.kernel(variant, &format!("{} on {variant}", scenario.name))?;
-        let jobs: Vec<radiff::run::Job> = scenario.points.iter().map(|point| radiff::run::Job { scenario: &scenario, point, name: variant }).collect();
+        let jobs: Vec<radiff::run::Job> = scenario
+            .points
+            .iter()
+            .map(|point| radiff::run::Job { scenario: &scenario, point, name: variant })
+            .collect();
         for (n, result) in lab.run_batch(&kernel, &jobs).into_iter().enumerate() {
             runs.insert((n, variant.clone()), result);
         }
@@ -264,7 +280,10 @@ mod tests {
     fn lines_last_and_statuses_do_not() {
         let t = hidden();
         let task = Task::start("building base");
-        assert_eq!(t.apply(&Event::Line("built base in 564 s: /c/bzImage".into())).as_deref(), Some("radiff: built base in 564 s: /c/bzImage"));
+        assert_eq!(
+            t.apply(&Event::Line("built base in 564 s: /c/bzImage".into())).as_deref(),
+            Some("radiff: built base in 564 s: /c/bzImage")
+        );
         assert_eq!(t.main.message(), "built base in 564 s: /c/bzImage", "the spinner shows the last lasting line");
         assert_eq!(t.apply(&Event::Status(task.make("CC mm/readahead.o".into(), Some(812), None, false))), None);
         assert_eq!(t.main.message(), "built base in 564 s: /c/bzImage", "a status leaves the spinner's line alone");
@@ -278,7 +297,10 @@ mod tests {
         let bar = |t: &Terminal| t.tasks.lock().unwrap().get(&task.id()).cloned();
         t.apply(&Event::Status(task.make("base, run 1 of 3".into(), Some(0), Some(6), false)));
         let b = bar(&t).expect("a bar");
-        assert_eq!((b.position(), b.length(), b.message(), b.prefix()), (0, Some(6), "base, run 1 of 3".to_string(), "report s".to_string()));
+        assert_eq!(
+            (b.position(), b.length(), b.message(), b.prefix()),
+            (0, Some(6), "base, run 1 of 3".to_string(), "report s".to_string())
+        );
         t.apply(&Event::Status(task.make("v1, run 2 of 3".into(), Some(3), Some(6), false)));
         let b = bar(&t).expect("the same bar");
         assert_eq!((b.position(), b.length(), b.message()), (3, Some(6), "v1, run 2 of 3".to_string()));

@@ -81,7 +81,14 @@ pub fn causes(findings: &[Finding], policies: &[(String, Policy)], t: &Threshold
     let mut out: Vec<Cause> = by_key
         .into_iter()
         .map(|((detector, variant, path), mut members)| {
-            members.sort_by(|&(a, _), &(b, _)| findings[a].gen.steps.len().cmp(&findings[b].gen.steps.len()).then(findings[b].hit.strength.total_cmp(&findings[a].hit.strength)));
+            members.sort_by(|&(a, _), &(b, _)| {
+                findings[a]
+                    .gen
+                    .steps
+                    .len()
+                    .cmp(&findings[b].gen.steps.len())
+                    .then(findings[b].hit.strength.total_cmp(&findings[a].hit.strength))
+            });
             Cause { detector, variant, path, findings: members.iter().map(|m| m.0).collect(), window: members[0].1 }
         })
         .collect();
@@ -113,7 +120,12 @@ impl Cause {
 }
 
 /// The finding's anomalous window and the keyed decisions there.
-fn anomaly(f: &Finding, policies: &[(String, Policy)], t: &Thresholds, keyed: &dyn Fn(&str) -> bool) -> Option<(usize, Vec<String>)> {
+fn anomaly(
+    f: &Finding,
+    policies: &[(String, Policy)],
+    t: &Thresholds,
+    keyed: &dyn Fn(&str) -> bool,
+) -> Option<(usize, Vec<String>)> {
     let s = scenario_of(&f.gen, &[]).ok()?;
     let input = synthetic_input(&s);
     let config = ModelConfig::default();
@@ -150,7 +162,11 @@ pub fn first_firing_window(e: &Explained, detector: &str, input: &radiff_model::
 /// The distinct keyed decisions of window `w`, in [`BRANCHES`] order.
 fn key_of(e: &Explained, w: usize, keyed: &dyn Fn(&str) -> bool) -> Vec<String> {
     let Some(note) = e.notes.get(w) else { return Vec::new() };
-    BRANCHES.iter().filter(|b| keyed(b.id) && note.decisions.iter().any(|d| d == b.id)).map(|b| b.id.to_string()).collect()
+    BRANCHES
+        .iter()
+        .filter(|b| keyed(b.id) && note.decisions.iter().any(|d| d == b.id))
+        .map(|b| b.id.to_string())
+        .collect()
 }
 
 #[cfg(test)]

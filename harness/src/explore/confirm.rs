@@ -57,12 +57,18 @@ impl Status {
 
     pub fn text(&self) -> String {
         match self {
-            Status::Confirmed { kernel_key } => format!("confirmed: the kernel fires it too [{kernel_key}], and the model equals the kernel"),
-            Status::ModelBug { diff } => format!("MODEL BUG: the model and the kernel differ, and a second run of the kernel repeats the first\n{diff}"),
+            Status::Confirmed { kernel_key } => {
+                format!("confirmed: the kernel fires it too [{kernel_key}], and the model equals the kernel")
+            }
+            Status::ModelBug { diff } => format!(
+                "MODEL BUG: the model and the kernel differ, and a second run of the kernel repeats the first\n{diff}"
+            ),
             Status::KernelRace { diff, runs } => {
                 format!("KERNEL RACE: the model and the kernel differ where the kernel's trace depends on timing (not a model bug)\n{runs}\nthe model against the first run:\n{diff}")
             }
-            Status::NotReproduced => "not reproduced: the model equals the kernel, but the kernel's trace does not fire the detector".into(),
+            Status::NotReproduced => {
+                "not reproduced: the model equals the kernel, but the kernel's trace does not fire the detector".into()
+            }
             Status::Failed { error } => format!("the run failed: {error}"),
         }
     }
@@ -89,7 +95,9 @@ pub struct Confirmation {
 /// Whether the disk image `f`'s scenario needs is already prepared (then confirming it
 /// costs only its runs).
 pub fn image_ready(lab: &Lab, f: &Finding, o: &Options) -> bool {
-    f.gen.scenario(Path::new("explore"), &f.name(), "", &f.variants(&o.variants[0])).is_ok_and(|s| crate::run::image_ready(&lab.cache, &s))
+    f.gen
+        .scenario(Path::new("explore"), &f.name(), "", &f.variants(&o.variants[0]))
+        .is_ok_and(|s| crate::run::image_ready(&lab.cache, &s))
 }
 
 /// A finding on its way through [`confirm_group`].
@@ -176,7 +184,12 @@ impl<'a> Pending<'a> {
 /// `runs/NAME/VARIANT-again/`. `progress` gets a line as each run starts. Each
 /// confirmation's `wall` is its image's preparation and its runs' walls (a batched
 /// run's own time and its share of its boot's).
-pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &mut dyn FnMut(&str)) -> Vec<Confirmation> {
+pub fn confirm_group(
+    lab: &Lab,
+    findings: &[&Finding],
+    o: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Vec<Confirmation> {
     let mut pending: Vec<Pending> = findings.iter().map(|f| Pending::new(f, f.variants(&o.variants[0]))).collect();
     // The scenarios and their images.
     for p in &mut pending {
@@ -201,7 +214,12 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
     let variants = variants_of(&pending.iter().map(|p| p.variants.clone()).collect::<Vec<_>>());
     // The first runs: one batch per kernel.
     for variant in &variants {
-        let who: Vec<(usize, usize)> = pending.iter().enumerate().filter(|(_, p)| p.ok()).filter_map(|(k, p)| Some((k, p.variants.iter().position(|v| v == variant)?))).collect();
+        let who: Vec<(usize, usize)> = pending
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.ok())
+            .filter_map(|(k, p)| Some((k, p.variants.iter().position(|v| v == variant)?)))
+            .collect();
         let results = run_on(lab, &pending, &who, variant, variant, progress);
         for ((k, vi), result) in who.into_iter().zip(results) {
             let p = &mut pending[k];
@@ -231,7 +249,9 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
             .iter()
             .enumerate()
             .filter(|(_, p)| p.ok())
-            .filter_map(|(k, p)| Some((k, p.variants.iter().position(|v| v == variant).filter(|&vi| p.diffs[vi].is_some())?)))
+            .filter_map(|(k, p)| {
+                Some((k, p.variants.iter().position(|v| v == variant).filter(|&vi| p.diffs[vi].is_some())?))
+            })
             .collect();
         if who.is_empty() {
             continue;
@@ -252,12 +272,15 @@ pub fn confirm_group(lab: &Lab, findings: &[&Finding], o: &Options, progress: &m
             let text = p.diffs[vi].clone().expect("a second run where they differ");
             if let Some(r) = compare::compare(first, &second) {
                 let rerun = rerun(o, &p.name, variant);
-                let mut text = compare::render_between(&r, &format!("{}::{variant}", p.name), &rerun, ("first run", "second run"));
+                let mut text =
+                    compare::render_between(&r, &format!("{}::{variant}", p.name), &rerun, ("first run", "second run"));
                 if let Some(why) = race_marked(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1) {
                     text = format!("{why}\n{text}");
                 }
                 p.race.get_or_insert(text);
-            } else if let Some(why) = completion_explains(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1, first) {
+            } else if let Some(why) =
+                completion_explains(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1, first)
+            {
                 p.race.get_or_insert(why);
             } else if let Some(why) = race_marked(&p.runs[vi].as_ref().expect("a first run").0, &p.policies[vi].1) {
                 p.race.get_or_insert(why);
@@ -281,7 +304,11 @@ pub(super) fn rerun(o: &Options, name: &str, variant: &str) -> String {
 /// (a splice's `prev_pos`, set after each folio, is one such place), and two runs that
 /// agree only went the same way twice.
 fn completion_explains(input: &Input, policy: &Policy, trace: &Trace) -> Option<String> {
-    let at_issue = radiff_model::predict_with(input, policy, &radiff_model::ModelConfig { io_completion: radiff_model::IoCompletion::AtIssue, ..Default::default() });
+    let at_issue = radiff_model::predict_with(
+        input,
+        policy,
+        &radiff_model::ModelConfig { io_completion: radiff_model::IoCompletion::AtIssue, ..Default::default() },
+    );
     compare::compare(trace, &at_issue).is_none().then(|| {
         "the two runs of the kernel agree, but the model gives their trace when every request completes as it is issued \
          (IoCompletion::AtIssue) and another by default: the trace depends on when requests complete, a race in the guest"
@@ -300,7 +327,14 @@ fn race_marked(input: &Input, policy: &Policy) -> Option<String> {
 
 /// Runs `who` (finding index, variant index) of `pending` on `variant`'s kernel in one
 /// batch, each in the run folder `name` of its scenario; a build that fails fails each.
-fn run_on(lab: &Lab, pending: &[Pending], who: &[(usize, usize)], variant: &str, name: &str, progress: &mut dyn FnMut(&str)) -> Vec<Result<crate::run::RunOutput>> {
+fn run_on(
+    lab: &Lab,
+    pending: &[Pending],
+    who: &[(usize, usize)],
+    variant: &str,
+    name: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Vec<Result<crate::run::RunOutput>> {
     let Some(&(first, _)) = who.first() else { return Vec::new() };
     let again = if name == variant { "" } else { " (again)" };
     let kernel = match lab.kernel(variant, &format!("explore {} on {variant}", pending[first].name)) {
@@ -314,7 +348,9 @@ fn run_on(lab: &Lab, pending: &[Pending], who: &[(usize, usize)], variant: &str,
             Job { scenario, point: &scenario.points[0], name }
         })
         .collect();
-    lab.run_batch_announced(&kernel, &jobs, &mut |i| progress(&format!("explore: {} on {variant}{again}", pending[who[i].0].name)))
+    lab.run_batch_announced(&kernel, &jobs, &mut |i| {
+        progress(&format!("explore: {} on {variant}{again}", pending[who[i].0].name))
+    })
 }
 
 /// A finding's confirmation from its runs.
@@ -336,12 +372,16 @@ fn judge(p: Pending, o: &Options) -> Confirmation {
     let Some(runs) = p.runs.iter().map(Option::as_ref).collect::<Option<Vec<_>>>().filter(|r| !r.is_empty()) else {
         return failed("no variant to run".into(), p);
     };
-    let figures = |traces: Vec<&Trace>| p.variants.iter().zip(traces).map(|(v, t)| format!("{v}: {}", figures_line(t))).collect::<Vec<_>>().join("; ");
+    let figures = |traces: Vec<&Trace>| {
+        p.variants.iter().zip(traces).map(|(v, t)| format!("{v}: {}", figures_line(t))).collect::<Vec<_>>().join("; ")
+    };
     let kernels: Vec<&Trace> = runs.iter().map(|r| &r.2).collect();
     let f = p.f;
     let kernel_hit = match &f.variant {
         Some(v) => detect::variant_change(kernels[0], kernels[1], v),
-        None => detect::run_all(kernels[0], &context(&runs[0].0), &o.thresholds).into_iter().find(|h| h.detector == f.hit.detector),
+        None => detect::run_all(kernels[0], &context(&runs[0].0), &o.thresholds)
+            .into_iter()
+            .find(|h| h.detector == f.hit.detector),
     };
     let status = match (p.bug.clone(), &kernel_hit) {
         (Some(diff), _) if p.race.is_some() => Status::KernelRace { diff, runs: p.race.clone().unwrap_or_default() },
@@ -371,11 +411,18 @@ impl Confirmation {
         // Each status: its lines in the comment, and the folder of DIR it is written to.
         let folder = match &self.status {
             Status::Confirmed { kernel_key } => {
-                let _ = writeln!(c, "The kernel's trace fires {} [{kernel_key}]; the model equals the kernel.", f.hit.detector);
+                let _ = writeln!(
+                    c,
+                    "The kernel's trace fires {} [{kernel_key}]; the model equals the kernel.",
+                    f.hit.detector
+                );
                 None
             }
             Status::ModelBug { diff } => {
-                let _ = writeln!(c, "MODEL BUG: the model and the kernel differ (a second run of the kernel repeats the first):");
+                let _ = writeln!(
+                    c,
+                    "MODEL BUG: the model and the kernel differ (a second run of the kernel repeats the first):"
+                );
                 for line in diff.lines() {
                     let _ = writeln!(c, "  {line}");
                 }
@@ -383,7 +430,8 @@ impl Confirmation {
             }
             Status::KernelRace { diff, runs } => {
                 let _ = writeln!(c, "KERNEL RACE: two runs of the same kernel differ, or the model gives the kernel's trace under another completion timing or marks the shape as a race, so the model (which equals one outcome or none) cannot be judged here:");
-                for line in runs.lines().chain(std::iter::once("the model against the first run:")).chain(diff.lines()) {
+                for line in runs.lines().chain(std::iter::once("the model against the first run:")).chain(diff.lines())
+                {
                     let _ = writeln!(c, "  {line}");
                 }
                 Some("races")
@@ -408,7 +456,7 @@ impl Confirmation {
 
 #[cfg(test)]
 mod tests {
-    use radiff_model::{predict_with, IoCompletion, Input, ModelConfig, Op, Policy, QueueLimits};
+    use radiff_model::{predict_with, Input, IoCompletion, ModelConfig, Op, Policy, QueueLimits};
 
     fn input(ops: Vec<Op>) -> Input {
         let mut input = Input::xfs_on_nvme(8 << 20, ops);
@@ -427,7 +475,10 @@ mod tests {
         // gives it at issue differs from the default prediction, and is explained.
         let splice = input(vec![Op::Splice { fd: 0, offset: 0, len: 128 << 10, pipe: 64 << 10, sendfile: false }]);
         let kernel = at_issue(&splice);
-        assert!(crate::compare::compare(&kernel, &radiff_model::predict(&splice, &Policy::BASE)).is_some(), "the default and at-issue predictions should differ here");
+        assert!(
+            crate::compare::compare(&kernel, &radiff_model::predict(&splice, &Policy::BASE)).is_some(),
+            "the default and at-issue predictions should differ here"
+        );
         let why = super::completion_explains(&splice, &Policy::BASE, &kernel).expect("explained by completion timing");
         assert!(why.contains("IoCompletion::AtIssue"), "{why}");
         // A kernel trace neither timing gives (another scenario's) is not explained.
@@ -445,6 +496,9 @@ mod tests {
         let split = Input::xfs_on_nvme(8 << 20, vec![map(0), random, touch(0, 2), touch(0, 4), map(1), touch(1, 1)]);
         let why = super::race_marked(&split, &Policy::BASE).expect("a fault woken with its block's reads in flight");
         assert!(why.contains(radiff_model::fault::FAULT_RACE), "{why}");
-        assert!(super::race_marked(&Input::xfs_on_nvme(8 << 20, vec![map(1), touch(1, 1)]), &Policy::BASE).is_none(), "a cold file");
+        assert!(
+            super::race_marked(&Input::xfs_on_nvme(8 << 20, vec![map(1), touch(1, 1)]), &Policy::BASE).is_none(),
+            "a cold file"
+        );
     }
 }

@@ -28,7 +28,13 @@ pub fn select(sets: &[Coverage]) -> Vec<usize> {
     let mut covered = Coverage::default();
     let mut picked = Vec::new();
     while covered != all {
-        let (i, gain) = sets.iter().enumerate().map(|(i, s)| (i, s.minus(&covered).len())).fold((0, 0), |b, x| if x.1 > b.1 { x } else { b });
+        let (i, gain) = sets.iter().enumerate().map(|(i, s)| (i, s.minus(&covered).len())).fold((0, 0), |b, x| {
+            if x.1 > b.1 {
+                x
+            } else {
+                b
+            }
+        });
         if gain == 0 {
             break;
         }
@@ -116,7 +122,12 @@ pub fn run_pair(lab: &Lab, variant: &str, gen: &Gen, name: &str) -> Result<Pair>
 /// image or either run fails gets the error; the others go on. `progress` gets a line as
 /// each run starts. Results come back in the items' order; each pair's `run_time` is its two
 /// runs' walls (a batched run's own time and its share of its boot's).
-pub fn run_pairs(lab: &Lab, variant: &str, items: &[(String, Gen)], progress: &mut dyn FnMut(&str)) -> Vec<Result<Pair>> {
+pub fn run_pairs(
+    lab: &Lab,
+    variant: &str,
+    items: &[(String, Gen)],
+    progress: &mut dyn FnMut(&str),
+) -> Vec<Result<Pair>> {
     let variants = vec!["base".to_string(), variant.to_string()];
     let dir = match lab.cache.dir("explore") {
         Ok(d) => d,
@@ -150,7 +161,9 @@ pub fn run_pairs(lab: &Lab, variant: &str, items: &[(String, Gen)], progress: &m
                         crate::run::Job { scenario, point: &scenario.points[0], name: v }
                     })
                     .collect();
-                let results = lab.run_batch_announced(&kernel, &jobs, &mut |j| progress(&format!("explore: {} on {v}", items[ok[j]].0)));
+                let results = lab.run_batch_announced(&kernel, &jobs, &mut |j| {
+                    progress(&format!("explore: {} on {v}", items[ok[j]].0))
+                });
                 for (&i, r) in ok.iter().zip(results) {
                     of_kernel[i] = Some(r);
                 }
@@ -177,12 +190,21 @@ pub fn run_pairs(lab: &Lab, variant: &str, items: &[(String, Gen)], progress: &m
 
 /// A pair from its two runs: the kernels' traces normalised, the base run checked against
 /// the base model on what its guest measured, the variant's change found.
-fn pair_of((name, gen): &(String, Gen), variant: &str, scenario: &crate::scenario::Scenario, base_out: crate::run::RunOutput, variant_out: crate::run::RunOutput, image_time: Option<Duration>) -> Pair {
+fn pair_of(
+    (name, gen): &(String, Gen),
+    variant: &str,
+    scenario: &crate::scenario::Scenario,
+    base_out: crate::run::RunOutput,
+    variant_out: crate::run::RunOutput,
+    image_time: Option<Duration>,
+) -> Pair {
     let (base, _) = normalise(&base_out.capture.trace, &base_out.env.all_extents());
     let (variant_trace, _) = normalise(&variant_out.capture.trace, &variant_out.env.all_extents());
     let input = model_input(scenario, &base_out.env, &base_out.capture.pfns);
     let model = predict(&input, &Policy::BASE);
-    let model_bug = compare::against_model(&base, &model, &input, &Policy::BASE).0.map(|d| compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
+    let model_bug = compare::against_model(&base, &model, &input, &Policy::BASE)
+        .0
+        .map(|d| compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
     let hit = super::detect::variant_change(&base, &variant_trace, variant);
     Pair {
         name: name.clone(),
@@ -234,7 +256,11 @@ impl UnknownReport {
     pub fn set_rate(&self) -> String {
         let secs = self.set_wall.as_secs_f64();
         let rate = if secs > 0.0 { self.ran.len() as f64 * 60.0 / secs } else { 0.0 };
-        format!("ran {} scenarios on both kernels in {secs:.0} s ({rate:.1} scenarios a minute, {} boots)", self.ran.len(), self.set_boots)
+        format!(
+            "ran {} scenarios on both kernels in {secs:.0} s ({rate:.1} scenarios a minute, {} boots)",
+            self.ran.len(),
+            self.set_boots
+        )
     }
 }
 
@@ -257,14 +283,29 @@ pub const SHRINK_SHARE_UNKNOWN: f64 = 0.4;
 pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn FnMut(&str)) -> Result<UnknownReport> {
     let started = Instant::now();
     let picked = pick(o.seed, o.max_scenarios.unwrap_or(2000));
-    progress(&format!("explore: {variant} has no model policy: {}", picked.summary().lines().next().unwrap_or_default()));
+    progress(&format!(
+        "explore: {variant} has no model policy: {}",
+        picked.summary().lines().next().unwrap_or_default()
+    ));
     let anomalies = base_anomalies(o, progress);
-    let mut report = UnknownReport { anomalies: anomalies.iter().map(|(n, _, why)| (n.clone(), why.clone())).collect(), ..Default::default() };
+    let mut report = UnknownReport {
+        anomalies: anomalies.iter().map(|(n, _, why)| (n.clone(), why.clone())).collect(),
+        ..Default::default()
+    };
     report.changed_functions = changed_functions(lab, variant, progress);
-    let directed = super::directed::rank(o.seed, o.max_scenarios.unwrap_or(2000).min(DIRECTED_FROM), &report.changed_functions, DIRECTED);
+    let directed = super::directed::rank(
+        o.seed,
+        o.max_scenarios.unwrap_or(2000).min(DIRECTED_FROM),
+        &report.changed_functions,
+        DIRECTED,
+    );
     progress(&format!(
         "explore: {variant} changes {}: {} generated scenarios go through them, the {} going through most run first",
-        if report.changed_functions.is_empty() { "no ported function".to_string() } else { report.changed_functions.join(", ") },
+        if report.changed_functions.is_empty() {
+            "no ported function".to_string()
+        } else {
+            report.changed_functions.join(", ")
+        },
         directed.len(),
         directed.len().min(DIRECTED)
     ));
@@ -303,7 +344,9 @@ fn changed_functions(lab: &Lab, variant: &str, progress: &mut dyn FnMut(&str)) -
     match crate::port::port_check(&crate::repo_root(), &lab.kernels, &lab.cache, &[variant.to_string()]) {
         Ok(r) => r.variants.iter().flat_map(|(_, c)| c.differing().into_iter().map(str::to_string)).collect(),
         Err(e) => {
-            progress(&format!("explore: which ported functions {variant} changes is unknown ({e}); the search is not directed"));
+            progress(&format!(
+                "explore: which ported functions {variant} changes is unknown ({e}); the search is not directed"
+            ));
             Vec::new()
         }
     }
@@ -314,7 +357,9 @@ fn changed_functions(lab: &Lab, variant: &str, progress: &mut dyn FnMut(&str)) -
 /// window's, when it took none there), in the base's lines.
 fn decided(lab: &Lab, variant: &str, r: &UnknownReport) -> Vec<(String, String)> {
     let root = crate::repo_root();
-    let Ok(tree) = crate::port::base_files(&crate::kernels::Builder::new(&lab.kernels, &lab.cache)) else { return Vec::new() };
+    let Ok(tree) = crate::port::base_files(&crate::kernels::Builder::new(&lab.kernels, &lab.cache)) else {
+        return Vec::new();
+    };
     let Ok(mut placer) = crate::explain::Placer::new(&root, tree.as_ref()) else { return Vec::new() };
     let hunks = crate::port::hunks::variant_hunks(&root, &lab.kernels, &lab.cache, variant).unwrap_or_default();
     let mut out = Vec::new();
@@ -322,21 +367,37 @@ fn decided(lab: &Lab, variant: &str, r: &UnknownReport) -> Vec<(String, String)>
         let (Some(input), Some(d)) = (&p.base_input, compare::compare(&p.base, &p.variant)) else { continue };
         let e = radiff_model::explain(input, &Policy::BASE, &radiff_model::ModelConfig::default());
         let Some(note) = e.notes.get(d.window) else { continue };
-        let mut on: Vec<String> = note.decisions.iter().filter(|x| r.changed_functions.iter().any(|c| c == crate::port::lines::function_of(x))).cloned().collect();
+        let mut on: Vec<String> = note
+            .decisions
+            .iter()
+            .filter(|x| r.changed_functions.iter().any(|c| c == crate::port::lines::function_of(x)))
+            .cloned()
+            .collect();
         on.dedup();
-        let what = if on.is_empty() { "none of the changed functions; the window's decisions" } else { "the changed functions" };
+        let what = if on.is_empty() {
+            "none of the changed functions; the window's decisions"
+        } else {
+            "the changed functions"
+        };
         let list = if on.is_empty() { note.decisions.clone() } else { on };
         let shown = crate::explain::hunks_on_path(&hunks, &note.decisions, variant, &mut placer);
-        out.push((p.name.clone(), format!("window {} is where the kernels part; the base path there, in {what}:\n{}{shown}", d.window, placer.lines(&list, "    "))));
+        out.push((
+            p.name.clone(),
+            format!(
+                "window {} is where the kernels part; the base path there, in {what}:\n{}{shown}",
+                d.window,
+                placer.lines(&list, "    ")
+            ),
+        ));
     }
     out
 }
 
 /// How two runs of one kernel on one scenario differ, if they do (a race).
 pub fn differs(kernel: &str, first: &Trace, second: &Trace) -> Option<String> {
-    compare::compare(first, second).map(|d| format!("two runs of the {kernel} kernel part at window {} ({:?})", d.window, d.part))
+    compare::compare(first, second)
+        .map(|d| format!("two runs of the {kernel} kernel part at window {} ({:?})", d.window, d.part))
 }
-
 
 /// Writes each change of `report`, shrunk, as a scenario YAML in `o.out`.
 fn write_changes(report: &UnknownReport, variant: &str, o: &Options) -> Result<()> {
@@ -346,7 +407,10 @@ fn write_changes(report: &UnknownReport, variant: &str, o: &Options) -> Result<(
         let Some(h) = &best.hit else { continue };
         let origin = match report.anomalies.iter().find(|(n, _)| *n == original.name) {
             Some((_, why)) => format!("where the base model fires {}", why.split(':').next().unwrap_or_default()),
-            None => format!("scenario {} of the base model's branch-covering set", original.name.rsplit('_').next().unwrap_or_default()),
+            None => format!(
+                "scenario {} of the base model's branch-covering set",
+                original.name.rsplit('_').next().unwrap_or_default()
+            ),
         };
         let mut c = format!(
             "Found by `radiff explore --seed {} --variants base,{variant}` ({variant} has no model policy: {origin},\n{}), run on both kernels.\n",
@@ -375,7 +439,13 @@ pub fn base_anomalies(o: &Options, progress: &mut dyn FnMut(&str)) -> Vec<(Strin
     let budget = (o.budget / 10).min(Duration::from_secs(90));
     // Shrinking by model calls as the model-driven search does (o.shrink_budget counts
     // kernel pairs here); o.shrink_time, when given, replaces the time share.
-    let b = Options { variants: vec!["base".into()], budget, confirm: Some(0), shrink_budget: Options::default().shrink_budget, ..o.clone() };
+    let b = Options {
+        variants: vec!["base".into()],
+        budget,
+        confirm: Some(0),
+        shrink_budget: Options::default().shrink_budget,
+        ..o.clone()
+    };
     let pol = vec![("base".to_string(), Policy::BASE)];
     let r = super::search(&b, &pol);
     let found = super::shrink_findings(&r, &b, &pol, &mut |_| {});
@@ -396,7 +466,6 @@ pub fn base_anomalies(o: &Options, progress: &mut dyn FnMut(&str)) -> Vec<(Strin
     picked
 }
 
-
 /// The Markdown report of [`explore_unknown`].
 pub fn markdown_unknown(r: &UnknownReport, picked: &Picked, variant: &str, o: &Options, wall: Duration) -> String {
     let mut md = format!("## radiff explore --seed {} --variants base,{variant}\n\n", o.seed);
@@ -406,7 +475,8 @@ pub fn markdown_unknown(r: &UnknownReport, picked: &Picked, variant: &str, o: &O
         picked.summary().trim_end().replace('\n', "\n    ")
     );
     if !r.anomalies.is_empty() {
-        let _ = writeln!(md, "Run first, where the base model fires a detector (the patterns patches set out to change):");
+        let _ =
+            writeln!(md, "Run first, where the base model fires a detector (the patterns patches set out to change):");
         for (name, why) in &r.anomalies {
             let _ = writeln!(md, "- `{name}`: {why}");
         }
@@ -451,11 +521,23 @@ pub fn markdown_unknown(r: &UnknownReport, picked: &Picked, variant: &str, o: &O
         md,
         "\n{variant} changes requests or folios on {} of them; {}.\n",
         changed.len(),
-        if worse == 0 { "none gets worse on any figure".to_string() } else { format!("{worse} get worse on some figure") }
+        if worse == 0 {
+            "none gets worse on any figure".to_string()
+        } else {
+            format!("{worse} get worse on some figure")
+        }
     );
-    let _ = writeln!(md, "| scenario (written to {}) | base (kernel) | {variant} (kernel) | change |\n|---|---|---|---|", o.out.display());
+    let _ = writeln!(
+        md,
+        "| scenario (written to {}) | base (kernel) | {variant} (kernel) | change |\n|---|---|---|---|",
+        o.out.display()
+    );
     for (i, p, tries) in changed {
-        let from = if p.gen == r.ran[*i].gen { String::new() } else { format!(", shrunk from `{}` in {tries} pairs", r.ran[*i].name) };
+        let from = if p.gen == r.ran[*i].gen {
+            String::new()
+        } else {
+            format!(", shrunk from `{}` in {tries} pairs", r.ran[*i].name)
+        };
         let _ = writeln!(
             md,
             "| `{}.yaml`: {}{from} | {} | {} | {} |",
@@ -476,15 +558,28 @@ fn markdown_patch(r: &UnknownReport, variant: &str) -> String {
         let _ = writeln!(md, "\n{variant} changes no ported function (port-check): the search was not directed.");
     } else {
         let gens: Vec<&Gen> = r.ran.iter().map(|p| &p.gen).collect();
-        let _ = writeln!(md, "\n{variant} changes {} ported functions; the scenarios run that reached each (base model's path):", r.changed_functions.len());
+        let _ = writeln!(
+            md,
+            "\n{variant} changes {} ported functions; the scenarios run that reached each (base model's path):",
+            r.changed_functions.len()
+        );
         for (f, n) in super::directed::reach(&gens, &r.changed_functions) {
             let _ = writeln!(md, "- `{f}()`: {n} of {}", r.ran.len());
         }
-        let _ = writeln!(md, "{} scenarios ran first because their base path goes through them: {}", r.directed.len(), r.directed.join(", "));
+        let _ = writeln!(
+            md,
+            "{} scenarios ran first because their base path goes through them: {}",
+            r.directed.len(),
+            r.directed.join(", ")
+        );
         let _ = writeln!(md, "\nWhat each scenario run reached of them (windows of its base path through each):");
         for p in &r.ran {
             let v = super::directed::visits(&p.gen, &r.changed_functions);
-            let list = if v.is_empty() { "none".to_string() } else { v.iter().map(|(f, n)| format!("`{f}()` {n}")).collect::<Vec<_>>().join(", ") };
+            let list = if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.iter().map(|(f, n)| format!("`{f}()` {n}")).collect::<Vec<_>>().join(", ")
+            };
             let _ = writeln!(md, "- `{}`: {list}", p.name);
         }
     }
@@ -495,7 +590,10 @@ fn markdown_patch(r: &UnknownReport, variant: &str) -> String {
         let _ = writeln!(md, "\nChanged on one run, not run again within the budget (not reported; a longer --budget runs them twice): {}", r.unrepeated.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "));
     }
     if !r.races.is_empty() {
-        let _ = writeln!(md, "\nRaces, not changes (each changed scenario runs twice on each kernel; these did not repeat):");
+        let _ = writeln!(
+            md,
+            "\nRaces, not changes (each changed scenario runs twice on each kernel; these did not repeat):"
+        );
         for (name, why) in &r.races {
             let _ = writeln!(md, "- `{name}`: {why}");
         }
@@ -571,7 +669,8 @@ mod tests {
             .iter()
             .filter_map(|(i, g)| {
                 let input = synthetic_input(&scenario_of(g, &[]).ok()?);
-                super::super::detect::variant_change(&predict(&input, &Policy::BASE), &predict(&input, &v1), "v1").map(|h| format!("{i}: {}", h.key))
+                super::super::detect::variant_change(&predict(&input, &Policy::BASE), &predict(&input, &v1), "v1")
+                    .map(|h| format!("{i}: {}", h.key))
             })
             .collect();
         assert!(!changed.is_empty(), "no scenario of the set tells v1 from base");
@@ -599,7 +698,8 @@ mod tests {
         assert!(why.starts_with("trimmed-window"), "{why}");
         let input = synthetic_input(&scenario_of(g, &[]).unwrap());
         let v1 = Policy::for_variant("async-align-v1").unwrap();
-        assert!(super::super::detect::variant_change(&predict(&input, &Policy::BASE), &predict(&input, &v1), "v1").is_some());
+        assert!(super::super::detect::variant_change(&predict(&input, &Policy::BASE), &predict(&input, &v1), "v1")
+            .is_some());
     }
 
     /// The set for seed 1's first 2000 scenarios, printed: `cargo test -p radiff --lib
@@ -649,12 +749,17 @@ pub fn trial(lab: &Lab) -> std::result::Result<(), String> {
         log(&format!("explore (unknown variant): {}: reported as a model bug:\n{bug}", first.name));
     }
     if first.hit.is_none() {
-        return Err(format!("{}: the v1 kernel changes nothing on the first scenario run:\n{}", first.name, r.markdown));
+        return Err(format!(
+            "{}: the v1 kernel changes nothing on the first scenario run:\n{}",
+            first.name, r.markdown
+        ));
     }
     let Some((_, best, _)) = r.shrunk.first() else { return Err(format!("no change reported:\n{}", r.markdown)) };
     let path = o.out.join(format!("{}.yaml", best.name));
     let s = crate::scenario::Scenario::load(&path).map_err(|e| format!("the written finding does not load: {e}"))?;
-    if !r.markdown.contains("branches") || !r.markdown.contains("async-align-v1 changes requests or folios on 1 of them") {
+    if !r.markdown.contains("branches")
+        || !r.markdown.contains("async-align-v1 changes requests or folios on 1 of them")
+    {
         return Err(format!("the report does not give the coverage and the change:\n{}", r.markdown));
     }
     // The change was repeated by both kernels, and the report names the base decision of
@@ -667,8 +772,15 @@ pub fn trial(lab: &Lab) -> std::result::Result<(), String> {
         return Err(format!("the report does not say which changed functions {} reached:\n{}", first.name, r.markdown));
     }
     if !r.markdown.contains("page_cache_async_ra: aligned_end < end: trimmed  (mm/readahead.c:") {
-        return Err(format!("the report does not name the end alignment as the decision where the kernels part:\n{}", r.markdown));
+        return Err(format!(
+            "the report does not name the end alignment as the decision where the kernels part:\n{}",
+            r.markdown
+        ));
     }
-    log(&format!("explore (unknown variant): {} written; {}", s.path.display(), best.hit.as_ref().map_or("", |h| h.key.as_str())));
+    log(&format!(
+        "explore (unknown variant): {} written; {}",
+        s.path.display(),
+        best.hit.as_ref().map_or("", |h| h.key.as_str())
+    ));
     Ok(())
 }

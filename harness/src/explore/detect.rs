@@ -186,7 +186,9 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
             Op::Madvise { map, advice, .. } => {
                 match advice {
                     radiff_model::MadvAdvice::Random => random_fds.insert(MAP_FD + map),
-                    radiff_model::MadvAdvice::Normal | radiff_model::MadvAdvice::Sequential => random_fds.remove(&(MAP_FD + map)),
+                    radiff_model::MadvAdvice::Normal | radiff_model::MadvAdvice::Sequential => {
+                        random_fds.remove(&(MAP_FD + map))
+                    }
                     _ => false,
                 };
                 continue;
@@ -215,14 +217,23 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
                 by_end.insert(s.end, i);
             }
             None => {
-                all.push((Stream { start: offset, end: offset + len, reads: 1, read_size: len }, BTreeMap::from([(len, 1)]), n, random_fds.contains(&fd)));
+                all.push((
+                    Stream { start: offset, end: offset + len, reads: 1, read_size: len },
+                    BTreeMap::from([(len, 1)]),
+                    n,
+                    random_fds.contains(&fd),
+                ));
                 by_end.insert(offset + len, all.len() - 1);
             }
         }
     }
     let mut kept: Vec<Stream> = Vec::new();
     for (mut s, sizes, _, random) in all {
-        if random || s.reads < t.count("stream_reads") || s.end - s.start < t.count("stream_bytes") || kept.iter().any(|k| s.start < k.end && k.start < s.end) {
+        if random
+            || s.reads < t.count("stream_reads")
+            || s.end - s.start < t.count("stream_bytes")
+            || kept.iter().any(|k| s.start < k.end && k.start < s.end)
+        {
             continue;
         }
         s.read_size = sizes.iter().max_by_key(|(size, n)| (**n, **size)).map_or(0, |(size, _)| *size);
@@ -240,7 +251,10 @@ fn windows_of<'a>(trace: &'a Trace, stream: &Stream) -> Vec<&'a Window> {
 
 /// A stream's bytes as `[start, end)` of its own file (see [`FILE_STRIDE`]).
 fn in_file(stream: &Stream) -> (crate::scenario::Size, crate::scenario::Size) {
-    (crate::scenario::Size(stream.start % FILE_STRIDE), crate::scenario::Size(stream.end - stream.start / FILE_STRIDE * FILE_STRIDE))
+    (
+        crate::scenario::Size(stream.start % FILE_STRIDE),
+        crate::scenario::Size(stream.end - stream.start / FILE_STRIDE * FILE_STRIDE),
+    )
 }
 
 /// The window a call submitted: (first page, pages).
@@ -283,7 +297,11 @@ pub fn trimmed_window(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
             windows += 1;
             if let Some(p) = prev {
                 let ends_at_eof = index + size >= file_pages;
-                if w.trigger == Trigger::Async && p >= t.count("trim_min_pages") && (size as f64) < p as f64 * t.get("trim_ratio") && !ends_at_eof {
+                if w.trigger == Trigger::Async
+                    && p >= t.count("trim_min_pages")
+                    && (size as f64) < p as f64 * t.get("trim_ratio")
+                    && !ends_at_eof
+                {
                     trimmed += 1;
                     ratio_sum += size as f64 / p as f64;
                     *pairs.entry((pow2_floor(p), pow2_floor(size))).or_default() += 1;
@@ -326,7 +344,8 @@ pub fn order_collapse(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
         orders.sort_unstable();
         let median = orders[orders.len() / 2];
         if median + t.count("order_gap") as u32 <= allowed {
-            let strength = (allowed - median) as f64 / allowed as f64 * (stream.end - stream.start) as f64 / ctx.file_size as f64;
+            let strength =
+                (allowed - median) as f64 / allowed as f64 * (stream.end - stream.start) as f64 / ctx.file_size as f64;
             if best.as_ref().is_none_or(|b| strength > b.strength) {
                 best = Some(Hit {
                     detector: "order-collapse",
@@ -357,7 +376,8 @@ pub fn fragmentation(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit
         let mut fragmented = 0u64;
         let mut sizes: BTreeMap<(u64, u64), u64> = BTreeMap::new();
         for w in &ws {
-            let reads: Vec<u64> = w.requests.iter().filter(|r| r.is_read() && !r.is_metadata()).map(|r| r.bytes()).collect();
+            let reads: Vec<u64> =
+                w.requests.iter().filter(|r| r.is_read() && !r.is_metadata()).map(|r| r.bytes()).collect();
             let Some(&largest) = reads.iter().max() else { continue };
             let window = submitted(w).map_or(0, |(_, s)| s * PAGE);
             let expected = window.max(stream.read_size).min(limit);
@@ -399,15 +419,24 @@ pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
     // Offsets are file-global (FILE_STRIDE); every file has `file_size` bytes.
     let upto = |offset: u64, len: u64| {
         let end = offset / FILE_STRIDE * FILE_STRIDE + file_size;
-        if len == 0 { end } else { (offset + len).min(end) }
+        if len == 0 {
+            end
+        } else {
+            (offset + len).min(end)
+        }
     };
     let mut maps: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
     let mut ranges: Vec<(u64, u64)> = Vec::new();
     for op in ops {
         match *op {
-            Op::Read { fd, offset, len } | Op::Splice { fd, offset, len, .. } => ranges.push((file_base(fd) + offset, file_base(fd) + offset + len)),
-            Op::ReadWith { fd, offset, len, how } if !how.direct => ranges.push((file_base(fd) + offset, file_base(fd) + offset + len)),
-            Op::Fadvise { fd, offset, len, advice: radiff_model::Advice::Willneed } | Op::Readahead { fd, offset, len } => {
+            Op::Read { fd, offset, len } | Op::Splice { fd, offset, len, .. } => {
+                ranges.push((file_base(fd) + offset, file_base(fd) + offset + len))
+            }
+            Op::ReadWith { fd, offset, len, how } if !how.direct => {
+                ranges.push((file_base(fd) + offset, file_base(fd) + offset + len))
+            }
+            Op::Fadvise { fd, offset, len, advice: radiff_model::Advice::Willneed }
+            | Op::Readahead { fd, offset, len } => {
                 ranges.push((file_base(fd) + offset, upto(file_base(fd) + offset, len)))
             }
             Op::Mmap { map, fd, offset, len, .. } => {
@@ -451,7 +480,10 @@ pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
 pub fn amplification(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
     let device: u64 = trace.requests().filter(|r| r.is_read() && !r.is_metadata()).map(|r| r.bytes()).sum();
     let program = distinct_bytes_read(ctx.ops, ctx.file_size);
-    if program == 0 || program < t.count("amplification_min_program_bytes") || device < t.count("amplification_min_bytes") {
+    if program == 0
+        || program < t.count("amplification_min_program_bytes")
+        || device < t.count("amplification_min_bytes")
+    {
         return None;
     }
     let ratio = device as f64 / program as f64;
@@ -459,7 +491,11 @@ pub fn amplification(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit
         detector: "amplification",
         key: format!("x{}", pow2_floor(ratio as u64)),
         strength: ratio,
-        detail: format!("the device read {} for {} the program read: x{ratio:.1}", crate::summary::kib(device), crate::summary::kib(program)),
+        detail: format!(
+            "the device read {} for {} the program read: x{ratio:.1}",
+            crate::summary::kib(device),
+            crate::summary::kib(program)
+        ),
     })
 }
 
@@ -494,7 +530,12 @@ pub fn changes(base: &Trace, variant: &Trace) -> Vec<Change> {
     ];
     rows.iter()
         .filter(|r| r.1 != r.2)
-        .map(|&(figure, x, y, more_is_worse)| Change { figure, base: x, variant: y, worse: if more_is_worse { y > x } else { y < x } })
+        .map(|&(figure, x, y, more_is_worse)| Change {
+            figure,
+            base: x,
+            variant: y,
+            worse: if more_is_worse { y > x } else { y < x },
+        })
         .collect()
 }
 
@@ -514,7 +555,8 @@ pub fn variant_change(base: &Trace, variant: &Trace, name: &str) -> Option<Hit> 
         .map(|c| format!("{} {}", c.figure, if c.variant > c.base { "more" } else { "fewer" }))
         .collect();
     let worse: Vec<&str> = changes.iter().filter(|c| c.worse).map(|c| c.figure).collect();
-    let detail: Vec<String> = changes.iter().map(|c| format!("{} {} -> {}", c.figure, fmt_num(c.base), fmt_num(c.variant))).collect();
+    let detail: Vec<String> =
+        changes.iter().map(|c| format!("{} {} -> {}", c.figure, fmt_num(c.base), fmt_num(c.variant))).collect();
     // Strength: the largest relative change.
     let strength = changes.iter().map(|c| (c.variant - c.base).abs() / c.base.abs().max(1.0)).fold(0.0, f64::max);
     Some(Hit {
@@ -531,7 +573,10 @@ pub fn variant_change(base: &Trace, variant: &Trace, name: &str) -> Option<Hit> 
             if worse.is_empty() { String::new() } else { format!("; worse on {}", worse.join(", ")) }
         ),
         strength,
-        detail: format!("{name} against base: {}", if detail.is_empty() { "requests or folios differ, totals equal".into() } else { detail.join(", ") }),
+        detail: format!(
+            "{name} against base: {}",
+            if detail.is_empty() { "requests or folios differ, totals equal".into() } else { detail.join(", ") }
+        ),
     })
 }
 

@@ -11,9 +11,19 @@ const MIB: u64 = 1 << 20;
 
 fn window(trigger: Trigger, index: u64, size: u64, order: u32, request_pages: u64) -> Window {
     let folios = (0..size >> order).map(|i| Folio { index: index + (i << order), order }).collect();
-    let requests = (0..size / request_pages).map(|i| Request { sector: (index + i * request_pages) * 8, sectors: request_pages * 8, rwbs: "RA".into() }).collect();
+    let requests = (0..size / request_pages)
+        .map(|i| Request { sector: (index + i * request_pages) * 8, sectors: request_pages * 8, rwbs: "RA".into() })
+        .collect();
     Window {
-            file: 0, trigger, index, req_count: 16, ra: RaState::default(), submits: vec![Submit::Order { index, size, async_size: size, order }], folios, requests }
+        file: 0,
+        trigger,
+        index,
+        req_count: 16,
+        ra: RaState::default(),
+        submits: vec![Submit::Order { index, size, async_size: size, order }],
+        folios,
+        requests,
+    }
 }
 
 /// Windows back to back from page 0 with these sizes (the first sync, then async).
@@ -40,11 +50,18 @@ fn ctx(ops: &[Op]) -> Context<'_> {
 fn streams_follow_reads_that_continue_each_other() {
     let mut ops = sequential_ops(64 * KIB, 4 * MIB);
     // A second stream interleaved with the first, and a lone read.
-    let other: Vec<Op> = sequential_ops(64 * KIB, 2 * MIB).into_iter().map(|op| match op {
-        Op::Read { fd, offset, len } => Op::Read { fd, offset: offset + 32 * MIB, len },
-        op => op,
-    }).collect();
-    ops = ops.into_iter().zip(other.into_iter().chain(std::iter::repeat_n(Op::Read { fd: 0, offset: 60 * MIB, len: 4096 }, 32))).flat_map(|(a, b)| [a, b]).collect();
+    let other: Vec<Op> = sequential_ops(64 * KIB, 2 * MIB)
+        .into_iter()
+        .map(|op| match op {
+            Op::Read { fd, offset, len } => Op::Read { fd, offset: offset + 32 * MIB, len },
+            op => op,
+        })
+        .collect();
+    ops = ops
+        .into_iter()
+        .zip(other.into_iter().chain(std::iter::repeat_n(Op::Read { fd: 0, offset: 60 * MIB, len: 4096 }, 32)))
+        .flat_map(|(a, b)| [a, b])
+        .collect();
     let s = detect::streams(&ops, &Thresholds::default());
     assert_eq!(s.len(), 2, "{s:?}");
     assert_eq!((s[0].start, s[0].end, s[0].reads), (0, 4 * MIB, 64));
@@ -58,7 +75,12 @@ fn streams_follow_reads_that_continue_each_other() {
     assert_eq!(s.len(), 1, "{s:?}");
     assert_eq!((s[0].start, s[0].end, s[0].reads, s[0].read_size), (0, 5 * MIB, 65, 64 * KIB));
     // Reads far apart in time, or under FADV_RANDOM, make no stream.
-    let far: Vec<Op> = sequential_ops(64 * KIB, 4 * MIB).into_iter().flat_map(|op| std::iter::once(op).chain(std::iter::repeat_n(Op::Read { fd: 1, offset: 60 * MIB, len: 4096 }, 9))).collect();
+    let far: Vec<Op> = sequential_ops(64 * KIB, 4 * MIB)
+        .into_iter()
+        .flat_map(|op| {
+            std::iter::once(op).chain(std::iter::repeat_n(Op::Read { fd: 1, offset: 60 * MIB, len: 4096 }, 9))
+        })
+        .collect();
     assert!(detect::streams(&far, &Thresholds::default()).is_empty());
     let mut random = vec![Op::Fadvise { fd: 0, offset: 0, len: 0, advice: Advice::Random }];
     random.extend(sequential_ops(64 * KIB, 4 * MIB));
@@ -128,7 +150,13 @@ fn amplification_counts_distinct_bytes_and_willneed() {
     assert_eq!(detect::amplification(&trace, &ctx(&whole), &t), None);
     let willneed = vec![Op::Fadvise { fd: 0, offset: 0, len: 0, advice: Advice::Willneed }, small[0]];
     assert_eq!(detect::amplification(&trace, &ctx(&willneed), &t), None);
-    assert_eq!(detect::distinct_bytes_read(&[Op::Read { fd: 0, offset: 0, len: 8192 }, Op::Read { fd: 1, offset: 4096, len: 8192 }], 1 << 20), 12288);
+    assert_eq!(
+        detect::distinct_bytes_read(
+            &[Op::Read { fd: 0, offset: 0, len: 8192 }, Op::Read { fd: 1, offset: 4096, len: 8192 }],
+            1 << 20
+        ),
+        12288
+    );
 }
 
 #[test]
@@ -142,10 +170,17 @@ fn touches_are_page_reads_of_their_mapping_and_madv_random_ends_a_stream() {
     assert_eq!((s[0].start, s[0].end, s[0].reads, s[0].read_size), (MIB, 3 * MIB, 512, 4096));
     assert_eq!(detect::distinct_bytes_read(&ops, 8 * MIB), 2 * MIB);
     // Under MADV_RANDOM they are not a stream.
-    let random: Vec<Op> = [map(0), Op::Madvise { map: 0, offset: 0, len: 0, advice: radiff_model::MadvAdvice::Random }].into_iter().chain(touches(512)).collect();
+    let random: Vec<Op> = [map(0), Op::Madvise { map: 0, offset: 0, len: 0, advice: radiff_model::MadvAdvice::Random }]
+        .into_iter()
+        .chain(touches(512))
+        .collect();
     assert!(detect::streams(&random, &Thresholds::default()).is_empty());
     // readahead(2) and MADV_WILLNEED ranges count as asked for.
-    let asked = [map(0), Op::Readahead { fd: 0, offset: 0, len: MIB }, Op::Madvise { map: 0, offset: 2 * MIB, len: MIB, advice: radiff_model::MadvAdvice::Willneed }];
+    let asked = [
+        map(0),
+        Op::Readahead { fd: 0, offset: 0, len: MIB },
+        Op::Madvise { map: 0, offset: 2 * MIB, len: MIB, advice: radiff_model::MadvAdvice::Willneed },
+    ];
     assert_eq!(detect::distinct_bytes_read(&asked, 8 * MIB), 2 * MIB);
 }
 
@@ -160,4 +195,3 @@ fn variant_change_names_its_direction_on_each_figure() {
     let worse = detect::variant_change(&v1, &base, "v").unwrap();
     assert!(worse.key.ends_with("; worse on device reads, folios, pages per folio, windows"), "{}", worse.key);
 }
-

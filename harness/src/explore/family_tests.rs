@@ -14,7 +14,8 @@ fn drawn(n: u64, has: impl Fn(&GenStep) -> bool) -> Vec<(u64, Gen, Scenario)> {
         .map(|i| (i, generate::generate(1, i)))
         .filter(|(_, g)| g.steps.iter().any(&has))
         .map(|(i, g)| {
-            let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
+            let s =
+                scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
             (i, g, s)
         })
         .collect()
@@ -51,15 +52,25 @@ fn the_rwf_family_parses_and_draws_nowait_reads_only_on_a_range_just_read() {
     let mut kinds = std::collections::HashSet::new();
     for (i, g, s) in drawn(1200, |s| matches!(s, GenStep::ReadWith { .. })) {
         assert!(g.fs != radiff_model::FsKind::F2fs, "scenario {i}");
-        assert!(!g.steps.iter().any(|s| matches!(s, GenStep::Map { .. } | GenStep::Splice { .. } | GenStep::Alternate { .. })), "scenario {i}");
+        assert!(
+            !g.steps
+                .iter()
+                .any(|s| matches!(s, GenStep::Map { .. } | GenStep::Splice { .. } | GenStep::Alternate { .. })),
+            "scenario {i}"
+        );
         let ops = radiff_model::pattern::expand_files(&s.steps, &s.file_sizes());
-        let hows: std::collections::HashSet<_> = ops.iter().filter_map(|op| if let Op::ReadWith { how, .. } = op { Some(*how) } else { None }).collect();
+        let hows: std::collections::HashSet<_> =
+            ops.iter().filter_map(|op| if let Op::ReadWith { how, .. } = op { Some(*how) } else { None }).collect();
         assert_eq!(hows.len(), 1, "scenario {i}: one kind of flagged read: {hows:?}");
         kinds.extend(hows);
         for (k, op) in ops.iter().enumerate() {
             if let Op::ReadWith { fd, offset, len, how } = *op {
                 if how.nowait {
-                    assert_eq!(ops.get(k.wrapping_sub(1)), Some(&Op::Read { fd, offset, len }), "scenario {i}: NOWAIT read {k} without the plain read before it");
+                    assert_eq!(
+                        ops.get(k.wrapping_sub(1)),
+                        Some(&Op::Read { fd, offset, len }),
+                        "scenario {i}: NOWAIT read {k} without the plain read before it"
+                    );
                 }
             }
         }
@@ -92,7 +103,10 @@ const RACE: &str = radiff_model::collapse::COLLAPSE_RACE;
 
 /// The scenarios of the repository with a step `has` accepts, each with the marks of
 /// the model's coverage on its synthetic input that are among `marks`.
-fn repository_marks(has: impl Fn(&radiff_model::Step) -> bool, marks: &[&str]) -> Vec<(std::path::PathBuf, Vec<String>)> {
+fn repository_marks(
+    has: impl Fn(&radiff_model::Step) -> bool,
+    marks: &[&str],
+) -> Vec<(std::path::PathBuf, Vec<String>)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
     let mut out = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -111,7 +125,10 @@ fn repository_marks(has: impl Fn(&radiff_model::Step) -> bool, marks: &[&str]) -
 /// (the shapes the scenario check cannot see: pages cached inside a range split a window).
 #[test]
 fn no_scenario_of_the_repository_collapses_through_a_window_of_several_requests() {
-    let seen = repository_marks(|st| matches!(st, radiff_model::Step::Madvise { advice: radiff_model::MadvAdvice::Collapse, .. }), &[RACE]);
+    let seen = repository_marks(
+        |st| matches!(st, radiff_model::Step::Madvise { advice: radiff_model::MadvAdvice::Collapse, .. }),
+        &[RACE],
+    );
     for (path, marked) in &seen {
         assert!(marked.is_empty(), "{}: a collapse window of several requests", path.display());
     }
@@ -123,7 +140,8 @@ fn no_scenario_of_the_repository_collapses_through_a_window_of_several_requests(
 /// flight): a trial of one would fail, saying so.
 #[test]
 fn no_scenario_of_the_repository_faults_while_its_block_is_read_by_other_requests() {
-    let seen = repository_marks(|st| matches!(st, radiff_model::Step::Touch { .. }), &[radiff_model::fault::FAULT_RACE]);
+    let seen =
+        repository_marks(|st| matches!(st, radiff_model::Step::Touch { .. }), &[radiff_model::fault::FAULT_RACE]);
     for (path, marked) in &seen {
         assert!(marked.is_empty(), "{}: a fault woken with other requests of its block in flight", path.display());
     }
@@ -140,9 +158,18 @@ fn the_collapse_family_parses_keeps_windows_to_one_request_and_collapses() {
     let drawn = drawn(1600, is_collapse);
     let mut collapsed = 0;
     for (i, g, s) in &drawn {
-        let doubled = g.steps.iter().any(|s| matches!(s, GenStep::Fadvise { advice: radiff_model::Advice::Sequential }));
-        assert!(g.read_ahead_kb * if doubled { 2 } else { 1 } <= g.max_sectors_kb, "scenario {i}: {} / {}", g.read_ahead_kb, g.max_sectors_kb);
-        assert!(is_collapse(&g.steps[0]) && !g.steps[1..].iter().any(is_collapse), "scenario {i}: a collapse only as the first step");
+        let doubled =
+            g.steps.iter().any(|s| matches!(s, GenStep::Fadvise { advice: radiff_model::Advice::Sequential }));
+        assert!(
+            g.read_ahead_kb * if doubled { 2 } else { 1 } <= g.max_sectors_kb,
+            "scenario {i}: {} / {}",
+            g.read_ahead_kb,
+            g.max_sectors_kb
+        );
+        assert!(
+            is_collapse(&g.steps[0]) && !g.steps[1..].iter().any(is_collapse),
+            "scenario {i}: a collapse only as the first step"
+        );
         let (trace, cov) = radiff_model::coverage(&synthetic_input(s), &radiff_model::Policy::BASE);
         assert!(!cov.contains(RACE), "scenario {i}: a collapse window of several requests\n{}", g.yaml("", &[]));
         if trace.windows.iter().any(|w| matches!(w.trigger, radiff_model::Trigger::Collapse(_))) {

@@ -21,18 +21,18 @@ use radiff_model::{Advice, FsKind, MadvAdvice, ThpMode};
 use crate::scenario::{Scenario, Size};
 
 mod collapse;
+pub mod failalloc;
 mod faultpath;
 mod render;
 mod rwf;
-pub mod failalloc;
 mod splice;
 
-pub use render::{advice_name, madv_name, thp_name};
-use render::on_first_file;
-pub use splice::{SPLICE_ONE_IN, SPLICE_PRODUCTIONS};
-pub use faultpath::{EXEC_ONE_IN, LARGE_BLOCKS_ONE_IN};
 pub use collapse::COLLAPSE_ONE_IN;
 use faultpath::{exec_family, large_block_family};
+pub use faultpath::{EXEC_ONE_IN, LARGE_BLOCKS_ONE_IN};
+use render::on_first_file;
+pub use render::{advice_name, madv_name, thp_name};
+pub use splice::{SPLICE_ONE_IN, SPLICE_PRODUCTIONS};
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -105,9 +105,14 @@ pub enum GenTouch {
     Sequential,
     Backward,
     /// One page every `stride` bytes.
-    Stride { stride: u64 },
+    Stride {
+        stride: u64,
+    },
     /// `count` pages drawn at random.
-    Random { count: u64, seed: u64 },
+    Random {
+        count: u64,
+        seed: u64,
+    },
 }
 
 /// A generated scenario.
@@ -178,14 +183,30 @@ pub const TWO_FILE_PRODUCTIONS: &[Production] = &[
 /// family (its own generator, as for [`MMAP_ONE_IN`]).
 pub const TWO_FILES_ONE_IN: u64 = 6;
 
-
 /// `fault_around_bytes` values, the default most often.
 pub const FAULT_AROUND: &[u64] = &[4 * KIB, 16 * KIB, 64 * KIB, 64 * KIB, 64 * KIB, 256 * KIB];
 
 /// Read sizes the grammar draws from: powers of two and a few in between, 4 KiB to 4 MiB.
 pub const READ_SIZES: &[u64] = &[
-    4 * KIB, 8 * KIB, 12 * KIB, 16 * KIB, 32 * KIB, 48 * KIB, 64 * KIB, 96 * KIB, 128 * KIB, 192 * KIB, 256 * KIB, 384 * KIB, 512 * KIB,
-    768 * KIB, MIB, 3 * MIB / 2, 2 * MIB, 3 * MIB, 4 * MIB,
+    4 * KIB,
+    8 * KIB,
+    12 * KIB,
+    16 * KIB,
+    32 * KIB,
+    48 * KIB,
+    64 * KIB,
+    96 * KIB,
+    128 * KIB,
+    192 * KIB,
+    256 * KIB,
+    384 * KIB,
+    512 * KIB,
+    768 * KIB,
+    MIB,
+    3 * MIB / 2,
+    2 * MIB,
+    3 * MIB,
+    4 * MIB,
 ];
 
 /// File sizes: few and small, so disk images are reused and confirming on a VM is cheap.
@@ -245,11 +266,18 @@ fn draw_random(rng: &mut SplitMix64, _: &Gen) -> GenStep {
 }
 
 fn draw_interleaved(rng: &mut SplitMix64, _: &Gen) -> GenStep {
-    GenStep::Interleaved { streams: 2 + rng.below(3) as u32, size: pick(rng, READ_SIZES), separate_fds: rng.below(2) == 0 }
+    GenStep::Interleaved {
+        streams: 2 + rng.below(3) as u32,
+        size: pick(rng, READ_SIZES),
+        separate_fds: rng.below(2) == 0,
+    }
 }
 
 fn draw_fadvise(rng: &mut SplitMix64, _: &Gen) -> GenStep {
-    let advice = pick(rng, &[Advice::Normal, Advice::Random, Advice::Sequential, Advice::Willneed, Advice::Dontneed, Advice::Noreuse]);
+    let advice = pick(
+        rng,
+        &[Advice::Normal, Advice::Random, Advice::Sequential, Advice::Willneed, Advice::Dontneed, Advice::Noreuse],
+    );
     GenStep::Fadvise { advice }
 }
 
@@ -258,9 +286,23 @@ fn draw_map(rng: &mut SplitMix64, g: &Gen) -> GenStep {
         0 | 1 => GenTouch::Sequential,
         2 => GenTouch::Backward,
         3 => GenTouch::Stride { stride: pick(rng, &[8 * KIB, 64 * KIB, 2 * MIB]) },
-        _ => GenTouch::Random { count: pick(rng, &[64, 256, 1024, 4096]).min(g.file_size / 4096), seed: rng.below(1000) },
+        _ => {
+            GenTouch::Random { count: pick(rng, &[64, 256, 1024, 4096]).min(g.file_size / 4096), seed: rng.below(1000) }
+        }
     };
-    let advice = pick(rng, &[None, None, Some(MadvAdvice::Sequential), Some(MadvAdvice::Random), Some(MadvAdvice::Hugepage), Some(MadvAdvice::Willneed), Some(MadvAdvice::Normal), Some(MadvAdvice::Nohugepage)]);
+    let advice = pick(
+        rng,
+        &[
+            None,
+            None,
+            Some(MadvAdvice::Sequential),
+            Some(MadvAdvice::Random),
+            Some(MadvAdvice::Hugepage),
+            Some(MadvAdvice::Willneed),
+            Some(MadvAdvice::Normal),
+            Some(MadvAdvice::Nohugepage),
+        ],
+    );
     GenStep::Map { shared: rng.below(4) != 0, advice, order, exec: false }
 }
 
@@ -506,7 +548,8 @@ impl Gen {
     /// A one-line description (the scenario's `description`).
     pub fn describe(&self) -> String {
         let starts = self.resolved();
-        let steps: Vec<String> = self.steps.iter().zip(&starts).map(|(s, &(from, to))| s.describe(from, to, self.file_size)).collect();
+        let steps: Vec<String> =
+            self.steps.iter().zip(&starts).map(|(s, &(from, to))| s.describe(from, to, self.file_size)).collect();
         let device = match self.device {
             GenDevice::Nvme { transfer_limit } => format!("NVMe ({} limit)", Size(transfer_limit)),
             GenDevice::Ufs => "UFS".into(),
@@ -523,7 +566,11 @@ impl Gen {
             "{}, {}{blocks} on {device}, {}, read_ahead_kb {}, max_sectors_kb {}{vm}",
             steps.join(", then "),
             self.fs.name().to_uppercase().replace("F2FS", "f2fs").replace("EXT4", "ext4"),
-            if self.files == 2 { format!("two {} files", Size(self.file_size)) } else { format!("{} file", Size(self.file_size)) },
+            if self.files == 2 {
+                format!("two {} files", Size(self.file_size))
+            } else {
+                format!("{} file", Size(self.file_size))
+            },
             self.read_ahead_kb,
             self.max_sectors_kb
         )
@@ -540,7 +587,12 @@ impl Gen {
         let _ = writeln!(s, "device:");
         match self.device {
             GenDevice::Nvme { transfer_limit } => {
-                let _ = writeln!(s, "  kind: nvme\n  size: {}\n  transfer_limit: {}", Size(DEVICE_SIZE), Size(transfer_limit));
+                let _ = writeln!(
+                    s,
+                    "  kind: nvme\n  size: {}\n  transfer_limit: {}",
+                    Size(DEVICE_SIZE),
+                    Size(transfer_limit)
+                );
             }
             GenDevice::Ufs => {
                 let _ = writeln!(s, "  kind: ufs\n  size: {}", Size(DEVICE_SIZE));
@@ -553,12 +605,18 @@ impl Gen {
         if self.files == 2 {
             let _ = writeln!(s, "files:");
             for name in ["a", "b"] {
-                let _ = writeln!(s, "  - {{name: {name}, size: {}, write_size: {}}}", Size(self.file_size), Size(self.write_size));
+                let _ = writeln!(
+                    s,
+                    "  - {{name: {name}, size: {}, write_size: {}}}",
+                    Size(self.file_size),
+                    Size(self.write_size)
+                );
             }
         } else {
             let _ = writeln!(s, "file:\n  size: {}\n  write_size: {}", Size(self.file_size), Size(self.write_size));
         }
-        let _ = writeln!(s, "queue:\n  read_ahead_kb: {}\n  max_sectors_kb: {}", self.read_ahead_kb, self.max_sectors_kb);
+        let _ =
+            writeln!(s, "queue:\n  read_ahead_kb: {}\n  max_sectors_kb: {}", self.read_ahead_kb, self.max_sectors_kb);
         if self.fault_around != DEFAULT_FAULT_AROUND || self.thp != ThpMode::Always {
             let _ = writeln!(s, "vm:");
             if self.fault_around != DEFAULT_FAULT_AROUND {

@@ -86,8 +86,17 @@ fn causes(report: &Report, o: &Options) -> String {
     for (n, (c, lines)) in report.causes.iter().zip(&report.cause_lines).enumerate() {
         let lead = &report.findings[c.findings[0]];
         let names: std::collections::BTreeSet<String> = c.findings.iter().map(|&i| report.findings[i].name()).collect();
-        let kernel: Vec<&str> = report.confirmations.iter().filter(|k| names.contains(&k.finding.name())).map(|k| k.status.short()).collect();
-        let kernel = if kernel.is_empty() { "not run on the kernels".to_string() } else { format!("on the kernels: {}", kernel.join(", ")) };
+        let kernel: Vec<&str> = report
+            .confirmations
+            .iter()
+            .filter(|k| names.contains(&k.finding.name()))
+            .map(|k| k.status.short())
+            .collect();
+        let kernel = if kernel.is_empty() {
+            "not run on the kernels".to_string()
+        } else {
+            format!("on the kernels: {}", kernel.join(", "))
+        };
         let _ = writeln!(
             s,
             "{}. **{}**\n   {} finding{} ({} scenarios); reproducer `{}.yaml` ({}), window {}: `radiff run {}/candidates/{}.yaml`; {}",
@@ -113,7 +122,11 @@ fn causes(report: &Report, o: &Options) -> String {
 
 /// The 0-based number of the cause the finding called `name` belongs to (`usize::MAX`: none).
 fn cause_rank(report: &Report, name: &str) -> usize {
-    report.causes.iter().position(|c| c.findings.iter().any(|&i| report.findings.get(i).is_some_and(|f| f.name() == name))).unwrap_or(usize::MAX)
+    report
+        .causes
+        .iter()
+        .position(|c| c.findings.iter().any(|&i| report.findings.get(i).is_some_and(|f| f.name() == name)))
+        .unwrap_or(usize::MAX)
 }
 
 /// The cause's number as the summary lists it, or `-`.

@@ -34,16 +34,16 @@ mod policy;
 mod schedule;
 mod search;
 mod throughput;
-mod trial;
 mod triage;
+mod trial;
 mod unknown;
 
 #[cfg(test)]
-mod tests;
+mod detect_tests;
 #[cfg(test)]
 mod family_tests;
 #[cfg(test)]
-mod detect_tests;
+mod tests;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -51,8 +51,8 @@ use std::time::{Duration, Instant};
 use radiff_model::{Extent, Input, QueueLimits};
 
 use crate::error::{Error, Result};
-use crate::wire::DeviceKind;
 use crate::scenario::Scenario;
+use crate::wire::DeviceKind;
 
 pub use describe::{comment, figures_line, model_figures};
 pub use interrupt::{catch_interrupt, interrupted};
@@ -60,11 +60,11 @@ pub use markdown::markdown;
 pub use options::{all_cores, Options, SEARCH_SHARE, SHRINK_SHARE};
 pub use policy::{policies, policies_in, without_policy, without_policy_in};
 pub use schedule::{pick_group, Costs, Queued, GUESS_IMAGE, GUESS_RUN};
-pub use search::{context, detect_all, fires, predict_scenario, scenario_of, search, signature, Finding, SearchResult};
 use search::by_detector;
+pub use search::{context, detect_all, fires, predict_scenario, scenario_of, search, signature, Finding, SearchResult};
 pub use throughput::model_throughput;
-pub use trial::trial;
 pub use triage::{changes_requests, is_worse, shrink_findings};
+pub use trial::trial;
 
 /// The queue limits the guest would measure for `scenario`'s first point, synthesised
 /// from the device kind: QEMU NVMe with the scenario's transfer limit (max_segments
@@ -122,7 +122,11 @@ pub fn synthetic_env(scenario: &Scenario) -> crate::wire::GuestEnv {
         extents: extents[0].clone(),
         queue: queue_limits(scenario),
         vm: synthetic_vm(scenario),
-        other_files: sizes[1..].iter().zip(&extents[1..]).map(|(&file_size, e)| crate::wire::FileEnv { ino: 0, file_size, extents: e.clone() }).collect(),
+        other_files: sizes[1..]
+            .iter()
+            .zip(&extents[1..])
+            .map(|(&file_size, e)| crate::wire::FileEnv { ino: 0, file_size, extents: e.clone() })
+            .collect(),
         ..Default::default()
     }
 }
@@ -246,7 +250,8 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
 fn place_causes(causes: &[cause::Cause], progress: &mut dyn FnMut(&str)) -> Vec<Vec<String>> {
     let root = crate::repo_root();
     let cache = crate::cache::Cache::from_env();
-    let tree = crate::kernels::Kernels::load(&root).and_then(|k| crate::port::base_files(&crate::kernels::Builder::new(&k, &cache)));
+    let tree = crate::kernels::Kernels::load(&root)
+        .and_then(|k| crate::port::base_files(&crate::kernels::Builder::new(&k, &cache)));
     let tree = match tree {
         Ok(t) => t,
         Err(e) => {
@@ -274,7 +279,11 @@ fn search_line(r: &SearchResult, o: &Options) -> String {
         r.firing,
         r.groups.len(),
         by_detector(r.groups.values()),
-        if r.invalid.is_empty() { String::new() } else { format!(", {} generated scenarios invalid: {}", r.invalid.len(), r.invalid[0]) }
+        if r.invalid.is_empty() {
+            String::new()
+        } else {
+            format!(", {} generated scenarios invalid: {}", r.invalid.len(), r.invalid[0])
+        }
     )
 }
 
@@ -293,7 +302,14 @@ fn write_candidates(findings: &[Finding], o: &Options) -> Result<()> {
 /// Confirms `report`'s findings on the kernels of `lab`, group by group, until `want` are
 /// confirmed, the queue is empty, the budget (counted from `started`) leaves too little
 /// for another, or Ctrl-C; writes each confirmation and summary.md after each group.
-fn confirm_findings(report: &mut Report, lab: &crate::run::Lab, o: &Options, started: Instant, want: usize, progress: &mut dyn FnMut(&str)) -> Result<()> {
+fn confirm_findings(
+    report: &mut Report,
+    lab: &crate::run::Lab,
+    o: &Options,
+    started: Instant,
+    want: usize,
+    progress: &mut dyn FnMut(&str),
+) -> Result<()> {
     let confirming = Instant::now();
     let mut queue: Vec<&Finding> = report.findings.iter().collect();
     let mut costs = Costs::default();
@@ -304,13 +320,21 @@ fn confirm_findings(report: &mut Report, lab: &crate::run::Lab, o: &Options, sta
             .iter()
             .map(|f| {
                 let ready = confirm::image_ready(lab, f, o);
-                Queued { ready, estimate: costs.estimate(f.variants(&o.variants[0]).len() as u32, ready), name: f.name() }
+                Queued {
+                    ready,
+                    estimate: costs.estimate(f.variants(&o.variants[0]).len() as u32, ready),
+                    name: f.name(),
+                }
             })
             .collect();
         let max = (want - report.confirmations.len()).min(crate::run::BATCH_POINTS);
         let picked = pick_group(&queued, left, max);
         if picked.is_empty() {
-            progress(&format!("explore: {} s left, too little for another confirmation (a run takes about {} s)", left.as_secs(), costs.per_run().as_secs()));
+            progress(&format!(
+                "explore: {} s left, too little for another confirmation (a run takes about {} s)",
+                left.as_secs(),
+                costs.per_run().as_secs()
+            ));
             break;
         }
         let ahead = announce_group(report.confirmations.len(), &queue, &queued, &picked, left, progress);
@@ -324,7 +348,11 @@ fn confirm_findings(report: &mut Report, lab: &crate::run::Lab, o: &Options, sta
             progress(&format!("explore: {} findings in one boot per kernel, about {} s", group.len(), ahead.as_secs()));
         }
         let names: Vec<String> = group.iter().map(|f| f.name()).collect();
-        task.count(format!("on the kernels: {}", names.join(", ")), report.confirmations.len() as u64, Some(want.min(report.findings.len()) as u64));
+        task.count(
+            format!("on the kernels: {}", names.join(", ")),
+            report.confirmations.len() as u64,
+            Some(want.min(report.findings.len()) as u64),
+        );
         for c in confirm::confirm_group(lab, &group, o, progress) {
             costs.record(c.run_times.len() as u32, c.run_times.iter().sum(), c.image_time);
             progress(&format!("explore: {}: {} ({:.0} s)", c.finding.name(), c.status.text(), c.wall.as_secs_f64()));
@@ -333,7 +361,11 @@ fn confirm_findings(report: &mut Report, lab: &crate::run::Lab, o: &Options, sta
             }
             c.write(&o.out, o)?;
             report.confirmations.push(c);
-            task.count(format!("{} confirmed or refuted", report.confirmations.len()), report.confirmations.len() as u64, Some(want.min(report.findings.len()) as u64));
+            task.count(
+                format!("{} confirmed or refuted", report.confirmations.len()),
+                report.confirmations.len() as u64,
+                Some(want.min(report.findings.len()) as u64),
+            );
         }
         report.confirm_time = confirming.elapsed();
         report.interrupted = interrupted();
@@ -347,7 +379,14 @@ fn confirm_findings(report: &mut Report, lab: &crate::run::Lab, o: &Options, sta
 /// Says what the group `picked` (indices into `queue` and `queued`) confirms, each with
 /// its estimate and what is left of the budget before it, the first numbered after the
 /// `confirmed` so far; returns the sum of their estimates.
-fn announce_group(confirmed: usize, queue: &[&Finding], queued: &[Queued], picked: &[usize], left: Duration, progress: &mut dyn FnMut(&str)) -> Duration {
+fn announce_group(
+    confirmed: usize,
+    queue: &[&Finding],
+    queued: &[Queued],
+    picked: &[usize],
+    left: Duration,
+    progress: &mut dyn FnMut(&str),
+) -> Duration {
     let mut ahead = Duration::ZERO;
     for (n, &i) in picked.iter().enumerate() {
         let (f, q) = (queue[i], &queued[i]);

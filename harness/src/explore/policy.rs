@@ -38,7 +38,11 @@ pub fn without_policy_in(kernels: Option<&crate::kernels::Kernels>, variants: &[
             Some(Ok(variant)) if variant.model.policy().is_none() => unknown.push(v.clone()),
             Some(Ok(_)) => {}
             Some(Err(e)) => return Err(e),
-            None => return Err(Error::Other(format!("the model has no policy for variant `{v}`, and kernels/kernels.yaml does not load to look for it"))),
+            None => {
+                return Err(Error::Other(format!(
+                    "the model has no policy for variant `{v}`, and kernels/kernels.yaml does not load to look for it"
+                )))
+            }
         }
     }
     match unknown.as_slice() {
@@ -67,7 +71,10 @@ pub fn policies_in(kernels: Option<&crate::kernels::Kernels>, variants: &[String
         .map(|v| {
             let declared = || kernels?.variant(v).ok()?.model.policy().and_then(Policy::for_variant);
             Policy::for_variant(v).or_else(declared).map(|p| (v.clone(), p)).ok_or_else(|| {
-                Error::Other(format!("the model has no policy for variant `{v}` (model/src/variant.rs); it knows {}", Policy::KNOWN.join(", ")))
+                Error::Other(format!(
+                    "the model has no policy for variant `{v}` (model/src/variant.rs); it knows {}",
+                    Policy::KNOWN.join(", ")
+                ))
             })
         })
         .collect()

@@ -19,7 +19,11 @@ pub struct Costs {
 
 impl Costs {
     pub fn per_run(&self) -> Duration {
-        if self.runs == 0 { GUESS_RUN } else { self.run_time / self.runs }
+        if self.runs == 0 {
+            GUESS_RUN
+        } else {
+            self.run_time / self.runs
+        }
     }
 
     /// Whether a run has been measured (until then, estimates are guesses).

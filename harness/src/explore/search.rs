@@ -33,8 +33,14 @@ pub fn context(input: &Input) -> Context<'_> {
 /// Every detector that fires on predicted traces (the first policy's trace for the
 /// single-trace detectors; each other policy's against the first for variant change),
 /// with the variant it concerns (`None`: the first).
-pub fn detect_all(input: &Input, traces: &[Trace], policies: &[(String, Policy)], t: &Thresholds) -> Vec<(Hit, Option<String>)> {
-    let mut hits: Vec<(Hit, Option<String>)> = detect::run_all(&traces[0], &context(input), t).into_iter().map(|h| (h, None)).collect();
+pub fn detect_all(
+    input: &Input,
+    traces: &[Trace],
+    policies: &[(String, Policy)],
+    t: &Thresholds,
+) -> Vec<(Hit, Option<String>)> {
+    let mut hits: Vec<(Hit, Option<String>)> =
+        detect::run_all(&traces[0], &context(input), t).into_iter().map(|h| (h, None)).collect();
     for (i, (name, _)) in policies.iter().enumerate().skip(1) {
         if let Some(h) = detect::variant_change(&traces[0], &traces[i], name) {
             hits.push((h, Some(name.clone())));
@@ -209,7 +215,13 @@ pub fn search(o: &Options, policies: &[(String, Policy)]) -> SearchResult {
             if last.elapsed() >= Duration::from_secs(2) {
                 last = Instant::now();
                 let secs = started.elapsed().as_secs_f64();
-                let message = format!("{:.0} scenarios/s on {threads} threads, {} firing, {} signatures: {}", r.scenarios as f64 / secs, r.firing, r.groups.len(), by_detector(r.groups.values()));
+                let message = format!(
+                    "{:.0} scenarios/s on {threads} threads, {} firing, {} signatures: {}",
+                    r.scenarios as f64 / secs,
+                    r.firing,
+                    r.groups.len(),
+                    by_detector(r.groups.values())
+                );
                 task.count(message, r.scenarios, o.max_scenarios);
             }
         }
@@ -229,8 +241,17 @@ pub(super) fn by_detector<'a>(findings: impl Iterator<Item = &'a Finding>) -> St
 }
 
 /// Whether `gen` still fires `detector` (for `variant` when it is a variant change).
-pub fn fires(gen: &Gen, detector: &str, variant: Option<&str>, policies: &[(String, Policy)], t: &Thresholds) -> Option<Hit> {
+pub fn fires(
+    gen: &Gen,
+    detector: &str,
+    variant: Option<&str>,
+    policies: &[(String, Policy)],
+    t: &Thresholds,
+) -> Option<Hit> {
     let s = scenario_of(gen, &[]).ok()?;
     let (input, traces) = predict_scenario(&s, policies);
-    detect_all(&input, &traces, policies, t).into_iter().find(|(h, v)| h.detector == detector && v.as_deref() == variant).map(|(h, _)| h)
+    detect_all(&input, &traces, policies, t)
+        .into_iter()
+        .find(|(h, v)| h.detector == detector && v.as_deref() == variant)
+        .map(|(h, _)| h)
 }

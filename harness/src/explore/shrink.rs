@@ -32,9 +32,16 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
             GenStep::Read { at, size } => round(*size) + offset(at),
             GenStep::Sequential { at, size, len } => round(*size) + offset(at) + len.is_some() as u64,
             GenStep::Random { count, min, max, align, .. } => {
-                round(*min) + round(*max) + (min != max) as u64 + (*align != 4096) as u64 + (count.trailing_zeros() < 4) as u64 + (*count > 16) as u64 * 64u64.min(count / 16)
+                round(*min)
+                    + round(*max)
+                    + (min != max) as u64
+                    + (*align != 4096) as u64
+                    + (count.trailing_zeros() < 4) as u64
+                    + (*count > 16) as u64 * 64u64.min(count / 16)
             }
-            GenStep::Interleaved { streams, size, separate_fds } => round(*size) + (*streams - 2) as u64 + *separate_fds as u64,
+            GenStep::Interleaved { streams, size, separate_fds } => {
+                round(*size) + (*streams - 2) as u64 + *separate_fds as u64
+            }
             GenStep::Fadvise { .. } => 1,
             GenStep::FailAlloc { times, min_order } => *times as u64 + (*min_order != 4) as u64,
             GenStep::Map { shared, advice, order, exec } => {
@@ -45,12 +52,19 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
                         GenTouch::Sequential => 0,
                         GenTouch::Backward => 1,
                         GenTouch::Stride { stride } => 1 + round(*stride),
-                        GenTouch::Random { count, .. } => 2 + (count.trailing_zeros() < 4) as u64 + (*count > 16) as u64 * 64u64.min(count / 16),
+                        GenTouch::Random { count, .. } => {
+                            2 + (count.trailing_zeros() < 4) as u64 + (*count > 16) as u64 * 64u64.min(count / 16)
+                        }
                     }
             }
             GenStep::Readahead { at, size } => round(*size) + (*at != 0) as u64,
             GenStep::Alternate { size } => round(*size),
-            GenStep::Splice { at, size, pipe, sendfile } => round(*size) + matches!(at, Start::At(o) if *o != 0) as u64 + (*pipe != 64 * 1024) as u64 + *sendfile as u64,
+            GenStep::Splice { at, size, pipe, sendfile } => {
+                round(*size)
+                    + matches!(at, Start::At(o) if *o != 0) as u64
+                    + (*pipe != 64 * 1024) as u64
+                    + *sendfile as u64
+            }
             GenStep::ReadWith { at, size, .. } => round(*size) + matches!(at, Start::At(o) if *o != 0) as u64,
         };
     }
@@ -77,7 +91,9 @@ fn pow2_floor(n: u64) -> u64 {
 /// Edits that make one step simpler (each leaves other kinds of steps alone).
 const STEP_EDITS: &[fn(&mut GenStep)] = &[
     |s| match s {
-        GenStep::Read { size, .. } | GenStep::Sequential { size, .. } | GenStep::Interleaved { size, .. } => *size = pow2_floor(*size),
+        GenStep::Read { size, .. } | GenStep::Sequential { size, .. } | GenStep::Interleaved { size, .. } => {
+            *size = pow2_floor(*size)
+        }
         GenStep::Random { min, max, .. } => {
             *min = pow2_floor(*min);
             *max = pow2_floor(*max);
@@ -104,7 +120,11 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
         GenStep::Interleaved { separate_fds, .. } => *separate_fds = false,
         GenStep::Map { advice, .. } => *advice = None,
         GenStep::Splice { sendfile, .. } => *sendfile = false,
-        GenStep::Readahead { .. } | GenStep::Fadvise { .. } | GenStep::Alternate { .. } | GenStep::ReadWith { .. } | GenStep::FailAlloc { .. } => {}
+        GenStep::Readahead { .. }
+        | GenStep::Fadvise { .. }
+        | GenStep::Alternate { .. }
+        | GenStep::ReadWith { .. }
+        | GenStep::FailAlloc { .. } => {}
     },
     |s| match s {
         GenStep::Sequential { len, .. } => *len = None,

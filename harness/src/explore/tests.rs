@@ -6,7 +6,7 @@ use radiff_model::{Advice, FsKind, Op, Policy};
 
 use super::detect::{self, Thresholds};
 use super::detect_tests::sequential_ops;
-use super::generate::{self, Start, Gen, GenDevice, GenStep};
+use super::generate::{self, Gen, GenDevice, GenStep, Start};
 use super::shrink;
 use super::*;
 
@@ -28,8 +28,10 @@ fn a_seed_names_the_same_scenarios() {
     assert!(differ > 40, "seeds 1 and 2 should name different searches ({differ} of 50 differ)");
     // The count bounds these searches; the budget is only a guard, so a busy machine
     // (the search predicts tens of scenarios a second under load) still reaches it.
-    let a = search(&Options { max_scenarios: Some(200), budget: Duration::from_secs(3600), ..Options::default() }, &base());
-    let b = search(&Options { max_scenarios: Some(200), budget: Duration::from_secs(3600), ..Options::default() }, &base());
+    let a =
+        search(&Options { max_scenarios: Some(200), budget: Duration::from_secs(3600), ..Options::default() }, &base());
+    let b =
+        search(&Options { max_scenarios: Some(200), budget: Duration::from_secs(3600), ..Options::default() }, &base());
     assert_eq!(a.scenarios, 200);
     assert_eq!(a.groups.keys().collect::<Vec<_>>(), b.groups.keys().collect::<Vec<_>>());
 }
@@ -39,9 +41,22 @@ fn a_seed_names_the_same_scenarios() {
 /// group sizes) on one thread and on several.
 #[test]
 fn a_seed_and_a_count_name_the_same_findings_on_any_number_of_threads() {
-    let run = |threads| search(&Options { max_scenarios: Some(300), budget: Duration::from_secs(3600), seed: 3, threads, ..Options::default() }, &base());
+    let run = |threads| {
+        search(
+            &Options {
+                max_scenarios: Some(300),
+                budget: Duration::from_secs(3600),
+                seed: 3,
+                threads,
+                ..Options::default()
+            },
+            &base(),
+        )
+    };
     let one = run(1);
-    let summary = |r: &SearchResult| -> Vec<(String, u64, u64, String)> { r.groups.iter().map(|(k, f)| (k.clone(), f.index, f.group_size, f.hit.detail.clone())).collect() };
+    let summary = |r: &SearchResult| -> Vec<(String, u64, u64, String)> {
+        r.groups.iter().map(|(k, f)| (k.clone(), f.index, f.group_size, f.hit.detail.clone())).collect()
+    };
     assert_eq!(one.scenarios, 300);
     assert!(one.groups.len() > 10, "{} groups", one.groups.len());
     for threads in [2, 4] {
@@ -61,7 +76,8 @@ fn every_generated_scenario_parses_and_says_what_was_generated() {
             fixed.fix();
             assert_eq!(fixed, g, "fix() is idempotent");
             assert!((1..=generate::MAX_STEPS).contains(&g.steps.len()));
-            let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("seed {seed} scenario {i} does not parse: {e}\n{}", g.yaml("", &[])));
+            let s = scenario_of(&g, &["base".into()])
+                .unwrap_or_else(|e| panic!("seed {seed} scenario {i} does not parse: {e}\n{}", g.yaml("", &[])));
             assert_eq!(s.file_size, g.file_size);
             assert_eq!(s.fs, g.fs);
             // A mapping is two or three steps of the schema (mmap, madvise, touch).
@@ -111,7 +127,11 @@ fn the_grammar_has_no_seed_scenario_literally() {
             let g = generate::generate(seed, i);
             let s = scenario_of(&g, &[]).unwrap();
             for r in &repo {
-                let same = r.steps == s.steps && r.fs == s.fs && r.file_size == s.file_size && r.device.kind == s.device.kind && r.points[0].queue == s.points[0].queue;
+                let same = r.steps == s.steps
+                    && r.fs == s.fs
+                    && r.file_size == s.file_size
+                    && r.device.kind == s.device.kind
+                    && r.points[0].queue == s.points[0].queue;
                 assert!(!same, "generated scenario {seed}/{i} is {}", r.path.display());
             }
         }
@@ -133,7 +153,10 @@ fn the_mapping_family_leaves_the_other_scenarios_alone() {
             assert!(!g.yaml("", &[]).contains("vm:"));
         }
     }
-    assert!((400 / generate::MMAP_ONE_IN / 2..400 / generate::MMAP_ONE_IN * 3 / 2).contains(&mapped), "{mapped} of 400");
+    assert!(
+        (400 / generate::MMAP_ONE_IN / 2..400 / generate::MMAP_ONE_IN * 3 / 2).contains(&mapped),
+        "{mapped} of 400"
+    );
 }
 
 /// The fault-path and large-block families: PROT_EXEC only on mapping-family scenarios,
@@ -176,7 +199,8 @@ fn a_base_without_its_model_explores_every_variant_on_the_kernels() {
         variants: vec![variant("base"), variant("async-align-v1")],
         model_said: Some("kernels/kernels.yaml:9".into()),
     };
-    let v = |names: &[&str]| without_policy_in(Some(&kernels), &names.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let v =
+        |names: &[&str]| without_policy_in(Some(&kernels), &names.iter().map(|s| s.to_string()).collect::<Vec<_>>());
     assert_eq!(v(&["base", "async-align-v1"]).unwrap().as_deref(), Some("async-align-v1"));
     let e = v(&["base"]).unwrap_err().to_string();
     assert!(e.contains("kernels/kernels.yaml:9 says `model: none`") && e.contains("`--variants base,V`"), "{e}");
@@ -200,7 +224,19 @@ fn synthesised_queue_limits_follow_the_device() {
 // ---- the model on generated scenarios ----
 
 fn gen(steps: Vec<GenStep>) -> Gen {
-    let mut g = Gen { files: 1, fault_around: generate::DEFAULT_FAULT_AROUND, thp: radiff_model::ThpMode::Always, device: GenDevice::Nvme { transfer_limit: 512 * KIB }, fs: FsKind::Xfs, file_size: 32 * MIB, write_size: MIB, read_ahead_kb: 128, max_sectors_kb: 512, steps, block_size: None };
+    let mut g = Gen {
+        files: 1,
+        fault_around: generate::DEFAULT_FAULT_AROUND,
+        thp: radiff_model::ThpMode::Always,
+        device: GenDevice::Nvme { transfer_limit: 512 * KIB },
+        fs: FsKind::Xfs,
+        file_size: 32 * MIB,
+        write_size: MIB,
+        read_ahead_kb: 128,
+        max_sectors_kb: 512,
+        steps,
+        block_size: None,
+    };
     g.fix();
     g
 }
@@ -208,7 +244,10 @@ fn gen(steps: Vec<GenStep>) -> Gen {
 #[test]
 fn the_model_fires_trimmed_window_on_large_reads_after_a_small_one() {
     // Seed 000's class, built by hand here (the grammar must find it by itself).
-    let g = gen(vec![GenStep::Read { at: Start::At(0), size: 4 * KIB }, GenStep::Sequential { at: Start::Continue, size: MIB, len: None }]);
+    let g = gen(vec![
+        GenStep::Read { at: Start::At(0), size: 4 * KIB },
+        GenStep::Sequential { at: Start::Continue, size: MIB, len: None },
+    ]);
     assert!(fires(&g, "trimmed-window", None, &base(), &Thresholds::default()).is_some());
     let from_start = gen(vec![GenStep::Sequential { at: Start::At(0), size: MIB, len: None }]);
     assert!(fires(&from_start, "trimmed-window", None, &base(), &Thresholds::default()).is_none());
@@ -278,13 +317,20 @@ fn shrinking_with_the_model_keeps_the_detector_firing() {
 #[test]
 fn a_short_search_finds_and_shrinks_something_and_writes_valid_yaml() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Options { max_scenarios: Some(400), budget: Duration::from_secs(3600), out: dir.path().to_path_buf(), confirm: Some(0), ..Options::default() };
+    let o = Options {
+        max_scenarios: Some(400),
+        budget: Duration::from_secs(3600),
+        out: dir.path().to_path_buf(),
+        confirm: Some(0),
+        ..Options::default()
+    };
     let report = explore(&o, None, &mut |_| {}).unwrap();
     assert_eq!(report.search.scenarios, 400);
     assert!(report.search.invalid.is_empty(), "{:?}", report.search.invalid);
     assert!(!report.findings.is_empty());
     assert!(report.markdown.contains("| finding | scenario | model | group |"), "{}", report.markdown);
-    let written: Vec<_> = std::fs::read_dir(dir.path().join("candidates")).unwrap().map(|e| e.unwrap().path()).collect();
+    let written: Vec<_> =
+        std::fs::read_dir(dir.path().join("candidates")).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(written.len(), report.findings.len());
     for path in written {
         let s = crate::scenario::Scenario::load(&path).unwrap();
@@ -300,20 +346,36 @@ fn a_short_search_finds_and_shrinks_something_and_writes_valid_yaml() {
     assert!(std::path::Path::new(path).is_file(), "{rerun}");
 }
 
-
 #[test]
 fn seed_1_finds_both_seed_classes_by_itself() {
     // The done-when classes of the issue, found by the grammar (not built by hand): larger
     // sequential reads after a smaller first read trim windows, and interleaved streams on
     // one fd collapse to order-0 folios. Model only; `trial` confirms on the kernel.
     let dir = tempfile::tempdir().unwrap();
-    let o = Options { max_scenarios: Some(400), budget: Duration::from_secs(600), seed: 1, out: dir.path().to_path_buf(), confirm: Some(0), ..Options::default() };
+    let o = Options {
+        max_scenarios: Some(400),
+        budget: Duration::from_secs(600),
+        seed: 1,
+        out: dir.path().to_path_buf(),
+        confirm: Some(0),
+        ..Options::default()
+    };
     let report = explore(&o, None, &mut |_| {}).unwrap();
-    let has = |detector: &str, shape: &str| report.findings.iter().any(|f| f.hit.detector == detector && f.gen.shape() == shape);
+    let has = |detector: &str, shape: &str| {
+        report.findings.iter().any(|f| f.hit.detector == detector && f.gen.shape() == shape)
+    };
     assert!(has("trimmed-window", "read+sequential"), "{}", report.markdown);
     assert!(has("order-collapse", "interleaved"), "{}", report.markdown);
-    let f = report.findings.iter().find(|f| f.hit.detector == "trimmed-window" && f.gen.shape() == "read+sequential").unwrap();
-    let (GenStep::Read { size: first_read, .. }, GenStep::Sequential { size: then, .. }) = (&f.gen.steps[0], &f.gen.steps[1]) else { panic!() };
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.hit.detector == "trimmed-window" && f.gen.shape() == "read+sequential")
+        .unwrap();
+    let (GenStep::Read { size: first_read, .. }, GenStep::Sequential { size: then, .. }) =
+        (&f.gen.steps[0], &f.gen.steps[1])
+    else {
+        panic!()
+    };
     assert!(first_read < then, "{f:?}");
     // Classes are listed once each.
     let classes: std::collections::BTreeSet<String> = report.findings.iter().map(Finding::class).collect();
@@ -327,7 +389,12 @@ fn seed_1_finds_both_seed_classes_by_itself() {
         }
     }
     assert!(seen.iter().all(|&n| n == 1), "{seen:?}");
-    assert!(report.causes.len() < report.findings.len(), "{} causes for {} findings", report.causes.len(), report.findings.len());
+    assert!(
+        report.causes.len() < report.findings.len(),
+        "{} causes for {} findings",
+        report.causes.len(),
+        report.findings.len()
+    );
     // (causes come most findings first: the first trimmed-window cause is the largest)
     let trimmed = report.causes.iter().find(|c| c.detector == "trimmed-window").expect("a trimmed-window cause");
     assert!(trimmed.path.iter().any(|d| d == "page_cache_async_ra: aligned_end < end: trimmed"), "{trimmed:?}");
@@ -346,7 +413,10 @@ fn the_budget_is_split_between_search_shrinking_and_confirmations() {
 
 #[test]
 fn a_written_finding_parses_under_its_file_name_and_replays_as_a_trial() {
-    let g = gen(vec![GenStep::Read { at: Start::At(0), size: 4 * KIB }, GenStep::Sequential { at: Start::Continue, size: MIB, len: None }]);
+    let g = gen(vec![
+        GenStep::Read { at: Start::At(0), size: 4 * KIB },
+        GenStep::Sequential { at: Start::Continue, size: MIB, len: None },
+    ]);
     let hit = fires(&g, "trimmed-window", None, &base(), &Thresholds::default()).expect("fires");
     let f = Finding { gen: g, hit, variant: None, index: 17, group_size: 1 };
     let dir = tempfile::tempdir().unwrap();
@@ -365,12 +435,18 @@ fn a_written_finding_parses_under_its_file_name_and_replays_as_a_trial() {
     c.write(dir.path(), &o).unwrap();
     let path = dir.path().join(format!("{}.yaml", f.name()));
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.starts_with("# Found by `radiff explore --seed 5 --variants base` (its scenario 17, shrunk)"), "{text}");
+    assert!(
+        text.starts_with("# Found by `radiff explore --seed 5 --variants base` (its scenario 17, shrunk)"),
+        "{text}"
+    );
     assert!(text.contains("the model equals the kernel"), "{text}");
     let s = crate::scenario::Scenario::parse(&path, &text).unwrap();
     assert_eq!(s.name, f.name());
     assert_eq!(s.variants.as_deref(), Some(&["base".to_string()][..]));
-    assert_eq!(s.trial_name("base", &s.points[0]), format!("scenario_{}::base", path.file_stem().unwrap().to_str().unwrap()));
+    assert_eq!(
+        s.trial_name("base", &s.points[0]),
+        format!("scenario_{}::base", path.file_stem().unwrap().to_str().unwrap())
+    );
     assert_eq!(crate::scenario::Scenario::load(&path).unwrap().steps, scenario_of(&f.gen, &[]).unwrap().steps);
     // A run that failed goes to failed/, the summary lists it first among the rest.
     let failed = confirm::Confirmation { status: confirm::Status::Failed { error: "boom".into() }, ..c };
@@ -380,11 +456,17 @@ fn a_written_finding_parses_under_its_file_name_and_replays_as_a_trial() {
 
 #[test]
 fn variant_changes_say_whether_they_change_requests_and_are_worse() {
-    let h = |key: &str| detect::Hit { detector: "variant-change", key: key.into(), strength: 1.0, detail: String::new() };
-    assert!(is_worse(&h("v: bytes read more; worse on bytes read")) && changes_requests(&h("v: bytes read more; worse on bytes read")));
+    let h =
+        |key: &str| detect::Hit { detector: "variant-change", key: key.into(), strength: 1.0, detail: String::new() };
+    assert!(
+        is_worse(&h("v: bytes read more; worse on bytes read"))
+            && changes_requests(&h("v: bytes read more; worse on bytes read"))
+    );
     assert!(!is_worse(&h("v: device reads fewer")) && changes_requests(&h("v: device reads fewer")));
     assert!(!changes_requests(&h("v: folios fewer, pages per folio more")));
-    assert!(!changes_requests(&h("v: same totals, other folios")) && changes_requests(&h("v: same totals, other requests")));
+    assert!(
+        !changes_requests(&h("v: same totals, other folios")) && changes_requests(&h("v: same totals, other requests"))
+    );
 }
 
 // ---- several files ----
@@ -399,12 +481,17 @@ fn the_two_file_family_reads_both_files_and_leaves_the_others_alone() {
         mapped += g.steps.iter().any(|s| matches!(s, GenStep::Map { .. })) as u64;
         if g.files == 2 {
             two += 1;
-            let s = scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
+            let s =
+                scenario_of(&g, &["base".into()]).unwrap_or_else(|e| panic!("scenario {i}: {e}\n{}", g.yaml("", &[])));
             assert_eq!(s.file_names, vec!["a", "b"]);
             assert_eq!(s.file_sizes(), vec![g.file_size, g.file_size]);
             let ops = radiff_model::pattern::expand_files(&s.steps, &s.file_sizes());
-            let files: std::collections::BTreeSet<u32> =
-                ops.iter().filter_map(|op| if let Op::Read { fd, .. } = op { Some(radiff_model::pattern::file_of(*fd)) } else { None }).collect();
+            let files: std::collections::BTreeSet<u32> = ops
+                .iter()
+                .filter_map(
+                    |op| if let Op::Read { fd, .. } = op { Some(radiff_model::pattern::file_of(*fd)) } else { None },
+                )
+                .collect();
             assert_eq!(files, [0, 1].into(), "scenario {i} reads both files");
         }
     }
@@ -424,10 +511,13 @@ fn the_two_file_family_reads_both_files_and_leaves_the_others_alone() {
 fn streams_and_bytes_of_two_files_are_counted_apart() {
     let b = radiff_model::pattern::fd_of(1, 0);
     // The same offsets of two files, in alternation: two streams, twice the bytes.
-    let ops: Vec<Op> = sequential_ops(64 * KIB, 4 * MIB).into_iter().flat_map(|op| match op {
-        Op::Read { offset, len, .. } => [Op::Read { fd: 0, offset, len }, Op::Read { fd: b, offset, len }],
-        op => [op, op],
-    }).collect();
+    let ops: Vec<Op> = sequential_ops(64 * KIB, 4 * MIB)
+        .into_iter()
+        .flat_map(|op| match op {
+            Op::Read { offset, len, .. } => [Op::Read { fd: 0, offset, len }, Op::Read { fd: b, offset, len }],
+            op => [op, op],
+        })
+        .collect();
     let s = detect::streams(&ops, &Thresholds::default());
     assert_eq!(s.len(), 2, "{s:?}");
     assert_eq!(detect::distinct_bytes_read(&ops, 64 * MIB), 8 * MIB);
@@ -447,7 +537,13 @@ fn queued(ready: bool, secs: u64, name: &str) -> Queued {
 
 #[test]
 fn a_group_takes_ready_findings_first_and_only_what_fits_the_budget() {
-    let q = vec![queued(false, 100, "a"), queued(true, 40, "b"), queued(true, 50, "c"), queued(false, 30, "d"), queued(true, 20, "e")];
+    let q = vec![
+        queued(false, 100, "a"),
+        queued(true, 40, "b"),
+        queued(true, 50, "c"),
+        queued(false, 30, "d"),
+        queued(true, 20, "e"),
+    ];
     // Ready ones first in the queue's order (b, c, e: 110 s), then d fits (140 s), a not.
     assert_eq!(pick_group(&q, Duration::from_secs(150), 8), vec![1, 2, 4, 3]);
     // One that does not fit is passed over, later ones still taken: c (50) no, e (20) yes.
@@ -476,7 +572,13 @@ fn findings_of_one_name_go_to_different_groups() {
 #[test]
 fn a_group_runs_each_kernel_once_in_the_order_variants_first_appear() {
     let v = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let groups = vec![v(&["base"]), v(&["base", "async-align-v1"]), v(&["base"]), v(&["base", "sync-ra-when-disabled"]), v(&["base", "async-align-v1"])];
+    let groups = vec![
+        v(&["base"]),
+        v(&["base", "async-align-v1"]),
+        v(&["base"]),
+        v(&["base", "sync-ra-when-disabled"]),
+        v(&["base", "async-align-v1"]),
+    ];
     assert_eq!(confirm::variants_of(&groups), v(&["base", "async-align-v1", "sync-ra-when-disabled"]));
     assert!(confirm::variants_of(&[]).is_empty());
 }

@@ -10,6 +10,13 @@ use crate::error::Result;
 /// `threads` threads (for `radiff bench`).
 pub fn model_throughput(variants: &[String], seed: u64, scenarios: u64, threads: usize) -> Result<f64> {
     let pol = policies(variants)?;
-    let o = Options { variants: variants.to_vec(), max_scenarios: Some(scenarios), budget: Duration::from_secs(3600), seed, threads, ..Options::default() };
+    let o = Options {
+        variants: variants.to_vec(),
+        max_scenarios: Some(scenarios),
+        budget: Duration::from_secs(3600),
+        seed,
+        threads,
+        ..Options::default()
+    };
     Ok(search(&o, &pol).rate())
 }

@@ -17,7 +17,12 @@ fn detector_rank(d: &str) -> usize {
 /// The strongest groups of each detector, shrunk, then grouped again by their class
 /// ([`Finding::class`], keeping the strongest); ordered for confirmation: round robin over
 /// the detectors in [`super::detect::rank`]'s order, fewest steps then strongest first within each.
-pub fn shrink_findings(r: &SearchResult, o: &Options, policies: &[(String, Policy)], progress: &mut dyn FnMut(&str)) -> Vec<Finding> {
+pub fn shrink_findings(
+    r: &SearchResult,
+    o: &Options,
+    policies: &[(String, Policy)],
+    progress: &mut dyn FnMut(&str),
+) -> Vec<Finding> {
     let mut per: BTreeMap<usize, Vec<&Finding>> = BTreeMap::new();
     for f in r.groups.values() {
         per.entry(detector_rank(f.hit.detector)).or_default().push(f);
@@ -52,9 +57,14 @@ pub fn shrink_findings(r: &SearchResult, o: &Options, policies: &[(String, Polic
             // A variant change shrinks to one that changes the same figures the same way
             // (a regression must stay one); the other detectors only need to fire.
             let same = |h: &Hit| f.variant.is_none() || h.key == f.hit.key;
-            let (gen, calls) = shrink::shrink(&f.gen, |g| fires(g, f.hit.detector, f.variant.as_deref(), policies, &o.thresholds).is_some_and(|h| same(&h)), o.shrink_budget);
+            let (gen, calls) = shrink::shrink(
+                &f.gen,
+                |g| fires(g, f.hit.detector, f.variant.as_deref(), policies, &o.thresholds).is_some_and(|h| same(&h)),
+                o.shrink_budget,
+            );
             calls_total += calls;
-            let hit = fires(&gen, f.hit.detector, f.variant.as_deref(), policies, &o.thresholds).unwrap_or_else(|| f.hit.clone());
+            let hit = fires(&gen, f.hit.detector, f.variant.as_deref(), policies, &o.thresholds)
+                .unwrap_or_else(|| f.hit.clone());
             let g = Finding { gen, hit, variant: f.variant.clone(), index: f.index, group_size: f.group_size };
             let sig = g.class();
             match shrunk.get_mut(&sig) {
@@ -74,7 +84,11 @@ pub fn shrink_findings(r: &SearchResult, o: &Options, policies: &[(String, Polic
             break;
         }
     }
-    progress(&format!("explore: shrank {done} findings to {} in {:.1} s ({calls_total} predictions)", shrunk.len(), started.elapsed().as_secs_f64()));
+    progress(&format!(
+        "explore: shrank {done} findings to {} in {:.1} s ({calls_total} predictions)",
+        shrunk.len(),
+        started.elapsed().as_secs_f64()
+    ));
     let mut lists: Vec<Vec<Finding>> = Vec::new();
     let mut by: BTreeMap<usize, Vec<Finding>> = BTreeMap::new();
     for f in shrunk.into_values() {
@@ -82,7 +96,14 @@ pub fn shrink_findings(r: &SearchResult, o: &Options, policies: &[(String, Polic
     }
     for mut l in by.into_values() {
         // Fewest steps first, then the strongest.
-        l.sort_by(|a, b| a.gen.steps.len().cmp(&b.gen.steps.len()).then(b.hit.strength.total_cmp(&a.hit.strength)).then(a.index.cmp(&b.index)));
+        l.sort_by(|a, b| {
+            a.gen
+                .steps
+                .len()
+                .cmp(&b.gen.steps.len())
+                .then(b.hit.strength.total_cmp(&a.hit.strength))
+                .then(a.index.cmp(&b.index))
+        });
         l.reverse();
         lists.push(l);
     }
@@ -113,5 +134,6 @@ pub fn is_worse(hit: &Hit) -> bool {
 
 /// Whether a variant change changes the device's requests (not only the folios).
 pub fn changes_requests(hit: &Hit) -> bool {
-    hit.detector == "variant-change" && (hit.key.contains("device reads") || hit.key.contains("bytes read") || hit.key.contains("other requests"))
+    hit.detector == "variant-change"
+        && (hit.key.contains("device reads") || hit.key.contains("bytes read") || hit.key.contains("other requests"))
 }

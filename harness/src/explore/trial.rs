@@ -15,7 +15,15 @@ pub fn trial(lab: &crate::run::Lab) -> std::result::Result<(), String> {
     // confirms the same thing on every machine. At most 12 findings shrunk per detector
     // (one of each shape of steps first), not all 185 of the search: shrinking is model
     // calls on one thread, 33 s for all of them and 3 s for these 72 in a test build.
-    let o = Options { budget: Duration::from_secs(600), max_scenarios: Some(400), seed: 1, out, confirm: Some(0), shrink_per_detector: 12, ..Options::default() };
+    let o = Options {
+        budget: Duration::from_secs(600),
+        max_scenarios: Some(400),
+        seed: 1,
+        out,
+        confirm: Some(0),
+        shrink_per_detector: 12,
+        ..Options::default()
+    };
     let mut log = |line: &str| crate::progress::progress(line);
     let report = explore(&o, Some(lab), &mut log).map_err(|e| e.to_string())?;
     let seed_000 = report.findings.iter().find(|f| {
@@ -29,7 +37,10 @@ pub fn trial(lab: &crate::run::Lab) -> std::result::Result<(), String> {
     let c = confirm::confirm(lab, f, &o).map_err(|e| e.to_string())?;
     c.write(&o.out, &o).map_err(|e| e.to_string())?;
     if seed_000.is_none() {
-        return Err(format!("the search did not find seed 000's class (trimmed windows after a small first read); it found:\n{}", report.markdown));
+        return Err(format!(
+            "the search did not find seed 000's class (trimmed windows after a small first read); it found:\n{}",
+            report.markdown
+        ));
     }
     if c.status.is_confirmed() {
         log(&format!("explore: {}: {}", f.name(), c.status.text()));

@@ -45,15 +45,27 @@ impl Session<'_> {
                     report.skipped.push((name.clone(), format!("--confirm {limit}")));
                 } else {
                     // Until a run is measured, a group is judged by its first scenario.
-                    let cost = if group.is_empty() || self.costs.measured() { self.costs.estimate(2, image_ready(lab, gen, name)) } else { Duration::ZERO };
+                    let cost = if group.is_empty() || self.costs.measured() {
+                        self.costs.estimate(2, image_ready(lab, gen, name))
+                    } else {
+                        Duration::ZERO
+                    };
                     if spent + cost > room {
                         if !group.is_empty() {
                             break; // judged again, alone, as the next group's first
                         }
-                        report.skipped.push((name.clone(), format!("budget: about {} s, {} s left for the set", cost.as_secs(), room.as_secs())));
+                        report.skipped.push((
+                            name.clone(),
+                            format!("budget: about {} s, {} s left for the set", cost.as_secs(), room.as_secs()),
+                        ));
                     } else {
                         spent += cost;
-                        progress(&format!("explore: scenario {} of {}: {name}: {}", next + 1, todo.len(), gen.describe()));
+                        progress(&format!(
+                            "explore: scenario {} of {}: {name}: {}",
+                            next + 1,
+                            todo.len(),
+                            gen.describe()
+                        ));
                         group.push((name.clone(), gen.clone()));
                     }
                 }
@@ -62,22 +74,39 @@ impl Session<'_> {
             if group.is_empty() {
                 continue;
             }
-            progress(&format!("explore: {} scenarios on base and {variant}, one boot of each kernel (about {} s)", group.len(), spent.as_secs()));
-            task.count(format!("{} scenarios on base and {variant}", group.len()), next as u64, Some(todo.len() as u64));
+            progress(&format!(
+                "explore: {} scenarios on base and {variant}, one boot of each kernel (about {} s)",
+                group.len(),
+                spent.as_secs()
+            ));
+            task.count(
+                format!("{} scenarios on base and {variant}", group.len()),
+                next as u64,
+                Some(todo.len() as u64),
+            );
             for ((name, _), result) in group.iter().zip(run_pairs(lab, variant, &group, progress)) {
                 match result {
                     Ok(pair) => {
                         self.costs.record(2, pair.run_time, pair.image_time);
                         progress(&format!(
                             "explore: {name}: {}{}",
-                            pair.hit.as_ref().map_or("same requests and folios on both kernels".to_string(), |h| h.key.clone()),
-                            if pair.model_bug.is_some() { "; MODEL BUG: the base model parts from the base kernel" } else { "" }
+                            pair.hit
+                                .as_ref()
+                                .map_or("same requests and folios on both kernels".to_string(), |h| h.key.clone()),
+                            if pair.model_bug.is_some() {
+                                "; MODEL BUG: the base model parts from the base kernel"
+                            } else {
+                                ""
+                            }
                         ));
                         report.ran.push(pair);
                     }
                     Err(e) => {
                         progress(&format!("explore: {name}: the run failed: {e}"));
-                        report.skipped.push((name.clone(), format!("run failed: {}", e.to_string().lines().next().unwrap_or_default())));
+                        report.skipped.push((
+                            name.clone(),
+                            format!("run failed: {}", e.to_string().lines().next().unwrap_or_default()),
+                        ));
                     }
                 }
             }
@@ -96,11 +125,19 @@ impl Session<'_> {
         if interrupted() {
             return;
         }
-        let mut again: Vec<usize> = (0..report.ran.len()).filter(|&i| report.ran[i].hit.is_some() || report.ran[i].model_bug.is_some()).collect();
+        let mut again: Vec<usize> = (0..report.ran.len())
+            .filter(|&i| report.ran[i].hit.is_some() || report.ran[i].model_bug.is_some())
+            .collect();
         // Worse changes and model bugs first, then the stronger; as many as the budget
         // leaves room for. One seen once and not run again is not reported.
         again.sort_by(|&a, &b| {
-            let key = |p: &Pair| (p.model_bug.is_some(), p.hit.as_ref().is_some_and(super::is_worse), p.hit.as_ref().map_or(0.0, |h| h.strength));
+            let key = |p: &Pair| {
+                (
+                    p.model_bug.is_some(),
+                    p.hit.as_ref().is_some_and(super::is_worse),
+                    p.hit.as_ref().map_or(0.0, |h| h.strength),
+                )
+            };
             let (ka, kb) = (key(&report.ran[a]), key(&report.ran[b]));
             (kb.0, kb.1).cmp(&(ka.0, ka.1)).then(kb.2.total_cmp(&ka.2))
         });
@@ -121,8 +158,13 @@ impl Session<'_> {
         if again.is_empty() {
             return;
         }
-        let items: Vec<(String, Gen)> = again.iter().map(|&i| (format!("{}_again", report.ran[i].name), report.ran[i].gen.clone())).collect();
-        progress(&format!("explore: {} scenarios run again on both kernels before they are reported: {}", items.len(), again.iter().map(|&i| report.ran[i].name.as_str()).collect::<Vec<_>>().join(", ")));
+        let items: Vec<(String, Gen)> =
+            again.iter().map(|&i| (format!("{}_again", report.ran[i].name), report.ran[i].gen.clone())).collect();
+        progress(&format!(
+            "explore: {} scenarios run again on both kernels before they are reported: {}",
+            items.len(),
+            again.iter().map(|&i| report.ran[i].name.as_str()).collect::<Vec<_>>().join(", ")
+        ));
         for (&i, result) in again.iter().zip(run_pairs(self.lab, self.variant, &items, progress)) {
             let first = &report.ran[i];
             let race = match result {
@@ -194,13 +236,20 @@ impl Session<'_> {
                 match run_pair(lab, variant, &best.gen, &format!("{}_again", best.name)) {
                     Ok(again) if pair_differs(variant, &best, &again).is_none() => {}
                     _ => {
-                        progress(&format!("explore: {}: the shrunk scenario did not repeat; the original is reported", original.name));
+                        progress(&format!(
+                            "explore: {}: the shrunk scenario did not repeat; the original is reported",
+                            original.name
+                        ));
                         best = original.clone();
                     }
                 }
             }
             if tries > 0 {
-                progress(&format!("explore: {}: shrunk to {} in {tries} kernel pairs", original.name, best.gen.describe()));
+                progress(&format!(
+                    "explore: {}: shrunk to {} in {tries} kernel pairs",
+                    original.name,
+                    best.gen.describe()
+                ));
             }
             report.shrunk.push((i, best, tries));
         }
@@ -214,6 +263,5 @@ fn pair_differs(variant: &str, first: &Pair, second: &Pair) -> Option<String> {
 
 /// Whether the disk image `gen` needs is prepared.
 fn image_ready(lab: &Lab, gen: &Gen, name: &str) -> bool {
-    gen.scenario(Path::new("explore"), name, "", &[])
-        .is_ok_and(|s| crate::run::image_ready(&lab.cache, &s))
+    gen.scenario(Path::new("explore"), name, "", &[]).is_ok_and(|s| crate::run::image_ready(&lab.cache, &s))
 }

@@ -5,19 +5,22 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::sysfs::{is_mounted, parse_thp, read_sys, thp_name, DEBUGFS, FAULT_AROUND_BYTES, KHUGEPAGED_SLEEP, THP_ENABLED};
+use super::sysfs::{
+    is_mounted, parse_thp, read_sys, thp_name, DEBUGFS, FAULT_AROUND_BYTES, KHUGEPAGED_SLEEP, THP_ENABLED,
+};
 use super::{MNT, TRACING};
 
 /// Where a batch keeps its points: `BATCH/0`, `BATCH/1`, ... (each a run folder with its
 /// `spec.json`), run in that order.
 pub fn batch_points(batch: &Path) -> Vec<PathBuf> {
     let mut points: Vec<(usize, PathBuf)> = std::fs::read_dir(batch)
-        .map(|d| d.filter_map(|e| e.ok()).filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path()))).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok()).filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path()))).collect()
+        })
         .unwrap_or_default();
     points.sort();
     points.into_iter().map(|(_, p)| p).collect()
 }
-
 
 /// `radiff-guest --batch BATCH`: runs every point of one boot in turn, each as a process
 /// of its own (`radiff-guest BATCH/N`, as a boot of its own runs it: the same address
@@ -33,7 +36,8 @@ pub fn batch(batch: &Path) -> i32 {
     // debugfs as a point mounts it (virtme-ng's init does not), so the boot's values can be read.
     if !Path::new(FAULT_AROUND_BYTES).exists() && !is_mounted("debugfs") {
         std::fs::create_dir_all(DEBUGFS).ok();
-        let _ = nix::mount::mount(Some("debugfs"), DEBUGFS, Some("debugfs"), nix::mount::MsFlags::empty(), None::<&str>);
+        let _ =
+            nix::mount::mount(Some("debugfs"), DEBUGFS, Some("debugfs"), nix::mount::MsFlags::empty(), None::<&str>);
     }
     // In the order they are put back: khugepaged's period before the mode that starts it.
     let knobs: Vec<(&str, String)> = [KHUGEPAGED_SLEEP, FAULT_AROUND_BYTES, THP_ENABLED]
@@ -56,7 +60,9 @@ pub fn batch(batch: &Path) -> i32 {
         let _ = std::fs::write(dir.join(POINT_STARTED), b"");
         let started = Instant::now();
         let code = match std::process::Command::new(&exe).arg(dir).status() {
-            Ok(status) => status.code().unwrap_or(128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0)),
+            Ok(status) => {
+                status.code().unwrap_or(128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0))
+            }
             Err(e) => {
                 eprintln!("radiff-guest: cannot run {}: {e}", exe.display());
                 127
@@ -91,5 +97,7 @@ fn kmsg(line: &str) {
 }
 
 fn is_mount_point(dir: &str) -> bool {
-    std::fs::read_to_string("/proc/mounts").map(|m| m.lines().any(|l| l.split_whitespace().nth(1) == Some(dir))).unwrap_or(false)
+    std::fs::read_to_string("/proc/mounts")
+        .map(|m| m.lines().any(|l| l.split_whitespace().nth(1) == Some(dir)))
+        .unwrap_or(false)
 }

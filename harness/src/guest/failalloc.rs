@@ -28,11 +28,20 @@ fn write(name: &str, value: &str) -> GResult<()> {
 pub(super) fn arm(times: u32, min_order: u32) -> GResult<()> {
     // times first: 0 while the rest changes.
     write("times", "0")?;
-    for (name, value) in [("probability", "100"), ("interval", "1"), ("space", "0"), ("verbose", "0"), ("task-filter", "Y"), ("ignore-gfp-wait", "N"), ("ignore-gfp-highmem", "N")] {
+    for (name, value) in [
+        ("probability", "100"),
+        ("interval", "1"),
+        ("space", "0"),
+        ("verbose", "0"),
+        ("task-filter", "Y"),
+        ("ignore-gfp-wait", "N"),
+        ("ignore-gfp-highmem", "N"),
+    ] {
         write(name, value)?;
     }
     write("min-order", &min_order.to_string())?;
-    std::fs::write("/proc/thread-self/make-it-fail", if times > 0 { "1" } else { "0" }).map_err(|e| format!("fail_alloc: /proc/thread-self/make-it-fail: {e}"))?;
+    std::fs::write("/proc/thread-self/make-it-fail", if times > 0 { "1" } else { "0" })
+        .map_err(|e| format!("fail_alloc: /proc/thread-self/make-it-fail: {e}"))?;
     write("times", &times.to_string())?;
     ARMED.store(times > 0, Ordering::Relaxed);
     Ok(())
@@ -42,5 +51,6 @@ pub(super) fn arm(times: u32, min_order: u32) -> GResult<()> {
 pub(super) fn disarm() -> GResult<()> {
     ARMED.store(false, Ordering::Relaxed);
     write("times", "0")?;
-    std::fs::write("/proc/thread-self/make-it-fail", "0").map_err(|e| format!("fail_alloc: /proc/thread-self/make-it-fail: {e}"))
+    std::fs::write("/proc/thread-self/make-it-fail", "0")
+        .map_err(|e| format!("fail_alloc: /proc/thread-self/make-it-fail: {e}"))
 }

@@ -107,8 +107,12 @@ pub fn main(out: &Path) -> i32 {
         let text = std::fs::read_to_string(out.join("spec.json")).map_err(|e| format!("spec.json: {e}"))?;
         let spec: GuestSpec = serde_json::from_str(&text).map_err(|e| format!("spec.json: {e}"))?;
         match &spec.task {
-            Task::Prepare { mkfs_args, write_size, extent_size } => prepare(&mut guest, &spec, mkfs_args, *write_size, *extent_size),
-            Task::Run { queue, vm, fds, ops, trace_buffer_kb } => run(&mut guest, &spec, queue, vm, *fds, ops, *trace_buffer_kb),
+            Task::Prepare { mkfs_args, write_size, extent_size } => {
+                prepare(&mut guest, &spec, mkfs_args, *write_size, *extent_size)
+            }
+            Task::Run { queue, vm, fds, ops, trace_buffer_kb } => {
+                run(&mut guest, &spec, queue, vm, *fds, ops, *trace_buffer_kb)
+            }
         }
     })();
     match result {

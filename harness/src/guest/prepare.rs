@@ -12,7 +12,13 @@ use crate::wire::{DeviceKind, GuestFile, GuestSpec};
 use super::sysfs::read_sys;
 use super::{file_path, AlignedBuf, GResult, Guest, MNT};
 
-pub(super) fn prepare(g: &mut Guest, spec: &GuestSpec, mkfs_args: &[String], write_size: u64, extent_size: Option<u64>) -> GResult<()> {
+pub(super) fn prepare(
+    g: &mut Guest,
+    spec: &GuestSpec,
+    mkfs_args: &[String],
+    write_size: u64,
+    extent_size: Option<u64>,
+) -> GResult<()> {
     let device = find_device(spec.device, spec.disk.as_deref())?;
     let dev_path = format!("/dev/{device}");
     g.step(&format!("mkfs.{} {dev_path}", spec.fs.name()));
@@ -25,7 +31,12 @@ pub(super) fn prepare(g: &mut Guest, spec: &GuestSpec, mkfs_args: &[String], wri
     cmd.args(mkfs_args).arg(&dev_path);
     let output = cmd.output().map_err(|e| format!("mkfs.{}: {e}", spec.fs.name()))?;
     if !output.status.success() {
-        return Err(format!("mkfs.{} failed: {}{}", spec.fs.name(), String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr)));
+        return Err(format!(
+            "mkfs.{} failed: {}{}",
+            spec.fs.name(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ));
     }
     mount(g, &dev_path, spec.fs)?;
     let first = GuestFile { size: spec.file_size, write_size, extent_size };
@@ -85,13 +96,16 @@ pub(super) fn find_device(kind: DeviceKind, pci: Option<&str>) -> GResult<String
         .collect();
     names.sort();
     let below = |name: &str, pci: &str| {
-        std::fs::canonicalize(format!("/sys/block/{name}")).map(|p| p.to_string_lossy().contains(&format!("/{pci}/"))).unwrap_or(false)
+        std::fs::canonicalize(format!("/sys/block/{name}"))
+            .map(|p| p.to_string_lossy().contains(&format!("/{pci}/")))
+            .unwrap_or(false)
     };
     let found = names.iter().find(|name| {
         let kind_ok = match kind {
             DeviceKind::Nvme => name.starts_with("nvme"),
             DeviceKind::Ufs => {
-                name.starts_with("sd") && read_sys(&format!("/sys/block/{name}/device/vendor")).map(|v| v == "QEMU").unwrap_or(false)
+                name.starts_with("sd")
+                    && read_sys(&format!("/sys/block/{name}/device/vendor")).map(|v| v == "QEMU").unwrap_or(false)
             }
         };
         kind_ok && pci.is_none_or(|pci| below(name, pci))
@@ -105,8 +119,13 @@ pub(super) fn find_device(kind: DeviceKind, pci: Option<&str>) -> GResult<String
         let dev = read_sys(&format!("/sys/block/{name}/dev"))?;
         let (major, minor) = dev.split_once(':').ok_or("bad dev")?;
         let devnum = nix::sys::stat::makedev(major.parse().unwrap_or(0), minor.parse().unwrap_or(0));
-        nix::sys::stat::mknod(Path::new("/dev").join(name).as_path(), nix::sys::stat::SFlag::S_IFBLK, nix::sys::stat::Mode::from_bits_truncate(0o600), devnum)
-            .map_err(|e| format!("mknod /dev/{name}: {e}"))?;
+        nix::sys::stat::mknod(
+            Path::new("/dev").join(name).as_path(),
+            nix::sys::stat::SFlag::S_IFBLK,
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+            devnum,
+        )
+        .map_err(|e| format!("mknod /dev/{name}: {e}"))?;
     }
     Ok(name.clone())
 }
@@ -124,7 +143,8 @@ pub(super) fn mount(g: &mut Guest, dev: &str, fs: FsKind) -> GResult<()> {
     // those metadata reads or not by chance (measured: 1 or 6 metadata reads, two runs of one
     // image); with both options ext4 registers no lazyinit work at all.
     let data = if fs == FsKind::Ext4 { Some("noinit_itable,no_prefetch_block_bitmaps") } else { None };
-    nix::mount::mount(Some(dev), MNT, Some(fs.name()), nix::mount::MsFlags::MS_NOATIME, data).map_err(|e| format!("mount {dev} on {MNT} as {}: {e}", fs.name()))
+    nix::mount::mount(Some(dev), MNT, Some(fs.name()), nix::mount::MsFlags::MS_NOATIME, data)
+        .map_err(|e| format!("mount {dev} on {MNT} as {}: {e}", fs.name()))
 }
 
 const FS_IOC_FIEMAP: u64 = 0xC020_660B;

@@ -15,7 +15,15 @@ use super::sysfs::{apply_queue, apply_vm, read_sys, write_file};
 use super::tracing::{copy_trace, ring_stats, tracing_dir, tracing_setup};
 use super::{file_path, AlignedBuf, GResult, Guest};
 
-pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm: &VmRequest, fds: u32, ops: &[Op], buffer_kb: u64) -> GResult<()> {
+pub(super) fn run(
+    g: &mut Guest,
+    spec: &GuestSpec,
+    settings: &QueueSettings,
+    vm: &VmRequest,
+    fds: u32,
+    ops: &[Op],
+    buffer_kb: u64,
+) -> GResult<()> {
     let device = find_device(spec.device, spec.disk.as_deref())?;
     let dev_path = format!("/dev/{device}");
     let mut env = GuestEnv {
@@ -45,7 +53,14 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
     let files = open_files(fds, ops)?;
     let direct = open_direct_files(fds, ops)?;
     g.step("running the access pattern");
-    let max_len = ops.iter().map(|op| match op { Op::Read { len, .. } | Op::ReadWith { len, .. } => *len, _ => 0 }).max().unwrap_or(0);
+    let max_len = ops
+        .iter()
+        .map(|op| match op {
+            Op::Read { len, .. } | Op::ReadWith { len, .. } => *len,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0);
     let buf = AlignedBuf::new(max_len.max(4096) as usize);
     let mut maps = Maps::default();
     let inflight_path = format!("/sys/block/{device}/inflight");
@@ -70,7 +85,9 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
             }
         }
         let done = match *op {
-            Op::ReadWith { fd, offset, len, how } => read_with(&files, &direct, fd, offset, len, how, &buf, &mut env.bytes_read),
+            Op::ReadWith { fd, offset, len, how } => {
+                read_with(&files, &direct, fd, offset, len, how, &buf, &mut env.bytes_read)
+            }
             _ => do_op(&files, &mut maps, op, &buf, &mut env.bytes_read),
         };
         if let Err(e) = done {
@@ -108,7 +125,10 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec, settings: &QueueSettings, vm:
     // A loss is the host's to report: it counts lost events from the trace's text
     // (ftrace::Lost) and checks these counters too (run.rs), never taking a shorter trace.
     if overrun > 0 || dropped > 0 {
-        let _ = writeln!(g.log, "the trace ring buffer lost events (overrun {overrun}, dropped {dropped}) with buffer_size_kb={buffer_kb}");
+        let _ = writeln!(
+            g.log,
+            "the trace ring buffer lost events (overrun {overrun}, dropped {dropped}) with buffer_size_kb={buffer_kb}"
+        );
     }
     Ok(())
 }
@@ -134,7 +154,11 @@ fn measure_files(spec: &GuestSpec, env: &mut GuestEnv) -> GResult<()> {
         let path = file_path(f);
         let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         if meta.len() != want {
-            return Err(format!("{} has {} bytes, the scenario says {want}: the image is stale; delete it from the cache", path.display(), meta.len()));
+            return Err(format!(
+                "{} has {} bytes, the scenario says {want}: the image is stale; delete it from the cache",
+                path.display(),
+                meta.len()
+            ));
         }
         let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let measured = FileEnv { ino: meta.ino(), file_size: meta.len(), extents: fiemap(&file)? };
@@ -175,7 +199,11 @@ fn open_direct_files(fds: u32, ops: &[Op]) -> GResult<Vec<Option<File>>> {
         }
         let slot = files.get_mut(fd as usize).ok_or_else(|| format!("an op uses fd {fd}, the spec opens {fds}"))?;
         let path = file_path(radiff_model::pattern::file_of(fd) as usize);
-        let file = File::options().read(true).custom_flags(nix::libc::O_DIRECT).open(&path).map_err(|e| format!("{} (O_DIRECT): {e}", path.display()))?;
+        let file = File::options()
+            .read(true)
+            .custom_flags(nix::libc::O_DIRECT)
+            .open(&path)
+            .map_err(|e| format!("{} (O_DIRECT): {e}", path.display()))?;
         *slot = Some(file);
     }
     Ok(files)
@@ -185,10 +213,22 @@ fn open_direct_files(fds: u32, ops: &[Op]) -> GResult<Vec<Option<File>>> {
 /// the fd's O_DIRECT descriptor (into the page-aligned `buf`). A NOWAIT read may return
 /// EAGAIN or fewer bytes (that is its point); any other short read is an error.
 #[allow(clippy::too_many_arguments)]
-fn read_with(files: &[Option<File>], direct: &[Option<File>], fd: u32, offset: u64, len: u64, how: radiff_model::ReadHow, buf: &AlignedBuf, bytes_read: &mut u64) -> GResult<()> {
+fn read_with(
+    files: &[Option<File>],
+    direct: &[Option<File>],
+    fd: u32,
+    offset: u64,
+    len: u64,
+    how: radiff_model::ReadHow,
+    buf: &AlignedBuf,
+    bytes_read: &mut u64,
+) -> GResult<()> {
     use nix::libc;
     let table = if how.direct { direct } else { files };
-    let file = table.get(fd as usize).and_then(Option::as_ref).ok_or_else(|| format!("fd {fd} is not open{}", if how.direct { " with O_DIRECT" } else { "" }))?;
+    let file = table
+        .get(fd as usize)
+        .and_then(Option::as_ref)
+        .ok_or_else(|| format!("fd {fd} is not open{}", if how.direct { " with O_DIRECT" } else { "" }))?;
     let data = buf.slice_mut(len as usize);
     let mut flags = 0;
     if how.nowait {
@@ -239,7 +279,10 @@ fn wait_idle(f: &File, path: &str) -> GResult<()> {
             return Ok(());
         }
         if started.elapsed() > Duration::from_secs(30) {
-            return Err(format!("{path} still reads `{}` after 30 s: the device does not complete its reads", text.trim()));
+            return Err(format!(
+                "{path} still reads `{}` after 30 s: the device does not complete its reads",
+                text.trim()
+            ));
         }
         std::thread::yield_now();
     }
@@ -283,7 +326,8 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
                 radiff_model::Advice::Dontneed => A::POSIX_FADV_DONTNEED,
                 radiff_model::Advice::Noreuse => A::POSIX_FADV_NOREUSE,
             };
-            nix::fcntl::posix_fadvise(file(fd)?.as_raw_fd(), offset as i64, len as i64, advice).map_err(|e| format!("posix_fadvise: {e}"))?;
+            nix::fcntl::posix_fadvise(file(fd)?.as_raw_fd(), offset as i64, len as i64, advice)
+                .map_err(|e| format!("posix_fadvise: {e}"))?;
         }
         Op::Readahead { fd, offset, len } => {
             // nix has no wrapper for readahead(2).
@@ -304,8 +348,10 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
             // SAFETY: a new read-only mapping of a file this process owns, at an address
             // the kernel picks; it is only read through `Op::Touch` (never executed) and
             // unmapped once.
-            let addr = unsafe { nix::sys::mman::mmap(None, length, prot, flags, file(fd)?, offset as i64) }
-                .map_err(|e| format!("mmap({len} bytes at {offset}, {}): {e}", if shared { "MAP_SHARED" } else { "MAP_PRIVATE" }))?;
+            let addr =
+                unsafe { nix::sys::mman::mmap(None, length, prot, flags, file(fd)?, offset as i64) }.map_err(|e| {
+                    format!("mmap({len} bytes at {offset}, {}): {e}", if shared { "MAP_SHARED" } else { "MAP_PRIVATE" })
+                })?;
             let slot = map as usize;
             if maps.live.len() <= slot {
                 maps.live.resize(slot + 1, None);
@@ -333,9 +379,11 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
                 radiff_model::MadvAdvice::Collapse => return madvise_collapse(addr, offset, len),
             };
             // SAFETY: a page-aligned range inside a live mapping of this process (checked above).
-            let at = unsafe { std::ptr::NonNull::new_unchecked(addr.as_ptr().cast::<u8>().add(offset as usize).cast()) };
+            let at =
+                unsafe { std::ptr::NonNull::new_unchecked(addr.as_ptr().cast::<u8>().add(offset as usize).cast()) };
             // SAFETY: as above; these advices change no contents.
-            unsafe { nix::sys::mman::madvise(at, len as usize, advise) }.map_err(|e| format!("madvise(map {map} + {offset}, {len}, {advice:?}): {e}"))?;
+            unsafe { nix::sys::mman::madvise(at, len as usize, advise) }
+                .map_err(|e| format!("madvise(map {map} + {offset}, {len}, {advice:?}): {e}"))?;
         }
         Op::Touch { map, offset } => {
             let (addr, size, file_offset) = maps.get(map)?;
@@ -349,7 +397,9 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
             // The image holds each 8-byte word's own file offset (little-endian).
             let want = file_offset + offset;
             if got != want {
-                return Err(format!("touch of map {map} at {offset} (file offset {want}) read {got:#x}, expected {want:#x}"));
+                return Err(format!(
+                    "touch of map {map} at {offset} (file offset {want}) read {got:#x}, expected {want:#x}"
+                ));
             }
         }
         Op::Munmap { map } => {
@@ -358,7 +408,9 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
             // SAFETY: the whole of a live mapping this process made, unmapped once.
             unsafe { nix::sys::mman::munmap(addr, size) }.map_err(|e| format!("munmap(map {map}): {e}"))?;
         }
-        Op::Splice { fd, offset, len, pipe, sendfile } => *bytes_read += splice_through_pipe(file(fd)?, offset, len, pipe, sendfile)?,
+        Op::Splice { fd, offset, len, pipe, sendfile } => {
+            *bytes_read += splice_through_pipe(file(fd)?, offset, len, pipe, sendfile)?
+        }
         Op::ReadWith { .. } => return Err("an Op::ReadWith reached do_op; run() sends it to read_with()".into()),
         Op::FailAlloc { times, min_order } => super::failalloc::arm(times, min_order)?,
     }
@@ -442,7 +494,13 @@ fn splice_through_pipe(file: &File, offset: u64, len: u64, pipe: u64, sendfile: 
 fn madvise_populate_read(addr: std::ptr::NonNull<std::ffi::c_void>, offset: u64, len: u64) -> GResult<()> {
     // SAFETY: a page-aligned range inside a live mapping of this process (the caller
     // checked it); MADV_POPULATE_READ only faults pages in and changes no contents.
-    let r = unsafe { nix::libc::madvise(addr.as_ptr().cast::<u8>().add(offset as usize).cast(), len as usize, nix::libc::MADV_POPULATE_READ) };
+    let r = unsafe {
+        nix::libc::madvise(
+            addr.as_ptr().cast::<u8>().add(offset as usize).cast(),
+            len as usize,
+            nix::libc::MADV_POPULATE_READ,
+        )
+    };
     if r != 0 {
         return Err(format!("madvise(+{offset}, {len}, MADV_POPULATE_READ): {}", std::io::Error::last_os_error()));
     }
@@ -456,7 +514,13 @@ fn madvise_collapse(addr: std::ptr::NonNull<std::ffi::c_void>, offset: u64, len:
     // SAFETY: a page-aligned range inside a live mapping of this process (the caller
     // checked it); MADV_COLLAPSE replaces the range's page-cache folios by one of the same
     // contents and changes no contents.
-    let r = unsafe { nix::libc::madvise(addr.as_ptr().cast::<u8>().add(offset as usize).cast(), len as usize, nix::libc::MADV_COLLAPSE) };
+    let r = unsafe {
+        nix::libc::madvise(
+            addr.as_ptr().cast::<u8>().add(offset as usize).cast(),
+            len as usize,
+            nix::libc::MADV_COLLAPSE,
+        )
+    };
     if r != 0 {
         eprintln!("madvise(+{offset}, {len}, MADV_COLLAPSE): {}", std::io::Error::last_os_error());
     }

@@ -26,23 +26,33 @@ pub(super) fn apply_vm(g: &mut Guest, vm: &VmRequest) -> GResult<(VmSettings, Ve
     if !Path::new(FAULT_AROUND_BYTES).exists() && !is_mounted("debugfs") {
         // virtme-ng's init does not mount debugfs.
         std::fs::create_dir_all(DEBUGFS).ok();
-        if let Err(e) = nix::mount::mount(Some("debugfs"), DEBUGFS, Some("debugfs"), nix::mount::MsFlags::empty(), None::<&str>) {
+        if let Err(e) =
+            nix::mount::mount(Some("debugfs"), DEBUGFS, Some("debugfs"), nix::mount::MsFlags::empty(), None::<&str>)
+        {
             if vm.fault_around_bytes.is_some() {
-                return Err(format!("vm.fault_around_bytes: cannot mount debugfs on {DEBUGFS}: {e} (is CONFIG_DEBUG_FS set?)"));
+                return Err(format!(
+                    "vm.fault_around_bytes: cannot mount debugfs on {DEBUGFS}: {e} (is CONFIG_DEBUG_FS set?)"
+                ));
             }
         }
     }
     if let Some(v) = vm.fault_around_bytes {
-        std::fs::write(FAULT_AROUND_BYTES, v.to_string()).map_err(|e| format!("vm.fault_around_bytes: the kernel refused {v} in {FAULT_AROUND_BYTES}: {e}"))?;
+        std::fs::write(FAULT_AROUND_BYTES, v.to_string())
+            .map_err(|e| format!("vm.fault_around_bytes: the kernel refused {v} in {FAULT_AROUND_BYTES}: {e}"))?;
     }
-    match read_sys(FAULT_AROUND_BYTES).and_then(|t| t.parse::<u64>().map_err(|_| format!("{FAULT_AROUND_BYTES}: not a number: {t}"))) {
+    match read_sys(FAULT_AROUND_BYTES)
+        .and_then(|t| t.parse::<u64>().map_err(|_| format!("{FAULT_AROUND_BYTES}: not a number: {t}")))
+    {
         Ok(v) => got.fault_around_bytes = v,
         Err(e) if vm.fault_around_bytes.is_some() => return Err(format!("vm.fault_around_bytes: {e}")),
         Err(e) => unread.push(format!("fault_around_bytes ({e})")),
     }
     if let Some(want) = vm.fault_around_bytes {
         if got.fault_around_bytes != want {
-            return Err(format!("vm.fault_around_bytes: the kernel did not keep {want}: it reads back {}", got.fault_around_bytes));
+            return Err(format!(
+                "vm.fault_around_bytes: the kernel did not keep {want}: it reads back {}",
+                got.fault_around_bytes
+            ));
         }
     }
     // Unless the scenario names a THP mode, the guest runs with `never`: that stops
@@ -53,14 +63,19 @@ pub(super) fn apply_vm(g: &mut Guest, vm: &VmRequest) -> GResult<(VmSettings, Ve
         let name = thp_name(mode);
         std::fs::write(THP_ENABLED, name).map_err(|e| format!("vm.thp_enabled: the kernel refused `{name}` in {THP_ENABLED}: {e} (is CONFIG_TRANSPARENT_HUGEPAGE set?)"))?;
     }
-    match read_sys(THP_ENABLED).and_then(|t| parse_thp(&t).ok_or_else(|| format!("{THP_ENABLED}: no [mode] in `{t}`"))) {
+    match read_sys(THP_ENABLED).and_then(|t| parse_thp(&t).ok_or_else(|| format!("{THP_ENABLED}: no [mode] in `{t}`")))
+    {
         Ok(mode) => got.thp_enabled = mode,
         Err(e) if vm.thp_enabled.is_some() => return Err(format!("vm.thp_enabled: {e}")),
         Err(e) => unread.push(format!("thp_enabled ({e})")),
     }
     if let Some(want) = vm.thp_enabled {
         if got.thp_enabled != want {
-            return Err(format!("vm.thp_enabled: the kernel did not keep `{}`: it reads back `{}`", thp_name(want), thp_name(got.thp_enabled)));
+            return Err(format!(
+                "vm.thp_enabled: the kernel did not keep `{}`: it reads back `{}`",
+                thp_name(want),
+                thp_name(got.thp_enabled)
+            ));
         }
     }
     // khugepaged collapses a regular file's mapping into PMD folios when it scans (7.3.4's
@@ -78,16 +93,31 @@ pub(super) fn apply_vm(g: &mut Guest, vm: &VmRequest) -> GResult<(VmSettings, Ve
         // SAFETY: a new private anonymous mapping the kernel places; never read, written
         // or unmapped (it must stay for the whole run).
         let anon = unsafe {
-            nix::sys::mman::mmap_anonymous(None, len, nix::sys::mman::ProtFlags::PROT_READ, nix::sys::mman::MapFlags::MAP_PRIVATE | nix::sys::mman::MapFlags::MAP_ANONYMOUS)
+            nix::sys::mman::mmap_anonymous(
+                None,
+                len,
+                nix::sys::mman::ProtFlags::PROT_READ,
+                nix::sys::mman::MapFlags::MAP_PRIVATE | nix::sys::mman::MapFlags::MAP_ANONYMOUS,
+            )
         }
         .map_err(|e| format!("an anonymous mapping to hold khugepaged: {e}"))?;
         // SAFETY: advice on the mapping just made.
         unsafe { nix::sys::mman::madvise(anon, len.get(), nix::sys::mman::MmapAdvise::MADV_HUGEPAGE) }
             .map_err(|e| format!("MADV_HUGEPAGE on an anonymous mapping (to hold khugepaged): {e}"))?;
         std::fs::write(KHUGEPAGED_SLEEP, u32::MAX.to_string()).map_err(|e| format!("{KHUGEPAGED_SLEEP}: {e}"))?;
-        let _ = writeln!(g.log, "khugepaged parked: scan_sleep_millisecs {}", read_sys(KHUGEPAGED_SLEEP).unwrap_or_default());
+        let _ = writeln!(
+            g.log,
+            "khugepaged parked: scan_sleep_millisecs {}",
+            read_sys(KHUGEPAGED_SLEEP).unwrap_or_default()
+        );
     }
-    let _ = writeln!(g.log, "vm: fault_around_bytes {} thp_enabled {}{}", got.fault_around_bytes, thp_name(got.thp_enabled), if unread.is_empty() { String::new() } else { format!(" (unread, defaults: {})", unread.join("; ")) });
+    let _ = writeln!(
+        g.log,
+        "vm: fault_around_bytes {} thp_enabled {}{}",
+        got.fault_around_bytes,
+        thp_name(got.thp_enabled),
+        if unread.is_empty() { String::new() } else { format!(" (unread, defaults: {})", unread.join("; ")) }
+    );
     Ok((got, unread))
 }
 
@@ -111,7 +141,9 @@ pub(super) fn parse_thp(text: &str) -> Option<ThpMode> {
 }
 
 pub(super) fn is_mounted(fstype: &str) -> bool {
-    std::fs::read_to_string("/proc/mounts").map(|m| m.lines().any(|l| l.split_whitespace().nth(2) == Some(fstype))).unwrap_or(false)
+    std::fs::read_to_string("/proc/mounts")
+        .map(|m| m.lines().any(|l| l.split_whitespace().nth(2) == Some(fstype)))
+        .unwrap_or(false)
 }
 
 pub(super) fn read_sys(path: &str) -> GResult<String> {
@@ -127,7 +159,10 @@ fn write_setting(queue: &str, name: &str, value: &str) -> GResult<()> {
         let what = if name == "scheduler" {
             format!("this kernel offers: {}", read_sys(&format!("{queue}/scheduler")).unwrap_or_default())
         } else {
-            format!("this device's max_hw_sectors_kb is {}", read_sys(&format!("{queue}/max_hw_sectors_kb")).unwrap_or_default())
+            format!(
+                "this device's max_hw_sectors_kb is {}",
+                read_sys(&format!("{queue}/max_hw_sectors_kb")).unwrap_or_default()
+            )
         };
         format!("the kernel refused {name}={value} ({e}); {what}")
     })
@@ -150,7 +185,11 @@ pub(super) fn apply_queue(device: &str, settings: &QueueSettings) -> GResult<Que
     write_setting(&queue, "scheduler", settings.scheduler.name())?;
     let limits = read_queue(&queue)?;
     if limits.scheduler != settings.scheduler.name() {
-        return Err(format!("the kernel did not keep scheduler={}: it reads back {}", settings.scheduler.name(), limits.scheduler));
+        return Err(format!(
+            "the kernel did not keep scheduler={}: it reads back {}",
+            settings.scheduler.name(),
+            limits.scheduler
+        ));
     }
     for (name, want, got) in [
         ("max_sectors_kb", settings.max_sectors_kb, limits.max_sectors_kb),
@@ -175,7 +214,11 @@ fn read_queue(queue: &str) -> GResult<QueueLimits> {
         text.parse().map_err(|_| format!("{queue}/{name}: not a number: {text}"))
     };
     let scheduler = read_sys(&format!("{queue}/scheduler"))?;
-    let active = scheduler.split_whitespace().find(|s| s.starts_with('[')).map(|s| s.trim_matches(['[', ']']).to_string()).unwrap_or(scheduler);
+    let active = scheduler
+        .split_whitespace()
+        .find(|s| s.starts_with('['))
+        .map(|s| s.trim_matches(['[', ']']).to_string())
+        .unwrap_or(scheduler);
     Ok(QueueLimits {
         read_ahead_kb: num("read_ahead_kb")?,
         max_sectors_kb: num("max_sectors_kb")?,
@@ -207,4 +250,3 @@ mod tests {
         assert_eq!(parse_thp("always madvise never"), None);
     }
 }
-

@@ -63,7 +63,11 @@ pub(super) fn copy_trace(dir: &Path, to: &Path, entries: u64, overrun: u64) -> G
     let input = BufReader::with_capacity(1 << 20, File::open(&from).map_err(|e| format!("{}: {e}", from.display()))?);
     let mut output = BufWriter::with_capacity(1 << 20, File::create(to).map_err(|e| format!("{}: {e}", to.display()))?);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let header = format!("{}\n# entries-in-buffer/entries-written: {entries}/{}   #P:{cpus}\n", crate::ftrace::CONTEXT_OFF, entries + overrun);
+    let header = format!(
+        "{}\n# entries-in-buffer/entries-written: {entries}/{}   #P:{cpus}\n",
+        crate::ftrace::CONTEXT_OFF,
+        entries + overrun
+    );
     output.write_all(header.as_bytes()).map_err(|e| format!("{}: {e}", to.display()))?;
     for line in input.split(b'\n') {
         let line = line.map_err(|e| format!("{}: {e}", from.display()))?;

@@ -20,7 +20,12 @@ impl Builder<'_> {
         let dir = self.kernel_dir_for(&base, variant)?;
         let image = dir.join("bzImage");
         if image.is_file() {
-            return Ok(Built { variant: variant.name.clone(), bzimage: image, compiled: false, elapsed: started.elapsed() });
+            return Ok(Built {
+                variant: variant.name.clone(),
+                bzimage: image,
+                compiled: false,
+                elapsed: started.elapsed(),
+            });
         }
         for tool in ["make", "gcc", "flex", "bison", "bc", "patch", "git", "tar", "xz"] {
             require_tool(tool)?;
@@ -34,7 +39,12 @@ impl Builder<'_> {
         let lock = _lock.as_ref();
         if image.is_file() {
             // Another process built it while this one waited for the lock.
-            return Ok(Built { variant: variant.name.clone(), bzimage: image, compiled: false, elapsed: started.elapsed() });
+            return Ok(Built {
+                variant: variant.name.clone(),
+                bzimage: image,
+                compiled: false,
+                elapsed: started.elapsed(),
+            });
         }
         let (tree, recorded) = self.unpack_tree(&base)?;
         // A fresh unpack is recorded in git (for undoing patches; about 45 s of one core)
@@ -46,7 +56,11 @@ impl Builder<'_> {
                 crate::progress::progress("recording the base tree in git, so patches can always be undone (once; meanwhile the build starts)");
                 scope.spawn(|| record_base(&tree))
             });
-            let mut wait = || recording.take().map_or(Ok(()), |handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            let mut wait = || {
+                recording
+                    .take()
+                    .map_or(Ok(()), |handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            };
             let result = match variant.patches.is_empty() {
                 true => self.build_locked(&base, &tree, variant, &dir, lock),
                 false => wait().and_then(|()| self.build_locked(&base, &tree, variant, &dir, lock)),
@@ -61,7 +75,12 @@ impl Builder<'_> {
         let during = || format!("building kernel `{}`", variant.name);
         let bzimage = result.map_err(|e| e.during(during))?;
         reset.map_err(|e| e.during(during))?;
-        crate::progress::progress(&format!("built {} in {:.0} s: {}", variant.name, started.elapsed().as_secs_f64(), bzimage.display()));
+        crate::progress::progress(&format!(
+            "built {} in {:.0} s: {}",
+            variant.name,
+            started.elapsed().as_secs_f64(),
+            bzimage.display()
+        ));
         Ok(Built { variant: variant.name.clone(), bzimage, compiled: true, elapsed: started.elapsed() })
     }
 
@@ -69,8 +88,16 @@ impl Builder<'_> {
     /// place when the bzImage, its config and series are all written: a kernel's directory
     /// appears whole or not at all. A failed build leaves `.partial` with its log (the
     /// error names it); the next build starts it afresh.
-    pub(super) fn build_locked(&self, base: &BaseId, tree: &Path, variant: &Variant, dir: &Path, lock: Option<&cache::Lock>) -> Result<PathBuf> {
-        let config_text = std::fs::read_to_string(&self.kernels.config).map_err(|e| Error::io(&self.kernels.config, e))?;
+    pub(super) fn build_locked(
+        &self,
+        base: &BaseId,
+        tree: &Path,
+        variant: &Variant,
+        dir: &Path,
+        lock: Option<&cache::Lock>,
+    ) -> Result<PathBuf> {
+        let config_text =
+            std::fs::read_to_string(&self.kernels.config).map_err(|e| Error::io(&self.kernels.config, e))?;
         // One build directory per tree, whatever the config: a changed fragment is an
         // incremental rebuild too (kbuild recompiles what depends on the changed options).
         let build = self.cache.dir("build")?.join(&base.tree_name);
@@ -83,12 +110,19 @@ impl Builder<'_> {
         let log = partial.join("build.log");
         self.configure(tree, &build, &config_text, &log).map_err(|e| no_space_in_build(e, &build, &log))?;
         let jobs = std::thread::available_parallelism().map(|n| n.get() + 1).unwrap_or(3);
-        let mut make = Cmd::new("make").arg("-C").arg(tree).arg(format!("O={}", build.display())).arg(format!("-j{jobs}"));
+        let mut make =
+            Cmd::new("make").arg("-C").arg(tree).arg(format!("O={}", build.display())).arg(format!("-j{jobs}"));
         make = self.with_ccache(make)?.arg("bzImage");
         if let Some(lock) = lock {
             make = make.holding(lock);
         }
-        crate::progress::progress(&format!("building {} in {} ({}; log {})", variant.name, build.display(), make.display(), log.display()));
+        crate::progress::progress(&format!(
+            "building {} in {} ({}; log {})",
+            variant.name,
+            build.display(),
+            make.display(),
+            log.display()
+        ));
         // Where the build is: kbuild's last step and the objects compiled so far (its total
         // is not known before make has walked the tree).
         let task = crate::progress::Task::start(format!("building {}", variant.name));
@@ -99,19 +133,28 @@ impl Builder<'_> {
         match outcome {
             Outcome::Exited(status) if status.success() => {}
             Outcome::Exited(status) => {
-                let err = Error::Build { variant: variant.name.clone(), log: log.clone(), tail: format!("{}\n(make: {status})", log_tail(&log, 30)) };
+                let err = Error::Build {
+                    variant: variant.name.clone(),
+                    log: log.clone(),
+                    tail: format!("{}\n(make: {status})", log_tail(&log, 30)),
+                };
                 return Err(no_space_in_build(err, &build, &log));
             }
             Outcome::TimedOut(after) => {
                 return Err(Error::Build {
                     variant: variant.name.clone(),
                     log: log.clone(),
-                    tail: format!("{}\n(killed after {} s; set RADIFF_BUILD_TIMEOUT to allow longer)", log_tail(&log, 30), after.as_secs()),
+                    tail: format!(
+                        "{}\n(killed after {} s; set RADIFF_BUILD_TIMEOUT to allow longer)",
+                        log_tail(&log, 30),
+                        after.as_secs()
+                    ),
                 })
             }
         }
         let image = build.join("arch/x86/boot/bzImage");
-        let copy = |from: &Path, to: &str| std::fs::copy(from, partial.join(to)).map_err(|e| Error::io(partial.join(to), e));
+        let copy =
+            |from: &Path, to: &str| std::fs::copy(from, partial.join(to)).map_err(|e| Error::io(partial.join(to), e));
         copy(&build.join(".config"), "config")?;
         let series: String = variant.patches.iter().map(|p| format!("{}\n", p.display())).collect();
         std::fs::write(partial.join("series"), series.as_bytes()).map_err(|e| Error::io(partial.join("series"), e))?;
@@ -133,7 +176,9 @@ impl Builder<'_> {
     /// cold base build took 1158 s with it and 1311 s without, on 2 cores.
     pub(super) fn with_ccache(&self, make: Cmd) -> Result<Cmd> {
         if crate::process::find_in_path("ccache").is_none() {
-            crate::progress::progress("ccache not found (./setup installs it): switching between variants that touch headers will recompile");
+            crate::progress::progress(
+                "ccache not found (./setup installs it): switching between variants that touch headers will recompile",
+            );
             return Ok(make);
         }
         Ok(make
@@ -165,7 +210,8 @@ fn no_space_in_build(err: Error, build: &Path, log: &Path) -> Error {
 
 /// The objects compiled so far, as a build log counts them (kbuild's `CC` lines).
 pub(super) fn compiled(log: &Path) -> u64 {
-    std::fs::read_to_string(log).map_or(0, |text| text.lines().filter(|l| l.split_whitespace().next() == Some("CC")).count() as u64)
+    std::fs::read_to_string(log)
+        .map_or(0, |text| text.lines().filter(|l| l.split_whitespace().next() == Some("CC")).count() as u64)
 }
 
 /// The last kbuild step in a build log ("CC mm/readahead.o"), for progress lines.

@@ -18,7 +18,11 @@ impl Builder<'_> {
         if std::fs::read_to_string(&stamp).ok().as_deref() == Some(want.as_str()) && build.join(".config").is_file() {
             return Ok(());
         }
-        crate::progress::progress(&format!("configuring {} (tinyconfig + {})", build.display(), self.kernels.config.display()));
+        crate::progress::progress(&format!(
+            "configuring {} (tinyconfig + {})",
+            build.display(),
+            self.kernels.config.display()
+        ));
         let o = format!("O={}", build.display());
         let frag = build.join("radiff.fragment");
         std::fs::write(&frag, fragment).map_err(|e| Error::io(&frag, e))?;
@@ -35,7 +39,11 @@ impl Builder<'_> {
         for step in steps {
             let outcome = step.run_logged(log, Duration::from_secs(600), Duration::from_secs(60), |_| {})?;
             if !matches!(outcome, Outcome::Exited(s) if s.success()) {
-                return Err(Error::Build { variant: "(config)".into(), log: log.to_path_buf(), tail: log_tail(log, 30) });
+                return Err(Error::Build {
+                    variant: "(config)".into(),
+                    log: log.to_path_buf(),
+                    tail: log_tail(log, 30),
+                });
             }
         }
         let config = cache::read(&build.join(".config"))?;
@@ -53,7 +61,8 @@ pub fn check_fragment(file: &Path, fragment: &str, config: &str) -> Result<()> {
         if !wanted {
             continue;
         }
-        let sticks = have.contains(line) || (line.ends_with(" is not set") && !config.contains(&format!("{}=", &line[2..line.len() - 11])));
+        let sticks = have.contains(line)
+            || (line.ends_with(" is not set") && !config.contains(&format!("{}=", &line[2..line.len() - 11])));
         if !sticks {
             return Err(Error::input(
                 file,
@@ -76,8 +85,8 @@ mod tests {
         check_fragment(Path::new("f"), fragment, ok).unwrap();
         let err = check_fragment(Path::new("f"), fragment, "CONFIG_A=y\n").unwrap_err().to_string();
         assert!(err.starts_with("f:3: `CONFIG_B=y` did not stick"), "{err}");
-        let err = check_fragment(Path::new("f"), fragment, "CONFIG_A=y\nCONFIG_B=y\nCONFIG_C=y\n").unwrap_err().to_string();
+        let err =
+            check_fragment(Path::new("f"), fragment, "CONFIG_A=y\nCONFIG_B=y\nCONFIG_C=y\n").unwrap_err().to_string();
         assert!(err.starts_with("f:4: "), "{err}");
     }
-
 }

@@ -15,7 +15,11 @@ impl Builder<'_> {
             let state = if image.is_file() {
                 format!("built      {}", image.display())
             } else if partial.is_dir() {
-                format!("not built  {} (a build stopped or failed: {})", image.display(), partial.join("build.log").display())
+                format!(
+                    "not built  {} (a build stopped or failed: {})",
+                    image.display(),
+                    partial.join("build.log").display()
+                )
             } else {
                 format!("not built  {}", image.display())
             };

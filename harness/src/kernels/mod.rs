@@ -149,7 +149,11 @@ fn base_model(file: &Path, text: &str, declared: Option<&str>) -> Result<Option<
     if let Ok(v) = std::env::var(ENV_BASE_MODEL) {
         if !v.is_empty() {
             if !known(&v) {
-                return Err(Error::input(Path::new(ENV_BASE_MODEL), 0, format!("`{v}`: the base's model is `base` (the model's port, the default) or `none`")));
+                return Err(Error::input(
+                    Path::new(ENV_BASE_MODEL),
+                    0,
+                    format!("`{v}`: the base's model is `base` (the model's port, the default) or `none`"),
+                ));
             }
             return Ok((v == "none").then(|| format!("{ENV_BASE_MODEL}=none")));
         }
@@ -263,7 +267,8 @@ impl Kernels {
             }
         };
         if let Base::Git { tree, .. } = &base {
-            check_kernel_tree(tree).map_err(|why| Error::input(&file, crate::yaml::line_of(&text, &["base", "git"]), why))?;
+            check_kernel_tree(tree)
+                .map_err(|why| Error::input(&file, crate::yaml::line_of(&text, &["base", "git"]), why))?;
         }
         if let Some(tree) = std::env::var_os(ENV_TREE).filter(|t| !t.is_empty()) {
             let rev = std::env::var(ENV_REV).unwrap_or_else(|_| "HEAD".into());
@@ -272,7 +277,8 @@ impl Kernels {
             base = Base::Git { tree, rev };
         }
         let base_off = base_model(&file, &text, parsed.model.as_deref())?;
-        let model_said = match (&base_off, std::env::var(ENV_BASE_MODEL).ok().filter(|v| !v.is_empty()), &parsed.model) {
+        let model_said = match (&base_off, std::env::var(ENV_BASE_MODEL).ok().filter(|v| !v.is_empty()), &parsed.model)
+        {
             (Some(said), _, _) => Some(said.clone()),
             (None, Some(_), _) => Some(ENV_BASE_MODEL.to_string()),
             (None, None, Some(_)) => Some(format!("{}:{}", file.display(), crate::yaml::line_of(&text, &["model"]))),
@@ -280,9 +286,17 @@ impl Kernels {
         };
         let config = dir.join(&parsed.config);
         if !config.is_file() {
-            return Err(Error::input(&file, crate::yaml::line_of(&text, &["config"]), format!("config fragment {} does not exist", config.display())));
+            return Err(Error::input(
+                &file,
+                crate::yaml::line_of(&text, &["config"]),
+                format!("config fragment {} does not exist", config.display()),
+            ));
         }
-        let mut variants = vec![Variant { name: "base".into(), patches: Vec::new(), model: ModelExpectation::SameName("base".into()) }];
+        let mut variants = vec![Variant {
+            name: "base".into(),
+            patches: Vec::new(),
+            model: ModelExpectation::SameName("base".into()),
+        }];
         let vdir = dir.join("variants");
         if vdir.is_dir() {
             let mut names: Vec<_> = read_dir_sorted(&vdir)?.into_iter().filter(|p| p.is_dir()).collect();
@@ -290,7 +304,11 @@ impl Kernels {
             for path in names {
                 let name = path.file_name().unwrap().to_string_lossy().into_owned();
                 if name == "base" {
-                    return Err(Error::input(&path, 0, "`base` is the unpatched tree; it cannot have a variants/ directory"));
+                    return Err(Error::input(
+                        &path,
+                        0,
+                        "`base` is the unpatched tree; it cannot have a variants/ directory",
+                    ));
                 }
                 let patches: Vec<PathBuf> = read_dir_sorted(&path)?
                     .into_iter()

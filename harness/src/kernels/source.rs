@@ -26,9 +26,10 @@ impl Builder<'_> {
             Base::Debian { package } => {
                 let tarball = self.tarball(package)?;
                 let meta = std::fs::metadata(&tarball).map_err(|e| Error::io(&tarball, e))?;
-                let version = std::fs::read_to_string(self.cache.root.join("source").join(format!("{package}.version")))
-                    .map(|s| s.trim().to_string())
-                    .unwrap_or_default();
+                let version =
+                    std::fs::read_to_string(self.cache.root.join("source").join(format!("{package}.version")))
+                        .map(|s| s.trim().to_string())
+                        .unwrap_or_default();
                 Ok(BaseId {
                     tree_name: format!("debian-{package}-{}", &cache::key([meta.len().to_string()])[..8]),
                     content: format!("debian {package} {version} {}", meta.len()),
@@ -46,9 +47,19 @@ impl Builder<'_> {
             }
             Base::InPlace { tree } => {
                 let sha = git_rev(tree, "HEAD")?;
-                let dirty = Cmd::new("git").arg("-C").arg(tree).args(["status", "--porcelain", "--untracked-files=no"]).read()?;
+                let dirty = Cmd::new("git")
+                    .arg("-C")
+                    .arg(tree)
+                    .args(["status", "--porcelain", "--untracked-files=no"])
+                    .read()?;
                 let canonical = tree.canonicalize().map_err(|e| Error::io(tree, e))?;
-                let managed = self.cache.root.join("trees").canonicalize().ok().filter(|t| canonical.parent() == Some(t.as_path()));
+                let managed = self
+                    .cache
+                    .root
+                    .join("trees")
+                    .canonicalize()
+                    .ok()
+                    .filter(|t| canonical.parent() == Some(t.as_path()));
                 let tree_name = match managed {
                     // One of radiff's own work trees: same build directory, same lock.
                     Some(_) => canonical.file_name().unwrap_or_default().to_string_lossy().into_owned(),

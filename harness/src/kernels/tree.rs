@@ -24,7 +24,8 @@ impl Builder<'_> {
             Base::Debian { .. } => {
                 let base = self.base_id()?;
                 let tree = self.cache.dir("trees")?.join(&base.tree_name);
-                let recorded = tree.join(READY).is_file() && git(&tree, &["rev-parse", "-q", "--verify", BASE_TAG]).is_ok();
+                let recorded =
+                    tree.join(READY).is_file() && git(&tree, &["rev-parse", "-q", "--verify", BASE_TAG]).is_ok();
                 if !recorded {
                     let _lock = self.lock_tree()?;
                     self.prepare_tree(&base)?;
@@ -89,7 +90,11 @@ impl Builder<'_> {
                 let trees = self.cache.dir("trees")?;
                 let tree = trees.join(&base.tree_name);
                 if !tree.join(".git").is_dir() {
-                    crate::progress::progress(&format!("cloning {} (shared, no copy of its objects) into {}", source.display(), tree.display()));
+                    crate::progress::progress(&format!(
+                        "cloning {} (shared, no copy of its objects) into {}",
+                        source.display(),
+                        tree.display()
+                    ));
                     Cmd::new("git").args(["clone", "-q", "--shared", "--no-checkout"]).arg(source).arg(&tree).read()?;
                 }
                 reset_tree(&tree, &git_rev(source, rev)?)?;
@@ -145,7 +150,10 @@ pub(super) fn reset_tree(tree: &Path, base: &str) -> Result<()> {
 /// nothing; the error carries patch's own account of the failing hunks.
 pub(super) fn apply_patch(tree: &Path, variant: &str, patch: &Path) -> Result<()> {
     let patch_cmd = |dry: bool| {
-        let mut cmd = Cmd::new("patch").dir(tree).args(["-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-r", "-", "-i"]).arg(patch);
+        let mut cmd = Cmd::new("patch")
+            .dir(tree)
+            .args(["-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-r", "-", "-i"])
+            .arg(patch);
         if dry {
             cmd = cmd.arg("--dry-run");
         }
@@ -153,11 +161,19 @@ pub(super) fn apply_patch(tree: &Path, variant: &str, patch: &Path) -> Result<()
     };
     let (status, output) = patch_cmd(true).output()?;
     if !status.success() {
-        return Err(Error::PatchFailed { variant: variant.to_string(), patch: patch.to_path_buf(), output: output.trim_end().to_string() });
+        return Err(Error::PatchFailed {
+            variant: variant.to_string(),
+            patch: patch.to_path_buf(),
+            output: output.trim_end().to_string(),
+        });
     }
     let (status, output) = patch_cmd(false).output()?;
     if !status.success() {
-        return Err(Error::PatchFailed { variant: variant.to_string(), patch: patch.to_path_buf(), output: output.trim_end().to_string() });
+        return Err(Error::PatchFailed {
+            variant: variant.to_string(),
+            patch: patch.to_path_buf(),
+            output: output.trim_end().to_string(),
+        });
     }
     Ok(())
 }

@@ -4,7 +4,10 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use super::{check, doc_names, fingerprint, generate, missing_from_ledger, write, DirFiles, Files, Ledger, PatchedFiles, PortCheck, Ported, BODIES};
+use super::{
+    check, doc_names, fingerprint, generate, missing_from_ledger, write, DirFiles, Files, Ledger, PatchedFiles,
+    PortCheck, Ported, BODIES,
+};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
 use crate::kernels::{BaseSource, Builder, Kernels};
@@ -44,7 +47,8 @@ pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[Str
     let builder = Builder::new(kernels, cache);
     let base = base_files(&builder)?;
     let base_check = check(&ledger, &DirFiles::new(root.join(BODIES)), base.as_ref(), "base")?;
-    let mut report = Report { kernel: ledger.kernel.clone(), base_label: base.describe(), base: base_check, variants: Vec::new() };
+    let mut report =
+        Report { kernel: ledger.kernel.clone(), base_label: base.describe(), base: base_check, variants: Vec::new() };
     if variants.is_empty() {
         return Ok(report);
     }
@@ -97,8 +101,12 @@ pub fn make_ledger(root: &Path, tree: &Path, write_it: bool) -> Result<String> {
     if let Some(prev) = previous {
         let before: Vec<String> = prev.render().lines().map(str::to_string).collect();
         let after: Vec<String> = out.lines().map(str::to_string).collect();
-        let changed = before.iter().filter(|l| !after.contains(l)).count() + after.iter().filter(|l| !before.contains(l)).count();
-        out.push_str(&format!("# {changed} lines differ from the ledger in the repository{}\n", if write_it { " (written)" } else { " (not written: add --write)" }));
+        let changed =
+            before.iter().filter(|l| !after.contains(l)).count() + after.iter().filter(|l| !before.contains(l)).count();
+        out.push_str(&format!(
+            "# {changed} lines differ from the ledger in the repository{}\n",
+            if write_it { " (written)" } else { " (not written: add --write)" }
+        ));
     }
     Ok(out)
 }
@@ -112,7 +120,9 @@ pub fn kernel_version(tree: &dyn Files) -> Result<String> {
         return Err(not_kernel("no mm/readahead.c"));
     }
     let field = |k: &str| {
-        makefile.lines().find_map(|l| l.strip_prefix(k).and_then(|r| r.trim_start().strip_prefix('=')).map(|v| v.trim().to_string()))
+        makefile.lines().find_map(|l| {
+            l.strip_prefix(k).and_then(|r| r.trim_start().strip_prefix('=')).map(|v| v.trim().to_string())
+        })
     };
     match (field("VERSION"), field("PATCHLEVEL"), field("SUBLEVEL")) {
         (Some(v), Some(p), Some(s)) => Ok(format!("{v}.{p}.{s}")),
@@ -136,11 +146,20 @@ pub fn base_check(root: &Path, kernels: &Kernels, cache: &Cache) -> std::result:
 /// on a base whose ported functions moved ([`super::why_parted`]); `None` on a base that
 /// matches the port, or when the base cannot be read (said on stderr: the divergence is
 /// then reported as ever).
-pub fn explain_divergence(root: &Path, kernels: &Kernels, cache: &Cache, input: &radiff_model::Input, policy: &radiff_model::Policy, window: usize) -> Option<String> {
+pub fn explain_divergence(
+    root: &Path,
+    kernels: &Kernels,
+    cache: &Cache,
+    input: &radiff_model::Input,
+    policy: &radiff_model::Policy,
+    window: usize,
+) -> Option<String> {
     let check = match base_check(root, kernels, cache) {
         Ok(c) => c,
         Err(e) => {
-            crate::progress::progress(&format!("could not compare the base with the port ({e}); see `radiff kernels port-check`"));
+            crate::progress::progress(&format!(
+                "could not compare the base with the port ({e}); see `radiff kernels port-check`"
+            ));
             return None;
         }
     };

@@ -17,7 +17,9 @@ pub enum ExtractError {
 impl std::fmt::Display for ExtractError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ExtractError::Unbalanced { line } => write!(f, "the definition at line {line} has no matching closing brace"),
+            ExtractError::Unbalanced { line } => {
+                write!(f, "the definition at line {line} has no matching closing brace")
+            }
         }
     }
 }
@@ -26,7 +28,8 @@ impl std::fmt::Display for ExtractError {
 /// none.
 pub fn extract(text: &str, name: &str) -> Result<Option<String>, ExtractError> {
     let lines: Vec<&str> = text.lines().collect();
-    let found: Vec<String> = definitions(text, name)?.into_iter().map(|(start, end)| lines[start - 1..end].join("\n")).collect();
+    let found: Vec<String> =
+        definitions(text, name)?.into_iter().map(|(start, end)| lines[start - 1..end].join("\n")).collect();
     Ok((!found.is_empty()).then(|| found.join("\n\n")))
 }
 
@@ -74,7 +77,9 @@ fn definition_at(lines: &[&str], i: usize, name: &str) -> Result<Option<(usize, 
         }
         // A prototype, or a name at the start of something that is not a definition
         // (a declaration's continuation lines are indented; a col-0 line is something else).
-        if code.trim_end().ends_with(';') || (j > i && (starts_declaration(l) || l.starts_with('#') || l.trim().is_empty())) {
+        if code.trim_end().ends_with(';')
+            || (j > i && (starts_declaration(l) || l.starts_with('#') || l.trim().is_empty()))
+        {
             return Ok(None);
         }
     }
@@ -97,7 +102,12 @@ fn starts_declaration(line: &str) -> bool {
 /// type or specifiers on a line of their own (`static inline`, `noinline int`).
 fn continues_declaration(line: &str) -> bool {
     let t = line.trim_end();
-    starts_declaration(line) && !t.ends_with(';') && !t.ends_with('}') && !t.ends_with(')') && !t.ends_with("*/") && !t.contains('(')
+    starts_declaration(line)
+        && !t.ends_with(';')
+        && !t.ends_with('}')
+        && !t.ends_with(')')
+        && !t.ends_with("*/")
+        && !t.contains('(')
 }
 
 /// `NAME(` in `line` with no identifier character before NAME.
@@ -302,7 +312,12 @@ SYSCALL_DEFINE3(madvise, unsigned long, start, size_t, len_in, int, behavior)
     #[test]
     fn a_definition_is_found_past_its_prototype_with_its_comments() {
         let f = extract(FILE, "get_init_ra_size").unwrap().unwrap();
-        assert!(f.starts_with("static unsigned long get_init_ra_size(unsigned long size,\n\t\t\t\t      unsigned long max)\n{"), "{f}");
+        assert!(
+            f.starts_with(
+                "static unsigned long get_init_ra_size(unsigned long size,\n\t\t\t\t      unsigned long max)\n{"
+            ),
+            "{f}"
+        );
         assert!(f.ends_with("return newsize;\n}"), "{f}");
     }
 
@@ -315,7 +330,10 @@ SYSCALL_DEFINE3(madvise, unsigned long, start, size_t, len_in, int, behavior)
 
     #[test]
     fn specifiers_on_the_line_above_belong_to_the_definition() {
-        assert_eq!(extract(FILE, "two_lines").unwrap().unwrap(), "static inline\nint two_lines(void)\n{\n\treturn 2;\n}");
+        assert_eq!(
+            extract(FILE, "two_lines").unwrap().unwrap(),
+            "static inline\nint two_lines(void)\n{\n\treturn 2;\n}"
+        );
     }
 
     #[test]
@@ -341,7 +359,8 @@ SYSCALL_DEFINE3(madvise, unsigned long, start, size_t, len_in, int, behavior)
 
     #[test]
     fn every_definition_of_a_name_is_kept() {
-        let text = "#ifdef A\nint f(void)\n{\n\treturn 1;\n}\n#else\nstatic inline int f(void)\n{\n\treturn 0;\n}\n#endif\n";
+        let text =
+            "#ifdef A\nint f(void)\n{\n\treturn 1;\n}\n#else\nstatic inline int f(void)\n{\n\treturn 0;\n}\n#endif\n";
         let f = extract(text, "f").unwrap().unwrap();
         assert_eq!(f.matches('{').count(), 2, "{f}");
     }

@@ -49,7 +49,10 @@ impl DirFiles {
 
     /// Files held in memory, for tests of what reads them.
     pub fn from_map<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> DirFiles {
-        DirFiles { root: PathBuf::from("(memory)"), memory: Some(files.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()) }
+        DirFiles {
+            root: PathBuf::from("(memory)"),
+            memory: Some(files.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+        }
     }
 }
 
@@ -106,7 +109,8 @@ impl<'a> PatchedFiles<'a> {
     /// `base` with `patches` applied; `also` are files to copy even if no patch touches
     /// them (the ledger's), so that every read sees the same tree.
     pub fn new(base: &'a dyn Files, variant: &str, patches: &[PathBuf], also: &[&str]) -> Result<PatchedFiles<'a>> {
-        let dir = tempfile::Builder::new().prefix("radiff-port-").tempdir().map_err(|e| Error::io(Path::new("/tmp"), e))?;
+        let dir =
+            tempfile::Builder::new().prefix("radiff-port-").tempdir().map_err(|e| Error::io(Path::new("/tmp"), e))?;
         let mut wanted: Vec<String> = also.iter().map(|s| s.to_string()).collect();
         for p in patches {
             wanted.extend(touched_files(&crate::cache::read(p)?));
@@ -127,7 +131,11 @@ impl<'a> PatchedFiles<'a> {
                 .arg(p)
                 .output()?;
             if !status.success() {
-                return Err(Error::PatchFailed { variant: variant.to_string(), patch: p.clone(), output: output.trim_end().to_string() });
+                return Err(Error::PatchFailed {
+                    variant: variant.to_string(),
+                    patch: p.clone(),
+                    output: output.trim_end().to_string(),
+                });
             }
         }
         Ok(PatchedFiles { base, dir, label: format!("{} with {variant}'s patches", base.describe()) })

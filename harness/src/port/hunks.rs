@@ -55,7 +55,8 @@ pub fn hunks_of(ledger: &Ledger, base: &dyn Files, patched: &dyn Files) -> Resul
         for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
             let ops = hunk.ops();
             let (Some(first_op), Some(last_op)) = (ops.first(), ops.last()) else { continue };
-            let (first, last) = (first_op.old_range().start + 1, last_op.old_range().end.max(first_op.old_range().start + 1));
+            let (first, last) =
+                (first_op.old_range().start + 1, last_op.old_range().end.max(first_op.old_range().start + 1));
             // The base lines changed: those removed, and for an insertion the lines either side.
             let mut changed: Vec<usize> = Vec::new();
             for op in ops {

@@ -118,10 +118,17 @@ pub fn locate(anchors: &Anchors, ledger: &Ledger, tree: &mut Cached, id: &str) -
     let function = function_of(id);
     let Some(ported) = ledger.function(function) else { return Ok(None) };
     let Some(text) = tree.read(&ported.file)? else { return Ok(None) };
-    let spans = extract::definitions(text, function).map_err(|e| Error::Other(format!("{} in {}: {e}", function, ported.file)))?;
+    let spans = extract::definitions(text, function)
+        .map_err(|e| Error::Other(format!("{} in {}: {e}", function, ported.file)))?;
     let Some(&(start, end)) = spans.first() else { return Ok(None) };
     let lines: Vec<&str> = text.lines().collect();
-    let whole = KernelLines { function: function.to_string(), file: ported.file.clone(), first: start, last: end, exact: false };
+    let whole = KernelLines {
+        function: function.to_string(),
+        file: ported.file.clone(),
+        first: start,
+        last: end,
+        exact: false,
+    };
     let Some(anchor) = anchors.get(id) else { return Ok(Some(whole)) };
     for &(start, end) in &spans {
         if let Some((first, last)) = find_anchor(&lines[start - 1..end], anchor) {
@@ -151,7 +158,11 @@ mod tests {
     fn ledger() -> Ledger {
         Ledger {
             kernel: "7.3.4".into(),
-            functions: vec![Ported { name: "get_next_ra_size".into(), file: "mm/readahead.c".into(), fingerprint: "0".repeat(16) }],
+            functions: vec![Ported {
+                name: "get_next_ra_size".into(),
+                file: "mm/readahead.c".into(),
+                fingerprint: "0".repeat(16),
+            }],
             not_code: vec![],
         }
     }
@@ -160,7 +171,11 @@ mod tests {
 
     #[test]
     fn a_decision_is_found_by_its_fragments_inside_its_function() {
-        let anchors = Anchors::parse(Path::new("lines.txt"), "get_next_ra_size: cur < max / 16\tif (cur <  max / 16)\treturn 4 * cur;\n").unwrap();
+        let anchors = Anchors::parse(
+            Path::new("lines.txt"),
+            "get_next_ra_size: cur < max / 16\tif (cur <  max / 16)\treturn 4 * cur;\n",
+        )
+        .unwrap();
         let files = DirFiles::from_map([("mm/readahead.c", C)]);
         let mut tree = Cached::new(&files);
         let at = locate(&anchors, &ledger(), &mut tree, "get_next_ra_size: cur < max / 16").unwrap().unwrap();
@@ -173,9 +188,11 @@ mod tests {
 
     #[test]
     fn a_tree_that_lost_the_fragment_gets_the_whole_function() {
-        let anchors = Anchors::parse(Path::new("lines.txt"), "get_next_ra_size: cur < max / 16\tif (cur < max / 8)\n").unwrap();
+        let anchors =
+            Anchors::parse(Path::new("lines.txt"), "get_next_ra_size: cur < max / 16\tif (cur < max / 8)\n").unwrap();
         let files = DirFiles::from_map([("mm/readahead.c", C)]);
-        let at = locate(&anchors, &ledger(), &mut Cached::new(&files), "get_next_ra_size: cur < max / 16").unwrap().unwrap();
+        let at =
+            locate(&anchors, &ledger(), &mut Cached::new(&files), "get_next_ra_size: cur < max / 16").unwrap().unwrap();
         assert!(!at.exact);
         assert_eq!((at.first, at.last), (3, 13));
     }

@@ -18,7 +18,9 @@ pub mod lines;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use command::{base_check, base_files, explain_divergence, kernel_version, make_ledger, port_check, unlisted, Report};
+pub use command::{
+    base_check, base_files, explain_divergence, kernel_version, make_ledger, port_check, unlisted, Report,
+};
 pub use extract::{definitions, extract, normalise, ExtractError};
 pub use files::{Cached, DirFiles, Files, GitFiles, PatchedFiles};
 
@@ -124,12 +126,20 @@ impl Ledger {
                     if words[3].len() != 16 || !words[3].bytes().all(|b| b.is_ascii_hexdigit()) {
                         return Err(bad(format!("`{}`: a fingerprint is 16 hex digits", words[3])));
                     }
-                    ledger.functions.push(Ported { name: words[1].into(), file: words[2].into(), fingerprint: words[3].into() });
+                    ledger.functions.push(Ported {
+                        name: words[1].into(),
+                        file: words[2].into(),
+                        fingerprint: words[3].into(),
+                    });
                 }
                 "not-code" if words.len() >= 3 => {
                     ledger.not_code.push(NotCode { name: words[1].into(), reason: words[2..].join(" ") });
                 }
-                _ => return Err(bad(format!("`{line}`: expected `kernel VERSION`, `fn NAME FILE FINGERPRINT` or `not-code NAME REASON`"))),
+                _ => {
+                    return Err(bad(format!(
+                        "`{line}`: expected `kernel VERSION`, `fn NAME FILE FINGERPRINT` or `not-code NAME REASON`"
+                    )))
+                }
             }
         }
         if ledger.kernel.is_empty() {
@@ -191,14 +201,19 @@ pub fn doc_names(src: &Path) -> Result<Vec<DocName>> {
                 continue;
             }
             let mut j = i;
-            while j > 0 && (lines[j - 1].trim_start().starts_with("///") || lines[j - 1].trim_start().starts_with("#[")) {
+            while j > 0 && (lines[j - 1].trim_start().starts_with("///") || lines[j - 1].trim_start().starts_with("#["))
+            {
                 j -= 1;
             }
             let Some(first) = lines[j..i].iter().find(|l| l.trim_start().starts_with("///")) else { continue };
             if let Some(name) = opening_call(first) {
                 let context = lines[j..i].iter().take(2).copied().collect::<Vec<_>>().join(" ");
                 let file = kernel_path(&context);
-                let at = format!("{}:{}", path.strip_prefix(src.parent().and_then(Path::parent).unwrap_or(src)).unwrap_or(&path).display(), i + 1);
+                let at = format!(
+                    "{}:{}",
+                    path.strip_prefix(src.parent().and_then(Path::parent).unwrap_or(src)).unwrap_or(&path).display(),
+                    i + 1
+                );
                 names.push(DocName { name, file, at });
             }
         }
@@ -221,8 +236,10 @@ fn opening_call(doc: &str) -> Option<String> {
     let code = &rest[..end];
     let open = code.find('(')?;
     let name = &code[..open];
-    (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') && !name.as_bytes()[0].is_ascii_digit())
-        .then(|| name.to_string())
+    (!name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !name.as_bytes()[0].is_ascii_digit())
+    .then(|| name.to_string())
 }
 
 /// The first kernel path (`mm/filemap.c`, `include/linux/bio.h`) in `text`.
@@ -293,7 +310,11 @@ impl PortCheck {
         for g in &self.gone {
             out.push_str(&format!("gone: {} ({})\n", g.name, g.file));
         }
-        out.push_str(&format!("unchanged: {} of {} ported functions (the model ports Linux {kernel})\n", self.unchanged(), self.total));
+        out.push_str(&format!(
+            "unchanged: {} of {} ported functions (the model ports Linux {kernel})\n",
+            self.unchanged(),
+            self.total
+        ));
         out
     }
 }
@@ -343,7 +364,13 @@ pub fn why_parted(check: &PortCheck, kernel: &str, window: usize, decided: &[&st
         return None;
     }
     let name = |n: &str| {
-        let file = check.changed.iter().map(|c| (&c.name, &c.file)).chain(check.gone.iter().map(|g| (&g.name, &g.file))).find(|(c, _)| c.as_str() == n).map(|(_, f)| f.clone());
+        let file = check
+            .changed
+            .iter()
+            .map(|c| (&c.name, &c.file))
+            .chain(check.gone.iter().map(|g| (&g.name, &g.file)))
+            .find(|(c, _)| c.as_str() == n)
+            .map(|(_, f)| f.clone());
         format!("{n} ({})", file.unwrap_or_default())
     };
     let moved = check.differing();
@@ -386,7 +413,12 @@ fn unreadable(tree: &dyn Files, f: &Ported, e: ExtractError) -> Error {
 /// A new ledger for the tree `tree` of kernel `kernel`: every name `names` gives, found in
 /// its doc comment's file or else in [`CANDIDATES`]; `previous` keeps its `not-code`
 /// entries. Returns the ledger and the text to keep per kernel file (model/ledger/FILE).
-pub fn generate(kernel: &str, tree: &dyn Files, names: &[DocName], previous: Option<&Ledger>) -> Result<(Ledger, BTreeMap<String, String>)> {
+pub fn generate(
+    kernel: &str,
+    tree: &dyn Files,
+    names: &[DocName],
+    previous: Option<&Ledger>,
+) -> Result<(Ledger, BTreeMap<String, String>)> {
     let mut ledger = Ledger { kernel: kernel.to_string(), functions: Vec::new(), not_code: Vec::new() };
     let mut bodies: BTreeMap<String, String> = BTreeMap::new();
     let mut cache = Cached::new(tree);
@@ -471,7 +503,10 @@ mod tests {
         .unwrap();
         let names = doc_names(&src).unwrap();
         let got: Vec<(&str, Option<&str>)> = names.iter().map(|d| (d.name.as_str(), d.file.as_deref())).collect();
-        assert_eq!(got, [("page_cache_sync_ra", Some("mm/readahead.c")), ("bio_max_segs", Some("include/linux/bio.h"))]);
+        assert_eq!(
+            got,
+            [("page_cache_sync_ra", Some("mm/readahead.c")), ("bio_max_segs", Some("include/linux/bio.h"))]
+        );
         assert_eq!(names[0].at, "model/src/a.rs:2");
     }
 
@@ -479,7 +514,11 @@ mod tests {
     fn a_ledger_reads_back_what_it_renders_and_bad_lines_are_errors_at_their_line() {
         let l = Ledger {
             kernel: "7.3.4".into(),
-            functions: vec![Ported { name: "f".into(), file: "mm/readahead.c".into(), fingerprint: "0123456789abcdef".into() }],
+            functions: vec![Ported {
+                name: "f".into(),
+                file: "mm/readahead.c".into(),
+                fingerprint: "0123456789abcdef".into(),
+            }],
             not_code: vec![NotCode { name: "g".into(), reason: "made by a macro".into() }],
         };
         assert_eq!(Ledger::parse(Path::new("l"), &l.render()).unwrap(), l);
@@ -491,32 +530,69 @@ mod tests {
 
     #[test]
     fn why_parted_names_the_changed_function_the_window_went_through() {
-        let moved = PortCheck { changed: vec![Changed { name: "page_cache_sync_ra".into(), file: "mm/readahead.c".into(), diff: String::new() }], gone: Vec::new(), total: 60 };
+        let moved = PortCheck {
+            changed: vec![Changed {
+                name: "page_cache_sync_ra".into(),
+                file: "mm/readahead.c".into(),
+                diff: String::new(),
+            }],
+            gone: Vec::new(),
+            total: 60,
+        };
         assert_eq!(
             why_parted(&moved, "7.3.4", 0, &["filemap_get_pages", "page_cache_sync_ra", "page_cache_ra_order"], true).unwrap(),
             "the model ports Linux 7.3.4; your base changed page_cache_sync_ra (mm/readahead.c) and window 0 was decided there; see `radiff kernels port-check`"
         );
         let elsewhere = why_parted(&moved, "7.3.4", 4, &["page_cache_async_ra"], false).unwrap();
         assert!(elsewhere.starts_with("the model ports Linux 7.3.4; your base changed page_cache_sync_ra (mm/readahead.c); window 4 was decided in page_cache_async_ra (none of them changed"), "{elsewhere}");
-        assert!(elsewhere.ends_with("set `model: none` in kernels/kernels.yaml, or RADIFF_BASE_MODEL=none for one run"), "{elsewhere}");
-        assert_eq!(why_parted(&PortCheck { total: 60, ..Default::default() }, "7.3.4", 0, &["page_cache_sync_ra"], false), None, "a base that matches the port adds nothing");
+        assert!(
+            elsewhere.ends_with("set `model: none` in kernels/kernels.yaml, or RADIFF_BASE_MODEL=none for one run"),
+            "{elsewhere}"
+        );
+        assert_eq!(
+            why_parted(&PortCheck { total: 60, ..Default::default() }, "7.3.4", 0, &["page_cache_sync_ra"], false),
+            None,
+            "a base that matches the port adds nothing"
+        );
     }
 
     #[test]
     fn check_names_the_changed_and_the_gone_with_a_diff_from_the_port() {
         let ported = "int f(int x)\n{\n\treturn x;\n}\n\nint g(void)\n{\n\treturn 0;\n}\n";
         let port = DirFiles::from_map([("mm/readahead.c", ported)]);
-        let names = [DocName { name: "f".into(), file: Some("mm/readahead.c".into()), at: String::new() }, DocName { name: "g".into(), file: None, at: String::new() }];
+        let names = [
+            DocName { name: "f".into(), file: Some("mm/readahead.c".into()), at: String::new() },
+            DocName { name: "g".into(), file: None, at: String::new() },
+        ];
         let (ledger, bodies) = generate("7.3.4", &port, &names, None).unwrap();
         assert_eq!(bodies["mm/readahead.c"], "int f(int x)\n{\n\treturn x;\n}\n\nint g(void)\n{\n\treturn 0;\n}\n");
-        let same = check(&ledger, &port, &DirFiles::from_map([("mm/readahead.c", "/* moved */\nint f(int x)\n{\n    return x; // same\n}\nint g(void) { return 0; }\n")]), "base").unwrap();
+        let same = check(
+            &ledger,
+            &port,
+            &DirFiles::from_map([(
+                "mm/readahead.c",
+                "/* moved */\nint f(int x)\n{\n    return x; // same\n}\nint g(void) { return 0; }\n",
+            )]),
+            "base",
+        )
+        .unwrap();
         assert!(same.matches(), "{same:?}");
-        let moved = check(&ledger, &port, &DirFiles::from_map([("mm/readahead.c", "int f(int x)\n{\n\treturn x + 1;\n}\n")]), "base").unwrap();
+        let moved = check(
+            &ledger,
+            &port,
+            &DirFiles::from_map([("mm/readahead.c", "int f(int x)\n{\n\treturn x + 1;\n}\n")]),
+            "base",
+        )
+        .unwrap();
         assert_eq!(moved.differing(), ["f", "g"]);
         assert_eq!(moved.gone.len(), 1);
         assert!(moved.changed[0].diff.contains("-\treturn x;\n+\treturn x + 1;"), "{}", moved.changed[0].diff);
-        assert!(moved.render("7.3.4").ends_with("gone: g (mm/readahead.c)\nunchanged: 0 of 2 ported functions (the model ports Linux 7.3.4)\n"));
-        let e = generate("7.3.4", &port, &[DocName { name: "h".into(), file: None, at: "model/src/x.rs:9".into() }], None).unwrap_err();
+        assert!(moved
+            .render("7.3.4")
+            .ends_with("gone: g (mm/readahead.c)\nunchanged: 0 of 2 ported functions (the model ports Linux 7.3.4)\n"));
+        let e =
+            generate("7.3.4", &port, &[DocName { name: "h".into(), file: None, at: "model/src/x.rs:9".into() }], None)
+                .unwrap_err();
         assert!(e.to_string().contains("h (model/src/x.rs:9)"), "{e}");
     }
 }

@@ -42,7 +42,15 @@ pub fn render_all(a: &str, b: &str, outcomes: &[PointOutcome], skipped: &[String
         }
         changed += 1;
         for d in diffs {
-            let _ = writeln!(table, "| {} | {} | {} | {} | {} |", o.name(), d.col.name(), d.col.format(d.a), d.col.format(d.b), percent(d.a, d.b));
+            let _ = writeln!(
+                table,
+                "| {} | {} | {} | {} | {} |",
+                o.name(),
+                d.col.name(),
+                d.col.format(d.a),
+                d.col.format(d.b),
+                percent(d.a, d.b)
+            );
         }
     }
     if table.is_empty() {
@@ -53,15 +61,21 @@ pub fn render_all(a: &str, b: &str, outcomes: &[PointOutcome], skipped: &[String
     }
     let ran = changed + unchanged.len();
     let _ = writeln!(s, "\nChanged: {changed} of {ran} scenario points.");
-    let faults = outcomes.iter().filter_map(|o| o.rows.as_ref().ok()).any(|(ra, rb)| ra.has_faults() || rb.has_faults());
-    let figures = if faults { "windows, faults, fault-around ranges and folio orders" } else { "windows and folio orders" };
-    let _ = write!(s, "Unchanged (device reads, metadata reads, bytes, {figures} all equal): {} of {ran}", unchanged.len());
+    let faults =
+        outcomes.iter().filter_map(|o| o.rows.as_ref().ok()).any(|(ra, rb)| ra.has_faults() || rb.has_faults());
+    let figures =
+        if faults { "windows, faults, fault-around ranges and folio orders" } else { "windows and folio orders" };
+    let _ =
+        write!(s, "Unchanged (device reads, metadata reads, bytes, {figures} all equal): {} of {ran}", unchanged.len());
     if unchanged.is_empty() {
         s.push_str(".\n");
     } else {
         let _ = writeln!(s, ": {}.", unchanged.join(", "));
     }
-    let _ = writeln!(s, "Guest time is not compared here; `radiff report SCENARIO.yaml --variants {a},{b} --runs N` gives it.");
+    let _ = writeln!(
+        s,
+        "Guest time is not compared here; `radiff report SCENARIO.yaml --variants {a},{b} --runs N` gives it."
+    );
     if !skipped.is_empty() {
         let _ = writeln!(s, "Not run (their `variants:` do not list both): {}.", skipped.join(", "));
     }
@@ -89,13 +103,25 @@ mod tests {
         assert!(differences(&same[0], &same[1]).is_empty());
         let d = differences(&changed[0], &changed[1]);
         let cols: Vec<Col> = d.iter().map(|d| d.col).collect();
-        assert_eq!(cols, vec![Col::DataReads, Col::Windows, Col::Folios, Col::Order(2), Col::Order(4)], "bytes and metadata reads are equal");
+        assert_eq!(
+            cols,
+            vec![Col::DataReads, Col::Windows, Col::Folios, Col::Order(2), Col::Order(4)],
+            "bytes and metadata reads are equal"
+        );
         let pair = |r: &[Row]| Ok((r[0].clone(), r[1].clone()));
         let outcomes = vec![
             PointOutcome { scenario: "1mib_after_4k".into(), point: None, rows: pair(&changed) },
             PointOutcome { scenario: "random_4k".into(), point: None, rows: pair(&same) },
-            PointOutcome { scenario: "2mib_limit".into(), point: Some("max_sectors_kb=2048".into()), rows: pair(&same) },
-            PointOutcome { scenario: "random_64k".into(), point: None, rows: Err("the VM did not finish within 240 s\nmore".into()) },
+            PointOutcome {
+                scenario: "2mib_limit".into(),
+                point: Some("max_sectors_kb=2048".into()),
+                rows: pair(&same),
+            },
+            PointOutcome {
+                scenario: "random_64k".into(),
+                point: None,
+                rows: Err("the VM did not finish within 240 s\nmore".into()),
+            },
         ];
         let text = render_all("base", "async-align-v1", &outcomes, &["f2fs_512k_reads_ufs".into()]);
         let expected = "\
@@ -124,7 +150,11 @@ Failed: random_64k: the VM did not finish within 240 s
             Cell { point: None, variant: "base".into(), samples: vec![sample(&fault_trace(4, 2), 100)] },
             Cell { point: None, variant: "v1".into(), samples: vec![sample(&fault_trace(4, 3), 100)] },
         ]);
-        let outcomes = vec![PointOutcome { scenario: "mmap_seq_8mib".into(), point: None, rows: Ok((faulting[0].clone(), faulting[1].clone())) }];
+        let outcomes = vec![PointOutcome {
+            scenario: "mmap_seq_8mib".into(),
+            point: None,
+            rows: Ok((faulting[0].clone(), faulting[1].clone())),
+        }];
         let text = render_all("base", "v1", &outcomes, &[]);
         assert!(text.contains("| mmap_seq_8mib | fault-around ranges | 8 | 12 | +50% |\n| mmap_seq_8mib | fault-around pages | 128 | 192 | +50% |\n"), "{text}");
         assert!(text.contains("Unchanged (device reads, metadata reads, bytes, windows, faults, fault-around ranges and folio orders all equal): 0 of 1."), "{text}");

@@ -74,7 +74,11 @@ pub fn main(args: &Options) -> Result<ExitCode> {
         environment: environment(&envs, lab.vcpus()),
         variants: variants.clone(),
     };
-    crate::progress::output(&format!("{}\n{}\n", markdown(&heading, &rows), summary(&scenario.description, &variants, &rows)));
+    crate::progress::output(&format!(
+        "{}\n{}\n",
+        markdown(&heading, &rows),
+        summary(&scenario.description, &variants, &rows)
+    ));
     if let Some(file) = &args.svg {
         let (range, what) = pages;
         let first_run = if runs > 1 { format!("; traces of the first of {runs} runs") } else { String::new() };

@@ -37,12 +37,20 @@ pub(super) fn cells(runs_ms: &[(u64, u64)]) -> Vec<Cell> {
     let (base, v1) = (trace(40, 64, 2), trace(10, 256, 4));
     vec![
         Cell { point: None, variant: "base".into(), samples: runs_ms.iter().map(|&(b, _)| sample(&base, b)).collect() },
-        Cell { point: None, variant: "async-align-v1".into(), samples: runs_ms.iter().map(|&(_, v)| sample(&v1, v)).collect() },
+        Cell {
+            point: None,
+            variant: "async-align-v1".into(),
+            samples: runs_ms.iter().map(|&(_, v)| sample(&v1, v)).collect(),
+        },
     ]
 }
 
 pub(super) fn heading() -> Heading {
-    Heading { title: "t: test reads".into(), environment: "kernel 7.3.4+ under QEMU TCG, 2 vCPUs".into(), variants: vec!["base".into(), "async-align-v1".into()] }
+    Heading {
+        title: "t: test reads".into(),
+        environment: "kernel 7.3.4+ under QEMU TCG, 2 vCPUs".into(),
+        variants: vec!["base".into(), "async-align-v1".into()],
+    }
 }
 
 /// An mmap-like trace: `faults` fault windows of 32 pages each (read-around, one
@@ -65,7 +73,13 @@ pub(super) fn fault_trace(faults: u64, arounds: u64) -> Trace {
 
 /// Figures written by hand: data reads, metadata reads, bytes, windows and folios by
 /// order (the folio total is their sum); no faults.
-pub(super) fn figures(data_reads: u64, metadata_reads: u64, bytes_read: u64, windows: u64, orders: &[(u32, u64)]) -> Figures {
+pub(super) fn figures(
+    data_reads: u64,
+    metadata_reads: u64,
+    bytes_read: u64,
+    windows: u64,
+    orders: &[(u32, u64)],
+) -> Figures {
     Figures {
         data_reads,
         metadata_reads,

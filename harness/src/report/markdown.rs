@@ -79,9 +79,14 @@ pub fn markdown(h: &Heading, rows: &[Row]) -> String {
     table(&mut s, &cols, &names);
     s.push('\n');
     let mut cols = vec![Col::Folios];
-    let orders: BTreeSet<u32> = rows.iter().flat_map(|r| r.stats.keys()).filter_map(|c| if let Col::Order(o) = c { Some(*o) } else { None }).collect();
+    let orders: BTreeSet<u32> = rows
+        .iter()
+        .flat_map(|r| r.stats.keys())
+        .filter_map(|c| if let Col::Order(o) = c { Some(*o) } else { None })
+        .collect();
     cols.extend(orders.iter().map(|&o| Col::Order(o)));
-    let names: Vec<String> = cols.iter().map(|c| if let Col::Order(o) = c { format!("order {o}") } else { c.name() }).collect();
+    let names: Vec<String> =
+        cols.iter().map(|c| if let Col::Order(o) = c { format!("order {o}") } else { c.name() }).collect();
     table(&mut s, &cols, &names);
     let runs: BTreeSet<usize> = rows.iter().map(Row::runs).collect();
     let runs_text = match runs.iter().collect::<Vec<_>>().as_slice() {
@@ -162,16 +167,22 @@ Median of 3 runs each; [min-max] where the runs differ; (change against base). D
 
     #[test]
     fn the_environment_line() {
-        let runs = vec![("base".to_string(), "7.3.4+".to_string(), Accel::Tcg), ("v1".into(), "7.3.4+".into(), Accel::Tcg)];
+        let runs =
+            vec![("base".to_string(), "7.3.4+".to_string(), Accel::Tcg), ("v1".into(), "7.3.4+".into(), Accel::Tcg)];
         assert_eq!(environment(&runs, 2), "kernel 7.3.4+ under QEMU TCG, 2 vCPUs");
-        let runs = vec![("base".to_string(), "7.3.4".to_string(), Accel::Kvm), ("v1".into(), "7.3.4-v1".into(), Accel::Kvm)];
+        let runs =
+            vec![("base".to_string(), "7.3.4".to_string(), Accel::Kvm), ("v1".into(), "7.3.4-v1".into(), Accel::Kvm)];
         assert_eq!(environment(&runs, 2), "kernels base 7.3.4, v1 7.3.4-v1 under QEMU KVM, 2 vCPUs");
     }
 
     const NOTE: &str = "Device reads are data reads; metadata reads (REQ_META) are counted apart. Guest time is the wall time of the reads inside the guest.";
 
     fn two(title: &str) -> Heading {
-        Heading { title: title.into(), environment: "kernel 7.3.4 under QEMU KVM, 2 vCPUs".into(), variants: vec!["base".into(), "v1".into()] }
+        Heading {
+            title: title.into(),
+            environment: "kernel 7.3.4 under QEMU KVM, 2 vCPUs".into(),
+            variants: vec!["base".into(), "v1".into()],
+        }
     }
 
     #[test]
@@ -207,7 +218,12 @@ One run each; (change against base). {NOTE}
         let md = markdown(&two("t"), &rows);
         assert!(md.contains("| base | 8 | 0 | 1.0 MiB | 2 | 0.120 s [0.110-0.130] |\n"), "{md}");
         assert!(md.contains("| v1 | 8 (0%) | 0 (0%) | 1.0 MiB (0%) | 2 (0%) | 0.090 s (-25%) |\n"), "{md}");
-        assert!(md.contains(&format!("\nMedian of 5 runs each; [interquartile range] where the runs differ; (change against base). {NOTE}\n")), "{md}");
+        assert!(
+            md.contains(&format!(
+                "\nMedian of 5 runs each; [interquartile range] where the runs differ; (change against base). {NOTE}\n"
+            )),
+            "{md}"
+        );
     }
 
     #[test]
@@ -216,13 +232,22 @@ One run each; (change against base). {NOTE}
         let rows = rows(&[cell_of(None, "base", &f, &[100, 200]), cell_of(None, "v1", &f, &[100, 100, 100])]);
         let md = markdown(&two("t"), &rows);
         assert!(md.contains("| base | 8 | 0 | 1.0 MiB | 2 | 0.150 s [0.100-0.200] |\n"), "{md}");
-        assert!(md.contains(&format!("\nMedian of 2 to 3 runs; [min-max] where the runs differ; (change against base). {NOTE}\n")), "{md}");
+        assert!(
+            md.contains(&format!(
+                "\nMedian of 2 to 3 runs; [min-max] where the runs differ; (change against base). {NOTE}\n"
+            )),
+            "{md}"
+        );
     }
 
     #[test]
     fn a_row_without_the_first_variant_at_its_point_shows_no_change() {
         let f = figures(1, 0, 4096, 1, &[(0, 1)]);
-        let rows = rows(&[cell_of(Some("p1"), "base", &f, &[1]), cell_of(Some("p1"), "v1", &f, &[1]), cell_of(Some("p2"), "v1", &f, &[1])]);
+        let rows = rows(&[
+            cell_of(Some("p1"), "base", &f, &[1]),
+            cell_of(Some("p1"), "v1", &f, &[1]),
+            cell_of(Some("p2"), "v1", &f, &[1]),
+        ]);
         let md = markdown(&two("t"), &rows);
         assert!(md.contains("| p1 | v1 | 1 (0%) | 0 (0%) | 0.0 MiB (0%) | 1 (0%) | 0.001 s (0%) |\n"), "{md}");
         assert!(md.contains("| p2 | v1 | 1 | 0 | 0.0 MiB | 1 | 0.001 s |\n"), "{md}");
@@ -231,9 +256,13 @@ One run each; (change against base). {NOTE}
 
     #[test]
     fn the_environment_names_every_accelerator_and_each_variant_once() {
-        let runs = vec![("base".to_string(), "7.3.4".to_string(), Accel::Tcg), ("v1".into(), "7.3.4".into(), Accel::Kvm)];
+        let runs =
+            vec![("base".to_string(), "7.3.4".to_string(), Accel::Tcg), ("v1".into(), "7.3.4".into(), Accel::Kvm)];
         assert_eq!(environment(&runs, 4), "kernel 7.3.4 under QEMU KVM/TCG, 4 vCPUs");
-        let runs: Vec<_> = [("base", "r1"), ("v1", "r2"), ("base", "r1"), ("v1", "r2")].iter().map(|(v, r)| (v.to_string(), r.to_string(), Accel::Tcg)).collect();
+        let runs: Vec<_> = [("base", "r1"), ("v1", "r2"), ("base", "r1"), ("v1", "r2")]
+            .iter()
+            .map(|(v, r)| (v.to_string(), r.to_string(), Accel::Tcg))
+            .collect();
         assert_eq!(environment(&runs, 1), "kernels base r1, v1 r2 under QEMU TCG, 1 vCPUs");
     }
 }

@@ -55,10 +55,20 @@ mod tests {
         assert!(md.contains("| point | variant | device reads |"), "{md}");
         assert!(md.contains("| max_sectors_kb=1024 | async-align-v1 | 10 (-75%) | 1 (0%) | 1.2 MiB (0%) | 10 (-75%) | 0.180 s (-28%) |"), "{md}");
         assert!(md.contains("| max_sectors_kb=2048 | base | 40 | 1 | 1.2 MiB | 40 | 0.100 s |"), "{md}");
-        assert!(md.contains("| max_sectors_kb=2048 | async-align-v1 | 40 (0%) | 1 (0%) | 1.2 MiB (0%) | 40 (0%) | 0.100 s (0%) |"), "{md}");
+        assert!(
+            md.contains(
+                "| max_sectors_kb=2048 | async-align-v1 | 40 (0%) | 1 (0%) | 1.2 MiB (0%) | 40 (0%) | 0.100 s (0%) |"
+            ),
+            "{md}"
+        );
         assert!(md.contains("\nOne run each; (change against base)."), "{md}");
         let text = summary("test reads", &heading().variants, &rows);
-        assert!(text.contains("test reads at max_sectors_kb=1024: async-align-v1 issues 75% fewer device reads than base (10 vs 40)"), "{text}");
+        assert!(
+            text.contains(
+                "test reads at max_sectors_kb=1024: async-align-v1 issues 75% fewer device reads than base (10 vs 40)"
+            ),
+            "{text}"
+        );
         assert!(text.contains("test reads at max_sectors_kb=2048: async-align-v1 issues as many device reads as base (40) for the same 1.2 MiB; its reads take as long in the guest (0.100 s, one run each); it adds the same folios (40)."), "{text}");
     }
 
@@ -71,7 +81,10 @@ mod tests {
         ];
         let rows = rows(&fault_cells);
         assert!(rows.iter().all(Row::has_faults));
-        assert_eq!((rows[0].median(Col::Faults), rows[0].median(Col::FaultArounds), rows[0].median(Col::FaultAroundPages)), (4.0, 8.0, 128.0));
+        assert_eq!(
+            (rows[0].median(Col::Faults), rows[0].median(Col::FaultArounds), rows[0].median(Col::FaultAroundPages)),
+            (4.0, 8.0, 128.0)
+        );
         let md = markdown(&heading(), &rows);
         let expected = "\
 t: test reads
@@ -100,7 +113,18 @@ does not say how many it mapped).
             "{text}"
         );
         let cols: Vec<Col> = differences(&rows[0], &rows[1]).iter().map(|d| d.col).collect();
-        assert_eq!(cols, vec![Col::DataReads, Col::Bytes, Col::Faults, Col::FaultArounds, Col::FaultAroundPages, Col::Folios, Col::Order(2)]);
+        assert_eq!(
+            cols,
+            vec![
+                Col::DataReads,
+                Col::Bytes,
+                Col::Faults,
+                Col::FaultArounds,
+                Col::FaultAroundPages,
+                Col::Folios,
+                Col::Order(2)
+            ]
+        );
 
         // A variant that did not fault beside one that did shows 0, and equal faults say so.
         let mixed = crate::report::rows(&[
@@ -112,7 +136,10 @@ does not say how many it mapped).
         let md = markdown(&heading(), &mixed);
         assert!(md.contains("| pread | 4 (0%) | 1 (new) | 0.5 MiB (0%) | 4 (new) | 0 (-100%) | 0 (-100%) | 0 (-100%) | 0.100 s (0%) |"), "{md}");
         let text = summary("touches", &heading().variants, &mixed);
-        assert!(text.contains("it takes as many faults (4) and as many fault-around ranges (8, over 128 pages);"), "{text}");
+        assert!(
+            text.contains("it takes as many faults (4) and as many fault-around ranges (8, over 128 pages);"),
+            "{text}"
+        );
 
         // Pread runs alone: no fault column, no fault words (the_markdown_table has the text).
         let pread = crate::report::rows(&cells(&[(250, 180)]));

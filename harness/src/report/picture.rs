@@ -18,7 +18,11 @@ pub fn page_range(arg: Option<&str>, file_pages: u64) -> Result<(Range<u64>, Str
             (0..DEFAULT, format!("pages 0..{DEFAULT} of {file_pages} (the first {DEFAULT}; choose with --pages A..B)"))
         });
     };
-    let bad = || Error::Other(format!("--pages {arg}: give page indices A..B with A < B (4 KiB pages; the file has {file_pages})"));
+    let bad = || {
+        Error::Other(format!(
+            "--pages {arg}: give page indices A..B with A < B (4 KiB pages; the file has {file_pages})"
+        ))
+    };
     let (a, b) = arg.split_once("..").ok_or_else(bad)?;
     let a: u64 = a.trim().parse().map_err(|_| bad())?;
     let b: u64 = b.trim().parse().map_err(|_| bad())?;
@@ -30,7 +34,12 @@ pub fn page_range(arg: Option<&str>, file_pages: u64) -> Result<(Range<u64>, Str
 }
 
 /// The SVG of a scenario: a section per matrix point, a series per variant.
-pub fn picture(title: &str, subtitle: &str, pages: Range<u64>, traces: &[(Option<String>, Vec<(String, Trace)>)]) -> String {
+pub fn picture(
+    title: &str,
+    subtitle: &str,
+    pages: Range<u64>,
+    traces: &[(Option<String>, Vec<(String, Trace)>)],
+) -> String {
     let sections: Vec<crate::svg::Section> = traces
         .iter()
         .map(|(label, series)| crate::svg::Section {
@@ -48,7 +57,10 @@ mod tests {
 
     #[test]
     fn page_ranges() {
-        assert_eq!(page_range(None, 131072).unwrap(), (0..4096, "pages 0..4096 of 131072 (the first 4096; choose with --pages A..B)".into()));
+        assert_eq!(
+            page_range(None, 131072).unwrap(),
+            (0..4096, "pages 0..4096 of 131072 (the first 4096; choose with --pages A..B)".into())
+        );
         assert_eq!(page_range(None, 100).unwrap(), (0..100, "pages 0..100, the whole file".into()));
         assert_eq!(page_range(Some("512..1024"), 131072).unwrap().0, 512..1024);
         assert_eq!(page_range(Some("0..999999"), 131072).unwrap(), (0..131072, "pages 0..131072 of 131072".into()));
@@ -60,8 +72,14 @@ mod tests {
     #[test]
     fn a_picture_has_a_section_per_point_and_a_marker_per_window() {
         let traces = vec![
-            (Some("max_sectors_kb=1024".to_string()), vec![("base".to_string(), trace(40, 64, 2)), ("v1".to_string(), trace(10, 256, 4))]),
-            (Some("max_sectors_kb=2048".to_string()), vec![("base".to_string(), trace(40, 64, 2)), ("v1".to_string(), trace(10, 256, 4))]),
+            (
+                Some("max_sectors_kb=1024".to_string()),
+                vec![("base".to_string(), trace(40, 64, 2)), ("v1".to_string(), trace(10, 256, 4))],
+            ),
+            (
+                Some("max_sectors_kb=2048".to_string()),
+                vec![("base".to_string(), trace(40, 64, 2)), ("v1".to_string(), trace(10, 256, 4))],
+            ),
         ];
         let (range, what) = page_range(None, 160).unwrap();
         let svg = picture("t: test", &what, range, &traces);

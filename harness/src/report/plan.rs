@@ -63,14 +63,20 @@ mod tests {
         assert_eq!(boots.len(), 9);
         let variants: Vec<usize> = boots.iter().map(|b| b[0].variant).collect();
         assert_eq!(variants, vec![0, 1, 2, 0, 1, 2, 0, 1, 2]);
-        assert!(boots.iter().all(|b| (1..=8).contains(&b.len()) && b.iter().all(|r| r.variant == b[0].variant)), "{boots:?}");
+        assert!(
+            boots.iter().all(|b| (1..=8).contains(&b.len()) && b.iter().all(|r| r.variant == b[0].variant)),
+            "{boots:?}"
+        );
         assert_eq!(boots.iter().map(Vec::len).collect::<Vec<_>>(), vec![6, 6, 6, 7, 7, 7, 7, 7, 7]);
         // The first boot has every point's first run and one second run: run by run.
         assert_eq!(runs_of(&boots[0]), vec![(0, 1), (1, 1), (2, 1), (3, 1), (0, 2), (1, 2)]);
         let mut all: Vec<PlannedRun> = boots.concat();
         all.sort_by_key(|r| (r.variant, r.point, r.run));
-        let expected: Vec<PlannedRun> =
-            (0..3).flat_map(|variant| (0..4).flat_map(move |point| (1..=5).map(move |run| PlannedRun { point, variant, run }))).collect();
+        let expected: Vec<PlannedRun> = (0..3)
+            .flat_map(|variant| {
+                (0..4).flat_map(move |point| (1..=5).map(move |run| PlannedRun { point, variant, run }))
+            })
+            .collect();
         assert_eq!(all, expected, "each run exactly once");
         // Nothing to run: no boot.
         assert!(plan(0, 2, 3, 8).is_empty());
@@ -89,7 +95,8 @@ mod tests {
         // No two runs of a boot share a folder: (point, name) differ within every boot.
         for (points, runs) in [(1, 3), (4, 5), (9, 1), (2, 8)] {
             for boot in plan(points, 2, runs, 8) {
-                let folders: std::collections::BTreeSet<(usize, String)> = boot.iter().map(|r| (r.point, run_name(["a", "b"][r.variant], r.run, runs))).collect();
+                let folders: std::collections::BTreeSet<(usize, String)> =
+                    boot.iter().map(|r| (r.point, run_name(["a", "b"][r.variant], r.run, runs))).collect();
                 assert_eq!(folders.len(), boot.len(), "{points} points, {runs} runs: {boot:?}");
             }
         }

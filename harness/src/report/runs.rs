@@ -41,8 +41,16 @@ fn at(point: &Point) -> String {
 /// failed run ends the report (its error is returned once its boot's runs settled);
 /// otherwise a point's failure is printed (`report: NAME failed: ...`), its remaining
 /// runs are left out, and the other points go on.
-pub fn run_points(lab: &Lab, points: &[(&Scenario, &Point)], variants: &[String], runs: usize, keep_going: bool, progress: &dyn Fn(&str)) -> Result<Vec<Result<PointRuns>>> {
-    let mut done: Vec<Vec<Vec<Option<Done>>>> = points.iter().map(|_| variants.iter().map(|_| (0..runs).map(|_| None).collect()).collect()).collect();
+pub fn run_points(
+    lab: &Lab,
+    points: &[(&Scenario, &Point)],
+    variants: &[String],
+    runs: usize,
+    keep_going: bool,
+    progress: &dyn Fn(&str),
+) -> Result<Vec<Result<PointRuns>>> {
+    let mut done: Vec<Vec<Vec<Option<Done>>>> =
+        points.iter().map(|_| variants.iter().map(|_| (0..runs).map(|_| None).collect()).collect()).collect();
     let mut failed: Vec<Option<Error>> = points.iter().map(|_| None).collect();
     // A bar over all the report's runs, moved as the guest starts each.
     let total = (points.len() * variants.len() * runs) as u64;
@@ -57,9 +65,16 @@ pub fn run_points(lab: &Lab, points: &[(&Scenario, &Point)], variants: &[String]
             format!("report: {}{} on {variant}, run {} of {runs}", scenario.name, at(point), r.run)
         };
         let names: Vec<String> = boot.iter().map(|r| run_name(variant, r.run, runs)).collect();
-        let results: Vec<Result<crate::run::RunOutput>> = match lab.kernel(variant, &format!("radiff report {}{} on {variant}", points[first.point].0.name, at(points[first.point].1))) {
+        let results: Vec<Result<crate::run::RunOutput>> = match lab.kernel(
+            variant,
+            &format!("radiff report {}{} on {variant}", points[first.point].0.name, at(points[first.point].1)),
+        ) {
             Ok(kernel) => {
-                let jobs: Vec<Job> = boot.iter().zip(&names).map(|(r, name)| Job { scenario: points[r.point].0, point: points[r.point].1, name }).collect();
+                let jobs: Vec<Job> = boot
+                    .iter()
+                    .zip(&names)
+                    .map(|(r, name)| Job { scenario: points[r.point].0, point: points[r.point].1, name })
+                    .collect();
                 lab.run_batch_announced(&kernel, &jobs, &mut |i| {
                     let said = line(&boot[i]);
                     progress(&said);
@@ -103,10 +118,15 @@ pub fn run_points(lab: &Lab, points: &[(&Scenario, &Point)], variants: &[String]
             return Err(e);
         }
     }
-    Ok(points.iter().zip(done).zip(failed).map(|(((_, point), runs_done), failed)| match failed {
-        Some(e) => Err(e),
-        None => Ok(gather(point, variants, runs_done)),
-    }).collect())
+    Ok(points
+        .iter()
+        .zip(done)
+        .zip(failed)
+        .map(|(((_, point), runs_done), failed)| match failed {
+            Some(e) => Err(e),
+            None => Ok(gather(point, variants, runs_done)),
+        })
+        .collect())
 }
 
 /// One point's runs, `done[variant][run - 1]` (all made), as the figures want them: a
@@ -114,7 +134,8 @@ pub fn run_points(lab: &Lab, points: &[(&Scenario, &Point)], variants: &[String]
 /// environments in the order the runs took turns (run 1 of each variant, then run 2, ...).
 fn gather(point: &Point, variants: &[String], done: Vec<Vec<Option<Done>>>) -> PointRuns {
     let runs = done.first().map_or(0, Vec::len);
-    let mut cells: Vec<Cell> = variants.iter().map(|v| Cell { point: point.label.clone(), variant: v.clone(), samples: Vec::new() }).collect();
+    let mut cells: Vec<Cell> =
+        variants.iter().map(|v| Cell { point: point.label.clone(), variant: v.clone(), samples: Vec::new() }).collect();
     let mut traces = Vec::new();
     let mut envs = Vec::new();
     let mut done: Vec<std::vec::IntoIter<Option<Done>>> = done.into_iter().map(Vec::into_iter).collect();
@@ -155,7 +176,11 @@ pub(super) fn all(lab: &Lab, a: &str, b: &str, runs: usize, progress: &dyn Fn(&s
                 let mut rows = rows(&r.cells).into_iter();
                 (rows.next().expect("a row per variant"), rows.next().expect("a row per variant"))
             });
-            PointOutcome { scenario: scenario.name.clone(), point: point.label.clone(), rows: rows.map_err(|e| e.to_string()) }
+            PointOutcome {
+                scenario: scenario.name.clone(),
+                point: point.label.clone(),
+                rows: rows.map_err(|e| e.to_string()),
+            }
         })
         .collect();
     let failed = outcomes.iter().any(|o| o.rows.is_err());
@@ -173,11 +198,16 @@ mod tests {
     #[test]
     fn a_points_runs_are_gathered_as_the_variants_took_turns() {
         let d = |v: &str, windows: u64, run: usize| {
-            Some(Done { sample: sample(&trace(windows, 8, 0), 100 * run as u64), env: (v.into(), format!("7.3.{run}"), Accel::Tcg), trace: (run == 1).then(|| trace(windows, 8, 0)) })
+            Some(Done {
+                sample: sample(&trace(windows, 8, 0), 100 * run as u64),
+                env: (v.into(), format!("7.3.{run}"), Accel::Tcg),
+                trace: (run == 1).then(|| trace(windows, 8, 0)),
+            })
         };
         let point = Point { label: Some("max_sectors_kb=512".into()), queue: Default::default() };
         let variants = ["base".to_string(), "v1".to_string()];
-        let r = gather(&point, &variants, vec![vec![d("base", 1, 1), d("base", 2, 2)], vec![d("v1", 3, 1), d("v1", 4, 2)]]);
+        let r =
+            gather(&point, &variants, vec![vec![d("base", 1, 1), d("base", 2, 2)], vec![d("v1", 3, 1), d("v1", 4, 2)]]);
         assert_eq!(r.cells.len(), 2);
         assert_eq!((r.cells[1].variant.as_str(), r.cells[1].point.as_deref()), ("v1", Some("max_sectors_kb=512")));
         assert_eq!(r.cells[0].samples, vec![sample(&trace(1, 8, 0), 100), sample(&trace(2, 8, 0), 200)]);

@@ -32,23 +32,42 @@ fn sentence(row: &Row, base: &Row) -> String {
     let mut reads = if rv == rb {
         format!("{v} issues as many device reads as {b} ({})", Col::DataReads.format(rv))
     } else {
-        format!("{v} issues {} device reads than {b} ({} vs {})", fewer_more(rb, rv, "fewer", "more"), Col::DataReads.format(rv), Col::DataReads.format(rb))
+        format!(
+            "{v} issues {} device reads than {b} ({} vs {})",
+            fewer_more(rb, rv, "fewer", "more"),
+            Col::DataReads.format(rv),
+            Col::DataReads.format(rb)
+        )
     };
     let (mv, mb) = (row.median(Col::MetadataReads), base.median(Col::MetadataReads));
     if mv != mb {
-        let _ = write!(reads, ", and {} metadata reads vs {}", Col::MetadataReads.format(mv), Col::MetadataReads.format(mb));
+        let _ = write!(
+            reads,
+            ", and {} metadata reads vs {}",
+            Col::MetadataReads.format(mv),
+            Col::MetadataReads.format(mb)
+        );
     }
     let (bv, bb) = (row.median(Col::Bytes), base.median(Col::Bytes));
     if bv == bb {
         let _ = write!(reads, " for the same {}", Col::Bytes.format(bv));
     } else {
-        let _ = write!(reads, " and reads {} bytes ({} vs {})", fewer_more(bb, bv, "fewer", "more"), Col::Bytes.format(bv), Col::Bytes.format(bb));
+        let _ = write!(
+            reads,
+            " and reads {} bytes ({} vs {})",
+            fewer_more(bb, bv, "fewer", "more"),
+            Col::Bytes.format(bv),
+            Col::Bytes.format(bb)
+        );
     }
     parts.push(reads);
     if row.has_faults() {
         parts.push(faults_part(row, base));
     }
-    let (tv, tb) = (row.stats.get(&Col::Time).copied().unwrap_or(Stat::of(&[])), base.stats.get(&Col::Time).copied().unwrap_or(Stat::of(&[])));
+    let (tv, tb) = (
+        row.stats.get(&Col::Time).copied().unwrap_or(Stat::of(&[])),
+        base.stats.get(&Col::Time).copied().unwrap_or(Stat::of(&[])),
+    );
     let n = tv.n.min(tb.n);
     let runs = if n > 1 { format!("median of {n} runs") } else { "one run each".into() };
     // Say so when the medians differ by less than the runs vary: a reviewer should not
@@ -66,7 +85,9 @@ fn sentence(row: &Row, base: &Row) -> String {
             Col::Time.format(tb.median)
         ));
     }
-    let orders = |r: &Row| -> Vec<(Col, f64)> { r.stats.iter().filter(|(c, _)| matches!(c, Col::Order(_))).map(|(c, s)| (*c, s.median)).collect() };
+    let orders = |r: &Row| -> Vec<(Col, f64)> {
+        r.stats.iter().filter(|(c, _)| matches!(c, Col::Order(_))).map(|(c, s)| (*c, s.median)).collect()
+    };
     if orders(row) == orders(base) {
         parts.push(format!("it adds the same folios ({})", Col::Folios.format(row.median(Col::Folios))));
     } else {
@@ -86,12 +107,22 @@ fn faults_part(row: &Row, base: &Row) -> String {
     let mut s = if fv == fb {
         format!("it takes as many faults ({})", fmt(Col::Faults, row))
     } else {
-        format!("it takes {} faults ({} vs {})", fewer_more(fb, fv, "fewer", "more"), fmt(Col::Faults, row), fmt(Col::Faults, base))
+        format!(
+            "it takes {} faults ({} vs {})",
+            fewer_more(fb, fv, "fewer", "more"),
+            fmt(Col::Faults, row),
+            fmt(Col::Faults, base)
+        )
     };
     let (av, ab) = (row.median(Col::FaultArounds), base.median(Col::FaultArounds));
     let (pv, pb) = (row.median(Col::FaultAroundPages), base.median(Col::FaultAroundPages));
     if av == ab && pv == pb {
-        let _ = write!(s, " and as many fault-around ranges ({}, over {} pages)", fmt(Col::FaultArounds, row), fmt(Col::FaultAroundPages, row));
+        let _ = write!(
+            s,
+            " and as many fault-around ranges ({}, over {} pages)",
+            fmt(Col::FaultArounds, row),
+            fmt(Col::FaultAroundPages, row)
+        );
     } else {
         let _ = write!(
             s,
@@ -144,7 +175,10 @@ its folios are mostly order 4 (10 of 10), base's mostly order 2 (40 of 40)."
         c[1].samples[0].figures.bytes_read += 1 << 20;
         c[1].samples[0].figures.metadata_reads = 3;
         let text = summary("x", &heading().variants, &crate::report::rows(&c));
-        assert!(text.contains("(10 vs 40), and 3 metadata reads vs 1 and reads 80% more bytes (2.2 MiB vs 1.2 MiB)"), "{text}");
+        assert!(
+            text.contains("(10 vs 40), and 3 metadata reads vs 1 and reads 80% more bytes (2.2 MiB vs 1.2 MiB)"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -163,7 +197,11 @@ its reads take as long in the guest (0.010 s, one run each); its folios are most
     #[test]
     fn no_sentence_without_variants_or_without_a_baseline_at_the_point() {
         let f = figures(1, 0, 4096, 1, &[(0, 1)]);
-        let rows = rows(&[cell_of(Some("p1"), "base", &f, &[1]), cell_of(Some("p1"), "v1", &f, &[1]), cell_of(Some("p2"), "v1", &f, &[1])]);
+        let rows = rows(&[
+            cell_of(Some("p1"), "base", &f, &[1]),
+            cell_of(Some("p1"), "v1", &f, &[1]),
+            cell_of(Some("p2"), "v1", &f, &[1]),
+        ]);
         assert_eq!(summary("x", &[], &rows), "");
         let text = summary("x", &["base".to_string(), "v1".to_string()], &rows);
         assert!(text.starts_with("x at p1: v1 issues as many device reads as base (1)"), "{text}");

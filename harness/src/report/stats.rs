@@ -188,7 +188,10 @@ pub fn rows(cells: &[Cell]) -> Vec<Row> {
         .map(|c| Row {
             point: c.point.clone(),
             variant: c.variant.clone(),
-            stats: cols.iter().map(|&col| (col, Stat::of(&c.samples.iter().map(|s| s.value(col)).collect::<Vec<_>>()))).collect(),
+            stats: cols
+                .iter()
+                .map(|&col| (col, Stat::of(&c.samples.iter().map(|s| s.value(col)).collect::<Vec<_>>())))
+                .collect(),
         })
         .collect()
 }
@@ -241,10 +244,7 @@ pub struct Difference {
 /// guest time is left out, as it differs run to run.
 pub fn differences(a: &Row, b: &Row) -> Vec<Difference> {
     let cols: BTreeSet<Col> = a.stats.keys().chain(b.stats.keys()).copied().filter(|c| *c != Col::Time).collect();
-    cols.into_iter()
-        .map(|col| Difference { col, a: a.median(col), b: b.median(col) })
-        .filter(|d| d.a != d.b)
-        .collect()
+    cols.into_iter().map(|col| Difference { col, a: a.median(col), b: b.median(col) }).filter(|d| d.a != d.b).collect()
 }
 
 #[cfg(test)]
@@ -342,7 +342,18 @@ mod tests {
             ..Figures::default()
         };
         let s = Sample { figures: f, pattern_ns: 10 };
-        let cols = [Col::DataReads, Col::MetadataReads, Col::Bytes, Col::Windows, Col::Faults, Col::FaultArounds, Col::FaultAroundPages, Col::Folios, Col::Order(2), Col::Time];
+        let cols = [
+            Col::DataReads,
+            Col::MetadataReads,
+            Col::Bytes,
+            Col::Windows,
+            Col::Faults,
+            Col::FaultArounds,
+            Col::FaultAroundPages,
+            Col::Folios,
+            Col::Order(2),
+            Col::Time,
+        ];
         let got: Vec<f64> = cols.iter().map(|&c| s.value(c)).collect();
         assert_eq!(got, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]);
         assert_eq!(s.value(Col::Order(5)), 0.0, "an order the run has no folio of");
@@ -356,11 +367,35 @@ mod tests {
         around.fault_around_pages = 16;
         let keys = |r: &Row| r.stats.keys().copied().collect::<Vec<_>>();
         let plain = rows(&[cell_of(None, "base", &f, &[1])]);
-        assert_eq!(keys(&plain[0]), [Col::DataReads, Col::MetadataReads, Col::Bytes, Col::Windows, Col::Folios, Col::Order(0), Col::Order(9), Col::Time]);
+        assert_eq!(
+            keys(&plain[0]),
+            [
+                Col::DataReads,
+                Col::MetadataReads,
+                Col::Bytes,
+                Col::Windows,
+                Col::Folios,
+                Col::Order(0),
+                Col::Order(9),
+                Col::Time
+            ]
+        );
         assert!(!plain[0].has_faults());
         // A fault-around range without a fault is enough; the variant without shows 0.
         let both = rows(&[cell_of(None, "base", &f, &[1]), cell_of(None, "v1", &around, &[1])]);
-        let want = [Col::DataReads, Col::MetadataReads, Col::Bytes, Col::Windows, Col::Faults, Col::FaultArounds, Col::FaultAroundPages, Col::Folios, Col::Order(0), Col::Order(9), Col::Time];
+        let want = [
+            Col::DataReads,
+            Col::MetadataReads,
+            Col::Bytes,
+            Col::Windows,
+            Col::Faults,
+            Col::FaultArounds,
+            Col::FaultAroundPages,
+            Col::Folios,
+            Col::Order(0),
+            Col::Order(9),
+            Col::Time,
+        ];
         assert_eq!(keys(&both[0]), want);
         assert_eq!(keys(&both[1]), want);
         assert_eq!((both[0].median(Col::FaultAroundPages), both[1].median(Col::FaultAroundPages)), (0.0, 16.0));
@@ -384,7 +419,11 @@ mod tests {
     #[test]
     fn differences_leave_time_out_and_count_a_missing_order_as_zero() {
         let stat = |v: f64| Stat::of(&[v]);
-        let row = |variant: &str, cols: &[(Col, f64)]| Row { point: None, variant: variant.into(), stats: cols.iter().map(|&(c, v)| (c, stat(v))).collect() };
+        let row = |variant: &str, cols: &[(Col, f64)]| Row {
+            point: None,
+            variant: variant.into(),
+            stats: cols.iter().map(|&(c, v)| (c, stat(v))).collect(),
+        };
         let a = row("a", &[(Col::DataReads, 10.0), (Col::Windows, 3.0), (Col::Order(2), 4.0), (Col::Time, 1.0)]);
         let b = row("b", &[(Col::DataReads, 10.0), (Col::Windows, 5.0), (Col::Order(4), 1.0), (Col::Time, 2.0)]);
         assert_eq!(
@@ -401,7 +440,11 @@ mod tests {
     #[test]
     fn the_baseline_is_the_first_variant_at_the_same_point() {
         let f = figures(1, 0, 4096, 1, &[(0, 1)]);
-        let rows = rows(&[cell_of(Some("p1"), "base", &f, &[1]), cell_of(Some("p1"), "v1", &f, &[1]), cell_of(Some("p2"), "v1", &f, &[1])]);
+        let rows = rows(&[
+            cell_of(Some("p1"), "base", &f, &[1]),
+            cell_of(Some("p1"), "v1", &f, &[1]),
+            cell_of(Some("p2"), "v1", &f, &[1]),
+        ]);
         assert_eq!(baseline(&rows, &rows[1], "base").map(|r| r.point.as_deref()), Some(Some("p1")));
         assert!(baseline(&rows, &rows[2], "base").is_none(), "no base at p2");
     }

@@ -28,7 +28,12 @@ impl Lab {
     /// it (seen within a second of its start), or, for a job the guest never started (its
     /// disk image or its boot failed), as it settles. `radiff report` prints its progress
     /// line for each run there.
-    pub fn run_batch_announced(&self, kernel: &Path, jobs: &[Job], started: &mut dyn FnMut(usize)) -> Vec<Result<RunOutput>> {
+    pub fn run_batch_announced(
+        &self,
+        kernel: &Path,
+        jobs: &[Job],
+        started: &mut dyn FnMut(usize),
+    ) -> Vec<Result<RunOutput>> {
         let mut announced = vec![false; jobs.len()];
         let mut once = |i: usize| {
             if !std::mem::replace(&mut announced[i], true) {
@@ -90,14 +95,20 @@ pub fn balanced_batches(costs: &[f64], max: usize) -> Vec<Vec<usize>> {
     order.sort_by(|a, b| costs[*b].total_cmp(&costs[*a]).then(a.cmp(b)));
     let mut bins: Vec<(f64, Vec<usize>)> = vec![(0.0, Vec::new()); count];
     for i in order {
-        let bin = bins.iter_mut().filter(|b| b.1.len() < max).min_by(|x, y| x.0.total_cmp(&y.0)).expect("room for every point");
+        let bin = bins
+            .iter_mut()
+            .filter(|b| b.1.len() < max)
+            .min_by(|x, y| x.0.total_cmp(&y.0))
+            .expect("room for every point");
         bin.0 += costs[i];
         bin.1.push(i);
     }
-    bins.into_iter().map(|(_, mut b)| {
-        b.sort();
-        b
-    }).collect()
+    bins.into_iter()
+        .map(|(_, mut b)| {
+            b.sort();
+            b
+        })
+        .collect()
 }
 
 /// `n` items cut into the fewest batches of at most `max`, as even as can be (their

@@ -10,9 +10,9 @@ use super::{disk, guest_files, memory_mb, Job, Lab, RunOutput};
 use crate::cache;
 use crate::error::{tail, Error, Result};
 use crate::ftrace::{self, Filter};
-use crate::wire::{GuestEnv, GuestSpec, Status, Task};
 use crate::scenario::{Point, Scenario};
 use crate::vm::{self, Accel, Boot};
+use crate::wire::{GuestEnv, GuestSpec, Status, Task};
 
 /// How long a batch's guest may take to start its first point (boot, virtme-ng's init):
 /// about 8 s on an idle 2-core host under TCG. A guest that has not started by then is
@@ -24,7 +24,13 @@ impl Lab {
     /// reached: every point that finished, and the one that failed (or, if the boot never
     /// reached a point, the first). The rest are left for the next boot. `started` is
     /// called with a point's job index when the guest is seen to start it.
-    pub(super) fn boot_batch(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)], started: &mut dyn FnMut(usize)) -> Vec<(usize, Result<RunOutput>)> {
+    pub(super) fn boot_batch(
+        &self,
+        kernel: &Path,
+        jobs: &[Job],
+        points: &[(usize, PathBuf)],
+        started: &mut dyn FnMut(usize),
+    ) -> Vec<(usize, Result<RunOutput>)> {
         let first = points[0].0;
         match self.boot_batch_inner(kernel, jobs, points, started) {
             Ok(settled) => settled,
@@ -32,7 +38,13 @@ impl Lab {
         }
     }
 
-    fn boot_batch_inner(&self, kernel: &Path, jobs: &[Job], points: &[(usize, PathBuf)], started_point: &mut dyn FnMut(usize)) -> Result<Vec<(usize, Result<RunOutput>)>> {
+    fn boot_batch_inner(
+        &self,
+        kernel: &Path,
+        jobs: &[Job],
+        points: &[(usize, PathBuf)],
+        started_point: &mut dyn FnMut(usize),
+    ) -> Result<Vec<(usize, Result<RunOutput>)>> {
         let runs = self.cache.dir("runs")?;
         // Each point's run folder, locked (in one order, once each) for the whole boot.
         let finals: Vec<PathBuf> = points.iter().map(|(i, _)| run_dir(&runs, &jobs[*i])).collect();
@@ -51,7 +63,8 @@ impl Lab {
             timeout: BOOT_ALLOWANCE + timeouts.iter().sum::<Duration>(),
         };
         let started = Instant::now();
-        let labels: Vec<String> = points.iter().map(|(i, _)| format!("{}/{}", jobs[*i].scenario.name, jobs[*i].name)).collect();
+        let labels: Vec<String> =
+            points.iter().map(|(i, _)| format!("{}/{}", jobs[*i].scenario.name, jobs[*i].name)).collect();
         let (booted, watch) = self.boot_watchdog(&boot, &batch, points, &timeouts, &labels, started_point);
         let boot_wall = started.elapsed();
         let console_path = batch.join("console.log");
@@ -95,7 +108,13 @@ impl Lab {
             // What the failed point left (console, partial trace) is kept in its run folder.
             match publish(&from, dir, &batch.join(format!("replaced-{n}"))) {
                 Ok(()) => settled.push((*i, Err(error))),
-                Err(e) => settled.push((*i, Err(Error::Other(format!("{error}\n(and its folder could not be kept: {e}; it is {})", from.display()))))),
+                Err(e) => settled.push((
+                    *i,
+                    Err(Error::Other(format!(
+                        "{error}\n(and its folder could not be kept: {e}; it is {})",
+                        from.display()
+                    ))),
+                )),
             }
             break;
         }
@@ -107,7 +126,9 @@ impl Lab {
     fn lock_run_folders(&self, finals: &[PathBuf]) -> Result<Vec<cache::Lock>> {
         let mut lock_paths: Vec<PathBuf> = finals
             .iter()
-            .map(|d| Ok(self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([d.to_string_lossy().as_bytes()])))))
+            .map(|d| {
+                Ok(self.cache.dir("locks")?.join(format!("run-{}.lock", cache::key([d.to_string_lossy().as_bytes()]))))
+            })
             .collect::<Result<_>>()?;
         lock_paths.sort();
         lock_paths.dedup();
@@ -118,7 +139,15 @@ impl Lab {
     /// starts; a guest that starts no point within BOOT_ALLOWANCE stalled at boot and boots
     /// again, as does a kernel that panicked before the first point ([`STALL_ATTEMPTS`]
     /// boots in all). The last boot's result and its watch.
-    fn boot_watchdog(&self, boot: &Boot, batch: &Path, points: &[(usize, PathBuf)], timeouts: &[Duration], labels: &[String], started_point: &mut dyn FnMut(usize)) -> (Result<vm::Booted>, Watch) {
+    fn boot_watchdog(
+        &self,
+        boot: &Boot,
+        batch: &Path,
+        points: &[(usize, PathBuf)],
+        timeouts: &[Duration],
+        labels: &[String],
+        started_point: &mut dyn FnMut(usize),
+    ) -> (Result<vm::Booted>, Watch) {
         let mut attempt = 1;
         loop {
             let mut watch = Watch::new(points.len());
@@ -136,13 +165,22 @@ impl Lab {
             log_boot(&boot.kernel, batch, labels, started);
             // A kernel that panicked before the first point is the boot's trouble, not a
             // point's: booted again, as a boot that stalled.
-            let boot_panic = !batch.join("0").join(crate::wire::POINT_STARTED).exists() && kernel_panic(&std::fs::read_to_string(batch.join("console.log")).unwrap_or_default()).is_some();
+            let boot_panic = !batch.join("0").join(crate::wire::POINT_STARTED).exists()
+                && kernel_panic(&std::fs::read_to_string(batch.join("console.log")).unwrap_or_default()).is_some();
             if (watch.stalled || boot_panic) && attempt < STALL_ATTEMPTS {
                 let kind = if boot_panic { "boot-panic" } else { "boot-stall" };
                 let kept = batch.join(format!("console.{kind}-{attempt}.log"));
                 let _ = std::fs::rename(batch.join("console.log"), &kept);
-                let what = if boot_panic { "the kernel panicked before the guest started its first point".to_string() } else { format!("the guest started no point within {} s (a boot that stalled)", BOOT_ALLOWANCE.as_secs()) };
-                crate::progress::progress(&format!("{what}; its log is {}; booting again ({} of {STALL_ATTEMPTS})", kept.display(), attempt + 1));
+                let what = if boot_panic {
+                    "the kernel panicked before the guest started its first point".to_string()
+                } else {
+                    format!("the guest started no point within {} s (a boot that stalled)", BOOT_ALLOWANCE.as_secs())
+                };
+                crate::progress::progress(&format!(
+                    "{what}; its log is {}; booting again ({} of {STALL_ATTEMPTS})",
+                    kept.display(),
+                    attempt + 1
+                ));
                 attempt += 1;
                 continue;
             }
@@ -154,14 +192,28 @@ impl Lab {
     /// afterwards): env.json, the trace (lost events are an error), trace.json written
     /// there. Errors and the output name the files as they will be in `dir`.
     #[allow(clippy::too_many_arguments)]
-    fn finish_run(&self, scenario: &Scenario, staged: &Path, dir: &Path, accel: Accel, wall: Duration, boot_points: usize, boot_wall: Duration) -> Result<RunOutput> {
+    fn finish_run(
+        &self,
+        scenario: &Scenario,
+        staged: &Path,
+        dir: &Path,
+        accel: Accel,
+        wall: Duration,
+        boot_points: usize,
+        boot_wall: Duration,
+    ) -> Result<RunOutput> {
         let dir = dir.to_path_buf();
         let read = |name: &str| std::fs::read_to_string(staged.join(name)).map_err(|e| Error::io(&dir.join(name), e));
         let env_path = dir.join("env.json");
-        let env: GuestEnv = serde_json::from_str(&read("env.json")?).map_err(|e| Error::Json { file: env_path.clone(), source: e })?;
+        let env: GuestEnv =
+            serde_json::from_str(&read("env.json")?).map_err(|e| Error::Json { file: env_path.clone(), source: e })?;
         let trace_path = dir.join("trace.txt");
         let text = read("trace.txt")?;
-        let filter = Filter::new(&env.dev, env.inos()).ok_or_else(|| Error::Trace { file: env_path.clone(), line: 0, message: format!("bad device number `{}`", env.dev) })?;
+        let filter = Filter::new(&env.dev, env.inos()).ok_or_else(|| Error::Trace {
+            file: env_path.clone(),
+            line: 0,
+            message: format!("bad device number `{}`", env.dev),
+        })?;
         let capture = match ftrace::parse(&text, &filter) {
             Ok(capture) => capture,
             Err(ftrace::ParseError::Lost(lost)) => {
@@ -187,8 +239,10 @@ impl Lab {
                 fix: lost_fix(scenario, scenario.trace_buffer_kb * 4),
             });
         }
-        let json = serde_json::to_vec_pretty(&capture).map_err(|e| Error::Json { file: dir.join("trace.json"), source: e })?;
-        cache::write_atomic(&staged.join("trace.json"), &json).map_err(|e| e.during(|| format!("saving the trace of {}", scenario.name)))?;
+        let json =
+            serde_json::to_vec_pretty(&capture).map_err(|e| Error::Json { file: dir.join("trace.json"), source: e })?;
+        cache::write_atomic(&staged.join("trace.json"), &json)
+            .map_err(|e| e.during(|| format!("saving the trace of {}", scenario.name)))?;
         Ok(RunOutput { dir, capture, env, accel, wall, boot_points, boot_wall })
     }
 
@@ -236,7 +290,11 @@ fn log_boot(kernel: &Path, batch: &Path, labels: &[String], started: std::time::
     let start = started.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let wall = started.elapsed().unwrap_or_default().as_millis();
     let line = format!("{name} {} {} {start} {wall} {pattern_ms}\n", labels.len(), labels.join(","));
-    let written = std::fs::OpenOptions::new().create(true).append(true).open(&log).and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
     if let Err(e) = written {
         crate::progress::progress(&format!("cannot log a boot to {}: {e}", std::path::Path::new(&log).display()));
     }
@@ -260,11 +318,15 @@ fn pattern_ms(batch: &Path, points: usize) -> u64 {
 pub(super) fn no_space(err: Error, dir: &Path, room: u64, during: impl FnOnce() -> String) -> Error {
     let said = err.to_string().contains("No space left on device");
     match err {
-        Error::Guest { .. } | Error::VmTimeout { .. } if said || cache::free_bytes(dir).is_some_and(|free| free < room) => Error::NoSpace {
-            path: dir.to_path_buf(),
-            during: Some(format!("{} ({})", during(), err.to_string().lines().next().unwrap_or_default())),
-            source: std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
-        },
+        Error::Guest { .. } | Error::VmTimeout { .. }
+            if said || cache::free_bytes(dir).is_some_and(|free| free < room) =>
+        {
+            Error::NoSpace {
+                path: dir.to_path_buf(),
+                during: Some(format!("{} ({})", during(), err.to_string().lines().next().unwrap_or_default())),
+                source: std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
+            }
+        }
         other => other.during(during),
     }
 }
@@ -298,7 +360,11 @@ pub fn remove_stale_batches(batches: &Path) {
 fn new_batch_folder(runs: &Path) -> Result<PathBuf> {
     static BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     remove_stale_batches(&runs.join("_batch"));
-    let batch = runs.join("_batch").join(format!("{}-{}", std::process::id(), BATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+    let batch = runs.join("_batch").join(format!(
+        "{}-{}",
+        std::process::id(),
+        BATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
     if batch.exists() {
         std::fs::remove_dir_all(&batch).map_err(|e| Error::io(&batch, e))?;
     }
@@ -314,7 +380,10 @@ fn stage_points(batch: &Path, jobs: &[Job], points: &[(usize, PathBuf)]) -> Resu
         let dir = batch.join(n.to_string());
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let spec = run_spec(job.scenario, job.point, Some(vm::disk_pci_address(n)));
-        cache::write_atomic(&dir.join("spec.json"), &serde_json::to_vec_pretty(&spec).map_err(|e| Error::Other(e.to_string()))?)?;
+        cache::write_atomic(
+            &dir.join("spec.json"),
+            &serde_json::to_vec_pretty(&spec).map_err(|e| Error::Other(e.to_string()))?,
+        )?;
         disks.push(disk(job.scenario, image));
     }
     Ok(disks)
@@ -324,7 +393,8 @@ fn stage_points(batch: &Path, jobs: &[Job], points: &[(usize, PathBuf)]) -> Resu
 /// boots that stalled or crashed before it (`console.boot-stall-1.log`,
 /// `console.qemu-crash-1.log`).
 fn keep_boot_logs(batch: &Path, from: &Path) {
-    let kept = std::fs::read_dir(batch).into_iter().flatten().flatten().map(|e| e.file_name().to_string_lossy().into_owned());
+    let kept =
+        std::fs::read_dir(batch).into_iter().flatten().flatten().map(|e| e.file_name().to_string_lossy().into_owned());
     for name in kept.filter(|n| n == "vng.cmd" || (n.starts_with("console.") && n.ends_with(".log"))) {
         let _ = std::fs::copy(batch.join(&name), from.join(&name));
     }
@@ -344,33 +414,65 @@ impl Ended {
     /// failed or which the boot failed before: a timeout, a kernel panic (its dumped trace
     /// kept as the point's trace.txt), the guest's error, a boot that stalled, or the VM's.
     #[allow(clippy::too_many_arguments)]
-    fn point_error(&mut self, n: usize, job: &Job, timeout: Duration, from: &Path, dir: &Path, status: Option<&Status>, began: bool) -> Error {
+    fn point_error(
+        &mut self,
+        n: usize,
+        job: &Job,
+        timeout: Duration,
+        from: &Path,
+        dir: &Path,
+        status: Option<&Status>,
+        began: bool,
+    ) -> Error {
         let dir = dir.to_path_buf();
         let exit_code = self.exit_code;
         let slice = console_of_point(&self.console, n + 1);
         let step = status.map_or("(the guest program never started)".to_string(), |s| s.step.clone());
         if self.watch.overran_point == Some(n) {
-            Error::VmTimeout { after: timeout, dir, last_step: Some(step), timeout_source: Some(timeout_source(job.scenario)), console_tail: tail(&slice, 25) }
+            Error::VmTimeout {
+                after: timeout,
+                dir,
+                last_step: Some(step),
+                timeout_source: Some(timeout_source(job.scenario)),
+                console_tail: tail(&slice, 25),
+            }
         } else if let Some(panic) = kernel_panic(&slice) {
             // The trace the guest never saved, as the kernel dumped it (ftrace_dump_on_oops).
             if let Some(dump) = ftrace_dump(&slice).filter(|_| !from.join("trace.txt").exists()) {
                 let _ = std::fs::write(from.join("trace.txt"), dump);
             }
-            Error::Guest { dir, message: format!("the kernel panicked at step `{step}`:\n{panic}"), console_tail: tail(&slice, 10) }
+            Error::Guest {
+                dir,
+                message: format!("the kernel panicked at step `{step}`:\n{panic}"),
+                console_tail: tail(&slice, 10),
+            }
         } else if let Some(Status { error: Some(e), .. }) = status {
             Error::Guest { dir, message: format!("at step `{step}`: {e}"), console_tail: tail(&slice, 20) }
         } else if self.watch.stalled {
             Error::Guest {
                 dir,
-                message: format!("the guest started no point within {} s, in {STALL_ATTEMPTS} boots (boots that stalled)", BOOT_ALLOWANCE.as_secs()),
+                message: format!(
+                    "the guest started no point within {} s, in {STALL_ATTEMPTS} boots (boots that stalled)",
+                    BOOT_ALLOWANCE.as_secs()
+                ),
                 console_tail: tail(&slice, 20),
             }
         } else {
             match self.boot_error.take() {
-                Some(Error::VmTimeout { after, console_tail, .. }) => Error::VmTimeout { after, dir, last_step: Some(step), timeout_source: None, console_tail },
+                Some(Error::VmTimeout { after, console_tail, .. }) => {
+                    Error::VmTimeout { after, dir, last_step: Some(step), timeout_source: None, console_tail }
+                }
                 Some(e) if !began => e,
-                Some(e) => Error::Guest { dir, message: format!("at step `{step}` the VM failed: {e}"), console_tail: tail(&slice, 20) },
-                None => Error::Guest { dir, message: format!("the guest stopped at step `{step}` (exit code {exit_code:?})"), console_tail: tail(&slice, 20) },
+                Some(e) => Error::Guest {
+                    dir,
+                    message: format!("at step `{step}` the VM failed: {e}"),
+                    console_tail: tail(&slice, 20),
+                },
+                None => Error::Guest {
+                    dir,
+                    message: format!("the guest stopped at step `{step}` (exit code {exit_code:?})"),
+                    console_tail: tail(&slice, 20),
+                },
             }
         }
     }
@@ -405,7 +507,11 @@ fn run_spec(scenario: &Scenario, point: &Point, disk: Option<String>) -> GuestSp
 
 /// Where a scenario's timeout comes from, for an error that names it.
 fn timeout_source(scenario: &Scenario) -> String {
-    format!("{} s, the timeout of {} (`timeout_s`; default 240 s plus 120 s per GiB of file)", scenario.timeout.as_secs(), scenario.path.display())
+    format!(
+        "{} s, the timeout of {} (`timeout_s`; default 240 s plus 120 s per GiB of file)",
+        scenario.timeout.as_secs(),
+        scenario.path.display()
+    )
 }
 
 /// Which point of a batch runs and whether it overran its timeout, asked once a second
@@ -428,7 +534,15 @@ const STALL_ATTEMPTS: u32 = 3;
 
 impl Watch {
     fn new(points: usize) -> Watch {
-        Watch { points, boot_started: Instant::now(), current: None, starts: vec![None; points], overran_point: None, stalled: false, task: crate::progress::Task::start("VM") }
+        Watch {
+            points,
+            boot_started: Instant::now(),
+            current: None,
+            starts: vec![None; points],
+            overran_point: None,
+            stalled: false,
+            task: crate::progress::Task::start("VM"),
+        }
     }
 
     /// What the boot is doing: `point N of M: STEP`, the step as the running point's guest
@@ -493,7 +607,8 @@ mod tests {
     #[test]
     fn a_published_run_folder_replaces_the_old_one_whole() {
         let tmp = tempfile::tempdir().unwrap();
-        let (staged, dir, aside) = (tmp.path().join("batch/0"), tmp.path().join("runs/s/base"), tmp.path().join("batch/replaced-0"));
+        let (staged, dir, aside) =
+            (tmp.path().join("batch/0"), tmp.path().join("runs/s/base"), tmp.path().join("batch/replaced-0"));
         std::fs::create_dir_all(&staged).unwrap();
         std::fs::write(staged.join("trace.txt"), "new").unwrap();
         // No earlier run: the folder appears with the staged files.
@@ -519,7 +634,12 @@ mod tests {
             c.wait().unwrap();
             c.id()
         };
-        let names = [format!("{gone}-0"), format!("{}-3", child.id()), format!("{}-1", std::process::id()), "notes".to_string()];
+        let names = [
+            format!("{gone}-0"),
+            format!("{}-3", child.id()),
+            format!("{}-1", std::process::id()),
+            "notes".to_string(),
+        ];
         for n in &names {
             std::fs::create_dir_all(tmp.path().join(n).join("0")).unwrap();
         }
@@ -550,7 +670,11 @@ mod tests {
         assert!(!watch.overran(batch, &timeouts), "point 2 is seen to start now");
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(watch.status(batch), "point 2 of 2: starting", "no status.json yet");
-        std::fs::write(batch.join("1").join("status.json"), r#"{"step": "running the access pattern", "ok": false, "error": null}"#).unwrap();
+        std::fs::write(
+            batch.join("1").join("status.json"),
+            r#"{"step": "running the access pattern", "ok": false, "error": null}"#,
+        )
+        .unwrap();
         std::fs::write(batch.join("0").join("status.json"), r#"{"step": "done", "ok": true, "error": null}"#).unwrap();
         assert_eq!(watch.status(batch), "point 2 of 2: running the access pattern", "the running point's step");
         assert!(watch.overran(batch, &timeouts), "point 2 has no time at all");

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use crate::wire::Status;
 use crate::scenario::Scenario;
+use crate::wire::Status;
 
 /// The file in a guest's folder where it reports its step and, at the end, whether it
 /// succeeded (written by `guest.rs`).
@@ -36,9 +36,18 @@ pub fn kernel_panic(console: &str) -> Option<String> {
     let first = lines.iter().position(|l| starts.iter().any(|s| l.contains(s)))?;
     let report_end = lines[first..]
         .iter()
-        .position(|l| l.contains("</TASK>") || l.contains("---[ end trace") || l.contains("Dumping ftrace buffer:") || l.contains("Kernel panic - not syncing"))
+        .position(|l| {
+            l.contains("</TASK>")
+                || l.contains("---[ end trace")
+                || l.contains("Dumping ftrace buffer:")
+                || l.contains("Kernel panic - not syncing")
+        })
         .map_or(lines.len() - 1, |k| first + k);
-    let mut quoted: Vec<&str> = lines[first..=report_end.min(first + 39)].iter().copied().filter(|l| !l.contains("Dumping ftrace buffer:")).collect();
+    let mut quoted: Vec<&str> = lines[first..=report_end.min(first + 39)]
+        .iter()
+        .copied()
+        .filter(|l| !l.contains("Dumping ftrace buffer:"))
+        .collect();
     if let Some(panic) = lines[first..].iter().find(|l| l.contains("Kernel panic - not syncing")) {
         if quoted.last() != Some(panic) {
             quoted.push(panic);
@@ -59,7 +68,8 @@ pub fn ftrace_dump(console: &str) -> Option<String> {
         }
     };
     let mut lines = console.lines().map(strip).skip_while(|l| !l.contains("Dumping ftrace buffer:")).skip(1);
-    let mut out = String::from("# the trace buffer as the kernel dumped it on the console at the oops (ftrace_dump_on_oops)\n");
+    let mut out =
+        String::from("# the trace buffer as the kernel dumped it on the console at the oops (ftrace_dump_on_oops)\n");
     let first = lines.next()?;
     if !first.starts_with("----") {
         out.push_str(&first);
@@ -139,7 +149,10 @@ mod tests {
         assert_eq!(kernel_panic(&console_of_point(PANIC, 1)), None);
         assert_eq!(kernel_panic("[ 1.0] sysrq: Resetting\n"), None);
         // A panic without an oops before it is quoted alone.
-        assert_eq!(kernel_panic("[ 1.0] x\n[ 2.0] Kernel panic - not syncing: VFS: Unable to mount root fs\n").as_deref(), Some("[ 2.0] Kernel panic - not syncing: VFS: Unable to mount root fs"));
+        assert_eq!(
+            kernel_panic("[ 1.0] x\n[ 2.0] Kernel panic - not syncing: VFS: Unable to mount root fs\n").as_deref(),
+            Some("[ 2.0] Kernel panic - not syncing: VFS: Unable to mount root fs")
+        );
     }
 
     #[test]
@@ -148,7 +161,10 @@ mod tests {
         let lines: Vec<&str> = dump.lines().collect();
         assert_eq!(lines.len(), 3, "{dump}");
         assert!(lines[0].starts_with("# the trace buffer as the kernel dumped it"));
-        assert_eq!(lines[2], "radiff-g-80        0..... 47737us : page_cache_sync_ra: dev=259:1 ino=83 index=1000 req_count=3");
+        assert_eq!(
+            lines[2],
+            "radiff-g-80        0..... 47737us : page_cache_sync_ra: dev=259:1 ino=83 index=1000 req_count=3"
+        );
         assert_eq!(ftrace_dump("[ 1.0] nothing\n"), None);
     }
 }

@@ -11,9 +11,9 @@ use super::console::{read_status, STATUS_FILE};
 use super::{disk, guest_files, memory_mb, total_size, Lab};
 use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
-use crate::wire::{GuestSpec, Status, Task};
 use crate::scenario::Scenario;
 use crate::vm::{self, Accel, Boot, Disk};
+use crate::wire::{GuestSpec, Status, Task};
 
 /// Virtual CPUs of the guest that prepares a disk image (mkfs and the writes), as every
 /// cached image was made.
@@ -52,7 +52,12 @@ impl Lab {
         if let Some(free) = cache::free_bytes(&partial).filter(|&free| free < need) {
             return Err(Error::NoSpace {
                 path: partial,
-                during: Some(format!("{}: the image needs more than its {} MiB of files, {} MiB are free", during(), need >> 20, free >> 20)),
+                during: Some(format!(
+                    "{}: the image needs more than its {} MiB of files, {} MiB are free",
+                    during(),
+                    need >> 20,
+                    free >> 20
+                )),
                 source: std::io::Error::from_raw_os_error(nix::libc::ENOSPC),
             });
         }
@@ -77,7 +82,11 @@ impl Lab {
             disk: None,
             fs: scenario.fs,
             file_size: scenario.file_size,
-            task: Task::Prepare { mkfs_args: mkfs_args(scenario), write_size: scenario.write_size, extent_size: scenario.extent_size },
+            task: Task::Prepare {
+                mkfs_args: mkfs_args(scenario),
+                write_size: scenario.write_size,
+                extent_size: scenario.extent_size,
+            },
             other_files: guest_files(scenario),
         };
         let disk = disk(scenario, &partial_image);
@@ -87,7 +96,8 @@ impl Lab {
         let preparing = Instant::now();
         let task = crate::progress::Task::start(format!("preparing the image for {}", scenario.name));
         let mut tick = |step: &str| task.bytes(step, allocated(&partial_image).min(need), Some(need));
-        self.boot_guest(&partial, &kernel, disk, false, &spec, memory_mb(scenario), timeout, &mut tick).map_err(|e| no_space(e, &partial, scenario.write_size.max(1 << 20) + (1 << 20), during))?;
+        self.boot_guest(&partial, &kernel, disk, false, &spec, memory_mb(scenario), timeout, &mut tick)
+            .map_err(|e| no_space(e, &partial, scenario.write_size.max(1 << 20) + (1 << 20), during))?;
         drop(task);
         std::fs::write(partial.join("ready"), b"").map_err(|e| Error::io(&partial, e).during(during))?;
         cache::put_in_place(&partial, &dir, &["disk.img"], None).map_err(|e| e.during(during))?;
@@ -105,9 +115,22 @@ impl Lab {
     /// is an error that keeps everything in `dir`. `tick` is given the guest's step once a
     /// second while it runs.
     #[allow(clippy::too_many_arguments)]
-    fn boot_guest(&self, dir: &Path, kernel: &Path, disk: Disk, snapshot: bool, spec: &GuestSpec, memory_mb: u64, timeout: Duration, tick: &mut dyn FnMut(&str)) -> Result<Accel> {
+    fn boot_guest(
+        &self,
+        dir: &Path,
+        kernel: &Path,
+        disk: Disk,
+        snapshot: bool,
+        spec: &GuestSpec,
+        memory_mb: u64,
+        timeout: Duration,
+        tick: &mut dyn FnMut(&str),
+    ) -> Result<Accel> {
         let spec_path = dir.join("spec.json");
-        cache::write_atomic(&spec_path, &serde_json::to_vec_pretty(spec).map_err(|e| Error::Json { file: spec_path.clone(), source: e })?)?;
+        cache::write_atomic(
+            &spec_path,
+            &serde_json::to_vec_pretty(spec).map_err(|e| Error::Json { file: spec_path.clone(), source: e })?,
+        )?;
         let _ = std::fs::remove_file(dir.join(STATUS_FILE));
         let boot = Boot {
             kernel: kernel.to_path_buf(),
@@ -124,13 +147,21 @@ impl Lab {
             tick(status.as_ref().map_or("booting the kernel", |s| s.step.as_str()));
             false
         })?;
-        let status: Status = read_status(dir).unwrap_or(Status { step: "(the guest program never started)".into(), ok: false, error: None });
+        let status: Status = read_status(dir).unwrap_or(Status {
+            step: "(the guest program never started)".into(),
+            ok: false,
+            error: None,
+        });
         if !status.ok {
             let message = match status.error {
                 Some(e) => format!("at step `{}`: {e}", status.step),
                 None => format!("the guest stopped at step `{}` (exit code {:?})", status.step, booted.exit_code),
             };
-            return Err(Error::Guest { dir: dir.to_path_buf(), message, console_tail: crate::process::log_tail(&booted.console, 20) });
+            return Err(Error::Guest {
+                dir: dir.to_path_buf(),
+                message,
+                console_tail: crate::process::log_tail(&booted.console, 20),
+            });
         }
         Ok(booted.accel)
     }

@@ -44,7 +44,15 @@ impl Lab {
     /// the host: for tests that build one on purpose; commands use [`Lab::open`] or
     /// [`Lab::open_with`].
     pub fn new(cache: Cache, kernels: Kernels, guest: PathBuf) -> Lab {
-        Lab { cache, kernels, guest, built: Mutex::new(HashMap::new()), images: Mutex::new(()), vcpus: VM_CPUS, boots: Default::default() }
+        Lab {
+            cache,
+            kernels,
+            guest,
+            built: Mutex::new(HashMap::new()),
+            images: Mutex::new(()),
+            vcpus: VM_CPUS,
+            boots: Default::default(),
+        }
     }
 
     /// The lab of this repository (`kernels/kernels.yaml`) in the cache `$RADIFF_CACHE`
@@ -96,7 +104,9 @@ impl Lab {
         let result = self.kernels.variant(variant).and_then(|v| builder.build(v)).map(|b| b.bzimage);
         let stored = match &result {
             Ok(path) => Ok(path.clone()),
-            Err(e) => Err(format!("build of `{variant}` failed; its error is shown with {who}:\n{}", tail(&e.to_string(), 6))),
+            Err(e) => {
+                Err(format!("build of `{variant}` failed; its error is shown with {who}:\n{}", tail(&e.to_string(), 6)))
+            }
         };
         built.insert(variant.to_string(), stored);
         result
@@ -133,5 +143,8 @@ pub fn guest_binary() -> Result<PathBuf> {
         }
         dir = d.parent();
     }
-    Err(Error::Other(format!("radiff-guest not found near {}: run `cargo build --bins` (or set RADIFF_GUEST)", exe.display())))
+    Err(Error::Other(format!(
+        "radiff-guest not found near {}: run `cargo build --bins` (or set RADIFF_GUEST)",
+        exe.display()
+    )))
 }

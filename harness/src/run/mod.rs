@@ -19,9 +19,9 @@ use std::time::Duration;
 use radiff_model::pattern;
 
 use crate::ftrace::Capture;
-use crate::wire::{DeviceKind, GuestEnv};
 use crate::scenario::{Point, Scenario};
 use crate::vm::{Accel, Disk};
+use crate::wire::{DeviceKind, GuestEnv};
 
 pub use batch::{balanced_batches, batches, point_cost, BATCH_POINTS, BOOT_COST};
 pub use boot::{remove_stale_batches, run_dir};
@@ -84,7 +84,11 @@ fn total_size(scenario: &Scenario) -> u64 {
 
 /// The files after the first, as the guest writes them.
 fn guest_files(scenario: &Scenario) -> Vec<crate::wire::GuestFile> {
-    scenario.other_files.iter().map(|f| crate::wire::GuestFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }).collect()
+    scenario
+        .other_files
+        .iter()
+        .map(|f| crate::wire::GuestFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size })
+        .collect()
 }
 
 /// What the model is given for a run: the scenario's reads on the file the guest measured
@@ -106,6 +110,10 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
         queue: env.queue.clone(),
         mapping: radiff_model::MappingLimits::for_fs_block(scenario.fs, scenario.block_size),
         ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
-        other_files: env.other_files.iter().map(|f| radiff_model::FileInput { file_size: f.file_size, extents: f.extents.clone() }).collect(),
+        other_files: env
+            .other_files
+            .iter()
+            .map(|f| radiff_model::FileInput { file_size: f.file_size, extents: f.extents.clone() })
+            .collect(),
     }
 }

@@ -39,7 +39,11 @@ impl NextestRun {
         let parent = std::os::unix::process::parent_id();
         let selection = match std::fs::read(format!("/proc/{parent}/cmdline")) {
             Ok(raw) => {
-                let args: Vec<String> = raw.split(|b| *b == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+                let args: Vec<String> = raw
+                    .split(|b| *b == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
                 selection_of(&args)
             }
             Err(e) => Selection::Unknown(format!("cannot read nextest's command line (/proc/{parent}/cmdline: {e})")),
@@ -50,14 +54,60 @@ impl NextestRun {
 
 /// Options of `cargo nextest run` that take a value as the next argument (nextest 0.9).
 const VALUE_OPTIONS: &[&str] = &[
-    "--color", "-p", "--package", "--exclude", "--bin", "--example", "--test", "--bench", "-F", "--features", "--build-jobs",
-    "--cargo-profile", "--target", "--target-dir", "--manifest-path", "--cargo-message-format", "--config", "--run-ignored",
-    "--partition", "--platform-filter", "-E", "--filterset", "--filter-expr", "-j", "--test-threads", "--retries", "--flaky-result",
-    "--max-fail", "--debugger", "--tracer", "--no-tests", "--stress-count", "--stress-duration", "--failure-output",
-    "--success-output", "--status-level", "--final-status-level", "--show-progress", "--max-progress-running", "--message-format",
-    "--message-format-version", "--archive-file", "--archive-format", "--extract-to", "--cargo-metadata", "--workspace-remap",
-    "--binaries-metadata", "--target-dir-remap", "--build-dir-remap", "--config-file", "--user-config-file", "--tool-config-file",
-    "-P", "--profile",
+    "--color",
+    "-p",
+    "--package",
+    "--exclude",
+    "--bin",
+    "--example",
+    "--test",
+    "--bench",
+    "-F",
+    "--features",
+    "--build-jobs",
+    "--cargo-profile",
+    "--target",
+    "--target-dir",
+    "--manifest-path",
+    "--cargo-message-format",
+    "--config",
+    "--run-ignored",
+    "--partition",
+    "--platform-filter",
+    "-E",
+    "--filterset",
+    "--filter-expr",
+    "-j",
+    "--test-threads",
+    "--retries",
+    "--flaky-result",
+    "--max-fail",
+    "--debugger",
+    "--tracer",
+    "--no-tests",
+    "--stress-count",
+    "--stress-duration",
+    "--failure-output",
+    "--success-output",
+    "--status-level",
+    "--final-status-level",
+    "--show-progress",
+    "--max-progress-running",
+    "--message-format",
+    "--message-format-version",
+    "--archive-file",
+    "--archive-format",
+    "--extract-to",
+    "--cargo-metadata",
+    "--workspace-remap",
+    "--binaries-metadata",
+    "--target-dir-remap",
+    "--build-dir-remap",
+    "--config-file",
+    "--user-config-file",
+    "--tool-config-file",
+    "-P",
+    "--profile",
 ];
 
 /// The selection cargo-nextest's command line `args` (its argv) makes: its name filters and
@@ -77,9 +127,13 @@ pub fn selection_of(args: &[String]) -> Selection {
         let value = if VALUE_OPTIONS.contains(&name) && inline.is_none() { rest.next().cloned() } else { inline };
         match name {
             "--" => return Selection::Unknown("arguments after `--` (libtest's) are not read here".into()),
-            _ if name.starts_with("-E") || name == "--filterset" || name == "--filter-expr" => return Selection::Unknown("a filterset (-E) is not evaluated here".into()),
+            _ if name.starts_with("-E") || name == "--filterset" || name == "--filter-expr" => {
+                return Selection::Unknown("a filterset (-E) is not evaluated here".into())
+            }
             "-R" | "--rerun" => return Selection::Unknown("a rerun's selection is not known here".into()),
-            "--run-ignored" if !matches!(value.as_deref(), Some("default" | "all")) => return Selection::Unknown("--run-ignored only".into()),
+            "--run-ignored" if !matches!(value.as_deref(), Some("default" | "all")) => {
+                return Selection::Unknown("--run-ignored only".into())
+            }
             "--partition" => match value.as_deref().map(parse_partition) {
                 Some(Ok(p)) => partition = Some(p),
                 Some(Err(why)) => return Selection::Unknown(why),
@@ -109,7 +163,9 @@ impl Selection {
     /// the selection is unknown. As nextest: filter first, then cut the sorted rest.
     pub fn select(&self, names: &[&str]) -> Option<Vec<bool>> {
         let Selection::Known { filters, partition } = self else { return None };
-        let mut passed: Vec<usize> = (0..names.len()).filter(|i| filters.is_empty() || filters.iter().any(|f| names[*i].contains(f.as_str()))).collect();
+        let mut passed: Vec<usize> = (0..names.len())
+            .filter(|i| filters.is_empty() || filters.iter().any(|f| names[*i].contains(f.as_str())))
+            .collect();
         passed.sort_by(|a, b| names[*a].cmp(names[*b]));
         let mut chosen = vec![false; names.len()];
         for (k, i) in passed.into_iter().enumerate() {
@@ -129,10 +185,22 @@ mod tests {
 
     #[test]
     fn the_partition_and_name_filters_come_from_the_command_line() {
-        let known = |filters: &[&str], partition| Selection::Known { filters: filters.iter().map(|f| f.to_string()).collect(), partition };
-        assert_eq!(selection_of(&args("/usr/bin/cargo-nextest nextest run --release --test scenarios --partition count:1/3")), known(&[], Some((1, 3))));
-        assert_eq!(selection_of(&args("cargo-nextest nextest run --partition=count:2/3 -j 2 scenario_random")), known(&["scenario_random"], Some((2, 3))));
-        assert_eq!(selection_of(&args("cargo-nextest nextest run --test scenarios -P ci --no-fail-fast a b")), known(&["a", "b"], None));
+        let known = |filters: &[&str], partition| Selection::Known {
+            filters: filters.iter().map(|f| f.to_string()).collect(),
+            partition,
+        };
+        assert_eq!(
+            selection_of(&args("/usr/bin/cargo-nextest nextest run --release --test scenarios --partition count:1/3")),
+            known(&[], Some((1, 3)))
+        );
+        assert_eq!(
+            selection_of(&args("cargo-nextest nextest run --partition=count:2/3 -j 2 scenario_random")),
+            known(&["scenario_random"], Some((2, 3)))
+        );
+        assert_eq!(
+            selection_of(&args("cargo-nextest nextest run --test scenarios -P ci --no-fail-fast a b")),
+            known(&["a", "b"], None)
+        );
         for unknown in [
             "cargo-nextest nextest run -E test(/^scenario_random/)",
             "cargo-nextest nextest run -Etest(/^scenario_random/)",
@@ -153,7 +221,8 @@ mod tests {
         let names: Vec<String> = (0..10).rev().map(|i| format!("t{i:02}")).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let chosen = |s: Selection| -> Vec<&str> {
-            let mut c: Vec<&str> = names.iter().zip(s.select(&names).unwrap()).filter(|(_, c)| *c).map(|(n, _)| *n).collect();
+            let mut c: Vec<&str> =
+                names.iter().zip(s.select(&names).unwrap()).filter(|(_, c)| *c).map(|(n, _)| *n).collect();
             c.sort();
             c
         };
@@ -162,7 +231,8 @@ mod tests {
         assert_eq!(chosen(Selection::Known { filters, partition: Some((1, 3)) }), ["t02", "t05", "t08"]);
         assert_eq!(chosen(Selection::Known { filters: vec![], partition: None }).len(), 10);
         // The three partitions cover every name once.
-        let mut all: Vec<&str> = (1..=3).flat_map(|m| chosen(Selection::Known { filters: vec![], partition: Some((m, 3)) })).collect();
+        let mut all: Vec<&str> =
+            (1..=3).flat_map(|m| chosen(Selection::Known { filters: vec![], partition: Some((m, 3)) })).collect();
         all.sort();
         assert_eq!(all.len(), 10);
         all.dedup();

@@ -59,28 +59,50 @@ struct Mark {
 /// that expects a panic or a timeout checks its fields).
 #[derive(Debug, Serialize, Deserialize)]
 enum Failure {
-    Guest { dir: PathBuf, message: String, console_tail: String },
-    VmTimeout { after: Duration, dir: PathBuf, last_step: Option<String>, timeout_source: Option<String>, console_tail: String },
+    Guest {
+        dir: PathBuf,
+        message: String,
+        console_tail: String,
+    },
+    VmTimeout {
+        after: Duration,
+        dir: PathBuf,
+        last_step: Option<String>,
+        timeout_source: Option<String>,
+        console_tail: String,
+    },
     Other(String),
 }
 
 impl Failure {
     fn of(e: &Error) -> Failure {
         match e {
-            Error::Guest { dir, message, console_tail } => Failure::Guest { dir: dir.clone(), message: message.clone(), console_tail: console_tail.clone() },
-            Error::VmTimeout { after, dir, last_step, timeout_source, console_tail } => {
-                Failure::VmTimeout { after: *after, dir: dir.clone(), last_step: last_step.clone(), timeout_source: timeout_source.clone(), console_tail: console_tail.clone() }
+            Error::Guest { dir, message, console_tail } => {
+                Failure::Guest { dir: dir.clone(), message: message.clone(), console_tail: console_tail.clone() }
             }
+            Error::VmTimeout { after, dir, last_step, timeout_source, console_tail } => Failure::VmTimeout {
+                after: *after,
+                dir: dir.clone(),
+                last_step: last_step.clone(),
+                timeout_source: timeout_source.clone(),
+                console_tail: console_tail.clone(),
+            },
             other => Failure::Other(other.to_string()),
         }
     }
 
     fn error(&self) -> Error {
         match self {
-            Failure::Guest { dir, message, console_tail } => Error::Guest { dir: dir.clone(), message: message.clone(), console_tail: console_tail.clone() },
-            Failure::VmTimeout { after, dir, last_step, timeout_source, console_tail } => {
-                Error::VmTimeout { after: *after, dir: dir.clone(), last_step: last_step.clone(), timeout_source: timeout_source.clone(), console_tail: console_tail.clone() }
+            Failure::Guest { dir, message, console_tail } => {
+                Error::Guest { dir: dir.clone(), message: message.clone(), console_tail: console_tail.clone() }
             }
+            Failure::VmTimeout { after, dir, last_step, timeout_source, console_tail } => Error::VmTimeout {
+                after: *after,
+                dir: dir.clone(),
+                last_step: last_step.clone(),
+                timeout_source: timeout_source.clone(),
+                console_tail: console_tail.clone(),
+            },
             Failure::Other(text) => Error::Other(text.clone()),
         }
     }
@@ -101,7 +123,12 @@ impl SharedRun {
         let dir = all.join(&name);
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         for entry in std::fs::read_dir(&all).into_iter().flatten().flatten() {
-            let old = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > Duration::from_secs(86400));
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > Duration::from_secs(86400));
             if old && entry.file_name() != name.as_str() {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
@@ -123,7 +150,12 @@ impl SharedRun {
     }
 
     /// [`SharedRun::batch`] if no other process holds it now; `None` if one does.
-    pub fn try_batch(&self, id: &str, points: usize, run: impl FnOnce() -> Vec<Result<RunOutput>>) -> Result<Option<Found>> {
+    pub fn try_batch(
+        &self,
+        id: &str,
+        points: usize,
+        run: impl FnOnce() -> Vec<Result<RunOutput>>,
+    ) -> Result<Option<Found>> {
         match cache::try_lock(&self.dir.join(format!("{id}.lock")))? {
             Some(lock) => self.settle(lock, id, points, run).map(Some),
             None => Ok(None),
@@ -135,11 +167,18 @@ impl SharedRun {
         self.dir.join(format!("{id}.started")).exists()
     }
 
-    fn settle(&self, _lock: Lock, id: &str, points: usize, run: impl FnOnce() -> Vec<Result<RunOutput>>) -> Result<Found> {
+    fn settle(
+        &self,
+        _lock: Lock,
+        id: &str,
+        points: usize,
+        run: impl FnOnce() -> Vec<Result<RunOutput>>,
+    ) -> Result<Found> {
         let (started, done) = (self.dir.join(format!("{id}.started")), self.dir.join(format!("{id}.done")));
         if done.exists() {
             let text = cache::read(&done)?;
-            let marker: Done = serde_json::from_str(&text).map_err(|e| Error::Json { file: done.clone(), source: e })?;
+            let marker: Done =
+                serde_json::from_str(&text).map_err(|e| Error::Json { file: done.clone(), source: e })?;
             if marker.run != self.run || marker.points.len() != points {
                 return Ok(Found::Abandoned(format!("{} is not this batch's", done.display())));
             }
@@ -152,7 +191,8 @@ impl SharedRun {
         cache::write_atomic(&started, std::process::id().to_string().as_bytes())?;
         let results = run();
         let marks = results.iter().map(mark).collect();
-        let text = serde_json::to_vec_pretty(&Done { run: self.run.clone(), points: marks }).map_err(|e| Error::Other(e.to_string()))?;
+        let text = serde_json::to_vec_pretty(&Done { run: self.run.clone(), points: marks })
+            .map_err(|e| Error::Other(e.to_string()))?;
         cache::write_atomic(&done, &text)?;
         Ok(Found::Ran(results))
     }
@@ -175,7 +215,14 @@ fn mark(result: &Result<RunOutput>) -> Mark {
             boot_points: out.boot_points,
             boot_wall: out.boot_wall,
         },
-        Err(e) => Mark { published: None, error: Some(Failure::of(e)), kvm: false, wall: Duration::ZERO, boot_points: 0, boot_wall: Duration::ZERO },
+        Err(e) => Mark {
+            published: None,
+            error: Some(Failure::of(e)),
+            kvm: false,
+            wall: Duration::ZERO,
+            boot_points: 0,
+            boot_wall: Duration::ZERO,
+        },
     }
 }
 
@@ -216,9 +263,18 @@ mod tests {
         let staged = dir.with_extension("staged");
         std::fs::create_dir_all(&staged).unwrap();
         std::fs::write(staged.join("trace.json"), serde_json::to_vec(trace).unwrap()).unwrap();
-        std::fs::write(staged.join("env.json"), serde_json::to_vec(&crate::wire::GuestEnv::default()).unwrap()).unwrap();
+        std::fs::write(staged.join("env.json"), serde_json::to_vec(&crate::wire::GuestEnv::default()).unwrap())
+            .unwrap();
         cache::put_in_place(&staged, dir, &[], None).unwrap();
-        RunOutput { dir: dir.to_path_buf(), capture: trace.clone(), env: Default::default(), accel: Accel::Tcg, wall: Duration::from_secs(3), boot_points: 2, boot_wall: Duration::from_secs(9) }
+        RunOutput {
+            dir: dir.to_path_buf(),
+            capture: trace.clone(),
+            env: Default::default(),
+            accel: Accel::Tcg,
+            wall: Duration::from_secs(3),
+            boot_points: 2,
+            boot_wall: Duration::from_secs(9),
+        }
     }
 
     fn capture(events: u64) -> crate::ftrace::Capture {
@@ -232,14 +288,20 @@ mod tests {
         let shared = SharedRun::open(&cache, "run-1").unwrap();
         let id = SharedRun::batch_id(&["a".into(), "b".into()]);
         let (a, b) = (tmp.path().join("runs/s/a"), tmp.path().join("runs/s/b"));
-        let found = shared.batch(&id, 2, || vec![Ok(publish_run(&a, &capture(7))), Err(Error::Other("a panic".into()))]).unwrap();
+        let found = shared
+            .batch(&id, 2, || vec![Ok(publish_run(&a, &capture(7))), Err(Error::Other("a panic".into()))])
+            .unwrap();
         assert!(matches!(&found, Found::Ran(r) if r.len() == 2), "{found:?}");
         // Another trial of the batch: the run, not a second boot; the failed point is its own.
         let found = shared.batch(&id, 2, || panic!("booted twice")).unwrap();
         let Found::Published(runs) = found else { panic!("{found:?}") };
         let run = runs[0].as_ref().unwrap().as_ref().unwrap();
         assert_eq!((run.capture.events, run.boot_points, run.wall), (7, 2, Duration::from_secs(3)));
-        assert!(matches!(&runs[1], Some(Err(Error::Other(m))) if m == "a panic"), "a failed point's error is published: {:?}", runs[1]);
+        assert!(
+            matches!(&runs[1], Some(Err(Error::Other(m))) if m == "a panic"),
+            "a failed point's error is published: {:?}",
+            runs[1]
+        );
         // A folder replaced since (another run, of this test run or not): not used.
         publish_run(&a, &capture(8));
         let Found::Published(runs) = shared.batch(&id, 2, || panic!("booted twice")).unwrap() else { panic!() };
@@ -247,7 +309,15 @@ mod tests {
         // Another test run (a later `cargo nextest run`) never finds this one's runs.
         let later = SharedRun::open(&cache, "run-2").unwrap();
         let mut booted = false;
-        assert!(matches!(later.batch(&id, 2, || { booted = true; vec![Ok(publish_run(&a, &capture(9))), Ok(publish_run(&b, &capture(1)))] }).unwrap(), Found::Ran(_)));
+        assert!(matches!(
+            later
+                .batch(&id, 2, || {
+                    booted = true;
+                    vec![Ok(publish_run(&a, &capture(9))), Ok(publish_run(&b, &capture(1)))]
+                })
+                .unwrap(),
+            Found::Ran(_)
+        ));
         assert!(booted);
     }
 
@@ -259,8 +329,18 @@ mod tests {
         let shared = SharedRun::open(&cache, "run-1").unwrap();
         let id = SharedRun::batch_id(&["p".into(), "h".into()]);
         let dir = tmp.path().join("runs/s/p");
-        let panic = Error::Guest { dir: dir.clone(), message: "the kernel panicked".into(), console_tail: "Kernel panic".into() };
-        let hang = Error::VmTimeout { after: Duration::from_secs(20), dir, last_step: Some("running the access pattern".into()), timeout_source: Some("s.yaml:3".into()), console_tail: "tail".into() };
+        let panic = Error::Guest {
+            dir: dir.clone(),
+            message: "the kernel panicked".into(),
+            console_tail: "Kernel panic".into(),
+        };
+        let hang = Error::VmTimeout {
+            after: Duration::from_secs(20),
+            dir,
+            last_step: Some("running the access pattern".into()),
+            timeout_source: Some("s.yaml:3".into()),
+            console_tail: "tail".into(),
+        };
         let texts = (panic.to_string(), hang.to_string());
         shared.batch(&id, 2, || vec![Err(panic), Err(hang)]).unwrap();
         let Found::Published(runs) = shared.batch(&id, 2, || panic!("booted twice")).unwrap() else { panic!() };
@@ -295,13 +375,20 @@ mod tests {
             staged = staged.display(),
             ready = ready.display()
         );
-        let mut publisher = Command::new("flock").arg(shared.dir.join(format!("{id}.lock"))).args(["sh", "-c", &script]).spawn().unwrap();
+        let mut publisher = Command::new("flock")
+            .arg(shared.dir.join(format!("{id}.lock")))
+            .args(["sh", "-c", &script])
+            .spawn()
+            .unwrap();
         let t = std::time::Instant::now();
         while !ready.exists() {
             assert!(t.elapsed() < Duration::from_secs(20), "the fake publisher did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(shared.try_batch(&id, 2, || panic!("ran while the publisher holds it")).unwrap().is_none(), "the lock is held");
+        assert!(
+            shared.try_batch(&id, 2, || panic!("ran while the publisher holds it")).unwrap().is_none(),
+            "the lock is held"
+        );
         assert!(shared.taken(&id));
         let waiter = {
             let id = id.clone();
@@ -311,7 +398,11 @@ mod tests {
         assert!(!waiter.is_finished(), "the waiter did not wait for the publisher");
         // flock(1) runs the script as its child (the pid it wrote), which holds the lock too;
         // kill both, as a trial process dies whole.
-        let pid: i32 = std::fs::read_to_string(tmp.path().join("runs/_shared/run-1").join(format!("{id}.started"))).unwrap().trim().parse().unwrap();
+        let pid: i32 = std::fs::read_to_string(tmp.path().join("runs/_shared/run-1").join(format!("{id}.started")))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL).unwrap();
         publisher.kill().unwrap();
         let _ = publisher.wait();

@@ -52,7 +52,11 @@ mod s_maxbytes_tests {
     #[test]
     fn no_scenario_read_reaches_any_file_systems_s_maxbytes() {
         for fs in [FsKind::Xfs, FsKind::Ext4, FsKind::F2fs] {
-            assert!(super::MAX_DEVICE_SIZE < s_maxbytes(fs), "{fs:?}: s_maxbytes {} <= MAX_DEVICE_SIZE", s_maxbytes(fs));
+            assert!(
+                super::MAX_DEVICE_SIZE < s_maxbytes(fs),
+                "{fs:?}: s_maxbytes {} <= MAX_DEVICE_SIZE",
+                s_maxbytes(fs)
+            );
         }
     }
 }

@@ -15,15 +15,18 @@ use crate::wire::{DeviceKind, QueueSettings, Scheduler, VmRequest};
 use crate::yaml;
 
 mod bounds;
+mod read_flags;
 mod schema;
 mod sections;
 mod size;
-mod read_flags;
 mod steps;
 
+pub use bounds::{
+    MAX_DEVICE_SIZE, MAX_MAPS, MAX_OPS, MAX_POINTS, MAX_READ_AHEAD_KB, MAX_STREAMS, MAX_TIMEOUT_S, MAX_TOUCHES,
+    MAX_TRACE_BUFFER_KB,
+};
 use schema::ScenarioFile;
 use sections::At;
-pub use bounds::{MAX_DEVICE_SIZE, MAX_MAPS, MAX_OPS, MAX_POINTS, MAX_READ_AHEAD_KB, MAX_STREAMS, MAX_TIMEOUT_S, MAX_TOUCHES, MAX_TRACE_BUFFER_KB};
 pub use size::{Size, SizeOrRange};
 
 const PAGE: u64 = 4096;
@@ -122,9 +125,11 @@ impl Scenario {
         let vm = sections::vm(&at, &raw.vm)?;
         steps::check_fail_alloc(&at, &steps, vm.thp_enabled, block_size)?;
         steps::check_collapse(&at, &steps, &points, device.kind, block_size)?;
-        let (trace_buffer_kb, timeout) = sections::budget(&at, raw.trace_buffer_kb, raw.timeout_s, read_bytes, files.total)?;
+        let (trace_buffer_kb, timeout) =
+            sections::budget(&at, raw.trace_buffer_kb, raw.timeout_s, read_bytes, files.total)?;
         let variants_line = yaml::line_of(text, &["variants"]);
-        let file_names: Vec<String> = if files.named { files.defs.iter().map(|f| f.name.clone()).collect() } else { Vec::new() };
+        let file_names: Vec<String> =
+            if files.named { files.defs.iter().map(|f| f.name.clone()).collect() } else { Vec::new() };
         let first = &files.defs[0];
         Ok(Scenario {
             name,
@@ -168,7 +173,11 @@ impl Scenario {
             None => Ok(&self.points[0]),
             Some(l) => self.points.iter().find(|p| p.label.as_deref() == Some(l)).ok_or_else(|| {
                 let known: Vec<&str> = self.points.iter().filter_map(|p| p.label.as_deref()).collect();
-                Error::Other(format!("{}: no matrix point `{l}`; points: {}", self.path.display(), if known.is_empty() { "none (no matrix)".to_string() } else { known.join(", ") }))
+                Error::Other(format!(
+                    "{}: no matrix point `{l}`; points: {}",
+                    self.path.display(),
+                    if known.is_empty() { "none (no matrix)".to_string() } else { known.join(", ") }
+                ))
             }),
         }
     }
@@ -180,7 +189,11 @@ impl Scenario {
             Some(names) => {
                 for name in names {
                     if !known.contains(name) {
-                        return Err(Error::input(&self.path, self.variants_line, format!("unknown variant `{name}`; known variants: {}", known.join(", "))));
+                        return Err(Error::input(
+                            &self.path,
+                            self.variants_line,
+                            format!("unknown variant `{name}`; known variants: {}", known.join(", ")),
+                        ));
                     }
                 }
                 Ok(names.clone())
@@ -212,10 +225,13 @@ pub fn discover(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Every scenario file under `dir`, each loaded on its own: a bad file is its own error and
 /// stops none of the others (the test trials list each bad file as a failing trial).
 pub fn load_each(dir: &Path) -> Result<Vec<(PathBuf, Result<Scenario>)>> {
-    Ok(discover(dir)?.into_iter().map(|path| {
-        let loaded = Scenario::load(&path);
-        (path, loaded)
-    }).collect())
+    Ok(discover(dir)?
+        .into_iter()
+        .map(|path| {
+            let loaded = Scenario::load(&path);
+            (path, loaded)
+        })
+        .collect())
 }
 
 /// Parses every scenario; collects all errors rather than stopping at the first.
@@ -287,9 +303,13 @@ matrix:
     #[test]
     fn the_scheduler_is_none_unless_the_scenario_names_mq_deadline() {
         let s = parse(GOOD).unwrap();
-        assert!(s.points.iter().all(|p| p.queue.scheduler == Scheduler::None), "every point sets `none` when `queue:` names none");
+        assert!(
+            s.points.iter().all(|p| p.queue.scheduler == Scheduler::None),
+            "every point sets `none` when `queue:` names none"
+        );
         assert!(!describe_queue(&s.points[0].queue).contains_key("scheduler"), "the default stays out of summaries");
-        let s = parse(&GOOD.replace("  max_sectors_kb: 512\n", "  max_sectors_kb: 512\n  scheduler: mq-deadline\n")).unwrap();
+        let s = parse(&GOOD.replace("  max_sectors_kb: 512\n", "  max_sectors_kb: 512\n  scheduler: mq-deadline\n"))
+            .unwrap();
         assert!(s.points.iter().all(|p| p.queue.scheduler == Scheduler::MqDeadline), "matrix points keep it");
         assert_eq!(describe_queue(&s.points[0].queue)["scheduler"], "mq-deadline");
         let e = error(&GOOD.replace("  max_sectors_kb: 512\n", "  max_sectors_kb: 512\n  scheduler: bfq\n"));
@@ -379,10 +399,19 @@ matrix:
 
     #[test]
     fn random_sizes_must_be_aligned_ranges() {
-        let e = error(&GOOD.replace("  - sequential: {from: 4 KiB, size: 1 MiB}", "  - random: {count: 5, size: 6 KiB..4 KiB}"));
+        let e = error(
+            &GOOD.replace("  - sequential: {from: 4 KiB, size: 1 MiB}", "  - random: {count: 5, size: 6 KiB..4 KiB}"),
+        );
         assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: "), "{e}");
-        let ok = parse(&GOOD.replace("  - sequential: {from: 4 KiB, size: 1 MiB}", "  - random: {count: 5, size: 4 KiB..128 KiB, seed: 9}")).unwrap();
-        assert!(matches!(ok.steps[1], Step::Random { count: 5, seed: 9, size: SizeRange { min: 4096, max: 131072, align: 4096 }, .. }));
+        let ok = parse(&GOOD.replace(
+            "  - sequential: {from: 4 KiB, size: 1 MiB}",
+            "  - random: {count: 5, size: 4 KiB..128 KiB, seed: 9}",
+        ))
+        .unwrap();
+        assert!(matches!(
+            ok.steps[1],
+            Step::Random { count: 5, seed: 9, size: SizeRange { min: 4096, max: 131072, align: 4096 }, .. }
+        ));
     }
 
     #[test]
@@ -420,21 +449,48 @@ matrix:
         ))
         .unwrap();
         assert_eq!(s.steps[0], Step::Readahead { fd: 1, offset: 1 << 20, size: 2 << 20 });
-        assert_eq!(s.steps[1], Step::Mmap { map: 0, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: false, populate: false });
-        assert_eq!(s.steps[2], Step::Mmap { map: 1, fd: 0, offset: 64 << 20, len: 448 << 20, shared: false, exec: false, populate: false }, "size defaults to the end of the file");
-        assert_eq!(s.steps[3], Step::Madvise { map: 0, offset: 0, len: 8 << 20, advice: MadvAdvice::Sequential }, "the whole mapping");
+        assert_eq!(
+            s.steps[1],
+            Step::Mmap { map: 0, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: false, populate: false }
+        );
+        assert_eq!(
+            s.steps[2],
+            Step::Mmap { map: 1, fd: 0, offset: 64 << 20, len: 448 << 20, shared: false, exec: false, populate: false },
+            "size defaults to the end of the file"
+        );
+        assert_eq!(
+            s.steps[3],
+            Step::Madvise { map: 0, offset: 0, len: 8 << 20, advice: MadvAdvice::Sequential },
+            "the whole mapping"
+        );
         assert_eq!(s.steps[4], Step::Madvise { map: 1, offset: 2 << 20, len: 2 << 20, advice: MadvAdvice::Hugepage });
         assert_eq!(s.steps[5], Step::Touch { maps: vec![0], from: 0, to: None, order: TouchOrder::Sequential });
-        assert_eq!(s.steps[6], Step::Touch { maps: vec![0, 1], from: 4096, to: Some(1 << 20), order: TouchOrder::Backward });
-        assert_eq!(s.steps[7], Step::Touch { maps: vec![1], from: 0, to: None, order: TouchOrder::Stride { stride: 65536 } });
-        assert_eq!(s.steps[8], Step::Touch { maps: vec![1], from: 0, to: None, order: TouchOrder::Random { count: 100, seed: 5 } });
-        assert_eq!(s.steps[9], Step::Touch { maps: vec![1], from: 0, to: None, order: TouchOrder::Pages { pages: vec![0, 5, 2] } });
+        assert_eq!(
+            s.steps[6],
+            Step::Touch { maps: vec![0, 1], from: 4096, to: Some(1 << 20), order: TouchOrder::Backward }
+        );
+        assert_eq!(
+            s.steps[7],
+            Step::Touch { maps: vec![1], from: 0, to: None, order: TouchOrder::Stride { stride: 65536 } }
+        );
+        assert_eq!(
+            s.steps[8],
+            Step::Touch { maps: vec![1], from: 0, to: None, order: TouchOrder::Random { count: 100, seed: 5 } }
+        );
+        assert_eq!(
+            s.steps[9],
+            Step::Touch { maps: vec![1], from: 0, to: None, order: TouchOrder::Pages { pages: vec![0, 5, 2] } }
+        );
         assert_eq!(s.steps[10], Step::Munmap { map: 1 });
         assert_eq!(s.vm, VmRequest { fault_around_bytes: Some(4096), thp_enabled: Some(ThpMode::Madvise) });
         assert_eq!(parse(GOOD).unwrap().vm, VmRequest::default(), "no `vm:`: the kernel's settings");
         // A file that is not a page multiple maps to its last (partial) page.
-        let odd = parse(&with_steps("  - mmap: {offset: 4 KiB}\n", "").replace("size: 512 MiB", "size: 10000")).unwrap();
-        assert_eq!(odd.steps[0], Step::Mmap { map: 0, fd: 0, offset: 4096, len: 8192, shared: true, exec: false, populate: false });
+        let odd =
+            parse(&with_steps("  - mmap: {offset: 4 KiB}\n", "").replace("size: 512 MiB", "size: 10000")).unwrap();
+        assert_eq!(
+            odd.steps[0],
+            Step::Mmap { map: 0, fd: 0, offset: 4096, len: 8192, shared: true, exec: false, populate: false }
+        );
     }
 
     #[test]
@@ -443,9 +499,17 @@ matrix:
         assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: touch: map 0 is not mapped here"), "{e}");
         assert!(e.contains("add `- mmap: {map: 0}` before this step"), "{e}");
         let e = error(&with_steps("  - mmap: {}\n  - madvise: {map: 2, advice: random}\n", ""));
-        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: madvise: map 2 is not mapped here") && e.contains("mapped now: 0"), "{e}");
+        assert!(
+            e.starts_with("scenarios/t.yaml:14: reads[1]: madvise: map 2 is not mapped here")
+                && e.contains("mapped now: 0"),
+            "{e}"
+        );
         let e = error(&with_steps("  - mmap: {}\n  - munmap: {}\n  - touch: {maps: [0], order: backward}\n", ""));
-        assert!(e.starts_with("scenarios/t.yaml:15: reads[2]: touch: map 0 is not mapped here") && e.contains("or it was unmapped"), "{e}");
+        assert!(
+            e.starts_with("scenarios/t.yaml:15: reads[2]: touch: map 0 is not mapped here")
+                && e.contains("or it was unmapped"),
+            "{e}"
+        );
         let e = error(&with_steps("  - munmap: {map: 3}\n", ""));
         assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: munmap: map 3"), "{e}");
         let e = error(&with_steps("  - mmap: {}\n  - mmap: {}\n", ""));
@@ -476,7 +540,10 @@ reads:
         assert_eq!(s.steps[2], Step::Sequential { fd: 1, from: 0, size: 1 << 20, to: None });
         // Two streams on one file with separate descriptors, one on the other file.
         let s = parse(&format!("{TWO_FILES}  - interleaved: {{files: [a, a, b], starts: [0, 32 MiB, 0], size: 64 KiB, separate_fds: true}}\n")).unwrap();
-        assert_eq!(s.steps[0], Step::Interleaved { fds: vec![0, 1, b0], size: 64 << 10, starts: vec![0, 32 << 20, 0], to: None });
+        assert_eq!(
+            s.steps[0],
+            Step::Interleaved { fds: vec![0, 1, b0], size: 64 << 10, starts: vec![0, 32 << 20, 0], to: None }
+        );
         // One `file:` still works as before, and the image key of a one-file scenario is unchanged by the `files` support.
         assert!(parse(GOOD).unwrap().file_names.is_empty());
     }
@@ -486,10 +553,16 @@ reads:
         let e = error(&format!("{TWO_FILES}  - read: {{file: c, offset: 0, size: 4 KiB}}\n"));
         assert!(e.starts_with("scenarios/t.yaml:10: reads[0]: unknown file `c`; the scenario's files: a, b"), "{e}");
         let e = error(&format!("{TWO_FILES}  - read: {{offset: 0, size: 4 KiB}}\n"));
-        assert!(e.starts_with("scenarios/t.yaml:10: reads[0]: say which file the step reads: `file:` one of a, b"), "{e}");
+        assert!(
+            e.starts_with("scenarios/t.yaml:10: reads[0]: say which file the step reads: `file:` one of a, b"),
+            "{e}"
+        );
         // b is 32 MiB: a read at 40 MiB fits a but not b.
         let e = error(&format!("{TWO_FILES}  - read: {{file: b, offset: 40 MiB, size: 4 KiB}}\n"));
-        assert!(e.starts_with("scenarios/t.yaml:10: reads[0]: a read of 4 KiB at 40 MiB does not fit in the 32 MiB file"), "{e}");
+        assert!(
+            e.starts_with("scenarios/t.yaml:10: reads[0]: a read of 4 KiB at 40 MiB does not fit in the 32 MiB file"),
+            "{e}"
+        );
         let e = error(&format!("{TWO_FILES}  - interleaved: {{files: [a, b], streams: 3, size: 4 KiB}}\n"));
         assert!(e.contains("`streams` 3 but `files` names 2"), "{e}");
         let e = error(&format!("{TWO_FILES}  - interleaved: {{files: [a, a], size: 4 KiB, starts: [0, 0]}}\n"));
@@ -523,10 +596,17 @@ reads:
         let e = error(&with_steps("  - mmap: {size: 1 MiB}\n  - touch: {order: sequential, from: 1 MiB}\n", ""));
         assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: touch: [`from` 1 MiB, `to` 1 MiB)"), "{e}");
         let e = error(&with_steps("  - mmap: {size: 1 MiB}\n  - mmap: {map: 1, size: 64 KiB}\n  - touch: {maps: [0, 1], order: sequential, to: 128 KiB}\n", ""));
-        assert!(e.starts_with("scenarios/t.yaml:15: reads[2]: touch:") && e.contains("mappings (the shortest) (64 KiB long)"), "{e}");
+        assert!(
+            e.starts_with("scenarios/t.yaml:15: reads[2]: touch:")
+                && e.contains("mappings (the shortest) (64 KiB long)"),
+            "{e}"
+        );
         let e = error(&with_steps("  - mmap: {size: 1 MiB}\n  - touch: {order: sequential, from: 100}\n", ""));
         assert!(e.contains("multiples of 4 KiB"), "{e}");
-        let e = error(&with_steps("  - mmap: {size: 1 MiB}\n  - madvise: {advice: willneed, offset: 512 KiB, size: 1 MiB}\n", ""));
+        let e = error(&with_steps(
+            "  - mmap: {size: 1 MiB}\n  - madvise: {advice: willneed, offset: 512 KiB, size: 1 MiB}\n",
+            "",
+        ));
         assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: madvise: `offset` 512 KiB and `size` 1 MiB (bytes inside map 0) must be multiples of 4 KiB inside its 1 MiB"), "{e}");
     }
 
@@ -535,11 +615,17 @@ reads:
         let e = error(&with_steps("  - mmap: {offset: 510 MiB, size: 4 MiB}\n", ""));
         assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: mmap: `size` 4 MiB at 510 MiB must be a multiple of 4 KiB, more than 0, and end inside the 512 MiB file"), "{e}");
         let e = error(&with_steps("  - mmap: {offset: 1000}\n", ""));
-        assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: mmap: `offset` 1000 B must be a multiple of 4 KiB"), "{e}");
+        assert!(
+            e.starts_with("scenarios/t.yaml:13: reads[0]: mmap: `offset` 1000 B must be a multiple of 4 KiB"),
+            "{e}"
+        );
         let e = error(&with_steps("  - mmap: {size: 6 KiB}\n", ""));
         assert!(e.contains("`size` 6 KiB at 0 B must be a multiple of 4 KiB"), "{e}");
         let e = error(&with_steps("  - readahead: {offset: 511 MiB, size: 2 MiB}\n", ""));
-        assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: readahead:") && e.contains("end inside the 512 MiB file"), "{e}");
+        assert!(
+            e.starts_with("scenarios/t.yaml:13: reads[0]: readahead:") && e.contains("end inside the 512 MiB file"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -548,7 +634,10 @@ reads:
         let e = touch("{pages: [0, 256]}");
         assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: touch: page 256 of `pages` is out of range: the range has 256 pages (0 to 255)"), "{e}");
         let e = touch("{order: stride, stride: 6 KiB}");
-        assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: touch: `stride` 6 KiB must be a multiple of 4 KiB"), "{e}");
+        assert!(
+            e.starts_with("scenarios/t.yaml:14: reads[1]: touch: `stride` 6 KiB must be a multiple of 4 KiB"),
+            "{e}"
+        );
         assert!(touch("{order: stride}").contains("needs `stride:`"));
         assert!(touch("{order: random}").contains("needs `count:`"));
         assert!(touch("{order: sequential, count: 5}").contains("`count` does not go with `order: sequential`"));
@@ -564,7 +653,12 @@ reads:
     #[test]
     fn vm_values_out_of_range_are_errors_at_their_line() {
         let e = error(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm:\n  fault_around_bytes: 48 KiB\n"));
-        assert!(e.starts_with("scenarios/t.yaml:17: vm.fault_around_bytes 48 KiB: must be a power of two from 4 KiB to 2 MiB"), "{e}");
+        assert!(
+            e.starts_with(
+                "scenarios/t.yaml:17: vm.fault_around_bytes 48 KiB: must be a power of two from 4 KiB to 2 MiB"
+            ),
+            "{e}"
+        );
         let e = error(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm:\n  fault_around_bytes: 4 MiB\n"));
         assert!(e.starts_with("scenarios/t.yaml:17: ") && e.contains("2 MiB"), "{e}");
         let e = error(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm:\n  fault_around_bytes: 2 KiB\n"));
@@ -573,7 +667,13 @@ reads:
         assert!(e.starts_with("scenarios/t.yaml:17: ") && e.contains("sometimes") && e.contains("madvise"), "{e}");
         let e = error(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm:\n  swappiness: 1\n"));
         assert!(e.starts_with("scenarios/t.yaml:17: ") && e.contains("unknown field `swappiness`"), "{e}");
-        assert_eq!(parse(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm: {fault_around_bytes: 2 MiB}\n")).unwrap().vm.fault_around_bytes, Some(2 << 20));
+        assert_eq!(
+            parse(&with_steps("  - read: {offset: 0, size: 4 KiB}\n", "vm: {fault_around_bytes: 2 MiB}\n"))
+                .unwrap()
+                .vm
+                .fault_around_bytes,
+            Some(2 << 20)
+        );
     }
 
     #[test]
@@ -589,8 +689,15 @@ reads:
             assert!(e.starts_with(&format!("scenarios/t.yaml:17: mkfs.block_size {bad}: ")) && e.contains(says), "{e}");
         }
         for (fs, says) in [("ext4", "4 KiB blocks only"), ("f2fs", "F2FS_BLKSIZE")] {
-            let e = error(&with_steps(read, "mkfs:\n  block_size: 16 KiB\n").replace("filesystem: xfs", &format!("filesystem: {fs}")));
-            assert!(e.starts_with("scenarios/t.yaml:17: mkfs.block_size: radiff sets the block size of XFS only") && e.contains(says), "{e}");
+            let e = error(
+                &with_steps(read, "mkfs:\n  block_size: 16 KiB\n")
+                    .replace("filesystem: xfs", &format!("filesystem: {fs}")),
+            );
+            assert!(
+                e.starts_with("scenarios/t.yaml:17: mkfs.block_size: radiff sets the block size of XFS only")
+                    && e.contains(says),
+                "{e}"
+            );
         }
         let e = error(&with_steps(read, "mkfs:\n  inode_size: 512\n"));
         assert!(e.starts_with("scenarios/t.yaml:17: ") && e.contains("unknown field `inode_size`"), "{e}");
@@ -599,13 +706,24 @@ reads:
     #[test]
     fn exec_populate_and_populate_read_parse_and_bad_values_are_errors_at_their_step() {
         let s = parse(&with_steps("  - mmap: {map: 0, size: 8 MiB, exec: true, populate: true}\n  - madvise: {map: 0, advice: populate_read}\n  - mmap: {map: 1, size: 8 MiB}\n", "")).unwrap();
-        assert_eq!(s.steps[0], Step::Mmap { map: 0, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: true, populate: true });
+        assert_eq!(
+            s.steps[0],
+            Step::Mmap { map: 0, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: true, populate: true }
+        );
         assert_eq!(s.steps[1], Step::Madvise { map: 0, offset: 0, len: 8 << 20, advice: MadvAdvice::PopulateRead });
-        assert_eq!(s.steps[2], Step::Mmap { map: 1, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: false, populate: false }, "PROT_READ, no MAP_POPULATE by default");
+        assert_eq!(
+            s.steps[2],
+            Step::Mmap { map: 1, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: false, populate: false },
+            "PROT_READ, no MAP_POPULATE by default"
+        );
         let e = error(&with_steps("  - mmap: {map: 0, populate: maybe}\n", ""));
         assert!(e.starts_with("scenarios/t.yaml:13: reads[0].mmap.populate: ") && e.contains("maybe"), "{e}");
         let e = error(&with_steps("  - mmap: {map: 0}\n  - madvise: {map: 0, advice: populate_write}\n", ""));
-        assert!(e.starts_with("scenarios/t.yaml:14: reads[1].madvise.advice: unknown variant `populate_write`") && e.contains("populate_read"), "{e}");
+        assert!(
+            e.starts_with("scenarios/t.yaml:14: reads[1].madvise.advice: unknown variant `populate_write`")
+                && e.contains("populate_read"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -646,7 +764,8 @@ reads:
         let mapped = format!("  - fail_alloc: {{times: 1}}\n{read}  - mmap: {{size: 1 MiB}}\n");
         let e = error(&with_steps(&mapped, "mkfs: {block_size: 64 KiB}\n"));
         assert!(e.starts_with("scenarios/t.yaml:13: reads[0]: fail_alloc `min_order` 4 with the file system's blocks (minimum folio order 4) and a mapping"), "{e}");
-        parse(&with_steps(&mapped.replace("times: 1}", "times: 1, min_order: 5}"), "mkfs: {block_size: 64 KiB}\n")).unwrap();
+        parse(&with_steps(&mapped.replace("times: 1}", "times: 1, min_order: 5}"), "mkfs: {block_size: 64 KiB}\n"))
+            .unwrap();
         parse(&with_steps(&mapped, "")).unwrap();
     }
 
@@ -654,24 +773,36 @@ reads:
     fn collapse_parses_over_any_page_range_and_refuses_windows_of_several_requests() {
         let steps = "  - mmap: {size: 8 MiB}\n  - madvise: {advice: collapse, offset: 1 MiB, size: 4 MiB}\n";
         let s = parse(&with_steps(steps, "")).unwrap();
-        assert_eq!(s.steps[1], Step::Madvise { map: 0, offset: 1 << 20, len: 4 << 20, advice: MadvAdvice::Collapse }, "the kernel collapses the aligned 2 MiB inside");
+        assert_eq!(
+            s.steps[1],
+            Step::Madvise { map: 0, offset: 1 << 20, len: 4 << 20, advice: MadvAdvice::Collapse },
+            "the kernel collapses the aligned 2 MiB inside"
+        );
         let e = error(&with_steps(steps, "  read_ahead_kb: [128, 2048]\n"));
         assert!(e.starts_with("scenarios/t.yaml:14: reads[1]: madvise `advice: collapse`: read_ahead_kb 2048 is more than max_sectors_kb 1024") && e.contains("SCAN_PAGE_LOCK"), "{e}");
         let seq = format!("  - fadvise: {{advice: sequential}}\n{steps}");
         parse(&with_steps(&seq, "")).unwrap();
         let e = error(&with_steps(&seq, "  read_ahead_kb: [1024]\n"));
-        assert!(e.starts_with("scenarios/t.yaml:15: reads[2]: madvise `advice: collapse`: 2 x read_ahead_kb 1024"), "{e}");
+        assert!(
+            e.starts_with("scenarios/t.yaml:15: reads[2]: madvise `advice: collapse`: 2 x read_ahead_kb 1024"),
+            "{e}"
+        );
         let e = error(&with_steps(steps, "").replace("  read_ahead_kb: 128\n", ""));
         assert!(e.contains("set `queue.read_ahead_kb` and `queue.max_sectors_kb`"), "{e}");
         let e = error(&with_steps(&format!("  - fail_alloc: {{times: 1}}\n{steps}"), ""));
         assert!(e.contains("not with `fail_alloc`"), "{e}");
         let e = error(&with_steps(steps, "mkfs: {block_size: 16 KiB}\n"));
         assert!(e.contains("not with `mkfs.block_size` 16 KiB"), "{e}");
-        let ufs = with_steps(steps, "").replace("  kind: nvme\n  size: 1 GiB\n  transfer_limit: 2 MiB\n", "  kind: ufs\n  size: 1 GiB\n").replace("matrix:\n  max_sectors_kb: [1024, 2048]\n", "");
+        let ufs = with_steps(steps, "")
+            .replace("  kind: nvme\n  size: 1 GiB\n  transfer_limit: 2 MiB\n", "  kind: ufs\n  size: 1 GiB\n")
+            .replace("matrix:\n  max_sectors_kb: [1024, 2048]\n", "");
         parse(&ufs).unwrap();
         let e = error(&ufs.replace("max_sectors_kb: 512", "max_sectors_kb: 1024"));
         assert!(e.contains("max_sectors_kb 1024 on UFS"), "{e}");
-        let e = error(&with_steps("  - mmap: {size: 8 MiB}\n  - madvise: {advice: collapse, offset: 1 KiB, size: 4 MiB}\n", ""));
+        let e = error(&with_steps(
+            "  - mmap: {size: 8 MiB}\n  - madvise: {advice: collapse, offset: 1 KiB, size: 4 MiB}\n",
+            "",
+        ));
         assert!(e.contains("must be multiples of 4 KiB"), "{e}");
     }
 }

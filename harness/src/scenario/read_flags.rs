@@ -20,7 +20,8 @@ pub(super) fn check_reads_with(at: &At, steps: &[Step], fs: FsKind, logical_bloc
             Step::SequentialWith { how, from, size, to, .. } => (how, vec![*from, *size, to.unwrap_or(0)]),
             _ => continue,
         };
-        let bad = |m: String| Error::input(at.path, yaml::line_of_item(at.text, "reads", i), format!("reads[{i}]: {m}"));
+        let bad =
+            |m: String| Error::input(at.path, yaml::line_of_item(at.text, "reads", i), format!("reads[{i}]: {m}"));
         if how.dontcache && fs == FsKind::F2fs {
             return Err(bad("`flags: [dontcache]`: f2fs does not set FOP_DONTCACHE in Linux 7.3.4, so preadv2(RWF_DONTCACHE) fails with EOPNOTSUPP (kiocb_set_rw_flags()); XFS and ext4 support it".into()));
         }

@@ -209,10 +209,7 @@ pub(super) enum StepFile {
         file: Option<String>,
     },
     /// Arms fail_page_alloc for the steps after it (see `steps::fail_alloc`).
-    FailAlloc {
-        times: u32,
-        min_order: Option<u32>,
-    },
+    FailAlloc { times: u32, min_order: Option<u32> },
 }
 
 /// A `flags:` item of `read:` and `sequential:`: a preadv2(2) flag.

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use radiff_model::FsKind;
 
+use super::bounds::{MAX_DEVICE_SIZE, MAX_POINTS, MAX_READ_AHEAD_KB, MAX_TIMEOUT_S, MAX_TRACE_BUFFER_KB};
 use super::schema::{DeviceFile, ListedFile, MatrixFile, MkfsFile, OneFile, QueueFile, VmFile};
 use super::size::Size;
-use super::bounds::{MAX_DEVICE_SIZE, MAX_POINTS, MAX_READ_AHEAD_KB, MAX_TIMEOUT_S, MAX_TRACE_BUFFER_KB};
 use super::{Device, FileDef, Point, PAGE, UFS_TRANSFER_LIMIT};
 use crate::error::{Error, Result};
 use crate::wire::{DeviceKind, QueueSettings, VmRequest};
@@ -36,7 +36,11 @@ impl At<'_> {
 pub(super) fn name(path: &Path) -> Result<String> {
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-        return Err(Error::input(path, 0, "scenario file names may use only letters, digits, `_` and `-` (they name test trials)"));
+        return Err(Error::input(
+            path,
+            0,
+            "scenario file names may use only letters, digits, `_` and `-` (they name test trials)",
+        ));
     }
     Ok(name)
 }
@@ -44,7 +48,14 @@ pub(super) fn name(path: &Path) -> Result<String> {
 /// `device:`.
 pub(super) fn device(at: &At, d: DeviceFile) -> Result<Device> {
     if d.size.0 > MAX_DEVICE_SIZE {
-        return Err(at.err(&["device", "size"], format!("device.size {}: at most {} (the guest's memory holds the files: see MAX_DEVICE_SIZE)", d.size, Size(MAX_DEVICE_SIZE))));
+        return Err(at.err(
+            &["device", "size"],
+            format!(
+                "device.size {}: at most {} (the guest's memory holds the files: see MAX_DEVICE_SIZE)",
+                d.size,
+                Size(MAX_DEVICE_SIZE)
+            ),
+        ));
     }
     let transfer_limit = match (d.kind, d.transfer_limit) {
         (DeviceKind::Nvme, None) => 512 << 10,
@@ -56,19 +67,28 @@ pub(super) fn device(at: &At, d: DeviceFile) -> Result<Device> {
         }
         (DeviceKind::Ufs, None) => UFS_TRANSFER_LIMIT,
         (DeviceKind::Ufs, Some(_)) => {
-            return Err(at.err(&["device", "transfer_limit"], "device.transfer_limit: QEMU's UFS device has a fixed limit (1 MiB); remove the key".into()))
+            return Err(at.err(
+                &["device", "transfer_limit"],
+                "device.transfer_limit: QEMU's UFS device has a fixed limit (1 MiB); remove the key".into(),
+            ))
         }
     };
     for (key, value) in [("optimal_io_size", d.optimal_io_size), ("logical_block_size", d.logical_block_size)] {
         if let Some(Size(v)) = value {
             if d.kind == DeviceKind::Ufs {
-                return Err(at.err(&["device", key], format!("device.{key}: QEMU's UFS device cannot set it; remove the key")));
+                return Err(
+                    at.err(&["device", key], format!("device.{key}: QEMU's UFS device cannot set it; remove the key"))
+                );
             }
             if v > d.size.0 {
-                return Err(at.err(&["device", key], format!("device.{key} {}: larger than the device ({})", Size(v), d.size)));
+                return Err(
+                    at.err(&["device", key], format!("device.{key} {}: larger than the device ({})", Size(v), d.size))
+                );
             }
             if v == 0 || v % 512 != 0 {
-                return Err(at.err(&["device", key], format!("device.{key} {}: must be a multiple of 512 bytes", Size(v))));
+                return Err(
+                    at.err(&["device", key], format!("device.{key} {}: must be a multiple of 512 bytes", Size(v)))
+                );
             }
         }
     }
@@ -97,19 +117,38 @@ pub(super) fn mkfs(at: &At, mkfs: &MkfsFile, fs: FsKind, device: &Device) -> Res
             &["mkfs", "block_size"],
             format!(
                 "mkfs.block_size: radiff sets the block size of XFS only; {}: remove the key",
-                if fs == FsKind::F2fs { "f2fs's block is the page (F2FS_BLKSIZE), always 4 KiB" } else { "the model ports ext4's reads for 4 KiB blocks only" }
+                if fs == FsKind::F2fs {
+                    "f2fs's block is the page (F2FS_BLKSIZE), always 4 KiB"
+                } else {
+                    "the model ports ext4's reads for 4 KiB blocks only"
+                }
             ),
         ));
     }
     if !(PAGE..=64 << 10).contains(&b) || !b.is_power_of_two() {
-        return Err(at.err(&["mkfs", "block_size"], format!("mkfs.block_size {}: XFS takes a power of two from 4 KiB (the page) to 64 KiB (mkfs.xfs's largest)", Size(b))));
+        return Err(at.err(
+            &["mkfs", "block_size"],
+            format!(
+                "mkfs.block_size {}: XFS takes a power of two from 4 KiB (the page) to 64 KiB (mkfs.xfs's largest)",
+                Size(b)
+            ),
+        ));
     }
     if let Some(l) = device.logical_block_size.filter(|&l| l > b) {
-        return Err(at.err(&["mkfs", "block_size"], format!("mkfs.block_size {}: smaller than the device's logical block size ({})", Size(b), Size(l))));
+        return Err(at.err(
+            &["mkfs", "block_size"],
+            format!("mkfs.block_size {}: smaller than the device's logical block size ({})", Size(b), Size(l)),
+        ));
     }
     // mkfs.xfs: "Filesystem must be larger than 300MB."
     if device.size < 300 << 20 {
-        return Err(at.err(&["device", "size"], format!("device.size {}: mkfs.xfs with `mkfs:` settings needs a device larger than 300 MiB", Size(device.size))));
+        return Err(at.err(
+            &["device", "size"],
+            format!(
+                "device.size {}: mkfs.xfs with `mkfs:` settings needs a device larger than 300 MiB",
+                Size(device.size)
+            ),
+        ));
     }
     Ok(Some(b))
 }
@@ -123,11 +162,26 @@ pub(super) struct Files {
 }
 
 /// `file:` or `files:`, checked against the file system and the device.
-pub(super) fn files(at: &At, file: Option<OneFile>, files: Option<Vec<ListedFile>>, fs: FsKind, device: &Device) -> Result<Files> {
+pub(super) fn files(
+    at: &At,
+    file: Option<OneFile>,
+    files: Option<Vec<ListedFile>>,
+    fs: FsKind,
+    device: &Device,
+) -> Result<Files> {
     // Each file: how errors name it (`file`, `files[1]`), its keys, and its `name:`.
     let defs: Vec<(String, OneFile, Option<String>)> = match (file, files) {
-        (Some(_), Some(_)) => return Err(at.err(&["files"], "give `file:` (one file) or `files:` (a list of named files), not both".into())),
-        (None, None) => return Err(at.err(&["description"], "no file: add `file: {size: 64 MiB}` (or `files:` with a `name:` for each)".into())),
+        (Some(_), Some(_)) => {
+            return Err(
+                at.err(&["files"], "give `file:` (one file) or `files:` (a list of named files), not both".into())
+            )
+        }
+        (None, None) => {
+            return Err(at.err(
+                &["description"],
+                "no file: add `file: {size: 64 MiB}` (or `files:` with a `name:` for each)".into(),
+            ))
+        }
         (Some(f), None) => vec![("file".to_string(), f, None)],
         (None, Some(list)) => listed_files(at, list)?,
     };
@@ -146,25 +200,55 @@ pub(super) fn files(at: &At, file: Option<OneFile>, files: Option<Vec<ListedFile
             return Err(line_err("size", format!("{what}.size must be more than 0")));
         }
         if size > MAX_DEVICE_SIZE {
-            return Err(line_err("size", format!("{what}.size {}: at most {}, the largest device (the guest's memory holds the files)", Size(size), Size(MAX_DEVICE_SIZE))));
+            return Err(line_err(
+                "size",
+                format!(
+                    "{what}.size {}: at most {}, the largest device (the guest's memory holds the files)",
+                    Size(size),
+                    Size(MAX_DEVICE_SIZE)
+                ),
+            ));
         }
         let write_size = f.write_size.map(|s| s.0).unwrap_or(1 << 20);
         if write_size == 0 || write_size % 4096 != 0 || write_size > 64 << 20 {
-            return Err(line_err("write_size", format!("{what}.write_size {}: direct writes need a multiple of 4 KiB, at most 64 MiB", Size(write_size))));
+            return Err(line_err(
+                "write_size",
+                format!(
+                    "{what}.write_size {}: direct writes need a multiple of 4 KiB, at most 64 MiB",
+                    Size(write_size)
+                ),
+            ));
         }
         if let Some(Size(e)) = f.extent_size.filter(|e| e.0 > MAX_DEVICE_SIZE) {
-            return Err(line_err("extent_size", format!("{what}.extent_size {}: at most {}, the largest device", Size(e), Size(MAX_DEVICE_SIZE))));
+            return Err(line_err(
+                "extent_size",
+                format!("{what}.extent_size {}: at most {}, the largest device", Size(e), Size(MAX_DEVICE_SIZE)),
+            ));
         }
         if let Some(Size(e)) = f.extent_size {
             if fs != FsKind::Xfs {
-                return Err(line_err("extent_size", format!("{what}.extent_size: only XFS takes an extent size hint; {} lays out the file itself", fs.name())));
+                return Err(line_err(
+                    "extent_size",
+                    format!(
+                        "{what}.extent_size: only XFS takes an extent size hint; {} lays out the file itself",
+                        fs.name()
+                    ),
+                ));
             }
             if e == 0 || e % 4096 != 0 {
-                return Err(line_err("extent_size", format!("{what}.extent_size {}: must be a multiple of 4 KiB", Size(e))));
+                return Err(line_err(
+                    "extent_size",
+                    format!("{what}.extent_size {}: must be a multiple of 4 KiB", Size(e)),
+                ));
             }
         }
         total += size;
-        files.push(FileDef { name: name.clone().unwrap_or_default(), size, write_size, extent_size: f.extent_size.map(|s| s.0) });
+        files.push(FileDef {
+            name: name.clone().unwrap_or_default(),
+            size,
+            write_size,
+            extent_size: f.extent_size.map(|s| s.0),
+        });
     }
     if total + total / 4 + (64 << 20) > device.size {
         return Err(at.err(
@@ -172,7 +256,11 @@ pub(super) fn files(at: &At, file: Option<OneFile>, files: Option<Vec<ListedFile
             format!(
                 "device.size {} is too small for {}: leave a quarter of the data plus 64 MiB for the file system",
                 Size(device.size),
-                if files.len() == 1 { format!("a {} file", Size(total)) } else { format!("{} files of {} in all", files.len(), Size(total)) }
+                if files.len() == 1 {
+                    format!("a {} file", Size(total))
+                } else {
+                    format!("{} files of {} in all", files.len(), Size(total))
+                }
             ),
         ));
     }
@@ -186,14 +274,24 @@ fn listed_files(at: &At, list: Vec<ListedFile>) -> Result<Vec<(String, OneFile, 
     }
     let mut defs: Vec<(String, OneFile, Option<String>)> = Vec::new();
     for (i, f) in list.into_iter().enumerate() {
-        let ok = !f.name.is_empty() && f.name.len() <= 32 && f.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        let ok = !f.name.is_empty()
+            && f.name.len() <= 32
+            && f.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !ok {
-            return Err(at.err_item("files", i, format!("files[{i}]: name `{}`: use 1 to 32 letters, digits, `_` or `-`", f.name)));
+            return Err(at.err_item(
+                "files",
+                i,
+                format!("files[{i}]: name `{}`: use 1 to 32 letters, digits, `_` or `-`", f.name),
+            ));
         }
         if defs.iter().any(|(_, _, n)| n.as_deref() == Some(f.name.as_str())) {
             return Err(at.err_item("files", i, format!("files[{i}]: `{}` is named twice", f.name)));
         }
-        defs.push((format!("files[{i}]"), OneFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size }, Some(f.name)));
+        defs.push((
+            format!("files[{i}]"),
+            OneFile { size: f.size, write_size: f.write_size, extent_size: f.extent_size },
+            Some(f.name),
+        ));
     }
     Ok(defs)
 }
@@ -212,7 +310,12 @@ pub(super) fn points(at: &At, queue: &QueueFile, matrix: &MatrixFile, transfer_l
         }
         Ok(())
     };
-    let base_queue = QueueSettings { read_ahead_kb: queue.read_ahead_kb, max_sectors_kb: queue.max_sectors_kb, rotational: queue.rotational, scheduler: queue.scheduler.unwrap_or_default() };
+    let base_queue = QueueSettings {
+        read_ahead_kb: queue.read_ahead_kb,
+        max_sectors_kb: queue.max_sectors_kb,
+        rotational: queue.rotational,
+        scheduler: queue.scheduler.unwrap_or_default(),
+    };
     check_queue(&["queue", "max_sectors_kb"], &QueueSettings { read_ahead_kb: None, ..base_queue.clone() })?;
     check_queue(&["queue", "read_ahead_kb"], &base_queue)?;
     let mut points = vec![Point { label: None, queue: base_queue.clone() }];
@@ -222,7 +325,13 @@ pub(super) fn points(at: &At, queue: &QueueFile, matrix: &MatrixFile, transfer_l
             return Err(at.err(&["matrix", key], format!("matrix.{key} is empty")));
         }
         if points.len().saturating_mul(values.len()) > MAX_POINTS {
-            return Err(at.err(&["matrix", key], format!("matrix.{key}: {} points in all; at most {MAX_POINTS} (each point runs every variant)", points.len().saturating_mul(values.len()))));
+            return Err(at.err(
+                &["matrix", key],
+                format!(
+                    "matrix.{key}: {} points in all; at most {MAX_POINTS} (each point runs every variant)",
+                    points.len().saturating_mul(values.len())
+                ),
+            ));
         }
         let mut next = Vec::new();
         for point in &points {
@@ -267,7 +376,13 @@ pub(super) fn vm(at: &At, vm: &VmFile) -> Result<VmRequest> {
 
 /// `trace_buffer_kb:` and `timeout_s:`, or their defaults: a buffer for the events of
 /// `read_bytes` bytes read, a timeout that grows with the `total` bytes of the files.
-pub(super) fn budget(at: &At, trace_buffer_kb: Option<u64>, timeout_s: Option<u64>, read_bytes: u64, total: u64) -> Result<(u64, Duration)> {
+pub(super) fn budget(
+    at: &At,
+    trace_buffer_kb: Option<u64>,
+    timeout_s: Option<u64>,
+    read_bytes: u64,
+    total: u64,
+) -> Result<(u64, Duration)> {
     // About 64 ring-buffer bytes per event and at most one folio event per page read,
     // doubled for windows and requests; at least 16 MiB.
     let default_kb = (read_bytes / 4096 * 128 / 1024).max(16 << 10);

@@ -13,7 +13,9 @@ impl Size {
         let t = text.trim();
         let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
         let (number, unit) = t.split_at(split);
-        let number: u64 = number.parse().map_err(|_| format!("`{text}` is not a size: write a number and a unit, like `4 KiB` or `1 MiB`"))?;
+        let number: u64 = number
+            .parse()
+            .map_err(|_| format!("`{text}` is not a size: write a number and a unit, like `4 KiB` or `1 MiB`"))?;
         let mult = match unit.trim() {
             "" | "B" => 1,
             "KiB" | "K" | "k" => 1 << 10,

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use radiff_model::{pattern, Op, ReadHow, SizeRange, Step, TouchOrder};
 
+use super::bounds::{MAX_MAPS, MAX_OPS, MAX_STREAMS, MAX_TOUCHES};
 use super::schema::{OrderName, RwfFlag, SpliceVia, StepFile};
 use super::sections::{At, Files};
 use super::size::{Size, SizeOrRange};
-use super::bounds::{MAX_MAPS, MAX_OPS, MAX_STREAMS, MAX_TOUCHES};
 use super::PAGE;
 use crate::error::{Error, Result};
 use crate::yaml;
@@ -32,12 +32,17 @@ impl StepAt<'_> {
     /// The file a step names (`file:`), as its index, and that file's size.
     fn pick(&self, name: &Option<String>) -> Result<(u32, u64)> {
         let file_size = self.files.defs[0].size;
-        let names: Vec<&str> = if self.files.named { self.files.defs.iter().map(|f| f.name.as_str()).collect() } else { Vec::new() };
+        let names: Vec<&str> =
+            if self.files.named { self.files.defs.iter().map(|f| f.name.as_str()).collect() } else { Vec::new() };
         match (name, names.is_empty()) {
             (None, true) => Ok((0, file_size)),
-            (Some(n), true) => Err(self.bad(format!("`file: {n}`: this scenario has one file (`file:`); name files with `files:` to read several"))),
+            (Some(n), true) => Err(self.bad(format!(
+                "`file: {n}`: this scenario has one file (`file:`); name files with `files:` to read several"
+            ))),
             (None, false) if names.len() == 1 => Ok((0, file_size)),
-            (None, false) => Err(self.bad(format!("say which file the step reads: `file:` one of {}", names.join(", ")))),
+            (None, false) => {
+                Err(self.bad(format!("say which file the step reads: `file:` one of {}", names.join(", "))))
+            }
             (Some(n), false) => match names.iter().position(|f| f == n) {
                 Some(f) => Ok((f as u32, self.files.defs[f].size)),
                 None => Err(self.bad(format!("unknown file `{n}`; the scenario's files: {}", names.join(", ")))),
@@ -73,7 +78,9 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
             StepFile::Read { offset, size, fd, file, flags, direct } => {
                 let (fd, file_size) = s.fd_on(&file, fd)?;
                 if size.0 == 0 || offset.0.saturating_add(size.0) > file_size {
-                    return Err(s.bad(format!("a read of {size} at {offset} does not fit in the {} file", Size(file_size))));
+                    return Err(
+                        s.bad(format!("a read of {size} at {offset} does not fit in the {} file", Size(file_size)))
+                    );
                 }
                 match read_how(&s, &flags, direct, &[offset.0, size.0, offset.0 + size.0], size.0)? {
                     Some(how) => Step::ReadWith { fd, offset: offset.0, size: size.0, how },
@@ -84,15 +91,23 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
                 let (fd, file_size) = s.fd_on(&file, fd)?;
                 let end = to.map(|t| t.0).unwrap_or(file_size);
                 if size.0 == 0 || from.0 >= end || end > file_size {
-                    return Err(s.bad(format!("sequential reads of {size} from {from} to {}: need size > 0 and from < to <= file size ({})", Size(end), Size(file_size))));
+                    return Err(s.bad(format!(
+                        "sequential reads of {size} from {from} to {}: need size > 0 and from < to <= file size ({})",
+                        Size(end),
+                        Size(file_size)
+                    )));
                 }
                 match read_how(&s, &flags, direct, &[from.0, size.0, end], size.0)? {
                     Some(how) => Step::SequentialWith { fd, from: from.0, size: size.0, to: to.map(|t| t.0), how },
                     None => Step::Sequential { fd, from: from.0, size: size.0, to: to.map(|t| t.0) },
                 }
             }
-            StepFile::Random { count, size, seed, align, from, to, fd, file } => random(&s, count, size, seed, align, from, to, fd, file)?,
-            StepFile::Interleaved { streams, size, starts, to, separate_fds, file, files } => interleaved(&s, streams, size, starts, to, separate_fds, file, files)?,
+            StepFile::Random { count, size, seed, align, from, to, fd, file } => {
+                random(&s, count, size, seed, align, from, to, fd, file)?
+            }
+            StepFile::Interleaved { streams, size, starts, to, separate_fds, file, files } => {
+                interleaved(&s, streams, size, starts, to, separate_fds, file, files)?
+            }
             StepFile::Fadvise { advice, offset, len, fd, file } => {
                 let (fd, file_size) = s.fd_on(&file, fd)?;
                 if offset.0.saturating_add(len.0) > file_size {
@@ -103,7 +118,10 @@ pub(super) fn steps(at: &At, reads: Vec<StepFile>, files: &Files) -> Result<Vec<
             StepFile::Readahead { offset, size, fd, file } => {
                 let (fd, file_size) = s.fd_on(&file, fd)?;
                 if size.0 == 0 || offset.0.saturating_add(size.0) > file_size {
-                    return Err(s.bad(format!("readahead: `size` {size} at `offset` {offset} must be more than 0 and end inside the {} file", Size(file_size))));
+                    return Err(s.bad(format!(
+                        "readahead: `size` {size} at `offset` {offset} must be more than 0 and end inside the {} file",
+                        Size(file_size)
+                    )));
                 }
                 Step::Readahead { fd, offset: offset.0, size: size.0 }
             }
@@ -158,7 +176,11 @@ fn check_counts(at: &At, steps: &[Step], files: &Files) -> Result<()> {
         if matches!(step, Step::Touch { .. }) {
             touches = touches.saturating_add(n);
             if touches > MAX_TOUCHES {
-                return Err(Error::input(at.path, line, format!("reads[{i}]: the touch steps up to this one load {touches} pages; at most {MAX_TOUCHES}")));
+                return Err(Error::input(
+                    at.path,
+                    line,
+                    format!("reads[{i}]: the touch steps up to this one load {touches} pages; at most {MAX_TOUCHES}"),
+                ));
             }
         }
     }
@@ -173,7 +195,9 @@ pub(super) fn expanded_bytes(steps: &[Step], sizes: &[u64]) -> u64 {
     let mut read_bytes: u64 = 0;
     for op in pattern::expand_files(steps, sizes) {
         match op {
-            Op::Read { len, .. } | Op::Readahead { len, .. } | Op::Splice { len, .. } | Op::ReadWith { len, .. } => read_bytes += len,
+            Op::Read { len, .. } | Op::Readahead { len, .. } | Op::Splice { len, .. } | Op::ReadWith { len, .. } => {
+                read_bytes += len
+            }
             Op::Mmap { map, len, .. } => {
                 touched.insert(map, len);
             }
@@ -191,37 +215,77 @@ pub(super) fn expanded_bytes(steps: &[Step], sizes: &[u64]) -> u64 {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn random(s: &StepAt, count: u64, size: SizeOrRange, seed: u64, align: Option<Size>, from: Size, to: Option<Size>, fd: u32, file: Option<String>) -> Result<Step> {
+fn random(
+    s: &StepAt,
+    count: u64,
+    size: SizeOrRange,
+    seed: u64,
+    align: Option<Size>,
+    from: Size,
+    to: Option<Size>,
+    fd: u32,
+    file: Option<String>,
+) -> Result<Step> {
     let (fd, file_size) = s.fd_on(&file, fd)?;
     let align = align.map(|a| a.0).unwrap_or(4096);
     let end = to.map(|t| t.0).unwrap_or(file_size);
     let SizeOrRange(min, max) = size;
     if align == 0 || min == 0 || min > max || min % align != 0 || max % align != 0 {
-        return Err(s.bad(format!("random sizes {}..{} must be multiples of align ({}), smallest first", Size(min), Size(max), Size(align))));
+        return Err(s.bad(format!(
+            "random sizes {}..{} must be multiples of align ({}), smallest first",
+            Size(min),
+            Size(max),
+            Size(align)
+        )));
     }
     if from.0 % align != 0 || end > file_size || from.0.saturating_add(max) > end {
-        return Err(s.bad(format!("random reads of up to {} in [{from}, {}) do not fit in the {} file", Size(max), Size(end), Size(file_size))));
+        return Err(s.bad(format!(
+            "random reads of up to {} in [{from}, {}) do not fit in the {} file",
+            Size(max),
+            Size(end),
+            Size(file_size)
+        )));
     }
     Ok(Step::Random { fd, count, size: SizeRange { min, max, align }, seed, from: from.0, to: to.map(|t| t.0) })
 }
 
 #[allow(clippy::too_many_arguments)]
-fn interleaved(s: &StepAt, streams: Option<u32>, size: Size, starts: Option<Vec<Size>>, to: Option<Size>, separate_fds: bool, file: Option<String>, files: Option<Vec<String>>) -> Result<Step> {
+fn interleaved(
+    s: &StepAt,
+    streams: Option<u32>,
+    size: Size,
+    starts: Option<Vec<Size>>,
+    to: Option<Size>,
+    separate_fds: bool,
+    file: Option<String>,
+    files: Option<Vec<String>>,
+) -> Result<Step> {
     // The file of each stream: `files:` (one each), or `file:` for all.
     let stream_files: Vec<(u32, u64)> = match (file, files) {
-        (Some(_), Some(_)) => return Err(s.bad("interleaved: give `file:` (every stream on one file) or `files:` (one per stream), not both".into())),
+        (Some(_), Some(_)) => {
+            return Err(s.bad(
+                "interleaved: give `file:` (every stream on one file) or `files:` (one per stream), not both".into(),
+            ))
+        }
         (None, Some(list)) => {
             if list.len() as u64 > MAX_STREAMS {
                 return Err(s.bad(format!("interleaved: `files` names {} streams: at most {MAX_STREAMS}", list.len())));
             }
             if streams.is_some_and(|n| n as usize != list.len()) {
-                return Err(s.bad(format!("interleaved: `streams` {} but `files` names {}: one file per stream", streams.unwrap_or(0), list.len())));
+                return Err(s.bad(format!(
+                    "interleaved: `streams` {} but `files` names {}: one file per stream",
+                    streams.unwrap_or(0),
+                    list.len()
+                )));
             }
             list.into_iter().map(|n| s.pick(&Some(n))).collect::<Result<_>>()?
         }
         (file, None) => {
             if let Some(n) = streams.filter(|&n| u64::from(n) > MAX_STREAMS) {
-                return Err(s.bad(format!("interleaved: `streams` {n}: at most {MAX_STREAMS} (a file has {} descriptors)", pattern::FDS_PER_FILE)));
+                return Err(s.bad(format!(
+                    "interleaved: `streams` {n}: at most {MAX_STREAMS} (a file has {} descriptors)",
+                    pattern::FDS_PER_FILE
+                )));
             }
             let one = s.pick(&file)?;
             vec![one; streams.unwrap_or(0) as usize]
@@ -232,7 +296,9 @@ fn interleaved(s: &StepAt, streams: Option<u32>, size: Size, starts: Option<Vec<
     let end_of = |f: u64| to.map(|t| t.0).unwrap_or(f);
     let starts: Vec<u64> = match starts {
         Some(s) => s.into_iter().map(|s| s.0).collect(),
-        None if shared_file => (0..streams as u64).map(|i| end_of(stream_files[0].1) / streams.max(1) as u64 * i / 4096 * 4096).collect(),
+        None if shared_file => {
+            (0..streams as u64).map(|i| end_of(stream_files[0].1) / streams.max(1) as u64 * i / 4096 * 4096).collect()
+        }
         None => vec![0; streams],
     };
     let mut ok = streams >= 2 && starts.len() == streams && size.0 > 0;
@@ -260,17 +326,31 @@ fn interleaved(s: &StepAt, streams: Option<u32>, size: Size, starts: Option<Vec<
 }
 
 #[allow(clippy::too_many_arguments)]
-fn mmap(s: &StepAt, maps: &mut Maps, map: u32, offset: Size, size: Option<Size>, shared: bool, fd: u32, file: Option<String>) -> Result<Step> {
+fn mmap(
+    s: &StepAt,
+    maps: &mut Maps,
+    map: u32,
+    offset: Size,
+    size: Option<Size>,
+    shared: bool,
+    fd: u32,
+    file: Option<String>,
+) -> Result<Step> {
     let (fd, file_size) = s.fd_on(&file, fd)?;
     if map >= MAX_MAPS {
-        return Err(s.bad(format!("mmap: map {map}: number mappings 0 to {} (the model and the guest keep a table of them)", MAX_MAPS - 1)));
+        return Err(s.bad(format!(
+            "mmap: map {map}: number mappings 0 to {} (the model and the guest keep a table of them)",
+            MAX_MAPS - 1
+        )));
     }
     if let Some(&(_, at)) = maps.get(&map) {
         return Err(s.bad(format!("mmap: map {map} is still mapped (by reads[{at}]): `munmap: {{map: {map}}}` it first, or pick another `map` number")));
     }
     let mappable = file_size.div_ceil(PAGE) * PAGE;
     if offset.0 % PAGE != 0 || offset.0 >= mappable {
-        return Err(s.bad(format!("mmap: `offset` {offset} must be a multiple of 4 KiB inside the {} file", Size(file_size))));
+        return Err(
+            s.bad(format!("mmap: `offset` {offset} must be a multiple of 4 KiB inside the {} file", Size(file_size)))
+        );
     }
     let len = size.map(|s| s.0).unwrap_or(mappable - offset.0);
     if len == 0 || len % PAGE != 0 || offset.0.saturating_add(len) > mappable {
@@ -285,7 +365,14 @@ fn mmap(s: &StepAt, maps: &mut Maps, map: u32, offset: Size, size: Option<Size>,
 }
 
 /// A touch's mappings and range: `(maps, from, to, pages in the range)`.
-fn touch_range(s: &StepAt, maps: &Maps, map: Option<u32>, list: Option<Vec<u32>>, from: Option<Size>, to: Option<Size>) -> Result<(Vec<u32>, u64, Option<u64>, u64)> {
+fn touch_range(
+    s: &StepAt,
+    maps: &Maps,
+    map: Option<u32>,
+    list: Option<Vec<u32>>,
+    from: Option<Size>,
+    to: Option<Size>,
+) -> Result<(Vec<u32>, u64, Option<u64>, u64)> {
     let list = match (map, list) {
         (Some(_), Some(_)) => return Err(s.bad("touch: give `map: N` or `maps: [N, ...]`, not both".into())),
         (Some(m), None) => vec![m],
@@ -302,7 +389,10 @@ fn touch_range(s: &StepAt, maps: &Maps, map: Option<u32>, list: Option<Vec<u32>>
     }
     let from = from.map(|f| f.0).unwrap_or(0);
     if from % PAGE != 0 || to.is_some_and(|t| t.0 % PAGE != 0) {
-        return Err(s.bad(format!("touch: `from` and `to` are bytes inside the mapping, multiples of 4 KiB (from {})", Size(from))));
+        return Err(s.bad(format!(
+            "touch: `from` and `to` are bytes inside the mapping, multiples of 4 KiB (from {})",
+            Size(from)
+        )));
     }
     let end = to.map(|t| t.0).unwrap_or(shortest);
     if from >= end || end > shortest {
@@ -318,10 +408,22 @@ fn touch_range(s: &StepAt, maps: &Maps, map: Option<u32>, list: Option<Vec<u32>>
 }
 
 /// A touch's order: `order:` with the keys it takes, or `pages: [...]`.
-fn touch_order(s: &StepAt, order: Option<OrderName>, stride: Option<Size>, count: Option<u64>, seed: Option<u64>, pages: Option<Vec<u64>>, range_pages: u64) -> Result<TouchOrder> {
+fn touch_order(
+    s: &StepAt,
+    order: Option<OrderName>,
+    stride: Option<Size>,
+    count: Option<u64>,
+    seed: Option<u64>,
+    pages: Option<Vec<u64>>,
+    range_pages: u64,
+) -> Result<TouchOrder> {
     let o = match (order, pages) {
         (Some(_), Some(_)) => return Err(s.bad("touch: `pages: [...]` is an order of its own; remove `order:`".into())),
-        (None, None) => return Err(s.bad("touch: say the `order:` (sequential, backward, stride, random) or list `pages: [...]`".into())),
+        (None, None) => {
+            return Err(
+                s.bad("touch: say the `order:` (sequential, backward, stride, random) or list `pages: [...]`".into())
+            )
+        }
         (None, Some(p)) => {
             if stride.is_some() || count.is_some() || seed.is_some() {
                 return Err(s.bad("touch: `stride`, `count` and `seed` do not go with `pages: [...]`".into()));
@@ -330,7 +432,10 @@ fn touch_order(s: &StepAt, order: Option<OrderName>, stride: Option<Size>, count
                 return Err(s.bad("touch: `pages` is empty".into()));
             }
             if let Some(bad_page) = p.iter().find(|&&q| q >= range_pages) {
-                return Err(s.bad(format!("touch: page {bad_page} of `pages` is out of range: the range has {range_pages} pages (0 to {})", range_pages - 1)));
+                return Err(s.bad(format!(
+                    "touch: page {bad_page} of `pages` is out of range: the range has {range_pages} pages (0 to {})",
+                    range_pages - 1
+                )));
             }
             return Ok(TouchOrder::Pages { pages: p });
         }
@@ -348,7 +453,11 @@ fn touch_order(s: &StepAt, order: Option<OrderName>, stride: Option<Size>, count
             unused("stride", stride.is_some())?;
             unused("count", count.is_some())?;
             unused("seed", seed.is_some())?;
-            if o == OrderName::Sequential { TouchOrder::Sequential } else { TouchOrder::Backward }
+            if o == OrderName::Sequential {
+                TouchOrder::Sequential
+            } else {
+                TouchOrder::Backward
+            }
         }
         OrderName::Stride => {
             unused("count", count.is_some())?;
@@ -399,11 +508,23 @@ const MAX_PIPE: u64 = 1024 * 1024;
 /// `splice:`: `size` bytes (default: to the end of the file) from `offset` through a pipe
 /// of `pipe` bytes, a power of two from 4 KiB to 1 MiB (what F_SETPIPE_SZ gives exactly).
 #[allow(clippy::too_many_arguments)]
-fn splice(s: &StepAt, offset: Size, size: Option<Size>, pipe: Option<Size>, via: Option<SpliceVia>, fd: u32, file: Option<String>) -> Result<Step> {
+fn splice(
+    s: &StepAt,
+    offset: Size,
+    size: Option<Size>,
+    pipe: Option<Size>,
+    via: Option<SpliceVia>,
+    fd: u32,
+    file: Option<String>,
+) -> Result<Step> {
     let (fd, file_size) = s.fd_on(&file, fd)?;
     let len = size.map(|z| z.0).unwrap_or(file_size.saturating_sub(offset.0));
     if len == 0 || offset.0.saturating_add(len) > file_size {
-        return Err(s.bad(format!("splice: `size` {} at `offset` {offset} must be more than 0 and end inside the {} file", Size(len), Size(file_size))));
+        return Err(s.bad(format!(
+            "splice: `size` {} at `offset` {offset} must be more than 0 and end inside the {} file",
+            Size(len),
+            Size(file_size)
+        )));
     }
     let pipe = pipe.map(|p| p.0).unwrap_or(DEFAULT_PIPE);
     if !pipe.is_power_of_two() || !(PAGE..=MAX_PIPE).contains(&pipe) {
@@ -477,7 +598,12 @@ fn fail_alloc(s: &StepAt, times: u32, min_order: Option<u32>) -> Result<Step> {
 /// order-9 folios, which fail_page_alloc counts), and with a file system block that makes
 /// the mapping's minimum folio order `min_order` or more, no mappings (a fault whose folio
 /// allocation fails is VM_FAULT_OOM, which the guest does not survive).
-pub(super) fn check_fail_alloc(at: &At, steps: &[Step], thp: Option<radiff_model::ThpMode>, block_size: Option<u64>) -> Result<()> {
+pub(super) fn check_fail_alloc(
+    at: &At,
+    steps: &[Step],
+    thp: Option<radiff_model::ThpMode>,
+    block_size: Option<u64>,
+) -> Result<()> {
     let mapping_min_order = block_size.map_or(0, |b| (b / PAGE).trailing_zeros());
     let maps = steps.iter().any(|s| matches!(s, Step::Mmap { .. }));
     for (i, step) in steps.iter().enumerate() {
@@ -510,10 +636,22 @@ pub(super) fn check_fail_alloc(at: &At, steps: &[Step], thp: Option<radiff_model
 /// most 512 there (QEMU NVMe has a segment per page of its transfer limit). No blocks
 /// larger than the page (their folios round windows up; not tried). No `fail_alloc` either: the collapse's own order-9 allocation
 /// (`alloc_charge_folio()`) has not been tried against fail_page_alloc on a real kernel.
-pub(super) fn check_collapse(at: &At, steps: &[Step], points: &[super::Point], device: crate::wire::DeviceKind, block_size: Option<u64>) -> Result<()> {
-    let Some(i) = steps.iter().position(|s| matches!(s, Step::Madvise { advice: radiff_model::MadvAdvice::Collapse, .. })) else { return Ok(()) };
+pub(super) fn check_collapse(
+    at: &At,
+    steps: &[Step],
+    points: &[super::Point],
+    device: crate::wire::DeviceKind,
+    block_size: Option<u64>,
+) -> Result<()> {
+    let Some(i) =
+        steps.iter().position(|s| matches!(s, Step::Madvise { advice: radiff_model::MadvAdvice::Collapse, .. }))
+    else {
+        return Ok(());
+    };
     let line = yaml::line_of_item(at.text, "reads", i);
-    let bad = |message: String| Err(Error::input(at.path, line, format!("reads[{i}]: madvise `advice: collapse`: {message}")));
+    let bad = |message: String| {
+        Err(Error::input(at.path, line, format!("reads[{i}]: madvise `advice: collapse`: {message}")))
+    };
     if steps.iter().any(|s| matches!(s, Step::FailAlloc { times, .. } if *times > 0)) {
         return bad("not with `fail_alloc` (the collapse's order-9 allocation under fail_page_alloc has not been tried on a real kernel)".into());
     }
@@ -532,7 +670,11 @@ pub(super) fn check_collapse(at: &At, steps: &[Step], points: &[super::Point], d
         }
         let window = if doubled { 2 * ra } else { ra };
         if window > max {
-            let why = if doubled { format!("2 x read_ahead_kb {ra} (`fadvise: sequential` doubles the window)") } else { format!("read_ahead_kb {ra}") };
+            let why = if doubled {
+                format!("2 x read_ahead_kb {ra} (`fadvise: sequential` doubles the window)")
+            } else {
+                format!("read_ahead_kb {ra}")
+            };
             return bad(format!(
                 "{why} is more than max_sectors_kb {max}: a window of several requests makes the collapse fail on a request still in flight (SCAN_PAGE_LOCK) or not, run to run"
             ));

@@ -24,7 +24,10 @@ pub fn two_extents(size: u64, at: u64) -> Vec<Extent> {
 
 /// Seed 000's headline access: a 4 KiB pread at 0, then `read` byte preads from 4096 to EOF.
 pub fn seed000_ops(size: u64, read: u64) -> Vec<Op> {
-    expand(&[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: read, to: None }], size)
+    expand(
+        &[Step::Read { fd: 0, offset: 0, size: 4096 }, Step::Sequential { fd: 0, from: 4096, size: read, to: None }],
+        size,
+    )
 }
 
 /// Seed 000's rig: XFS on the QEMU NVMe disk, read_ahead_kb 128, a 512 MiB file.
@@ -37,7 +40,17 @@ pub fn seed000(max_sectors_kb: u64, read: u64) -> Input {
         queue.max_hw_sectors_kb = 2048;
         queue.max_segments = 256;
     }
-    Input { fs: FsKind::Xfs, file_size: size, extents: one_extent(size), queue, mapping: MappingLimits::xfs(), ops: seed000_ops(size, read), folio_pfns: Vec::new(), vm: Default::default(), other_files: Vec::new() }
+    Input {
+        fs: FsKind::Xfs,
+        file_size: size,
+        extents: one_extent(size),
+        queue,
+        mapping: MappingLimits::xfs(),
+        ops: seed000_ops(size, read),
+        folio_pfns: Vec::new(),
+        vm: Default::default(),
+        other_files: Vec::new(),
+    }
 }
 
 /// The QEMU UFS logical unit as the rig showed it.

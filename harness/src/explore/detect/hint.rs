@@ -123,21 +123,31 @@ fn effects(trace: &Trace, hints: &[Hint]) -> Vec<Option<Effect>> {
         let w0 = subs[k].0;
         // The windows the hint's events can be in: its first submit's, and the Start windows
         // after it, up to the next read or fault.
-        let w_end = (w0 + 1..trace.windows.len()).find(|&i| trace.windows[i].trigger != Trigger::Start).unwrap_or(trace.windows.len());
+        let w_end = (w0 + 1..trace.windows.len())
+            .find(|&i| trace.windows[i].trigger != Trigger::Start)
+            .unwrap_or(trace.windows.len());
         // Its chunks (and the pieces of a split mapping): contiguous submits in those windows.
         let mut ranges = vec![(subs[k].2, subs[k].2 + subs[k].3)];
         next = k + 1;
-        while next < subs.len() && subs[next].0 < w_end && subs[next].2 == ranges.last().expect("one").1 && subs[next].2 < h.end {
+        while next < subs.len()
+            && subs[next].0 < w_end
+            && subs[next].2 == ranges.last().expect("one").1
+            && subs[next].2 < h.end
+        {
             ranges.push((subs[next].2, subs[next].2 + subs[next].3));
             next += 1;
         }
         let folios = |ws: &[radiff_model::Window]| -> Vec<(u64, u64)> {
-            ws.iter().filter(|w| w.file == h.file).flat_map(|w| w.folios.iter().map(|f| (f.index, f.index + f.pages()))).collect()
+            ws.iter()
+                .filter(|w| w.file == h.file)
+                .flat_map(|w| w.folios.iter().map(|f| (f.index, f.index + f.pages())))
+                .collect()
         };
         // Cached before: what the windows before added, and what the hint's windows added
         // outside its submits (the read before it, in the same window).
         let in_hint = |f: &(u64, u64)| ranges.iter().any(|&(a, b)| f.0 < b && a < f.1);
-        let (added, earlier): (Vec<(u64, u64)>, Vec<(u64, u64)>) = folios(&trace.windows[w0..w_end]).into_iter().partition(in_hint);
+        let (added, earlier): (Vec<(u64, u64)>, Vec<(u64, u64)>) =
+            folios(&trace.windows[w0..w_end]).into_iter().partition(in_hint);
         let mut before = folios(&trace.windows[..w0]);
         before.extend(earlier);
         let asked = (h.end - h.first) - covered(&mut before, h.first, h.end);

@@ -34,14 +34,26 @@ fn stream_windows(trace: &Trace, ops: &[Op], stream: &Stream) -> Vec<usize> {
     let file_pages = |w: &Window| w.file as u64 * (FILE_STRIDE / PAGE);
     let first_end = ends.iter().next().copied().unwrap_or(stream.start / PAGE + 1);
     let (a, b) = (stream.start / PAGE, stream.end.div_ceil(PAGE));
-    let ws: Vec<usize> = (0..trace.windows.len()).filter(|&i| trace.windows[i].trigger != Trigger::Start && (a..b).contains(&(file_pages(&trace.windows[i]) + trace.windows[i].index))).collect();
-    let Some(begin) = ws.iter().position(|&i| (a..first_end.max(a + 1)).contains(&(file_pages(&trace.windows[i]) + trace.windows[i].index))) else { return Vec::new() };
+    let ws: Vec<usize> = (0..trace.windows.len())
+        .filter(|&i| {
+            trace.windows[i].trigger != Trigger::Start
+                && (a..b).contains(&(file_pages(&trace.windows[i]) + trace.windows[i].index))
+        })
+        .collect();
+    let Some(begin) = ws
+        .iter()
+        .position(|&i| (a..first_end.max(a + 1)).contains(&(file_pages(&trace.windows[i]) + trace.windows[i].index)))
+    else {
+        return Vec::new();
+    };
     ws[begin..]
         .iter()
         .copied()
         .filter(|&i| {
             let w = &trace.windows[i];
-            touches || !matches!(w.trigger, Trigger::Sync | Trigger::Async) || ends.contains(&(file_pages(w) + w.index + w.req_count))
+            touches
+                || !matches!(w.trigger, Trigger::Sync | Trigger::Async)
+                || ends.contains(&(file_pages(w) + w.index + w.req_count))
         })
         .collect()
 }
@@ -90,7 +102,14 @@ pub fn lost_ramp(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
             .filter_map(|&at| {
                 let w = &trace.windows[at];
                 let (index, size) = submitted(w)?;
-                Some(Step { index, size, order: w.folios.iter().map(|f| f.order).max(), added: w.folios.iter().map(|f| f.pages()).sum(), trigger: w.trigger, at })
+                Some(Step {
+                    index,
+                    size,
+                    order: w.folios.iter().map(|f| f.order).max(),
+                    added: w.folios.iter().map(|f| f.pages()).sum(),
+                    trigger: w.trigger,
+                    at,
+                })
             })
             .collect();
         if steps.len() < 3 {
@@ -107,8 +126,22 @@ pub fn lost_ramp(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
             let gap = s.index > end;
             let middle = k + 1 < steps.len() && s.index + s.size < file_pages.min(stream_end);
             let size_drop = peak_size as f64 >= ratio * first.size as f64 && s.size <= first.size;
-            let order_drop = s.order.is_some_and(|o| first.order.is_some_and(|f| peak_order >= f + order_gain && o <= f));
-            if middle && !cached && !gap && !after_cached && (size_drop || order_drop) && !foreign_cached(trace, &own, file, s.at, s.index.saturating_sub(s.size.max(peak_size)), s.index + s.size) {
+            let order_drop =
+                s.order.is_some_and(|o| first.order.is_some_and(|f| peak_order >= f + order_gain && o <= f));
+            if middle
+                && !cached
+                && !gap
+                && !after_cached
+                && (size_drop || order_drop)
+                && !foreign_cached(
+                    trace,
+                    &own,
+                    file,
+                    s.at,
+                    s.index.saturating_sub(s.size.max(peak_size)),
+                    s.index + s.size,
+                )
+            {
                 drops += 1;
                 example.get_or_insert((*s, peak_size, peak_order));
             }

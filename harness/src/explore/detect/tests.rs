@@ -13,7 +13,19 @@ fn base() -> Vec<(String, radiff_model::Policy)> {
 }
 
 fn gen(steps: Vec<GenStep>) -> Gen {
-    let mut g = Gen { files: 1, fault_around: generate::DEFAULT_FAULT_AROUND, thp: radiff_model::ThpMode::Always, device: GenDevice::Nvme { transfer_limit: 512 * KIB }, fs: radiff_model::FsKind::Xfs, file_size: 32 * MIB, write_size: MIB, read_ahead_kb: 128, max_sectors_kb: 512, block_size: None, steps };
+    let mut g = Gen {
+        files: 1,
+        fault_around: generate::DEFAULT_FAULT_AROUND,
+        thp: radiff_model::ThpMode::Always,
+        device: GenDevice::Nvme { transfer_limit: 512 * KIB },
+        fs: radiff_model::FsKind::Xfs,
+        file_size: 32 * MIB,
+        write_size: MIB,
+        read_ahead_kb: 128,
+        max_sectors_kb: 512,
+        block_size: None,
+        steps,
+    };
     g.fix();
     g
 }
@@ -32,7 +44,11 @@ fn every_row_has_a_unique_name_and_thresholds_and_each_threshold_can_be_set() {
         assert!(rank(row.name) > rank("variant-change"));
     }
     let all = thresholds::names();
-    assert_eq!(all.len(), all.iter().collect::<std::collections::BTreeSet<_>>().len(), "a threshold name twice: {all:?}");
+    assert_eq!(
+        all.len(),
+        all.iter().collect::<std::collections::BTreeSet<_>>().len(),
+        "a threshold name twice: {all:?}"
+    );
     let mut t = Thresholds::default();
     for name in &all {
         t.set(&format!("{name}=3")).unwrap();
@@ -47,7 +63,10 @@ fn every_row_has_a_unique_name_and_thresholds_and_each_threshold_can_be_set() {
         assert!(help.contains(&format!("{name}=")), "{name} missing from the help");
     }
     // Every detector reads only thresholds the table declares (an undeclared one panics).
-    let g = gen(vec![GenStep::Fadvise { advice: radiff_model::Advice::Willneed }, GenStep::Sequential { at: Start::At(0), size: 64 * KIB, len: None }]);
+    let g = gen(vec![
+        GenStep::Fadvise { advice: radiff_model::Advice::Willneed },
+        GenStep::Sequential { at: Start::At(0), size: 64 * KIB, len: None },
+    ]);
     let s = scenario_of(&g, &[]).unwrap();
     let (input, traces) = predict_scenario(&s, &base());
     run_all(&traces[0], &context(&input), &Thresholds::default());
@@ -57,19 +76,34 @@ fn every_row_has_a_unique_name_and_thresholds_and_each_threshold_can_be_set() {
 fn a_willneed_over_far_more_than_max_pages_falls_short_on_the_model() {
     // 32 MiB file, read_ahead_kb 128 (ra_pages 32), max_sectors_kb 512 (io_pages 128):
     // force_page_cache_ra() reads max(io_pages, ra_pages) = 128 of the 8192 pages.
-    let whole = gen(vec![GenStep::Fadvise { advice: radiff_model::Advice::Willneed }, GenStep::Read { at: Start::At(16 * MIB), size: 4 * KIB }]);
+    let whole = gen(vec![
+        GenStep::Fadvise { advice: radiff_model::Advice::Willneed },
+        GenStep::Read { at: Start::At(16 * MIB), size: 4 * KIB },
+    ]);
     let hit = on_model(&whole, "hint-shortfall").expect("fires");
     assert!(hit.key.starts_with("willneed read under 1/64"), "{}", hit.key);
-    assert!(hit.detail.contains("[0, 8192)") && hit.detail.contains("(8192 of them not cached) read 128 of them"), "{}", hit.detail);
+    assert!(
+        hit.detail.contains("[0, 8192)") && hit.detail.contains("(8192 of them not cached) read 128 of them"),
+        "{}",
+        hit.detail
+    );
     // readahead(2) and MADV_WILLNEED take the same path.
     let ra = gen(vec![GenStep::Readahead { at: MIB, size: 4 * MIB }]);
     let hit = on_model(&ra, "hint-shortfall").expect("fires");
     assert!(hit.key.starts_with("readahead(2)") && hit.detail.contains("[256, 1280)"), "{hit:?}");
-    let madv = gen(vec![GenStep::Map { shared: true, exec: false, advice: Some(radiff_model::MadvAdvice::Willneed), order: GenTouch::Stride { stride: 2 * MIB } }]);
+    let madv = gen(vec![GenStep::Map {
+        shared: true,
+        exec: false,
+        advice: Some(radiff_model::MadvAdvice::Willneed),
+        order: GenTouch::Stride { stride: 2 * MIB },
+    }]);
     assert!(on_model(&madv, "hint-shortfall").expect("fires").key.starts_with("madv-willneed"));
     // A hint within max_pages reads all of it; a hint over cached pages asks for nothing.
     assert_eq!(on_model(&gen(vec![GenStep::Readahead { at: MIB, size: 512 * KIB }]), "hint-shortfall"), None);
-    let cached = gen(vec![GenStep::Sequential { at: Start::At(0), size: MIB, len: None }, GenStep::Fadvise { advice: radiff_model::Advice::Willneed }]);
+    let cached = gen(vec![
+        GenStep::Sequential { at: Start::At(0), size: MIB, len: None },
+        GenStep::Fadvise { advice: radiff_model::Advice::Willneed },
+    ]);
     assert_eq!(on_model(&cached, "hint-shortfall"), None);
     // The threshold: a share of 1/100 lets a 128-of-8192 read pass.
     let t = Thresholds::default().with("hint_read_share", 0.01);

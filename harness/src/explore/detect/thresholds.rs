@@ -50,11 +50,17 @@ impl Thresholds {
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment.split_once('=').ok_or_else(|| format!("`{assignment}`: write NAME=VALUE"))?;
         let (name, value) = (name.trim(), value.trim());
-        let t = all().find(|t| t.name == name).ok_or_else(|| format!("unknown threshold `{name}` (one of: {})", names().join(", ")))?;
+        let t = all()
+            .find(|t| t.name == name)
+            .ok_or_else(|| format!("unknown threshold `{name}` (one of: {})", names().join(", ")))?;
         let v = if t.whole {
             value.parse::<u64>().map_err(|_| format!("{name}: `{value}` is not a whole number"))? as f64
         } else {
-            value.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| format!("{name}: `{value}` is not a number"))?
+            value
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("{name}: `{value}` is not a number"))?
         };
         self.values.insert(t.name, v);
         Ok(())
@@ -62,7 +68,8 @@ impl Thresholds {
 
     /// `self` with `name` set to `value` (for tests and callers that know the name).
     pub fn with(mut self, name: &str, value: f64) -> Self {
-        let t = all().find(|t| t.name == name).unwrap_or_else(|| panic!("no threshold `{name}` in the detectors' table"));
+        let t =
+            all().find(|t| t.name == name).unwrap_or_else(|| panic!("no threshold `{name}` in the detectors' table"));
         self.values.insert(t.name, value);
         self
     }
@@ -85,8 +92,10 @@ pub fn names() -> Vec<&'static str> {
 
 /// The `--threshold` help: one line per threshold, grouped under its detector.
 pub fn help() -> String {
-    let mut s = String::from("Set a detector's threshold (repeatable). The thresholds, by detector, with their defaults:\n");
-    let mut line = |group: &str, t: &Threshold| s.push_str(&format!("\n  {group}: {}={} - {}", t.name, t.default, t.help));
+    let mut s =
+        String::from("Set a detector's threshold (repeatable). The thresholds, by detector, with their defaults:\n");
+    let mut line =
+        |group: &str, t: &Threshold| s.push_str(&format!("\n  {group}: {}={} - {}", t.name, t.default, t.help));
     for t in super::STREAM_THRESHOLDS {
         line("streams", t);
     }

@@ -17,7 +17,11 @@ pub const FAIL_ALLOC_ONE_IN: u64 = 5;
 /// fault is VM_FAULT_OOM), and the grammar does not tell the two apart.
 pub(super) fn fail_alloc_family(seed: u64, index: u64, g: &mut Gen) {
     let mut rng = SplitMix64::new(seed ^ SplitMix64::new(index.wrapping_add(0x6661_696c)).next_u64());
-    if rng.below(FAIL_ALLOC_ONE_IN) != 0 || g.steps.is_empty() || g.steps.len() >= MAX_STEPS || g.steps.iter().any(|s| matches!(s, GenStep::Map { .. })) {
+    if rng.below(FAIL_ALLOC_ONE_IN) != 0
+        || g.steps.is_empty()
+        || g.steps.len() >= MAX_STEPS
+        || g.steps.iter().any(|s| matches!(s, GenStep::Map { .. }))
+    {
         return;
     }
     let at = rng.below(g.steps.len() as u64) as usize;

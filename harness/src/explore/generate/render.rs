@@ -12,7 +12,8 @@ impl GenStep {
         let GenStep::Map { shared, advice, order, exec } = self else { return rwf::yaml_items(self, from, to) };
         let map = *maps;
         *maps += 1;
-        let flags = format!("{}{}", if *shared { "" } else { ", shared: false" }, if *exec { ", exec: true" } else { "" });
+        let flags =
+            format!("{}{}", if *shared { "" } else { ", shared: false" }, if *exec { ", exec: true" } else { "" });
         let mut items = vec![format!("mmap: {{map: {map}{flags}}}")];
         if let Some(a) = advice {
             items.push(format!("madvise: {{map: {map}, advice: {}}}", madv_name(*a)));
@@ -21,7 +22,9 @@ impl GenStep {
             GenTouch::Sequential => format!("touch: {{map: {map}, order: sequential}}"),
             GenTouch::Backward => format!("touch: {{map: {map}, order: backward}}"),
             GenTouch::Stride { stride } => format!("touch: {{map: {map}, order: stride, stride: {}}}", Size(*stride)),
-            GenTouch::Random { count, seed } => format!("touch: {{map: {map}, order: random, count: {count}, seed: {seed}}}"),
+            GenTouch::Random { count, seed } => {
+                format!("touch: {{map: {map}, order: random, count: {count}, seed: {seed}}}")
+            }
         });
         items
     }
@@ -45,7 +48,9 @@ impl GenStep {
                 format!("interleaved: {{streams: {streams}, size: {}{fds}}}", Size(*size))
             }
             GenStep::Fadvise { advice } => format!("fadvise: {{advice: {}}}", advice_name(*advice)),
-            GenStep::FailAlloc { times, min_order } => format!("fail_alloc: {{times: {times}, min_order: {min_order}}}"),
+            GenStep::FailAlloc { times, min_order } => {
+                format!("fail_alloc: {{times: {times}, min_order: {min_order}}}")
+            }
             GenStep::Alternate { size } => format!("interleaved: {{files: [a, b], size: {}}}", Size(*size)),
             GenStep::Splice { size, pipe, sendfile, .. } => {
                 let via = if *sendfile { ", via: sendfile" } else { "" };
@@ -62,12 +67,20 @@ impl GenStep {
                 format!("{} reads from {} to {}", Size(*size), Size(from), Size(to.unwrap_or(file_size)))
             }
             GenStep::Random { count, min, max, .. } if min == max => format!("{count} random {} reads", Size(*min)),
-            GenStep::Random { count, min, max, .. } => format!("{count} random reads of {}..{}", Size(*min), Size(*max)),
+            GenStep::Random { count, min, max, .. } => {
+                format!("{count} random reads of {}..{}", Size(*min), Size(*max))
+            }
             GenStep::Interleaved { streams, size, separate_fds } => {
-                format!("{streams} interleaved streams of {} reads on {}", Size(*size), if *separate_fds { "separate fds" } else { "one fd" })
+                format!(
+                    "{streams} interleaved streams of {} reads on {}",
+                    Size(*size),
+                    if *separate_fds { "separate fds" } else { "one fd" }
+                )
             }
             GenStep::Fadvise { advice } => format!("fadvise {}", advice_name(*advice)),
-            GenStep::FailAlloc { times, min_order } => format!("the next {times} allocations of order {min_order} or more failed"),
+            GenStep::FailAlloc { times, min_order } => {
+                format!("the next {times} allocations of order {min_order} or more failed")
+            }
             GenStep::Map { shared, advice, order, exec } => {
                 let touch = match order {
                     GenTouch::Sequential => "touched first to last page".to_string(),
@@ -76,12 +89,22 @@ impl GenStep {
                     GenTouch::Random { count, .. } => format!("{count} random pages touched"),
                 };
                 let advice = advice.map(|a| format!(", madvise {}", madv_name(a))).unwrap_or_default();
-                format!("the file mmapped {}{}{advice}, {touch}", if *shared { "shared" } else { "private" }, if *exec { " exec" } else { "" })
+                format!(
+                    "the file mmapped {}{}{advice}, {touch}",
+                    if *shared { "shared" } else { "private" },
+                    if *exec { " exec" } else { "" }
+                )
             }
             GenStep::Readahead { at, size } => format!("readahead(2) of {} at {}", Size(*size), Size(*at)),
             GenStep::Alternate { size } => format!("the two files read in alternation, {} at a time", Size(*size)),
             GenStep::Splice { size, pipe, sendfile, .. } => {
-                format!("{} {} from {} through a {} pipe", if *sendfile { "sendfile of" } else { "splice of" }, Size(*size), Size(from), Size(*pipe))
+                format!(
+                    "{} {} from {} through a {} pipe",
+                    if *sendfile { "sendfile of" } else { "splice of" },
+                    Size(*size),
+                    Size(from),
+                    Size(*pipe)
+                )
             }
             GenStep::ReadWith { size, how, .. } => rwf::describe(from, *size, *how),
         }
@@ -92,7 +115,9 @@ impl GenStep {
 /// opens a file names it, except the alternation (which names both) and the steps on a
 /// mapping (which name its map).
 pub(super) fn on_first_file(item: String) -> String {
-    let takes_file = ["read:", "sequential:", "random:", "interleaved:", "fadvise:", "readahead:", "mmap:"].iter().any(|k| item.starts_with(k));
+    let takes_file = ["read:", "sequential:", "random:", "interleaved:", "fadvise:", "readahead:", "mmap:"]
+        .iter()
+        .any(|k| item.starts_with(k));
     if !takes_file || item.contains("files:") {
         return item;
     }

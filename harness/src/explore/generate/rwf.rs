@@ -11,7 +11,9 @@
 use radiff_model::pattern::SplitMix64;
 use radiff_model::{FsKind, ReadHow};
 
-use super::{draw_fadvise, draw_from, draw_read, draw_sequential, draw_steps, pick, Gen, GenStep, Production, KIB, READ_SIZES};
+use super::{
+    draw_fadvise, draw_from, draw_read, draw_sequential, draw_steps, pick, Gen, GenStep, Production, KIB, READ_SIZES,
+};
 use crate::scenario::Size;
 
 /// The largest O_DIRECT read the scenario parser takes (scenario::steps::MAX_DIRECT_READ).
@@ -37,7 +39,13 @@ pub(super) fn fix(size: &mut u64, how: ReadHow, file: u64) {
 
 /// The step's YAML item.
 pub(super) fn yaml(from: u64, size: u64, how: ReadHow) -> String {
-    let with = if how.direct { "direct: true" } else if how.nowait { "flags: [nowait]" } else { "flags: [dontcache]" };
+    let with = if how.direct {
+        "direct: true"
+    } else if how.nowait {
+        "flags: [nowait]"
+    } else {
+        "flags: [dontcache]"
+    };
     format!("read: {{offset: {}, size: {}, {with}}}", Size(from), Size(size))
 }
 
@@ -45,14 +53,22 @@ pub(super) fn yaml(from: u64, size: u64, how: ReadHow) -> String {
 /// NOWAIT read is exact only on a cached range, so a plain read of the range comes first.
 pub(super) fn yaml_items(step: &GenStep, from: u64, to: Option<u64>) -> Vec<String> {
     match step {
-        GenStep::ReadWith { size, how, .. } if how.nowait => vec![format!("read: {{offset: {}, size: {}}}", Size(from), Size(*size)), step.yaml(from, to)],
+        GenStep::ReadWith { size, how, .. } if how.nowait => {
+            vec![format!("read: {{offset: {}, size: {}}}", Size(from), Size(*size)), step.yaml(from, to)]
+        }
         _ => vec![step.yaml(from, to)],
     }
 }
 
 /// The step in words.
 pub(super) fn describe(from: u64, size: u64, how: ReadHow) -> String {
-    let what = if how.direct { "an O_DIRECT read" } else if how.nowait { "a read and again with RWF_NOWAIT," } else { "an RWF_DONTCACHE read" };
+    let what = if how.direct {
+        "an O_DIRECT read"
+    } else if how.nowait {
+        "a read and again with RWF_NOWAIT,"
+    } else {
+        "an RWF_DONTCACHE read"
+    };
     format!("{what} of {} at {}", Size(size), Size(from))
 }
 
@@ -104,7 +120,9 @@ pub(super) fn rwf_family(seed: u64, index: u64, g: &mut Gen) {
     if family.below(RWF_ONE_IN) != 0 {
         return;
     }
-    if g.files != 1 || g.steps.iter().any(|s| matches!(s, GenStep::Map { .. } | GenStep::Splice { .. } | GenStep::Alternate { .. })) {
+    if g.files != 1
+        || g.steps.iter().any(|s| matches!(s, GenStep::Map { .. } | GenStep::Splice { .. } | GenStep::Alternate { .. }))
+    {
         return;
     }
     if g.fs == FsKind::F2fs {

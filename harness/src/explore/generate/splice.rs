@@ -2,13 +2,21 @@
 
 use radiff_model::pattern::SplitMix64;
 
-use super::{draw_fadvise, draw_from, draw_read, draw_sequential, draw_steps, pick, Gen, GenStep, Production, KIB, MIB, READ_SIZES};
+use super::{
+    draw_fadvise, draw_from, draw_read, draw_sequential, draw_steps, pick, Gen, GenStep, Production, KIB, MIB,
+    READ_SIZES,
+};
 
 /// Pipe sizes a splice draws: F_SETPIPE_SZ's powers of two, the default (64 KiB) twice.
 const PIPE_SIZES: &[u64] = &[4 * KIB, 16 * KIB, 64 * KIB, 64 * KIB, 256 * KIB, MIB];
 
 fn draw_splice(rng: &mut SplitMix64, g: &Gen) -> GenStep {
-    GenStep::Splice { at: draw_from(rng, g), size: pick(rng, READ_SIZES) * (1 + rng.below(8)), pipe: pick(rng, PIPE_SIZES), sendfile: rng.below(2) == 0 }
+    GenStep::Splice {
+        at: draw_from(rng, g),
+        size: pick(rng, READ_SIZES) * (1 + rng.below(8)),
+        pipe: pick(rng, PIPE_SIZES),
+        sendfile: rng.below(2) == 0,
+    }
 }
 
 /// The productions of the splice family: splices of the file into a pipe, among reads
