@@ -325,7 +325,7 @@ fn tally_runs(done: Vec<Done>, rows: &mut Vec<Row>) -> Tally {
 
 /// The printed table: the rows, then the matrix's sums, the batches, the model and the
 /// failed runs.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "each argument is one measured figure of the bench's table")]
 fn table(
     rows: &[Row],
     tally: &Tally,

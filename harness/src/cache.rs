@@ -124,9 +124,8 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         return Err(Error::io(&tmp, e));
     }
-    put_in_place(&tmp, path, &[], None).map_err(|e| {
+    put_in_place(&tmp, path, &[], None).inspect_err(|_e| {
         let _ = std::fs::remove_file(&tmp);
-        e
     })
 }
 
@@ -186,7 +185,7 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     let mut at = Some(path);
     while let Some(p) = at {
         if let Ok(stat) = nix::sys::statvfs::statvfs(p) {
-            #[allow(clippy::unnecessary_cast)] // fsblkcnt_t and c_ulong differ by target
+            #[allow(clippy::unnecessary_cast, reason = "fsblkcnt_t and c_ulong differ by target")]
             return Some((stat.blocks_available() as u64).saturating_mul(stat.fragment_size() as u64));
         }
         at = p.parent();

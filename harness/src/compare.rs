@@ -190,7 +190,7 @@ pub fn compare_timed(kernel: &Trace, model: &Trace, timed: &[bool]) -> (Option<D
         if k == m {
             continue;
         }
-        let only_prev_pos = Window { ra: RaState { prev_pos: m.ra.prev_pos, ..k.ra.clone() }, ..k.clone() } == *m;
+        let only_prev_pos = Window { ra: RaState { prev_pos: m.ra.prev_pos, ..k.ra }, ..k.clone() } == *m;
         if !only_prev_pos || !timed.get(i).copied().unwrap_or(false) {
             return (
                 Some(Divergence { window: i, part: Part::WindowFields, kernel: kernel.clone(), model: model.clone() }),

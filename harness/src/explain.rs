@@ -260,7 +260,10 @@ pub fn decisions_at(
 
 /// For a patch without a policy: where the kernel leaves the base model, that window's base
 /// decisions, and which of its functions the patch changes.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the tree, the kernels, the cache and the run it explains come from different places; each is used once"
+)]
 fn patch_on_path(
     root: &Path,
     kernels: &Kernels,

@@ -251,7 +251,7 @@ fn ra_event(
 ) -> Result<(), ParseError> {
     let err = |message: String| ParseError::Line { line: number, message };
     let f = Fields::parse_eq(body);
-    let Some(file) = f.file(filter).map_err(|m| err(m))? else {
+    let Some(file) = f.file(filter).map_err(&err)? else {
         *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
         return Ok(());
     };
@@ -306,7 +306,7 @@ fn fault_event(
 ) -> Result<(), ParseError> {
     let err = |message: String| ParseError::Line { line: number, message };
     let f = Fields::parse_eq(body);
-    let Some(file) = f.file(filter).map_err(|m| err(m))? else {
+    let Some(file) = f.file(filter).map_err(&err)? else {
         *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
         return Ok(());
     };
@@ -347,7 +347,7 @@ fn folio_event(
 ) -> Result<(), ParseError> {
     let err = |message: String| ParseError::Line { line: number, message };
     let f = Fields::parse_filemap(body);
-    let Some(file) = f.file(filter).map_err(|m| err(m))? else {
+    let Some(file) = f.file(filter).map_err(&err)? else {
         *capture.filtered.entry(OTHER_FILES.into()).or_default() += 1;
         return Ok(());
     };

@@ -136,7 +136,7 @@ fn plural(n: u64) -> &'static str {
 }
 
 pub fn kib(bytes: u64) -> String {
-    if bytes % 1024 == 0 {
+    if bytes.is_multiple_of(1024) {
         format!("{} KiB", bytes / 1024)
     } else {
         format!("{bytes} B")

@@ -141,7 +141,7 @@ file: {size: 512 MiB}
 
     #[derive(serde::Deserialize, Debug)]
     #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
+    #[allow(dead_code, reason = "the fields are there for serde to check the YAML's shape; the test reads only errors")]
     struct Queue {
         read_ahead_kb: u64,
     }

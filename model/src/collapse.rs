@@ -140,10 +140,11 @@ impl Model<'_> {
             cover!(self.rec, "collapse_possible: VM_NOHUGEPAGE");
             return false;
         }
-        let suitable = vm_start.wrapping_sub(vm_pgoff) % HPAGE_PMD_NR == 0 && vm_end >= vm_start + HPAGE_PMD_NR && {
-            let haddr = (vm_end - HPAGE_PMD_NR) / HPAGE_PMD_NR * HPAGE_PMD_NR;
-            haddr >= vm_start && haddr + HPAGE_PMD_NR <= vm_end
-        };
+        let suitable =
+            vm_start.wrapping_sub(vm_pgoff).is_multiple_of(HPAGE_PMD_NR) && vm_end >= vm_start + HPAGE_PMD_NR && {
+                let haddr = (vm_end - HPAGE_PMD_NR) / HPAGE_PMD_NR * HPAGE_PMD_NR;
+                haddr >= vm_start && haddr + HPAGE_PMD_NR <= vm_end
+            };
         if !suitable {
             cover!(self.rec, "collapse_possible: !thp_vma_suitable_order");
             return false;
@@ -305,7 +306,7 @@ impl Model<'_> {
             let page = pgoff - area.pgoff;
             let vma = area.vma_of(page);
             let addr = area.vstart + page;
-            if addr % HPAGE_PMD_NR != 0 || area.vstart + vma.end < addr + HPAGE_PMD_NR {
+            if !addr.is_multiple_of(HPAGE_PMD_NR) || area.vstart + vma.end < addr + HPAGE_PMD_NR {
                 continue;
             }
             if area.pmds.get(&(addr / PTRS_PER_PTE)) == Some(&Pmd::Table) {

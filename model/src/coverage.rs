@@ -543,7 +543,7 @@ mod tests {
         let mut rest = args;
         while let Some(start) = rest.find('"') {
             let before = &rest[..start];
-            if before.contains(')') && out.len() >= 1 {
+            if before.contains(')') && !out.is_empty() {
                 break;
             }
             let end = rest[start + 1..].find('"').expect("closing quote") + start + 1;

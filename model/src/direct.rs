@@ -67,7 +67,7 @@ impl Model<'_> {
     /// `__iomap_dio_read_simple()`, Linux 7.3.4 fs/iomap/direct-io.c: a read inside one
     /// mapped extent is one bio, `submit_bio_wait()`ed (so REQ_SYNC, and no plug); else
     /// -ENOTBLK (false).
-    #[allow(non_snake_case)]
+    #[allow(non_snake_case, reason = "the kernel's name, its leading underscores kept")]
     fn __iomap_dio_read_simple(&mut self, pos: u64, len: u64) -> bool {
         let mapping = self.layout.lookup(pos);
         // "if (iomi->iomap.type != IOMAP_MAPPED || iomi->iomap.offset +

@@ -133,7 +133,7 @@ impl PageCache {
         let end = end.min(self.slots.len() as u64);
         let mut i = start;
         while i < end {
-            if i % CHUNK == 0 && i + CHUNK <= end {
+            if i.is_multiple_of(CHUNK) && i + CHUNK <= end {
                 if self.chunk_pages[(i / CHUNK) as usize] > 0 {
                     return true;
                 }

@@ -13,7 +13,7 @@ const F2FS_SLOTS_PER_BLOCK: u64 = (4096 - 24) / 4;
 /// `sb->s_maxbytes` of a file system `fs` made by radiff (4 KiB blocks; ext4 with the
 /// `huge_file` feature, mkfs.ext4's default): what filemap_read() ("if (unlikely(iocb->ki_pos
 /// >= inode->i_sb->s_maxbytes)) return 0;" and "iov_iter_truncate(iter,
-/// inode->i_sb->s_maxbytes - iocb->ki_pos)") and filemap_splice_read() compare with.
+/// > inode->i_sb->s_maxbytes - iocb->ki_pos)") and filemap_splice_read() compare with.
 pub fn s_maxbytes(fs: FsKind) -> u64 {
     match fs {
         // xfs_fs_fill_super(): "sb->s_maxbytes = MAX_LFS_FILESIZE;".

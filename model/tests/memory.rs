@@ -45,8 +45,11 @@ fn pairs_then_singles(pairs: usize, n: usize) -> Vec<u64> {
     lengths
 }
 
+/// A window's requests as (sector, sectors), and their segments.
+type WindowRequests = (Vec<(u64, u64)>, Vec<u64>);
+
 /// (sector, sectors) of each window's requests, and their segments.
-fn requests(ex: &Explained) -> Vec<(Vec<(u64, u64)>, Vec<u64>)> {
+fn requests(ex: &Explained) -> Vec<WindowRequests> {
     ex.trace
         .windows
         .iter()
@@ -189,7 +192,7 @@ fn xfs_on_nvme_does_not_depend_on_memory() {
     let mut input = seed000(512, MIB);
     let trace = predict(&input, &Policy::BASE);
     let folios: Vec<Folio> = trace.folios().copied().collect();
-    for adjacent in [|_: usize| false, |n: usize| n % 3 != 0, |_: usize| true] {
+    for adjacent in [|_: usize| false, |n: usize| !n.is_multiple_of(3), |_: usize| true] {
         input.folio_pfns = place(&folios, adjacent);
         assert_eq!(predict(&input, &Policy::BASE), trace);
     }

@@ -69,11 +69,14 @@ pub fn keys_a_cause(id: &str) -> bool {
     deciding && (!is_comparison_side(id) || id.ends_with(" > max_pages"))
 }
 
+/// What groups findings into one cause: the detector, the variant, the decision path.
+type CauseKey = (&'static str, Option<String>, Vec<String>);
+
 /// The causes of `findings`, most findings first. A finding whose scenario no longer
 /// parses has no cause and is left out.
 pub fn causes(findings: &[Finding], policies: &[(String, Policy)], t: &Thresholds) -> Vec<Cause> {
     let keyed = keys_a_cause;
-    let mut by_key: BTreeMap<(&'static str, Option<String>, Vec<String>), Vec<(usize, usize)>> = BTreeMap::new();
+    let mut by_key: BTreeMap<CauseKey, Vec<(usize, usize)>> = BTreeMap::new();
     for (i, f) in findings.iter().enumerate() {
         let Some((window, path)) = anomaly(f, policies, t, &keyed) else { continue };
         by_key.entry((f.hit.detector, f.variant.clone(), path)).or_default().push((i, window));

@@ -146,7 +146,7 @@ impl AlignedBuf {
         AlignedBuf { ptr, layout }
     }
 
-    #[allow(clippy::mut_from_ref)]
+    #[allow(clippy::mut_from_ref, reason = "the buffer is the guest's one scratch area, never lent twice (see SAFETY)")]
     fn slice_mut(&self, len: usize) -> &mut [u8] {
         assert!(len <= self.layout.size());
         // SAFETY: ptr is valid for layout.size() bytes; the guest is single-threaded and

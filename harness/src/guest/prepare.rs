@@ -57,7 +57,7 @@ fn write_data(g: &mut Guest, fs: FsKind, path: &Path, spec: &GuestFile) -> GResu
         .truncate(true)
         .write(true)
         .custom_flags(nix::libc::O_DIRECT)
-        .open(&path)
+        .open(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     if let Some(extsize) = extent_size {
         set_xfs_extsize(&file, extsize)?;

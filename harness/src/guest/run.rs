@@ -212,7 +212,10 @@ fn open_direct_files(fds: u32, ops: &[Op]) -> GResult<Vec<Option<File>>> {
 /// An `Op::ReadWith`: preadv2(2) with RWF_NOWAIT / RWF_DONTCACHE, or pread(2) through
 /// the fd's O_DIRECT descriptor (into the page-aligned `buf`). A NOWAIT read may return
 /// EAGAIN or fewer bytes (that is its point); any other short read is an error.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per field of Op::ReadWith, plus the open files and the buffer"
+)]
 fn read_with(
     files: &[Option<File>],
     direct: &[Option<File>],

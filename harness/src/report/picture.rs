@@ -33,13 +33,11 @@ pub fn page_range(arg: Option<&str>, file_pages: u64) -> Result<(Range<u64>, Str
     Ok((a..b, format!("pages {a}..{b} of {file_pages}")))
 }
 
+/// A matrix point's label (None for a scenario without a matrix) and each variant's trace there.
+pub type PointTraces = (Option<String>, Vec<(String, Trace)>);
+
 /// The SVG of a scenario: a section per matrix point, a series per variant.
-pub fn picture(
-    title: &str,
-    subtitle: &str,
-    pages: Range<u64>,
-    traces: &[(Option<String>, Vec<(String, Trace)>)],
-) -> String {
+pub fn picture(title: &str, subtitle: &str, pages: Range<u64>, traces: &[PointTraces]) -> String {
     let sections: Vec<crate::svg::Section> = traces
         .iter()
         .map(|(label, series)| crate::svg::Section {

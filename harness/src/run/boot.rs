@@ -191,7 +191,10 @@ impl Lab {
     /// Reads a finished point's results in `staged` (the guest's folder, renamed to `dir`
     /// afterwards): env.json, the trace (lost events are an error), trace.json written
     /// there. Errors and the output name the files as they will be in `dir`.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a point's run: its job, folders and outcome each come from a different stage of the boot"
+    )]
     fn finish_run(
         &self,
         scenario: &Scenario,
@@ -203,7 +206,7 @@ impl Lab {
         boot_wall: Duration,
     ) -> Result<RunOutput> {
         let dir = dir.to_path_buf();
-        let read = |name: &str| std::fs::read_to_string(staged.join(name)).map_err(|e| Error::io(&dir.join(name), e));
+        let read = |name: &str| std::fs::read_to_string(staged.join(name)).map_err(|e| Error::io(dir.join(name), e));
         let env_path = dir.join("env.json");
         let env: GuestEnv =
             serde_json::from_str(&read("env.json")?).map_err(|e| Error::Json { file: env_path.clone(), source: e })?;
@@ -413,7 +416,10 @@ impl Ended {
     /// The error of point `n` (`job`, its folder `from`, to be published as `dir`), which
     /// failed or which the boot failed before: a timeout, a kernel panic (its dumped trace
     /// kept as the point's trace.txt), the guest's error, a boot that stalled, or the VM's.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a point's run: its job, folders and outcome each come from a different stage of the boot"
+    )]
     fn point_error(
         &mut self,
         n: usize,

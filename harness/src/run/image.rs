@@ -114,7 +114,10 @@ impl Lab {
     /// Boots `kernel` with the guest program on `spec`; a guest that did not report success
     /// is an error that keeps everything in `dir`. `tick` is given the guest's step once a
     /// second while it runs.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a boot's inputs: folder, kernel, disks, limits and progress each come from the caller's own state"
+    )]
     fn boot_guest(
         &self,
         dir: &Path,

@@ -214,7 +214,10 @@ pub(super) fn expanded_bytes(steps: &[Step], sizes: &[u64]) -> u64 {
     read_bytes
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per field of the step's YAML mapping, as the schema names them"
+)]
 fn random(
     s: &StepAt,
     count: u64,
@@ -238,7 +241,7 @@ fn random(
             Size(align)
         )));
     }
-    if from.0 % align != 0 || end > file_size || from.0.saturating_add(max) > end {
+    if !from.0.is_multiple_of(align) || end > file_size || from.0.saturating_add(max) > end {
         return Err(s.bad(format!(
             "random reads of up to {} in [{from}, {}) do not fit in the {} file",
             Size(max),
@@ -249,7 +252,10 @@ fn random(
     Ok(Step::Random { fd, count, size: SizeRange { min, max, align }, seed, from: from.0, to: to.map(|t| t.0) })
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per field of the step's YAML mapping, as the schema names them"
+)]
 fn interleaved(
     s: &StepAt,
     streams: Option<u32>,
@@ -309,9 +315,7 @@ fn interleaved(
         ok &= end <= fsize && starts.get(k).is_some_and(|&s| s < end && earlier.is_none_or(|e| e < s));
     }
     if !ok {
-        return Err(s.bad(format!(
-            "interleaved: need streams >= 2 (or `files:` naming 2 or more), size > 0, and `starts`: one offset per stream, increasing among the streams of one file, below the file's end (or `to`)"
-        )));
+        return Err(s.bad("interleaved: need streams >= 2 (or `files:` naming 2 or more), size > 0, and `starts`: one offset per stream, increasing among the streams of one file, below the file's end (or `to`)".to_string()));
     }
     let mut next_fd: BTreeMap<u32, u32> = BTreeMap::new();
     let mut fds = Vec::new();
@@ -325,7 +329,10 @@ fn interleaved(
     Ok(Step::Interleaved { fds, size: size.0, starts, to: to.map(|t| t.0) })
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per field of the step's YAML mapping, as the schema names them"
+)]
 fn mmap(
     s: &StepAt,
     maps: &mut Maps,
@@ -347,13 +354,13 @@ fn mmap(
         return Err(s.bad(format!("mmap: map {map} is still mapped (by reads[{at}]): `munmap: {{map: {map}}}` it first, or pick another `map` number")));
     }
     let mappable = file_size.div_ceil(PAGE) * PAGE;
-    if offset.0 % PAGE != 0 || offset.0 >= mappable {
+    if !offset.0.is_multiple_of(PAGE) || offset.0 >= mappable {
         return Err(
             s.bad(format!("mmap: `offset` {offset} must be a multiple of 4 KiB inside the {} file", Size(file_size)))
         );
     }
     let len = size.map(|s| s.0).unwrap_or(mappable - offset.0);
-    if len == 0 || len % PAGE != 0 || offset.0.saturating_add(len) > mappable {
+    if len == 0 || !len.is_multiple_of(PAGE) || offset.0.saturating_add(len) > mappable {
         return Err(s.bad(format!(
             "mmap: `size` {} at {offset} must be a multiple of 4 KiB, more than 0, and end inside the {} file (touching a page past its end is SIGBUS); leave it out to map to the end",
             Size(len),
@@ -388,7 +395,7 @@ fn touch_range(
         shortest = shortest.min(mapped(maps, m, "touch").map_err(|e| s.bad(e))?);
     }
     let from = from.map(|f| f.0).unwrap_or(0);
-    if from % PAGE != 0 || to.is_some_and(|t| t.0 % PAGE != 0) {
+    if !from.is_multiple_of(PAGE) || to.is_some_and(|t| t.0 % PAGE != 0) {
         return Err(s.bad(format!(
             "touch: `from` and `to` are bytes inside the mapping, multiples of 4 KiB (from {})",
             Size(from)
@@ -507,7 +514,10 @@ const MAX_PIPE: u64 = 1024 * 1024;
 
 /// `splice:`: `size` bytes (default: to the end of the file) from `offset` through a pipe
 /// of `pipe` bytes, a power of two from 4 KiB to 1 MiB (what F_SETPIPE_SZ gives exactly).
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per field of the step's YAML mapping, as the schema names them"
+)]
 fn splice(
     s: &StepAt,
     offset: Size,

@@ -1,5 +1,5 @@
 //! Inputs shared by the integration tests.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each test binary uses its own part of these inputs")]
 
 use radiff_model::pattern::expand;
 use radiff_model::*;

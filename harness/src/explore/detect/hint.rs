@@ -146,8 +146,7 @@ fn effects(trace: &Trace, hints: &[Hint]) -> Vec<Option<Effect>> {
         // Cached before: what the windows before added, and what the hint's windows added
         // outside its submits (the read before it, in the same window).
         let in_hint = |f: &(u64, u64)| ranges.iter().any(|&(a, b)| f.0 < b && a < f.1);
-        let (added, earlier): (Vec<(u64, u64)>, Vec<(u64, u64)>) =
-            folios(&trace.windows[w0..w_end]).into_iter().partition(in_hint);
+        let (added, earlier): (Vec<_>, Vec<_>) = folios(&trace.windows[w0..w_end]).into_iter().partition(in_hint);
         let mut before = folios(&trace.windows[..w0]);
         before.extend(earlier);
         let asked = (h.end - h.first) - covered(&mut before, h.first, h.end);

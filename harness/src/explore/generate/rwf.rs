@@ -113,6 +113,9 @@ const DIRECT_PRODUCTIONS: &[Production] = &[
 /// One scenario in this many of those the other families left alone is of this family.
 const RWF_ONE_IN: u64 = 6;
 
+/// Draws one step of a family.
+type DrawStep = fn(&mut SplitMix64, &Gen) -> GenStep;
+
 /// The family's draw, when its own generator picks scenario `index` of `seed`: a
 /// one-file scenario without mappings or splices, on XFS or ext4.
 pub(super) fn rwf_family(seed: u64, index: u64, g: &mut Gen) {
@@ -128,7 +131,7 @@ pub(super) fn rwf_family(seed: u64, index: u64, g: &mut Gen) {
     if g.fs == FsKind::F2fs {
         g.fs = pick(&mut family, &[FsKind::Xfs, FsKind::Ext4]);
     }
-    let (productions, draw): (&[Production], fn(&mut SplitMix64, &Gen) -> GenStep) = match family.below(3) {
+    let (productions, draw): (&[Production], DrawStep) = match family.below(3) {
         0 => (NOWAIT_PRODUCTIONS, draw_nowait),
         1 => (DONTCACHE_PRODUCTIONS, draw_dontcache),
         _ => (DIRECT_PRODUCTIONS, draw_direct),
