@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use radiff_model::{predict, Policy, Trace};
+use radiff_model::{Policy, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{self, Cache};
@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels, Variant, ENV_LOCKED};
 use crate::process::{Cmd, Outcome};
 use crate::progress::progress;
-use crate::run::{guest_binary, model_input, Lab, RunOutput};
+use crate::run::{guest_binary, Lab, RunOutput};
 use crate::scenario::{Point, Scenario};
 use crate::summary;
 
@@ -120,14 +120,9 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
     let rerun = format!("radiff check --tree {} --scenario {}", tree.display(), scenario.path.display());
     let report = match against {
         Against::Snapshot => snapshot_difference(repo, scenario, point, &out)?,
-        Against::Model => {
-            let input = model_input(scenario, &out.env, &out.capture.pfns);
-            let model = predict(&input, &Policy::BASE);
-            let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
-            compare::against_model(&kernel, &model, &input, &Policy::BASE)
-                .0
-                .map(|d| compare::render(&d, &scenario.name, &rerun))
-        }
+        Against::Model => crate::model_check::check(scenario, &out.env, &out.capture, &Policy::BASE)
+            .divergence
+            .map(|d| compare::render(&d, &scenario.name, &rerun)),
     };
     let verdict = match report {
         None => Verdict::Same,

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use radiff_model::{Extent, Input, ModelConfig, Op, Policy, RaState, Trace, Window};
+use radiff_model::{Extent, RaState, Trace, Window};
 use similar::{ChangeTag, TextDiff};
 
 use crate::summary::{window_line, Figures};
@@ -153,23 +153,8 @@ pub fn compare(kernel: &Trace, model: &Trace) -> Option<Divergence> {
     soft.map(|i| Divergence { window: i, part: Part::WindowFields, kernel: kernel.clone(), model: model.clone() })
 }
 
-/// The windows of the model's trace whose `ra.prev_pos` depends on when reads complete:
-/// those a splice opened. `filemap_splice_read()` records `prev_pos` after each folio, so
-/// at an async window it holds wherever the reader had got to, and that depends on which
-/// of its reads had completed when it looked folios up (measured: a folio still under
-/// I/O drops out of the batch, AOP_TRUNCATED_PAGE, and the mark after it is met before
-/// the folios between are spliced). See `radiff_model::IoCompletion`. Empty (nothing
-/// timed) for a scenario that does not splice.
-pub fn timed_windows(input: &Input, policy: &Policy) -> Vec<bool> {
-    if !input.ops.iter().any(|op| matches!(op, Op::Splice { .. })) {
-        return Vec::new();
-    }
-    let explained = radiff_model::explain(input, policy, &ModelConfig::default());
-    explained.notes.iter().map(|n| matches!(input.ops.get(n.op), Some(Op::Splice { .. }))).collect()
-}
-
 /// A window whose `ra.prev_pos` alone differs from the model's, in a window
-/// [`timed_windows`] marks.
+/// [`crate::model_check::timed_windows`] marks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Timed {
     pub window: usize,
@@ -177,7 +162,7 @@ pub struct Timed {
     pub model: i64,
 }
 
-/// [`compare`], where a window that [`timed_windows`] marks (`timed[i]`) passes when only
+/// [`compare`], where a window that [`crate::model_check::timed_windows`] marks (`timed[i]`) passes when only
 /// its `ra.prev_pos` differs from the model's. Returns the divergence left, if any, and
 /// the windows that passed that way, for the report.
 pub fn compare_timed(kernel: &Trace, model: &Trace, timed: &[bool]) -> (Option<Divergence>, Vec<Timed>) {
@@ -202,20 +187,9 @@ pub fn compare_timed(kernel: &Trace, model: &Trace, timed: &[bool]) -> (Option<D
     (None, taken)
 }
 
-/// [`compare_timed`] of the kernel's trace against the model's for `input` under `policy`,
-/// with the windows [`timed_windows`] marks: how every check of a run against the model
-/// compares.
-pub fn against_model(
-    kernel: &Trace,
-    model: &Trace,
-    input: &Input,
-    policy: &Policy,
-) -> (Option<Divergence>, Vec<Timed>) {
-    compare_timed(kernel, model, &timed_windows(input, policy))
-}
-
 /// A shape the model marks (a coverage id) where the kernel races, so that no run of it
 /// is exact: what happens there, and how to write the scenario without it.
+#[derive(Debug)]
 pub struct RaceMark {
     pub id: &'static str,
     pub why: &'static str,
@@ -384,27 +358,6 @@ mod tests {
         kernel.windows[1].ra.prev_pos = -1;
         kernel.windows[0].requests[0].sectors = 8;
         assert_eq!(compare_timed(&kernel, &model, &timed).0.map(|d| (d.window, d.part)), Some((0, Part::Requests)));
-    }
-
-    #[test]
-    fn only_the_windows_a_splice_opened_are_timed() {
-        let input = Input::xfs_on_nvme(
-            8 << 20,
-            vec![
-                Op::Read { fd: 0, offset: 0, len: 4096 },
-                Op::Splice { fd: 0, offset: 1 << 20, len: 128 << 10, pipe: 64 << 10, sendfile: false },
-            ],
-        );
-        let timed = timed_windows(&input, &Policy::BASE);
-        let trace = radiff_model::predict(&input, &Policy::BASE);
-        assert_eq!(timed.len(), trace.windows.len());
-        assert!(!timed[0], "the pread's window");
-        assert!(timed[1..].iter().all(|&t| t) && timed.len() > 1, "{timed:?}");
-        assert!(timed_windows(
-            &Input::xfs_on_nvme(8 << 20, vec![Op::Read { fd: 0, offset: 0, len: 4096 }]),
-            &Policy::BASE
-        )
-        .is_empty());
     }
 
     #[test]

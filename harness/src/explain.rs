@@ -210,7 +210,8 @@ pub fn main(root: &Path, kernels: &Kernels, cache: &Cache, o: &Options) -> Resul
     match &policy {
         Some((name, p)) => {
             let own = model_explain(&run.input, p, &config);
-            match compare::against_model(&run.kernel, &own.trace, &run.input, p).0 {
+            let timed = crate::model_check::timed_windows(&run.input, p);
+            match compare::compare_timed(&run.kernel, &own.trace, &timed).0 {
                 None if run.kernel != own.trace => out.push_str(&format!(
                     "the model ({name}) equals the kernel but for a splice's prev_pos (not compared: it depends on when reads complete): {} windows\n",
                     own.trace.windows.len()

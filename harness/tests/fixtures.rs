@@ -4,34 +4,36 @@
 use std::path::{Path, PathBuf};
 
 use radiff::compare::{self, normalise, Part};
-use radiff::ftrace::{self, Filter};
+use radiff::ftrace::{self, Capture, Filter};
+use radiff::model_check;
 use radiff::run::model_input;
 use radiff::scenario::Scenario;
 use radiff::summary::Figures;
 use radiff::wire::GuestEnv;
 use radiff_model::{predict, AsyncAlign, Policy, Trace};
 
-fn fixture(scenario: &str, variant: &str) -> (Scenario, GuestEnv, Trace, Vec<u64>) {
+fn fixture(scenario: &str, variant: &str) -> (Scenario, GuestEnv, Capture) {
     let root = radiff::repo_root();
     let dir: PathBuf = root.join("harness/tests/fixtures").join(scenario).join(variant);
     let scenario = Scenario::load(&root.join("scenarios").join(format!("{scenario}.yaml"))).unwrap();
     let env: GuestEnv = serde_json::from_str(&std::fs::read_to_string(dir.join("env.json")).unwrap()).unwrap();
     let text = std::fs::read_to_string(dir.join("trace.txt")).unwrap();
     let capture = ftrace::parse(&text, &Filter::new(&env.dev, env.inos()).unwrap()).unwrap();
-    (scenario, env, capture.trace, capture.pfns)
+    (scenario, env, capture)
 }
 
+/// The fixture's run checked against the model as a trial checks it
+/// ([`radiff::model_check::check`]); panics with the rendered divergence.
 fn check(scenario_name: &str, variant: &str) -> (Trace, Trace) {
-    let (scenario, env, kernel, pfns) = fixture(scenario_name, variant);
-    let model = predict(&model_input(&scenario, &env, &pfns), &Policy::for_variant(variant).unwrap());
-    let (normalised, _) = normalise(&kernel, &env.extents);
-    if let Some(d) = compare::compare(&normalised, &model) {
+    let (scenario, env, capture) = fixture(scenario_name, variant);
+    let checked = model_check::check(&scenario, &env, &capture, &Policy::for_variant(variant).unwrap());
+    if let Some(d) = checked.divergence {
         panic!(
             "{}",
             compare::render(&d, &format!("{scenario_name}::{variant} (fixture)"), "cargo test --test fixtures")
         );
     }
-    (kernel, model)
+    (capture.trace, checked.model)
 }
 
 #[test]
@@ -64,7 +66,7 @@ fn the_model_predicts_the_headline_trace_on_async_align_v1_exactly() {
 /// diff that shows both sides.
 #[test]
 fn a_model_without_the_alignment_fails_at_the_first_trimmed_window() {
-    let (scenario, env, kernel, pfns) = fixture("1mib_after_4k", "base");
+    let (scenario, env, Capture { trace: kernel, pfns, .. }) = fixture("1mib_after_4k", "base");
     let broken = Policy { async_align: AsyncAlign::Unaligned, ..Policy::BASE };
     let model = predict(&model_input(&scenario, &env, &pfns), &broken);
     let (normalised, _) = normalise(&kernel, &env.extents);
@@ -111,7 +113,7 @@ fn fixtures_parse_with_nothing_unexplained() {
 #[test]
 fn a_model_without_fault_around_fails_at_the_first_fault_around() {
     let (kernel, _) = check("mmap_seq_8mib", "base");
-    let (scenario, env, _, pfns) = fixture("mmap_seq_8mib", "base");
+    let (scenario, env, Capture { pfns, .. }) = fixture("mmap_seq_8mib", "base");
     let (normalised, _) = normalise(&kernel, &env.extents);
     let first_around = normalised
         .windows
@@ -139,7 +141,7 @@ fn a_model_without_fault_around_fails_at_the_first_fault_around() {
 #[test]
 fn report_pictures_of_the_fixtures() {
     let root = radiff::repo_root();
-    let (scenario, env, _, pfns) = fixture("1mib_after_4k", "base");
+    let (scenario, env, Capture { pfns, .. }) = fixture("1mib_after_4k", "base");
     let input = model_input(&scenario, &env, &pfns);
     let traces: Vec<(String, Trace)> = ["base", "async-align-v1", "async-align-v2"]
         .iter()
@@ -158,7 +160,7 @@ fn report_pictures_of_the_fixtures() {
         "docs/1mib_after_4k.svg differs from the picture drawn now"
     );
 
-    let (scenario, env, kernel, _) = fixture("mmap_seq_8mib", "base");
+    let (scenario, env, Capture { trace: kernel, .. }) = fixture("mmap_seq_8mib", "base");
     let f = Figures::of(&kernel);
     let (range, what) = radiff::report::page_range(None, env.file_size / 4096).unwrap();
     let svg = radiff::report::picture(&scenario.name, &what, range, &[(None, vec![("base".to_string(), kernel)])]);

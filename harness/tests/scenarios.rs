@@ -16,12 +16,13 @@ use std::time::Duration;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use radiff::cache::Cache;
-use radiff::compare::{self, normalise};
+use radiff::compare;
 use radiff::kernels::Kernels;
 use radiff::kernels::ModelExpectation;
 use radiff::run::{model_input, Job, Lab, RunOutput};
 use radiff::scenario::{self, Point, Scenario};
 use radiff::summary;
+use radiff::verdict::{self, Failure, TrialRun, Verdict};
 use radiff::vm;
 use radiff_model::{predict, Policy};
 
@@ -942,7 +943,8 @@ fn no_policy_shows_the_base_difference(headline: &Scenario) -> Result<(), Failed
     for (variant, differs) in [("async-align-v1", true), ("sync-ra-when-disabled", false)] {
         let who = format!("unknown_patch::no_policy_shows_the_base_difference ({variant})");
         let out = shared_run(headline, point, variant, &who)?;
-        let notes = check(headline, point, variant, &ModelExpectation::None, &out, &who)
+        let notes = check(headline, point, variant, &ModelExpectation::None, &out, &who)?
+            .render()
             .map_err(|e| format!("{who}: should pass on its snapshot alone:\n{e}"))?;
         eprint!("{notes}");
         if !notes.contains("No model check: variant") || !notes.contains("model: base") {
@@ -980,13 +982,26 @@ fn model_base_fails_at_the_first_window(headline: &Scenario) -> Result<(), Faile
             format!("{who}: the base and v1 models agree on the headline; this test needs a scenario where they part")
         })?
         .window;
-    match check(headline, point, "async-align-v1", &declared, &out, who) {
-        Ok(notes) => Err(format!("{who}: passed, but the v1 kernel changes the base behaviour:\n{notes}").into()),
-        Err(e) if e.starts_with(&format!("{who}: checked against the model's `base` policy, as kernels/variants/async-align-v1/variant.yaml:1 says\n{who}: kernel and model part at window {first}: ")) => {
-            eprintln!("{who}: fails as it should, at window {first}:\n{}", e.lines().take(8).collect::<Vec<_>>().join("\n"));
+    let v = check(headline, point, "async-align-v1", &declared, &out, who)?;
+    let diverged = v.failures.iter().find_map(|f| match f {
+        Failure::Diverged { divergence, text } => Some((divergence.window, text)),
+        _ => None,
+    });
+    let declared_line = format!(
+        "{who}: checked against the model's `base` policy, as kernels/variants/async-align-v1/variant.yaml:1 says\n"
+    );
+    match (diverged, v.render()) {
+        (_, Ok(notes)) => Err(format!("{who}: passed, but the v1 kernel changes the base behaviour:\n{notes}").into()),
+        (Some((window, text)), Err(_)) if window == first && text.starts_with(&declared_line) => {
+            eprintln!(
+                "{who}: fails as it should, at window {first}:\n{}",
+                text.lines().take(8).collect::<Vec<_>>().join("\n")
+            );
             Ok(())
         }
-        Err(e) => Err(format!("{who}: expected a failure at window {first} naming variant.yaml, got:\n{e}").into()),
+        (_, Err(e)) => {
+            Err(format!("{who}: expected a failure at window {first} naming variant.yaml, got:\n{e}").into())
+        }
     }
 }
 
@@ -1014,14 +1029,13 @@ fn trial(scenario: &Scenario, point: &Point, variant: &str, name: &str) -> Resul
     let lab = lab()?;
     let expectation = lab.kernels.variant(variant).map_err(|e| e.to_string())?.model.clone();
     let out = shared_run(scenario, point, variant, name)?;
-    let notes = check(scenario, point, variant, &expectation, &out, name)?;
+    let notes = check(scenario, point, variant, &expectation, &out, name)?.render()?;
     eprint!("{notes}");
     Ok(())
 }
 
-/// The checks of one trial on its run: the kernel's trace against the model's policy (or,
-/// without one, shown against the base kernel's) and against its snapshot. Passing, it
-/// returns what the trial shows without failing (the difference from the base kernel).
+/// The verdict of one trial on its run ([`radiff::verdict::judge`]), its account printed;
+/// without a model policy it shows the difference from the base kernel's run of the point.
 fn check(
     scenario: &Scenario,
     point: &Point,
@@ -1029,174 +1043,13 @@ fn check(
     expectation: &ModelExpectation,
     out: &RunOutput,
     name: &str,
-) -> Result<String, String> {
-    let policy =
-        expectation.policy().map(|p| Policy::for_variant(p).expect("kernels/ checked the policy name when it loaded"));
-    let profile = if cfg!(debug_assertions) { "" } else { "--release " };
-    let rerun = format!("cargo test {profile}--test scenarios -- --exact {name}");
-    let mut failures = Vec::new();
-    let mut report = String::new();
-    for (why, n) in &out.capture.filtered {
-        report.push_str(&format!("filtered: {n} {why}\n"));
+) -> Result<Verdict, String> {
+    let lab = lab().map_err(|e| format!("{e:?}"))?;
+    let run = TrialRun { scenario, point, variant, name, out };
+    let v = verdict::judge(lab, &run, expectation, || shared_run(scenario, point, "base", name))?;
+    if let Some(known) = &v.known {
+        eprintln!("{known}");
     }
-    let (kernel, steps) = normalise(&out.capture.trace, &out.env.all_extents());
-    for (step, n) in &steps {
-        report.push_str(&format!("normalised: {n} x {step}\n"));
-    }
-
-    // The kernel against the model.
-    let mut against_base = None;
-    match &policy {
-        Some(policy) => {
-            let input = model_input(scenario, &out.env, &out.capture.pfns);
-            // Exact: the guest waits for the device between touches, so the fault path's
-            // trace does not depend on when reads complete (radiff_model::Touches).
-            let (predicted, coverage) = radiff_model::coverage(&input, policy);
-            for mark in compare::races_marked(&coverage) {
-                failures.push(format!(
-                    "{name}: {}, run to run, so no trial can check it exactly; {}\n",
-                    mark.why, mark.avoid
-                ));
-            }
-            let declared = match expectation {
-                ModelExpectation::Declared { policy, file, line } => {
-                    let file = file.strip_prefix(radiff::repo_root()).unwrap_or(file);
-                    format!(
-                        "{name}: checked against the model's `{policy}` policy, as {}:{line} says\n",
-                        file.display()
-                    )
-                }
-                _ => String::new(),
-            };
-            let (divergence, timed) = compare::against_model(&kernel, &predicted, &input, policy);
-            for t in &timed {
-                report.push_str(&format!(
-                    "{name}: window {}: ra.prev_pos {} (model {}) not compared: a splice records prev_pos after each folio, so where its reader had got to depends on which reads had completed (docs/scenarios.md, splice)\n",
-                    t.window, t.kernel, t.model
-                ));
-            }
-            match divergence {
-                None => {
-                    if let Some(reason) = &scenario.known_divergence {
-                        failures.push(format!(
-                            "{}: marked as a known divergence ({reason}) but kernel and model now agree: remove `known_divergence`",
-                            scenario.path.display()
-                        ));
-                    }
-                }
-                Some(d) => {
-                    // On a base whose ported functions moved, say so first.
-                    let lab = lab().map_err(|e| format!("{e:?}"))?;
-                    let moved = radiff::port::explain_divergence(
-                        &radiff::repo_root(),
-                        &lab.kernels,
-                        &lab.cache,
-                        &input,
-                        policy,
-                        d.window,
-                    )
-                    .map(|why| format!("{name}: {}\n", why.replace('\n', &format!("\n{name}: "))))
-                    .unwrap_or_default();
-                    let decided = radiff::explain::decisions_at(
-                        &radiff::repo_root(),
-                        &lab.kernels,
-                        &lab.cache,
-                        &input,
-                        policy,
-                        d.window,
-                    )
-                    .map(|why| format!("{name}: {}\n", why.trim_end().replace('\n', &format!("\n{name}: "))))
-                    .unwrap_or_default();
-                    let text = format!("{declared}{moved}{}{decided}", compare::render(&d, name, &rerun));
-                    match &scenario.known_divergence {
-                        Some(reason) => eprintln!("{name}: known divergence ({reason}):\n{text}"),
-                        None => failures.push(text),
-                    }
-                }
-            }
-        }
-        None if variant == "base" => {
-            // The base with its model check off (`model: none`): its snapshot alone.
-            let said = match expectation {
-                ModelExpectation::BaseOff { said } => said.clone(),
-                _ => "kernels/".to_string(),
-            };
-            against_base = Some(format!("{name}: checks run: the kernel's trace against its snapshot. No model check: {said} says `model: none` for this base\n"));
-        }
-        None => {
-            // No model check: show, never hide, how this kernel's trace differs from the
-            // base kernel's on the same point (the same disk image).
-            let base = shared_run(scenario, point, "base", name)?;
-            let (base_kernel, _) = normalise(&base.capture.trace, &base.env.all_extents());
-            let text = match compare::compare(&base_kernel, &kernel) {
-                None => format!("{name}: the {variant} kernel's trace equals the base kernel's on this point (device requests, folios and windows)\n"),
-                Some(d) => compare::render_between(&d, name, &rerun, ("base kernel", &format!("{variant} kernel"))),
-            };
-            let why = match expectation {
-                ModelExpectation::BaseOff { said } => format!("{said} says `model: none` for this base"),
-                _ => format!(
-                    "variant `{variant}` has no model policy; to add one, {}, in kernels/variants/{variant}/{}",
-                    radiff::kernels::model_help(),
-                    radiff::kernels::VARIANT_FILE
-                ),
-            };
-            against_base = Some(format!(
-                "{name}: checks run: the kernel's trace against its snapshot, and against the base kernel's (shown, not judged). \
-                 No model check: {why}\n{text}"
-            ));
-        }
-    }
-
-    // The kernel's trace against its snapshot.
-    let snap = summary::trial_snapshot(scenario, point, variant, &out.env, &out.capture.trace);
-    if let Some(failure) = check_snapshot(&snap, name, &rerun) {
-        failures.push(failure);
-    }
-
-    let boot = if out.boot_points > 1 {
-        format!(", one of {} points of a {:.1} s boot", out.boot_points, out.boot_wall.as_secs_f64())
-    } else {
-        String::new()
-    };
-    eprintln!(
-        "{name}: {} in {:.1} s ({:?}{boot}); {}run folder {}",
-        summary::short(&radiff::summary::Figures::of(&out.capture.trace)).trim_end(),
-        out.wall.as_secs_f64(),
-        out.accel,
-        report,
-        out.dir.display()
-    );
-    if failures.is_empty() {
-        return Ok(against_base.unwrap_or_default());
-    }
-    if let Some(text) = against_base {
-        // The only check that can fail here is the snapshot's: say so, with the difference.
-        failures.push(format!("{text}(this trial fails only on its snapshot: review the kernel's trace with `cargo insta review`, then `cargo insta accept`)"));
-    }
-    Err(failures.join("\n"))
-}
-
-/// Checks the kernel's trace against `harness/snapshots/STEM.snap` with insta (which writes a
-/// pending `.snap.new` outside CI); on a difference, the message shows the totals before
-/// and after, then the window lines that changed.
-fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) -> Option<String> {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(radiff::repo_root().join(summary::SNAPSHOT_DIR));
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-    settings.set_description(snap.description.as_str());
-    settings.set_info(&snap.info);
-    let stem = snap.stem.as_str();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        settings.bind(|| insta::assert_snapshot!(stem, snap.contents.as_str()))
-    }));
-    if result.is_ok() {
-        return None;
-    }
-    let path = radiff::repo_root().join(summary::SNAPSHOT_DIR).join(format!("{stem}.snap"));
-    let what = match std::fs::read_to_string(&path) {
-        Ok(old) => format!("differs from {}/{stem}.snap:\n{}", summary::SNAPSHOT_DIR, summary::snapshot_review(summary::snapshot_body(&old), &snap.contents, 40)),
-        Err(_) => format!("has no snapshot: {}/{stem}.snap is missing; a run outside CI writes it as `.snap.new` for `cargo insta review`\n", summary::SNAPSHOT_DIR),
-    };
-    Some(format!("{name}: the kernel's trace {what}review with `cargo insta review`, rerun with `{rerun}`"))
+    eprintln!("{}", v.summary);
+    Ok(v)
 }

@@ -6,13 +6,14 @@ use std::fmt::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use radiff_model::{predict, Input, Policy, Trace};
+use radiff_model::{Input, Policy, Trace};
 
 use super::detect::{self, Hit};
 use super::{comment, context, figures_line, policies, Finding, Options};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::run::{model_input, Job, Lab};
+use crate::model_check;
+use crate::run::{Job, Lab};
 use crate::scenario::Scenario;
 
 /// The outcome of a confirmation.
@@ -232,14 +233,12 @@ pub fn confirm_group(
             };
             p.run_times.push(out.wall);
             let scenario = p.scenario.as_ref().expect("a finding that runs has its scenario");
-            let input = model_input(scenario, &out.env, &out.capture.pfns);
-            let model = predict(&input, &p.policies[vi].1);
-            let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
-            if let Some(d) = compare::against_model(&kernel, &model, &input, &p.policies[vi].1).0 {
+            let checked = model_check::check(scenario, &out.env, &out.capture, &p.policies[vi].1);
+            if let Some(d) = &checked.divergence {
                 let rerun = rerun(o, &p.name, variant);
-                p.diffs[vi] = Some(compare::render(&d, &format!("{}::{variant}", p.name), &rerun));
+                p.diffs[vi] = Some(compare::render(d, &format!("{}::{variant}", p.name), &rerun));
             }
-            p.runs[vi] = Some((input, model, kernel));
+            p.runs[vi] = Some((checked.input, checked.model, checked.kernel));
         }
     }
     // Where the model and the kernel differ, does the kernel repeat itself? One batch per

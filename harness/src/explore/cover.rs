@@ -9,14 +9,14 @@
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 
-use radiff_model::{predict, Coverage, Policy, Trace};
+use radiff_model::{Coverage, Policy, Trace};
 
 use super::detect::Hit;
 use super::generate::{self, Gen};
 use super::{figures_line, interrupted, scenario_of, synthetic_input, Costs, Options};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::run::{model_input, Lab};
+use crate::run::Lab;
 
 /// Greedy set cover: indexes into `sets` of a small subset whose union equals the union
 /// of all, the set adding most new branches first (the first such on ties).
@@ -198,12 +198,11 @@ fn pair_of(
     variant_out: crate::run::RunOutput,
     image_time: Option<Duration>,
 ) -> Pair {
-    let (base, _) = normalise(&base_out.capture.trace, &base_out.env.all_extents());
+    let checked = crate::model_check::check(scenario, &base_out.env, &base_out.capture, &Policy::BASE);
     let (variant_trace, _) = normalise(&variant_out.capture.trace, &variant_out.env.all_extents());
-    let input = model_input(scenario, &base_out.env, &base_out.capture.pfns);
-    let model = predict(&input, &Policy::BASE);
-    let model_bug = compare::against_model(&base, &model, &input, &Policy::BASE)
-        .0
+    let (base, input) = (checked.kernel, checked.input);
+    let model_bug = checked
+        .divergence
         .map(|d| compare::render(&d, &format!("{name}::base"), &format!("radiff run {name}.yaml --variant base")));
     let hit = super::detect::variant_change(&base, &variant_trace, variant);
     Pair {
@@ -680,6 +679,7 @@ pub fn trial(lab: &Lab) -> std::result::Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use radiff_model::predict;
 
     fn c(ids: &[usize]) -> Coverage {
         let mut c = Coverage::default();

@@ -1,0 +1,89 @@
+//! The one check of a kernel run against the model: the kernel's trace normalised, the
+//! model's input made from the scenario and what the guest measured, the model run, and
+//! the two compared. Every caller that checks a run against the model (trials, bisect,
+//! explore's confirmation, the fixtures) goes through [`check`].
+
+use radiff_model::{Coverage, Input, ModelConfig, Op, Policy, Trace};
+
+use crate::compare::{self, Divergence, Timed};
+use crate::ftrace::Capture;
+use crate::run::model_input;
+use crate::scenario::Scenario;
+use crate::wire::GuestEnv;
+
+/// A run checked against the model under one policy.
+#[derive(Clone, Debug)]
+pub struct ModelCheck {
+    /// What the model was given.
+    pub input: Input,
+    /// The kernel's trace, normalised ([`compare::normalise`]).
+    pub kernel: Trace,
+    /// The normalisation steps that removed something, with their counts.
+    pub normalised: Vec<(&'static str, u64)>,
+    /// The model's trace.
+    pub model: Trace,
+    /// The branches the model took (race marks are read from it).
+    pub coverage: Coverage,
+    /// Where the kernel and the model first part, if they do.
+    pub divergence: Option<Divergence>,
+    /// Windows that passed with only a timing-dependent `ra.prev_pos` differing.
+    pub timed: Vec<Timed>,
+}
+
+impl ModelCheck {
+    /// The races the model marks on this run's input ([`compare::RACE_MARKS`]).
+    pub fn races(&self) -> impl Iterator<Item = &'static compare::RaceMark> + '_ {
+        compare::races_marked(&self.coverage)
+    }
+}
+
+/// Checks `capture` (the kernel's run of `scenario`, with what the guest measured in
+/// `env`) against the model under `policy`.
+pub fn check(scenario: &Scenario, env: &GuestEnv, capture: &Capture, policy: &Policy) -> ModelCheck {
+    let input = model_input(scenario, env, &capture.pfns);
+    let (kernel, normalised) = compare::normalise(&capture.trace, &env.all_extents());
+    let (model, coverage) = radiff_model::coverage(&input, policy);
+    let (divergence, timed) = compare::compare_timed(&kernel, &model, &timed_windows(&input, policy));
+    ModelCheck { input, kernel, normalised, model, coverage, divergence, timed }
+}
+
+/// The windows of the model's trace whose `ra.prev_pos` depends on when reads complete:
+/// those a splice opened. `filemap_splice_read()` records `prev_pos` after each folio, so
+/// at an async window it holds wherever the reader had got to, and that depends on which
+/// of its reads had completed when it looked folios up (measured: a folio still under
+/// I/O drops out of the batch, AOP_TRUNCATED_PAGE, and the mark after it is met before
+/// the folios between are spliced). See `radiff_model::IoCompletion`. Empty (nothing
+/// timed) for a scenario that does not splice.
+pub fn timed_windows(input: &Input, policy: &Policy) -> Vec<bool> {
+    if !input.ops.iter().any(|op| matches!(op, Op::Splice { .. })) {
+        return Vec::new();
+    }
+    let explained = radiff_model::explain(input, policy, &ModelConfig::default());
+    explained.notes.iter().map(|n| matches!(input.ops.get(n.op), Some(Op::Splice { .. }))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_windows_a_splice_opened_are_timed() {
+        let input = Input::xfs_on_nvme(
+            8 << 20,
+            vec![
+                Op::Read { fd: 0, offset: 0, len: 4096 },
+                Op::Splice { fd: 0, offset: 1 << 20, len: 128 << 10, pipe: 64 << 10, sendfile: false },
+            ],
+        );
+        let timed = timed_windows(&input, &Policy::BASE);
+        let trace = radiff_model::predict(&input, &Policy::BASE);
+        assert_eq!(timed.len(), trace.windows.len());
+        assert!(!timed[0], "the pread's window");
+        assert!(timed[1..].iter().all(|&t| t) && timed.len() > 1, "{timed:?}");
+        assert!(timed_windows(
+            &Input::xfs_on_nvme(8 << 20, vec![Op::Read { fd: 0, offset: 0, len: 4096 }]),
+            &Policy::BASE
+        )
+        .is_empty());
+    }
+}

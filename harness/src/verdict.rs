@@ -1,0 +1,258 @@
+//! A trial's verdict as data: what it checked, what failed and what it only shows, decided
+//! from one run of the kernel (the model check, the race marks, the port's explanation, a
+//! known divergence, the no-policy path, the snapshot) and rendered in one place.
+
+use std::path::PathBuf;
+
+use radiff_model::Policy;
+
+use crate::compare::{self, Divergence, RaceMark};
+use crate::kernels::ModelExpectation;
+use crate::model_check;
+use crate::run::{Lab, RunOutput};
+use crate::scenario::{Point, Scenario};
+use crate::summary;
+
+/// Why a trial fails.
+#[derive(Clone, Debug)]
+pub enum Failure {
+    /// The model marks a shape of this run where the kernel races, so no run is exact.
+    Race(&'static RaceMark),
+    /// The kernel and the model part; `text` is the rendered divergence with what explains
+    /// it (the declared policy, a moved base's port, the decisions in kernel lines).
+    Diverged { divergence: Divergence, text: String },
+    /// The scenario says `known_divergence` but the kernel and the model now agree.
+    AgreesDespiteKnownDivergence { path: PathBuf, reason: String },
+    /// The kernel's trace differs from its snapshot (or has none): the review text.
+    Snapshot(String),
+}
+
+/// One trial's outcome on its run.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    /// The trial's name.
+    pub name: String,
+    /// The command that reruns just this trial.
+    pub rerun: String,
+    /// Why it fails; empty when it passes.
+    pub failures: Vec<Failure>,
+    /// What the trial shows without judging it: which checks ran when the model did not,
+    /// and how the trace differs from the base kernel's.
+    pub shown: Option<String>,
+    /// A divergence the scenario marks as known: shown, not failed.
+    pub known: Option<String>,
+    /// The trial's one-line account: figures, time, what was filtered and normalised, and
+    /// the run folder.
+    pub summary: String,
+}
+
+impl Verdict {
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    /// The text a trial prints: `Ok` with what it shows when it passes, `Err` with every
+    /// failure otherwise.
+    pub fn render(&self) -> Result<String, String> {
+        if self.passed() {
+            return Ok(self.shown.clone().unwrap_or_default());
+        }
+        let mut failures: Vec<String> = self.failures.iter().map(|f| self.failure_text(f)).collect();
+        if let Some(text) = &self.shown {
+            // The only check that can fail here is the snapshot's: say so, with the difference.
+            failures.push(format!("{text}(this trial fails only on its snapshot: review the kernel's trace with `cargo insta review`, then `cargo insta accept`)"));
+        }
+        Err(failures.join("\n"))
+    }
+
+    fn failure_text(&self, f: &Failure) -> String {
+        let name = &self.name;
+        match f {
+            Failure::Race(mark) => {
+                format!("{name}: {}, run to run, so no trial can check it exactly; {}\n", mark.why, mark.avoid)
+            }
+            Failure::Diverged { text, .. } => text.clone(),
+            Failure::AgreesDespiteKnownDivergence { path, reason } => format!(
+                "{}: marked as a known divergence ({reason}) but kernel and model now agree: remove `known_divergence`",
+                path.display()
+            ),
+            Failure::Snapshot(text) => text.clone(),
+        }
+    }
+}
+
+/// Where a trial's run comes from, and how it is rerun.
+pub struct TrialRun<'a> {
+    pub scenario: &'a Scenario,
+    pub point: &'a Point,
+    pub variant: &'a str,
+    pub name: &'a str,
+    pub out: &'a RunOutput,
+}
+
+/// The checks of one trial on its run: the kernel's trace against the model's policy (or,
+/// without one, shown against the base kernel's, which `base_run` gives) and against its
+/// snapshot.
+pub fn judge(
+    lab: &Lab,
+    t: &TrialRun,
+    expectation: &ModelExpectation,
+    base_run: impl FnOnce() -> Result<std::sync::Arc<RunOutput>, String>,
+) -> Result<Verdict, String> {
+    let (scenario, variant, name, out) = (t.scenario, t.variant, t.name, t.out);
+    let policy =
+        expectation.policy().map(|p| Policy::for_variant(p).expect("kernels/ checked the policy name when it loaded"));
+    let profile = if cfg!(debug_assertions) { "" } else { "--release " };
+    let rerun = format!("cargo test {profile}--test scenarios -- --exact {name}");
+    let mut v = Verdict {
+        name: name.to_string(),
+        rerun: rerun.clone(),
+        failures: Vec::new(),
+        shown: None,
+        known: None,
+        summary: String::new(),
+    };
+    let mut report = String::new();
+    for (why, n) in &out.capture.filtered {
+        report.push_str(&format!("filtered: {n} {why}\n"));
+    }
+    let (kernel, steps) = compare::normalise(&out.capture.trace, &out.env.all_extents());
+    for (step, n) in &steps {
+        report.push_str(&format!("normalised: {n} x {step}\n"));
+    }
+
+    match &policy {
+        Some(policy) => {
+            // Exact: the guest waits for the device between touches, so the fault path's
+            // trace does not depend on when reads complete (radiff_model::Touches).
+            let checked = model_check::check(scenario, &out.env, &out.capture, policy);
+            v.failures.extend(checked.races().map(Failure::Race));
+            for t in &checked.timed {
+                report.push_str(&format!(
+                    "{name}: window {}: ra.prev_pos {} (model {}) not compared: a splice records prev_pos after each folio, so where its reader had got to depends on which reads had completed (docs/scenarios.md, splice)\n",
+                    t.window, t.kernel, t.model
+                ));
+            }
+            match checked.divergence {
+                None => {
+                    if let Some(reason) = &scenario.known_divergence {
+                        v.failures.push(Failure::AgreesDespiteKnownDivergence {
+                            path: scenario.path.clone(),
+                            reason: reason.clone(),
+                        });
+                    }
+                }
+                Some(d) => {
+                    let text = divergence_text(lab, &checked.input, policy, expectation, &d, name, &rerun);
+                    match &scenario.known_divergence {
+                        Some(reason) => v.known = Some(format!("{name}: known divergence ({reason}):\n{text}")),
+                        None => v.failures.push(Failure::Diverged { divergence: d, text }),
+                    }
+                }
+            }
+        }
+        None if variant == "base" => {
+            // The base with its model check off (`model: none`): its snapshot alone.
+            let said = match expectation {
+                ModelExpectation::BaseOff { said } => said.clone(),
+                _ => "kernels/".to_string(),
+            };
+            v.shown = Some(format!("{name}: checks run: the kernel's trace against its snapshot. No model check: {said} says `model: none` for this base\n"));
+        }
+        None => {
+            // No model check: show, never hide, how this kernel's trace differs from the
+            // base kernel's on the same point (the same disk image).
+            let base = base_run()?;
+            let (base_kernel, _) = compare::normalise(&base.capture.trace, &base.env.all_extents());
+            let text = match compare::compare(&base_kernel, &kernel) {
+                None => format!("{name}: the {variant} kernel's trace equals the base kernel's on this point (device requests, folios and windows)\n"),
+                Some(d) => compare::render_between(&d, name, &rerun, ("base kernel", &format!("{variant} kernel"))),
+            };
+            let why = match expectation {
+                ModelExpectation::BaseOff { said } => format!("{said} says `model: none` for this base"),
+                _ => format!(
+                    "variant `{variant}` has no model policy; to add one, {}, in kernels/variants/{variant}/{}",
+                    crate::kernels::model_help(),
+                    crate::kernels::VARIANT_FILE
+                ),
+            };
+            v.shown = Some(format!(
+                "{name}: checks run: the kernel's trace against its snapshot, and against the base kernel's (shown, not judged). \
+                 No model check: {why}\n{text}"
+            ));
+        }
+    }
+
+    let snap = summary::trial_snapshot(scenario, t.point, variant, &out.env, &out.capture.trace);
+    if let Some(failure) = check_snapshot(&snap, name, &rerun) {
+        v.failures.push(Failure::Snapshot(failure));
+    }
+
+    let boot = if out.boot_points > 1 {
+        format!(", one of {} points of a {:.1} s boot", out.boot_points, out.boot_wall.as_secs_f64())
+    } else {
+        String::new()
+    };
+    v.summary = format!(
+        "{name}: {} in {:.1} s ({:?}{boot}); {}run folder {}",
+        summary::short(&summary::Figures::of(&out.capture.trace)).trim_end(),
+        out.wall.as_secs_f64(),
+        out.accel,
+        report,
+        out.dir.display()
+    );
+    Ok(v)
+}
+
+/// A divergence as a failing trial shows it: the declared policy first, then on a base
+/// whose ported functions moved what moved, the diff, and the decisions in kernel lines.
+fn divergence_text(
+    lab: &Lab,
+    input: &radiff_model::Input,
+    policy: &Policy,
+    expectation: &ModelExpectation,
+    d: &Divergence,
+    name: &str,
+    rerun: &str,
+) -> String {
+    let root = crate::repo_root();
+    let declared = match expectation {
+        ModelExpectation::Declared { policy, file, line } => {
+            let file = file.strip_prefix(&root).unwrap_or(file);
+            format!("{name}: checked against the model's `{policy}` policy, as {}:{line} says\n", file.display())
+        }
+        _ => String::new(),
+    };
+    let moved = crate::port::explain_divergence(&root, &lab.kernels, &lab.cache, input, policy, d.window)
+        .map(|why| format!("{name}: {}\n", why.replace('\n', &format!("\n{name}: "))))
+        .unwrap_or_default();
+    let decided = crate::explain::decisions_at(&root, &lab.kernels, &lab.cache, input, policy, d.window)
+        .map(|why| format!("{name}: {}\n", why.trim_end().replace('\n', &format!("\n{name}: "))))
+        .unwrap_or_default();
+    format!("{declared}{moved}{}{decided}", compare::render(d, name, rerun))
+}
+
+/// Checks the kernel's trace against `harness/snapshots/STEM.snap` with insta (which writes a
+/// pending `.snap.new` outside CI); on a difference, the message shows the totals before
+/// and after, then the window lines that changed.
+pub fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) -> Option<String> {
+    let dir = crate::repo_root().join(summary::SNAPSHOT_DIR);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(&dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_description(snap.description.as_str());
+    settings.set_info(&snap.info);
+    let stem = snap.stem.as_str();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        settings.bind(|| insta::assert_snapshot!(stem, snap.contents.as_str()))
+    }));
+    if result.is_ok() {
+        return None;
+    }
+    let what = match crate::cache::read(&dir.join(format!("{stem}.snap"))) {
+        Ok(old) => format!("differs from {}/{stem}.snap:\n{}", summary::SNAPSHOT_DIR, summary::snapshot_review(summary::snapshot_body(&old), &snap.contents, 40)),
+        Err(_) => format!("has no snapshot: {}/{stem}.snap is missing; a run outside CI writes it as `.snap.new` for `cargo insta review`\n", summary::SNAPSHOT_DIR),
+    };
+    Some(format!("{name}: the kernel's trace {what}review with `cargo insta review`, rerun with `{rerun}`"))
+}
