@@ -60,6 +60,11 @@ fn a_model_function_missing_from_the_ledger_is_named() {
 }
 
 #[test]
+fn the_repository_keeps_no_kernel_text() {
+    assert!(!root().join("model/ledger").exists(), "model/ledger/ is back: port-check reads 7.3.4 from the cache");
+}
+
+#[test]
 fn the_ledger_matches_the_linux_7_3_4_source_and_a_one_character_change_is_named() {
     let ledger = Ledger::load(&root()).unwrap();
     assert_eq!(ledger.kernel, "7.3.4");
