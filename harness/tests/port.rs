@@ -64,6 +64,51 @@ fn the_repository_keeps_no_kernel_text() {
     assert!(!root().join("model/ledger").exists(), "model/ledger/ is back: port-check reads 7.3.4 from the cache");
 }
 
+/// The quotes (`"..."`) in the comments of `text`, a comment's lines joined, that hold more
+/// than one C statement or run over 100 characters (longer than a kernel line), each with
+/// the line its comment starts on.
+fn long_quotes(text: &str) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let start = i;
+        let mut comment = String::new();
+        while let Some(rest) = lines.get(i).and_then(|l| l.trim_start().strip_prefix("//")) {
+            comment.push_str(rest.trim_start_matches(['/', '!']).trim());
+            comment.push(' ');
+            i += 1;
+        }
+        for quote in comment.split('"').skip(1).step_by(2) {
+            if quote.matches(';').count() > 1 || quote.len() > 100 {
+                found.push((start + 1, quote.to_string()));
+            }
+        }
+        i = i.max(start + 1);
+    }
+    found
+}
+
+#[test]
+fn no_model_comment_quotes_several_kernel_lines() {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir(root().join("model/src")).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "rs") {
+            for (line, quote) in long_quotes(&std::fs::read_to_string(&path).unwrap()) {
+                found.push(format!("{}:{line}: {quote}", path.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "quote the one kernel line the code follows, say the rest in our own words:\n{}",
+        found.join("\n")
+    );
+    let several = "x();\n// \"if (!folio) {\n// folio_put(f); return;\" and\n/// \"one line;\"\n";
+    assert_eq!(long_quotes(several), [(2, "if (!folio) { folio_put(f); return;".to_string())]);
+}
+
 #[test]
 fn the_ledger_matches_the_linux_7_3_4_source_and_a_one_character_change_is_named() {
     let ledger = Ledger::load(&root()).unwrap();
