@@ -59,7 +59,7 @@ pub enum KernelsCommand {
         #[arg(value_name = "VARIANT")]
         variants: Vec<String>,
     },
-    /// Write the port ledger (model/ledger.txt and model/ledger/) from a tree of the kernel
+    /// Write the port ledger (model/ledger.txt) from a tree of the kernel
     /// the model ports and model/src's doc comments.
     Ledger {
         /// The kernel source tree (the ported version, unpacked).

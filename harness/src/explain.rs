@@ -275,7 +275,7 @@ fn patch_on_path(
     only: Option<usize>,
     placer: &mut Placer,
 ) -> Result<String> {
-    let report = port::port_check(root, kernels, cache, std::slice::from_ref(&v.name))?;
+    let report = port::port_check(root, kernels, cache, std::slice::from_ref(&v.name), port::Shown::Names)?;
     let changed: Vec<String> =
         report.variants.iter().flat_map(|(_, c)| c.differing().into_iter().map(str::to_string)).collect();
     let window = match (only, compare::compare(&run.kernel, &base.trace)) {

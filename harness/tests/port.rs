@@ -3,24 +3,32 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 use radiff::cache::Cache;
-use radiff::kernels::{Base, Builder, Kernels};
-use radiff::port::{self, DirFiles, Files, Ledger, BODIES};
+use radiff::kernels::Kernels;
+use radiff::port::{self, DirFiles, Files, Ledger, PortedSource};
 
 fn root() -> PathBuf {
     radiff::repo_root()
 }
 
-/// The unpacked 7.3.4 tree `./setup` fetched (Debian's linux-source-7.3), read at its
-/// recorded base; a host without it fails, naming the fix.
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Cache::from_env)
+}
+
+/// The 7.3.4 tree `./setup` fetched (Debian's linux-source-7.3), as `radiff kernels
+/// port-check` reads it for its diffs: unpacked in the cache, read at its recorded base. A
+/// host without it fails (never passes unchecked), naming the fix.
 fn source_7_3_4() -> Box<dyn Files> {
-    let mut kernels = Kernels::load(&root()).expect("kernels/ loads");
-    kernels.base = Base::Debian { package: "linux-source-7.3".into() };
-    let cache = Cache::from_env();
-    port::base_files(&Builder::new(&kernels, &cache)).unwrap_or_else(|e| {
-        panic!("the Linux 7.3.4 source is needed to check the ledger against it: {e}\nfix: run ./setup")
-    })
+    let kernels = Kernels::load(&root()).expect("kernels/ loads");
+    let source = PortedSource::new(&Ledger::load(&root()).unwrap(), &kernels, cache());
+    match port::kernel_version(&source) {
+        Ok(v) => assert_eq!(v, "7.3.4", "the cache's linux-source-7.3 is the kernel the model ports"),
+        Err(e) => panic!("the Linux 7.3.4 source is needed to check the ledger against it: {e}"),
+    }
+    Box::new(source)
 }
 
 #[test]
@@ -52,23 +60,65 @@ fn a_model_function_missing_from_the_ledger_is_named() {
 }
 
 #[test]
-fn the_kept_text_of_each_function_has_its_ledger_fingerprint() {
-    let ledger = Ledger::load(&root()).unwrap();
-    let kept = DirFiles::new(root().join(BODIES));
-    let c = port::check(&ledger, &kept, &kept, "model/ledger").unwrap();
-    assert!(c.matches(), "{}", c.render(&ledger.kernel));
-    assert!(c.total > 80, "the ledger lists {} functions", c.total);
+fn the_repository_keeps_no_kernel_text() {
+    assert!(!root().join("model/ledger").exists(), "model/ledger/ is back: port-check reads 7.3.4 from the cache");
+}
+
+/// The quotes (`"..."`) in the comments of `text`, a comment's lines joined, that hold more
+/// than one C statement or run over 100 characters (longer than a kernel line), each with
+/// the line its comment starts on.
+fn long_quotes(text: &str) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let start = i;
+        let mut comment = String::new();
+        while let Some(rest) = lines.get(i).and_then(|l| l.trim_start().strip_prefix("//")) {
+            comment.push_str(rest.trim_start_matches(['/', '!']).trim());
+            comment.push(' ');
+            i += 1;
+        }
+        for quote in comment.split('"').skip(1).step_by(2) {
+            if quote.matches(';').count() > 1 || quote.len() > 100 {
+                found.push((start + 1, quote.to_string()));
+            }
+        }
+        i = i.max(start + 1);
+    }
+    found
+}
+
+#[test]
+fn no_model_comment_quotes_several_kernel_lines() {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir(root().join("model/src")).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "rs") {
+            for (line, quote) in long_quotes(&std::fs::read_to_string(&path).unwrap()) {
+                found.push(format!("{}:{line}: {quote}", path.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "quote the one kernel line the code follows, say the rest in our own words:\n{}",
+        found.join("\n")
+    );
+    let several = "x();\n// \"if (!folio) {\n// folio_put(f); return;\" and\n/// \"one line;\"\n";
+    assert_eq!(long_quotes(several), [(2, "if (!folio) { folio_put(f); return;".to_string())]);
 }
 
 #[test]
 fn the_ledger_matches_the_linux_7_3_4_source_and_a_one_character_change_is_named() {
     let ledger = Ledger::load(&root()).unwrap();
     assert_eq!(ledger.kernel, "7.3.4");
+    assert!(ledger.functions.len() > 80, "the ledger lists {} functions", ledger.functions.len());
     let source = source_7_3_4();
-    assert_eq!(port::kernel_version(source.as_ref()).unwrap(), "7.3.4");
-    let kept = DirFiles::new(root().join(BODIES));
-    let c = port::check(&ledger, &kept, source.as_ref(), "7.3.4").unwrap();
+    // Every fingerprint against the real source: nothing differs, so no diff is read.
+    let c = port::check(&ledger, None, source.as_ref(), "7.3.4").unwrap();
     assert!(c.matches(), "the ledger no longer matches the 7.3.4 source:\n{}", c.render(&ledger.kernel));
+    assert_eq!(c.unchanged(), ledger.functions.len());
 
     // A copy of the source with one character changed inside page_cache_async_ra().
     let tmp = tempfile::tempdir().unwrap();
@@ -86,13 +136,20 @@ fn the_ledger_matches_the_linux_7_3_4_source_and_a_one_character_change_is_named
     let mut bytes = text.into_bytes();
     bytes[at + "ra->siz".len()] = b'f';
     std::fs::write(&file, bytes).unwrap();
-    let c = port::check(&ledger, &kept, &DirFiles::new(tmp.path()), "copy").unwrap();
+    let c = port::check(&ledger, Some(source.as_ref()), &DirFiles::new(tmp.path()), "copy").unwrap();
     assert_eq!(c.differing(), ["page_cache_async_ra"], "{}", c.render("7.3.4"));
-    assert!(c.changed[0].diff.contains("+") && c.changed[0].diff.contains("ra->sizf"), "{}", c.changed[0].diff);
+    let diff = &c.changed[0].diff;
+    assert!(diff.starts_with("--- a/mm/readahead.c (Linux 7.3.4)\n+++ b/mm/readahead.c (copy)\n"), "{diff}");
+    let minus: Vec<&str> = diff.lines().filter(|l| l.starts_with('-') && !l.starts_with("---")).collect();
+    let plus: Vec<&str> = diff.lines().filter(|l| l.starts_with('+') && !l.starts_with("+++")).collect();
+    assert_eq!(minus.len(), 1, "{diff}");
+    assert_eq!(plus, [minus[0].replacen('-', "+", 1).replacen("ra->size", "ra->sizf", 1)], "{diff}");
 }
 
-/// A repository root (kernels/, model/ledger*) whose base is a git tree made of the
-/// ledger's own 7.3.4 text, committed once; `edit` then changes it in a second commit.
+/// A repository root (kernels/, model/ledger.txt) whose base is a git tree holding the
+/// ledger's files as the 7.3.4 source has them, committed once (a stand-in for mm-new: edits
+/// then add commits). Its cache reaches the real cache's source and unpacked trees, so
+/// port-check can read 7.3.4 for its diffs.
 struct Rig {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -111,33 +168,30 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
+/// The parts of the real cache a rig's cache links to: the source `./setup` fetched, the
+/// trees unpacked from it, and their locks.
+const SHARED: [&str; 3] = ["source", "trees", "locks"];
 
 fn rig(kernels_yaml_extra: &str) -> Rig {
     let tmp = tempfile::tempdir().unwrap();
     let (root, linux, cache) = (tmp.path().join("repo"), tmp.path().join("linux"), tmp.path().join("cache"));
-    std::fs::create_dir_all(linux.join("mm")).unwrap();
-    copy_dir(&self::root().join(BODIES), &linux);
-    std::fs::write(linux.join("Makefile"), "VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\nEXTRAVERSION =\n").unwrap();
+    let source = source_7_3_4();
+    let ledger = Ledger::load(&self::root()).unwrap();
+    for file in ledger.functions.iter().map(|f| f.file.as_str()).chain(["Makefile"]) {
+        let path = linux.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, source.read(file).unwrap().unwrap_or_else(|| panic!("7.3.4 has no {file}"))).unwrap();
+    }
     git(&linux, &["init", "-q"]);
     git(&linux, &["add", "-A"]);
     git(&linux, &["commit", "-q", "-m", "7.3.4"]);
+    std::fs::create_dir_all(&cache).unwrap();
+    for dir in SHARED {
+        std::os::unix::fs::symlink(self::cache().root.join(dir), cache.join(dir)).unwrap();
+    }
     std::fs::create_dir_all(root.join("kernels/variants")).unwrap();
     std::fs::create_dir_all(root.join("model")).unwrap();
     std::fs::copy(self::root().join(port::LEDGER), root.join(port::LEDGER)).unwrap();
-    std::fs::create_dir_all(root.join(BODIES)).unwrap();
-    copy_dir(&self::root().join(BODIES), &root.join(BODIES));
     std::fs::write(root.join("kernels/config.fragment"), "").unwrap();
     std::fs::write(
         root.join("kernels/kernels.yaml"),
@@ -220,6 +274,37 @@ fn port_check_names_exactly_the_function_a_base_changed_with_its_diff() {
     git(&rig.linux, &["checkout", "-q", "HEAD~1"]);
     let o = rig.radiff(&["kernels", "port-check"]);
     assert_eq!(o.status.code(), Some(0), "{:?}", out(&o));
+}
+
+/// Without the 7.3.4 source in the cache, port-check still names what a base changed (the
+/// ledger's fingerprints say so), and says in place of the diff how to fetch the source.
+#[test]
+fn without_the_source_port_check_names_the_change_and_says_how_to_fetch_the_source() {
+    let rig = rig("");
+    for dir in SHARED {
+        std::fs::remove_file(rig.cache.join(dir)).unwrap();
+    }
+    let o = rig.radiff(&["kernels", "port-check"]);
+    assert_eq!(o.status.code(), Some(0), "a base that matches needs no source: {:?}", out(&o));
+    rig.commit_edit("mm/readahead.c", "\t\t\t\t\t\t\tra->size >> 1;\n", "\t\t\t\t\t\t\tra->size >> 2;\n");
+    let o = rig.radiff(&["kernels", "port-check"]);
+    let (text, err) = out(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}{err}");
+    let tarball = rig.cache.join("source/linux-source-7.3.tar.xz");
+    assert_eq!(
+        text.lines().take(4).collect::<Vec<_>>(),
+        [
+            &format!("base: {} at HEAD", rig.linux.display()),
+            "changed: page_cache_sync_ra (mm/readahead.c)",
+            &format!(
+                "no diffs: Linux 7.3.4's own text, the diffs' before side, is read from {}, which is missing",
+                tarball.display()
+            ),
+            "fix: run ./setup (it fetches Debian's linux-source-7.3; if kernels/kernels.yaml names another package, run RADIFF_SOURCE_PACKAGE=linux-source-7.3 ./setup)",
+        ],
+        "{text}"
+    );
+    assert!(!rig.cache.join("trees").exists(), "nothing unpacked");
 }
 
 #[test]

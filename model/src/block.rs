@@ -429,8 +429,8 @@ pub fn bio_split_io_at(bio: &Bio, lim: &Limits, max_bytes: u64) -> (u64, u64) {
     let mut prev: Option<Bvec> = None;
     let mut split = false;
     for bv in &bio.bvecs {
-        // "If the queue doesn't support SG gaps and adding this offset would create a gap,
-        // disallow it."
+        // A queue without SG gaps takes no bvec that would leave a gap after the previous
+        // one.
         if let Some(p) = &prev {
             if bvec_gap_to_prev(lim, p, bv.offset) {
                 split = true;

@@ -76,9 +76,9 @@ impl Model<'_> {
     /// `madvise_collapse()`, mm/khugepaged.c (Linux 7.3.4), on pages `[start, end)` of
     /// mapping `map` inside one VMA: "if (!collapse_possible(vma, vma->vm_flags,
     /// TVA_FORCED_COLLAPSE)) return -EINVAL;", then `collapse_single_pmd()` on each
-    /// 2 MiB-aligned range inside the call ("hstart = ALIGN(start, HPAGE_PMD_SIZE); hend =
-    /// ALIGN_DOWN(end, HPAGE_PMD_SIZE);"), going on after the results the kernel lists as
-    /// ones where "continuing OK" and stopping at any other.
+    /// 2 MiB-aligned range inside the call (start rounded up, end rounded down to
+    /// `HPAGE_PMD_SIZE`), going on after the results the kernel lists as ones where
+    /// "continuing OK" and stopping at any other.
     pub(crate) fn madvise_collapse(&mut self, map: usize, start: u64, end: u64) -> CollapseErrno {
         let area = self.mm[map].as_ref().expect("a live mapping");
         let vma = area.vma_of(start);
@@ -242,8 +242,8 @@ impl Model<'_> {
                         self.cache.folio_at(index).expect("just looked up")
                     }
                     Some(folio) if !folio.uptodate => {
-                        // "} else if (folio_trylock(folio)) { ... } else { result =
-                        // SCAN_PAGE_LOCK; goto xa_locked; }": locked by its read.
+                        // A folio whose folio_trylock() fails ends the scan with
+                        // SCAN_PAGE_LOCK: it is locked by its read.
                         cover!(self.rec, "collapse_file: folio_trylock failed: SCAN_PAGE_LOCK");
                         break 'out ScanResult::PageLock;
                     }
@@ -268,8 +268,7 @@ impl Model<'_> {
             self.cache.add_folio(start, HPAGE_PMD_ORDER, false, 0).expect("the range was just emptied");
             self.cache.set_uptodate(start);
             self.retract_page_tables(start);
-            // The copy loop ("while (index < end) { clear_highpage(dst); index++; ...}")
-            // leaves index at end.
+            // The copy loop ends with index at end.
             index = end;
             ScanResult::PteMappedHugepage
         };
@@ -328,7 +327,8 @@ impl Model<'_> {
         if area.vstart + vma.start > haddr || area.vstart + vma.end < haddr + HPAGE_PMD_NR {
             return ScanResult::VmaCheck;
         }
-        // "result = find_pmd_or_thp_or_none(mm, haddr, &pmd); if (result == SCAN_PMD_MAPPED) return result;"
+        // "result = find_pmd_or_thp_or_none(mm, haddr, &pmd);": a PMD already huge ends it
+        // with SCAN_PMD_MAPPED.
         if area.pmd(haddr) == Some(Pmd::Huge) {
             cover!(self.rec, "try_collapse_pte_mapped_thp: SCAN_PMD_MAPPED");
             return ScanResult::PmdMapped;

@@ -46,9 +46,9 @@ pub enum Touches {
 ///   cache before their I/O is submitted);
 /// * an async readahead happens at the first folio with PG_readahead the reader reaches,
 ///   and `filemap_get_read_batch()` ends the batch at that folio whether or not it is
-///   uptodate ("if (!folio_test_uptodate(folio)) break; if (folio_test_readahead(folio))
-///   break;" both stop after adding it), so `filemap_get_pages()` sees the flag in both
-///   cases, before it looks at uptodate;
+///   uptodate (its two checks, not uptodate and readahead, both stop after adding the
+///   folio), so `filemap_get_pages()` sees the flag in both cases, before it looks at
+///   uptodate;
 /// * `req_count` is `last_index - index` (sync) or `last_index - folio->index` (async),
 ///   and `last_index` is the end of the read, fixed for the whole `filemap_read()`;
 /// * `ra->prev_pos` changes only when `filemap_read()` returns.

@@ -43,8 +43,8 @@ impl Model<'_> {
         self.ki_flags = ReadHow::default();
     }
 
-    /// `xfs_file_dio_read()`, Linux 7.3.4 fs/xfs/xfs_file.c: "ret = iomap_dio_read_simple(...);
-    /// if (ret == -ENOTBLK) ret = iomap_dio_rw(...)" (the device has no stable writes).
+    /// `xfs_file_dio_read()`, Linux 7.3.4 fs/xfs/xfs_file.c: `iomap_dio_read_simple()`
+    /// first, `iomap_dio_rw()` when that says -ENOTBLK (the device has no stable writes).
     fn xfs_file_dio_read(&mut self, offset: u64, len: u64) {
         if !self.iomap_dio_read_simple(offset, len) {
             self.iomap_dio_rw(offset, len);
@@ -70,8 +70,8 @@ impl Model<'_> {
     #[allow(non_snake_case, reason = "the kernel's name, its leading underscores kept")]
     fn __iomap_dio_read_simple(&mut self, pos: u64, len: u64) -> bool {
         let mapping = self.layout.lookup(pos);
-        // "if (iomi->iomap.type != IOMAP_MAPPED || iomi->iomap.offset +
-        // iomi->iomap.length < iomi->pos + iomi->len ...) ret = -ENOTBLK;"
+        // -ENOTBLK unless the range lies in one mapped extent (`IOMAP_MAPPED`, its offset
+        // and length covering pos + len).
         let Some(physical) = mapping.physical(pos).filter(|_| mapping.end >= pos + len) else {
             cover!(self.rec, "__iomap_dio_read_simple: not one mapped extent: -ENOTBLK");
             return false;

@@ -23,10 +23,10 @@ pub struct FailPageAlloc {
 
 impl FailPageAlloc {
     /// `should_fail_alloc_page()`, Linux 7.3.4 mm/fail_page_alloc.c, with the guest's
-    /// settings: "if (order < fail_page_alloc.min_order) return false;" (no __GFP_NOFAIL
-    /// on these allocations, the two ignore flags off), then should_fail_ex(): "if
-    /// (atomic_read(&attr->times) == 0) return false;" ... "atomic_dec_not_zero(&attr->times);
-    /// return true;" (probability 100, interval 1, space 0: nothing else can say no).
+    /// settings: "if (order < fail_page_alloc.min_order)" it does not fail (no __GFP_NOFAIL
+    /// on these allocations, the two ignore flags off); else should_fail_ex() fails it
+    /// while `times` is not 0, and counts it down (probability 100, interval 1, space 0:
+    /// nothing else can say no).
     pub fn should_fail_alloc_page(&mut self, order: u32) -> bool {
         if order < self.min_order || self.times == 0 {
             return false;

@@ -288,11 +288,9 @@ impl Model<'_> {
         }
         let f = match advice {
             MadvAdvice::PopulateRead => {
-                // madvise_do_behavior(): "blk_start_plug(&plug); if
-                // (is_madvise_populate(madv_behavior)) error = madvise_populate(...); ...
-                // blk_finish_plug(&plug);": readahead's requests wait in this plug until
-                // a fault sleeps or the call ends. (MADV_WILLNEED runs under the same
-                // plug: below.)
+                // madvise_do_behavior() runs madvise_populate() between blk_start_plug() and
+                // blk_finish_plug(): readahead's requests wait in that plug until a fault
+                // sleeps or the call ends. (MADV_WILLNEED runs under the same plug: below.)
                 cover!(self.rec, "madvise_populate: MADV_POPULATE_READ");
                 self.blk_start_plug();
                 self.madvise_populate(map, start, end);
@@ -509,11 +507,11 @@ impl Model<'_> {
             cover!(self.rec, "filemap_map_pages: PMD mapped: no event");
             return VM_FAULT_NOPAGE;
         }
-        // "vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl); if
-        // (!vmf->pte) { folio_unlock(folio); folio_put(folio); goto out; }": a PMD-sized
-        // folio that ends past file_end skips filemap_map_pmd(), which is what installs the
-        // preallocated page table; with the PMD still none (or huge) there is no page
-        // table to map into: nothing is mapped, no event, and the fault goes on to
+        // "vmf->pte = pte_offset_map_lock(vma->vm_mm, vmf->pmd, addr, &vmf->ptl);", and
+        // without a PTE the kernel unlocks and drops the folio and maps nothing. A
+        // PMD-sized folio that ends past file_end skips filemap_map_pmd(), which is what
+        // installs the preallocated page table; with the PMD still none (or huge) there is
+        // no page table to map into: nothing is mapped, no event, and the fault goes on to
         // ->fault().
         if self.mm[vmf.map].as_ref().unwrap().pmd(vmf.vpn) != Some(Pmd::Table) {
             cover!(self.rec, "filemap_map_pages: no page table: no event");
@@ -770,8 +768,8 @@ impl Model<'_> {
             }
         }
         if !force_thp_readahead {
-            // "If we don't want any read-ahead, don't bother. VM_EXEC case below is
-            // already intended for random access."
+            // "If we don't want any read-ahead, don't bother." (VM_EXEC is left to its own
+            // branch below, which already reads for random access.)
             if vm_flags & (VM_RAND_READ | VM_EXEC) == VM_RAND_READ {
                 cover!(self.rec, "do_sync_mmap_readahead: VM_RAND_READ: no readahead");
                 self.rec.note(|| "fault: VM_RAND_READ: no readahead".into());
@@ -797,8 +795,8 @@ impl Model<'_> {
                 cover!(self.rec, "do_sync_mmap_readahead: mmap_miss++");
             }
             let mmap_miss = ra.mmap_miss;
-            // "Do we miss much more than hit in this file? If so, stop bothering with
-            // read-ahead. It will only hurt."
+            // Far more misses than hits in this file: readahead stops, as it would only
+            // cost.
             if mmap_miss > MMAP_LOTSAMISS {
                 cover!(self.rec, "do_sync_mmap_readahead: mmap_miss > MMAP_LOTSAMISS: no readahead");
                 self.rec.note(|| format!("fault: mmap_miss {mmap_miss} > MMAP_LOTSAMISS: no readahead"));
@@ -811,8 +809,8 @@ impl Model<'_> {
             ractl.index &= !(folio_nr_pages - 1);
             let ra = &mut self.files[fd].ra;
             ra.size = folio_nr_pages;
-            // "Fetch two folios so we get the chance to actually readahead, unless we've
-            // been told not to."
+            // Two folios unless the mapping is VM_RAND_READ: the second is the async part, so
+            // a later access to it starts readahead.
             if vm_flags & VM_RAND_READ == 0 {
                 cover!(self.rec, "do_sync_mmap_readahead: force_thp_readahead: two folios");
                 ra.size *= 2;
@@ -849,10 +847,9 @@ impl Model<'_> {
         fpin
     }
 
-    /// The `VM_EXEC` branch of `do_sync_mmap_readahead()`, mm/filemap.c (7.3.4): "Executable
-    /// memory rarely benefits from readahead, due to its random access nature, so set
-    /// async_size to 0. Limit to the boundaries of the VMA". The window starts at the
-    /// fault (rounded down to `exec_folio_order()`, 0 on x86: the generic
+    /// The `VM_EXEC` branch of `do_sync_mmap_readahead()`, mm/filemap.c (7.3.4): code is
+    /// read at random, so the window has no async part and stays inside the VMA. It starts
+    /// at the fault (rounded down to `exec_folio_order()`, 0 on x86: the generic
     /// include/linux/pgtable.h one), not before the VMA, and is `ra_pages` long but ends
     /// at the VMA's end. Sets `ra` and returns fpin; the caller reads the window.
     fn exec_read_around(&mut self, vmf: &VmFault, fpin: bool) -> bool {
@@ -887,8 +884,8 @@ impl Model<'_> {
             cover!(self.rec, "do_async_mmap_readahead: VM_RAND_READ or ra_pages == 0");
             return fpin;
         }
-        // "VM_SEQ_READ and VM_EXEC mappings skip the mmap_miss increment in
-        // do_sync_mmap_readahead(), so skip the decrement here as well"
+        // The sync path never counts a miss for VM_SEQ_READ or VM_EXEC mappings, so a hit
+        // here does not take one off either: the counter stays symmetric.
         if folio.uptodate && vmf.vma.flags & (VM_SEQ_READ | VM_EXEC) == 0 {
             let ra = &mut self.files[fd].ra;
             if ra.mmap_miss > 0 {
@@ -983,8 +980,8 @@ impl Model<'_> {
             // retry_find
             (folio, created) = self.filemap_get_folio_for_mmap(index);
         }
-        // "We've made it this far and we had to drop our mmap_lock, now is the time to
-        // return to the upper layer and have it re-find the vma and redo the fault."
+        // The mmap_lock was dropped on the way: the caller must look the VMA up again and
+        // retry the fault.
         if fpin {
             cover!(self.rec, "filemap_fault: VM_FAULT_RETRY");
             return ret | VM_FAULT_RETRY;
@@ -1027,8 +1024,8 @@ impl Model<'_> {
                 let vma_off = vmf.pgoff - self.vma_start_pgoff(vmf);
                 let pte_off = vmf.vpn % PTRS_PER_PTE;
                 let vma_pages = vmf.vma.end - vmf.vma.start;
-                // "Fallback to per-page fault in case the folio size in page cache beyond
-                // the VMA limits and PMD pagetable limits."
+                // A folio that reaches past the VMA or its page table is mapped one page at a
+                // time.
                 if vma_off < idx
                     || vma_off + (nr_pages - idx) > vma_pages
                     || pte_off < idx

@@ -151,7 +151,8 @@ impl Model<'_> {
                 }
                 return batch;
             }
-            // "xas_advance(&xas, folio_next_index(folio) - 1); if (xas.xa_index >= max) break;"
+            // "xas_advance(&xas, folio_next_index(folio) - 1);": the walk moves to the folio's
+            // last page and stops once that is at or past max.
             if folio.next_index() > max {
                 cover!(self.rec, "filemap_get_read_batch: folio holds max");
                 return batch;
@@ -172,8 +173,8 @@ impl Model<'_> {
         }
         let min_order = self.min_order();
         let index = (pos >> (PAGE_SHIFT + min_order)) << min_order;
-        // "folio = filemap_alloc_folio(mapping_gfp_mask(mapping), min_order, NULL);
-        // if (!folio) return -ENOMEM;"
+        // "folio = filemap_alloc_folio(mapping_gfp_mask(mapping), min_order, NULL);", -ENOMEM
+        // when it fails.
         if !self.alloc_folio(min_order) {
             cover!(self.rec, "filemap_create_folio: allocation failed: -ENOMEM");
             return Err(GetPagesError::Enomem);
@@ -210,15 +211,15 @@ impl Model<'_> {
     }
 
     /// `filemap_update_page()`, Linux 7.3.4 mm/filemap.c, for a folio that is not
-    /// uptodate: it is locked by its read, so "folio_put_wait_locked(folio, TASK_KILLABLE);
-    /// return AOP_TRUNCATED_PAGE;" ("This is where we usually end up waiting for a
-    /// previously submitted readahead to finish."). The model's reads always succeed, so the
+    /// uptodate: it is locked by its read, so the reader drops the folio, waits for its
+    /// lock and returns `AOP_TRUNCATED_PAGE`, to look it up again: the usual wait for a
+    /// readahead submitted earlier. The model's reads always succeed, so the
     /// `->read_folio` retry after locking is never needed.
     ///
-    /// Under IOCB_NOWAIT, "if (!folio_trylock(folio)) { error = -EAGAIN; if
-    /// (iocb->ki_flags & (IOCB_NOWAIT | IOCB_NOIO)) goto unlock_mapping;": the folio is
-    /// locked by its read, which in the model is in flight for the whole system call
-    /// (the invalidate lock's trylock before it has no other taker in the guest).
+    /// Under IOCB_NOWAIT, "if (!folio_trylock(folio)) {" fails with -EAGAIN rather than
+    /// wait: the folio is locked by its read, which in the model is in flight for the
+    /// whole system call (the invalidate lock's trylock before it has no other taker in
+    /// the guest).
     fn filemap_update_page(&mut self, folio: FolioRef) -> GetPagesError {
         if self.ki_flags.nowait {
             cover!(self.rec, "filemap_update_page: IOCB_NOWAIT, folio locked: -EAGAIN");

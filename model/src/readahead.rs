@@ -30,8 +30,8 @@ pub struct FileRaState {
 }
 
 impl FileRaState {
-    /// `file_ra_state_init()`, Linux 7.3.4 mm/readahead.c: "ra->ra_pages =
-    /// inode_to_bdi(mapping->host)->ra_pages; ra->prev_pos = -1;" on a zeroed state.
+    /// `file_ra_state_init()`, Linux 7.3.4 mm/readahead.c: a zeroed state with the bdi's
+    /// `ra_pages` and `prev_pos` -1.
     pub fn file_ra_state_init(bdi_ra_pages: u64) -> Self {
         FileRaState { ra_pages: bdi_ra_pages, prev_pos: -1, ..Default::default() }
     }
@@ -238,17 +238,17 @@ impl Model<'_> {
         let mut i = 0;
         while i < nr_to_read {
             if self.cache.present(index + i) {
-                // "Page already present?  Kick off the current batch of contiguous
-                // pages before continuing with the next batch."
+                // "Page already present?": the contiguous folios so far are read as one batch
+                // before the next one starts.
                 cover!(self.rec, "page_cache_ra_unbounded: page already present");
                 self.read_pages(ractl);
                 ractl.index += min_nrpages;
                 i = ractl.index - index;
                 continue;
             }
-            // "folio = ractl_alloc_folio(ractl, gfp_mask, mapping_min_folio_order(mapping));
-            // if (!folio) break;": the first failed allocation ends the window (the folios
-            // added so far are still read below).
+            // "folio = ractl_alloc_folio(ractl, gfp_mask, mapping_min_folio_order(mapping));":
+            // the first failed allocation ends the window (the folios added so far are still
+            // read below).
             if !self.ractl_alloc_folio(min_order) {
                 cover!(self.rec, "page_cache_ra_unbounded: allocation failed: stop");
                 self.rec.note(|| format!("unbounded: allocation at page {} failed: stop", index + i));
@@ -460,8 +460,8 @@ impl Model<'_> {
                 return;
             }
         }
-        // fallback: "->readahead() may have updated readahead window size so we have to
-        // check there's still something to read."
+        // fallback: ->readahead() may have changed the window, so whether anything is left
+        // to read is asked again.
         let ra = self.files[fd].ra;
         // "if (ra->size > index - start)" in pgoff_t: with a minimum folio order,
         // mapping_align_index() may have moved `index` below `start`, and a folio that
@@ -534,8 +534,8 @@ impl Model<'_> {
             cover!(self.rec, "page_cache_sync_ra: FMODE_RANDOM");
         }
 
-        // "Even if readahead is disabled, issue this request as readahead as we'll need it
-        // to satisfy the requested range." blk_cgroup_congested() is never true here.
+        // With readahead off the read still goes through forced readahead, of one page
+        // (req_count 1). blk_cgroup_congested() is never true here.
         if ra.ra_pages == 0 {
             cover!(self.rec, "page_cache_sync_ra: ra_pages == 0 forced read");
             if !self.policy.sync_ra_when_disabled {
@@ -588,8 +588,8 @@ impl Model<'_> {
             cover_cmp!(self.rec, "page_cache_sync_ra: ra->size", "req_count", size, req_count);
             self.rec.note(|| format!("sync: initial window (prev_index {prev_index}, max_pages {max_pages}): size {size} async {async_size}"));
         } else {
-            // "Query the page cache and look for the traces(cached history pages) that a
-            // sequential stream would leave behind."
+            // Look back through the page cache for the pages a sequential stream would have
+            // left behind.
             let miss = self.page_cache_prev_miss(index - 1, max_pages);
             let mut contig_count = index.wrapping_sub(miss).wrapping_sub(1);
             cover_cmp!(self.rec, "page_cache_sync_ra: contig_count", "req_count", contig_count, req_count);

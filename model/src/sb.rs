@@ -26,8 +26,8 @@ pub fn s_maxbytes(fs: FsKind) -> u64 {
 }
 
 /// `ext4_max_size()`, Linux 7.3.4 fs/ext4/super.c: the size of an extent-mapped file, whose
-/// logical block number must fit the 32-bit `ee_block` ("We lower the maxbytes by one fs
-/// block, so ee_len can cover the extent of maximum file size").
+/// logical block number must fit the 32-bit `ee_block`, less one block so that `ee_len` can
+/// still cover an extent of the largest size.
 pub fn ext4_max_size(blkbits: u32, has_huge_files: bool) -> u64 {
     let mut upper_limit = MAX_LFS_FILESIZE;
     if !has_huge_files {

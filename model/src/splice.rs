@@ -76,7 +76,8 @@ impl Model<'_> {
             cover!(self.rec, "filemap_splice_read: *ppos >= s_maxbytes");
             return 0;
         }
-        // "npages = max_t(ssize_t, pipe->max_usage - used, 0); len = min_t(size_t, len, npages * PAGE_SIZE);"
+        // "npages = max_t(ssize_t, pipe->max_usage - used, 0);", and len is cut to that many
+        // pages.
         let npages = pipe.max_usage.saturating_sub(pipe.used);
         let mut len = len.min(npages * PAGE_SIZE);
         let mut total_spliced = 0;

@@ -5,9 +5,9 @@
 //! Why the walk and not "is page i cached": a folio of order 1 to 5 is one multi-index
 //! entry in a leaf node, its head slot and `(1 << order) - 1` sibling slots, and
 //! `xas_descend()` moves `xa_offset` back to the head slot while `xa_index` stays where
-//! the scan started ("while (xa_is_sibling(entry)) { offset = xa_to_sibling(entry); ...}
-//! xas->xa_offset = offset;"). `xas_next()`'s fast path then steps both together
-//! ("xas->xa_index++; xas->xa_offset++;"), so a scan that starts L pages into such a folio
+//! the scan started (it follows sibling entries to the head's offset and stores that).
+//! `xas_next()`'s fast path then steps both together, one slot and one index at a time,
+//! so a scan that starts L pages into such a folio
 //! looks at the slot L pages behind the index it reports: a hole is reported L pages
 //! after where it is, and at the end of the leaf `__xas_next()` resynchronises
 //! (`xas_set_offset()`) L pages further on, never looking at the L pages in between.
@@ -265,10 +265,11 @@ impl<'a> XArray<'a> {
         }
     }
 
-    /// The scan of `page_cache_next_miss()`, Linux 7.3.4 mm/filemap.c:
-    /// "while (max_scan--) { void *entry = xas_next(&xas); if (!entry || xa_is_value(entry))
-    /// return xas.xa_index; if (xas.xa_index == 0) return 0; } return xas.xa_index + 1;".
-    /// Returns the index and how the scan ended.
+    /// The scan of `page_cache_next_miss()`, Linux 7.3.4 mm/filemap.c: up to `max_scan`
+    /// steps of `xas_next()`; an empty slot (or a value entry, which the model never stores)
+    /// ends it at its index, wrapping to 0 ends it at 0, and a scan that finds no miss
+    /// returns the index after the last it looked at. Returns the index and how the scan
+    /// ended.
     pub(crate) fn next_miss(&self, index: u64, max_scan: u64) -> (u64, ScanEnd) {
         let mut xas = XaState { index, node: XaNode::Restart, offset: 0 };
         for _ in 0..max_scan {
@@ -282,10 +283,9 @@ impl<'a> XArray<'a> {
         (xas.index.wrapping_add(1), ScanEnd::MaxScan)
     }
 
-    /// The scan of `page_cache_prev_miss()`, Linux 7.3.4 mm/filemap.c:
-    /// "while (max_scan--) { void *entry = xas_prev(&xas); if (!entry || xa_is_value(entry))
-    /// return xas.xa_index; if (xas.xa_index == ULONG_MAX) return ULONG_MAX; }
-    /// return xas.xa_index - 1;".
+    /// The scan of `page_cache_prev_miss()`, Linux 7.3.4 mm/filemap.c: `next_miss` going
+    /// down with `xas_prev()`: wrapping below 0 ends it at `ULONG_MAX`, and a scan that
+    /// finds no miss returns the index before the last it looked at.
     pub(crate) fn prev_miss(&self, index: u64, max_scan: u64) -> (u64, ScanEnd) {
         let mut xas = XaState { index, node: XaNode::Restart, offset: 0 };
         for _ in 0..max_scan {

@@ -340,7 +340,13 @@ pub const DIRECTED_FROM: u64 = 600;
 /// The ported functions `variant`'s patches change, against the base (empty, said, when
 /// they cannot be read).
 fn changed_functions(lab: &Lab, variant: &str, progress: &mut dyn FnMut(&str)) -> Vec<String> {
-    match crate::port::port_check(&crate::repo_root(), &lab.kernels, &lab.cache, &[variant.to_string()]) {
+    match crate::port::port_check(
+        &crate::repo_root(),
+        &lab.kernels,
+        &lab.cache,
+        &[variant.to_string()],
+        crate::port::Shown::Names,
+    ) {
         Ok(r) => r.variants.iter().flat_map(|(_, c)| c.differing().into_iter().map(str::to_string)).collect(),
         Err(e) => {
             progress(&format!(

@@ -74,8 +74,13 @@ impl Builder<'_> {
         }
     }
 
+    /// Where `./setup` puts Debian's `package` (`linux-source-7.3`): the cache's `source/`.
+    pub fn tarball_path(&self, package: &str) -> PathBuf {
+        self.cache.root.join("source").join(format!("{package}.tar.xz"))
+    }
+
     pub(super) fn tarball(&self, package: &str) -> Result<PathBuf> {
-        let path = self.cache.root.join("source").join(format!("{package}.tar.xz"));
+        let path = self.tarball_path(package);
         if path.is_file() {
             Ok(path)
         } else {

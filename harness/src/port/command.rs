@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use super::{
     check, doc_names, fingerprint, generate, missing_from_ledger, write, DirFiles, Files, Ledger, PatchedFiles,
-    PortCheck, Ported, BODIES,
+    PortCheck, Ported, PortedSource,
 };
 use crate::cache::Cache;
 use crate::error::{Error, Result};
@@ -40,13 +40,25 @@ impl Report {
     }
 }
 
+/// How `port_check` shows a base function that differs from the port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shown {
+    /// With a diff from the ported kernel's own text, read from the source in the cache
+    /// ([`PortedSource`]; unpacked there first if no build has).
+    Diffs,
+    /// By name and file only: all that a trial's explanation or a search needs.
+    Names,
+}
+
 /// Checks the configured base against the ledger below `root`, then each of `variants`
 /// (its patches applied to the base's files) against the base.
-pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[String]) -> Result<Report> {
+pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[String], shown: Shown) -> Result<Report> {
     let ledger = Ledger::load(root)?;
     let builder = Builder::new(kernels, cache);
     let base = base_files(&builder)?;
-    let base_check = check(&ledger, &DirFiles::new(root.join(BODIES)), base.as_ref(), "base")?;
+    let ported = PortedSource::new(&ledger, kernels, cache);
+    let ported: Option<&dyn Files> = (shown == Shown::Diffs).then_some(&ported);
+    let base_check = check(&ledger, ported, base.as_ref(), "base")?;
     let mut report =
         Report { kernel: ledger.kernel.clone(), base_label: base.describe(), base: base_check, variants: Vec::new() };
     if variants.is_empty() {
@@ -58,7 +70,7 @@ pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[Str
     for name in variants {
         let variant = kernels.variant(name)?;
         let patched = PatchedFiles::new(base.as_ref(), name, &variant.patches, &files)?;
-        let c = check(&base_ledger, base.as_ref(), &patched, name)?;
+        let c = check(&base_ledger, Some(base.as_ref()), &patched, name)?;
         report.variants.push((name.clone(), c));
     }
     Ok(report)
@@ -93,9 +105,9 @@ pub fn make_ledger(root: &Path, tree: &Path, write_it: bool) -> Result<String> {
     let kernel = kernel_version(&files)?;
     let names = doc_names(&root.join("model/src"))?;
     let previous = Ledger::load(root).ok();
-    let (ledger, bodies) = generate(&kernel, &files, &names, previous.as_ref())?;
+    let ledger = generate(&kernel, &files, &names, previous.as_ref())?;
     if write_it {
-        write(root, &ledger, &bodies)?;
+        write(root, &ledger)?;
     }
     let mut out = ledger.render();
     if let Some(prev) = previous {
@@ -139,7 +151,9 @@ pub fn unlisted(root: &Path) -> Result<Vec<super::DocName>> {
 /// asks it; the base does not change while radiff runs).
 pub fn base_check(root: &Path, kernels: &Kernels, cache: &Cache) -> std::result::Result<PortCheck, String> {
     static CHECKED: OnceLock<std::result::Result<PortCheck, String>> = OnceLock::new();
-    CHECKED.get_or_init(|| port_check(root, kernels, cache, &[]).map(|r| r.base).map_err(|e| e.to_string())).clone()
+    CHECKED
+        .get_or_init(|| port_check(root, kernels, cache, &[], Shown::Names).map(|r| r.base).map_err(|e| e.to_string()))
+        .clone()
 }
 
 /// The lines that open a trial's failure when the kernel and the model part at `window`

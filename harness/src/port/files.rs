@@ -34,6 +34,11 @@ impl<'a> Cached<'a> {
         }
         Ok(self.texts[path].as_deref())
     }
+
+    /// The tree, for messages.
+    pub fn describe(&self) -> String {
+        self.tree.describe()
+    }
 }
 
 /// The files below a directory (or, for tests, held in memory).

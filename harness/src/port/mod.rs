@@ -1,35 +1,35 @@
 //! The port ledger: which kernel functions model/ ports, from which file, with a
 //! fingerprint of each one's body in the kernel the model follows (Linux 7.3.4).
 //!
-//! `model/ledger.txt` lists them (`fn NAME FILE FINGERPRINT`), and `model/ledger/FILE`
-//! keeps the ported kernel's text of each one, so that a tree whose function differs can
-//! be shown as a diff. A fingerprint is SHA-256 of the body with comments and white space
+//! `model/ledger.txt` lists them (`fn NAME FILE FINGERPRINT`): names, files and fingerprints,
+//! no kernel text. A fingerprint is SHA-256 of the body with comments and white space
 //! normalised away ([`normalise`]): a reworded comment is no change, a changed `<` is.
-//! `radiff kernels ledger --tree DIR` writes both from a kernel tree and the model's doc
+//! `radiff kernels ledger --tree DIR` writes it from a kernel tree and the model's doc
 //! comments (a model function whose doc comment opens with `` `NAME()` `` ports NAME);
-//! `radiff kernels port-check` compares a base, and the variants' patched trees, with them.
+//! `radiff kernels port-check` compares a base, and the variants' patched trees, with it,
+//! and shows a function that differs as a diff from the ported kernel's own text, read
+//! from the Debian source in the cache ([`PortedSource`]).
 
 mod command;
 mod extract;
 mod files;
 pub mod hunks;
 pub mod lines;
+mod source;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use command::{
-    base_check, base_files, explain_divergence, kernel_version, make_ledger, port_check, unlisted, Report,
+    base_check, base_files, explain_divergence, kernel_version, make_ledger, port_check, unlisted, Report, Shown,
 };
 pub use extract::{definitions, extract, normalise, ExtractError};
 pub use files::{Cached, DirFiles, Files, GitFiles, PatchedFiles};
+pub use source::{debian_package, PortedSource};
 
 use crate::error::{Error, Result};
 
 /// The ledger, relative to the repository root.
 pub const LEDGER: &str = "model/ledger.txt";
-/// The ported kernel's text of every ledger function, by kernel path, below the root.
-pub const BODIES: &str = "model/ledger";
 
 /// Where model/ looks for kernel files when a doc comment does not say, in this order.
 pub const CANDIDATES: &[&str] = &[
@@ -153,9 +153,10 @@ impl Ledger {
         let mut out = String::from(
             "# The kernel functions radiff's model (model/src) ports: `fn NAME FILE FINGERPRINT`, the\n\
              # fingerprint of the function's body in the kernel below with comments and white space\n\
-             # normalised away; model/ledger/FILE keeps that text. Written by\n\
-             # `radiff kernels ledger --tree DIR --write` from a tree of that kernel; checked by\n\
-             # harness/tests/port.rs; `radiff kernels port-check` compares a base with it.\n",
+             # normalised away. No kernel text is kept: port-check reads it from the source in the\n\
+             # cache. Written by `radiff kernels ledger --tree DIR --write` from a tree of that\n\
+             # kernel; checked against it by harness/tests/port.rs; `radiff kernels port-check`\n\
+             # compares a base with it.\n",
         );
         out.push_str(&format!("kernel {}\n", self.kernel));
         for f in &self.functions {
@@ -272,13 +273,17 @@ pub struct PortCheck {
     pub gone: Vec<Ported>,
     /// How many functions the ledger lists.
     pub total: usize,
+    /// Why the changed functions come without a diff (the ported kernel's text could not
+    /// be read, with the fix), if they do.
+    pub no_diff: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Changed {
     pub name: String,
     pub file: String,
-    /// Unified diff from the ported kernel's text to the tree's.
+    /// Unified diff from the ported kernel's text to the tree's (empty when
+    /// [`PortCheck::no_diff`] says why).
     pub diff: String,
 }
 
@@ -303,9 +308,12 @@ impl PortCheck {
         let mut out = String::new();
         for c in &self.changed {
             out.push_str(&format!("changed: {} ({})\n{}", c.name, c.file, c.diff));
-            if !c.diff.ends_with('\n') {
+            if !c.diff.is_empty() && !c.diff.ends_with('\n') {
                 out.push('\n');
             }
+        }
+        if let Some(why) = &self.no_diff {
+            out.push_str(&format!("no diffs: {why}\n"));
         }
         for g in &self.gone {
             out.push_str(&format!("gone: {} ({})\n", g.name, g.file));
@@ -319,12 +327,14 @@ impl PortCheck {
     }
 }
 
-/// Compares `tree`'s copy of every ledger function with the port: `bodies` are the ported
-/// kernel's texts (model/ledger/), `label` names the tree in diffs. A function whose
+/// Compares `tree`'s copy of every ledger function with the port. `ported` is the ported
+/// kernel's tree, read only for a function that differs, for its diff (`None`: names only;
+/// when it cannot be read, the functions are named without diffs and
+/// [`PortCheck::no_diff`] says why). `label` names the tree in diffs. A function whose
 /// definition cannot be read is an error naming it.
-pub fn check(ledger: &Ledger, bodies: &dyn Files, tree: &dyn Files, label: &str) -> Result<PortCheck> {
+pub fn check(ledger: &Ledger, ported: Option<&dyn Files>, tree: &dyn Files, label: &str) -> Result<PortCheck> {
     let mut texts = Cached::new(tree);
-    let mut ported_texts = Cached::new(bodies);
+    let mut ported_texts = ported.map(Cached::new);
     let mut out = PortCheck { total: ledger.functions.len(), ..Default::default() };
     for f in &ledger.functions {
         let Some(text) = texts.read(&f.file)? else {
@@ -339,10 +349,20 @@ pub fn check(ledger: &Ledger, bodies: &dyn Files, tree: &dyn Files, label: &str)
         if fingerprint(&code) == f.fingerprint {
             continue;
         }
-        let ported = ported_texts
-            .read(&f.file)?
-            .and_then(|t| extract(t, &f.name).ok().flatten())
-            .unwrap_or_else(|| format!("(model/ledger/{} has no text of {})", f.file, f.name));
+        let changed = Changed { name: f.name.clone(), file: f.file.clone(), diff: String::new() };
+        let Some(ported_texts) = ported_texts.as_mut() else {
+            out.changed.push(changed);
+            continue;
+        };
+        let before = match ported_texts.read(&f.file) {
+            Ok(text) => text.and_then(|t| extract(t, &f.name).ok().flatten()),
+            Err(e) => {
+                out.no_diff.get_or_insert(e.to_string());
+                out.changed.push(changed);
+                continue;
+            }
+        };
+        let ported = before.unwrap_or_else(|| format!("({} has no {} in {})", ported_texts.describe(), f.name, f.file));
         let diff = similar::TextDiff::from_lines(&format!("{ported}\n"), &format!("{code}\n"))
             .unified_diff()
             .context_radius(3)
@@ -412,15 +432,9 @@ fn unreadable(tree: &dyn Files, f: &Ported, e: ExtractError) -> Error {
 
 /// A new ledger for the tree `tree` of kernel `kernel`: every name `names` gives, found in
 /// its doc comment's file or else in [`CANDIDATES`]; `previous` keeps its `not-code`
-/// entries. Returns the ledger and the text to keep per kernel file (model/ledger/FILE).
-pub fn generate(
-    kernel: &str,
-    tree: &dyn Files,
-    names: &[DocName],
-    previous: Option<&Ledger>,
-) -> Result<(Ledger, BTreeMap<String, String>)> {
+/// entries.
+pub fn generate(kernel: &str, tree: &dyn Files, names: &[DocName], previous: Option<&Ledger>) -> Result<Ledger> {
     let mut ledger = Ledger { kernel: kernel.to_string(), functions: Vec::new(), not_code: Vec::new() };
-    let mut bodies: BTreeMap<String, String> = BTreeMap::new();
     let mut cache = Cached::new(tree);
     let mut missing = Vec::new();
     for d in names {
@@ -442,12 +456,6 @@ pub fn generate(
         }
         match found {
             Some((file, code)) => {
-                let body = bodies.entry(file.clone()).or_default();
-                if !body.is_empty() {
-                    body.push('\n');
-                }
-                body.push_str(&code);
-                body.push('\n');
                 ledger.functions.push(Ported { name: d.name.clone(), file, fingerprint: fingerprint(&code) });
             }
             None => missing.push(d),
@@ -466,21 +474,11 @@ pub fn generate(
         ));
     }
     ledger.functions.sort_by(|a, b| (&a.file, &a.name).cmp(&(&b.file, &b.name)));
-    Ok((ledger, bodies))
+    Ok(ledger)
 }
 
-/// Writes `ledger` and its bodies below the repository root `root` (bodies of files the
-/// ledger no longer names are removed).
-pub fn write(root: &Path, ledger: &Ledger, bodies: &BTreeMap<String, String>) -> Result<()> {
-    let dir = root.join(BODIES);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    }
-    for (file, text) in bodies {
-        let path = dir.join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| Error::io(&path, e))?;
-        crate::cache::write_atomic(&path, text.as_bytes())?;
-    }
+/// Writes `ledger` below the repository root `root`.
+pub fn write(root: &Path, ledger: &Ledger) -> Result<()> {
     crate::cache::write_atomic(&root.join(LEDGER), ledger.render().as_bytes())
 }
 
@@ -538,6 +536,7 @@ mod tests {
             }],
             gone: Vec::new(),
             total: 60,
+            no_diff: None,
         };
         assert_eq!(
             why_parted(&moved, "7.3.4", 0, &["filemap_get_pages", "page_cache_sync_ra", "page_cache_ra_order"], true).unwrap(),
@@ -564,11 +563,11 @@ mod tests {
             DocName { name: "f".into(), file: Some("mm/readahead.c".into()), at: String::new() },
             DocName { name: "g".into(), file: None, at: String::new() },
         ];
-        let (ledger, bodies) = generate("7.3.4", &port, &names, None).unwrap();
-        assert_eq!(bodies["mm/readahead.c"], "int f(int x)\n{\n\treturn x;\n}\n\nint g(void)\n{\n\treturn 0;\n}\n");
+        let ledger = generate("7.3.4", &port, &names, None).unwrap();
+        assert_eq!(ledger.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["f", "g"]);
         let same = check(
             &ledger,
-            &port,
+            Some(&port),
             &DirFiles::from_map([(
                 "mm/readahead.c",
                 "/* moved */\nint f(int x)\n{\n    return x; // same\n}\nint g(void) { return 0; }\n",
@@ -579,7 +578,7 @@ mod tests {
         assert!(same.matches(), "{same:?}");
         let moved = check(
             &ledger,
-            &port,
+            Some(&port),
             &DirFiles::from_map([("mm/readahead.c", "int f(int x)\n{\n\treturn x + 1;\n}\n")]),
             "base",
         )
@@ -594,5 +593,46 @@ mod tests {
             generate("7.3.4", &port, &[DocName { name: "h".into(), file: None, at: "model/src/x.rs:9".into() }], None)
                 .unwrap_err();
         assert!(e.to_string().contains("h (model/src/x.rs:9)"), "{e}");
+    }
+
+    /// A tree no read of which succeeds, as the ported source is when the cache has none.
+    struct Unreadable;
+
+    impl Files for Unreadable {
+        fn read(&self, _: &str) -> Result<Option<String>> {
+            Err(Error::Other("the source is missing\nfix: run ./setup".into()))
+        }
+
+        fn describe(&self) -> String {
+            "nowhere".into()
+        }
+    }
+
+    #[test]
+    fn without_the_ported_text_the_changed_are_named_and_the_missing_diff_says_why_once() {
+        let port = DirFiles::from_map([(
+            "mm/readahead.c",
+            "int f(void)\n{\n\treturn 0;\n}\nint g(void)\n{\n\treturn 0;\n}\n",
+        )]);
+        let names = [
+            DocName { name: "f".into(), file: None, at: String::new() },
+            DocName { name: "g".into(), file: None, at: String::new() },
+        ];
+        let ledger = generate("7.3.4", &port, &names, None).unwrap();
+        let tree = DirFiles::from_map([(
+            "mm/readahead.c",
+            "int f(void)\n{\n\treturn 1;\n}\nint g(void)\n{\n\treturn 1;\n}\n",
+        )]);
+        let c = check(&ledger, Some(&Unreadable), &tree, "base").unwrap();
+        assert_eq!(c.differing(), ["f", "g"]);
+        assert_eq!(
+            c.render("7.3.4"),
+            "changed: f (mm/readahead.c)\nchanged: g (mm/readahead.c)\nno diffs: the source is missing\nfix: run ./setup\n\
+             unchanged: 0 of 2 ported functions (the model ports Linux 7.3.4)\n"
+        );
+        assert!(
+            check(&ledger, Some(&Unreadable), &port, "base").unwrap().matches(),
+            "a base that matches reads no ported text"
+        );
     }
 }

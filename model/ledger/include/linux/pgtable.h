@@ -1,4 +1,0 @@
-static inline unsigned int exec_folio_order(void)
-{
-	return 0;
-}
