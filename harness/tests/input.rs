@@ -428,3 +428,20 @@ fn bad_preadv2_flags_and_direct_reads_are_errors_at_their_line_and_good_ones_par
         radiff_model::Step::SequentialWith { fd: 0, from: 1 << 20, size: 64 << 10, to: Some(2 << 20), how: direct }
     );
 }
+
+/// The README's `cargo test -- scenario_NAME` runs exactly one scenario on every variant
+/// only while no scenario's trial prefix (`scenario_NAME::`, less the `::`) is a prefix of
+/// another's: libtest filters by substring.
+#[test]
+fn no_scenario_name_is_a_prefix_of_another() {
+    let files = scenario::discover(&radiff::repo_root().join("scenarios")).unwrap();
+    let names: Vec<String> = files.iter().map(|p| p.file_stem().unwrap().to_string_lossy().into_owned()).collect();
+    assert!(names.len() > 10, "scenarios/ holds the repository's scenarios: {names:?}");
+    let clashes: Vec<String> = names
+        .iter()
+        .flat_map(|a| {
+            names.iter().filter(move |b| *b != a && b.starts_with(a.as_str())).map(move |b| format!("{a} < {b}"))
+        })
+        .collect();
+    assert!(clashes.is_empty(), "`cargo test -- scenario_A` would also run scenario B: {clashes:?}; rename one");
+}

@@ -395,7 +395,7 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
         .iter()
         .map(|n| Scenario::load(&root.join("scenarios").join(format!("{n}.yaml"))))
         .collect::<radiff::Result<_>>()?;
-    trials.push(Trial::test("batch::alone_equals_batched::scenario_1mib_after_4k::base", move || {
+    trials.push(Trial::test("batch::alone_equals_batched::1mib_after_4k::base", move || {
         alone_equals_batched(&batched, 1, "base")
     }));
     // `radiff report --runs 2` on two variants boots each kernel once, and every run gives
@@ -657,7 +657,7 @@ fn lost_events_fail_the_run(scenario: &Scenario) -> Result<(), Failed> {
 fn alone_equals_batched(scenarios: &[Scenario], at: usize, variant: &str) -> Result<(), Failed> {
     let lab = lab()?;
     let s = &scenarios[at];
-    let who = format!("batch::alone_equals_batched::scenario_{}::{variant}", s.name);
+    let who = format!("batch::alone_equals_batched::{}::{variant}", s.name);
     let kernel = lab.kernel(variant, &who).map_err(|e| e.to_string())?;
     let alone = lab
         .run_kernel(s, &s.points[0], &format!("{variant}~alone"), &kernel)
