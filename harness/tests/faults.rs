@@ -78,9 +78,9 @@ struct Overlay {
 }
 
 impl Overlay {
-    /// `None` (after saying why) where mount namespaces cannot be made: not root. On CI
-    /// (`CI` set) that is a failure instead.
-    fn new(cache: &Cache, size: &str) -> Option<Overlay> {
+    /// Mounts the overlay; where mount namespaces cannot be made (not root) the test fails,
+    /// saying why: a fault test that did not run never passes.
+    fn new(cache: &Cache, size: &str) -> Overlay {
         let upper = tempfile::tempdir().unwrap();
         let holder = Command::new("unshare")
             .args(["--mount", "--propagation", "private", "--", "sleep", "3600"])
@@ -93,7 +93,7 @@ impl Overlay {
         let deadline = Instant::now() + Duration::from_secs(10);
         while std::fs::read_to_string(&comm).map_or(true, |c| c.trim() != "sleep") {
             if Instant::now() > deadline || std::fs::read_to_string(&comm).is_err() {
-                return overlay.cannot("unshare --mount did not start (not root?)");
+                overlay.cannot("unshare --mount did not start (not root?)");
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -105,20 +105,16 @@ impl Overlay {
         );
         let out = overlay.sh(&script);
         if !out.status.success() {
-            return overlay.cannot(&format!(
+            overlay.cannot(&format!(
                 "cannot mount a tmpfs and an overlay: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
-        Some(overlay)
+        overlay
     }
 
-    fn cannot(self, why: &str) -> Option<Overlay> {
-        if std::env::var_os("CI").is_some() {
-            panic!("{why}: CI runs as root and must run the fault tests");
-        }
-        eprintln!("skipped: {why}; the fault tests need root (mount namespaces, tmpfs, overlayfs)");
-        None
+    fn cannot(self, why: &str) -> ! {
+        panic!("{why}: the fault tests need root (mount namespaces, tmpfs, overlayfs); run them as root, as CI does")
     }
 
     fn nsenter(&self) -> Command {
@@ -241,7 +237,7 @@ fn a_full_cache_while_building_a_kernel_is_enospc_named_and_the_next_run_with_sp
     let repo = Repo::new();
     let (dir, partial) = repo.kernel_dir(&cache);
     // Room for the patch, the git index and the first objects, not for linking vmlinux.
-    let Some(overlay) = Overlay::new(&cache, SMALL) else { return };
+    let overlay = Overlay::new(&cache, SMALL);
     let out = overlay.radiff(&repo, &["kernels", "build", VARIANT]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(2), "{said}");
@@ -298,7 +294,7 @@ fn a_build_stopped_by_sigint_or_sigkill_mid_compile_is_built_again_by_the_next_r
     let (cache, _lock) = shared_cache();
     let repo = Repo::new();
     let (dir, partial) = repo.kernel_dir(&cache);
-    let Some(overlay) = Overlay::new(&cache, "4g") else { return };
+    let overlay = Overlay::new(&cache, "4g");
 
     // Ctrl-C: radiff stops make and every compiler with it, and ends as SIGINT says.
     let mut child = overlay.radiff_cmd(&repo, &["kernels", "build", VARIANT]).stderr(Stdio::piped()).spawn().unwrap();
@@ -363,7 +359,7 @@ fn a_full_cache_while_preparing_an_image_or_running_is_enospc_named_and_the_next
     let run_dir = cache.root.join("runs/full_cache/base");
     let args = ["run", fixture.to_str().unwrap(), "--variant", "base"];
     let run = |overlay: &Overlay| overlay.run(overlay.radiff_in(&root, &args), &args);
-    let Some(overlay) = Overlay::new(&cache, "8m") else { return };
+    let overlay = Overlay::new(&cache, "8m");
 
     // Less room than the image's file: said at once, no VM booted.
     let out = run(&overlay);
@@ -445,16 +441,21 @@ fn scenario_trials_binary() -> Option<PathBuf> {
     built.max().map(|(_, path)| path)
 }
 
-/// [`scenario_trials_binary`], or `None` with "not run" and why (a failure under CI, which
-/// runs the whole `cargo test` and so builds it).
-fn scenario_trials_or_say_why() -> Option<PathBuf> {
-    let found = scenario_trials_binary();
-    if found.is_none() {
-        let why = "the scenario trials' test binary is not built (run the whole `cargo test`, which builds it first)";
-        assert!(std::env::var_os("CI").is_none(), "{why}");
-        eprintln!("not run: {why}");
+/// [`scenario_trials_binary`], built first with cargo (as `cargo test` would) when this
+/// test runs alone; a binary that still cannot be found fails the test.
+fn scenario_trials() -> PathBuf {
+    if let Some(found) = scenario_trials_binary() {
+        return found;
     }
-    found
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build.args(["test", "--no-run", "-q", "-p", "radiff", "--test", "scenarios"]).current_dir(radiff::repo_root());
+    if !cfg!(debug_assertions) {
+        build.arg("--release");
+    }
+    let status = build.status().expect("cargo starts");
+    assert!(status.success(), "building the scenario trials' test binary failed ({status})");
+    scenario_trials_binary().expect("the scenario trials' test binary, just built, is found")
 }
 
 /// Two `radiff run`s and a `cargo test` trial (its test binary, run as cargo runs it) at
@@ -464,7 +465,7 @@ fn scenario_trials_or_say_why() -> Option<PathBuf> {
 #[test]
 fn two_radiff_runs_and_a_test_trial_at_once_on_one_cache_all_pass_alike() {
     const SCENARIO: &str = "random_4k";
-    let Some(trials) = scenario_trials_or_say_why() else { return };
+    let trials = scenario_trials();
     let root = radiff::repo_root();
     let yaml = root.join("scenarios").join(format!("{SCENARIO}.yaml"));
     let args = ["run", yaml.to_str().unwrap(), "--variant", "base"];
@@ -514,7 +515,7 @@ fn two_radiff_runs_and_a_test_trial_at_once_on_one_cache_all_pass_alike() {
 /// finds the batch abandoned, runs its own point, and passes on a trace of its own.
 #[test]
 fn a_nextest_trial_killed_while_it_runs_its_batch_leaves_the_other_trial_to_run_alone() {
-    let Some(trials) = scenario_trials_or_say_why() else { return };
+    let trials = scenario_trials();
     let root = radiff::repo_root();
     let run_id = format!(
         "faults-kill-{}-{}",

@@ -871,11 +871,13 @@ fn panic_in_readahead(batch: &FaultBatch) -> Result<(), String> {
             .find(|l| l.contains(needle))
             .and_then(|l| l.strip_prefix('[')?.split_once(']')?.0.trim().parse::<f64>().ok())
     };
-    let (bug, end) = (at("kernel BUG at"), at("Kernel panic - not syncing"));
-    eprintln!(
-        "vm_faults::panic_in_readahead: BUG at {bug:?} s, panic at {end:?} s of the boot; folder {}",
-        dir.display()
-    );
+    let (Some(bug), Some(end)) = (at("kernel BUG at"), at("Kernel panic - not syncing")) else {
+        return Err(format!("{}/console.log lacks a stamped `kernel BUG at` or `Kernel panic` line", dir.display()));
+    };
+    eprintln!("vm_faults::panic_in_readahead: BUG at {bug} s, panic at {end} s of the boot; folder {}", dir.display());
+    if !(bug..bug + 60.0).contains(&end) {
+        return Err(format!("the panic ({end} s) should follow the BUG ({bug} s) within a minute of the boot's clock"));
+    }
     Ok(())
 }
 
