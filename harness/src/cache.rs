@@ -26,12 +26,13 @@ pub struct Cache {
 impl Cache {
     /// The cache named by the environment (see the module doc).
     pub fn from_env() -> Cache {
-        let root = if let Some(dir) = std::env::var_os("RADIFF_CACHE") {
-            PathBuf::from(dir)
-        } else if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-            PathBuf::from(dir).join("radiff")
+        let s = crate::settings::get();
+        let root = if let Some(dir) = &s.cache {
+            dir.clone()
+        } else if let Some(dir) = &s.xdg_cache_home {
+            dir.join("radiff")
         } else {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into())).join(".cache/radiff")
+            s.home.clone().unwrap_or_else(|| "/root".into()).join(".cache/radiff")
         };
         Cache { root }
     }

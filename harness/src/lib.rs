@@ -23,6 +23,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod settings;
 pub mod summary;
 pub mod svg;
 pub mod verdict;
@@ -35,8 +36,8 @@ pub use error::{Error, Result};
 /// The repository root (where `kernels/` and `scenarios/` are): `$RADIFF_ROOT`, else the
 /// workspace this crate was built from.
 pub fn repo_root() -> std::path::PathBuf {
-    match std::env::var_os("RADIFF_ROOT") {
-        Some(dir) => dir.into(),
+    match &settings::get().root {
+        Some(dir) => dir.clone(),
         None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("harness/ has a parent").to_path_buf(),
     }
 }

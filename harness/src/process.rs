@@ -309,8 +309,7 @@ pub fn find_in_path(tool: &str) -> Option<PathBuf> {
         let p = PathBuf::from(tool);
         return p.is_file().then_some(p);
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(tool)).find(|p| p.is_file())
+    std::env::split_paths(&crate::settings::get().path).map(|dir| dir.join(tool)).find(|p| p.is_file())
 }
 
 /// The last `n` lines of a log file (empty when it cannot be read).

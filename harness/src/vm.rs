@@ -147,7 +147,7 @@ pub fn boot_watched(cache: &Cache, boot: &Boot, mut stop: impl FnMut() -> bool) 
     // vng runs `virtme-run` from PATH: put its venv first.
     let mut path = std::ffi::OsString::from(vng.parent().unwrap_or(Path::new("")));
     path.push(":");
-    path.push(std::env::var_os("PATH").unwrap_or_default());
+    path.push(&crate::settings::get().path);
     let mut cmd = Cmd::new(&vng)
         .env("PATH", path)
         .arg("--run")
@@ -407,10 +407,10 @@ pub fn qemu_crash(console: &str) -> Option<&str> {
 /// KVM if a probe boot shows it runs a guest, else TCG. `RADIFF_ACCEL=kvm|tcg` overrides.
 /// The verdict is cached per host boot (`/proc/sys/kernel/random/boot_id`).
 pub fn accel(cache: &Cache, kernel: &Path) -> Result<Accel> {
-    match std::env::var("RADIFF_ACCEL").as_deref() {
-        Ok("kvm") => return Ok(Accel::Kvm),
-        Ok("tcg") => return Ok(Accel::Tcg),
-        Ok(other) if !other.is_empty() => return Err(Error::Other(format!("RADIFF_ACCEL={other}: use kvm or tcg"))),
+    match crate::settings::get().accel.as_deref() {
+        Some("kvm") => return Ok(Accel::Kvm),
+        Some("tcg") => return Ok(Accel::Tcg),
+        Some(other) if !other.is_empty() => return Err(Error::Other(format!("RADIFF_ACCEL={other}: use kvm or tcg"))),
         _ => {}
     }
     if std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_err() {

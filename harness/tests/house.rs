@@ -1,6 +1,7 @@
 //! The house rules of issue 25, checked on harness/src's text (pure: reads the sources,
 //! no VM): no file over 700 lines before its test module, no function over 120 lines,
-//! only the binary imports the CLI module, no import circle among the top-level modules.
+//! only the binary imports the CLI module, no import circle among the top-level modules,
+//! only settings.rs reads the environment, only process.rs and the guest build commands.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
@@ -333,6 +334,33 @@ fn import_circles(files: &[File]) -> Vec<String> {
 }
 
 /// Fails listing what `rule` found, if anything.
+/// Lines of library code (test modules and comments left out) outside `allowed` (paths, or
+/// folders ending in `/`) that contain one of `needles`: "path:line: the line".
+fn edge_crossings(files: &[File], needles: &[&str], allowed: &[&str]) -> Vec<String> {
+    let tests = test_files(files);
+    let mut found = Vec::new();
+    for (path, text) in files {
+        if tests.contains(path)
+            || path.starts_with("bin/")
+            || allowed.iter().any(|a| path == a || (a.ends_with('/') && path.starts_with(a)))
+        {
+            continue;
+        }
+        for (i, line) in code_outside_tests(text).lines().enumerate() {
+            if needles.iter().any(|n| line.contains(n)) {
+                found.push(format!("harness/src/{path}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// What reads the environment: only settings.rs does, once per process.
+const ENV_READS: [&str; 3] = ["env::var(", "env::var_os(", "env::vars("];
+/// Where host processes are built: process.rs, and the guest's own side of the VM, which
+/// runs mkfs, the batch's points and the scenario's programs inside the guest.
+const COMMAND_ROOMS: [&str; 2] = ["process.rs", "guest/"];
+
 fn check(rule: &str, found: Vec<String>) {
     assert!(found.is_empty(), "{rule}: {} found:\n{}", found.len(), found.join("\n"));
 }
@@ -355,6 +383,37 @@ fn only_the_binary_imports_the_cli_module() {
 #[test]
 fn no_import_circle_among_the_top_level_modules() {
     check("import circles", import_circles(&sources()));
+}
+
+#[test]
+fn only_the_settings_module_reads_the_environment() {
+    check("environment reads outside settings.rs", edge_crossings(&sources(), &ENV_READS, &["settings.rs"]));
+}
+
+#[test]
+fn only_process_rs_and_the_guest_build_commands() {
+    check(
+        "Command built outside process.rs and guest/",
+        edge_crossings(&sources(), &["Command::new("], &COMMAND_ROOMS),
+    );
+}
+
+#[test]
+fn an_environment_read_or_a_command_outside_its_room_is_caught_with_its_line() {
+    let files = tree(&[
+        ("settings.rs", "fn f() { std::env::var(\"A\"); }\n"),
+        ("cache.rs", "// std::env::var(\"B\") in a comment\nfn g() { std::env::var_os(\"B\"); }\n#[cfg(test)]\nmod tests {\n    fn t() { std::env::var(\"C\"); }\n}\n"),
+        ("guest/prepare.rs", "fn p() { std::process::Command::new(\"mkfs\"); }\n"),
+        ("vm.rs", "fn v() { let c = std::process::Command::new(\"qemu\"); }\n"),
+    ]);
+    assert_eq!(
+        edge_crossings(&files, &ENV_READS, &["settings.rs"]),
+        ["harness/src/cache.rs:2: fn g() { std::env::var_os(\"B\"); }"]
+    );
+    assert_eq!(
+        edge_crossings(&files, &["Command::new("], &COMMAND_ROOMS),
+        ["harness/src/vm.rs:1: fn v() { let c = std::process::Command::new(\"qemu\"); }"]
+    );
 }
 
 /// Files from (path, text) pairs.

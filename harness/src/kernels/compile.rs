@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::source::{git_rev, BaseId};
 use super::tree::{apply_patch, record_base, reset_tree, BASE_TAG};
-use super::{Base, Builder, Built, Variant, ENV_LOCKED};
+use super::{Base, Builder, Built, Variant};
 use crate::cache;
 use crate::error::{Error, Result};
 use crate::process::{log_tail, require_tool, Cmd, Outcome};
@@ -30,10 +30,10 @@ impl Builder<'_> {
         for tool in ["make", "gcc", "flex", "bison", "bc", "patch", "git", "tar", "xz"] {
             require_tool(tool)?;
         }
-        let _lock = match std::env::var(ENV_LOCKED) {
+        let _lock = match &crate::settings::get().tree_locked {
             // `radiff bisect` holds this tree's lock for the whole bisection and runs
             // `radiff check` in it: the check must not wait for its own parent.
-            Ok(name) if name == base.tree_name => None,
+            Some(name) if *name == base.tree_name => None,
             _ => Some(self.lock_tree_named(&base.tree_name)?),
         };
         let lock = _lock.as_ref();

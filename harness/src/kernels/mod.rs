@@ -146,17 +146,15 @@ impl ModelExpectation {
 /// over kernels.yaml's `model:`); a value radiff does not know is an error at its line.
 fn base_model(file: &Path, text: &str, declared: Option<&str>) -> Result<Option<String>> {
     let known = |v: &str| matches!(v, "none" | "base");
-    if let Ok(v) = std::env::var(ENV_BASE_MODEL) {
-        if !v.is_empty() {
-            if !known(&v) {
-                return Err(Error::input(
-                    Path::new(ENV_BASE_MODEL),
-                    0,
-                    format!("`{v}`: the base's model is `base` (the model's port, the default) or `none`"),
-                ));
-            }
-            return Ok((v == "none").then(|| format!("{ENV_BASE_MODEL}=none")));
+    if let Some(v) = &crate::settings::get().base_model {
+        if !known(v) {
+            return Err(Error::input(
+                Path::new(ENV_BASE_MODEL),
+                0,
+                format!("`{v}`: the base's model is `base` (the model's port, the default) or `none`"),
+            ));
         }
+        return Ok((v == "none").then(|| format!("{ENV_BASE_MODEL}=none")));
     }
     match declared {
         None | Some("base") => Ok(None),
@@ -228,8 +226,7 @@ struct KernelsFile {
     model: Option<String>,
 }
 
-/// Set to `none` (or `base`) for one run: what `model:` in kernels.yaml says.
-pub const ENV_BASE_MODEL: &str = "RADIFF_BASE_MODEL";
+pub use crate::settings::{ENV_BASE_MODEL, ENV_LOCKED, ENV_REV, ENV_TREE};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -238,13 +235,6 @@ struct BaseFile {
     git: Option<String>,
     rev: Option<String>,
 }
-
-/// Environment overrides of `kernels.yaml`'s base: a developer with an mm-new checkout sets
-/// `RADIFF_KERNEL_TREE=~/src/mm` (and optionally `RADIFF_KERNEL_REV=mm-new`).
-pub const ENV_TREE: &str = "RADIFF_KERNEL_TREE";
-pub const ENV_REV: &str = "RADIFF_KERNEL_REV";
-/// Set by `radiff bisect` for its children: the name of the tree whose lock it holds.
-pub const ENV_LOCKED: &str = "RADIFF_TREE_LOCKED";
 
 impl Kernels {
     /// Reads `repo/kernels/`.
@@ -270,15 +260,14 @@ impl Kernels {
             check_kernel_tree(tree)
                 .map_err(|why| Error::input(&file, crate::yaml::line_of(&text, &["base", "git"]), why))?;
         }
-        if let Some(tree) = std::env::var_os(ENV_TREE).filter(|t| !t.is_empty()) {
-            let rev = std::env::var(ENV_REV).unwrap_or_else(|_| "HEAD".into());
-            let tree = PathBuf::from(tree);
+        let settings = crate::settings::get();
+        if let Some(tree) = settings.kernel_tree.clone() {
+            let rev = settings.kernel_rev.clone().unwrap_or_else(|| "HEAD".into());
             check_kernel_tree(&tree).map_err(|why| Error::input(Path::new(ENV_TREE), 0, why))?;
             base = Base::Git { tree, rev };
         }
         let base_off = base_model(&file, &text, parsed.model.as_deref())?;
-        let model_said = match (&base_off, std::env::var(ENV_BASE_MODEL).ok().filter(|v| !v.is_empty()), &parsed.model)
-        {
+        let model_said = match (&base_off, settings.base_model.as_ref(), &parsed.model) {
             (Some(said), _, _) => Some(said.clone()),
             (None, Some(_), _) => Some(ENV_BASE_MODEL.to_string()),
             (None, None, Some(_)) => Some(format!("{}:{}", file.display(), crate::yaml::line_of(&text, &["model"]))),
@@ -364,7 +353,7 @@ fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>> {
 
 fn expand_home(path: &str) -> PathBuf {
     match path.strip_prefix("~/") {
-        Some(rest) => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(rest),
+        Some(rest) => crate::settings::get().home.clone().unwrap_or_default().join(rest),
         None => PathBuf::from(path),
     }
 }
@@ -380,7 +369,7 @@ pub struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     pub fn new(kernels: &'a Kernels, cache: &'a Cache) -> Builder<'a> {
-        let timeout = std::env::var("RADIFF_BUILD_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(3600);
+        let timeout = crate::settings::get().build_timeout.as_deref().and_then(|s| s.parse().ok()).unwrap_or(3600);
         Builder { kernels, cache, timeout: Duration::from_secs(timeout) }
     }
 

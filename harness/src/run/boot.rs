@@ -287,7 +287,7 @@ impl Lab {
 /// guests' access patterns (one short O_APPEND write a boot, so processes that boot at
 /// once never mix their lines).
 fn log_boot(kernel: &Path, batch: &Path, labels: &[String], started: std::time::SystemTime) {
-    let Some(log) = std::env::var_os("RADIFF_BOOT_LOG") else { return };
+    let Some(log) = &crate::settings::get().boot_log else { return };
     let pattern_ms = pattern_ms(batch, labels.len());
     let name = kernel.parent().and_then(|d| d.file_name()).unwrap_or_default().to_string_lossy().into_owned();
     let start = started.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
@@ -296,7 +296,7 @@ fn log_boot(kernel: &Path, batch: &Path, labels: &[String], started: std::time::
     let written = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&log)
+        .open(log)
         .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
     if let Err(e) = written {
         crate::progress::progress(&format!("cannot log a boot to {}: {e}", std::path::Path::new(&log).display()));

@@ -128,8 +128,8 @@ impl Lab {
 /// Where the guest program is: `$RADIFF_GUEST`, else next to the running executable
 /// (or its parent, for test binaries in `target/*/deps/`).
 pub fn guest_binary() -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("RADIFF_GUEST") {
-        return Ok(path.into());
+    if let Some(path) = &crate::settings::get().guest {
+        return Ok(path.clone());
     }
     let exe = std::env::current_exe().map_err(|e| Error::Other(format!("cannot find the running executable: {e}")))?;
     let mut dir = exe.parent();

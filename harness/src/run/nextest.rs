@@ -31,11 +31,12 @@ pub enum Selection {
 impl NextestRun {
     /// The run this process belongs to, if nextest started it as one process per trial.
     pub fn from_env() -> Option<NextestRun> {
-        let id = std::env::var("NEXTEST_RUN_ID").ok().filter(|id| !id.is_empty())?;
-        if std::env::var("NEXTEST_EXECUTION_MODE").ok().as_deref() != Some("process-per-test") {
+        let s = crate::settings::get();
+        let id = s.nextest_run_id.clone().filter(|id| !id.is_empty())?;
+        if s.nextest_execution_mode.as_deref() != Some("process-per-test") {
             return None;
         }
-        let threads = std::env::var("NEXTEST_TEST_THREADS").ok().and_then(|t| t.parse().ok()).filter(|t| *t > 0);
+        let threads = s.nextest_test_threads.as_deref().and_then(|t| t.parse().ok()).filter(|t| *t > 0);
         let parent = std::os::unix::process::parent_id();
         let selection = match std::fs::read(format!("/proc/{parent}/cmdline")) {
             Ok(raw) => {
