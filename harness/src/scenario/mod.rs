@@ -4,14 +4,13 @@
 //! file, the line and the key. `schema.rs` is the file as serde reads it, `sections.rs`
 //! and `steps.rs` check it section by section, `size.rs` reads byte counts.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use radiff_model::{FsKind, Step};
 
 use crate::error::{Error, Result};
-use crate::wire::{DeviceKind, QueueSettings, Scheduler, VmRequest};
+use crate::wire::{DeviceKind, QueueSettings, VmRequest};
 use crate::yaml;
 
 mod bounds;
@@ -250,27 +249,10 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>> {
     Ok(scenarios)
 }
 
-/// Names of matrix keys → values, for summaries.
-pub fn describe_queue(q: &QueueSettings) -> BTreeMap<&'static str, String> {
-    let mut m = BTreeMap::new();
-    if let Some(v) = q.read_ahead_kb {
-        m.insert("read_ahead_kb", v.to_string());
-    }
-    if let Some(v) = q.max_sectors_kb {
-        m.insert("max_sectors_kb", v.to_string());
-    }
-    if let Some(v) = q.rotational {
-        m.insert("rotational", (v as u8).to_string());
-    }
-    if q.scheduler != Scheduler::None {
-        m.insert("scheduler", q.scheduler.name().to_string());
-    }
-    m
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Scheduler;
     use radiff_model::{pattern, MadvAdvice, SizeRange, ThpMode, TouchOrder};
 
     const GOOD: &str = "\
@@ -307,11 +289,9 @@ matrix:
             s.points.iter().all(|p| p.queue.scheduler == Scheduler::None),
             "every point sets `none` when `queue:` names none"
         );
-        assert!(!describe_queue(&s.points[0].queue).contains_key("scheduler"), "the default stays out of summaries");
         let s = parse(&GOOD.replace("  max_sectors_kb: 512\n", "  max_sectors_kb: 512\n  scheduler: mq-deadline\n"))
             .unwrap();
         assert!(s.points.iter().all(|p| p.queue.scheduler == Scheduler::MqDeadline), "matrix points keep it");
-        assert_eq!(describe_queue(&s.points[0].queue)["scheduler"], "mq-deadline");
         let e = error(&GOOD.replace("  max_sectors_kb: 512\n", "  max_sectors_kb: 512\n  scheduler: bfq\n"));
         assert!(e.starts_with("scenarios/t.yaml:12: ") && e.contains("bfq") && e.contains("mq-deadline"), "{e}");
     }
