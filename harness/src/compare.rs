@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use radiff_model::{Extent, RaState, Trace, Window};
+use radiff_model::{Extent, RaState, Request, Trace, Window};
 use similar::{ChangeTag, TextDiff};
 
 use crate::summary::{window_line, Figures};
@@ -71,6 +71,46 @@ fn retain_requests(trace: &mut Trace, keep: impl Fn(&radiff_model::Request) -> b
         dropped += (before - w.requests.len()) as u64;
     }
     dropped
+}
+
+/// The snapshot's one normalisation beyond [`STEPS`], named where it is applied: where a
+/// request's size is bound by its segments, adjacent requests are merged, because where
+/// they split depends on where the guest's allocator put the pages. The model check does
+/// not need it (the model is given the folios' page frames).
+pub const SNAPSHOT_MERGE: &str = "adjacent requests merged: with max_segments x 4 KiB below max_sectors_kb, where requests split depends on where the guest's allocator put the pages";
+
+/// The kernel's trace as its snapshot keeps it under queue limits `q`, and the name of the
+/// step applied ([`SNAPSHOT_MERGE`]) when one was.
+pub fn normalise_for_snapshot(trace: &Trace, q: &radiff_model::QueueLimits) -> (Trace, Option<&'static str>) {
+    if segments_bind(q) {
+        (merge_adjacent_requests(trace), Some(SNAPSHOT_MERGE))
+    } else {
+        (trace.clone(), None)
+    }
+}
+
+/// True when a request's page count is limited by its segments rather than its size, so
+/// that its boundaries depend on which pages happen to be physically adjacent.
+fn segments_bind(q: &radiff_model::QueueLimits) -> bool {
+    q.max_segments * radiff_model::trace::PAGE_SIZE < q.max_sectors_kb * 1024
+}
+
+/// The trace with each window's runs of back-to-back requests (same flags) made one.
+fn merge_adjacent_requests(trace: &Trace) -> Trace {
+    let mut t = trace.clone();
+    for w in &mut t.windows {
+        let mut merged: Vec<Request> = Vec::new();
+        for r in w.requests.drain(..) {
+            match merged.last_mut() {
+                Some(last) if last.rwbs == r.rwbs && last.sector + last.sectors == r.sector => {
+                    last.sectors += r.sectors
+                }
+                _ => merged.push(r),
+            }
+        }
+        w.requests = merged;
+    }
+    t
 }
 
 /// Applies every step to the trace of the file with `extents`; returns the normalised
@@ -358,6 +398,25 @@ mod tests {
         kernel.windows[1].ra.prev_pos = -1;
         kernel.windows[0].requests[0].sectors = 8;
         assert_eq!(compare_timed(&kernel, &model, &timed).0.map(|d| (d.window, d.part)), Some((0, Part::Requests)));
+    }
+
+    #[test]
+    fn adjacent_requests_merge_per_window() {
+        let mut win = w(0, 16, 2, 8, "RA");
+        win.requests = [(0, 1064, "RA"), (1064, 984, "RA"), (9000, 8, "R"), (2048, 8, "RA")]
+            .iter()
+            .map(|&(sector, sectors, rwbs)| Request { sector, sectors, rwbs: rwbs.into() })
+            .collect();
+        let t = Trace { windows: vec![win] };
+        let m = merge_adjacent_requests(&t);
+        let got: Vec<(u64, u64)> = m.windows[0].requests.iter().map(|r| (r.sector, r.sectors)).collect();
+        assert_eq!(got, vec![(0, 2048), (9000, 8), (2048, 8)]);
+        let ufs = radiff_model::QueueLimits { max_segments: 128, max_sectors_kb: 1024, ..Default::default() };
+        let nvme = radiff_model::QueueLimits { max_segments: 129, max_sectors_kb: 512, ..Default::default() };
+        assert!(segments_bind(&ufs));
+        assert!(!segments_bind(&nvme));
+        assert_eq!(normalise_for_snapshot(&t, &ufs), (m, Some(SNAPSHOT_MERGE)));
+        assert_eq!(normalise_for_snapshot(&t, &nvme), (t.clone(), None));
     }
 
     #[test]

@@ -344,7 +344,7 @@ pub fn trial_snapshot(
     let name = scenario.trial_name(variant, point);
     let stem = name.trim_start_matches("scenario_").replace("::", "__").replace(['=', ','], "_");
     let q = &env.queue;
-    let bind = segments_bind(q);
+    let (snapshotted, merged) = crate::compare::normalise_for_snapshot(trace, q);
     let info = RunInfo {
         scenario: scenario.name.clone(),
         variant: variant.to_string(),
@@ -355,12 +355,19 @@ pub fn trial_snapshot(
             q.read_ahead_kb, q.max_sectors_kb, q.max_hw_sectors_kb, q.max_segments, q.logical_block_size
         ),
         file: if scenario.file_names.len() > 1 {
-            let sizes = std::iter::once((env.file_size, env.extents.len())).chain(env.other_files.iter().map(|f| (f.file_size, f.extents.len())));
-            scenario.file_names.iter().zip(sizes).map(|(n, (size, extents))| format!("{n}: {size} bytes in {extents} extents")).collect::<Vec<_>>().join("; ")
+            let sizes = std::iter::once((env.file_size, env.extents.len()))
+                .chain(env.other_files.iter().map(|f| (f.file_size, f.extents.len())));
+            scenario
+                .file_names
+                .iter()
+                .zip(sizes)
+                .map(|(n, (size, extents))| format!("{n}: {size} bytes in {extents} extents"))
+                .collect::<Vec<_>>()
+                .join("; ")
         } else {
             format!("{} bytes in {} extents", env.file_size, env.extents.len())
         },
-        note: bind.then(|| "adjacent requests merged: with max_segments x 4 KiB below max_sectors_kb, where requests split depends on where the guest's allocator put the pages".to_string()),
+        note: merged.map(str::to_string),
     };
     let extents: Vec<&[Extent]> =
         std::iter::once(env.extents.as_slice()).chain(env.other_files.iter().map(|f| f.extents.as_slice())).collect();
@@ -369,33 +376,8 @@ pub fn trial_snapshot(
     } else {
         vec![FileLoc { name: "", extents: &env.extents }]
     };
-    let contents =
-        if bind { snapshot_files(&merge_adjacent_requests(trace), &files) } else { snapshot_files(trace, &files) };
+    let contents = snapshot_files(&snapshotted, &files);
     TrialSnapshot { stem, description: format!("{}: {}", scenario.name, scenario.description), info, contents }
-}
-
-/// True when a request's page count is limited by its segments rather than its size, so
-/// that its boundaries depend on which pages happen to be physically adjacent.
-pub fn segments_bind(q: &radiff_model::QueueLimits) -> bool {
-    q.max_segments * radiff_model::trace::PAGE_SIZE < q.max_sectors_kb * 1024
-}
-
-/// The trace with each window's runs of back-to-back requests (same flags) made one.
-pub fn merge_adjacent_requests(trace: &Trace) -> Trace {
-    let mut t = trace.clone();
-    for w in &mut t.windows {
-        let mut merged: Vec<Request> = Vec::new();
-        for r in w.requests.drain(..) {
-            match merged.last_mut() {
-                Some(last) if last.rwbs == r.rwbs && last.sector + last.sectors == r.sector => {
-                    last.sectors += r.sectors
-                }
-                _ => merged.push(r),
-            }
-        }
-        w.requests = merged;
-    }
-    t
 }
 
 /// The text of an insta snapshot file, without its `---` metadata header.
@@ -517,24 +499,6 @@ mod tests {
         assert_eq!(f.requests_line(), "4 (2 data reads + 1 metadata read + 1 other)");
         assert_eq!(f.orders_line(), "2 o0, 3 o2");
         assert_eq!(f.sizes_line(1), "1 x 16 KiB, 1 other sizes");
-    }
-
-    #[test]
-    fn adjacent_requests_merge_per_window() {
-        let t = Trace {
-            windows: vec![window(
-                Trigger::Async,
-                &[],
-                &[(0, 1064, "RA"), (1064, 984, "RA"), (9000, 8, "R"), (2048, 8, "RA")],
-            )],
-        };
-        let m = merge_adjacent_requests(&t);
-        let got: Vec<(u64, u64)> = m.windows[0].requests.iter().map(|r| (r.sector, r.sectors)).collect();
-        assert_eq!(got, vec![(0, 2048), (9000, 8), (2048, 8)]);
-        let ufs = radiff_model::QueueLimits { max_segments: 128, max_sectors_kb: 1024, ..Default::default() };
-        let nvme = radiff_model::QueueLimits { max_segments: 129, max_sectors_kb: 512, ..Default::default() };
-        assert!(segments_bind(&ufs));
-        assert!(!segments_bind(&nvme));
     }
 
     #[test]
