@@ -19,7 +19,7 @@ use crate::cache::{self, Cache};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels, Variant, ENV_LOCKED};
-use crate::process::{Cmd, Outcome};
+use crate::process::Outcome;
 use crate::progress::progress;
 use crate::run::{guest_binary, Lab, RunOutput};
 use crate::scenario::{Point, Scenario};
@@ -233,7 +233,7 @@ pub fn check_main(args: &CheckOptions) -> Result<ExitCode> {
     let tree = &args.tree;
     let started = Instant::now();
     let result = check(&crate::repo_root(), tree, &scenario, point, args.against);
-    let head = Cmd::new("git").arg("-C").arg(tree).args(["log", "-1", "--format=%H%n%h %s"]).read().unwrap_or_default();
+    let head = crate::process::git_in(tree).args(["log", "-1", "--format=%H%n%h %s"]).read().unwrap_or_default();
     let mut head = head.lines();
     let (commit, subject) = (head.next().unwrap_or("").to_string(), head.next().unwrap_or("").to_string());
     let step = match result {
@@ -356,7 +356,7 @@ pub fn bisect_tree(
     point: Option<&str>,
     against: &str,
 ) -> Result<TreeFound> {
-    let git = |args: &[&str]| Cmd::new("git").arg("-C").arg(tree).args(args).read();
+    let git = |args: &[&str]| crate::process::git_in(tree).args(args).read();
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"])?;
     if !dirty.trim().is_empty() {
         return Err(Error::Other(format!(
@@ -386,9 +386,7 @@ pub fn bisect_tree(
         }
     }
     git(&["bisect", "start", bad, good])?;
-    let mut run = Cmd::new("git")
-        .arg("-C")
-        .arg(tree)
+    let mut run = crate::process::git_in(tree)
         .args(["bisect", "run"])
         .arg(&exe)
         .args(["check", "--tree"])

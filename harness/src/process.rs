@@ -30,6 +30,16 @@ pub struct Cmd {
     pub hold: Option<std::os::fd::RawFd>,
 }
 
+/// git, as radiff runs it everywhere: `git ARGS` (a clone, which names its own paths).
+pub fn git() -> Cmd {
+    Cmd::new("git")
+}
+
+/// git in the repository `dir`: `git -C DIR ARGS`.
+pub fn git_in(dir: &Path) -> Cmd {
+    git().arg("-C").arg(dir)
+}
+
 impl Cmd {
     pub fn new(program: impl Into<OsString>) -> Cmd {
         Cmd { program: program.into(), args: Vec::new(), dir: None, env: Vec::new(), hold: None }

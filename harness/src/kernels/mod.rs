@@ -21,6 +21,8 @@ mod list;
 mod source;
 mod tree;
 
+pub(crate) use tree::apply_patch;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -7,7 +7,6 @@ use super::tree::git;
 use super::{Base, Builder, Variant, ENV_TREE, RECIPE};
 use crate::cache;
 use crate::error::{Error, Result};
-use crate::process::Cmd;
 
 /// The resolved base: a name for its work tree and what identifies its contents.
 #[derive(Clone, Debug)]
@@ -47,11 +46,8 @@ impl Builder<'_> {
             }
             Base::InPlace { tree } => {
                 let sha = git_rev(tree, "HEAD")?;
-                let dirty = Cmd::new("git")
-                    .arg("-C")
-                    .arg(tree)
-                    .args(["status", "--porcelain", "--untracked-files=no"])
-                    .read()?;
+                let dirty =
+                    crate::process::git_in(tree).args(["status", "--porcelain", "--untracked-files=no"]).read()?;
                 let canonical = tree.canonicalize().map_err(|e| Error::io(tree, e))?;
                 let managed = self
                     .cache

@@ -95,7 +95,11 @@ impl Builder<'_> {
                         source.display(),
                         tree.display()
                     ));
-                    Cmd::new("git").args(["clone", "-q", "--shared", "--no-checkout"]).arg(source).arg(&tree).read()?;
+                    crate::process::git()
+                        .args(["clone", "-q", "--shared", "--no-checkout"])
+                        .arg(source)
+                        .arg(&tree)
+                        .read()?;
                 }
                 reset_tree(&tree, &git_rev(source, rev)?)?;
                 Ok((tree, true))
@@ -132,7 +136,7 @@ pub(super) fn record_base(tree: &Path) -> Result<()> {
 }
 
 pub(super) fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    Cmd::new("git").arg("-C").arg(dir).args(args).read()
+    crate::process::git_in(dir).args(args).read()
 }
 
 /// The tag that marks the base commit of a work tree radiff unpacked.
@@ -146,9 +150,10 @@ pub(super) fn reset_tree(tree: &Path, base: &str) -> Result<()> {
     Ok(())
 }
 
-/// Applies one patch, first as a dry run so that a patch that does not apply changes
-/// nothing; the error carries patch's own account of the failing hunks.
-pub(super) fn apply_patch(tree: &Path, variant: &str, patch: &Path) -> Result<()> {
+/// Applies one patch (`patch -p1`, a raw mail as it is) in `tree`, first as a dry run so
+/// that a patch that does not apply changes nothing; the error carries patch's own account
+/// of the failing hunks. The one place radiff applies a patch.
+pub(crate) fn apply_patch(tree: &Path, variant: &str, patch: &Path) -> Result<()> {
     let patch_cmd = |dry: bool| {
         let mut cmd = Cmd::new("patch")
             .dir(tree)

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::process::Cmd;
 
 /// A kernel tree's files by path from its root (`mm/readahead.c`).
 pub trait Files {
@@ -89,11 +88,11 @@ pub struct GitFiles {
 impl Files for GitFiles {
     fn read(&self, path: &str) -> Result<Option<String>> {
         let spec = format!("{}:{path}", self.rev);
-        let exists = Cmd::new("git").arg("-C").arg(&self.dir).args(["cat-file", "-e", &spec]).output()?;
+        let exists = crate::process::git_in(&self.dir).args(["cat-file", "-e", &spec]).output()?;
         if !exists.0.success() {
             return Ok(None);
         }
-        Cmd::new("git").arg("-C").arg(&self.dir).args(["show", &spec]).read().map(Some)
+        crate::process::git_in(&self.dir).args(["show", &spec]).read().map(Some)
     }
 
     fn describe(&self) -> String {
@@ -130,18 +129,7 @@ impl<'a> PatchedFiles<'a> {
             }
         }
         for p in patches {
-            let (status, output) = Cmd::new("patch")
-                .dir(dir.path())
-                .args(["-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-r", "-", "-i"])
-                .arg(p)
-                .output()?;
-            if !status.success() {
-                return Err(Error::PatchFailed {
-                    variant: variant.to_string(),
-                    patch: p.clone(),
-                    output: output.trim_end().to_string(),
-                });
-            }
+            crate::kernels::apply_patch(dir.path(), variant, p)?;
         }
         Ok(PatchedFiles { base, dir, label: format!("{} with {variant}'s patches", base.describe()) })
     }
