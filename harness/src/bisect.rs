@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels, Variant, ENV_LOCKED};
 use crate::process::{Cmd, Outcome};
 use crate::progress::progress;
-use crate::run::{guest_binary, model_input, Lab, RunOutput};
+use crate::run::{guest_binary, model_input_with, Lab, RunOutput};
 use crate::scenario::{Point, Scenario};
 use crate::summary;
 
@@ -121,7 +121,7 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
     let report = match against {
         Against::Snapshot => snapshot_difference(repo, scenario, point, &out)?,
         Against::Model => {
-            let input = model_input(scenario, &out.env, &out.capture.pfns);
+            let input = model_input_with(scenario, &out.env, &out.capture);
             let model = predict(&input, &Policy::BASE);
             let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
             compare::against_model(&kernel, &model, &input, &Policy::BASE)

@@ -19,7 +19,7 @@ use radiff::cache::Cache;
 use radiff::compare::{self, normalise};
 use radiff::kernels::Kernels;
 use radiff::kernels::ModelExpectation;
-use radiff::run::{model_input, Job, Lab, RunOutput};
+use radiff::run::{model_input, model_input_with, Job, Lab, RunOutput};
 use radiff::scenario::{self, Point, Scenario};
 use radiff::summary;
 use radiff::vm;
@@ -1048,7 +1048,7 @@ fn check(
     let mut against_base = None;
     match &policy {
         Some(policy) => {
-            let input = model_input(scenario, &out.env, &out.capture.pfns);
+            let input = model_input_with(scenario, &out.env, &out.capture);
             // Exact: the guest waits for the device between touches, so the fault path's
             // trace does not depend on when reads complete (radiff_model::Touches).
             let (predicted, coverage) = radiff_model::coverage(&input, policy);

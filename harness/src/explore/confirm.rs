@@ -12,7 +12,7 @@ use super::detect::{self, Hit};
 use super::{comment, context, figures_line, policies, Finding, Options};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::run::{model_input, Job, Lab};
+use crate::run::{model_input_with, Job, Lab};
 use crate::scenario::Scenario;
 
 /// The outcome of a confirmation.
@@ -232,7 +232,7 @@ pub fn confirm_group(
             };
             p.run_times.push(out.wall);
             let scenario = p.scenario.as_ref().expect("a finding that runs has its scenario");
-            let input = model_input(scenario, &out.env, &out.capture.pfns);
+            let input = model_input_with(scenario, &out.env, &out.capture);
             let model = predict(&input, &p.policies[vi].1);
             let (kernel, _) = normalise(&out.capture.trace, &out.env.all_extents());
             if let Some(d) = compare::against_model(&kernel, &model, &input, &p.policies[vi].1).0 {

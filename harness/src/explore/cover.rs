@@ -16,7 +16,7 @@ use super::generate::{self, Gen};
 use super::{figures_line, interrupted, scenario_of, synthetic_input, Costs, Options};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::run::{model_input, Lab};
+use crate::run::{model_input_with, Lab};
 
 /// Greedy set cover: indexes into `sets` of a small subset whose union equals the union
 /// of all, the set adding most new branches first (the first such on ties).
@@ -200,7 +200,7 @@ fn pair_of(
 ) -> Pair {
     let (base, _) = normalise(&base_out.capture.trace, &base_out.env.all_extents());
     let (variant_trace, _) = normalise(&variant_out.capture.trace, &variant_out.env.all_extents());
-    let input = model_input(scenario, &base_out.env, &base_out.capture.pfns);
+    let input = model_input_with(scenario, &base_out.env, &base_out.capture);
     let model = predict(&input, &Policy::BASE);
     let model_bug = compare::against_model(&base, &model, &input, &Policy::BASE)
         .0
