@@ -1044,10 +1044,25 @@ fn check(
         report.push_str(&format!("normalised: {n} x {step}\n"));
     }
 
+    for p in &out.capture.programs {
+        let label = scenario.programs.get(p.program as usize).map_or("?", |p| p.label.as_str());
+        report.push_str(&format!("program {} ({label}): {}\n", p.program, p.summary()));
+    }
+    // A program whose calls the model cannot follow leaves the snapshot alone to check.
+    let refused = out.capture.programs.iter().find_map(|p| {
+        let label = scenario.programs.get(p.program as usize).map_or("?", |p| p.label.as_str());
+        p.unfollowable.as_ref().map(|why| format!("program {} ({label}): {why}", p.program))
+    });
+
     // The kernel against the model.
     let mut against_base = None;
-    match &policy {
-        Some(policy) => {
+    match (&policy, refused) {
+        (_, Some(why)) => {
+            against_base = Some(format!(
+                "{name}: checks run: the kernel's trace against its snapshot only. No model check: the model cannot follow {why}\n"
+            ));
+        }
+        (Some(policy), None) => {
             let input = model_input_with(scenario, &out.env, &out.capture);
             // Exact: the guest waits for the device between touches, so the fault path's
             // trace does not depend on when reads complete (radiff_model::Touches).
@@ -1115,7 +1130,7 @@ fn check(
                 }
             }
         }
-        None if variant == "base" => {
+        (None, None) if variant == "base" => {
             // The base with its model check off (`model: none`): its snapshot alone.
             let said = match expectation {
                 ModelExpectation::BaseOff { said } => said.clone(),
@@ -1123,7 +1138,7 @@ fn check(
             };
             against_base = Some(format!("{name}: checks run: the kernel's trace against its snapshot. No model check: {said} says `model: none` for this base\n"));
         }
-        None => {
+        (None, None) => {
             // No model check: show, never hide, how this kernel's trace differs from the
             // base kernel's on the same point (the same disk image).
             let base = shared_run(scenario, point, "base", name)?;
