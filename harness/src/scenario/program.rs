@@ -70,7 +70,11 @@ pub(super) fn program(argv: &[String], names: &[String]) -> Result<Program, Stri
         return Err(format!("program: `argv[0]` `{first}` must name the program (a name on PATH or an absolute path)"));
     }
     let argv = argv.iter().map(|a| substitute(a, names)).collect::<Result<Vec<_>, _>>()?;
-    let label = format!("program: {}", argv.join(" "));
+    // One line for messages, whatever the arguments hold (a script given with `-c`).
+    let mut label = format!("program: {}", argv.join(" ").replace('\n', "; "));
+    if label.chars().count() > 100 {
+        label = label.chars().take(100).collect::<String>() + "...";
+    }
     Ok(Program { argv, job: None, label })
 }
 
