@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::sysfs::write_file;
@@ -86,31 +86,11 @@ impl Calls {
             }
         };
         let pid = child.id();
-        let started = Instant::now();
-        let status = loop {
-            match child.try_wait().map_err(|e| format!("waiting for `{}`: {e}", argv[0]))? {
-                Some(status) => break Some(status),
-                None if started.elapsed() > timeout => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-                None => std::thread::sleep(Duration::from_millis(20)),
-            }
-        };
+        let status = wait_or_kill(&mut child, timeout).map_err(|e| format!("waiting for `{}`: {e}", argv[0]));
         write_file(&self.dir.join("tracing_on"), "0")?;
         self.mark(&format!("radiff program {n} pid {pid} end"))?;
         write_file(&self.dir.join("set_event_pid"), "")?;
-        let tail = tail_of(&err_path, 10);
-        match status {
-            Some(s) if s.success() => Ok(()),
-            Some(s) => Err(format!("{}: exited with {s}; the end of its stderr:\n{tail}", program.label)),
-            None => Err(format!(
-                "{}: still running after {} s (3/4 of the scenario's timeout, `timeout_s`): killed; the end of its stderr:\n{tail}",
-                program.label,
-                timeout.as_secs()
-            )),
-        }
+        outcome(&program.label, status?, timeout, &err_path)
     }
 
     /// A line in the instance's trace (tracing on or off).
@@ -160,6 +140,36 @@ fn not_started(name: &str, e: &std::io::Error) -> String {
     )
 }
 
+/// Waits for `child` until `timeout`, then kills it: its exit status, `None` if killed.
+fn wait_or_kill(child: &mut std::process::Child, timeout: Duration) -> std::io::Result<Option<ExitStatus>> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A program's end as the run's result: success, or an error with its exit status (or
+/// the timeout that killed it) and the end of its stderr (`err`).
+fn outcome(label: &str, status: Option<ExitStatus>, timeout: Duration, err: &Path) -> GResult<()> {
+    let tail = tail_of(err, 10);
+    match status {
+        Some(s) if s.success() => Ok(()),
+        Some(s) => Err(format!("{label}: exited with {s}; the end of its stderr:\n{tail}")),
+        None => Err(format!(
+            "{label}: still running after {} s (3/4 of the scenario's timeout, `timeout_s`): killed; the end of its stderr:\n{tail}",
+            timeout.as_secs_f64()
+        )),
+    }
+}
+
 /// The last `n` lines of a file, or a note that it is empty or unreadable.
 fn tail_of(path: &Path, n: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -189,5 +199,33 @@ mod tests {
         let spawned = Command::new(&program.argv[0]).spawn();
         let m = not_started(&program.argv[0], &spawned.unwrap_err());
         assert!(m.contains("`radiff-no-such-program` not found"), "{m}");
+    }
+
+    fn run_sh(script: &str, timeout: Duration) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let err = dir.path().join("err");
+        let stderr = File::create(&err).unwrap();
+        let mut child = Command::new("sh").args(["-c", script]).stderr(stderr).spawn().unwrap();
+        let status = wait_or_kill(&mut child, timeout).unwrap();
+        match outcome("program: sh", status, timeout, &err) {
+            Ok(()) => "ok".into(),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_failing_program_gives_its_exit_status_and_the_end_of_its_stderr() {
+        let e = run_sh("echo first >&2; echo boom >&2; exit 3", Duration::from_secs(10));
+        assert!(e.starts_with("program: sh: exited with exit status: 3;"), "{e}");
+        assert!(e.ends_with("  first\n  boom"), "{e}");
+        assert_eq!(run_sh("true", Duration::from_secs(10)), "ok");
+    }
+
+    #[test]
+    fn a_program_past_its_timeout_is_killed_and_said_so() {
+        let started = Instant::now();
+        let e = run_sh("echo waiting >&2; sleep 30", Duration::from_millis(300));
+        assert!(started.elapsed() < Duration::from_secs(10), "killed, not waited for");
+        assert!(e.contains("still running after 0.3 s") && e.contains("killed") && e.contains("  waiting"), "{e}");
     }
 }
