@@ -13,7 +13,7 @@ use crate::cache::Cache;
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels};
 use crate::progress::progress;
-use crate::run::{image_key, model_input, Lab};
+use crate::run::{image_key, model_input_with, Lab};
 use crate::scenario;
 
 /// One row of the table.
@@ -302,7 +302,7 @@ fn tally_runs(done: Vec<Done>, rows: &mut Vec<Row>) -> Tally {
         pattern_total += pattern;
         let note = match Policy::for_variant(&variant) {
             Some(policy) => {
-                let input = model_input(s, &out.env, &out.capture.pfns);
+                let input = model_input_with(s, &out.env, &out.capture);
                 let best = best_prediction(&input, &policy, 5);
                 model_total += best;
                 format!(

@@ -179,7 +179,7 @@ pub fn load_run(root: &Path, cache: &Cache, dir: &Path) -> Result<LoadedRun> {
     let scenario_path = root.join("scenarios").join(format!("{}.yaml", parts[0]));
     let scenario = crate::scenario::Scenario::load(&scenario_path)?;
     let (kernel, _) = compare::normalise(&capture.trace, &env.all_extents());
-    let input = crate::run::model_input(&scenario, &env, &capture.pfns);
+    let input = crate::run::model_input_with(&scenario, &env, &capture);
     Ok(LoadedRun { dir, scenario: parts[0].clone(), variant: parts[1].clone(), kernel, input })
 }
 

@@ -48,6 +48,10 @@ pub struct Capture {
     /// `pfn=` fields.
     #[serde(default)]
     pub pfns: Vec<u64>,
+    /// What each program step did to the scenario's files, from the run's `calls.txt`
+    /// ([`crate::calls::parse`]); empty without program steps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<crate::calls::ProgramCalls>,
 }
 
 /// Why a trace was refused.

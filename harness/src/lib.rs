@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod bisect;
 pub mod cache;
+pub mod calls;
 pub mod cli;
 pub mod compare;
 pub mod error;

@@ -7,7 +7,7 @@ use radiff_model::{Coverage, Input, ModelConfig, Op, Policy, Trace};
 
 use crate::compare::{self, Divergence, Timed};
 use crate::ftrace::Capture;
-use crate::run::model_input;
+use crate::run::model_input_with;
 use crate::scenario::Scenario;
 use crate::wire::GuestEnv;
 
@@ -38,9 +38,9 @@ impl ModelCheck {
 }
 
 /// Checks `capture` (the kernel's run of `scenario`, with what the guest measured in
-/// `env`) against the model under `policy`.
+/// `env`, and the calls its programs made) against the model under `policy`.
 pub fn check(scenario: &Scenario, env: &GuestEnv, capture: &Capture, policy: &Policy) -> ModelCheck {
-    let input = model_input(scenario, env, &capture.pfns);
+    let input = model_input_with(scenario, env, capture);
     let (kernel, normalised) = compare::normalise(&capture.trace, &env.all_extents());
     let (model, coverage) = radiff_model::coverage(&input, policy);
     let (divergence, timed) = compare::compare_timed(&kernel, &model, &timed_windows(&input, policy));

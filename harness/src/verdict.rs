@@ -121,8 +121,23 @@ pub fn judge(
         report.push_str(&format!("normalised: {n} x {step}\n"));
     }
 
-    match &policy {
-        Some(policy) => {
+    for p in &out.capture.programs {
+        let label = scenario.programs.get(p.program as usize).map_or("?", |p| p.label.as_str());
+        report.push_str(&format!("program {} ({label}): {}\n", p.program, p.summary()));
+    }
+    // A program whose calls the model cannot follow leaves the snapshot alone to check.
+    let refused = out.capture.programs.iter().find_map(|p| {
+        let label = scenario.programs.get(p.program as usize).map_or("?", |p| p.label.as_str());
+        p.unfollowable.as_ref().map(|why| format!("program {} ({label}): {why}", p.program))
+    });
+
+    match (&policy, refused) {
+        (_, Some(why)) => {
+            v.shown = Some(format!(
+                "{name}: checks run: the kernel's trace against its snapshot only. No model check: the model cannot follow {why}\n"
+            ));
+        }
+        (Some(policy), None) => {
             // Exact: the guest waits for the device between touches, so the fault path's
             // trace does not depend on when reads complete (radiff_model::Touches).
             let checked = model_check::check(scenario, &out.env, &out.capture, policy);
@@ -151,7 +166,7 @@ pub fn judge(
                 }
             }
         }
-        None if variant == "base" => {
+        (None, None) if variant == "base" => {
             // The base with its model check off (`model: none`): its snapshot alone.
             let said = match expectation {
                 ModelExpectation::BaseOff { said } => said.clone(),
@@ -159,7 +174,7 @@ pub fn judge(
             };
             v.shown = Some(format!("{name}: checks run: the kernel's trace against its snapshot. No model check: {said} says `model: none` for this base\n"));
         }
-        None => {
+        (None, None) => {
             // No model check: show, never hide, how this kernel's trace differs from the
             // base kernel's on the same point (the same disk image).
             let base = base_run()?;

@@ -15,6 +15,27 @@ pub fn file_name(f: usize) -> String {
     }
 }
 
+/// Where the guest mounts the scenario's file system.
+pub const GUEST_MNT: &str = "/tmp/radiff-mnt";
+
+/// File `f`'s path in the guest, as a program step's `{file}` becomes.
+pub fn guest_path(f: usize) -> String {
+    format!("{GUEST_MNT}/{}", file_name(f))
+}
+
+/// A program a `program:` or `fio:` step runs in the guest ([`radiff_model::Op::Program`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Program {
+    /// The command line, `{file}`s already the guest's paths; an argument `{job}` is the
+    /// path of the job file the guest writes from `job`.
+    pub argv: Vec<String>,
+    /// fio's job file, its `filename` set to the scenario's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
+    /// What the step said, for messages (`fio: scenarios/jobs/x.fio`, `program: dd ...`).
+    pub label: String,
+}
+
 /// Which device the guest looks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -37,6 +58,12 @@ pub enum Task {
         fds: u32,
         ops: Vec<Op>,
         trace_buffer_kb: u64,
+        /// The programs `Op::Program` runs, by index.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        programs: Vec<Program>,
+        /// How long a program may run before the guest kills it, seconds.
+        #[serde(default)]
+        program_timeout_s: u64,
     },
 }
 

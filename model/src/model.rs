@@ -461,7 +461,7 @@ impl<'a> Model<'a> {
                 file_of(fd) as usize
             }
             Op::Splice { fd, .. } | Op::ReadWith { fd, .. } => file_of(fd) as usize,
-            Op::FailAlloc { .. } => self.cur_file,
+            Op::FailAlloc { .. } | Op::Program { .. } => self.cur_file,
             Op::Madvise { map, .. } | Op::Touch { map, .. } | Op::Munmap { map } => self
                 .mm
                 .get(map as usize)
@@ -516,6 +516,9 @@ impl<'a> Model<'a> {
             Op::Splice { fd, offset, len, pipe, .. } => self.splice_through_pipe(fd as usize, offset, len, pipe),
             Op::ReadWith { fd, offset, len, how } => self.read_with(fd as usize, offset, len, how),
             Op::FailAlloc { times, min_order } => self.arm_fail_page_alloc(times, min_order),
+            // The harness puts the program's recorded calls in its place; one left here
+            // (a program whose calls were not recorded) makes no call.
+            Op::Program { .. } => {}
         }
         // The guest waits for the device to go idle after each touch as well as after each
         // system call (see IoCompletion::BeforeNextOp and Touches).

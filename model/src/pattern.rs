@@ -66,6 +66,10 @@ pub enum Op {
     /// with the RWF_ flags of `how`, or (`how.direct`) a `pread(2)` through an O_DIRECT
     /// descriptor of the same file, its own `struct file` (and so its own `file_ra_state`).
     ReadWith { fd: u32, offset: u64, len: u64, how: ReadHow },
+    /// Program `program` of the scenario runs here (a `program:` or `fio:` step). The
+    /// guest runs it; the harness replaces this op by the calls the kernel recorded it
+    /// making before the model runs. The model itself does nothing for it.
+    Program { program: u32 },
 }
 
 /// How an [`Op::ReadWith`] reads: `preadv2(2)` flags, or O_DIRECT. `direct` goes with
@@ -92,7 +96,7 @@ impl Op {
             Op::Splice { fd, .. } => Some(fd),
             Op::ReadWith { fd, .. } => Some(fd),
             Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } => None,
-            Op::FailAlloc { .. } => None,
+            Op::FailAlloc { .. } | Op::Program { .. } => None,
         }
     }
 }
@@ -212,6 +216,8 @@ pub enum Step {
     SequentialWith { fd: u32, from: u64, size: u64, to: Option<u64>, how: ReadHow },
     /// One [`Op::FailAlloc`]: the next `times` allocations of order `min_order` or more fail.
     FailAlloc { times: u32, min_order: u32 },
+    /// One [`Op::Program`]: program `program` of the scenario runs in the guest.
+    Program { program: u32 },
 }
 
 /// splitmix64: small, fast and fixed forever, so a seed names the same reads in every
@@ -260,7 +266,7 @@ pub fn fd_count(steps: &[Step]) -> u32 {
             | Step::ReadWith { fd, .. }
             | Step::SequentialWith { fd, .. } => *fd + 1,
             Step::Madvise { .. } | Step::Touch { .. } | Step::Munmap { .. } => 0,
-            Step::FailAlloc { .. } => 0,
+            Step::FailAlloc { .. } | Step::Program { .. } => 0,
             Step::Interleaved { fds, .. } => fds.iter().map(|fd| fd + 1).max().unwrap_or(0),
         };
         n = n.max(top);
@@ -362,7 +368,7 @@ pub fn op_counts(steps: &[Step], file_sizes: &[u64]) -> Vec<u64> {
             | Step::Madvise { .. }
             | Step::Munmap { .. } => 1,
             Step::Splice { .. } | Step::ReadWith { .. } => 1,
-            Step::FailAlloc { .. } => 1,
+            Step::FailAlloc { .. } | Step::Program { .. } => 1,
         };
         counts.push(n);
     }
@@ -486,6 +492,7 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
                 }
             }
             Step::FailAlloc { times, min_order } => ops.push(Op::FailAlloc { times: *times, min_order: *min_order }),
+            Step::Program { program } => ops.push(Op::Program { program: *program }),
         }
     }
     ops

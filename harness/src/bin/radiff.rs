@@ -260,6 +260,9 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             for (why, n) in &out.capture.filtered {
                 let _ = writeln!(text, "  filtered out:  {n} {why}");
             }
+            for p in &out.capture.programs {
+                let _ = writeln!(text, "  program {}:     {}", p.program, p.summary());
+            }
             let _ = writeln!(text, "  trace:         {}", out.dir.join("trace.json").display());
             let _ = writeln!(text, "  console log:   {}", out.dir.join("console.log").display());
             progress::output(&text);

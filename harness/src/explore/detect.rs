@@ -203,8 +203,8 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
             }
             // readahead(2) and munmap are not reads of a stream.
             Op::Readahead { .. } | Op::Munmap { .. } => continue,
-            // Arming fail_page_alloc reads nothing.
-            Op::FailAlloc { .. } => continue,
+            // Arming fail_page_alloc reads nothing; explore draws no programs.
+            Op::FailAlloc { .. } | Op::Program { .. } => continue,
         };
         // A read continues a stream that ended where it starts, read a few calls ago.
         match by_end.remove(&offset).filter(|&i| n - all[i].2 <= t.count("stream_gap") as usize) {

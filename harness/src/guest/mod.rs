@@ -14,6 +14,7 @@ use crate::wire::{GuestSpec, Status, Task};
 mod batch;
 mod failalloc;
 mod prepare;
+mod program;
 mod run;
 mod sysfs;
 mod tracing;
@@ -27,7 +28,7 @@ fn file_path(f: usize) -> PathBuf {
     Path::new(MNT).join(crate::wire::file_name(f))
 }
 
-const MNT: &str = "/tmp/radiff-mnt";
+const MNT: &str = crate::wire::GUEST_MNT;
 const TRACING: &str = "/sys/kernel/tracing";
 
 /// The events radiff records.
@@ -110,9 +111,7 @@ pub fn main(out: &Path) -> i32 {
             Task::Prepare { mkfs_args, write_size, extent_size } => {
                 prepare(&mut guest, &spec, mkfs_args, *write_size, *extent_size)
             }
-            Task::Run { queue, vm, fds, ops, trace_buffer_kb } => {
-                run(&mut guest, &spec, queue, vm, *fds, ops, *trace_buffer_kb)
-            }
+            Task::Run { .. } => run(&mut guest, &spec),
         }
     })();
     match result {

@@ -8,44 +8,31 @@ use std::time::{Duration, Instant};
 
 use radiff_model::Op;
 
-use crate::wire::{FileEnv, GuestEnv, GuestSpec, QueueSettings, VmRequest};
+use crate::wire::{FileEnv, GuestEnv, GuestSpec, Task};
 
 use super::prepare::{fiemap, find_device, mount};
 use super::sysfs::{apply_queue, apply_vm, read_sys, write_file};
 use super::tracing::{copy_trace, ring_stats, tracing_dir, tracing_setup};
 use super::{file_path, AlignedBuf, GResult, Guest};
 
-pub(super) fn run(
-    g: &mut Guest,
-    spec: &GuestSpec,
-    settings: &QueueSettings,
-    vm: &VmRequest,
-    fds: u32,
-    ops: &[Op],
-    buffer_kb: u64,
-) -> GResult<()> {
-    let device = find_device(spec.device, spec.disk.as_deref())?;
-    let dev_path = format!("/dev/{device}");
-    let mut env = GuestEnv {
-        release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
-        dev: read_sys(&format!("/sys/block/{device}/dev"))?,
-        device: device.clone(),
-        cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
-        ..GuestEnv::default()
+pub(super) fn run(g: &mut Guest, spec: &GuestSpec) -> GResult<()> {
+    let Task::Run { queue: settings, vm, fds, ops, trace_buffer_kb: buffer_kb, programs, program_timeout_s } =
+        &spec.task
+    else {
+        return Err("run() was given a task that is not a run".into());
     };
-    mount(g, &dev_path, spec.fs)?;
-    g.step("applying queue settings");
-    env.queue = apply_queue(&device, settings)?;
-    g.step("applying vm settings");
-    (env.vm, env.vm_unread) = apply_vm(g, vm)?;
-    g.step("measuring the files");
-    measure_files(spec, &mut env)?;
+    let (fds, buffer_kb) = (*fds, *buffer_kb);
+    let (device, mut env) = set_up(g, spec, settings, vm)?;
     g.step("dropping caches");
     nix::unistd::sync();
     std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| format!("drop_caches: {e}"))?;
     g.step("starting the trace");
     let tracing = tracing_dir()?;
     tracing_setup(&tracing, buffer_kb)?;
+    let calls = match programs.is_empty() {
+        true => None,
+        false => Some(super::program::Calls::setup(&tracing, buffer_kb.min(8192))?),
+    };
     write_file(&tracing.join("tracing_on"), "1")?;
     // Opened with tracing on, as `xfs_io -c pread` would: reading the evicted inode back is
     // part of a cold-cache run (a metadata read the comparison then sets aside, counted).
@@ -88,6 +75,7 @@ pub(super) fn run(
             Op::ReadWith { fd, offset, len, how } => {
                 read_with(&files, &direct, fd, offset, len, how, &buf, &mut env.bytes_read)
             }
+            Op::Program { program } => run_program(g, calls.as_ref(), programs, program, *program_timeout_s),
             _ => do_op(&files, &mut maps, op, &buf, &mut env.bytes_read),
         };
         if let Err(e) = done {
@@ -119,6 +107,13 @@ pub(super) fn run(
     // Mappings still there at the end are unmapped with tracing on: munmap does no I/O.
     drop(maps);
     write_file(&tracing.join("tracing_on"), "0")?;
+    if let Some(calls) = &calls {
+        g.step("saving the programs' calls");
+        let saved = calls.save(&g.out.join("calls.txt"));
+        if pattern_result.is_ok() {
+            pattern_result = saved;
+        }
+    }
     g.step("saving the trace");
     let (overrun, dropped) = save_trace(g, &tracing, &mut env)?;
     pattern_result?;
@@ -131,6 +126,47 @@ pub(super) fn run(
         );
     }
     Ok(())
+}
+
+/// Mounts the file system, applies the queue and vm settings and measures the files: the
+/// device's name and what the guest saw so far.
+fn set_up(
+    g: &mut Guest,
+    spec: &GuestSpec,
+    settings: &crate::wire::QueueSettings,
+    vm: &crate::wire::VmRequest,
+) -> GResult<(String, GuestEnv)> {
+    let device = find_device(spec.device, spec.disk.as_deref())?;
+    let dev_path = format!("/dev/{device}");
+    let mut env = GuestEnv {
+        release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        dev: read_sys(&format!("/sys/block/{device}/dev"))?,
+        device: device.clone(),
+        cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        ..GuestEnv::default()
+    };
+    mount(g, &dev_path, spec.fs)?;
+    g.step("applying queue settings");
+    env.queue = apply_queue(&device, settings)?;
+    g.step("applying vm settings");
+    (env.vm, env.vm_unread) = apply_vm(g, vm)?;
+    g.step("measuring the files");
+    measure_files(spec, &mut env)?;
+    Ok((device, env))
+}
+
+/// An `Op::Program`: program `n` of the spec, run with its calls recorded.
+fn run_program(
+    g: &mut Guest,
+    calls: Option<&super::program::Calls>,
+    programs: &[crate::wire::Program],
+    n: u32,
+    timeout_s: u64,
+) -> GResult<()> {
+    let program = programs.get(n as usize).ok_or_else(|| format!("program {n}: the spec has {}", programs.len()))?;
+    let calls = calls.ok_or("a program step without the calls' trace set up")?;
+    g.step(&format!("running program {n} ({})", program.label));
+    calls.run(&g.out, n, program, Duration::from_secs(timeout_s.max(1)))
 }
 
 /// Copies the trace to `trace.txt` and writes `env.json` with the ring buffer's counters:
@@ -415,6 +451,7 @@ fn do_op(files: &[Option<File>], maps: &mut Maps, op: &Op, buf: &AlignedBuf, byt
             *bytes_read += splice_through_pipe(file(fd)?, offset, len, pipe, sendfile)?
         }
         Op::ReadWith { .. } => return Err("an Op::ReadWith reached do_op; run() sends it to read_with()".into()),
+        Op::Program { .. } => return Err("an Op::Program reached do_op; run() sends it to program::run()".into()),
         Op::FailAlloc { times, min_order } => super::failalloc::arm(times, min_order)?,
     }
     Ok(())

@@ -217,7 +217,7 @@ impl Lab {
             line: 0,
             message: format!("bad device number `{}`", env.dev),
         })?;
-        let capture = match ftrace::parse(&text, &filter) {
+        let mut capture = match ftrace::parse(&text, &filter) {
             Ok(capture) => capture,
             Err(ftrace::ParseError::Lost(lost)) => {
                 return Err(Error::LostEvents {
@@ -241,6 +241,12 @@ impl Lab {
                 ),
                 fix: lost_fix(scenario, scenario.trace_buffer_kb * 4),
             });
+        }
+        if !scenario.programs.is_empty() {
+            let paths: Vec<String> = (0..scenario.file_sizes().len()).map(crate::wire::guest_path).collect();
+            let calls = read("calls.txt")?;
+            capture.programs = crate::calls::parse(&calls, &paths, &scenario.file_sizes())
+                .map_err(|message| Error::Trace { file: dir.join("calls.txt"), line: 0, message })?;
         }
         let json =
             serde_json::to_vec_pretty(&capture).map_err(|e| Error::Json { file: dir.join("trace.json"), source: e })?;
@@ -506,6 +512,9 @@ fn run_spec(scenario: &Scenario, point: &Point, disk: Option<String>) -> GuestSp
             fds: pattern::fd_count(&scenario.steps),
             ops: pattern::expand_files(&scenario.steps, &scenario.file_sizes()),
             trace_buffer_kb: scenario.trace_buffer_kb,
+            programs: scenario.programs.clone(),
+            // Three quarters of the scenario's: the rest is for the trace and the host's watchdog.
+            program_timeout_s: scenario.timeout.as_secs() * 3 / 4,
         },
         other_files: guest_files(scenario),
     }

@@ -117,3 +117,13 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
             .collect(),
     }
 }
+
+/// [`model_input`] for a run that has its capture: the pfns it measured, and the calls its
+/// programs made in place of each `Op::Program` ([`crate::calls::splice_programs`]).
+pub fn model_input_with(scenario: &Scenario, env: &GuestEnv, capture: &Capture) -> radiff_model::Input {
+    let mut input = model_input(scenario, env, &capture.pfns);
+    if !capture.programs.is_empty() {
+        input.ops = crate::calls::splice_programs(&input.ops, &capture.programs);
+    }
+    input
+}

@@ -14,6 +14,8 @@ use crate::wire::{DeviceKind, QueueSettings, VmRequest};
 use crate::yaml;
 
 mod bounds;
+mod collapse;
+mod program;
 mod read_flags;
 mod schema;
 mod sections;
@@ -91,6 +93,9 @@ pub struct Scenario {
     /// `files:` after the first, which is `file_size`/`write_size`/`extent_size`.
     pub other_files: Vec<FileDef>,
     pub steps: Vec<Step>,
+    /// What its `program:` and `fio:` steps run (`Step::Program { program }` is
+    /// `programs[program]`).
+    pub programs: Vec<crate::wire::Program>,
     /// `None`: every variant in `kernels/`.
     pub variants: Option<Vec<String>>,
     pub variants_line: usize,
@@ -117,13 +122,14 @@ impl Scenario {
         let block_size = sections::mkfs(&at, &raw.mkfs, raw.filesystem, &device)?;
         let files = sections::files(&at, raw.file, raw.files, raw.filesystem, &device)?;
         let points = sections::points(&at, &raw.queue, &raw.matrix, device.transfer_limit)?;
-        let steps = steps::steps(&at, raw.reads, &files)?;
+        let mut programs = Vec::new();
+        let steps = steps::steps(&at, raw.reads, &files, &mut programs)?;
         read_flags::check_reads_with(&at, &steps, raw.filesystem, device.logical_block_size)?;
         let sizes: Vec<u64> = files.defs.iter().map(|f| f.size).collect();
         let read_bytes = steps::expanded_bytes(&steps, &sizes);
         let vm = sections::vm(&at, &raw.vm)?;
         steps::check_fail_alloc(&at, &steps, vm.thp_enabled, block_size)?;
-        steps::check_collapse(&at, &steps, &points, device.kind, block_size)?;
+        collapse::check_collapse(&at, &steps, &points, device.kind, block_size)?;
         let (trace_buffer_kb, timeout) =
             sections::budget(&at, raw.trace_buffer_kb, raw.timeout_s, read_bytes, files.total)?;
         let variants_line = yaml::line_of(text, &["variants"]);
@@ -143,6 +149,7 @@ impl Scenario {
             file_names,
             other_files: files.defs[1..].to_vec(),
             steps,
+            programs,
             variants: raw.variants,
             variants_line,
             points,

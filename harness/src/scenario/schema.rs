@@ -210,6 +210,11 @@ pub(super) enum StepFile {
     },
     /// Arms fail_page_alloc for the steps after it (see `steps::fail_alloc`).
     FailAlloc { times: u32, min_order: Option<u32> },
+    /// Runs a program in the guest; `{file}` / `{file:NAME}` in `argv` are the file's path.
+    Program { argv: Vec<String> },
+    /// Runs a fio job file (`scenarios/jobs/NAME.fio`) on the scenario's file (`file:` of
+    /// several).
+    Fio { job: String, file: Option<String> },
 }
 
 /// A `flags:` item of `read:` and `sequential:`: a preadv2(2) flag.

@@ -161,6 +161,17 @@ pub(super) struct Files {
     pub(super) total: u64,
 }
 
+impl Files {
+    /// The names of the scenario's files (`files:`), empty for one `file:`.
+    pub(super) fn names(&self) -> Vec<String> {
+        if self.named {
+            self.defs.iter().map(|f| f.name.clone()).collect()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
 /// `file:` or `files:`, checked against the file system and the device.
 pub(super) fn files(
     at: &At,

@@ -1,0 +1,439 @@
+//! A program's calls on the scenario's files, from the syscall tracepoints the guest
+//! recorded (`calls.txt`, see `guest::program`), turned into the model's input ops.
+//!
+//! Pure: text in, values out. One program's calls are those between its markers, of its
+//! pid and of the tasks it forked (`sched_process_fork`). Descriptors are followed per
+//! process (thread group): `openat` of a scenario file opens one (its own `struct file`,
+//! so its own `file_ra_state`: a model descriptor of its own), `dup`s and forks share it,
+//! `close` ends it. Whatever the model cannot follow is named with its first call, and
+//! the ops then stop.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use radiff_model::{pattern, Advice, Op, ReadHow};
+use serde::{Deserialize, Serialize};
+
+mod line;
+
+use line::{Body, Line};
+
+/// The calls the guest records at entry and exit: those replayed, those that end a
+/// replay (writes, a copy out of the file), and the descriptor bookkeeping.
+pub const CALLS: [&str; 24] = [
+    "openat",
+    "open",
+    "close",
+    "dup",
+    "dup2",
+    "dup3",
+    "fcntl",
+    "read",
+    "pread64",
+    "readv",
+    "preadv",
+    "preadv2",
+    "lseek",
+    "fadvise64",
+    "readahead",
+    "mmap",
+    "write",
+    "pwrite64",
+    "writev",
+    "pwritev",
+    "pwritev2",
+    "splice",
+    "sendfile64",
+    "copy_file_range",
+];
+
+/// Calls recorded when the kernel has them (asynchronous I/O: the model cannot follow
+/// any), whose first use ends a replay.
+pub const ASYNC_CALLS: [&str; 3] = ["io_setup", "io_submit", "io_uring_setup"];
+
+/// What one program did to the scenario's files.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramCalls {
+    /// Its index in the scenario's programs.
+    pub program: u32,
+    /// The pid the guest started it as.
+    pub pid: u32,
+    /// The model's ops, in the order the calls returned; descriptors are this program's
+    /// own: `pattern::fd_of(file, n)` is its n-th open of file `file` ([`splice_programs`]
+    /// moves them past the scenario's other descriptors).
+    pub ops: Vec<Op>,
+    /// Calls on the scenario's files, by name (`pread64`), and bytes the reads asked for.
+    pub calls: BTreeMap<String, u64>,
+    pub bytes_asked: u64,
+    /// The first call the model cannot follow, and why; `ops` end before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfollowable: Option<String>,
+}
+
+impl ProgramCalls {
+    /// One line: `pid 812: 513 calls (1 openat, 512 pread64, 1 close), 512.0 MiB asked`.
+    pub fn summary(&self) -> String {
+        let total: u64 = self.calls.values().sum();
+        let kinds: Vec<String> = self.calls.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let mut s = format!(
+            "pid {}: {total} calls on the scenario's files ({}), {:.1} MiB asked, {} ops for the model",
+            self.pid,
+            if kinds.is_empty() { "none".to_string() } else { kinds.join(", ") },
+            self.bytes_asked as f64 / (1u64 << 20) as f64,
+            self.ops.len()
+        );
+        if let Some(why) = &self.unfollowable {
+            s.push_str(&format!("; the model cannot follow it: {why}"));
+        }
+        s
+    }
+}
+
+/// Parses `calls.txt`: each program's calls on the files at `paths` (file `f` at
+/// `paths[f]`, of `sizes[f]` bytes). Programs in the order of their markers.
+pub fn parse(text: &str, paths: &[String], sizes: &[u64]) -> Result<Vec<ProgramCalls>, String> {
+    let mut segments: Vec<(u32, Vec<Line>)> = Vec::new();
+    let mut out = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        if raw.starts_with('#') || raw.trim().is_empty() {
+            continue;
+        }
+        let l = line::parse(raw).map_err(|e| format!("calls.txt:{}: {e}: `{raw}`", n + 1))?;
+        match &l.body {
+            Body::Mark(m) => {
+                let words: Vec<&str> = m.split_whitespace().collect();
+                match words.as_slice() {
+                    ["radiff", "program", p, "start"] => segments.push((p.parse().unwrap_or(0), Vec::new())),
+                    ["radiff", "program", p, "pid", pid, "end"] => {
+                        let (program, lines) =
+                            segments.pop().ok_or_else(|| format!("calls.txt:{}: an end without a start", n + 1))?;
+                        if p.parse::<u32>().ok() != Some(program) {
+                            return Err(format!(
+                                "calls.txt:{}: the end of program {p} inside program {program}",
+                                n + 1
+                            ));
+                        }
+                        let pid = pid.parse().map_err(|_| format!("calls.txt:{}: pid `{pid}`", n + 1))?;
+                        out.push(follow(program, pid, &lines, paths, sizes));
+                    }
+                    _ => {}
+                }
+            }
+            _ => {
+                if let Some((_, lines)) = segments.last_mut() {
+                    lines.push(l);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// An open file of the program's (a `struct file`).
+#[derive(Clone, Debug)]
+struct Desc {
+    file: u32,
+    /// Its number among the program's opens of `file`.
+    n: u32,
+    pos: u64,
+    direct: bool,
+}
+
+/// A call entered and not yet returned, of one task.
+struct Pending {
+    name: String,
+    args: BTreeMap<String, String>,
+    desc: Option<usize>,
+    /// The file position at entry, for calls that use it.
+    pos: u64,
+}
+
+/// The state of one program's replay.
+struct Follow<'a> {
+    paths: &'a [String],
+    sizes: &'a [u64],
+    tree: HashSet<u32>,
+    /// A forked task's parent's thread group, until its first line gives its own.
+    forked: HashMap<u32, u32>,
+    tables: HashMap<u32, HashMap<u64, usize>>,
+    descs: Vec<Desc>,
+    opens: Vec<u32>,
+    pending: HashMap<u32, Pending>,
+    out: ProgramCalls,
+}
+
+fn follow(program: u32, pid: u32, lines: &[Line], paths: &[String], sizes: &[u64]) -> ProgramCalls {
+    let mut f = Follow {
+        paths,
+        sizes,
+        tree: HashSet::from([pid]),
+        forked: HashMap::new(),
+        tables: HashMap::new(),
+        descs: Vec::new(),
+        opens: vec![0; paths.len()],
+        pending: HashMap::new(),
+        out: ProgramCalls { program, pid, ..ProgramCalls::default() },
+    };
+    for l in lines {
+        f.line(l);
+    }
+    f.out
+}
+
+impl Follow<'_> {
+    fn line(&mut self, l: &Line) {
+        if !self.tree.contains(&l.pid) {
+            return;
+        }
+        if let Some(parent_tgid) = self.forked.remove(&l.pid) {
+            if l.tgid != parent_tgid && !self.tables.contains_key(&l.tgid) {
+                // A new process: fork copied its parent's descriptor table.
+                let table = self.tables.get(&parent_tgid).cloned().unwrap_or_default();
+                self.tables.insert(l.tgid, table);
+            }
+        }
+        match &l.body {
+            Body::Fork { child } => {
+                self.tree.insert(*child);
+                self.forked.insert(*child, l.tgid);
+            }
+            Body::Enter { name, args } => self.enter(l, name, args),
+            Body::Exit { name, ret } => self.exit(l, name, *ret),
+            Body::Mark(_) | Body::Other => {}
+        }
+    }
+
+    fn desc_of(&self, tgid: u32, fd: Option<u64>) -> Option<usize> {
+        self.tables.get(&tgid).and_then(|t| t.get(&fd?)).copied()
+    }
+
+    fn refuse(&mut self, why: String) {
+        if self.out.unfollowable.is_none() {
+            self.out.unfollowable = Some(why);
+        }
+    }
+
+    fn enter(&mut self, l: &Line, name: &str, args: &BTreeMap<String, String>) {
+        if ASYNC_CALLS.contains(&name) {
+            self.refuse(format!("{name} by pid {}: asynchronous I/O (libaio, io_uring) is not replayed", l.pid));
+        }
+        let fd_key = ["fd", "fildes", "oldfd", "fd_in", "in_fd"].into_iter().find(|k| args.contains_key(*k));
+        let desc = fd_key.and_then(|k| self.desc_of(l.tgid, num(args, k)));
+        if let Some(d) = desc {
+            *self.out.calls.entry(name.to_string()).or_default() += 1;
+            // Another task's call on a scenario file still in flight: the two overlap.
+            if let Some((other, p)) = self.pending.iter().find(|(pid, p)| **pid != l.pid && p.desc.is_some()) {
+                let why = format!("{name} by pid {} while pid {other}'s {} on the file had not returned: two tasks' calls overlapping on the scenario's files", l.pid, p.name);
+                self.refuse(why);
+            }
+            let pos = self.descs[d].pos;
+            match name {
+                "write" | "pwrite64" | "writev" | "pwritev" | "pwritev2" => {
+                    self.refuse(format!("{name} by pid {}: a write to the file", l.pid))
+                }
+                "splice" | "sendfile64" | "copy_file_range" => {
+                    self.refuse(format!("{name} by pid {}: a copy out of the file is not replayed", l.pid))
+                }
+                "mmap" => self
+                    .refuse(format!("mmap by pid {}: loads through a program's mapping are not replayed yet", l.pid)),
+                "close" => {
+                    if let (Some(t), Some(fd)) = (self.tables.get_mut(&l.tgid), num(args, "fd")) {
+                        t.remove(&fd);
+                    }
+                }
+                _ => {}
+            }
+            self.pending.insert(l.pid, Pending { name: name.to_string(), args: args.clone(), desc: Some(d), pos });
+        } else {
+            self.pending.insert(l.pid, Pending { name: name.to_string(), args: args.clone(), desc: None, pos: 0 });
+        }
+    }
+
+    fn exit(&mut self, l: &Line, name: &str, ret: i64) {
+        let Some(p) = self.pending.remove(&l.pid).filter(|p| p.name == name) else { return };
+        match (name, p.desc) {
+            ("openat" | "open", _) if ret >= 0 => self.opened(l, &p, ret as u64),
+            ("dup" | "dup2" | "dup3", Some(d)) if ret >= 0 => {
+                self.tables.entry(l.tgid).or_default().insert(ret as u64, d);
+            }
+            ("fcntl", Some(d)) if ret >= 0 && matches!(num(&p.args, "cmd"), Some(0 | 1030)) => {
+                self.tables.entry(l.tgid).or_default().insert(ret as u64, d);
+            }
+            (_, Some(d)) => self.on_file(l, &p, d, ret),
+            _ => {}
+        }
+    }
+
+    /// An open of one of the scenario's files: a descriptor of its own.
+    fn opened(&mut self, l: &Line, p: &Pending, fd: u64) {
+        let path = p.args.get("filename").map(|v| quoted(v)).unwrap_or_default();
+        let Some(file) = self.paths.iter().position(|f| *f == path) else { return };
+        *self.out.calls.entry(p.name.clone()).or_default() += 1;
+        let n = self.opens[file];
+        if n >= pattern::FDS_PER_FILE {
+            self.refuse(format!("{} by pid {}: more than {} opens of one file", p.name, l.pid, pattern::FDS_PER_FILE));
+            return;
+        }
+        self.opens[file] += 1;
+        let direct = p.args.get("flags").is_some_and(|f| f.contains("O_DIRECT"));
+        self.descs.push(Desc { file: file as u32, n, pos: 0, direct });
+        self.tables.entry(l.tgid).or_default().insert(fd, self.descs.len() - 1);
+    }
+
+    /// A call on one of the scenario's open files returned `ret`.
+    fn on_file(&mut self, l: &Line, p: &Pending, d: usize, ret: i64) {
+        let desc = self.descs[d].clone();
+        let fd = pattern::fd_of(desc.file, desc.n);
+        let size = self.sizes.get(desc.file as usize).copied().unwrap_or(0);
+        let name = p.name.as_str();
+        if ret < 0 && matches!(name, "read" | "pread64" | "readv" | "preadv" | "preadv2" | "fadvise64" | "readahead") {
+            self.refuse(format!("{name} by pid {} failed with {ret}", l.pid));
+            return;
+        }
+        let (offset, len, how) = match name {
+            "read" => (p.pos, num(&p.args, "count").unwrap_or(0), ReadHow::default()),
+            "pread64" => (num(&p.args, "pos").unwrap_or(0), num(&p.args, "count").unwrap_or(0), ReadHow::default()),
+            "readv" | "preadv" | "preadv2" => {
+                let at = match num(&p.args, "pos_l") {
+                    Some(at) if name != "readv" && at != u64::MAX => at,
+                    _ => p.pos,
+                };
+                let flags = num(&p.args, "flags").unwrap_or(0);
+                // RWF_NOWAIT 0x8, RWF_DONTCACHE 0x80 (include/uapi/linux/fs.h).
+                if flags & !0x88 != 0 {
+                    self.refuse(format!(
+                        "preadv2 by pid {} with flags {flags:#x}: only RWF_NOWAIT and RWF_DONTCACHE are modelled",
+                        l.pid
+                    ));
+                    return;
+                }
+                // The tracepoint has the iovec's address, not its lengths: the bytes
+                // returned are the bytes asked, except at the end of the file.
+                if ret == 0 || at + ret as u64 >= size {
+                    self.refuse(format!(
+                        "{name} by pid {} at the end of the file: the length it asked for is not in the trace",
+                        l.pid
+                    ));
+                    return;
+                }
+                (at, ret as u64, ReadHow { nowait: flags & 0x8 != 0, dontcache: flags & 0x80 != 0, direct: false })
+            }
+            "lseek" => {
+                if ret >= 0 {
+                    self.descs[d].pos = ret as u64;
+                }
+                return;
+            }
+            "fadvise64" => {
+                let advice = match num(&p.args, "advice") {
+                    Some(0) => Advice::Normal,
+                    Some(1) => Advice::Random,
+                    Some(2) => Advice::Sequential,
+                    Some(3) => Advice::Willneed,
+                    Some(4) => Advice::Dontneed,
+                    Some(5) => Advice::Noreuse,
+                    other => return self.refuse(format!("fadvise64 by pid {} with advice {other:?}", l.pid)),
+                };
+                let (offset, len) = (num(&p.args, "offset").unwrap_or(0), num(&p.args, "len").unwrap_or(0));
+                self.push(Op::Fadvise { fd, offset, len, advice });
+                return;
+            }
+            "readahead" => {
+                let (offset, len) = (num(&p.args, "offset").unwrap_or(0), num(&p.args, "count").unwrap_or(0));
+                self.out.bytes_asked += len;
+                self.push(Op::Readahead { fd, offset, len });
+                return;
+            }
+            _ => return,
+        };
+        if name == "read" || name == "readv" {
+            self.descs[d].pos = p.pos + ret as u64;
+        }
+        self.out.bytes_asked += len;
+        if len == 0 {
+            return;
+        }
+        let how = ReadHow { direct: desc.direct, ..how };
+        if how == ReadHow::default() {
+            self.push(Op::Read { fd, offset, len });
+        } else {
+            self.push(Op::ReadWith { fd, offset, len, how });
+        }
+    }
+
+    fn push(&mut self, op: Op) {
+        if self.out.unfollowable.is_none() {
+            self.out.ops.push(op);
+        }
+    }
+}
+
+/// An argument's value: `0x`-prefixed hexadecimal or decimal, as the tracepoints print them.
+fn num(args: &BTreeMap<String, String>, key: &str) -> Option<u64> {
+    let v = args.get(key)?.split_whitespace().next()?;
+    match v.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// The quoted string of an argument (`0x7ffd1000 "/tmp/radiff-mnt/data"`).
+fn quoted(v: &str) -> String {
+    match (v.find('"'), v.rfind('"')) {
+        (Some(a), Some(b)) if b > a => v[a + 1..b].to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The model's ops of a scenario with its programs' recorded calls in place of each
+/// `Op::Program`: each program's descriptors moved past those of the ops before it, file by
+/// file, so each of its opens is a `struct file` of its own. A program without a record
+/// stays an `Op::Program` (the model makes no call for it).
+pub fn splice_programs(ops: &[Op], programs: &[ProgramCalls]) -> Vec<Op> {
+    let mut next: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut out = Vec::with_capacity(ops.len());
+    let note = |next: &mut BTreeMap<u32, u32>, fd: u32| {
+        let (file, n) = (pattern::file_of(fd), fd % pattern::FDS_PER_FILE);
+        let e = next.entry(file).or_default();
+        *e = (*e).max(n + 1);
+    };
+    for op in ops {
+        let Op::Program { program } = *op else {
+            if let Some(fd) = op.fd() {
+                note(&mut next, fd);
+            }
+            out.push(*op);
+            continue;
+        };
+        let Some(calls) = programs.iter().find(|p| p.program == program) else {
+            out.push(*op);
+            continue;
+        };
+        let base = next.clone();
+        for op in &calls.ops {
+            let mut op = *op;
+            if let Some(fd) = op.fd() {
+                let (file, n) = (pattern::file_of(fd), fd % pattern::FDS_PER_FILE);
+                let moved = pattern::fd_of(file, base.get(&file).copied().unwrap_or(0) + n);
+                set_fd(&mut op, moved);
+                note(&mut next, moved);
+            }
+            out.push(op);
+        }
+    }
+    out
+}
+
+fn set_fd(op: &mut Op, to: u32) {
+    match op {
+        Op::Read { fd, .. }
+        | Op::Fadvise { fd, .. }
+        | Op::Readahead { fd, .. }
+        | Op::Mmap { fd, .. }
+        | Op::Splice { fd, .. }
+        | Op::ReadWith { fd, .. } => *fd = to,
+        Op::Madvise { .. } | Op::Touch { .. } | Op::Munmap { .. } | Op::FailAlloc { .. } | Op::Program { .. } => {}
+    }
+}
+
+#[cfg(test)]
+mod tests;
