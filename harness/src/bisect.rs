@@ -134,7 +134,7 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
 /// A unified diff of the trial's snapshot text against the base snapshot, or `None`
 /// when they are the same.
 fn snapshot_difference(repo: &Path, scenario: &Scenario, point: &Point, out: &RunOutput) -> Result<Option<String>> {
-    let snap = summary::trial_snapshot(scenario, point, "base", &out.env, &out.capture.trace);
+    let snap = crate::verdict::snapshot_of(scenario, point, "base", out);
     let path = repo.join(summary::SNAPSHOT_DIR).join(format!("{}.snap", snap.stem));
     let file = cache::read(&path).map_err(|_| {
         Error::Other(format!(

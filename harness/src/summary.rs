@@ -333,18 +333,19 @@ pub struct TrialSnapshot {
     pub contents: String,
 }
 
-/// The snapshot of one trial: the kernel's `trace` on `scenario`'s `point` with `variant`.
+/// The snapshot of one trial: the kernel's `trace` on `scenario`'s `point` with `variant`,
+/// as [`crate::compare::normalise_for_snapshot`] left it (`normalised` names the step it took).
 pub fn trial_snapshot(
     scenario: &crate::scenario::Scenario,
     point: &crate::scenario::Point,
     variant: &str,
     env: &crate::wire::GuestEnv,
     trace: &Trace,
+    normalised: Option<&str>,
 ) -> TrialSnapshot {
     let name = scenario.trial_name(variant, point);
     let stem = name.trim_start_matches("scenario_").replace("::", "__").replace(['=', ','], "_");
     let q = &env.queue;
-    let (snapshotted, merged) = crate::compare::normalise_for_snapshot(trace, q);
     let info = RunInfo {
         scenario: scenario.name.clone(),
         variant: variant.to_string(),
@@ -367,7 +368,7 @@ pub fn trial_snapshot(
         } else {
             format!("{} bytes in {} extents", env.file_size, env.extents.len())
         },
-        note: merged.map(str::to_string),
+        note: normalised.map(str::to_string),
     };
     let extents: Vec<&[Extent]> =
         std::iter::once(env.extents.as_slice()).chain(env.other_files.iter().map(|f| f.extents.as_slice())).collect();
@@ -376,7 +377,7 @@ pub fn trial_snapshot(
     } else {
         vec![FileLoc { name: "", extents: &env.extents }]
     };
-    let contents = snapshot_files(&snapshotted, &files);
+    let contents = snapshot_files(trace, &files);
     TrialSnapshot { stem, description: format!("{}: {}", scenario.name, scenario.description), info, contents }
 }
 

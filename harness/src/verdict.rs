@@ -121,15 +121,7 @@ pub fn judge(
         report.push_str(&format!("normalised: {n} x {step}\n"));
     }
 
-    for p in &out.capture.programs {
-        let label = scenario.programs.get(p.program as usize).map_or("?", |p| p.label.as_str());
-        report.push_str(&format!("program {} ({label}): {}\n", p.program, p.summary()));
-    }
-    // A program whose calls the model cannot follow leaves the snapshot alone to check.
-    let refused = out.capture.programs.iter().find_map(|p| {
-        let label = scenario.programs.get(p.program as usize).map_or("?", |p| p.label.as_str());
-        p.unfollowable.as_ref().map(|why| format!("program {} ({label}): {why}", p.program))
-    });
+    let refused = programs(scenario, out, &mut report);
 
     match (&policy, refused) {
         (_, Some(why)) => {
@@ -198,7 +190,7 @@ pub fn judge(
         }
     }
 
-    let snap = summary::trial_snapshot(scenario, t.point, variant, &out.env, &out.capture.trace);
+    let snap = snapshot_of(scenario, t.point, variant, out);
     if let Some(failure) = check_snapshot(&snap, name, &rerun) {
         v.failures.push(Failure::Snapshot(failure));
     }
@@ -217,6 +209,25 @@ pub fn judge(
         out.dir.display()
     );
     Ok(v)
+}
+
+/// The snapshot of a run: its trace as [`compare::normalise_for_snapshot`] leaves it.
+pub fn snapshot_of(scenario: &Scenario, point: &Point, variant: &str, out: &RunOutput) -> summary::TrialSnapshot {
+    let (trace, step) = compare::normalise_for_snapshot(&out.capture.trace, &out.env.queue);
+    summary::trial_snapshot(scenario, point, variant, &out.env, &trace, step)
+}
+
+/// Adds a line per program step to `report` (what it called); returns the first program
+/// whose calls the model cannot follow, and why: that run checks its snapshot alone.
+fn programs(scenario: &Scenario, out: &RunOutput, report: &mut String) -> Option<String> {
+    let label = |program: u32| scenario.programs.get(program as usize).map_or("?", |p| p.label.as_str());
+    for p in &out.capture.programs {
+        report.push_str(&format!("program {} ({}): {}\n", p.program, label(p.program), p.summary()));
+    }
+    out.capture
+        .programs
+        .iter()
+        .find_map(|p| p.unfollowable.as_ref().map(|why| format!("program {} ({}): {why}", p.program, label(p.program))))
 }
 
 /// A divergence as a failing trial shows it: the declared policy first, then on a base

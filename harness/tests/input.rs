@@ -88,6 +88,8 @@ fn repo(extra: &[(&str, &str)]) -> tempfile::TempDir {
     for path in scenario::discover(&real.join("scenarios")).unwrap() {
         std::os::unix::fs::symlink(&path, scenarios.join(path.file_name().unwrap())).unwrap();
     }
+    // The fio job files the program scenarios name.
+    std::os::unix::fs::symlink(real.join("scenarios/jobs"), scenarios.join("jobs")).unwrap();
     for (name, text) in extra {
         std::fs::write(scenarios.join(name), text).unwrap();
     }
