@@ -109,8 +109,7 @@ fn repository_marks(
 ) -> Vec<(std::path::PathBuf, Vec<String>)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
+    for path in crate::scenario::discover(&dir).unwrap() {
         let s = crate::scenario::Scenario::load(&path).unwrap();
         if !s.steps.iter().any(&has) {
             continue;
