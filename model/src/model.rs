@@ -368,6 +368,8 @@ pub(crate) struct Model<'a> {
     pub ki_flags: crate::pattern::ReadHow,
     /// What the last `Op::FailAlloc` armed (see [`crate::fail_page_alloc`]).
     pub fail: crate::fail_page_alloc::FailPageAlloc,
+    /// The hybrid's C functions, run in place of their Rust port (see [`crate::hybrid`]).
+    pub c: Option<&'a crate::hybrid::CReadahead>,
 }
 
 /// What the model keeps per file (per inode) besides its descriptors: swapped into
@@ -433,6 +435,7 @@ impl<'a> Model<'a> {
             parked,
             ki_flags: Default::default(),
             fail: Default::default(),
+            c: None,
         }
     }
 
