@@ -15,6 +15,7 @@ pub mod explore;
 pub mod ftrace;
 pub mod guest;
 pub mod host;
+pub mod hybrid;
 pub mod kernels;
 pub mod port;
 pub mod process;

@@ -57,6 +57,15 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             progress::output(&report.render());
             Ok(if report.base.matches() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
+        Command::Kernels(KernelsCommand::HybridCheck { tree, variant, policy, count, seed, show }) => {
+            let root = repo_root();
+            let kernels = Kernels::load(&root)?;
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let o = radiff::hybrid::command::CheckOptions { tree, variant, policy, count, seed, threads, show };
+            let (text, agreed) = radiff::hybrid::command::hybrid_check(&root, &kernels, &Cache::from_env(), &o)?;
+            progress::output(&text);
+            Ok(if agreed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
         Command::Kernels(KernelsCommand::Ledger { tree, write }) => {
             progress::output(&radiff::port::make_ledger(&repo_root(), &tree, write)?);
             Ok(ExitCode::SUCCESS)

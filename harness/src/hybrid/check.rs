@@ -1,0 +1,137 @@
+//! `radiff kernels hybrid-check`: the Rust port against a tree's own C on the repository's
+//! scenarios and on generated ones, at model speed. Pure apart from the threads: a
+//! scenario where the two part is data (its name, its YAML, the rendered divergence).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use radiff_model::{CReadahead, Input, ModelConfig, Policy, Trace};
+
+use crate::compare::{compare, render_between, Divergence};
+use crate::explore::generate::generate;
+use crate::explore::synthetic_input;
+use crate::scenario::Scenario;
+
+/// Where the Rust port and the hybrid part on one scenario.
+#[derive(Clone, Debug)]
+pub struct Parted {
+    /// `scenarios/NAME.yaml`, or `generated S:I` (seed and index).
+    pub name: String,
+    /// The scenario to rerun it with: the file, or the generated scenario's YAML.
+    pub reproducer: Reproducer,
+    pub divergence: Divergence,
+}
+
+#[derive(Clone, Debug)]
+pub enum Reproducer {
+    File(PathBuf),
+    Yaml(String),
+}
+
+/// What the check found.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub files: u64,
+    pub generated: u64,
+    /// Generated scenarios that did not parse (explore's grammar makes a few): skipped.
+    pub invalid: u64,
+    pub parted: Vec<Parted>,
+    pub elapsed: Duration,
+}
+
+/// The Rust port's trace and the hybrid's, for `input` on `policy`.
+pub fn both(input: &Input, policy: &Policy, c: &CReadahead) -> (Trace, Trace) {
+    let config = ModelConfig::default();
+    (radiff_model::predict_with(input, policy, &config), radiff_model::predict_hybrid(input, policy, &config, c))
+}
+
+/// Runs `policy`'s Rust port and the hybrid `c` on each of `files` and on generated
+/// scenarios `0..count` of `seed`, on `threads` threads; the scenarios where they part,
+/// files first, then generated ones in index order.
+pub fn check(
+    files: &[(PathBuf, Scenario)],
+    count: u64,
+    seed: u64,
+    threads: usize,
+    policy: &Policy,
+    c: &CReadahead,
+) -> Checked {
+    let started = Instant::now();
+    let mut out = Checked::default();
+    for (path, s) in files {
+        out.files += 1;
+        let (rust, hybrid) = both(&synthetic_input(s), policy, c);
+        if let Some(d) = compare(&rust, &hybrid) {
+            out.parted.push(Parted {
+                name: path.display().to_string(),
+                reproducer: Reproducer::File(path.clone()),
+                divergence: d,
+            });
+        }
+    }
+    let next = std::sync::atomic::AtomicU64::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if index >= count {
+                    break;
+                }
+                let gen = generate(seed, index);
+                let outcome = match gen.scenario(std::path::Path::new("explore"), "hybrid_check", "", &[]) {
+                    Err(_) => None,
+                    Ok(s) => {
+                        let (rust, hybrid) = both(&synthetic_input(&s), policy, c);
+                        Some(compare(&rust, &hybrid).map(|d| (gen.yaml("hybrid-check", &[]), d)))
+                    }
+                };
+                results.lock().unwrap().push((index, outcome));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    for (index, outcome) in results {
+        out.generated += 1;
+        match outcome {
+            None => out.invalid += 1,
+            Some(None) => {}
+            Some(Some((yaml, divergence))) => out.parted.push(Parted {
+                name: format!("generated {seed}:{index}"),
+                reproducer: Reproducer::Yaml(yaml),
+                divergence,
+            }),
+        }
+    }
+    out.elapsed = started.elapsed();
+    out
+}
+
+impl Checked {
+    /// What `hybrid-check` prints: the count, the rate, then each scenario where the two
+    /// part with its diff and reproducer (at most `show` of them in full).
+    pub fn render(&self, what: &str, show: usize) -> String {
+        let n = self.files + self.generated - self.invalid;
+        let rate = n as f64 / self.elapsed.as_secs_f64().max(1e-9);
+        let mut s = format!(
+            "{what}: {} of {n} scenarios part ({} files, {} generated, {} generated did not parse) in {:.1} s, {rate:.0} a second\n",
+            self.parted.len(),
+            self.files,
+            self.generated - self.invalid,
+            self.invalid,
+            self.elapsed.as_secs_f64()
+        );
+        for p in self.parted.iter().take(show) {
+            s.push_str(&render_between(&p.divergence, &p.name, "", ("rust port", "hybrid")));
+            match &p.reproducer {
+                Reproducer::File(f) => s.push_str(&format!("reproducer: {}\n", f.display())),
+                Reproducer::Yaml(y) => s.push_str(&format!("reproducer (save as a scenario):\n{y}\n")),
+            }
+        }
+        if self.parted.len() > show {
+            s.push_str(&format!("... and {} more\n", self.parted.len() - show));
+        }
+        s
+    }
+}

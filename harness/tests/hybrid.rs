@@ -1,0 +1,94 @@
+//! The hybrid model on real C: 7.3.4's mm/readahead.c (the configured base's, as
+//! `./setup` fetched it) compiled with radiff's header and run in the model, against the
+//! Rust port; seed patches against their policies; a patch that does not compile.
+//!
+//! Needs gcc and the base's source: without them each test says why and passes, except
+//! under CI (`CI` set), where it fails.
+
+use std::path::PathBuf;
+
+use radiff::cache::Cache;
+use radiff::hybrid::command::{hybrid_check, CheckOptions};
+use radiff::hybrid::{make, Made};
+use radiff::kernels::{Builder, Kernels};
+use radiff::port::{base_files, DirFiles};
+
+fn root() -> PathBuf {
+    radiff::repo_root()
+}
+
+/// The base's mm/readahead.c, or `None` with why (a failure under CI).
+fn base_readahead() -> Option<String> {
+    let why = |w: String| {
+        assert!(std::env::var_os("CI").is_none(), "{w}");
+        eprintln!("skipped: {w}");
+        None
+    };
+    if std::process::Command::new("gcc").arg("--version").output().is_err() {
+        return why("gcc is missing (apt-get install gcc): the hybrid compiles the tree's C".into());
+    }
+    let kernels = match Kernels::load(&root()) {
+        Ok(k) => k,
+        Err(e) => return why(format!("kernels.yaml: {e}")),
+    };
+    let cache = Cache::from_env();
+    let files = match base_files(&Builder::new(&kernels, &cache)) {
+        Ok(f) => f,
+        Err(e) => return why(format!("the base's source is not there ({e}); ./setup fetches it")),
+    };
+    files.read("mm/readahead.c").ok().flatten().or_else(|| why("the base has no mm/readahead.c".into()))
+}
+
+fn check(variant: Option<&str>, policy: Option<&str>, count: u64) -> Option<(String, bool)> {
+    base_readahead()?;
+    let kernels = Kernels::load(&root()).unwrap();
+    let o = CheckOptions {
+        variant: variant.map(str::to_string),
+        policy: policy.map(str::to_string),
+        count,
+        seed: 7,
+        threads: 2,
+        show: 3,
+        ..Default::default()
+    };
+    Some(hybrid_check(&root(), &kernels, &Cache::from_env(), &o).unwrap())
+}
+
+#[test]
+fn the_hybrid_of_the_unpatched_base_is_the_rust_port_on_every_scenario_and_generated_ones() {
+    let Some((text, agreed)) = check(None, None, 400) else { return };
+    assert!(agreed, "{text}");
+    assert!(text.contains(": 0 of "), "{text}");
+}
+
+#[test]
+fn seed_000_v1_and_seed_001_as_c_are_their_policies() {
+    for v in ["async-align-v1", "sync-ra-when-disabled"] {
+        let Some((text, agreed)) = check(Some(v), None, 300) else { return };
+        assert!(agreed, "{v}: {text}");
+    }
+}
+
+#[test]
+fn a_patched_function_as_c_parts_from_the_base_port_where_the_patch_decides() {
+    // The check has teeth: seed 000 v1's C is not the base's Rust port.
+    let Some((text, agreed)) = check(Some("async-align-v1"), Some("base"), 50) else { return };
+    assert!(!agreed, "{text}");
+    assert!(text.contains("scenarios/1mib_after_4k.yaml: rust port and hybrid part at window"), "{text}");
+}
+
+#[test]
+fn a_function_that_does_not_compile_gives_the_compilers_first_error_with_its_line() {
+    let Some(source) = base_readahead() else { return };
+    let broken = source.replacen("ractl->_nr_pages += 1UL << order;", "ractl->_nr_pages += ractl->no_such_field;", 1);
+    assert_ne!(broken, source, "the line this test breaks is gone from the base's mm/readahead.c");
+    let line = broken.lines().position(|l| l.contains("no_such_field")).unwrap() + 1;
+    let tree = DirFiles::from_map([("mm/readahead.c", broken.as_str())]);
+    match make(&Cache::from_env(), &tree).unwrap() {
+        Made::DoesNotCompile { error, .. } => {
+            assert!(error.first_error.starts_with(&format!("readahead.c:{line}:")), "{}", error.first_error);
+            assert!(error.first_error.contains("no_such_field"), "{}", error.first_error);
+        }
+        Made::Ready(_) => panic!("a reference to a field the struct lacks compiled"),
+    }
+}
