@@ -37,12 +37,20 @@ pub struct Checked {
     pub invalid: u64,
     pub parted: Vec<Parted>,
     pub elapsed: Duration,
+    /// Time spent in the Rust port's predictions and in the hybrid's, summed over threads.
+    pub rust_time: Duration,
+    pub hybrid_time: Duration,
 }
 
-/// The Rust port's trace and the hybrid's, for `input` on `policy`.
-pub fn both(input: &Input, policy: &Policy, c: &CReadahead) -> (Trace, Trace) {
+/// The Rust port's trace and the hybrid's, for `input` on `policy`, with the time each took.
+pub fn both(input: &Input, policy: &Policy, c: &CReadahead) -> (Trace, Trace, [Duration; 2]) {
     let config = ModelConfig::default();
-    (radiff_model::predict_with(input, policy, &config), radiff_model::predict_hybrid(input, policy, &config, c))
+    let t = Instant::now();
+    let rust = radiff_model::predict_with(input, policy, &config);
+    let t1 = t.elapsed();
+    let t = Instant::now();
+    let hybrid = radiff_model::predict_hybrid(input, policy, &config, c);
+    (rust, hybrid, [t1, t.elapsed()])
 }
 
 /// Runs `policy`'s Rust port and the hybrid `c` on each of `files` and on generated
@@ -60,7 +68,9 @@ pub fn check(
     let mut out = Checked::default();
     for (path, s) in files {
         out.files += 1;
-        let (rust, hybrid) = both(&synthetic_input(s), policy, c);
+        let (rust, hybrid, times) = both(&synthetic_input(s), policy, c);
+        out.rust_time += times[0];
+        out.hybrid_time += times[1];
         if let Some(d) = compare(&rust, &hybrid) {
             out.parted.push(Parted {
                 name: path.display().to_string(),
@@ -82,8 +92,8 @@ pub fn check(
                 let outcome = match gen.scenario(std::path::Path::new("explore"), "hybrid_check", "", &[]) {
                     Err(_) => None,
                     Ok(s) => {
-                        let (rust, hybrid) = both(&synthetic_input(&s), policy, c);
-                        Some(compare(&rust, &hybrid).map(|d| (gen.yaml("hybrid-check", &[]), d)))
+                        let (rust, hybrid, times) = both(&synthetic_input(&s), policy, c);
+                        Some((times, compare(&rust, &hybrid).map(|d| (gen.yaml("hybrid-check", &[]), d))))
                     }
                 };
                 results.lock().unwrap().push((index, outcome));
@@ -96,12 +106,17 @@ pub fn check(
         out.generated += 1;
         match outcome {
             None => out.invalid += 1,
-            Some(None) => {}
-            Some(Some((yaml, divergence))) => out.parted.push(Parted {
-                name: format!("generated {seed}:{index}"),
-                reproducer: Reproducer::Yaml(yaml),
-                divergence,
-            }),
+            Some((times, parted)) => {
+                out.rust_time += times[0];
+                out.hybrid_time += times[1];
+                if let Some((yaml, divergence)) = parted {
+                    out.parted.push(Parted {
+                        name: format!("generated {seed}:{index}"),
+                        reproducer: Reproducer::Yaml(yaml),
+                        divergence,
+                    });
+                }
+            }
         }
     }
     out.elapsed = started.elapsed();
@@ -122,6 +137,12 @@ impl Checked {
             self.invalid,
             self.elapsed.as_secs_f64()
         );
+        let per_core = |t: Duration| n as f64 / t.as_secs_f64().max(1e-9);
+        s.push_str(&format!(
+            "predictions a second on one core: rust port {:.0}, hybrid {:.0}\n",
+            per_core(self.rust_time),
+            per_core(self.hybrid_time)
+        ));
         for p in self.parted.iter().take(show) {
             s.push_str(&render_between(&p.divergence, &p.name, "", ("rust port", "hybrid")));
             match &p.reproducer {
