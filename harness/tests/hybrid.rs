@@ -86,7 +86,7 @@ fn a_function_that_does_not_compile_gives_the_compilers_first_error_with_its_lin
     let tree = DirFiles::from_map([("mm/readahead.c", broken.as_str())]);
     match make(&Cache::from_env(), &tree).unwrap() {
         Made::DoesNotCompile { error, .. } => {
-            assert!(error.first_error.starts_with(&format!("readahead.c:{line}:")), "{}", error.first_error);
+            assert!(error.first_error.starts_with(&format!("mm/readahead.c:{line}:")), "{}", error.first_error);
             assert!(error.first_error.contains("no_such_field"), "{}", error.first_error);
         }
         Made::Ready(_) => panic!("a reference to a field the struct lacks compiled"),

@@ -208,6 +208,11 @@ fn port_check_names_exactly_the_function_a_base_changed_with_its_diff() {
     assert_eq!(named, ["changed: page_cache_sync_ra (mm/readahead.c)"], "{text}");
     assert!(text.contains("+\tif (req_count > 1024)\n+\t\treq_count = 1024;\n"), "{text}");
     assert!(text.contains("--- a/mm/readahead.c (Linux 7.3.4)\n+++ b/mm/readahead.c (base)\n"), "{text}");
+    // The changed function runs as the base's C in the hybrid (the ledger's bodies are the
+    // file here, and they compile with radiff's header).
+    if Command::new("gcc").arg("--version").output().is_ok() {
+        assert!(text.contains("\n  page_cache_sync_ra: runs as C"), "{text}");
+    }
     assert!(
         text.ends_with(&format!(
             "unchanged: {} of {total} ported functions (the model ports Linux 7.3.4)\n",

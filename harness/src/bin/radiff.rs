@@ -53,7 +53,9 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Kernels(KernelsCommand::PortCheck { variants }) => {
             let root = repo_root();
             let kernels = Kernels::load(&root)?;
-            let report = radiff::port::port_check(&root, &kernels, &Cache::from_env(), &variants)?;
+            let cache = Cache::from_env();
+            let mut report = radiff::port::port_check(&root, &kernels, &cache, &variants)?;
+            radiff::hybrid::verdict::annotate(&mut report, &kernels, &cache)?;
             progress::output(&report.render());
             Ok(if report.base.matches() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }

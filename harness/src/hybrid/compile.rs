@@ -116,7 +116,13 @@ pub fn compile(cache: &Cache, source: &str) -> Result<std::result::Result<PathBu
     let staged = w.join("out.so");
     let (status, output) = gcc(w, &header, &staged).output()?;
     if !status.success() {
-        return Ok(Err(CompileError { first_error: first_error(&output), log: output }));
+        // The copy is the tree's file: name it as the tree does.
+        let first = first_error(&output);
+        let first = match first.strip_prefix("readahead.c:") {
+            Some(rest) => format!("{READAHEAD_C}:{rest}"),
+            None => first,
+        };
+        return Ok(Err(CompileError { first_error: first, log: output }));
     }
     let bytes = std::fs::read(&staged).map_err(|e| Error::io(&staged, e))?;
     cache::write_atomic(&so, &bytes)?;

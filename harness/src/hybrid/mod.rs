@@ -5,6 +5,7 @@ pub mod check;
 pub mod command;
 pub mod compile;
 pub mod load;
+pub mod verdict;
 
 use crate::cache::Cache;
 use crate::error::Result;
