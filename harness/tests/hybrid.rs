@@ -92,3 +92,49 @@ fn a_function_that_does_not_compile_gives_the_compilers_first_error_with_its_lin
         Made::Ready(_) => panic!("a reference to a field the struct lacks compiled"),
     }
 }
+
+/// hybrid-check on the base's mm/readahead.c with `edit` applied to it, as a tree of its own.
+fn check_edited(edit: impl Fn(&str) -> String) -> Option<(String, bool)> {
+    let source = base_readahead()?;
+    let edited = edit(&source);
+    assert_ne!(edited, source, "the line this test edits is gone from the base's mm/readahead.c");
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tree.path().join("mm")).unwrap();
+    std::fs::write(tree.path().join("mm/readahead.c"), edited).unwrap();
+    let o = CheckOptions {
+        tree: Some(tree.path().to_path_buf()),
+        count: 40,
+        seed: 3,
+        threads: 2,
+        show: 1,
+        ..Default::default()
+    };
+    Some(hybrid_check(&root(), &Kernels::load(&root()).unwrap(), &Cache::from_env(), &o).unwrap())
+}
+
+#[test]
+fn a_patched_function_that_dereferences_null_is_reported_per_scenario_and_the_run_goes_on() {
+    let null = "\tfolio_clear_readahead(folio);\n\tif (ra->size > 64)\n\t\t*(volatile int *)0 = 1;\n";
+    let Some((text, agreed)) = check_edited(|s| s.replacen("\tfolio_clear_readahead(folio);\n", null, 1)) else {
+        return;
+    };
+    assert!(!agreed, "{text}");
+    assert!(text.contains(": the hybrid's page_cache_async_ra() crashed with SIGSEGV in system call "), "{text}");
+    // Scenarios whose windows stay small still ran and agree: not every scenario crashed.
+    let first = text.lines().next().unwrap();
+    let counts: Vec<&str> = first.split("policy base: ").nth(1).unwrap().split(' ').collect();
+    let (parted, total): (u64, u64) = (counts[0].parse().unwrap(), counts[2].parse().unwrap());
+    assert!(parted > 0 && parted < total, "{first}");
+}
+
+#[test]
+fn a_bug_on_in_the_c_is_reported_with_its_line() {
+    let bug = "\tfolio_clear_readahead(folio);\n\tBUG_ON(ra->size > 64);\n";
+    let Some((text, _)) = check_edited(|s| s.replacen("\tfolio_clear_readahead(folio);\n", bug, 1)) else {
+        return;
+    };
+    let source = base_readahead().unwrap().replacen("\tfolio_clear_readahead(folio);\n", bug, 1);
+    let line = source.lines().position(|l| l.contains("BUG_ON(ra->size > 64)")).unwrap() + 1;
+    assert!(text.contains("crashed with SIGILL in system call "), "{text}");
+    assert!(text.contains(&format!("(BUG() at mm/readahead.c:{line})")), "{text}");
+}

@@ -234,6 +234,32 @@ extern __thread struct radiff_env *radiff_current;
 __thread struct radiff_env *radiff_current;
 void radiff_enter(struct radiff_env *env) { radiff_current = env; }
 
+/* Crash containment. radiff_guard() runs body(data) and returns 0, or the number of the
+ * signal (SIGSEGV, SIGILL, ...) that ended it: the harness's handler for those signals
+ * calls radiff_crashed(), which jumps back here when a guard is running on this thread
+ * and returns 0 otherwise (the crash is not the C's: the handler lets it happen). */
+static __thread void *radiff_jmp[5];
+static __thread int radiff_guarding;
+static __thread int radiff_signal;
+int radiff_guard(void (*body)(void *), void *data)
+{
+	if (__builtin_setjmp(radiff_jmp)) {
+		radiff_guarding = 0;
+		return radiff_signal;
+	}
+	radiff_guarding = 1;
+	body(data);
+	radiff_guarding = 0;
+	return 0;
+}
+int radiff_crashed(int sig)
+{
+	if (!radiff_guarding)
+		return 0;
+	radiff_signal = sig;
+	__builtin_longjmp(radiff_jmp, 1);
+}
+
 static inline void radiff_bug(const char *file, int line)
 {
 	if (radiff_current)

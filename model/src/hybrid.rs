@@ -173,6 +173,39 @@ pub type RaOrderFn = unsafe extern "C" fn(*mut CReadaheadControl, *mut CFileRaSt
 pub type RaUnboundedFn = unsafe extern "C" fn(*mut CReadaheadControl, c_ulong, c_ulong);
 /// The header's `radiff_enter()`: the context of the C running on this thread.
 pub type EnterFn = unsafe extern "C" fn(*mut CEnv);
+/// The header's `radiff_guard(body, data)`: runs `body(data)`; 0, or the signal that
+/// ended it (the harness's signal handler jumps back through the header's `radiff_crashed`).
+pub type GuardFn = unsafe extern "C" fn(unsafe extern "C" fn(*mut c_void), *mut c_void) -> c_int;
+
+/// How a C function of the hybrid crashed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Crash {
+    /// The kernel function the model called.
+    pub function: &'static str,
+    /// The signal that ended it (11 SIGSEGV, 4 SIGILL from `BUG()`, ...).
+    pub signal: i32,
+    /// `BUG()` at this file and line, when it was one.
+    pub bug: Option<(String, i32)>,
+    /// Index in `Input::ops` of the system call it happened in.
+    pub op: usize,
+}
+
+impl std::fmt::Display for Crash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sig = match self.signal {
+            11 => "SIGSEGV".to_string(),
+            4 => "SIGILL".to_string(),
+            7 => "SIGBUS".to_string(),
+            8 => "SIGFPE".to_string(),
+            n => format!("signal {n}"),
+        };
+        write!(f, "{}() crashed with {sig} in system call {} of the scenario", self.function, self.op)?;
+        if let Some((file, line)) = &self.bug {
+            write!(f, " (BUG() at {file}:{line})")?;
+        }
+        Ok(())
+    }
+}
 
 /// A tree's mm/readahead.c as loaded C: the kernel functions the model calls in place of
 /// its port (each `None` keeps the Rust port of that function), the header's
@@ -190,6 +223,8 @@ pub struct CReadahead {
     pub page_cache_ra_unbounded: Option<RaUnboundedFn>,
     pub radiff_enter: EnterFn,
     pub radiff_aops: *const CAops,
+    /// The header's crash guard; `None` runs the C unguarded (a crash ends the process).
+    pub radiff_guard: Option<GuardFn>,
 }
 
 // SAFETY: the table holds code addresses and the address of the header's constant
@@ -248,6 +283,8 @@ struct Frame {
     // Boxed: the C holds pointers to lent folios while the vector grows.
     #[allow(clippy::vec_box, reason = "the C keeps pointers to each folio while more are lent")]
     folios: Vec<Box<CFolio>>,
+    /// `BUG()` reported by the C before it trapped.
+    bug: Option<(String, i32)>,
 }
 
 impl Frame {
@@ -398,17 +435,29 @@ unsafe extern "C" fn cb_trace_ra_order(ctx: *mut c_void, index: c_ulong, ra: *mu
 }
 
 unsafe extern "C" fn cb_bug(ctx: *mut c_void, file: *const c_char, line: c_int) {
-    let _ = (ctx, file, line);
-    // The C traps right after: the harness runs hybrids where a crash is contained
-    // (see docs/hybrid.md); nothing here can unwind through the C.
+    // The C traps right after; the guard reports the trap with this.
+    let file =
+        if file.is_null() { String::new() } else { std::ffi::CStr::from_ptr(file).to_string_lossy().into_owned() };
+    Frame::of(ctx).bug = Some((file, line));
+}
+
+/// The body `radiff_guard()` runs: the call `data` holds.
+unsafe extern "C" fn guarded_body<F: FnOnce(&mut Frame)>(data: *mut c_void) {
+    let (call, frame) = &mut *(data as *mut (Option<F>, *mut Frame));
+    if let Some(call) = call.take() {
+        call(&mut **frame);
+    }
 }
 
 impl Model<'_> {
     /// Runs `call` (one of the C's kernel functions) on `ractl` with the model's state as
     /// its kernel: builds the kernel objects the C sees, lends them for the call, and
     /// takes back `file_ra_state` and the control's window.
-    fn call_c(&mut self, ractl: &mut ReadaheadControl, call: impl FnOnce(&mut Frame)) {
+    fn call_c<F: FnOnce(&mut Frame)>(&mut self, function: &'static str, ractl: &mut ReadaheadControl, call: F) {
         let c = self.c.expect("call_c without C functions");
+        if self.crash.is_some() {
+            return;
+        }
         let fd = ractl.fd;
         let mut frame = Box::new(Frame {
             model: (self as *mut Model<'_>).cast::<Model<'static>>(),
@@ -451,6 +500,7 @@ impl Model<'_> {
                 _pflags: 0,
             },
             folios: Vec::new(),
+            bug: None,
         });
         let fr: *mut Frame = &mut *frame;
         // SAFETY: every pointer is into the boxed frame, which outlives the call.
@@ -466,8 +516,23 @@ impl Model<'_> {
             (*fr).rac.mapping = &mut (*fr).mapping;
             (*fr).rac.ra = &mut (*fr).file.f_ra;
             (c.radiff_enter)(&mut (*fr).env);
-            call(&mut *fr);
+            let signal = match c.radiff_guard {
+                Some(guard) => {
+                    // A crash jumps back into radiff_guard() over this call's frames, which
+                    // own nothing to drop: the frame itself is owned out here.
+                    let mut data: (Option<F>, *mut Frame) = (Some(call), fr);
+                    guard(guarded_body::<F>, &mut data as *mut (Option<F>, *mut Frame) as *mut c_void)
+                }
+                None => {
+                    call(&mut *fr);
+                    0
+                }
+            };
             (c.radiff_enter)(std::ptr::null_mut());
+            if signal != 0 {
+                self.crash = Some(Crash { function, signal, bug: (*fr).bug.take(), op: self.op });
+                return;
+            }
         }
         self.files[fd].ra = frame.file.f_ra.to_model();
         ractl.index = frame.rac._index;
@@ -478,7 +543,7 @@ impl Model<'_> {
     pub(crate) fn c_page_cache_sync_ra(&mut self, ractl: &mut ReadaheadControl, req_count: u64) -> bool {
         let Some(f) = self.c.and_then(|c| c.page_cache_sync_ra) else { return false };
         // SAFETY: the frame's objects follow the header (see CReadahead's contract).
-        self.call_c(ractl, |fr| unsafe { f(&mut fr.rac, req_count) });
+        self.call_c("page_cache_sync_ra", ractl, |fr| unsafe { f(&mut fr.rac, req_count) });
         self.rec.returned(&self.files[ractl.fd].ra);
         true
     }
@@ -487,7 +552,7 @@ impl Model<'_> {
     pub(crate) fn c_page_cache_async_ra(&mut self, ractl: &mut ReadaheadControl, folio: FolioRef, req: u64) -> bool {
         let Some(f) = self.c.and_then(|c| c.page_cache_async_ra) else { return false };
         let dropbehind = self.cache.test_dropbehind(folio.index);
-        self.call_c(ractl, |fr| {
+        self.call_c("page_cache_async_ra", ractl, |fr| {
             let folio = fr.lend_cached(folio, dropbehind);
             // SAFETY: as above; the folio is the frame's.
             unsafe { f(&mut fr.rac, folio, req) }
@@ -500,7 +565,7 @@ impl Model<'_> {
     pub(crate) fn c_force_page_cache_ra(&mut self, ractl: &mut ReadaheadControl, nr_to_read: u64) -> bool {
         let Some(f) = self.c.and_then(|c| c.force_page_cache_ra) else { return false };
         // SAFETY: as above.
-        self.call_c(ractl, |fr| unsafe { f(&mut fr.rac, nr_to_read) });
+        self.call_c("force_page_cache_ra", ractl, |fr| unsafe { f(&mut fr.rac, nr_to_read) });
         true
     }
 
@@ -508,7 +573,7 @@ impl Model<'_> {
     pub(crate) fn c_page_cache_ra_order(&mut self, ractl: &mut ReadaheadControl) -> bool {
         let Some(f) = self.c.and_then(|c| c.page_cache_ra_order) else { return false };
         // SAFETY: as above; ra is the file's, in the frame.
-        self.call_c(ractl, |fr| unsafe { f(&mut fr.rac, fr.rac.ra) });
+        self.call_c("page_cache_ra_order", ractl, |fr| unsafe { f(&mut fr.rac, fr.rac.ra) });
         true
     }
 
@@ -516,7 +581,7 @@ impl Model<'_> {
     pub(crate) fn c_page_cache_ra_unbounded(&mut self, ractl: &mut ReadaheadControl, nr: u64, lookahead: u64) -> bool {
         let Some(f) = self.c.and_then(|c| c.page_cache_ra_unbounded) else { return false };
         // SAFETY: as above.
-        self.call_c(ractl, |fr| unsafe { f(&mut fr.rac, nr, lookahead) });
+        self.call_c("page_cache_ra_unbounded", ractl, |fr| unsafe { f(&mut fr.rac, nr, lookahead) });
         true
     }
 }

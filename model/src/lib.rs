@@ -125,10 +125,20 @@ pub fn coverage_with(input: &Input, policy: &Policy, config: &ModelConfig) -> (T
 
 /// [`predict_with`] by the hybrid model: the kernel functions `c` has (a tree's own
 /// mm/readahead.c, compiled and loaded by the harness) run as that C in place of their
-/// Rust port; everything else is the Rust model (see [`hybrid`]).
-pub fn predict_hybrid(input: &Input, policy: &Policy, config: &ModelConfig, c: &CReadahead) -> Trace {
+/// Rust port; everything else is the Rust model (see [`hybrid`]). A C function that
+/// crashed (where the table has a guard) is an error saying which and how; the run stops
+/// at that system call.
+pub fn predict_hybrid(
+    input: &Input,
+    policy: &Policy,
+    config: &ModelConfig,
+    c: &CReadahead,
+) -> Result<Trace, hybrid::Crash> {
     let mut m = model::Model::new(input, *policy, *config, false);
     m.c = Some(c);
     m.run();
-    Trace { windows: m.rec.windows }
+    match m.crash {
+        Some(crash) => Err(crash),
+        None => Ok(Trace { windows: m.rec.windows }),
+    }
 }

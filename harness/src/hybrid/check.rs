@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use radiff_model::hybrid::Crash;
 use radiff_model::{CReadahead, Input, ModelConfig, Policy, Trace};
 
 use crate::compare::{compare, render_between, Divergence};
@@ -19,7 +20,15 @@ pub struct Parted {
     pub name: String,
     /// The scenario to rerun it with: the file, or the generated scenario's YAML.
     pub reproducer: Reproducer,
-    pub divergence: Divergence,
+    pub outcome: Outcome,
+}
+
+/// How they part.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    Diverged(Divergence),
+    /// The C crashed on the scenario (the other scenarios still ran).
+    Crashed(radiff_model::hybrid::Crash),
 }
 
 #[derive(Clone, Debug)]
@@ -43,7 +52,7 @@ pub struct Checked {
 }
 
 /// The Rust port's trace and the hybrid's, for `input` on `policy`, with the time each took.
-pub fn both(input: &Input, policy: &Policy, c: &CReadahead) -> (Trace, Trace, [Duration; 2]) {
+pub fn both(input: &Input, policy: &Policy, c: &CReadahead) -> (Trace, Result<Trace, Crash>, [Duration; 2]) {
     let config = ModelConfig::default();
     let t = Instant::now();
     let rust = radiff_model::predict_with(input, policy, &config);
@@ -71,11 +80,11 @@ pub fn check(
         let (rust, hybrid, times) = both(&synthetic_input(s), policy, c);
         out.rust_time += times[0];
         out.hybrid_time += times[1];
-        if let Some(d) = compare(&rust, &hybrid) {
+        if let Some(outcome) = outcome(&rust, hybrid) {
             out.parted.push(Parted {
                 name: path.display().to_string(),
                 reproducer: Reproducer::File(path.clone()),
-                divergence: d,
+                outcome,
             });
         }
     }
@@ -93,7 +102,7 @@ pub fn check(
                     Err(_) => None,
                     Ok(s) => {
                         let (rust, hybrid, times) = both(&synthetic_input(&s), policy, c);
-                        Some((times, compare(&rust, &hybrid).map(|d| (gen.yaml("hybrid-check", &[]), d))))
+                        Some((times, outcome(&rust, hybrid).map(|o| (gen.yaml("hybrid-check", &[]), o))))
                     }
                 };
                 results.lock().unwrap().push((index, outcome));
@@ -109,11 +118,11 @@ pub fn check(
             Some((times, parted)) => {
                 out.rust_time += times[0];
                 out.hybrid_time += times[1];
-                if let Some((yaml, divergence)) = parted {
+                if let Some((yaml, outcome)) = parted {
                     out.parted.push(Parted {
                         name: format!("generated {seed}:{index}"),
                         reproducer: Reproducer::Yaml(yaml),
-                        divergence,
+                        outcome,
                     });
                 }
             }
@@ -123,6 +132,14 @@ pub fn check(
     out
 }
 
+/// Whether and how the hybrid's outcome parts from the Rust port's trace.
+fn outcome(rust: &Trace, hybrid: Result<Trace, Crash>) -> Option<Outcome> {
+    match hybrid {
+        Ok(h) => compare(rust, &h).map(Outcome::Diverged),
+        Err(c) => Some(Outcome::Crashed(c)),
+    }
+}
+
 impl Checked {
     /// What `hybrid-check` prints: the count, the rate, then each scenario where the two
     /// part with its diff and reproducer (at most `show` of them in full).
@@ -130,8 +147,9 @@ impl Checked {
         let n = self.files + self.generated - self.invalid;
         let rate = n as f64 / self.elapsed.as_secs_f64().max(1e-9);
         let mut s = format!(
-            "{what}: {} of {n} scenarios part ({} files, {} generated, {} generated did not parse) in {:.1} s, {rate:.0} a second\n",
+            "{what}: {} of {n} scenarios part, {} of them as a crash of the C ({} files, {} generated, {} generated did not parse) in {:.1} s, {rate:.0} a second\n",
             self.parted.len(),
+            self.parted.iter().filter(|p| matches!(p.outcome, Outcome::Crashed(_))).count(),
             self.files,
             self.generated - self.invalid,
             self.invalid,
@@ -144,7 +162,10 @@ impl Checked {
             per_core(self.hybrid_time)
         ));
         for p in self.parted.iter().take(show) {
-            s.push_str(&render_between(&p.divergence, &p.name, "", ("rust port", "hybrid")));
+            match &p.outcome {
+                Outcome::Diverged(d) => s.push_str(&render_between(d, &p.name, "", ("rust port", "hybrid"))),
+                Outcome::Crashed(c) => s.push_str(&format!("{}: the hybrid's {c}; the run went on\n", p.name)),
+            }
             match &p.reproducer {
                 Reproducer::File(f) => s.push_str(&format!("reproducer: {}\n", f.display())),
                 Reproducer::Yaml(y) => s.push_str(&format!("reproducer (save as a scenario):\n{y}\n")),

@@ -4,7 +4,9 @@
 use std::ffi::{CStr, CString};
 use std::path::Path;
 
-use radiff_model::hybrid::{CAops, EnterFn};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use radiff_model::hybrid::{CAops, EnterFn, GuardFn};
 use radiff_model::CReadahead;
 
 use crate::error::{Error, Result};
@@ -71,6 +73,8 @@ impl Loaded {
         };
         let enter = need("radiff_enter")?;
         let aops = need("radiff_aops")?;
+        let guard = need("radiff_guard")?;
+        contain_crashes(need("radiff_crashed")?);
         let want = |n: &str| only.is_none_or(|o| o.contains(&n));
         let get = |n: &str| if want(n) { self.symbol(n) } else { None };
         // SAFETY: each symbol is the header's declaration of that kernel function, whose
@@ -84,7 +88,56 @@ impl Loaded {
                 page_cache_ra_unbounded: get("page_cache_ra_unbounded").map(|p| std::mem::transmute(p)),
                 radiff_enter: std::mem::transmute::<*mut libc::c_void, EnterFn>(enter),
                 radiff_aops: aops as *const CAops,
+                radiff_guard: Some(std::mem::transmute::<*mut libc::c_void, GuardFn>(guard)),
             })
         }
     }
+}
+
+/// The header's `radiff_crashed(sig)`: jumps back into the running guard, or returns 0.
+type CrashedFn = unsafe extern "C" fn(libc::c_int) -> libc::c_int;
+
+/// Each loaded object's `radiff_crashed`, for the signal handler (which may not lock).
+static CRASHED: [AtomicPtr<libc::c_void>; 64] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 64];
+static NR_CRASHED: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs (once) the handler that turns a crash in a guarded C call (SIGSEGV, SIGBUS,
+/// SIGILL from `BUG()`, SIGFPE) into that call's failure, and registers `crashed`.
+/// A crash outside any guard gets the default action, as without the handler.
+fn contain_crashes(crashed: *mut libc::c_void) {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    if CRASHED.iter().any(|p| p.load(Ordering::Acquire) == crashed) {
+        return;
+    }
+    let i = NR_CRASHED.fetch_add(1, Ordering::AcqRel);
+    if let Some(slot) = CRASHED.get(i) {
+        slot.store(crashed, Ordering::Release);
+    }
+    INSTALL.call_once(|| {
+        // SAFETY: a plain sigaction with a handler that only calls async-signal-safe code
+        // (the objects' radiff_crashed, signal()).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_crash as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut sa.sa_mask);
+            for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE] {
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
+extern "C" fn on_crash(sig: libc::c_int, _info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
+    for slot in &CRASHED {
+        let p = slot.load(Ordering::Acquire);
+        if p.is_null() {
+            break;
+        }
+        // SAFETY: a registered radiff_crashed; it returns only when no guard runs.
+        unsafe { std::mem::transmute::<*mut libc::c_void, CrashedFn>(p)(sig) };
+    }
+    // Not a guarded C call's: the default action when the instruction runs again.
+    // SAFETY: signal() is async-signal-safe.
+    unsafe { libc::signal(sig, libc::SIG_DFL) };
 }
