@@ -59,6 +59,29 @@ pub enum KernelsCommand {
         #[arg(value_name = "VARIANT")]
         variants: Vec<String>,
     },
+    /// The Rust port against a tree's own mm/readahead.c run as C in the model (the hybrid),
+    /// on every scenario of scenarios/ and N generated ones: each scenario where they part,
+    /// as a reproducer; exit 0 when they agree everywhere.
+    HybridCheck {
+        /// The kernel tree whose mm/readahead.c to run (default: the configured base).
+        #[arg(long, value_name = "DIR")]
+        tree: Option<PathBuf>,
+        /// A variant whose patches to apply to the tree first.
+        #[arg(long, value_name = "V")]
+        variant: Option<String>,
+        /// The model policy to compare with (default: the variant's name, else base).
+        #[arg(long, value_name = "POLICY")]
+        policy: Option<String>,
+        /// Generated scenarios (explore's grammar) besides the repository's.
+        #[arg(long, value_name = "N", default_value_t = 1000)]
+        count: u64,
+        /// The generator's seed.
+        #[arg(long, value_name = "S", default_value_t = 0)]
+        seed: u64,
+        /// Scenarios where the two part shown in full.
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        show: usize,
+    },
     /// Write the port ledger (model/ledger.txt) from a tree of the kernel
     /// the model ports and model/src's doc comments.
     Ledger {

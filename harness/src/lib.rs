@@ -16,6 +16,7 @@ pub mod explore;
 pub mod ftrace;
 pub mod guest;
 pub mod host;
+pub mod hybrid;
 pub mod kernels;
 pub mod model_check;
 pub mod port;

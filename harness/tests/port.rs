@@ -262,6 +262,11 @@ fn port_check_names_exactly_the_function_a_base_changed_with_its_diff() {
     assert_eq!(named, ["changed: page_cache_sync_ra (mm/readahead.c)"], "{text}");
     assert!(text.contains("+\tif (req_count > 1024)\n+\t\treq_count = 1024;\n"), "{text}");
     assert!(text.contains("--- a/mm/readahead.c (Linux 7.3.4)\n+++ b/mm/readahead.c (base)\n"), "{text}");
+    // The changed function runs as the base's C in the hybrid (the ledger's bodies are the
+    // file here, and they compile with radiff's header).
+    if Command::new("gcc").arg("--version").output().is_ok() {
+        assert!(text.contains("\n  page_cache_sync_ra: runs as C"), "{text}");
+    }
     assert!(
         text.ends_with(&format!(
             "unchanged: {} of {total} ported functions (the model ports Linux 7.3.4)\n",
@@ -292,10 +297,11 @@ fn without_the_source_port_check_names_the_change_and_says_how_to_fetch_the_sour
     assert_eq!(o.status.code(), Some(1), "{text}{err}");
     let tarball = rig.cache.join("source/linux-source-7.3.tar.xz");
     assert_eq!(
-        text.lines().take(4).collect::<Vec<_>>(),
+        text.lines().take(5).collect::<Vec<_>>(),
         [
             &format!("base: {} at HEAD", rig.linux.display()),
             "changed: page_cache_sync_ra (mm/readahead.c)",
+            "  page_cache_sync_ra: runs as C (radiff kernels hybrid-check compares it with the port)",
             &format!(
                 "no diffs: Linux 7.3.4's own text, the diffs' before side, is read from {}, which is missing",
                 tarball.display()

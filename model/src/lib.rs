@@ -68,6 +68,7 @@ pub mod fault;
 pub mod filemap;
 pub mod fs;
 pub mod gup;
+pub mod hybrid;
 pub mod input;
 pub mod model;
 pub mod pagecache;
@@ -81,6 +82,7 @@ pub mod xarray;
 
 pub use config::{FolioMemory, IoCompletion, ModelConfig, Touches};
 pub use coverage::{Branch, Coverage, BRANCHES};
+pub use hybrid::CReadahead;
 pub use input::{Extent, FileInput, FsKind, Input, MappingLimits, QueueLimits, ThpMode, VmSettings};
 pub use model::{Explained, Simulation, WindowNote};
 pub use pattern::{Advice, MadvAdvice, Op, ReadHow, SizeRange, Step, TouchOrder};
@@ -119,4 +121,24 @@ pub fn coverage_with(input: &Input, policy: &Policy, config: &ModelConfig) -> (T
     m.rec.coverage = Some(Coverage::default());
     m.run();
     (Trace { windows: m.rec.windows }, m.rec.coverage.unwrap_or_default())
+}
+
+/// [`predict_with`] by the hybrid model: the kernel functions `c` has (a tree's own
+/// mm/readahead.c, compiled and loaded by the harness) run as that C in place of their
+/// Rust port; everything else is the Rust model (see [`hybrid`]). A C function that
+/// crashed (where the table has a guard) is an error saying which and how; the run stops
+/// at that system call.
+pub fn predict_hybrid(
+    input: &Input,
+    policy: &Policy,
+    config: &ModelConfig,
+    c: &CReadahead,
+) -> Result<Trace, hybrid::Crash> {
+    let mut m = model::Model::new(input, *policy, *config, false);
+    m.c = Some(c);
+    m.run();
+    match m.crash {
+        Some(crash) => Err(crash),
+        None => Ok(Trace { windows: m.rec.windows }),
+    }
 }

@@ -368,6 +368,10 @@ pub(crate) struct Model<'a> {
     pub ki_flags: crate::pattern::ReadHow,
     /// What the last `Op::FailAlloc` armed (see [`crate::fail_page_alloc`]).
     pub fail: crate::fail_page_alloc::FailPageAlloc,
+    /// The hybrid's C functions, run in place of their Rust port (see [`crate::hybrid`]).
+    pub c: Option<&'a crate::hybrid::CReadahead>,
+    /// How the hybrid's C crashed, if it did (the run stops there).
+    pub crash: Option<crate::hybrid::Crash>,
 }
 
 /// What the model keeps per file (per inode) besides its descriptors: swapped into
@@ -433,6 +437,8 @@ impl<'a> Model<'a> {
             parked,
             ki_flags: Default::default(),
             fail: Default::default(),
+            c: None,
+            crash: None,
         }
     }
 
@@ -474,6 +480,10 @@ impl<'a> Model<'a> {
     pub fn run(&mut self) {
         for i in 0..self.input.ops.len() {
             self.run_op(i);
+            if self.crash.is_some() {
+                // The hybrid's C crashed: the state it left is not the kernel's.
+                return;
+            }
         }
         self.finish();
     }

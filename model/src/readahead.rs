@@ -219,6 +219,9 @@ impl Model<'_> {
         mut nr_to_read: u64,
         lookahead_size: u64,
     ) {
+        if self.c_page_cache_ra_unbounded(ractl, nr_to_read, lookahead_size) {
+            return;
+        }
         let start = ractl.index;
         let min_order = self.min_order();
         let min_nrpages = 1u64 << min_order;
@@ -307,6 +310,9 @@ impl Model<'_> {
     /// `force_page_cache_ra()`, Linux 7.3.4 mm/readahead.c: read `nr_to_read` pages (at
     /// most `max(io_pages, ra_pages)`) in 2 MiB chunks, without marking any folio.
     pub(crate) fn force_page_cache_ra(&mut self, ractl: &mut ReadaheadControl, nr_to_read: u64) {
+        if self.c_force_page_cache_ra(ractl, nr_to_read) {
+            return;
+        }
         let max_pages = self.bdi.io_pages.max(self.files[ractl.fd].ra.ra_pages);
         cover_cmp!(
             self.rec,
@@ -370,6 +376,9 @@ impl Model<'_> {
     /// read them; on a conflict with a cached folio, fall back to order-0 readahead of the
     /// rest.
     pub(crate) fn page_cache_ra_order(&mut self, ractl: &mut ReadaheadControl) {
+        if self.c_page_cache_ra_order(ractl) {
+            return;
+        }
         let fd = ractl.fd;
         let start = ractl.index;
         let mut index = start;
@@ -525,6 +534,9 @@ impl Model<'_> {
     /// `page_cache_sync_ra()`, Linux 7.3.4 mm/readahead.c: the read found no folio at
     /// `readahead_index(ractl)`; start a window there (or read just what was asked).
     pub(crate) fn page_cache_sync_ra(&mut self, ractl: &mut ReadaheadControl, mut req_count: u64) {
+        if self.c_page_cache_sync_ra(ractl, req_count) {
+            return;
+        }
         let fd = ractl.fd;
         let index = ractl.index;
         let mut do_forced_ra = self.files[fd].random;
@@ -631,6 +643,9 @@ impl Model<'_> {
     /// `page_cache_async_ra()`, Linux 7.3.4 mm/readahead.c: the read reached `folio`,
     /// marked PG_readahead; push the window forward and ramp it up.
     pub(crate) fn page_cache_async_ra(&mut self, ractl: &mut ReadaheadControl, folio: FolioRef, req_count: u64) {
+        if self.c_page_cache_async_ra(ractl, folio, req_count) {
+            return;
+        }
         let fd = ractl.fd;
         let index = ractl.index;
         // "no readahead": returns before the tracepoint and leaves PG_readahead set.

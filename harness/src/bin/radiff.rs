@@ -53,10 +53,20 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Kernels(KernelsCommand::PortCheck { variants }) => {
             let root = repo_root();
             let kernels = Kernels::load(&root)?;
-            let report =
-                radiff::port::port_check(&root, &kernels, &Cache::from_env(), &variants, radiff::port::Shown::Diffs)?;
+            let cache = Cache::from_env();
+            let mut report = radiff::port::port_check(&root, &kernels, &cache, &variants, radiff::port::Shown::Diffs)?;
+            radiff::hybrid::verdict::annotate(&mut report, &kernels, &cache)?;
             progress::output(&report.render());
             Ok(if report.base.matches() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Kernels(KernelsCommand::HybridCheck { tree, variant, policy, count, seed, show }) => {
+            let root = repo_root();
+            let kernels = Kernels::load(&root)?;
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let o = radiff::hybrid::command::CheckOptions { tree, variant, policy, count, seed, threads, show };
+            let (text, agreed) = radiff::hybrid::command::hybrid_check(&root, &kernels, &Cache::from_env(), &o)?;
+            progress::output(&text);
+            Ok(if agreed { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Kernels(KernelsCommand::Ledger { tree, write }) => {
             progress::output(&radiff::port::make_ledger(&repo_root(), &tree, write)?);

@@ -20,16 +20,23 @@ pub struct Report {
     pub base: PortCheck,
     /// Each named variant: the ported functions its patches change, against the base.
     pub variants: Vec<(String, PortCheck)>,
+    /// A line to print under a changed function, by (`base` or the variant, function):
+    /// whether it runs as the tree's C in the hybrid (filled by the hybrid module).
+    pub notes: std::collections::BTreeMap<(String, String), String>,
 }
 
 impl Report {
     /// The lines `port-check` prints.
     pub fn render(&self) -> String {
-        let mut out = format!("base: {}\n{}", self.base_label, self.base.render(&self.kernel));
+        let note = |f: &str| self.notes.get(&("base".to_string(), f.to_string())).cloned();
+        let mut out = format!("base: {}\n{}", self.base_label, self.base.render_noted(&self.kernel, &note));
         for (name, c) in &self.variants {
             out.push_str(&format!("\nvariant {name}: the ported functions its patches change, against the base\n"));
             for ch in &c.changed {
                 out.push_str(&format!("changed: {} ({})\n{}", ch.name, ch.file, ch.diff));
+                if let Some(note) = self.notes.get(&(name.clone(), ch.name.clone())) {
+                    out.push_str(&format!("  {}: {note}\n", ch.name));
+                }
             }
             for g in &c.gone {
                 out.push_str(&format!("gone: {} ({})\n", g.name, g.file));
@@ -59,8 +66,13 @@ pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[Str
     let ported = PortedSource::new(&ledger, kernels, cache);
     let ported: Option<&dyn Files> = (shown == Shown::Diffs).then_some(&ported);
     let base_check = check(&ledger, ported, base.as_ref(), "base")?;
-    let mut report =
-        Report { kernel: ledger.kernel.clone(), base_label: base.describe(), base: base_check, variants: Vec::new() };
+    let mut report = Report {
+        kernel: ledger.kernel.clone(),
+        base_label: base.describe(),
+        base: base_check,
+        variants: Vec::new(),
+        notes: Default::default(),
+    };
     if variants.is_empty() {
         return Ok(report);
     }

@@ -305,11 +305,20 @@ impl PortCheck {
     /// `changed: NAME (FILE)` and its diff, `gone: NAME (FILE)`, then `unchanged: N of M
     /// ported functions`.
     pub fn render(&self, kernel: &str) -> String {
+        self.render_noted(kernel, &|_| None)
+    }
+
+    /// [`PortCheck::render`] with `note(function)`, when it gives one, on a line of its own
+    /// after each changed function's diff (`  NAME: NOTE`).
+    pub fn render_noted(&self, kernel: &str, note: &dyn Fn(&str) -> Option<String>) -> String {
         let mut out = String::new();
         for c in &self.changed {
             out.push_str(&format!("changed: {} ({})\n{}", c.name, c.file, c.diff));
             if !c.diff.is_empty() && !c.diff.ends_with('\n') {
                 out.push('\n');
+            }
+            if let Some(n) = note(&c.name) {
+                out.push_str(&format!("  {}: {n}\n", c.name));
             }
         }
         if let Some(why) = &self.no_diff {

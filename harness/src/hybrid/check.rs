@@ -1,0 +1,179 @@
+//! `radiff kernels hybrid-check`: the Rust port against a tree's own C on the repository's
+//! scenarios and on generated ones, at model speed. Pure apart from the threads: a
+//! scenario where the two part is data (its name, its YAML, the rendered divergence).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use radiff_model::hybrid::Crash;
+use radiff_model::{CReadahead, Input, ModelConfig, Policy, Trace};
+
+use crate::compare::{compare, render_between, Divergence};
+use crate::explore::generate::generate;
+use crate::explore::synthetic_input;
+use crate::scenario::Scenario;
+
+/// Where the Rust port and the hybrid part on one scenario.
+#[derive(Clone, Debug)]
+pub struct Parted {
+    /// `scenarios/NAME.yaml`, or `generated S:I` (seed and index).
+    pub name: String,
+    /// The scenario to rerun it with: the file, or the generated scenario's YAML.
+    pub reproducer: Reproducer,
+    pub outcome: Outcome,
+}
+
+/// How they part.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    Diverged(Divergence),
+    /// The C crashed on the scenario (the other scenarios still ran).
+    Crashed(radiff_model::hybrid::Crash),
+}
+
+#[derive(Clone, Debug)]
+pub enum Reproducer {
+    File(PathBuf),
+    Yaml(String),
+}
+
+/// What the check found.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub files: u64,
+    pub generated: u64,
+    /// Generated scenarios that did not parse (explore's grammar makes a few): skipped.
+    pub invalid: u64,
+    pub parted: Vec<Parted>,
+    pub elapsed: Duration,
+    /// Time spent in the Rust port's predictions and in the hybrid's, summed over threads.
+    pub rust_time: Duration,
+    pub hybrid_time: Duration,
+}
+
+/// The Rust port's trace and the hybrid's, for `input` on `policy`, with the time each took.
+pub fn both(input: &Input, policy: &Policy, c: &CReadahead) -> (Trace, Result<Trace, Crash>, [Duration; 2]) {
+    let config = ModelConfig::default();
+    let t = Instant::now();
+    let rust = radiff_model::predict_with(input, policy, &config);
+    let t1 = t.elapsed();
+    let t = Instant::now();
+    let hybrid = radiff_model::predict_hybrid(input, policy, &config, c);
+    (rust, hybrid, [t1, t.elapsed()])
+}
+
+/// Runs `policy`'s Rust port and the hybrid `c` on each of `files` and on generated
+/// scenarios `0..count` of `seed`, on `threads` threads; the scenarios where they part,
+/// files first, then generated ones in index order.
+pub fn check(
+    files: &[(PathBuf, Scenario)],
+    count: u64,
+    seed: u64,
+    threads: usize,
+    policy: &Policy,
+    c: &CReadahead,
+) -> Checked {
+    let started = Instant::now();
+    let mut out = Checked::default();
+    for (path, s) in files {
+        out.files += 1;
+        let (rust, hybrid, times) = both(&synthetic_input(s), policy, c);
+        out.rust_time += times[0];
+        out.hybrid_time += times[1];
+        if let Some(outcome) = outcome(&rust, hybrid) {
+            out.parted.push(Parted {
+                name: path.display().to_string(),
+                reproducer: Reproducer::File(path.clone()),
+                outcome,
+            });
+        }
+    }
+    let next = std::sync::atomic::AtomicU64::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if index >= count {
+                    break;
+                }
+                let gen = generate(seed, index);
+                let outcome = match gen.scenario(std::path::Path::new("explore"), "hybrid_check", "", &[]) {
+                    Err(_) => None,
+                    Ok(s) => {
+                        let (rust, hybrid, times) = both(&synthetic_input(&s), policy, c);
+                        Some((times, outcome(&rust, hybrid).map(|o| (gen.yaml("hybrid-check", &[]), o))))
+                    }
+                };
+                results.lock().unwrap().push((index, outcome));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    for (index, outcome) in results {
+        out.generated += 1;
+        match outcome {
+            None => out.invalid += 1,
+            Some((times, parted)) => {
+                out.rust_time += times[0];
+                out.hybrid_time += times[1];
+                if let Some((yaml, outcome)) = parted {
+                    out.parted.push(Parted {
+                        name: format!("generated {seed}:{index}"),
+                        reproducer: Reproducer::Yaml(yaml),
+                        outcome,
+                    });
+                }
+            }
+        }
+    }
+    out.elapsed = started.elapsed();
+    out
+}
+
+/// Whether and how the hybrid's outcome parts from the Rust port's trace.
+fn outcome(rust: &Trace, hybrid: Result<Trace, Crash>) -> Option<Outcome> {
+    match hybrid {
+        Ok(h) => compare(rust, &h).map(Outcome::Diverged),
+        Err(c) => Some(Outcome::Crashed(c)),
+    }
+}
+
+impl Checked {
+    /// What `hybrid-check` prints: the count, the rate, then each scenario where the two
+    /// part with its diff and reproducer (at most `show` of them in full).
+    pub fn render(&self, what: &str, show: usize) -> String {
+        let n = self.files + self.generated - self.invalid;
+        let rate = n as f64 / self.elapsed.as_secs_f64().max(1e-9);
+        let mut s = format!(
+            "{what}: {} of {n} scenarios part, {} of them as a crash of the C ({} files, {} generated, {} generated did not parse) in {:.1} s, {rate:.0} a second\n",
+            self.parted.len(),
+            self.parted.iter().filter(|p| matches!(p.outcome, Outcome::Crashed(_))).count(),
+            self.files,
+            self.generated - self.invalid,
+            self.invalid,
+            self.elapsed.as_secs_f64()
+        );
+        let per_core = |t: Duration| n as f64 / t.as_secs_f64().max(1e-9);
+        s.push_str(&format!(
+            "predictions a second on one core: rust port {:.0}, hybrid {:.0}\n",
+            per_core(self.rust_time),
+            per_core(self.hybrid_time)
+        ));
+        for p in self.parted.iter().take(show) {
+            match &p.outcome {
+                Outcome::Diverged(d) => s.push_str(&render_between(d, &p.name, "", ("rust port", "hybrid"))),
+                Outcome::Crashed(c) => s.push_str(&format!("{}: the hybrid's {c}; the run went on\n", p.name)),
+            }
+            match &p.reproducer {
+                Reproducer::File(f) => s.push_str(&format!("reproducer: {}\n", f.display())),
+                Reproducer::Yaml(y) => s.push_str(&format!("reproducer (save as a scenario):\n{y}\n")),
+            }
+        }
+        if self.parted.len() > show {
+            s.push_str(&format!("... and {} more\n", self.parted.len() - show));
+        }
+        s
+    }
+}

@@ -1,0 +1,86 @@
+//! `radiff kernels hybrid-check`: which tree, which policy, then the check.
+
+use std::path::{Path, PathBuf};
+
+use radiff_model::Policy;
+
+use super::check::{check, Checked};
+use super::{make, Made};
+use crate::cache::Cache;
+use crate::error::{Error, Result};
+use crate::kernels::{Builder, Kernels};
+use crate::port::{base_files, DirFiles, Files, PatchedFiles};
+
+/// What `hybrid-check` was asked.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    /// A kernel tree to take mm/readahead.c from (default: the configured base).
+    pub tree: Option<PathBuf>,
+    /// A variant whose patches to apply to that tree.
+    pub variant: Option<String>,
+    /// The policy to compare with (default: the variant's, else base).
+    pub policy: Option<String>,
+    /// Generated scenarios to run besides the repository's.
+    pub count: u64,
+    pub seed: u64,
+    pub threads: usize,
+    /// Scenarios shown in full.
+    pub show: usize,
+}
+
+/// Runs the check; returns what to print and whether the two agreed everywhere.
+pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOptions) -> Result<(String, bool)> {
+    let policy_name = o.policy.clone().or_else(|| o.variant.clone()).unwrap_or_else(|| "base".to_string());
+    let policy = Policy::for_variant(&policy_name).ok_or_else(|| {
+        Error::Other(format!(
+            "hybrid-check: the model has no policy {policy_name} to compare the C with; give one with --policy (known: {})",
+            Policy::KNOWN.join(", ")
+        ))
+    })?;
+    let builder = Builder::new(kernels, cache);
+    let base: Box<dyn Files> = match &o.tree {
+        Some(dir) => Box::new(DirFiles::new(dir)),
+        None => base_files(&builder)?,
+    };
+    let patched;
+    let tree: &dyn Files = match &o.variant {
+        Some(v) => {
+            let variant = kernels.variant(v)?;
+            patched = PatchedFiles::new(base.as_ref(), v, &variant.patches, &[super::compile::READAHEAD_C])?;
+            &patched
+        }
+        None => base.as_ref(),
+    };
+    let hybrid = match make(cache, tree)? {
+        Made::Ready(h) => h,
+        Made::DoesNotCompile { tree, error } => {
+            return Ok((
+                format!(
+                    "hybrid-check: {tree}'s {} does not compile with radiff's header: {}\n(the model falls back to its Rust port for this tree; the full compiler output:)\n{}",
+                    super::compile::READAHEAD_C,
+                    error.first_error,
+                    crate::error::tail(&error.log, 20)
+                ),
+                false,
+            ))
+        }
+    };
+    let table = hybrid.loaded.table(None)?;
+    let files = scenario_files(root)?;
+    let checked: Checked = check(&files, o.count, o.seed, o.threads, &policy, &table);
+    let what = format!(
+        "hybrid of {} ({} as C) against the Rust port with policy {policy_name}",
+        hybrid.tree,
+        table.functions().join(", ")
+    );
+    Ok((checked.render(&what, o.show), checked.parted.is_empty()))
+}
+
+fn scenario_files(root: &Path) -> Result<Vec<(PathBuf, crate::scenario::Scenario)>> {
+    let mut out = Vec::new();
+    for (path, s) in crate::scenario::load_each(&root.join("scenarios"))? {
+        let rel = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+        out.push((rel, s?));
+    }
+    Ok(out)
+}

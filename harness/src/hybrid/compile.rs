@@ -1,0 +1,152 @@
+//! Compiling a tree's mm/readahead.c into a shared object with radiff's kernel header,
+//! cached under `hybrid/<key>.so` (docs/hybrid.md).
+
+use std::path::{Path, PathBuf};
+
+use crate::cache::{self, Cache};
+use crate::error::{Error, Result};
+use crate::process::Cmd;
+
+/// radiff's own header of the kernel API mm/readahead.c uses (model/c/radiff_kernel.h).
+pub const HEADER: &str = include_str!("../../../model/c/radiff_kernel.h");
+
+/// The file of the tree the hybrid compiles.
+pub const READAHEAD_C: &str = "mm/readahead.c";
+
+/// Where a compile failed: the compiler's first error, as `file:line: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileError {
+    pub first_error: String,
+    pub log: String,
+}
+
+/// The first `error:` line of gcc's output (its file and line kept), or the output's
+/// first line when there is none (a linker error).
+pub fn first_error(output: &str) -> String {
+    output
+        .lines()
+        .find(|l| l.contains(": error: "))
+        .or_else(|| output.lines().find(|l| !l.trim().is_empty()))
+        .unwrap_or("(no output)")
+        .trim()
+        .to_string()
+}
+
+/// The headers `source` includes, as written (`linux/pagemap.h`, `internal.h`).
+pub fn includes(source: &str) -> Vec<String> {
+    let mut out: Vec<String> = source
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix('#'))
+        .filter_map(|l| l.trim_start().strip_prefix("include"))
+        .filter_map(|l| {
+            let l = l.trim();
+            let (open, close) = match l.chars().next()? {
+                '<' => ('<', '>'),
+                '"' => ('"', '"'),
+                _ => return None,
+            };
+            let rest = l.strip_prefix(open)?;
+            Some(rest[..rest.find(close)?].to_string())
+        })
+        .filter(|h| !h.contains(".."))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// gcc's flags: a shared object without the system's headers; the kernel's own choices
+/// about aliasing and overflow; a call to a helper the header lacks is an error here,
+/// never a symbol missing at load time.
+const FLAGS: [&str; 10] = [
+    "-O2",
+    // __FILE__ (BUG()'s report) names the tree's file, not the scratch copy.
+    "-fmacro-prefix-map=readahead.c=mm/readahead.c",
+    "-g",
+    "-shared",
+    "-fPIC",
+    "-nostdinc",
+    "-fno-strict-aliasing",
+    "-fwrapv",
+    "-Werror=implicit-function-declaration",
+    "-Werror=incompatible-pointer-types",
+];
+
+/// The gcc command that compiles `source` (a copy of the tree's file in `dir`, beside
+/// the empty headers in `dir/include`) into `out`.
+fn gcc(dir: &Path, header: &Path, out: &Path) -> Cmd {
+    Cmd::new("gcc")
+        .dir(dir)
+        .args(FLAGS)
+        .arg("-isystem")
+        .arg(gcc_include())
+        .arg("-I")
+        .arg(dir.join("include"))
+        .arg("-include")
+        .arg(header)
+        .arg("readahead.c")
+        .arg("-o")
+        .arg(out)
+}
+
+fn gcc_include() -> String {
+    Cmd::new("gcc").arg("-print-file-name=include").read().map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// Compiles `source` (the text of a tree's mm/readahead.c) into `hybrid/<key>.so` in the cache, or finds it there; the key covers the source and
+/// the header. A failure gives the compiler's first error.
+pub fn compile(cache: &Cache, source: &str) -> Result<std::result::Result<PathBuf, CompileError>> {
+    let dir = cache.dir("hybrid")?;
+    let key = cache::key([source.as_bytes(), HEADER.as_bytes(), FLAGS.join(" ").as_bytes()]);
+    let so = dir.join(format!("{key}.so"));
+    if so.is_file() {
+        return Ok(Ok(so));
+    }
+    let work = tempfile::Builder::new().prefix("radiff-hybrid-").tempdir().map_err(|e| Error::io(&dir, e))?;
+    let w = work.path();
+    for h in includes(source) {
+        // Quoted includes ("internal.h") are looked up beside the file first: both places.
+        for p in [w.join("include").join(&h), w.join(&h)] {
+            std::fs::create_dir_all(p.parent().unwrap()).map_err(|e| Error::io(&p, e))?;
+            std::fs::write(&p, "").map_err(|e| Error::io(&p, e))?;
+        }
+    }
+    let header = w.join("radiff_kernel.h");
+    std::fs::write(&header, HEADER).map_err(|e| Error::io(&header, e))?;
+    let copy = w.join("readahead.c");
+    std::fs::write(&copy, source).map_err(|e| Error::io(&copy, e))?;
+    let staged = w.join("out.so");
+    let (status, output) = gcc(w, &header, &staged).output()?;
+    if !status.success() {
+        // The copy is the tree's file: name it as the tree does.
+        let first = first_error(&output);
+        let first = match first.strip_prefix("readahead.c:") {
+            Some(rest) => format!("{READAHEAD_C}:{rest}"),
+            None => first,
+        };
+        return Ok(Err(CompileError { first_error: first, log: output }));
+    }
+    let bytes = std::fs::read(&staged).map_err(|e| Error::io(&staged, e))?;
+    cache::write_atomic(&so, &bytes)?;
+    Ok(Ok(so))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn includes_are_the_headers_as_written_each_once() {
+        let src = "#include <linux/mm.h>\n# include \"internal.h\"\n#include <linux/mm.h>\n#define X\n";
+        assert_eq!(includes(src), ["internal.h", "linux/mm.h"]);
+    }
+
+    #[test]
+    fn the_first_error_keeps_its_file_and_line() {
+        let out = "readahead.c: In function 'f':\nreadahead.c:12:3: warning: x\nreadahead.c:40:9: error: 'struct readahead_control' has no member named 'may_shrink'\nreadahead.c:41:1: error: y\n";
+        assert_eq!(
+            first_error(out),
+            "readahead.c:40:9: error: 'struct readahead_control' has no member named 'may_shrink'"
+        );
+    }
+}

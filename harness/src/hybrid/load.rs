@@ -1,0 +1,143 @@
+//! Loading a compiled mm/readahead.c (`dlopen`) and building the model's table of its
+//! kernel functions.
+
+use std::ffi::{CStr, CString};
+use std::path::Path;
+
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use radiff_model::hybrid::{CAops, EnterFn, GuardFn};
+use radiff_model::CReadahead;
+
+use crate::error::{Error, Result};
+
+/// The kernel functions of mm/readahead.c the model can run as C, in the model's order.
+pub const FUNCTIONS: [&str; 5] = [
+    "page_cache_sync_ra",
+    "page_cache_async_ra",
+    "force_page_cache_ra",
+    "page_cache_ra_order",
+    "page_cache_ra_unbounded",
+];
+
+/// A loaded shared object. It stays loaded for the life of the process: tables built from
+/// it may be anywhere (explore's threads), and a tree's C is small.
+pub struct Loaded {
+    handle: *mut libc::c_void,
+}
+
+// SAFETY: a dlopen handle may be used from any thread (dlsym is thread-safe).
+unsafe impl Send for Loaded {}
+unsafe impl Sync for Loaded {}
+
+fn dlerror() -> String {
+    // SAFETY: dlerror returns NULL or a NUL-terminated string owned by libc.
+    unsafe {
+        let e = libc::dlerror();
+        if e.is_null() {
+            "unknown dlopen error".to_string()
+        } else {
+            CStr::from_ptr(e).to_string_lossy().into_owned()
+        }
+    }
+}
+
+impl Loaded {
+    /// `dlopen()`s `so`, resolving every symbol now (a helper the header lacks is an
+    /// error here, not a crash later).
+    pub fn open(so: &Path) -> Result<Loaded> {
+        let c = CString::new(so.as_os_str().as_encoded_bytes()).map_err(|e| Error::Other(e.to_string()))?;
+        // SAFETY: loading a shared object radiff compiled from its own header; its
+        // constructors are none (the header defines none and the kernel file has none).
+        let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            return Err(Error::Other(format!("dlopen {}: {}", so.display(), dlerror())));
+        }
+        Ok(Loaded { handle })
+    }
+
+    /// The address of `name`, if the object defines it.
+    pub fn symbol(&self, name: &str) -> Option<*mut libc::c_void> {
+        let c = CString::new(name).ok()?;
+        // SAFETY: a live handle and a NUL-terminated name.
+        let p = unsafe { libc::dlsym(self.handle, c.as_ptr()) };
+        (!p.is_null()).then_some(p)
+    }
+
+    /// The model's table: the functions of `only` (all of [`FUNCTIONS`] when `None`) that
+    /// the object defines. An object without the header's `radiff_enter` or
+    /// `radiff_aops` was not compiled by radiff: an error.
+    pub fn table(&self, only: Option<&[&str]>) -> Result<CReadahead> {
+        let need = |n: &str| {
+            self.symbol(n).ok_or_else(|| Error::Other(format!("the hybrid object has no {n}: not built by radiff")))
+        };
+        let enter = need("radiff_enter")?;
+        let aops = need("radiff_aops")?;
+        let guard = need("radiff_guard")?;
+        contain_crashes(need("radiff_crashed")?);
+        let want = |n: &str| only.is_none_or(|o| o.contains(&n));
+        let get = |n: &str| if want(n) { self.symbol(n) } else { None };
+        // SAFETY: each symbol is the header's declaration of that kernel function, whose
+        // C signature the model's type spells out (model/src/hybrid.rs).
+        unsafe {
+            Ok(CReadahead {
+                page_cache_sync_ra: get("page_cache_sync_ra").map(|p| std::mem::transmute(p)),
+                page_cache_async_ra: get("page_cache_async_ra").map(|p| std::mem::transmute(p)),
+                force_page_cache_ra: get("force_page_cache_ra").map(|p| std::mem::transmute(p)),
+                page_cache_ra_order: get("page_cache_ra_order").map(|p| std::mem::transmute(p)),
+                page_cache_ra_unbounded: get("page_cache_ra_unbounded").map(|p| std::mem::transmute(p)),
+                radiff_enter: std::mem::transmute::<*mut libc::c_void, EnterFn>(enter),
+                radiff_aops: aops as *const CAops,
+                radiff_guard: Some(std::mem::transmute::<*mut libc::c_void, GuardFn>(guard)),
+            })
+        }
+    }
+}
+
+/// The header's `radiff_crashed(sig)`: jumps back into the running guard, or returns 0.
+type CrashedFn = unsafe extern "C" fn(libc::c_int) -> libc::c_int;
+
+/// Each loaded object's `radiff_crashed`, for the signal handler (which may not lock).
+static CRASHED: [AtomicPtr<libc::c_void>; 64] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 64];
+static NR_CRASHED: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs (once) the handler that turns a crash in a guarded C call (SIGSEGV, SIGBUS,
+/// SIGILL from `BUG()`, SIGFPE) into that call's failure, and registers `crashed`.
+/// A crash outside any guard gets the default action, as without the handler.
+fn contain_crashes(crashed: *mut libc::c_void) {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    if CRASHED.iter().any(|p| p.load(Ordering::Acquire) == crashed) {
+        return;
+    }
+    let i = NR_CRASHED.fetch_add(1, Ordering::AcqRel);
+    if let Some(slot) = CRASHED.get(i) {
+        slot.store(crashed, Ordering::Release);
+    }
+    INSTALL.call_once(|| {
+        // SAFETY: a plain sigaction with a handler that only calls async-signal-safe code
+        // (the objects' radiff_crashed, signal()).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_crash as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut sa.sa_mask);
+            for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE] {
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
+extern "C" fn on_crash(sig: libc::c_int, _info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
+    for slot in &CRASHED {
+        let p = slot.load(Ordering::Acquire);
+        if p.is_null() {
+            break;
+        }
+        // SAFETY: a registered radiff_crashed; it returns only when no guard runs.
+        unsafe { std::mem::transmute::<*mut libc::c_void, CrashedFn>(p)(sig) };
+    }
+    // Not a guarded C call's: the default action when the instruction runs again.
+    // SAFETY: signal() is async-signal-safe.
+    unsafe { libc::signal(sig, libc::SIG_DFL) };
+}

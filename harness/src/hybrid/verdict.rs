@@ -1,0 +1,114 @@
+//! Whether a changed ported function runs as its tree's C in the hybrid, and if not why:
+//! the line `radiff kernels port-check` prints under each changed function.
+
+use super::compile::{compile, READAHEAD_C};
+use crate::cache::Cache;
+use crate::error::Result;
+use crate::kernels::{Builder, Kernels};
+use crate::port::{base_files, Files, PatchedFiles, PortCheck, Report};
+
+/// The functions of mm/readahead.c the hybrid runs as C: the five the model calls and
+/// every static function they call. The others of the file are reached from elsewhere in
+/// the model (`readahead_expand()` from f2fs's `->readahead`, `file_ra_state_init()` at
+/// open) and stay the Rust port.
+pub const RUNS_AS_C: [&str; 12] = [
+    "page_cache_sync_ra",
+    "page_cache_async_ra",
+    "force_page_cache_ra",
+    "page_cache_ra_order",
+    "page_cache_ra_unbounded",
+    "do_page_cache_ra",
+    "read_pages",
+    "ractl_alloc_folio",
+    "ra_alloc_folio",
+    "get_init_ra_size",
+    "get_next_ra_size",
+    "ractl_max_pages",
+];
+
+/// The verdict on function `name` of `file` in a tree whose mm/readahead.c compiled
+/// (`Ok`) or failed with the compiler's first error (`Err`).
+pub fn verdict(name: &str, file: &str, compiled: &Result<(), String>) -> String {
+    if file != READAHEAD_C {
+        return format!("stays the Rust port: the hybrid compiles only {READAHEAD_C}, not {file}");
+    }
+    if !RUNS_AS_C.contains(&name) {
+        return format!("stays the Rust port: the model calls {name}() from outside {READAHEAD_C}");
+    }
+    match compiled {
+        Ok(()) => "runs as C (radiff kernels hybrid-check compares it with the port)".to_string(),
+        Err(first) => format!("does not run as C: {READAHEAD_C} does not compile with radiff's header: {first}"),
+    }
+}
+
+/// Whether `tree`'s mm/readahead.c compiles with radiff's header: `Err` with the
+/// compiler's first error, or with why it could not be tried (no gcc).
+pub fn compiles(cache: &Cache, tree: &dyn Files) -> Result<std::result::Result<(), String>> {
+    let Some(source) = tree.read(READAHEAD_C)? else {
+        return Ok(Err(format!("{} has no {READAHEAD_C}", tree.describe())));
+    };
+    Ok(match compile(cache, &source) {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e.first_error),
+        Err(e) => Err(format!("could not run the compiler: {e}")),
+    })
+}
+
+/// Adds to `report` (what `port-check` found) the verdict on each changed function, for
+/// the base and for each variant; a tree is compiled only when one of its changed
+/// functions is in mm/readahead.c.
+pub fn annotate(report: &mut Report, kernels: &Kernels, cache: &Cache) -> Result<()> {
+    let builder = Builder::new(kernels, cache);
+    let base = base_files(&builder)?;
+    let touches = |c: &PortCheck| c.changed.iter().any(|ch| ch.file == READAHEAD_C);
+    let mut notes = Vec::new();
+    if !report.base.changed.is_empty() {
+        let compiled = if touches(&report.base) { compiles(cache, base.as_ref())? } else { Ok(()) };
+        for ch in &report.base.changed {
+            notes.push((("base".to_string(), ch.name.clone()), verdict(&ch.name, &ch.file, &compiled)));
+        }
+    }
+    for (name, c) in &report.variants {
+        if c.changed.is_empty() {
+            continue;
+        }
+        let compiled = if touches(c) {
+            let variant = kernels.variant(name)?;
+            let patched = PatchedFiles::new(base.as_ref(), name, &variant.patches, &[READAHEAD_C])?;
+            compiles(cache, &patched)?
+        } else {
+            Ok(())
+        };
+        for ch in &c.changed {
+            notes.push(((name.clone(), ch.name.clone()), verdict(&ch.name, &ch.file, &compiled)));
+        }
+    }
+    report.notes.extend(notes);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_function_of_readahead_c_runs_as_c_when_the_file_compiles() {
+        assert!(verdict("page_cache_async_ra", "mm/readahead.c", &Ok(())).starts_with("runs as C"));
+        assert!(verdict("ra_alloc_folio", "mm/readahead.c", &Ok(())).starts_with("runs as C"));
+    }
+
+    #[test]
+    fn a_compile_failure_is_named_with_the_first_error() {
+        let v = verdict("page_cache_ra_order", "mm/readahead.c", &Err("readahead.c:520:9: error: x".into()));
+        assert_eq!(
+            v,
+            "does not run as C: mm/readahead.c does not compile with radiff's header: readahead.c:520:9: error: x"
+        );
+    }
+
+    #[test]
+    fn functions_the_hybrid_does_not_compile_or_call_stay_rust() {
+        assert!(verdict("filemap_get_pages", "mm/filemap.c", &Ok(())).contains("only mm/readahead.c"));
+        assert!(verdict("readahead_expand", "mm/readahead.c", &Ok(())).contains("from outside"));
+    }
+}

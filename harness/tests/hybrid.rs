@@ -1,0 +1,132 @@
+//! The hybrid model on real C: 7.3.4's mm/readahead.c (the configured base's, as
+//! `./setup` fetched it) compiled with radiff's header and run in the model, against the
+//! Rust port; seed patches against their policies; a patch that does not compile.
+//!
+//! Needs gcc and the base's source (`./setup` installs both): without them each test
+//! fails, saying which is missing.
+
+use std::path::PathBuf;
+
+use radiff::cache::Cache;
+use radiff::hybrid::command::{hybrid_check, CheckOptions};
+use radiff::hybrid::{make, Made};
+use radiff::kernels::{Builder, Kernels};
+use radiff::port::{base_files, DirFiles};
+
+fn root() -> PathBuf {
+    radiff::repo_root()
+}
+
+/// The base's mm/readahead.c; a test without gcc or the source fails, saying why.
+fn base_readahead() -> String {
+    let why = |w: String| -> String { panic!("cannot run: {w}") };
+    if std::process::Command::new("gcc").arg("--version").output().is_err() {
+        return why("gcc is missing (apt-get install gcc): the hybrid compiles the tree's C".into());
+    }
+    let kernels = match Kernels::load(&root()) {
+        Ok(k) => k,
+        Err(e) => return why(format!("kernels.yaml: {e}")),
+    };
+    let cache = Cache::from_env();
+    let files = match base_files(&Builder::new(&kernels, &cache)) {
+        Ok(f) => f,
+        Err(e) => return why(format!("the base's source is not there ({e}); ./setup fetches it")),
+    };
+    files.read("mm/readahead.c").ok().flatten().unwrap_or_else(|| why("the base has no mm/readahead.c".into()))
+}
+
+fn check(variant: Option<&str>, policy: Option<&str>, count: u64) -> (String, bool) {
+    base_readahead();
+    let kernels = Kernels::load(&root()).unwrap();
+    let o = CheckOptions {
+        variant: variant.map(str::to_string),
+        policy: policy.map(str::to_string),
+        count,
+        seed: 7,
+        threads: 2,
+        show: 3,
+        ..Default::default()
+    };
+    hybrid_check(&root(), &kernels, &Cache::from_env(), &o).unwrap()
+}
+
+#[test]
+fn the_hybrid_of_the_unpatched_base_is_the_rust_port_on_every_scenario_and_generated_ones() {
+    let (text, agreed) = check(None, None, 400);
+    assert!(agreed, "{text}");
+    assert!(text.contains(": 0 of "), "{text}");
+}
+
+#[test]
+fn seed_000_v1_and_seed_001_as_c_are_their_policies() {
+    for v in ["async-align-v1", "sync-ra-when-disabled"] {
+        let (text, agreed) = check(Some(v), None, 300);
+        assert!(agreed, "{v}: {text}");
+    }
+}
+
+#[test]
+fn a_patched_function_as_c_parts_from_the_base_port_where_the_patch_decides() {
+    // The check has teeth: seed 000 v1's C is not the base's Rust port.
+    let (text, agreed) = check(Some("async-align-v1"), Some("base"), 50);
+    assert!(!agreed, "{text}");
+    assert!(text.contains("scenarios/1mib_after_4k.yaml: rust port and hybrid part at window"), "{text}");
+}
+
+#[test]
+fn a_function_that_does_not_compile_gives_the_compilers_first_error_with_its_line() {
+    let source = base_readahead();
+    let broken = source.replacen("ractl->_nr_pages += 1UL << order;", "ractl->_nr_pages += ractl->no_such_field;", 1);
+    assert_ne!(broken, source, "the line this test breaks is gone from the base's mm/readahead.c");
+    let line = broken.lines().position(|l| l.contains("no_such_field")).unwrap() + 1;
+    let tree = DirFiles::from_map([("mm/readahead.c", broken.as_str())]);
+    match make(&Cache::from_env(), &tree).unwrap() {
+        Made::DoesNotCompile { error, .. } => {
+            assert!(error.first_error.starts_with(&format!("mm/readahead.c:{line}:")), "{}", error.first_error);
+            assert!(error.first_error.contains("no_such_field"), "{}", error.first_error);
+        }
+        Made::Ready(_) => panic!("a reference to a field the struct lacks compiled"),
+    }
+}
+
+/// hybrid-check on the base's mm/readahead.c with `edit` applied to it, as a tree of its own.
+fn check_edited(edit: impl Fn(&str) -> String) -> (String, bool) {
+    let source = base_readahead();
+    let edited = edit(&source);
+    assert_ne!(edited, source, "the line this test edits is gone from the base's mm/readahead.c");
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tree.path().join("mm")).unwrap();
+    std::fs::write(tree.path().join("mm/readahead.c"), edited).unwrap();
+    let o = CheckOptions {
+        tree: Some(tree.path().to_path_buf()),
+        count: 40,
+        seed: 3,
+        threads: 2,
+        show: 1,
+        ..Default::default()
+    };
+    hybrid_check(&root(), &Kernels::load(&root()).unwrap(), &Cache::from_env(), &o).unwrap()
+}
+
+#[test]
+fn a_patched_function_that_dereferences_null_is_reported_per_scenario_and_the_run_goes_on() {
+    let null = "\tfolio_clear_readahead(folio);\n\tif (ra->size > 64)\n\t\t*(volatile int *)0 = 1;\n";
+    let (text, agreed) = check_edited(|s| s.replacen("\tfolio_clear_readahead(folio);\n", null, 1));
+    assert!(!agreed, "{text}");
+    assert!(text.contains(": the hybrid's page_cache_async_ra() crashed with SIGSEGV in system call "), "{text}");
+    // Scenarios whose windows stay small still ran and agree: not every scenario crashed.
+    let first = text.lines().next().unwrap();
+    let counts: Vec<&str> = first.split("policy base: ").nth(1).unwrap().split(' ').collect();
+    let (parted, total): (u64, u64) = (counts[0].parse().unwrap(), counts[2].parse().unwrap());
+    assert!(parted > 0 && parted < total, "{first}");
+}
+
+#[test]
+fn a_bug_on_in_the_c_is_reported_with_its_line() {
+    let bug = "\tfolio_clear_readahead(folio);\n\tBUG_ON(ra->size > 64);\n";
+    let (text, _) = check_edited(|s| s.replacen("\tfolio_clear_readahead(folio);\n", bug, 1));
+    let source = base_readahead().replacen("\tfolio_clear_readahead(folio);\n", bug, 1);
+    let line = source.lines().position(|l| l.contains("BUG_ON(ra->size > 64)")).unwrap() + 1;
+    assert!(text.contains("crashed with SIGILL in system call "), "{text}");
+    assert!(text.contains(&format!("(BUG() at mm/readahead.c:{line})")), "{text}");
+}

@@ -1,0 +1,444 @@
+/* radiff_kernel.h: the slice of the kernel API that mm/readahead.c uses, written for
+ * radiff (not taken from the kernel), so that a tree's own mm/readahead.c compiles as a
+ * user-space shared object and runs inside radiff's model (docs/hybrid.md).
+ *
+ * It is forced in with `gcc -include radiff_kernel.h`; every #include of the kernel file
+ * is answered by an empty header. Types and struct fields keep the kernel's names and
+ * C types (file_ra_state's `unsigned int size` wraps as the kernel's does). What the
+ * kernel keeps elsewhere (the page cache, the bdi, the block layer, the file system)
+ * is asked of the model through `struct radiff_ops`: every helper below that needs the
+ * model's state finds the call table and the model's opaque context through the
+ * address_space it was given (`mapping->radiff`), as the kernel finds its state through
+ * the mapping.
+ *
+ * Nothing here allocates: folios are the model's (`struct folio` lives in memory the
+ * model owns for the length of one call from the model into the C).
+ */
+#ifndef RADIFF_KERNEL_H
+#define RADIFF_KERNEL_H
+
+#include <stddef.h>
+#include <stdbool.h>
+
+/* ---- types ---- */
+typedef unsigned long pgoff_t;
+typedef long long loff_t;
+typedef unsigned int gfp_t;
+typedef long ssize_t;
+typedef unsigned int fmode_t;
+typedef unsigned short umode_t;
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef long long s64;
+typedef int compat_int_t;
+
+/* ---- constants ---- */
+#define PAGE_SHIFT 12
+#define PAGE_SIZE (1UL << PAGE_SHIFT)
+#define ULONG_MAX (~0UL)
+#define UINT_MAX (~0U)
+#define ENOMEM 12
+#define EEXIST 17
+#define EBADF 9
+#define EINVAL 22
+#define FMODE_READ ((fmode_t)(1 << 0))
+#define FMODE_RANDOM ((fmode_t)(1 << 12))
+#define FMODE_NOREUSE ((fmode_t)(1 << 23))
+#define POSIX_FADV_WILLNEED 3
+#define S_IFMT 00170000
+#define S_IFREG 0100000
+#define S_IFBLK 0060000
+#define S_ISREG(m) (((m) & S_IFMT) == S_IFREG)
+#define S_ISBLK(m) (((m) & S_IFMT) == S_IFBLK)
+
+/* ---- compiler and debugging macros ---- */
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define __always_inline inline __attribute__((always_inline))
+#define noinline __attribute__((noinline))
+#define __maybe_unused __attribute__((unused))
+#define __user
+#define __rcu
+#define fallthrough __attribute__((__fallthrough__))
+#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+/* A kernel BUG is the C's own crash: radiff_bug() tells the model which line. */
+#define BUG() radiff_bug(__FILE__, __LINE__)
+#define BUG_ON(c) do { if (unlikely(c)) BUG(); } while (0)
+#define VM_BUG_ON(c) BUG_ON(c)
+#define VM_BUG_ON_FOLIO(c, folio) BUG_ON(c)
+#define VM_WARN_ON_ONCE(c) ((void)(c))
+#define WARN_ON_ONCE(c) ((void)(c))
+#define WARN_ON(c) ((void)(c))
+#define lockdep_assert_held(l) do { } while (0)
+#define EXPORT_SYMBOL(sym) extern int radiff_exported_##sym
+#define EXPORT_SYMBOL_GPL(sym) extern int radiff_exported_##sym
+#define rcu_read_lock() do { } while (0)
+#define rcu_read_unlock() do { } while (0)
+
+/* ---- arithmetic (include/linux/math.h, minmax.h, log2.h, bitops) ---- */
+#define __radiff_round_mask(x, y) ((__typeof__(x))((y) - 1))
+#define round_up(x, y) ((((x) - 1) | __radiff_round_mask(x, y)) + 1)
+#define round_down(x, y) ((x) & ~__radiff_round_mask(x, y))
+#define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a) - 1)) == 0)
+#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+#define min(a, b) ({ __typeof__(a) _a = (a); __typeof__(b) _b = (b); _a < _b ? _a : _b; })
+#define max(a, b) ({ __typeof__(a) _a = (a); __typeof__(b) _b = (b); _a > _b ? _a : _b; })
+#define min_t(t, a, b) ({ t _a = (a); t _b = (b); _a < _b ? _a : _b; })
+#define max_t(t, a, b) ({ t _a = (a); t _b = (b); _a > _b ? _a : _b; })
+#define clamp(v, lo, hi) min(max(v, lo), hi)
+/* The runtime ilog2(): fls - 1, so -1 for 0 (which min_t(unsigned int, ...) reads as UINT_MAX). */
+static inline int ilog2(unsigned long long n) { return n ? 63 - __builtin_clzll(n) : -1; }
+/* x86: "ffs(int x)", 1-based, 0 for 0; the argument is an int, as the kernel's. */
+static inline int ffs(int x) { return __builtin_ffs(x); }
+static inline unsigned long __ffs(unsigned long x) { return __builtin_ctzl(x); }
+static inline int fls_long(unsigned long x) { return x ? 64 - __builtin_clzl(x) : 0; }
+/* "1UL << fls_long(n - 1)": x86 masks the shift count, so 0 and 1 both give 1. */
+static inline unsigned long roundup_pow_of_two(unsigned long n) { return 1UL << (fls_long(n - 1) & 63); }
+
+/* ---- structs ---- */
+struct folio;
+struct page;
+struct file;
+struct address_space;
+struct readahead_control;
+struct radiff_env;
+
+/* The page cache's xarray: only xa_load() looks into it. */
+struct xarray {
+	int radiff_unused;
+};
+
+struct backing_dev_info {
+	unsigned long ra_pages;
+	unsigned long io_pages;
+};
+
+struct inode {
+	umode_t i_mode;
+	loff_t i_size;
+	struct address_space *i_mapping;
+	struct backing_dev_info *radiff_bdi;
+};
+
+struct address_space_operations {
+	int (*read_folio)(struct file *, struct folio *);
+	void (*readahead)(struct readahead_control *);
+};
+
+struct rw_semaphore {
+	int radiff_unused;
+};
+
+struct address_space {
+	struct inode *host;
+	struct xarray i_pages;
+	struct rw_semaphore invalidate_lock;
+	gfp_t gfp_mask;
+	unsigned long flags;
+	const struct address_space_operations *a_ops;
+	/* The model's answers to this mapping's helpers (radiff's own field). */
+	struct radiff_env *radiff;
+	/* mapping_min_folio_order() / mapping_max_folio_order(); max 0: no large folios. */
+	unsigned int radiff_min_order;
+	unsigned int radiff_max_order;
+};
+
+struct file_ra_state {
+	pgoff_t start;
+	unsigned int size;
+	unsigned int async_size;
+	unsigned int ra_pages;
+	unsigned short order;
+	unsigned short mmap_miss;
+	loff_t prev_pos;
+};
+
+struct file {
+	fmode_t f_mode;
+	struct address_space *f_mapping;
+	struct inode *f_inode;
+	struct file_ra_state f_ra;
+	/* Which of the model's descriptors this is (radiff's own field). */
+	unsigned int radiff_fd;
+};
+
+struct readahead_control {
+	struct file *file;
+	struct address_space *mapping;
+	struct file_ra_state *ra;
+	pgoff_t _index;
+	unsigned int _nr_pages;
+	unsigned int _batch_count;
+	bool dropbehind;
+	bool _workingset;
+	unsigned long _pflags;
+};
+
+/* A folio as the model lends it to the C: its place, its size and its flags. */
+#define RADIFF_PG_READAHEAD (1UL << 0)
+#define RADIFF_PG_DROPBEHIND (1UL << 1)
+#define RADIFF_PG_WORKINGSET (1UL << 2)
+#define RADIFF_PG_WRITEBACK (1UL << 3)
+#define RADIFF_PG_LOCKED (1UL << 4)
+#define RADIFF_PG_UPTODATE (1UL << 5)
+struct folio {
+	pgoff_t index;
+	unsigned int order;
+	unsigned long flags;
+	/* NULL until filemap_add_folio() put it in a page cache. */
+	struct address_space *mapping;
+	struct radiff_env *radiff;
+};
+
+struct blk_plug {
+	int radiff_unused;
+};
+
+/* ---- the calls into the model ---- */
+/* Every entry takes the model's opaque context first. Flags are RADIFF_PG_*. */
+struct radiff_ops {
+	/* filemap_alloc_folio(): a folio of `order` not yet in the cache, NULL on failure. */
+	struct folio *(*alloc_folio)(void *ctx, unsigned int order);
+	/* filemap_add_folio(): 0, or -EEXIST when the range holds a folio. */
+	int (*add_folio)(void *ctx, struct folio *folio, pgoff_t index);
+	/* xa_load(): the cached folio holding `index`, else NULL. */
+	struct folio *(*load)(void *ctx, pgoff_t index);
+	pgoff_t (*next_miss)(void *ctx, pgoff_t index, unsigned long max_scan);
+	pgoff_t (*prev_miss)(void *ctx, pgoff_t index, unsigned long max_scan);
+	/* A flag of a folio in the cache set (set != 0) or cleared. */
+	void (*folio_flag)(void *ctx, struct folio *folio, unsigned long flag, int set);
+	void (*remove_folio)(void *ctx, struct folio *folio);
+	/* mapping->a_ops->readahead: the file system reads the batch under a block plug. */
+	void (*readahead)(void *ctx, struct readahead_control *rac);
+	/* The tracepoints, in the kernel's argument order. */
+	void (*trace_sync_ra)(void *ctx, pgoff_t index, struct file_ra_state *ra, unsigned long req_count);
+	void (*trace_async_ra)(void *ctx, pgoff_t index, struct file_ra_state *ra, unsigned long req_count);
+	void (*trace_ra_unbounded)(void *ctx, pgoff_t index, unsigned long nr_to_read, unsigned long lookahead_size);
+	void (*trace_ra_order)(void *ctx, pgoff_t index, struct file_ra_state *ra);
+	/* BUG(): the C hit a kernel assertion at file:line; the model does not return here. */
+	void (*bug)(void *ctx, const char *file, int line);
+};
+
+struct radiff_env {
+	const struct radiff_ops *ops;
+	void *ctx;
+};
+
+/* The context of the call running on this thread, for helpers that get no mapping
+ * (BUG(), blk_start_plug()): set by radiff_enter() around each call from the model. */
+extern __thread struct radiff_env *radiff_current;
+__thread struct radiff_env *radiff_current;
+void radiff_enter(struct radiff_env *env) { radiff_current = env; }
+
+/* Crash containment. radiff_guard() runs body(data) and returns 0, or the number of the
+ * signal (SIGSEGV, SIGILL, ...) that ended it: the harness's handler for those signals
+ * calls radiff_crashed(), which jumps back here when a guard is running on this thread
+ * and returns 0 otherwise (the crash is not the C's: the handler lets it happen). */
+static __thread void *radiff_jmp[5];
+static __thread int radiff_guarding;
+static __thread int radiff_signal;
+int radiff_guard(void (*body)(void *), void *data)
+{
+	if (__builtin_setjmp(radiff_jmp)) {
+		radiff_guarding = 0;
+		return radiff_signal;
+	}
+	radiff_guarding = 1;
+	body(data);
+	radiff_guarding = 0;
+	return 0;
+}
+int radiff_crashed(int sig)
+{
+	if (!radiff_guarding)
+		return 0;
+	radiff_signal = sig;
+	__builtin_longjmp(radiff_jmp, 1);
+}
+
+static inline void radiff_bug(const char *file, int line)
+{
+	if (radiff_current)
+		radiff_current->ops->bug(radiff_current->ctx, file, line);
+	__builtin_trap();
+}
+
+#define RADIFF_CALL(env, op, ...) ((env)->ops->op((env)->ctx, ##__VA_ARGS__))
+
+/* The a_ops the model gives every mapping: ->readahead is the model's file system. */
+void radiff_aops_readahead(struct readahead_control *rac);
+const struct address_space_operations radiff_aops = { .readahead = radiff_aops_readahead };
+
+/* ---- inode, bdi, mapping ---- */
+static inline loff_t i_size_read(const struct inode *inode) { return inode->i_size; }
+static inline struct backing_dev_info *inode_to_bdi(struct inode *inode) { return inode->radiff_bdi; }
+static inline struct inode *file_inode(const struct file *f) { return f->f_inode; }
+static inline gfp_t readahead_gfp_mask(struct address_space *m) { return m->gfp_mask; }
+static inline unsigned int mapping_min_folio_order(const struct address_space *m) { return m->radiff_min_order; }
+static inline unsigned int mapping_max_folio_order(const struct address_space *m) { return m->radiff_max_order; }
+static inline unsigned long mapping_min_folio_nrpages(const struct address_space *m)
+{
+	return 1UL << mapping_min_folio_order(m);
+}
+static inline bool mapping_large_folio_support(const struct address_space *m) { return m->radiff_max_order > 0; }
+static inline pgoff_t mapping_align_index(const struct address_space *m, pgoff_t index)
+{
+	return round_down(index, mapping_min_folio_nrpages(m));
+}
+static inline void filemap_invalidate_lock_shared(struct address_space *m) { (void)m; }
+static inline void filemap_invalidate_unlock_shared(struct address_space *m) { (void)m; }
+
+/* ---- the page cache ---- */
+static inline void *xa_load(struct xarray *xa, unsigned long index)
+{
+	struct address_space *m = container_of(xa, struct address_space, i_pages);
+	return RADIFF_CALL(m->radiff, load, index);
+}
+/* The model's cache holds no shadow entries. */
+static inline bool xa_is_value(const void *entry) { (void)entry; return false; }
+static inline struct folio *filemap_alloc_folio(gfp_t gfp, unsigned int order, void *policy)
+{
+	(void)gfp;
+	(void)policy;
+	return RADIFF_CALL(radiff_current, alloc_folio, order);
+}
+static inline int filemap_add_folio(struct address_space *m, struct folio *folio, pgoff_t index, gfp_t gfp)
+{
+	(void)gfp;
+	return RADIFF_CALL(m->radiff, add_folio, folio, index);
+}
+static inline void filemap_remove_folio(struct folio *folio) { RADIFF_CALL(folio->radiff, remove_folio, folio); }
+static inline pgoff_t page_cache_next_miss(struct address_space *m, pgoff_t index, unsigned long max_scan)
+{
+	return RADIFF_CALL(m->radiff, next_miss, index, max_scan);
+}
+static inline pgoff_t page_cache_prev_miss(struct address_space *m, pgoff_t index, unsigned long max_scan)
+{
+	return RADIFF_CALL(m->radiff, prev_miss, index, max_scan);
+}
+
+/* ---- folios ---- */
+static inline long folio_nr_pages(const struct folio *folio) { return 1L << folio->order; }
+static inline unsigned int folio_order(const struct folio *folio) { return folio->order; }
+static inline pgoff_t folio_index(const struct folio *folio) { return folio->index; }
+static inline pgoff_t folio_next_index(const struct folio *folio) { return folio->index + folio_nr_pages(folio); }
+/* Folios are the model's; references are not counted. */
+static inline void folio_get(struct folio *folio) { (void)folio; }
+static inline void folio_put(struct folio *folio) { (void)folio; }
+static inline void folio_unlock(struct folio *folio) { folio->flags &= ~RADIFF_PG_LOCKED; }
+static inline bool folio_test_locked(const struct folio *folio) { return folio->flags & RADIFF_PG_LOCKED; }
+static inline void radiff_folio_flag(struct folio *folio, unsigned long flag, int set)
+{
+	if (set)
+		folio->flags |= flag;
+	else
+		folio->flags &= ~flag;
+	if (folio->mapping)
+		RADIFF_CALL(folio->radiff, folio_flag, folio, flag, set);
+}
+static inline bool folio_test_readahead(const struct folio *folio) { return folio->flags & RADIFF_PG_READAHEAD; }
+static inline void folio_set_readahead(struct folio *folio) { radiff_folio_flag(folio, RADIFF_PG_READAHEAD, 1); }
+static inline void folio_clear_readahead(struct folio *folio) { radiff_folio_flag(folio, RADIFF_PG_READAHEAD, 0); }
+static inline bool folio_test_clear_readahead(struct folio *folio)
+{
+	bool was = folio_test_readahead(folio);
+	folio_clear_readahead(folio);
+	return was;
+}
+static inline void __folio_set_dropbehind(struct folio *folio) { radiff_folio_flag(folio, RADIFF_PG_DROPBEHIND, 1); }
+static inline void folio_set_dropbehind(struct folio *folio) { radiff_folio_flag(folio, RADIFF_PG_DROPBEHIND, 1); }
+static inline bool folio_test_dropbehind(const struct folio *folio) { return folio->flags & RADIFF_PG_DROPBEHIND; }
+static inline bool folio_test_workingset(const struct folio *folio) { return folio->flags & RADIFF_PG_WORKINGSET; }
+static inline bool folio_test_writeback(const struct folio *folio) { return folio->flags & RADIFF_PG_WRITEBACK; }
+static inline bool folio_test_uptodate(const struct folio *folio) { return folio->flags & RADIFF_PG_UPTODATE; }
+
+/* ---- readahead_control accessors (include/linux/pagemap.h's contract) ---- */
+static inline pgoff_t readahead_index(const struct readahead_control *rac) { return rac->_index; }
+static inline unsigned int readahead_count(const struct readahead_control *rac) { return rac->_nr_pages; }
+static inline loff_t readahead_pos(const struct readahead_control *rac) { return (loff_t)rac->_index * PAGE_SIZE; }
+static inline size_t readahead_length(const struct readahead_control *rac) { return (size_t)rac->_nr_pages * PAGE_SIZE; }
+/* The next folio of the batch, after stepping over the one handed out last. */
+static inline struct folio *__readahead_folio(struct readahead_control *rac)
+{
+	struct folio *folio;
+
+	BUG_ON(rac->_batch_count > rac->_nr_pages);
+	rac->_nr_pages -= rac->_batch_count;
+	rac->_index += rac->_batch_count;
+	if (!rac->_nr_pages) {
+		rac->_batch_count = 0;
+		return NULL;
+	}
+	folio = xa_load(&rac->mapping->i_pages, rac->_index);
+	BUG_ON(!folio);
+	rac->_batch_count = folio_nr_pages(folio);
+	return folio;
+}
+static inline struct folio *readahead_folio(struct readahead_control *rac) { return __readahead_folio(rac); }
+#define DEFINE_READAHEAD(ractl, f, r, m, i) \
+	struct readahead_control ractl = { .file = f, .mapping = m, .ra = r, ._index = i }
+
+/* ---- the block layer, the scheduler, memory pressure: the model's ->readahead holds the
+ * plug (see docs/hybrid.md), nothing stalls, nothing reclaims ---- */
+static inline void blk_start_plug(struct blk_plug *plug) { (void)plug; }
+static inline void blk_finish_plug(struct blk_plug *plug) { (void)plug; }
+static inline bool blk_cgroup_congested(void) { return false; }
+static inline void psi_memstall_enter(unsigned long *flags) { (void)flags; }
+static inline void psi_memstall_leave(unsigned long *flags) { (void)flags; }
+static inline unsigned int memalloc_nofs_save(void) { return 0; }
+static inline void memalloc_nofs_restore(unsigned int flags) { (void)flags; }
+
+/* ---- tracepoints ---- */
+static inline void trace_page_cache_sync_ra(struct inode *inode, pgoff_t index, struct file_ra_state *ra,
+					    unsigned long req_count)
+{
+	RADIFF_CALL(inode->i_mapping->radiff, trace_sync_ra, index, ra, req_count);
+}
+static inline void trace_page_cache_async_ra(struct inode *inode, pgoff_t index, struct file_ra_state *ra,
+					     unsigned long req_count)
+{
+	RADIFF_CALL(inode->i_mapping->radiff, trace_async_ra, index, ra, req_count);
+}
+static inline void trace_page_cache_ra_unbounded(struct inode *inode, pgoff_t index, unsigned long nr_to_read,
+						 unsigned long lookahead_size)
+{
+	RADIFF_CALL(inode->i_mapping->radiff, trace_ra_unbounded, index, nr_to_read, lookahead_size);
+}
+static inline void trace_page_cache_ra_order(struct inode *inode, pgoff_t index, struct file_ra_state *ra)
+{
+	RADIFF_CALL(inode->i_mapping->radiff, trace_ra_order, index, ra);
+}
+
+/* ---- readahead(2): compiled so the file compiles; the model enters through fadvise ---- */
+struct fd {
+	struct file *file;
+};
+static inline struct fd class_fd_constructor(int fd) { (void)fd; return (struct fd){ 0 }; }
+#define CLASS(name, var) struct fd var = class_##name##_constructor
+#define fd_empty(f) (!(f).file)
+#define fd_file(f) ((f).file)
+#define IS_ANON_FILE(inode) false
+static inline int vfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
+{
+	(void)file; (void)offset; (void)len; (void)advice;
+	return -EINVAL;
+}
+#define SYSCALL_DEFINE3(name, t1, a1, t2, a2, t3, a3) long radiff_sys_##name(t1 a1, t2 a2, t3 a3)
+
+void radiff_aops_readahead(struct readahead_control *rac) { RADIFF_CALL(rac->mapping->radiff, readahead, rac); }
+
+/* The functions of mm/readahead.c that call one another before their definitions. */
+void page_cache_ra_unbounded(struct readahead_control *, unsigned long, unsigned long);
+void page_cache_ra_order(struct readahead_control *, struct file_ra_state *);
+void force_page_cache_ra(struct readahead_control *, unsigned long);
+void page_cache_sync_ra(struct readahead_control *, unsigned long);
+void page_cache_async_ra(struct readahead_control *, struct folio *, unsigned long);
+void readahead_expand(struct readahead_control *, loff_t, size_t);
+void file_ra_state_init(struct file_ra_state *, struct address_space *);
+ssize_t ksys_readahead(int, loff_t, size_t);
+
+#endif

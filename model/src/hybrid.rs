@@ -1,0 +1,619 @@
+//! The hybrid model: a tree's own mm/readahead.c, compiled as C against radiff's header
+//! (model/c/radiff_kernel.h), run in place of the Rust port, with every kernel helper
+//! the C calls answered by the model's state (docs/hybrid.md).
+//!
+//! The model stays pure: it is handed a table of C function pointers ([`CReadahead`]);
+//! finding, compiling and loading the C is the harness's work. The structs below mirror
+//! the header's field for field (`#[repr(C)]`); the header is the contract.
+
+use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void};
+
+use crate::model::Model;
+use crate::pagecache::FolioRef;
+use crate::readahead::{FileRaState, ReadaheadControl};
+use crate::trace::{Submit, Trigger};
+
+/// `struct file_ra_state`, the kernel's C types.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CFileRaState {
+    pub start: c_ulong,
+    pub size: c_uint,
+    pub async_size: c_uint,
+    pub ra_pages: c_uint,
+    pub order: u16,
+    pub mmap_miss: u16,
+    pub prev_pos: i64,
+}
+
+impl CFileRaState {
+    fn from_model(ra: &FileRaState) -> Self {
+        CFileRaState {
+            start: ra.start,
+            size: ra.size as c_uint,
+            async_size: ra.async_size as c_uint,
+            ra_pages: ra.ra_pages as c_uint,
+            order: ra.order as u16,
+            mmap_miss: ra.mmap_miss as u16,
+            prev_pos: ra.prev_pos,
+        }
+    }
+
+    fn to_model(self) -> FileRaState {
+        FileRaState {
+            start: self.start,
+            size: self.size as u64,
+            async_size: self.async_size as u64,
+            ra_pages: self.ra_pages as u64,
+            order: self.order as u32,
+            mmap_miss: self.mmap_miss as u64,
+            prev_pos: self.prev_pos,
+        }
+    }
+}
+
+/// `struct readahead_control`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CReadaheadControl {
+    pub file: *mut CFile,
+    pub mapping: *mut CAddressSpace,
+    pub ra: *mut CFileRaState,
+    pub _index: c_ulong,
+    pub _nr_pages: c_uint,
+    pub _batch_count: c_uint,
+    pub dropbehind: bool,
+    pub _workingset: bool,
+    pub _pflags: c_ulong,
+}
+
+/// `struct folio` as the header defines it: the model lends these to the C.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CFolio {
+    pub index: c_ulong,
+    pub order: c_uint,
+    pub flags: c_ulong,
+    pub mapping: *mut CAddressSpace,
+    pub radiff: *mut CEnv,
+}
+
+const PG_READAHEAD: c_ulong = 1 << 0;
+const PG_DROPBEHIND: c_ulong = 1 << 1;
+const PG_LOCKED: c_ulong = 1 << 4;
+const PG_UPTODATE: c_ulong = 1 << 5;
+const EEXIST: c_int = 17;
+
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct CBdi {
+    pub ra_pages: c_ulong,
+    pub io_pages: c_ulong,
+}
+
+#[repr(C)]
+#[derive(Debug)]
+pub struct CInode {
+    pub i_mode: u16,
+    pub i_size: i64,
+    pub i_mapping: *mut CAddressSpace,
+    pub radiff_bdi: *mut CBdi,
+}
+
+/// `struct address_space_operations`: the header's `radiff_aops`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CAops {
+    pub read_folio: *const c_void,
+    pub readahead: *const c_void,
+}
+
+#[repr(C)]
+#[derive(Debug)]
+pub struct CAddressSpace {
+    pub host: *mut CInode,
+    pub i_pages: c_int,
+    pub invalidate_lock: c_int,
+    pub gfp_mask: c_uint,
+    pub flags: c_ulong,
+    pub a_ops: *const CAops,
+    pub radiff: *mut CEnv,
+    pub radiff_min_order: c_uint,
+    pub radiff_max_order: c_uint,
+}
+
+#[repr(C)]
+#[derive(Debug)]
+pub struct CFile {
+    pub f_mode: c_uint,
+    pub f_mapping: *mut CAddressSpace,
+    pub f_inode: *mut CInode,
+    pub f_ra: CFileRaState,
+    pub radiff_fd: c_uint,
+}
+
+const FMODE_RANDOM: c_uint = 1 << 12;
+const S_IFREG: u16 = 0o100000;
+
+/// `struct radiff_env`: the call table and the model's context.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CEnv {
+    pub ops: *const COps,
+    pub ctx: *mut c_void,
+}
+
+/// `struct radiff_ops`, in the header's order.
+#[repr(C)]
+pub struct COps {
+    alloc_folio: unsafe extern "C" fn(*mut c_void, c_uint) -> *mut CFolio,
+    add_folio: unsafe extern "C" fn(*mut c_void, *mut CFolio, c_ulong) -> c_int,
+    load: unsafe extern "C" fn(*mut c_void, c_ulong) -> *mut CFolio,
+    next_miss: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong) -> c_ulong,
+    prev_miss: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong) -> c_ulong,
+    folio_flag: unsafe extern "C" fn(*mut c_void, *mut CFolio, c_ulong, c_int),
+    remove_folio: unsafe extern "C" fn(*mut c_void, *mut CFolio),
+    readahead: unsafe extern "C" fn(*mut c_void, *mut CReadaheadControl),
+    trace_sync_ra: unsafe extern "C" fn(*mut c_void, c_ulong, *mut CFileRaState, c_ulong),
+    trace_async_ra: unsafe extern "C" fn(*mut c_void, c_ulong, *mut CFileRaState, c_ulong),
+    trace_ra_unbounded: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong, c_ulong),
+    trace_ra_order: unsafe extern "C" fn(*mut c_void, c_ulong, *mut CFileRaState),
+    bug: unsafe extern "C" fn(*mut c_void, *const c_char, c_int),
+}
+
+/// `void page_cache_sync_ra(struct readahead_control *, unsigned long req_count)`.
+pub type SyncRaFn = unsafe extern "C" fn(*mut CReadaheadControl, c_ulong);
+/// `void page_cache_async_ra(struct readahead_control *, struct folio *, unsigned long)`.
+pub type AsyncRaFn = unsafe extern "C" fn(*mut CReadaheadControl, *mut CFolio, c_ulong);
+/// `void force_page_cache_ra(struct readahead_control *, unsigned long nr_to_read)`.
+pub type ForceRaFn = unsafe extern "C" fn(*mut CReadaheadControl, c_ulong);
+/// `void page_cache_ra_order(struct readahead_control *, struct file_ra_state *)`.
+pub type RaOrderFn = unsafe extern "C" fn(*mut CReadaheadControl, *mut CFileRaState);
+/// `void page_cache_ra_unbounded(struct readahead_control *, unsigned long, unsigned long)`.
+pub type RaUnboundedFn = unsafe extern "C" fn(*mut CReadaheadControl, c_ulong, c_ulong);
+/// The header's `radiff_enter()`: the context of the C running on this thread.
+pub type EnterFn = unsafe extern "C" fn(*mut CEnv);
+/// The header's `radiff_guard(body, data)`: runs `body(data)`; 0, or the signal that
+/// ended it (the harness's signal handler jumps back through the header's `radiff_crashed`).
+pub type GuardFn = unsafe extern "C" fn(unsafe extern "C" fn(*mut c_void), *mut c_void) -> c_int;
+
+/// How a C function of the hybrid crashed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Crash {
+    /// The kernel function the model called.
+    pub function: &'static str,
+    /// The signal that ended it (11 SIGSEGV, 4 SIGILL from `BUG()`, ...).
+    pub signal: i32,
+    /// `BUG()` at this file and line, when it was one.
+    pub bug: Option<(String, i32)>,
+    /// Index in `Input::ops` of the system call it happened in.
+    pub op: usize,
+}
+
+impl std::fmt::Display for Crash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sig = match self.signal {
+            11 => "SIGSEGV".to_string(),
+            4 => "SIGILL".to_string(),
+            7 => "SIGBUS".to_string(),
+            8 => "SIGFPE".to_string(),
+            n => format!("signal {n}"),
+        };
+        write!(f, "{}() crashed with {sig} in system call {} of the scenario", self.function, self.op)?;
+        if let Some((file, line)) = &self.bug {
+            write!(f, " (BUG() at {file}:{line})")?;
+        }
+        Ok(())
+    }
+}
+
+/// A tree's mm/readahead.c as loaded C: the kernel functions the model calls in place of
+/// its port (each `None` keeps the Rust port of that function), the header's
+/// `radiff_enter` and `radiff_aops`.
+///
+/// The functions are called with the model's structs and must follow the header's
+/// contract; the harness builds this table from a shared object it compiled from the
+/// header and loaded (and keeps loaded for as long as the table lives).
+#[derive(Clone, Copy, Debug)]
+pub struct CReadahead {
+    pub page_cache_sync_ra: Option<SyncRaFn>,
+    pub page_cache_async_ra: Option<AsyncRaFn>,
+    pub force_page_cache_ra: Option<ForceRaFn>,
+    pub page_cache_ra_order: Option<RaOrderFn>,
+    pub page_cache_ra_unbounded: Option<RaUnboundedFn>,
+    pub radiff_enter: EnterFn,
+    pub radiff_aops: *const CAops,
+    /// The header's crash guard; `None` runs the C unguarded (a crash ends the process).
+    pub radiff_guard: Option<GuardFn>,
+}
+
+// SAFETY: the table holds code addresses and the address of the header's constant
+// `radiff_aops`; nothing it points to is written after loading. Each call keeps its
+// state in its own frame and the C finds it through a thread-local (`radiff_enter`).
+unsafe impl Send for CReadahead {}
+unsafe impl Sync for CReadahead {}
+
+impl CReadahead {
+    /// The kernel functions the table has, by name.
+    pub fn functions(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        let c = self;
+        for (name, given) in [
+            ("page_cache_sync_ra", c.page_cache_sync_ra.is_some()),
+            ("page_cache_async_ra", c.page_cache_async_ra.is_some()),
+            ("force_page_cache_ra", c.force_page_cache_ra.is_some()),
+            ("page_cache_ra_order", c.page_cache_ra_order.is_some()),
+            ("page_cache_ra_unbounded", c.page_cache_ra_unbounded.is_some()),
+        ] {
+            if given {
+                out.push(name);
+            }
+        }
+        out
+    }
+}
+
+static OPS: COps = COps {
+    alloc_folio: cb_alloc_folio,
+    add_folio: cb_add_folio,
+    load: cb_load,
+    next_miss: cb_next_miss,
+    prev_miss: cb_prev_miss,
+    folio_flag: cb_folio_flag,
+    remove_folio: cb_remove_folio,
+    readahead: cb_readahead,
+    trace_sync_ra: cb_trace_sync_ra,
+    trace_async_ra: cb_trace_async_ra,
+    trace_ra_unbounded: cb_trace_ra_unbounded,
+    trace_ra_order: cb_trace_ra_order,
+    bug: cb_bug,
+};
+
+/// One call from the model into the C: the kernel objects it sees, and the folios the
+/// model lent it (freed when the call returns).
+struct Frame {
+    model: *mut Model<'static>,
+    fd: usize,
+    env: CEnv,
+    bdi: CBdi,
+    inode: CInode,
+    mapping: CAddressSpace,
+    file: CFile,
+    rac: CReadaheadControl,
+    // Boxed: the C holds pointers to lent folios while the vector grows.
+    #[allow(clippy::vec_box, reason = "the C keeps pointers to each folio while more are lent")]
+    folios: Vec<Box<CFolio>>,
+    /// `BUG()` reported by the C before it trapped.
+    bug: Option<(String, i32)>,
+}
+
+impl Frame {
+    /// The frame behind a callback's context.
+    ///
+    /// # Safety
+    /// `ctx` is the `env.ctx` of a live frame whose C call is running on this thread.
+    unsafe fn of<'f>(ctx: *mut c_void) -> &'f mut Frame {
+        &mut *(ctx as *mut Frame)
+    }
+
+    /// # Safety
+    /// As [`Frame::of`]; the model is not otherwise borrowed while the C runs.
+    unsafe fn model<'f>(&self) -> &'f mut Model<'static> {
+        &mut *self.model
+    }
+
+    fn lend(&mut self, index: u64, order: u32, flags: c_ulong, cached: bool) -> *mut CFolio {
+        let mapping = if cached { &mut self.mapping as *mut CAddressSpace } else { std::ptr::null_mut() };
+        let mut f = Box::new(CFolio { index, order, flags, mapping, radiff: &mut self.env });
+        let p = &mut *f as *mut CFolio;
+        self.folios.push(f);
+        p
+    }
+
+    fn lend_cached(&mut self, folio: FolioRef, dropbehind: bool) -> *mut CFolio {
+        let mut flags = 0;
+        if folio.readahead {
+            flags |= PG_READAHEAD;
+        }
+        if folio.uptodate {
+            flags |= PG_UPTODATE;
+        } else {
+            flags |= PG_LOCKED;
+        }
+        if dropbehind {
+            flags |= PG_DROPBEHIND;
+        }
+        self.lend(folio.index, folio.order, flags, true)
+    }
+}
+
+unsafe extern "C" fn cb_alloc_folio(ctx: *mut c_void, order: c_uint) -> *mut CFolio {
+    let f = Frame::of(ctx);
+    if !f.model().ractl_alloc_folio(order) {
+        return std::ptr::null_mut();
+    }
+    f.lend(0, order, PG_LOCKED, false)
+}
+
+unsafe extern "C" fn cb_add_folio(ctx: *mut c_void, folio: *mut CFolio, index: c_ulong) -> c_int {
+    let f = Frame::of(ctx);
+    let folio = &mut *folio;
+    let m = f.model();
+    if m.filemap_add_folio(index, folio.order, folio.flags & PG_READAHEAD != 0).is_err() {
+        return -EEXIST;
+    }
+    folio.index = index;
+    folio.mapping = &mut f.mapping;
+    if folio.flags & PG_DROPBEHIND != 0 {
+        m.cache.set_dropbehind(index);
+    }
+    0
+}
+
+unsafe extern "C" fn cb_load(ctx: *mut c_void, index: c_ulong) -> *mut CFolio {
+    let f = Frame::of(ctx);
+    let m = f.model();
+    match m.cache.folio_at(index) {
+        Some(folio) => {
+            let dropbehind = m.cache.test_dropbehind(folio.index);
+            f.lend_cached(folio, dropbehind)
+        }
+        None => std::ptr::null_mut(),
+    }
+}
+
+unsafe extern "C" fn cb_next_miss(ctx: *mut c_void, index: c_ulong, max_scan: c_ulong) -> c_ulong {
+    Frame::of(ctx).model().page_cache_next_miss(index, max_scan)
+}
+
+unsafe extern "C" fn cb_prev_miss(ctx: *mut c_void, index: c_ulong, max_scan: c_ulong) -> c_ulong {
+    Frame::of(ctx).model().page_cache_prev_miss(index, max_scan)
+}
+
+unsafe extern "C" fn cb_folio_flag(ctx: *mut c_void, folio: *mut CFolio, flag: c_ulong, set: c_int) {
+    let m = Frame::of(ctx).model();
+    let head = (*folio).index;
+    match (flag, set != 0) {
+        (PG_READAHEAD, true) => m.cache.set_readahead(head),
+        (PG_READAHEAD, false) => m.cache.clear_readahead(head),
+        (PG_DROPBEHIND, true) => m.cache.set_dropbehind(head),
+        _ => {}
+    }
+}
+
+unsafe extern "C" fn cb_remove_folio(ctx: *mut c_void, folio: *mut CFolio) {
+    Frame::of(ctx).model().cache.remove_folio((*folio).index);
+}
+
+/// `mapping->a_ops->readahead(rac)` inside read_pages(): the model's file system reads the
+/// batch under a block plug, as the Rust `read_pages()` does, and consumes every folio.
+unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl) {
+    let f = Frame::of(ctx);
+    let m = f.model();
+    let rac = &mut *rac;
+    // ->readahead may grow the window (readahead_expand()): the model's file_ra_state is
+    // the C's for the length of the call.
+    m.files[f.fd].ra = (*rac.ra).to_model();
+    let mut r = ReadaheadControl {
+        fd: f.fd,
+        index: rac._index,
+        nr_pages: rac._nr_pages as u64,
+        may_shrink: false,
+        dropbehind: rac.dropbehind,
+    };
+    m.blk_start_plug();
+    m.aops_readahead(&mut r);
+    m.blk_finish_plug();
+    m.end_io_submission();
+    rac._index = r.index + r.nr_pages;
+    rac._nr_pages = 0;
+    rac._batch_count = 0;
+    *rac.ra = CFileRaState::from_model(&m.files[f.fd].ra);
+}
+
+unsafe extern "C" fn cb_trace_sync_ra(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
+    let f = Frame::of(ctx);
+    let m = f.model();
+    m.rec.open(Trigger::Sync, index, req, &(*ra).to_model(), m.op, f.fd as u32);
+}
+
+unsafe extern "C" fn cb_trace_async_ra(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
+    let f = Frame::of(ctx);
+    let m = f.model();
+    m.rec.open(Trigger::Async, index, req, &(*ra).to_model(), m.op, f.fd as u32);
+}
+
+unsafe extern "C" fn cb_trace_ra_unbounded(ctx: *mut c_void, index: c_ulong, nr_to_read: c_ulong, lookahead: c_ulong) {
+    let m = Frame::of(ctx).model();
+    m.rec.submit(Submit::Unbounded { index, nr_to_read, lookahead_size: lookahead });
+}
+
+unsafe extern "C" fn cb_trace_ra_order(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState) {
+    let m = Frame::of(ctx).model();
+    let ra = (*ra).to_model();
+    m.rec.submit(Submit::Order { index, size: ra.size, async_size: ra.async_size, order: ra.order });
+}
+
+unsafe extern "C" fn cb_bug(ctx: *mut c_void, file: *const c_char, line: c_int) {
+    // The C traps right after; the guard reports the trap with this.
+    let file =
+        if file.is_null() { String::new() } else { std::ffi::CStr::from_ptr(file).to_string_lossy().into_owned() };
+    Frame::of(ctx).bug = Some((file, line));
+}
+
+/// The body `radiff_guard()` runs: the call `data` holds.
+unsafe extern "C" fn guarded_body<F: FnOnce(&mut Frame)>(data: *mut c_void) {
+    let (call, frame) = &mut *(data as *mut (Option<F>, *mut Frame));
+    if let Some(call) = call.take() {
+        call(&mut **frame);
+    }
+}
+
+impl Model<'_> {
+    /// Runs `call` (one of the C's kernel functions) on `ractl` with the model's state as
+    /// its kernel: builds the kernel objects the C sees, lends them for the call, and
+    /// takes back `file_ra_state` and the control's window.
+    fn call_c<F: FnOnce(&mut Frame)>(&mut self, function: &'static str, ractl: &mut ReadaheadControl, call: F) {
+        let c = self.c.expect("call_c without C functions");
+        if self.crash.is_some() {
+            return;
+        }
+        let fd = ractl.fd;
+        let mut frame = Box::new(Frame {
+            model: (self as *mut Model<'_>).cast::<Model<'static>>(),
+            fd,
+            env: CEnv { ops: &OPS, ctx: std::ptr::null_mut() },
+            bdi: CBdi { ra_pages: self.bdi.ra_pages, io_pages: self.bdi.io_pages },
+            inode: CInode {
+                i_mode: S_IFREG,
+                i_size: self.isize as i64,
+                i_mapping: std::ptr::null_mut(),
+                radiff_bdi: std::ptr::null_mut(),
+            },
+            mapping: CAddressSpace {
+                host: std::ptr::null_mut(),
+                i_pages: 0,
+                invalidate_lock: 0,
+                gfp_mask: 0,
+                flags: 0,
+                a_ops: c.radiff_aops,
+                radiff: std::ptr::null_mut(),
+                radiff_min_order: self.min_order(),
+                radiff_max_order: self.max_order(),
+            },
+            file: CFile {
+                f_mode: if self.files[fd].random { FMODE_RANDOM } else { 0 },
+                f_mapping: std::ptr::null_mut(),
+                f_inode: std::ptr::null_mut(),
+                f_ra: CFileRaState::from_model(&self.files[fd].ra),
+                radiff_fd: fd as c_uint,
+            },
+            rac: CReadaheadControl {
+                file: std::ptr::null_mut(),
+                mapping: std::ptr::null_mut(),
+                ra: std::ptr::null_mut(),
+                _index: ractl.index,
+                _nr_pages: ractl.nr_pages as c_uint,
+                _batch_count: 0,
+                dropbehind: ractl.dropbehind,
+                _workingset: false,
+                _pflags: 0,
+            },
+            folios: Vec::new(),
+            bug: None,
+        });
+        let fr: *mut Frame = &mut *frame;
+        // SAFETY: every pointer is into the boxed frame, which outlives the call.
+        unsafe {
+            (*fr).env.ctx = fr as *mut c_void;
+            (*fr).inode.i_mapping = &mut (*fr).mapping;
+            (*fr).inode.radiff_bdi = &mut (*fr).bdi;
+            (*fr).mapping.host = &mut (*fr).inode;
+            (*fr).mapping.radiff = &mut (*fr).env;
+            (*fr).file.f_mapping = &mut (*fr).mapping;
+            (*fr).file.f_inode = &mut (*fr).inode;
+            (*fr).rac.file = &mut (*fr).file;
+            (*fr).rac.mapping = &mut (*fr).mapping;
+            (*fr).rac.ra = &mut (*fr).file.f_ra;
+            (c.radiff_enter)(&mut (*fr).env);
+            let signal = match c.radiff_guard {
+                Some(guard) => {
+                    // A crash jumps back into radiff_guard() over this call's frames, which
+                    // own nothing to drop: the frame itself is owned out here.
+                    let mut data: (Option<F>, *mut Frame) = (Some(call), fr);
+                    guard(guarded_body::<F>, &mut data as *mut (Option<F>, *mut Frame) as *mut c_void)
+                }
+                None => {
+                    call(&mut *fr);
+                    0
+                }
+            };
+            (c.radiff_enter)(std::ptr::null_mut());
+            if signal != 0 {
+                self.crash = Some(Crash { function, signal, bug: (*fr).bug.take(), op: self.op });
+                return;
+            }
+        }
+        self.files[fd].ra = frame.file.f_ra.to_model();
+        ractl.index = frame.rac._index;
+        ractl.nr_pages = frame.rac._nr_pages as u64;
+    }
+
+    /// The C's `page_cache_sync_ra()`, when the hybrid has it.
+    pub(crate) fn c_page_cache_sync_ra(&mut self, ractl: &mut ReadaheadControl, req_count: u64) -> bool {
+        let Some(f) = self.c.and_then(|c| c.page_cache_sync_ra) else { return false };
+        // SAFETY: the frame's objects follow the header (see CReadahead's contract).
+        self.call_c("page_cache_sync_ra", ractl, |fr| unsafe { f(&mut fr.rac, req_count) });
+        self.rec.returned(&self.files[ractl.fd].ra);
+        true
+    }
+
+    /// The C's `page_cache_async_ra()` on the cached `folio`, when the hybrid has it.
+    pub(crate) fn c_page_cache_async_ra(&mut self, ractl: &mut ReadaheadControl, folio: FolioRef, req: u64) -> bool {
+        let Some(f) = self.c.and_then(|c| c.page_cache_async_ra) else { return false };
+        let dropbehind = self.cache.test_dropbehind(folio.index);
+        self.call_c("page_cache_async_ra", ractl, |fr| {
+            let folio = fr.lend_cached(folio, dropbehind);
+            // SAFETY: as above; the folio is the frame's.
+            unsafe { f(&mut fr.rac, folio, req) }
+        });
+        self.rec.returned(&self.files[ractl.fd].ra);
+        true
+    }
+
+    /// The C's `force_page_cache_ra()`, when the hybrid has it.
+    pub(crate) fn c_force_page_cache_ra(&mut self, ractl: &mut ReadaheadControl, nr_to_read: u64) -> bool {
+        let Some(f) = self.c.and_then(|c| c.force_page_cache_ra) else { return false };
+        // SAFETY: as above.
+        self.call_c("force_page_cache_ra", ractl, |fr| unsafe { f(&mut fr.rac, nr_to_read) });
+        true
+    }
+
+    /// The C's `page_cache_ra_order()`, when the hybrid has it.
+    pub(crate) fn c_page_cache_ra_order(&mut self, ractl: &mut ReadaheadControl) -> bool {
+        let Some(f) = self.c.and_then(|c| c.page_cache_ra_order) else { return false };
+        // SAFETY: as above; ra is the file's, in the frame.
+        self.call_c("page_cache_ra_order", ractl, |fr| unsafe { f(&mut fr.rac, fr.rac.ra) });
+        true
+    }
+
+    /// The C's `page_cache_ra_unbounded()`, when the hybrid has it.
+    pub(crate) fn c_page_cache_ra_unbounded(&mut self, ractl: &mut ReadaheadControl, nr: u64, lookahead: u64) -> bool {
+        let Some(f) = self.c.and_then(|c| c.page_cache_ra_unbounded) else { return false };
+        // SAFETY: as above.
+        self.call_c("page_cache_ra_unbounded", ractl, |fr| unsafe { f(&mut fr.rac, nr, lookahead) });
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::variant::Policy;
+
+    #[test]
+    fn file_ra_state_crosses_to_the_c_and_back_unchanged() {
+        let ra =
+            FileRaState { start: 48, size: 56, async_size: 56, ra_pages: 32, order: 6, mmap_miss: 3, prev_pos: -1 };
+        assert_eq!(CFileRaState::from_model(&ra).to_model(), ra);
+    }
+
+    #[test]
+    fn without_a_table_every_function_is_the_rust_port() {
+        let input = crate::Input {
+            fs: crate::FsKind::Xfs,
+            file_size: 1 << 20,
+            extents: vec![crate::Extent { logical: 0, physical: 1 << 30, length: 1 << 20, flags: 0 }],
+            queue: crate::QueueLimits::nvme_qemu(128, 512),
+            mapping: crate::MappingLimits::xfs(),
+            ops: vec![crate::Op::Read { fd: 0, offset: 0, len: 4096 }],
+            folio_pfns: Vec::new(),
+            vm: Default::default(),
+            other_files: Vec::new(),
+        };
+        let mut m = Model::new(&input, Policy::BASE, Default::default(), false);
+        let mut ractl = ReadaheadControl::new(0, 0);
+        assert!(!m.c_page_cache_sync_ra(&mut ractl, 1));
+        assert!(!m.c_page_cache_ra_order(&mut ractl));
+    }
+}
