@@ -110,12 +110,16 @@ impl Builder<'_> {
         let log = partial.join("build.log");
         self.configure(tree, &build, &config_text, &log).map_err(|e| no_space_in_build(e, &build, &log))?;
         let jobs = std::thread::available_parallelism().map(|n| n.get() + 1).unwrap_or(3);
-        let mut make =
-            Cmd::new("make").arg("-C").arg(tree).arg(format!("O={}", build.display())).arg(format!("-j{jobs}"));
-        make = self.with_ccache(make)?.arg("bzImage");
-        if let Some(lock) = lock {
-            make = make.holding(lock);
-        }
+        let make_cmd = || -> Result<Cmd> {
+            let make =
+                Cmd::new("make").arg("-C").arg(tree).arg(format!("O={}", build.display())).arg(format!("-j{jobs}"));
+            let make = self.with_ccache(make)?.arg("bzImage");
+            Ok(match lock {
+                Some(lock) => make.holding(lock),
+                None => make,
+            })
+        };
+        let make = make_cmd()?;
         crate::progress::progress(&format!(
             "building {} in {} ({}; log {})",
             variant.name,
@@ -150,6 +154,35 @@ impl Builder<'_> {
                         after.as_secs()
                     ),
                 })
+            }
+        }
+        if stale_piggy(&build) {
+            // ccache served piggy.o from an earlier build: piggy.S only names the payload
+            // (`.incbin "arch/x86/boot/compressed/vmlinux.bin.lz4"`) and its lengths, so two
+            // kernels whose compressed payloads are as long hash alike, and the bzImage would
+            // boot the other kernel (measured: a variant's bzImage booted the fault-test
+            // kernel). piggy.o is made again without ccache.
+            crate::progress::progress(&format!(
+                "{}: piggy.o did not hold this build's compressed kernel (a ccache hit on piggy.S); making it again without ccache",
+                variant.name
+            ));
+            let piggy = build.join("arch/x86/boot/compressed/piggy.o");
+            std::fs::remove_file(&piggy).map_err(|e| Error::io(&piggy, e))?;
+            let again = make_cmd()?.env("CCACHE_DISABLE", "1").run_logged(
+                &log,
+                self.timeout,
+                Duration::from_secs(10),
+                |_| {},
+            )?;
+            if !matches!(again, Outcome::Exited(status) if status.success()) || stale_piggy(&build) {
+                return Err(Error::Build {
+                    variant: variant.name.clone(),
+                    log: log.clone(),
+                    tail: format!(
+                        "{}\n(piggy.o still does not hold arch/x86/boot/compressed/vmlinux.bin.*)",
+                        log_tail(&log, 30)
+                    ),
+                });
             }
         }
         let image = build.join("arch/x86/boot/bzImage");
@@ -189,6 +222,32 @@ impl Builder<'_> {
             .env("CCACHE_COMPRESS", "1")
             .env("CCACHE_DEPEND", "1"))
     }
+}
+
+/// Whether the build's `arch/x86/boot/compressed/piggy.o` lacks the compressed kernel that
+/// the same build wrote beside it (`vmlinux.bin.lz4`, or another compressor's suffix): then
+/// the bzImage linked from it holds another build's kernel.
+fn stale_piggy(build: &Path) -> bool {
+    let dir = build.join("arch/x86/boot/compressed");
+    let payload = std::fs::read_dir(&dir).ok().and_then(|entries| {
+        entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("vmlinux.bin.")))
+            .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
+    });
+    let (Some(payload), Ok(piggy)) = (payload, std::fs::read(dir.join("piggy.o"))) else { return false };
+    let Ok(payload) = std::fs::read(payload) else { return false };
+    !contains(&piggy, &payload)
+}
+
+/// Whether `needle` stands in `haystack` as one run of bytes.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some(head) = needle.get(..needle.len().min(64)) else { return false };
+    if needle.is_empty() {
+        return true;
+    }
+    haystack.windows(head.len()).enumerate().any(|(i, w)| w == head && haystack[i..].starts_with(needle))
 }
 
 /// A failed build step, told as a full file system when it was one: the log says so
@@ -243,6 +302,25 @@ pub fn bzimage_release(path: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_piggy_o_without_this_builds_payload_is_stale() {
+        let build = tempfile::tempdir().unwrap();
+        let dir = build.path().join("arch/x86/boot/compressed");
+        std::fs::create_dir_all(&dir).unwrap();
+        let payload: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(dir.join("vmlinux.bin.lz4"), &payload).unwrap();
+        let mut piggy = b"ELF header and the rest".to_vec();
+        piggy.extend(&payload);
+        piggy.extend(b"trailer");
+        std::fs::write(dir.join("piggy.o"), &piggy).unwrap();
+        assert!(!stale_piggy(build.path()), "piggy.o holds the payload");
+        let mut other = payload.clone();
+        other[4000] ^= 1;
+        std::fs::write(dir.join("vmlinux.bin.lz4"), &other).unwrap();
+        assert!(stale_piggy(build.path()), "one byte of the payload differs from piggy.o's");
+        assert!(contains(b"abcdef", b"cde") && !contains(b"abcdef", b"cdx") && contains(b"abc", b""));
+    }
 
     #[test]
     fn a_build_log_counts_its_compiled_objects() {

@@ -35,7 +35,7 @@ pub use compile::bzimage_release;
 pub use configure::check_fragment;
 
 /// Bumped when the way radiff builds changes, so old cached kernels are not reused.
-pub(super) const RECIPE: &str = "radiff-kernel-recipe-1";
+pub(super) const RECIPE: &str = "radiff-kernel-recipe-2";
 
 /// What `kernels/` describes.
 #[derive(Clone, Debug)]
