@@ -112,16 +112,28 @@ pub fn judge(
         known: None,
         summary: String::new(),
     };
+    let mut program_lines = String::new();
+    let refused = programs(scenario, out, &mut program_lines);
+    // The kernel's trace is normalised once: by the model check where there is one.
+    let checked = match (&policy, &refused) {
+        (Some(policy), None) => Some(model_check::check(scenario, &out.env, &out.capture, policy)),
+        _ => None,
+    };
+    let (own_kernel, steps) = match &checked {
+        Some(c) => (None, c.normalised.clone()),
+        None => {
+            let (kernel, steps) = compare::normalise(&out.capture.trace, &out.env.all_extents());
+            (Some(kernel), steps)
+        }
+    };
     let mut report = String::new();
     for (why, n) in &out.capture.filtered {
         report.push_str(&format!("filtered: {n} {why}\n"));
     }
-    let (kernel, steps) = compare::normalise(&out.capture.trace, &out.env.all_extents());
     for (step, n) in &steps {
         report.push_str(&format!("normalised: {n} x {step}\n"));
     }
-
-    let refused = programs(scenario, out, &mut report);
+    report.push_str(&program_lines);
 
     match (&policy, refused) {
         (_, Some(why)) => {
@@ -132,7 +144,7 @@ pub fn judge(
         (Some(policy), None) => {
             // Exact: the guest waits for the device between touches, so the fault path's
             // trace does not depend on when reads complete (radiff_model::Touches).
-            let checked = model_check::check(scenario, &out.env, &out.capture, policy);
+            let checked = checked.expect("checked above for a policy and no refused program");
             v.failures.extend(checked.races().map(Failure::Race));
             for t in &checked.timed {
                 report.push_str(&format!(
@@ -169,6 +181,7 @@ pub fn judge(
         (None, None) => {
             // No model check: show, never hide, how this kernel's trace differs from the
             // base kernel's on the same point (the same disk image).
+            let kernel = own_kernel.expect("normalised above: no model check ran");
             let base = base_run()?;
             let (base_kernel, _) = compare::normalise(&base.capture.trace, &base.env.all_extents());
             let text = match compare::compare(&base_kernel, &kernel) {
