@@ -3,7 +3,8 @@
 //! the two compared. Every caller that checks a run against the model (trials, bisect,
 //! explore's confirmation, the fixtures) goes through [`check`].
 
-use radiff_model::{Coverage, Input, ModelConfig, Op, Policy, Trace};
+use radiff_model::hybrid::Crash;
+use radiff_model::{CReadahead, Coverage, Input, ModelConfig, Op, Policy, Trace};
 
 use crate::compare::{self, Divergence, Timed};
 use crate::ftrace::Capture;
@@ -28,6 +29,38 @@ pub struct ModelCheck {
     pub divergence: Option<Divergence>,
     /// Windows that passed with only a timing-dependent `ra.prev_pos` differing.
     pub timed: Vec<Timed>,
+    /// How the hybrid's C crashed, if it did: the model's trace stops there.
+    pub crash: Option<Crash>,
+}
+
+/// What predicts the kernel: the Rust model under a policy, or the hybrid (a tree's own
+/// mm/readahead.c running as C in the model, the rest the Rust model under `policy`).
+#[derive(Clone, Debug)]
+pub enum Predictor {
+    Port(Policy),
+    Hybrid { policy: Policy, c: CReadahead, label: String },
+}
+
+impl Predictor {
+    /// The policy of the Rust model's part.
+    pub fn policy(&self) -> &Policy {
+        match self {
+            Predictor::Port(p) | Predictor::Hybrid { policy: p, .. } => p,
+        }
+    }
+
+    /// The model's trace for `input`, with its branches and any crash of the C.
+    pub fn run(&self, input: &Input) -> (Trace, Coverage, Option<Crash>) {
+        match self {
+            Predictor::Port(p) => {
+                let (trace, coverage) = radiff_model::coverage(input, p);
+                (trace, coverage, None)
+            }
+            Predictor::Hybrid { policy, c, .. } => {
+                radiff_model::coverage_hybrid(input, policy, &ModelConfig::default(), c)
+            }
+        }
+    }
 }
 
 impl ModelCheck {
@@ -40,11 +73,22 @@ impl ModelCheck {
 /// Checks `capture` (the kernel's run of `scenario`, with what the guest measured in
 /// `env`, and the calls its programs made) against the model under `policy`.
 pub fn check(scenario: &Scenario, env: &GuestEnv, capture: &Capture, policy: &Policy) -> ModelCheck {
+    check_with(scenario, env, capture, &Predictor::Port(*policy))
+}
+
+/// [`check`] against any [`Predictor`]. For the hybrid, the windows a splice opened are
+/// found on the Rust model of its policy and allowed only where both models open as many
+/// windows (its notes name each window's system call).
+pub fn check_with(scenario: &Scenario, env: &GuestEnv, capture: &Capture, predictor: &Predictor) -> ModelCheck {
     let input = model_input_with(scenario, env, capture);
     let (kernel, normalised) = compare::normalise(&capture.trace, &env.all_extents());
-    let (model, coverage) = radiff_model::coverage(&input, policy);
-    let (divergence, timed) = compare::compare_timed(&kernel, &model, &timed_windows(&input, policy));
-    ModelCheck { input, kernel, normalised, model, coverage, divergence, timed }
+    let (model, coverage, crash) = predictor.run(&input);
+    let mut timed = timed_windows(&input, predictor.policy());
+    if !timed.is_empty() && timed.len() != model.windows.len() {
+        timed.clear();
+    }
+    let (divergence, timed) = compare::compare_timed(&kernel, &model, &timed);
+    ModelCheck { input, kernel, normalised, model, coverage, divergence, timed, crash }
 }
 
 /// The windows of the model's trace whose `ra.prev_pos` depends on when reads complete:

@@ -8,7 +8,7 @@ use radiff_model::Policy;
 
 use crate::compare::{self, Divergence, RaceMark};
 use crate::kernels::ModelExpectation;
-use crate::model_check;
+use crate::model_check::{self, Predictor};
 use crate::run::{Lab, RunOutput};
 use crate::scenario::{Point, Scenario};
 use crate::summary;
@@ -25,6 +25,8 @@ pub enum Failure {
     AgreesDespiteKnownDivergence { path: PathBuf, reason: String },
     /// The kernel's trace differs from its snapshot (or has none): the review text.
     Snapshot(String),
+    /// The hybrid's C crashed on this run's input.
+    Crashed(String),
 }
 
 /// One trial's outcome on its run.
@@ -76,8 +78,80 @@ impl Verdict {
                 "{}: marked as a known divergence ({reason}) but kernel and model now agree: remove `known_divergence`",
                 path.display()
             ),
-            Failure::Snapshot(text) => text.clone(),
+            Failure::Snapshot(text) | Failure::Crashed(text) => text.clone(),
         }
+    }
+}
+
+impl Verdict {
+    /// Adds what the model check found: races, a crash of the hybrid's C, windows only
+    /// timing separates (to `report`), a divergence (failed, or shown when known).
+    fn model_checked(
+        &mut self,
+        lab: &Lab,
+        t: &TrialRun,
+        checked: &model_check::ModelCheck,
+        predictor: &Predictor,
+        expectation: &ModelExpectation,
+        report: &mut String,
+    ) {
+        let (scenario, name) = (t.scenario, t.name);
+        // Exact: the guest waits for the device between touches, so the fault path's
+        // trace does not depend on when reads complete (radiff_model::Touches).
+        self.failures.extend(checked.races().map(Failure::Race));
+        if let Some(crash) = &checked.crash {
+            self.failures.push(Failure::Crashed(format!(
+                "{name}: the hybrid's C crashed: {crash}; the kernel's trace is kept in {} (the model's stops at that call)\n",
+                t.out.dir.display()
+            )));
+        }
+        for w in &checked.timed {
+            report.push_str(&format!(
+                "{name}: window {}: ra.prev_pos {} (model {}) not compared: a splice records prev_pos after each folio, so where its reader had got to depends on which reads had completed (docs/scenarios.md, splice)\n",
+                w.window, w.kernel, w.model
+            ));
+        }
+        match &checked.divergence {
+            None => {
+                if let Some(reason) = &scenario.known_divergence {
+                    self.failures.push(Failure::AgreesDespiteKnownDivergence {
+                        path: scenario.path.clone(),
+                        reason: reason.clone(),
+                    });
+                }
+            }
+            Some(d) => {
+                let text = divergence_text(lab, &checked.input, predictor, expectation, d, name, &self.rerun);
+                match &scenario.known_divergence {
+                    Some(reason) => self.known = Some(format!("{name}: known divergence ({reason}):\n{text}")),
+                    None => self.failures.push(Failure::Diverged { divergence: d.clone(), text }),
+                }
+            }
+        }
+    }
+}
+
+/// What checks `variant`'s runs: the policy the expectation names (the base's own, or the
+/// hybrid of a base that moved where it can run as C), the hybrid for a variant without a
+/// policy, or nothing, with why when the hybrid cannot.
+pub fn predictor(lab: &Lab, variant: &str, expectation: &ModelExpectation) -> (Option<Predictor>, Option<String>) {
+    let hybrid = || crate::hybrid::choose(&lab.kernels, &lab.cache, variant);
+    match expectation {
+        ModelExpectation::SameName(p) if p == "base" && variant == "base" => match &*hybrid() {
+            crate::hybrid::Choice::Hybrid { predictor, .. } => (Some(predictor.clone()), None),
+            // Unmoved, or moved where the hybrid cannot follow: the port, and on a
+            // divergence port-check's explanation of what moved.
+            _ => (Some(Predictor::Port(Policy::BASE)), None),
+        },
+        ModelExpectation::SameName(p) | ModelExpectation::Declared { policy: p, .. } => {
+            let policy = Policy::for_variant(p).expect("kernels/ checked the policy name when it loaded");
+            (Some(Predictor::Port(policy)), None)
+        }
+        ModelExpectation::None => match &*hybrid() {
+            crate::hybrid::Choice::Not(why) => (None, Some(why.clone())),
+            choice => (choice.predictor(), None),
+        },
+        ModelExpectation::BaseOff { .. } => (None, None),
     }
 }
 
@@ -100,8 +174,7 @@ pub fn judge(
     base_run: impl FnOnce() -> Result<std::sync::Arc<RunOutput>, String>,
 ) -> Result<Verdict, String> {
     let (scenario, variant, name, out) = (t.scenario, t.variant, t.name, t.out);
-    let policy =
-        expectation.policy().map(|p| Policy::for_variant(p).expect("kernels/ checked the policy name when it loaded"));
+    let (predictor, no_model) = predictor(lab, variant, expectation);
     let profile = if cfg!(debug_assertions) { "" } else { "--release " };
     let rerun = format!("cargo test {profile}--test scenarios -- --exact {name}");
     let mut v = Verdict {
@@ -115,8 +188,8 @@ pub fn judge(
     let mut program_lines = String::new();
     let refused = programs(scenario, out, &mut program_lines);
     // The kernel's trace is normalised once: by the model check where there is one.
-    let checked = match (&policy, &refused) {
-        (Some(policy), None) => Some(model_check::check(scenario, &out.env, &out.capture, policy)),
+    let checked = match (&predictor, &refused) {
+        (Some(p), None) => Some(model_check::check_with(scenario, &out.env, &out.capture, p)),
         _ => None,
     };
     let (own_kernel, steps) = match &checked {
@@ -135,40 +208,18 @@ pub fn judge(
     }
     report.push_str(&program_lines);
 
-    match (&policy, refused) {
+    if let Some(Predictor::Hybrid { label, .. }) = &predictor {
+        report.push_str(&format!("model: the hybrid: {label}\n"));
+    }
+    match (&predictor, refused) {
         (_, Some(why)) => {
             v.shown = Some(format!(
                 "{name}: checks run: the kernel's trace against its snapshot only. No model check: the model cannot follow {why}\n"
             ));
         }
-        (Some(policy), None) => {
-            // Exact: the guest waits for the device between touches, so the fault path's
-            // trace does not depend on when reads complete (radiff_model::Touches).
-            let checked = checked.expect("checked above for a policy and no refused program");
-            v.failures.extend(checked.races().map(Failure::Race));
-            for t in &checked.timed {
-                report.push_str(&format!(
-                    "{name}: window {}: ra.prev_pos {} (model {}) not compared: a splice records prev_pos after each folio, so where its reader had got to depends on which reads had completed (docs/scenarios.md, splice)\n",
-                    t.window, t.kernel, t.model
-                ));
-            }
-            match checked.divergence {
-                None => {
-                    if let Some(reason) = &scenario.known_divergence {
-                        v.failures.push(Failure::AgreesDespiteKnownDivergence {
-                            path: scenario.path.clone(),
-                            reason: reason.clone(),
-                        });
-                    }
-                }
-                Some(d) => {
-                    let text = divergence_text(lab, &checked.input, policy, expectation, &d, name, &rerun);
-                    match &scenario.known_divergence {
-                        Some(reason) => v.known = Some(format!("{name}: known divergence ({reason}):\n{text}")),
-                        None => v.failures.push(Failure::Diverged { divergence: d, text }),
-                    }
-                }
-            }
+        (Some(predictor), None) => {
+            let checked = checked.expect("checked above for a predictor and no refused program");
+            v.model_checked(lab, t, &checked, predictor, expectation, &mut report);
         }
         (None, None) if variant == "base" => {
             // The base with its model check off (`model: none`): its snapshot alone.
@@ -188,10 +239,11 @@ pub fn judge(
                 None => format!("{name}: the {variant} kernel's trace equals the base kernel's on this point (device requests, folios and windows)\n"),
                 Some(d) => compare::render_between(&d, name, &rerun, ("base kernel", &format!("{variant} kernel"))),
             };
-            let why = match expectation {
-                ModelExpectation::BaseOff { said } => format!("{said} says `model: none` for this base"),
-                _ => format!(
-                    "variant `{variant}` has no model policy; to add one, {}, in kernels/variants/{variant}/{}",
+            let why = match (expectation, &no_model) {
+                (ModelExpectation::BaseOff { said }, _) => format!("{said} says `model: none` for this base"),
+                (_, why) => format!(
+                    "variant `{variant}` has no model policy and the hybrid cannot model it{}; to name a policy, {}, in kernels/variants/{variant}/{}",
+                    why.as_deref().map(|w| format!(": {w}")).unwrap_or_default(),
                     crate::kernels::model_help(),
                     crate::kernels::VARIANT_FILE
                 ),
@@ -248,13 +300,20 @@ fn programs(scenario: &Scenario, out: &RunOutput, report: &mut String) -> Option
 fn divergence_text(
     lab: &Lab,
     input: &radiff_model::Input,
-    policy: &Policy,
+    predictor: &Predictor,
     expectation: &ModelExpectation,
     d: &Divergence,
     name: &str,
     rerun: &str,
 ) -> String {
     let root = crate::repo_root();
+    let policy = match predictor {
+        Predictor::Port(policy) => policy,
+        // The hybrid: the C's decisions are not the port's, so no port lines explain them.
+        Predictor::Hybrid { label, .. } => {
+            return format!("{name}: checked against the hybrid model: {label}\n{}", compare::render(d, name, rerun));
+        }
+    };
     let declared = match expectation {
         ModelExpectation::Declared { policy, file, line } => {
             let file = file.strip_prefix(&root).unwrap_or(file);

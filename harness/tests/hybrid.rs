@@ -130,3 +130,30 @@ fn a_bug_on_in_the_c_is_reported_with_its_line() {
     assert!(text.contains("crashed with SIGILL in system call "), "{text}");
     assert!(text.contains(&format!("(BUG() at mm/readahead.c:{line})")), "{text}");
 }
+
+#[test]
+fn a_kernel_without_a_policy_is_checked_against_the_hybrid_where_its_changes_run_as_c() {
+    use radiff::hybrid::{choose, Choice};
+    base_readahead();
+    let kernels = Kernels::load(&root()).unwrap();
+    let cache = Cache::from_env();
+    assert!(matches!(&*choose(&kernels, &cache, "base"), Choice::Port), "the unpatched base is the port");
+    match &*choose(&kernels, &cache, "async-align-v1") {
+        Choice::Hybrid { predictor, changed } => {
+            assert_eq!(changed, &["page_cache_async_ra".to_string()]);
+            // The predictor is the C: on the headline it gives v1's trace, not the base's.
+            let s = radiff::scenario::Scenario::load(&root().join("scenarios/1mib_after_4k.yaml")).unwrap();
+            let input = radiff::explore::synthetic_input(&s);
+            let (trace, _, crash) = predictor.run(&input);
+            assert!(crash.is_none());
+            let v1 = radiff_model::Policy::for_variant("async-align-v1").unwrap();
+            assert_eq!(trace, radiff_model::predict(&input, &v1));
+            assert_ne!(trace, radiff_model::predict(&input, &radiff_model::Policy::BASE));
+        }
+        other => panic!("async-align-v1: expected the hybrid, got {other:?}"),
+    }
+    match &*choose(&kernels, &cache, "f2fs-extent-ra") {
+        Choice::Not(why) => assert!(why.contains("f2fs_mpage_readpages() in fs/f2fs/data.c"), "{why}"),
+        other => panic!("f2fs-extent-ra: expected no hybrid, got {other:?}"),
+    }
+}

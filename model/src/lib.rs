@@ -123,6 +123,21 @@ pub fn coverage_with(input: &Input, policy: &Policy, config: &ModelConfig) -> (T
     (Trace { windows: m.rec.windows }, m.rec.coverage.unwrap_or_default())
 }
 
+/// [`predict_hybrid`], plus the branches of the Rust model the prediction took (those of
+/// the functions that ran as C are not recorded), and the trace up to a crash of the C.
+pub fn coverage_hybrid(
+    input: &Input,
+    policy: &Policy,
+    config: &ModelConfig,
+    c: &CReadahead,
+) -> (Trace, Coverage, Option<hybrid::Crash>) {
+    let mut m = model::Model::new(input, *policy, *config, false);
+    m.c = Some(c);
+    m.rec.coverage = Some(Coverage::default());
+    m.run();
+    (Trace { windows: m.rec.windows }, m.rec.coverage.unwrap_or_default(), m.crash)
+}
+
 /// [`predict_with`] by the hybrid model: the kernel functions `c` has (a tree's own
 /// mm/readahead.c, compiled and loaded by the harness) run as that C in place of their
 /// Rust port; everything else is the Rust model (see [`hybrid`]). A C function that

@@ -7,6 +7,9 @@ use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
 use crate::process::Cmd;
 
+/// Where radiff's header is kept, from the repository's root.
+pub const HEADER_PATH: &str = "model/c/radiff_kernel.h";
+
 /// radiff's own header of the kernel API mm/readahead.c uses (model/c/radiff_kernel.h).
 pub const HEADER: &str = include_str!("../../../model/c/radiff_kernel.h");
 

@@ -2,6 +2,7 @@
 //! loaded, and handed to the model as a table of kernel functions (docs/hybrid.md).
 
 pub mod check;
+pub mod choose;
 pub mod command;
 pub mod compile;
 pub mod load;
@@ -11,7 +12,8 @@ use crate::cache::Cache;
 use crate::error::Result;
 use crate::port::Files;
 
-pub use compile::{CompileError, HEADER};
+pub use choose::{choose, Choice};
+pub use compile::{CompileError, HEADER, HEADER_PATH};
 pub use load::{Loaded, FUNCTIONS};
 
 /// A tree's mm/readahead.c, ready for the model.

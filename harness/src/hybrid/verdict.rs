@@ -29,11 +29,8 @@ pub const RUNS_AS_C: [&str; 12] = [
 /// The verdict on function `name` of `file` in a tree whose mm/readahead.c compiled
 /// (`Ok`) or failed with the compiler's first error (`Err`).
 pub fn verdict(name: &str, file: &str, compiled: &Result<(), String>) -> String {
-    if file != READAHEAD_C {
-        return format!("stays the Rust port: the hybrid compiles only {READAHEAD_C}, not {file}");
-    }
-    if !RUNS_AS_C.contains(&name) {
-        return format!("stays the Rust port: the model calls {name}() from outside {READAHEAD_C}");
+    if let Err(why) = super::choose::runs_as_c(&[(name.to_string(), file.to_string())]) {
+        return format!("stays the Rust port: {why}");
     }
     match compiled {
         Ok(()) => "runs as C (radiff kernels hybrid-check compares it with the port)".to_string(),

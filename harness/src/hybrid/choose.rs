@@ -1,0 +1,138 @@
+//! Which model checks a kernel that no policy names: the Rust port where the tree's ported
+//! functions are the port's, the hybrid where every one that differs runs as the tree's C,
+//! and none (with why) otherwise. Decided once per kernel and process.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use radiff_model::Policy;
+
+use super::compile::READAHEAD_C;
+use super::verdict::RUNS_AS_C;
+use crate::cache::Cache;
+use crate::error::Result;
+use crate::kernels::{Builder, Kernels};
+use crate::model_check::Predictor;
+use crate::port::{base_files, port_check, PatchedFiles, Shown};
+
+/// What checks a kernel's runs.
+#[derive(Clone, Debug)]
+pub enum Choice {
+    /// No ported function differs from the port: the Rust model under the base policy.
+    Port,
+    /// The changed functions run as the tree's C.
+    Hybrid { predictor: Predictor, changed: Vec<String> },
+    /// No model can: why, in a sentence.
+    Not(String),
+}
+
+impl Choice {
+    /// The predictor, when there is one.
+    pub fn predictor(&self) -> Option<Predictor> {
+        match self {
+            Choice::Port => Some(Predictor::Port(Policy::BASE)),
+            Choice::Hybrid { predictor, .. } => Some(predictor.clone()),
+            Choice::Not(_) => None,
+        }
+    }
+}
+
+/// The changed functions' names, or why one of them cannot run as C.
+pub fn runs_as_c(changed: &[(String, String)]) -> std::result::Result<Vec<String>, String> {
+    for (name, file) in changed {
+        if file != READAHEAD_C {
+            return Err(format!(
+                "it changes {name}() in {file}, and the hybrid runs only {READAHEAD_C} as C (radiff kernels port-check)"
+            ));
+        }
+        if !RUNS_AS_C.contains(&name.as_str()) {
+            return Err(format!(
+                "it changes {name}(), which the model calls from outside {READAHEAD_C}, so it stays the Rust port"
+            ));
+        }
+    }
+    Ok(changed.iter().map(|(n, _)| n.clone()).collect())
+}
+
+/// The choice for `kernel` (`base`, or a variant on the base), made once per process.
+pub fn choose(kernels: &Kernels, cache: &Cache, kernel: &str) -> Arc<Choice> {
+    static MADE: OnceLock<Mutex<HashMap<String, Arc<Choice>>>> = OnceLock::new();
+    let key = format!("{kernel} on {:?}", kernels.base);
+    let made = MADE.get_or_init(Default::default);
+    if let Some(c) = made.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return c.clone();
+    }
+    let choice = Arc::new(decide(kernels, cache, kernel).unwrap_or_else(|e| Choice::Not(e.to_string())));
+    made.lock().unwrap_or_else(|e| e.into_inner()).insert(key, choice.clone());
+    choice
+}
+
+fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
+    let root = crate::repo_root();
+    let variants: Vec<String> = if kernel == "base" { Vec::new() } else { vec![kernel.to_string()] };
+    let report = port_check(&root, kernels, cache, &variants, Shown::Names)?;
+    let mut changed: Vec<(String, String)> =
+        report.base.changed.iter().map(|c| (c.name.clone(), c.file.clone())).collect();
+    for (_, c) in &report.variants {
+        changed.extend(c.changed.iter().map(|c| (c.name.clone(), c.file.clone())));
+    }
+    if let Some(g) = report.base.gone.iter().chain(report.variants.iter().flat_map(|(_, c)| &c.gone)).next() {
+        return Ok(Choice::Not(format!("{}() ({}) is gone from the tree, and the model ports it", g.name, g.file)));
+    }
+    if changed.is_empty() {
+        return Ok(Choice::Port);
+    }
+    changed.sort();
+    changed.dedup();
+    let names = match runs_as_c(&changed) {
+        Ok(names) => names,
+        Err(why) => return Ok(Choice::Not(why)),
+    };
+    let builder = Builder::new(kernels, cache);
+    let base = base_files(&builder)?;
+    let made = if kernel == "base" {
+        super::make(cache, base.as_ref())?
+    } else {
+        let variant = kernels.variant(kernel)?;
+        let patched = PatchedFiles::new(base.as_ref(), kernel, &variant.patches, &[READAHEAD_C])?;
+        super::make(cache, &patched)?
+    };
+    Ok(match made {
+        super::Made::Ready(h) => {
+            let c = h.loaded.table(None)?;
+            let label =
+                format!("{READAHEAD_C} of {} ran as C", if kernel == "base" { h.tree } else { kernel.to_string() });
+            Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label }, changed: names }
+        }
+        super::Made::DoesNotCompile { tree, error } => Choice::Not(format!(
+            "{READAHEAD_C} of {tree} does not compile with radiff's header ({}): {}",
+            super::HEADER_PATH,
+            error.first_error
+        )),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ch(n: &str, f: &str) -> (String, String) {
+        (n.to_string(), f.to_string())
+    }
+
+    #[test]
+    fn functions_of_readahead_c_the_model_calls_run_as_c() {
+        let got = runs_as_c(&[ch("page_cache_async_ra", "mm/readahead.c"), ch("get_next_ra_size", "mm/readahead.c")]);
+        assert_eq!(got, Ok(vec!["page_cache_async_ra".to_string(), "get_next_ra_size".to_string()]));
+    }
+
+    #[test]
+    fn a_function_of_another_file_keeps_the_hybrid_out_and_says_which() {
+        let why =
+            runs_as_c(&[ch("page_cache_sync_ra", "mm/readahead.c"), ch("f2fs_mpage_readpages", "fs/f2fs/data.c")])
+                .unwrap_err();
+        assert!(why.contains("f2fs_mpage_readpages() in fs/f2fs/data.c"), "{why}");
+        let why = runs_as_c(&[ch("readahead_expand", "mm/readahead.c")]).unwrap_err();
+        assert!(why.contains("readahead_expand()") && why.contains("outside"), "{why}");
+    }
+}
