@@ -17,6 +17,7 @@ pub mod ftrace;
 pub mod guest;
 pub mod host;
 pub mod hybrid;
+pub mod hybrid_check;
 pub mod kernels;
 pub mod model_check;
 pub mod port;

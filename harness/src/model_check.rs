@@ -49,6 +49,30 @@ impl Predictor {
         }
     }
 
+    /// The model's trace for `input` under `config`; the hybrid's stops where its C
+    /// crashed (see [`Predictor::run`] for the crash itself).
+    pub fn predict_with(&self, input: &Input, config: &ModelConfig) -> Trace {
+        match self {
+            Predictor::Port(p) => radiff_model::predict_with(input, p, config),
+            Predictor::Hybrid { policy, c, .. } => radiff_model::predict_hybrid(input, policy, config, c)
+                .unwrap_or_else(|_| radiff_model::coverage_hybrid(input, policy, config, c).0),
+        }
+    }
+
+    /// [`Predictor::predict_with`] under the default assumptions.
+    pub fn predict(&self, input: &Input) -> Trace {
+        self.predict_with(input, &ModelConfig::default())
+    }
+
+    /// The Rust model's policy when nothing runs as C: the model's notes and branches
+    /// explain its decisions only then.
+    pub fn port(&self) -> Option<&Policy> {
+        match self {
+            Predictor::Port(p) => Some(p),
+            Predictor::Hybrid { .. } => None,
+        }
+    }
+
     /// The model's trace for `input`, with its branches and any crash of the C.
     pub fn run(&self, input: &Input) -> (Trace, Coverage, Option<Crash>) {
         match self {

@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use radiff::cache::Cache;
-use radiff::hybrid::command::{hybrid_check, CheckOptions};
 use radiff::hybrid::{make, Made};
+use radiff::hybrid_check::{hybrid_check, CheckOptions};
 use radiff::kernels::{Builder, Kernels};
 use radiff::port::{base_files, DirFiles};
 
@@ -156,4 +156,27 @@ fn a_kernel_without_a_policy_is_checked_against_the_hybrid_where_its_changes_run
         Choice::Not(why) => assert!(why.contains("f2fs_mpage_readpages() in fs/f2fs/data.c"), "{why}"),
         other => panic!("f2fs-extent-ra: expected no hybrid, got {other:?}"),
     }
+}
+
+#[test]
+fn explore_searches_a_patch_without_a_policy_with_the_hybrid_and_finds_where_it_changes_requests() {
+    use radiff::explore::{policies_in, search, without_policy_in, Options};
+    use radiff::kernels::{ModelExpectation, Variant};
+    use radiff::model_check::Predictor;
+    base_readahead();
+    // Seed 000's v1 mail under a name the model has no policy for.
+    let mut kernels = Kernels::load(&root()).unwrap();
+    let patches = kernels.variant("async-align-v1").unwrap().patches.clone();
+    kernels.variants.push(Variant { name: "unnamed-fix".into(), patches, model: ModelExpectation::None });
+    let names = vec!["base".to_string(), "unnamed-fix".to_string()];
+    assert_eq!(without_policy_in(Some(&kernels), &names).unwrap(), None, "the model searches it: no kernels-only path");
+    let pol = policies_in(Some(&kernels), &names).unwrap();
+    assert!(matches!(pol[1].1, Predictor::Hybrid { .. }), "{:?}", pol[1].1);
+    let o = Options { variants: names, max_scenarios: Some(400), threads: 2, seed: 1, ..Options::default() };
+    let r = search(&o, &pol);
+    assert_eq!(r.scenarios, 400);
+    assert!(r.invalid.is_empty(), "{:?}", r.invalid);
+    let changed = r.groups.values().filter(|f| f.variant.as_deref() == Some("unnamed-fix")).count();
+    assert!(changed > 0, "no scenario where the patch's C changes the trace, in {} scenarios", r.scenarios);
+    eprintln!("hybrid search: {} scenarios at {:.0}/s, {changed} variant-change groups", r.scenarios, r.rate());
 }

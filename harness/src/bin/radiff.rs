@@ -63,8 +63,8 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             let root = repo_root();
             let kernels = Kernels::load(&root)?;
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let o = radiff::hybrid::command::CheckOptions { tree, variant, policy, count, seed, threads, show };
-            let (text, agreed) = radiff::hybrid::command::hybrid_check(&root, &kernels, &Cache::from_env(), &o)?;
+            let o = radiff::hybrid_check::CheckOptions { tree, variant, policy, count, seed, threads, show };
+            let (text, agreed) = radiff::hybrid_check::hybrid_check(&root, &kernels, &Cache::from_env(), &o)?;
             progress::output(&text);
             Ok(if agreed { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }

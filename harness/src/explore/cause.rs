@@ -15,7 +15,9 @@
 use std::collections::BTreeMap;
 
 use radiff_model::coverage::BRANCHES;
-use radiff_model::{explain, Explained, ModelConfig, Policy, Trace};
+use radiff_model::{explain, Explained, ModelConfig, Trace};
+
+use crate::model_check::Predictor;
 
 use super::detect::{self, Thresholds};
 use super::search::{context, scenario_of, Finding};
@@ -74,7 +76,7 @@ type CauseKey = (&'static str, Option<String>, Vec<String>);
 
 /// The causes of `findings`, most findings first. A finding whose scenario no longer
 /// parses has no cause and is left out.
-pub fn causes(findings: &[Finding], policies: &[(String, Policy)], t: &Thresholds) -> Vec<Cause> {
+pub fn causes(findings: &[Finding], policies: &[(String, Predictor)], t: &Thresholds) -> Vec<Cause> {
     let keyed = keys_a_cause;
     let mut by_key: BTreeMap<CauseKey, Vec<(usize, usize)>> = BTreeMap::new();
     for (i, f) in findings.iter().enumerate() {
@@ -125,16 +127,22 @@ impl Cause {
 /// The finding's anomalous window and the keyed decisions there.
 fn anomaly(
     f: &Finding,
-    policies: &[(String, Policy)],
+    policies: &[(String, Predictor)],
     t: &Thresholds,
     keyed: &dyn Fn(&str) -> bool,
 ) -> Option<(usize, Vec<String>)> {
     let s = scenario_of(&f.gen, &[]).ok()?;
     let input = synthetic_input(&s);
     let config = ModelConfig::default();
-    let base = explain(&input, &policies[0].1, &config);
+    let base = explain(&input, policies[0].1.port()?, &config);
     if let Some(v) = &f.variant {
         let (_, p) = policies.iter().find(|(n, _)| n == v)?;
+        let Some(p) = p.port() else {
+            // The variant's C ran: its decisions are not the port's. The cause is the
+            // base's decisions where the two traces part.
+            let window = crate::compare::compare(&base.trace, &p.predict(&input))?.window;
+            return Some((window, key_of(&base, window, keyed)));
+        };
         let other = explain(&input, p, &config);
         let parting = first_parting(&base, &other)?;
         let mut path: Vec<String> = parting.base.iter().chain(parting.other.iter()).cloned().collect();

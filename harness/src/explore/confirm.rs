@@ -6,13 +6,13 @@ use std::fmt::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use radiff_model::{Input, Policy, Trace};
+use radiff_model::{Input, Trace};
 
 use super::detect::{self, Hit};
 use super::{comment, context, figures_line, policies, Finding, Options};
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
-use crate::model_check;
+use crate::model_check::{self, Predictor};
 use crate::run::{Job, Lab};
 use crate::scenario::Scenario;
 
@@ -106,7 +106,7 @@ struct Pending<'a> {
     f: &'a Finding,
     name: String,
     variants: Vec<String>,
-    policies: Vec<(String, Policy)>,
+    policies: Vec<(String, Predictor)>,
     scenario: Option<Scenario>,
     image_time: Option<Duration>,
     run_times: Vec<Duration>,
@@ -233,7 +233,7 @@ pub fn confirm_group(
             };
             p.run_times.push(out.wall);
             let scenario = p.scenario.as_ref().expect("a finding that runs has its scenario");
-            let checked = model_check::check(scenario, &out.env, &out.capture, &p.policies[vi].1);
+            let checked = model_check::check_with(scenario, &out.env, &out.capture, &p.policies[vi].1);
             if let Some(d) = &checked.divergence {
                 let rerun = rerun(o, &p.name, variant);
                 p.diffs[vi] = Some(compare::render(d, &format!("{}::{variant}", p.name), &rerun));
@@ -302,10 +302,9 @@ pub(super) fn rerun(o: &Options, name: &str, variant: &str) -> String {
 /// (`IoCompletion::AtIssue`). Then the trace depends on when the guest's requests complete
 /// (a splice's `prev_pos`, set after each folio, is one such place), and two runs that
 /// agree only went the same way twice.
-fn completion_explains(input: &Input, policy: &Policy, trace: &Trace) -> Option<String> {
-    let at_issue = radiff_model::predict_with(
+fn completion_explains(input: &Input, predictor: &Predictor, trace: &Trace) -> Option<String> {
+    let at_issue = predictor.predict_with(
         input,
-        policy,
         &radiff_model::ModelConfig { io_completion: radiff_model::IoCompletion::AtIssue, ..Default::default() },
     );
     compare::compare(trace, &at_issue).is_none().then(|| {
@@ -318,8 +317,8 @@ fn completion_explains(input: &Input, policy: &Policy, trace: &Trace) -> Option<
 /// Why the kernel's trace is a race here: the model marks a shape where the kernel races
 /// ([`compare::RACE_MARKS`]). Where the
 /// two kernel runs agree, they only went the same way twice; where they differ, it says why.
-fn race_marked(input: &Input, policy: &Policy) -> Option<String> {
-    let (_, coverage) = radiff_model::coverage(input, policy);
+fn race_marked(input: &Input, predictor: &Predictor) -> Option<String> {
+    let (_, coverage, _) = predictor.run(input);
     let mark = compare::races_marked(&coverage).next()?;
     Some(format!("the model marks a shape where the kernel races (`{}`): {}, run to run", mark.id, mark.why))
 }
@@ -455,6 +454,7 @@ impl Confirmation {
 
 #[cfg(test)]
 mod tests {
+    use crate::model_check::Predictor;
     use radiff_model::{predict_with, Input, IoCompletion, ModelConfig, Op, Policy, QueueLimits};
 
     fn input(ops: Vec<Op>) -> Input {
@@ -478,11 +478,12 @@ mod tests {
             crate::compare::compare(&kernel, &radiff_model::predict(&splice, &Policy::BASE)).is_some(),
             "the default and at-issue predictions should differ here"
         );
-        let why = super::completion_explains(&splice, &Policy::BASE, &kernel).expect("explained by completion timing");
+        let why = super::completion_explains(&splice, &Predictor::Port(Policy::BASE), &kernel)
+            .expect("explained by completion timing");
         assert!(why.contains("IoCompletion::AtIssue"), "{why}");
         // A kernel trace neither timing gives (another scenario's) is not explained.
         let other = at_issue(&input(vec![Op::Read { fd: 0, offset: 0, len: 1 << 20 }]));
-        assert!(super::completion_explains(&splice, &Policy::BASE, &other).is_none());
+        assert!(super::completion_explains(&splice, &Predictor::Port(Policy::BASE), &other).is_none());
     }
 
     #[test]
@@ -493,10 +494,12 @@ mod tests {
         // Pages cached at random through one mapping split the second mapping's fault window.
         let random = Op::Madvise { map: 0, offset: 0, len: 8 << 20, advice: MadvAdvice::Random };
         let split = Input::xfs_on_nvme(8 << 20, vec![map(0), random, touch(0, 2), touch(0, 4), map(1), touch(1, 1)]);
-        let why = super::race_marked(&split, &Policy::BASE).expect("a fault woken with its block's reads in flight");
+        let why = super::race_marked(&split, &Predictor::Port(Policy::BASE))
+            .expect("a fault woken with its block's reads in flight");
         assert!(why.contains(radiff_model::fault::FAULT_RACE), "{why}");
         assert!(
-            super::race_marked(&Input::xfs_on_nvme(8 << 20, vec![map(1), touch(1, 1)]), &Policy::BASE).is_none(),
+            super::race_marked(&Input::xfs_on_nvme(8 << 20, vec![map(1), touch(1, 1)]), &Predictor::Port(Policy::BASE))
+                .is_none(),
             "a cold file"
         );
     }

@@ -451,7 +451,7 @@ pub fn base_anomalies(o: &Options, progress: &mut dyn FnMut(&str)) -> Vec<(Strin
         shrink_budget: Options::default().shrink_budget,
         ..o.clone()
     };
-    let pol = vec![("base".to_string(), Policy::BASE)];
+    let pol = vec![("base".to_string(), crate::model_check::Predictor::Port(Policy::BASE))];
     let r = super::search(&b, &pol);
     let found = super::shrink_findings(&r, &b, &pol, &mut |_| {});
     let mut seen = std::collections::BTreeSet::new();

@@ -3,6 +3,8 @@
 use radiff_model::Policy;
 
 use crate::error::{Error, Result};
+use crate::hybrid::Choice;
+use crate::model_check::Predictor;
 
 /// The kernel variant among `variants` that has no model policy (no policy of its name and
 /// no `model:` in its variant.yaml, see [`crate::kernels::ModelExpectation`]), if any:
@@ -35,7 +37,14 @@ pub fn without_policy_in(kernels: Option<&crate::kernels::Kernels>, variants: &[
             continue;
         }
         match kernels.map(|k| k.variant(v)) {
-            Some(Ok(variant)) if variant.model.policy().is_none() => unknown.push(v.clone()),
+            Some(Ok(variant)) if variant.model.policy().is_none() => {
+                // The hybrid models it where its changed functions run as C.
+                let kernels = kernels.expect("a variant was found in them");
+                if let Choice::Not(why) = &*crate::hybrid::choose(kernels, &crate::cache::Cache::from_env(), v) {
+                    crate::progress::progress(&format!("explore: the model cannot predict {v}: {why}"));
+                    unknown.push(v.clone());
+                }
+            }
             Some(Ok(_)) => {}
             Some(Err(e)) => return Err(e),
             None => {
@@ -60,22 +69,42 @@ pub fn without_policy_in(kernels: Option<&crate::kernels::Kernels>, variants: &[
 /// The policies of the variants named, in order: a policy of the variant's name, or the
 /// one its variant.yaml declares (`model: POLICY`); a variant without one is an error, and
 /// so is a kernels/kernels.yaml that does not load (the error names it).
-pub fn policies(variants: &[String]) -> Result<Vec<(String, Policy)>> {
+pub fn policies(variants: &[String]) -> Result<Vec<(String, Predictor)>> {
     policies_in(Some(&crate::kernels::Kernels::load(&crate::repo_root())?), variants)
 }
 
-/// [`policies`] with the declarations of `kernels`' variants (`None`: names alone).
-pub fn policies_in(kernels: Option<&crate::kernels::Kernels>, variants: &[String]) -> Result<Vec<(String, Policy)>> {
+/// [`policies`] with the declarations of `kernels`' variants (`None`: names alone): the
+/// policy of a variant's name or its declaration; for a variant without one, and for a base
+/// that moved, the hybrid where the tree's changed functions run as C
+/// ([`crate::hybrid::choose`]).
+pub fn policies_in(kernels: Option<&crate::kernels::Kernels>, variants: &[String]) -> Result<Vec<(String, Predictor)>> {
+    let cache = crate::cache::Cache::from_env();
+    let hybrid = |v: &str| kernels.map(|k| crate::hybrid::choose(k, &cache, v));
     variants
         .iter()
         .map(|v| {
+            if v == "base" {
+                let moved = hybrid(v).and_then(|c| match &*c {
+                    Choice::Hybrid { predictor, .. } => Some(predictor.clone()),
+                    _ => None,
+                });
+                return Ok((v.clone(), moved.unwrap_or(Predictor::Port(Policy::BASE))));
+            }
             let declared = || kernels?.variant(v).ok()?.model.policy().and_then(Policy::for_variant);
-            Policy::for_variant(v).or_else(declared).map(|p| (v.clone(), p)).ok_or_else(|| {
-                Error::Other(format!(
-                    "the model has no policy for variant `{v}` (model/src/variant.rs); it knows {}",
-                    Policy::KNOWN.join(", ")
-                ))
-            })
+            if let Some(p) = Policy::for_variant(v).or_else(declared) {
+                return Ok((v.clone(), Predictor::Port(p)));
+            }
+            let why = match hybrid(v).as_deref() {
+                Some(Choice::Not(why)) => format!(": {why}"),
+                Some(choice) => {
+                    return Ok((v.clone(), choice.predictor().expect("a choice other than Not predicts")));
+                }
+                None => String::new(),
+            };
+            Err(Error::Other(format!(
+                "the model has no policy for variant `{v}` (model/src/variant.rs), and the hybrid cannot model it{why}; it knows {}",
+                Policy::KNOWN.join(", ")
+            )))
         })
         .collect()
 }

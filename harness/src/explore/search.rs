@@ -4,18 +4,19 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use radiff_model::{Input, Policy, Trace};
+use radiff_model::{Input, Trace};
 
 use super::detect::{self, Context, Hit, Thresholds};
 use super::generate::{self, Gen};
 use super::{interrupted, synthetic_input, Options};
 use crate::error::Result;
+use crate::model_check::Predictor;
 use crate::scenario::Scenario;
 
-/// The model's trace of `scenario` on each policy, in order.
-pub fn predict_scenario(scenario: &Scenario, policies: &[(String, Policy)]) -> (Input, Vec<Trace>) {
+/// The model's trace of `scenario` on each variant's predictor, in order.
+pub fn predict_scenario(scenario: &Scenario, policies: &[(String, Predictor)]) -> (Input, Vec<Trace>) {
     let input = synthetic_input(scenario);
-    let traces = policies.iter().map(|(_, p)| radiff_model::predict(&input, p)).collect();
+    let traces = policies.iter().map(|(_, p)| p.predict(&input)).collect();
     (input, traces)
 }
 
@@ -36,7 +37,7 @@ pub fn context(input: &Input) -> Context<'_> {
 pub fn detect_all(
     input: &Input,
     traces: &[Trace],
-    policies: &[(String, Policy)],
+    policies: &[(String, Predictor)],
     t: &Thresholds,
 ) -> Vec<(Hit, Option<String>)> {
     let mut hits: Vec<(Hit, Option<String>)> =
@@ -127,7 +128,7 @@ pub fn scenario_of(gen: &Gen, variants: &[String]) -> Result<Scenario> {
 type Judged = std::result::Result<Vec<(Hit, Option<String>)>, String>;
 
 /// Generates, parses, predicts and judges scenario `index` of `seed`.
-fn judge(seed: u64, index: u64, policies: &[(String, Policy)], t: &Thresholds) -> (Gen, Judged) {
+fn judge(seed: u64, index: u64, policies: &[(String, Predictor)], t: &Thresholds) -> (Gen, Judged) {
     let gen = generate::generate(seed, index);
     let judged = match scenario_of(&gen, &[]) {
         Err(e) => Err(format!("scenario {index}: {e}")),
@@ -174,7 +175,7 @@ impl SearchResult {
 /// take the next index from a shared counter as each finishes one; the results are merged
 /// in index order, and every index taken is finished, so the search covers `0..n` with no
 /// gap and a seed and a count name the same findings whatever the thread count.
-pub fn search(o: &Options, policies: &[(String, Policy)]) -> SearchResult {
+pub fn search(o: &Options, policies: &[(String, Predictor)]) -> SearchResult {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     let started = Instant::now();
     let task = crate::progress::Task::start("explore");
@@ -245,7 +246,7 @@ pub fn fires(
     gen: &Gen,
     detector: &str,
     variant: Option<&str>,
-    policies: &[(String, Policy)],
+    policies: &[(String, Predictor)],
     t: &Thresholds,
 ) -> Option<Hit> {
     let s = scenario_of(gen, &[]).ok()?;

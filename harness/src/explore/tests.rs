@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use radiff_model::{Advice, FsKind, Op, Policy};
+use radiff_model::{Advice, FsKind, Op};
 
 use super::detect::{self, Thresholds};
 use super::detect_tests::sequential_ops;
@@ -13,7 +13,7 @@ use super::*;
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 
-fn base() -> Vec<(String, Policy)> {
+fn base() -> Vec<(String, crate::model_check::Predictor)> {
     policies(&["base".to_string()]).unwrap()
 }
 

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use radiff_model::Policy;
+use crate::model_check::Predictor;
 
 use super::detect::Hit;
 use super::search::{fires, Finding, SearchResult};
@@ -20,7 +20,7 @@ fn detector_rank(d: &str) -> usize {
 pub fn shrink_findings(
     r: &SearchResult,
     o: &Options,
-    policies: &[(String, Policy)],
+    policies: &[(String, Predictor)],
     progress: &mut dyn FnMut(&str),
 ) -> Vec<Finding> {
     let mut per: BTreeMap<usize, Vec<&Finding>> = BTreeMap::new();

@@ -1,9 +1,7 @@
 //! The hybrid model's harness side: a tree's mm/readahead.c compiled with radiff's header,
 //! loaded, and handed to the model as a table of kernel functions (docs/hybrid.md).
 
-pub mod check;
 pub mod choose;
-pub mod command;
 pub mod compile;
 pub mod load;
 pub mod verdict;

@@ -8,7 +8,7 @@ use super::*;
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 
-fn base() -> Vec<(String, radiff_model::Policy)> {
+fn base() -> Vec<(String, crate::model_check::Predictor)> {
     policies(&["base".to_string()]).unwrap()
 }
 

@@ -1,15 +1,18 @@
-//! `radiff kernels hybrid-check`: which tree, which policy, then the check.
+//! `radiff kernels hybrid-check`: which tree, which policy, then the check (the Rust port
+//! against a tree's C on the repository's scenarios and on explore's generated ones).
 
 use std::path::{Path, PathBuf};
 
 use radiff_model::Policy;
 
-use super::check::{check, Checked};
-use super::{make, Made};
+pub mod check;
+
 use crate::cache::Cache;
 use crate::error::{Error, Result};
+use crate::hybrid::{make, Made};
 use crate::kernels::{Builder, Kernels};
 use crate::port::{base_files, DirFiles, Files, PatchedFiles};
+use check::{check, Checked};
 
 /// What `hybrid-check` was asked.
 #[derive(Clone, Debug, Default)]
@@ -46,7 +49,7 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
     let tree: &dyn Files = match &o.variant {
         Some(v) => {
             let variant = kernels.variant(v)?;
-            patched = PatchedFiles::new(base.as_ref(), v, &variant.patches, &[super::compile::READAHEAD_C])?;
+            patched = PatchedFiles::new(base.as_ref(), v, &variant.patches, &[crate::hybrid::compile::READAHEAD_C])?;
             &patched
         }
         None => base.as_ref(),
@@ -57,7 +60,7 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
             return Ok((
                 format!(
                     "hybrid-check: {tree}'s {} does not compile with radiff's header: {}\n(the model falls back to its Rust port for this tree; the full compiler output:)\n{}",
-                    super::compile::READAHEAD_C,
+                    crate::hybrid::compile::READAHEAD_C,
                     error.first_error,
                     crate::error::tail(&error.log, 20)
                 ),
