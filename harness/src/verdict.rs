@@ -151,6 +151,10 @@ pub fn predictor(lab: &Lab, variant: &str, expectation: &ModelExpectation) -> (O
             crate::hybrid::Choice::Not(why) => (None, Some(why.clone())),
             choice => (choice.predictor(), None),
         },
+        ModelExpectation::Off { file, line } => {
+            let file = file.strip_prefix(crate::repo_root()).unwrap_or(file);
+            (None, Some(format!("{}:{line} says `model: none`", file.display())))
+        }
         ModelExpectation::BaseOff { .. } => (None, None),
     }
 }
@@ -241,6 +245,7 @@ pub fn judge(
             };
             let why = match (expectation, &no_model) {
                 (ModelExpectation::BaseOff { said }, _) => format!("{said} says `model: none` for this base"),
+                (ModelExpectation::Off { .. }, Some(said)) => said.clone(),
                 (_, why) => format!(
                     "variant `{variant}` has no model policy and the hybrid cannot model it{}; to name a policy, {}, in kernels/variants/{variant}/{}",
                     why.as_deref().map(|w| format!(": {w}")).unwrap_or_default(),

@@ -209,7 +209,7 @@ fn variant_yaml_names_the_model_policy_a_patch_must_match() {
     );
     assert_eq!(model("v3").policy(), Some("async-align-v2"));
     assert_eq!(model("my-fix"), ModelExpectation::None);
-    assert_eq!(model("opt-out"), ModelExpectation::None);
+    assert_eq!(model("opt-out"), ModelExpectation::Off { file: dir.join("opt-out").join(VARIANT_FILE), line: 1 });
     // variant.yaml is not a patch of the series.
     assert_eq!(kernels.variant("cleanup").unwrap().patches.len(), 1);
 }

@@ -37,6 +37,9 @@ pub fn without_policy_in(kernels: Option<&crate::kernels::Kernels>, variants: &[
             continue;
         }
         match kernels.map(|k| k.variant(v)) {
+            Some(Ok(variant)) if matches!(variant.model, crate::kernels::ModelExpectation::Off { .. }) => {
+                unknown.push(v.clone())
+            }
             Some(Ok(variant)) if variant.model.policy().is_none() => {
                 // The hybrid models it where its changed functions run as C.
                 let kernels = kernels.expect("a variant was found in them");
@@ -91,6 +94,14 @@ pub fn policies_in(kernels: Option<&crate::kernels::Kernels>, variants: &[String
                 return Ok((v.clone(), moved.unwrap_or(Predictor::Port(Policy::BASE))));
             }
             let declared = || kernels?.variant(v).ok()?.model.policy().and_then(Policy::for_variant);
+            if let Some(crate::kernels::ModelExpectation::Off { file, line }) =
+                kernels.and_then(|k| k.variant(v).ok()).map(|v| &v.model)
+            {
+                return Err(Error::Other(format!(
+                    "{}:{line} says `model: none` for variant `{v}`: explore it against base alone, `--variants base,{v}` (both kernels run the base model's scenarios)",
+                    file.display()
+                )));
+            }
             if let Some(p) = Policy::for_variant(v).or_else(declared) {
                 return Ok((v.clone(), Predictor::Port(p)));
             }

@@ -89,9 +89,12 @@ pub enum ModelExpectation {
     SameName(String),
     /// `model: POLICY` in the variant's `variant.yaml`, at this line.
     Declared { policy: String, file: PathBuf, line: usize },
-    /// No policy: trials check the kernel's trace against its snapshot and show how it
-    /// differs from the base kernel's, without a model check.
+    /// No policy: trials check the kernel against the hybrid (its tree's C run in the
+    /// model) where its changed functions run as C; otherwise against its snapshot, showing
+    /// how its trace differs from the base kernel's, without a model check.
     None,
+    /// `model: none` in the variant's `variant.yaml`, at this line: no model check.
+    Off { file: PathBuf, line: usize },
     /// No model check because the base says so (`model: none` in kernels.yaml, or
     /// `RADIFF_BASE_MODEL=none`): the model ports another kernel than this base.
     BaseOff { said: String },
@@ -102,7 +105,7 @@ impl ModelExpectation {
     pub fn policy(&self) -> Option<&str> {
         match self {
             ModelExpectation::SameName(p) | ModelExpectation::Declared { policy: p, .. } => Some(p),
-            ModelExpectation::None | ModelExpectation::BaseOff { .. } => None,
+            ModelExpectation::None | ModelExpectation::Off { .. } | ModelExpectation::BaseOff { .. } => None,
         }
     }
 
@@ -111,7 +114,8 @@ impl ModelExpectation {
         match self {
             ModelExpectation::SameName(p) => format!("{p} (the policy of the same name)"),
             ModelExpectation::Declared { policy, file, line } => format!("{policy} ({}:{line})", file.display()),
-            ModelExpectation::None => format!("none: trials check the snapshot and show the difference from base ({VARIANT_FILE} can name a policy)"),
+            ModelExpectation::None => format!("no policy: the hybrid where its changed functions run as C, else the snapshot and the difference from base ({VARIANT_FILE} can name a policy)"),
+            ModelExpectation::Off { file, line } => format!("none ({}:{line}): trials check the snapshot and show the difference from base", file.display()),
             ModelExpectation::BaseOff { said } => format!("none: {said} says `model: none` for this base; trials check the snapshot and show the difference from base"),
         }
     }
@@ -131,7 +135,7 @@ impl ModelExpectation {
         let line = crate::yaml::line_of(&text, &["model"]);
         match parsed.model.as_deref() {
             None => Err(Error::input(&file, 0, format!("`model:` is missing: {}", model_help()))),
-            Some("none") => Ok(ModelExpectation::None),
+            Some("none") => Ok(ModelExpectation::Off { file, line }),
             Some(policy) if radiff_model::Policy::for_variant(policy).is_some() => {
                 Ok(ModelExpectation::Declared { policy: policy.to_string(), file, line })
             }
