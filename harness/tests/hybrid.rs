@@ -58,8 +58,9 @@ fn the_hybrid_of_the_unpatched_base_is_the_rust_port_on_every_scenario_and_gener
 }
 
 #[test]
-fn seed_000_v1_and_seed_001_as_c_are_their_policies() {
-    for v in ["async-align-v1", "sync-ra-when-disabled"] {
+fn seed_000_v1_v2_and_seed_001_as_c_are_their_policies() {
+    // v2 adds a member to struct readahead_control (pagemap.h) and a static helper.
+    for v in ["async-align-v1", "async-align-v2", "sync-ra-when-disabled"] {
         let (text, agreed) = check(Some(v), None, 300);
         assert!(agreed, "{v}: {text}");
     }

@@ -166,6 +166,16 @@ struct file {
 	unsigned int radiff_fd;
 };
 
+/*
+ * Members the tree adds to struct readahead_control (a patch's new field), copied from its
+ * include/linux/pagemap.h by the harness; they live in the room the model reserves after
+ * its own members (model/src/hybrid.rs, radiff_extra), zeroed for each call.
+ */
+#ifndef RADIFF_RAC_EXTRA
+#define RADIFF_RAC_EXTRA
+#endif
+#define RADIFF_RAC_SIZE 120
+
 struct readahead_control {
 	struct file *file;
 	struct address_space *mapping;
@@ -176,7 +186,10 @@ struct readahead_control {
 	bool dropbehind;
 	bool _workingset;
 	unsigned long _pflags;
+	RADIFF_RAC_EXTRA
 };
+_Static_assert(sizeof(struct readahead_control) <= RADIFF_RAC_SIZE,
+	       "the tree adds more to struct readahead_control than the model reserves (radiff_extra)");
 
 /* A folio as the model lends it to the C: its place, its size and its flags. */
 #define RADIFF_PG_READAHEAD (1UL << 0)

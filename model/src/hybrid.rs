@@ -65,6 +65,10 @@ pub struct CReadaheadControl {
     pub dropbehind: bool,
     pub _workingset: bool,
     pub _pflags: c_ulong,
+    /// Room for the members a tree adds to the struct (the harness appends them to the
+    /// header's struct; the header asserts they fit in `RADIFF_RAC_SIZE`). Zeroed for each
+    /// call, as the kernel's `DEFINE_READAHEAD` leaves members it does not name.
+    pub radiff_extra: [u64; 8],
 }
 
 /// `struct folio` as the header defines it: the model lends these to the C.
@@ -498,6 +502,7 @@ impl Model<'_> {
                 dropbehind: ractl.dropbehind,
                 _workingset: false,
                 _pflags: 0,
+                radiff_extra: [0; 8],
             },
             folios: Vec::new(),
             bug: None,
@@ -596,6 +601,17 @@ mod tests {
         let ra =
             FileRaState { start: 48, size: 56, async_size: 56, ra_pages: 32, order: 6, mmap_miss: 3, prev_pos: -1 };
         assert_eq!(CFileRaState::from_model(&ra).to_model(), ra);
+    }
+
+    #[test]
+    fn the_struct_readahead_control_the_model_lends_is_the_size_the_header_allows() {
+        let header = include_str!("../c/radiff_kernel.h");
+        let size: usize = header
+            .lines()
+            .find_map(|l| l.strip_prefix("#define RADIFF_RAC_SIZE "))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("the header defines RADIFF_RAC_SIZE");
+        assert_eq!(std::mem::size_of::<CReadaheadControl>(), size);
     }
 
     #[test]

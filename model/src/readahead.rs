@@ -506,9 +506,9 @@ impl Model<'_> {
         }
         let end = start + ra.size;
         let mut aligned_end = round_down(end, 1 << new_order);
-        // new_order <= ilog2(ra->size), so a boundary lies in (start, end] and
-        // aligned_end > start on every step.
-        while 2 * (aligned_end - start) < ra.size && new_order > min_order {
+        // Unsigned long arithmetic, as the C's: where aligned_end falls below start the
+        // difference wraps (found by the hybrid: the debug build's overflow check fired).
+        while 2u64.wrapping_mul(aligned_end.wrapping_sub(start)) < ra.size && new_order > min_order {
             cover!(self.rec, "ra_order_shrink: trim keeps less than half: new_order - 1");
             new_order -= 1;
             aligned_end = round_down(end, 1 << new_order);

@@ -34,10 +34,10 @@ pub enum Made {
 /// Compiles (or finds in the cache) and loads the hybrid of `tree`.
 pub fn make(cache: &Cache, tree: &dyn Files) -> Result<Made> {
     let label = tree.describe();
-    let Some(source) = tree.read(compile::READAHEAD_C)? else {
+    let Some(compiled) = compile::compile_tree(cache, tree)? else {
         return Err(crate::Error::Other(format!("{label} has no {}: no hybrid", compile::READAHEAD_C)));
     };
-    match compile::compile(cache, &source)? {
+    match compiled {
         Ok(so) => Ok(Made::Ready(Hybrid { loaded: Loaded::open(&so)?, tree: label })),
         Err(error) => Ok(Made::DoesNotCompile { tree: label, error }),
     }

@@ -1,7 +1,7 @@
 //! Whether a changed ported function runs as its tree's C in the hybrid, and if not why:
 //! the line `radiff kernels port-check` prints under each changed function.
 
-use super::compile::{compile, READAHEAD_C};
+use super::compile::{compile_tree, READAHEAD_C};
 use crate::cache::Cache;
 use crate::error::Result;
 use crate::kernels::{Builder, Kernels};
@@ -41,12 +41,10 @@ pub fn verdict(name: &str, file: &str, compiled: &Result<(), String>) -> String 
 /// Whether `tree`'s mm/readahead.c compiles with radiff's header: `Err` with the
 /// compiler's first error, or with why it could not be tried (no gcc).
 pub fn compiles(cache: &Cache, tree: &dyn Files) -> Result<std::result::Result<(), String>> {
-    let Some(source) = tree.read(READAHEAD_C)? else {
-        return Ok(Err(format!("{} has no {READAHEAD_C}", tree.describe())));
-    };
-    Ok(match compile(cache, &source) {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(e.first_error),
+    Ok(match compile_tree(cache, tree) {
+        Ok(None) => Err(format!("{} has no {READAHEAD_C}", tree.describe())),
+        Ok(Some(Ok(_))) => Ok(()),
+        Ok(Some(Err(e))) => Err(e.first_error),
         Err(e) => Err(format!("could not run the compiler: {e}")),
     })
 }
