@@ -181,3 +181,13 @@ fn explore_searches_a_patch_without_a_policy_with_the_hybrid_and_finds_where_it_
     assert!(changed > 0, "no scenario where the patch's C changes the trace, in {} scenarios", r.scenarios);
     eprintln!("hybrid search: {} scenarios at {:.0}/s, {changed} variant-change groups", r.scenarios, r.rate());
 }
+
+#[test]
+fn a_patched_function_that_loops_forever_is_stopped_at_its_time_limit_and_the_run_goes_on() {
+    radiff::hybrid::watchdog::set_call_limit(std::time::Duration::from_secs(1));
+    // A loop only large windows enter: small ones still run and agree.
+    let lp = "\tfolio_clear_readahead(folio);\n\twhile (ra->size > 256)\n\t\t;\n";
+    let (text, agreed) = check_edited(|s| s.replacen("\tfolio_clear_readahead(folio);\n", lp, 1));
+    assert!(!agreed, "{text}");
+    assert!(text.contains("crashed with SIGXCPU (radiff's time limit on one call into the C"), "{text}");
+}

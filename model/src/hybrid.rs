@@ -201,6 +201,7 @@ impl std::fmt::Display for Crash {
             4 => "SIGILL".to_string(),
             7 => "SIGBUS".to_string(),
             8 => "SIGFPE".to_string(),
+            24 => "SIGXCPU (radiff's time limit on one call into the C: a loop that does not end?)".to_string(),
             n => format!("signal {n}"),
         };
         write!(f, "{}() crashed with {sig} in system call {} of the scenario", self.function, self.op)?;
@@ -254,6 +255,31 @@ impl CReadahead {
             }
         }
         out
+    }
+}
+
+thread_local! {
+    static IN_RUST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is in one of the model's callbacks from the C (a signal handler may
+/// ask: jumping out of Rust code, which may hold the allocator's lock, is not safe).
+pub fn in_callback() -> bool {
+    IN_RUST.with(|c| c.get())
+}
+
+/// Marks this thread as in a callback while it lives.
+struct InRust(bool);
+
+impl InRust {
+    fn enter() -> InRust {
+        InRust(IN_RUST.with(|c| c.replace(true)))
+    }
+}
+
+impl Drop for InRust {
+    fn drop(&mut self) {
+        IN_RUST.with(|c| c.set(self.0));
     }
 }
 
@@ -332,6 +358,7 @@ impl Frame {
 }
 
 unsafe extern "C" fn cb_alloc_folio(ctx: *mut c_void, order: c_uint) -> *mut CFolio {
+    let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     if !f.model().ractl_alloc_folio(order) {
         return std::ptr::null_mut();
@@ -340,6 +367,7 @@ unsafe extern "C" fn cb_alloc_folio(ctx: *mut c_void, order: c_uint) -> *mut CFo
 }
 
 unsafe extern "C" fn cb_add_folio(ctx: *mut c_void, folio: *mut CFolio, index: c_ulong) -> c_int {
+    let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let folio = &mut *folio;
     let m = f.model();
@@ -355,6 +383,7 @@ unsafe extern "C" fn cb_add_folio(ctx: *mut c_void, folio: *mut CFolio, index: c
 }
 
 unsafe extern "C" fn cb_load(ctx: *mut c_void, index: c_ulong) -> *mut CFolio {
+    let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
     match m.cache.folio_at(index) {
@@ -367,14 +396,17 @@ unsafe extern "C" fn cb_load(ctx: *mut c_void, index: c_ulong) -> *mut CFolio {
 }
 
 unsafe extern "C" fn cb_next_miss(ctx: *mut c_void, index: c_ulong, max_scan: c_ulong) -> c_ulong {
+    let _in_rust = InRust::enter();
     Frame::of(ctx).model().page_cache_next_miss(index, max_scan)
 }
 
 unsafe extern "C" fn cb_prev_miss(ctx: *mut c_void, index: c_ulong, max_scan: c_ulong) -> c_ulong {
+    let _in_rust = InRust::enter();
     Frame::of(ctx).model().page_cache_prev_miss(index, max_scan)
 }
 
 unsafe extern "C" fn cb_folio_flag(ctx: *mut c_void, folio: *mut CFolio, flag: c_ulong, set: c_int) {
+    let _in_rust = InRust::enter();
     let m = Frame::of(ctx).model();
     let head = (*folio).index;
     match (flag, set != 0) {
@@ -386,12 +418,14 @@ unsafe extern "C" fn cb_folio_flag(ctx: *mut c_void, folio: *mut CFolio, flag: c
 }
 
 unsafe extern "C" fn cb_remove_folio(ctx: *mut c_void, folio: *mut CFolio) {
+    let _in_rust = InRust::enter();
     Frame::of(ctx).model().cache.remove_folio((*folio).index);
 }
 
 /// `mapping->a_ops->readahead(rac)` inside read_pages(): the model's file system reads the
 /// batch under a block plug, as the Rust `read_pages()` does, and consumes every folio.
 unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl) {
+    let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
     let rac = &mut *rac;
@@ -416,29 +450,34 @@ unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl)
 }
 
 unsafe extern "C" fn cb_trace_sync_ra(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
+    let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
     m.rec.open(Trigger::Sync, index, req, &(*ra).to_model(), m.op, f.fd as u32);
 }
 
 unsafe extern "C" fn cb_trace_async_ra(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
+    let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
     m.rec.open(Trigger::Async, index, req, &(*ra).to_model(), m.op, f.fd as u32);
 }
 
 unsafe extern "C" fn cb_trace_ra_unbounded(ctx: *mut c_void, index: c_ulong, nr_to_read: c_ulong, lookahead: c_ulong) {
+    let _in_rust = InRust::enter();
     let m = Frame::of(ctx).model();
     m.rec.submit(Submit::Unbounded { index, nr_to_read, lookahead_size: lookahead });
 }
 
 unsafe extern "C" fn cb_trace_ra_order(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState) {
+    let _in_rust = InRust::enter();
     let m = Frame::of(ctx).model();
     let ra = (*ra).to_model();
     m.rec.submit(Submit::Order { index, size: ra.size, async_size: ra.async_size, order: ra.order });
 }
 
 unsafe extern "C" fn cb_bug(ctx: *mut c_void, file: *const c_char, line: c_int) {
+    let _in_rust = InRust::enter();
     // The C traps right after; the guard reports the trap with this.
     let file =
         if file.is_null() { String::new() } else { std::ffi::CStr::from_ptr(file).to_string_lossy().into_owned() };

@@ -88,7 +88,7 @@ impl Loaded {
                 page_cache_ra_unbounded: get("page_cache_ra_unbounded").map(|p| std::mem::transmute(p)),
                 radiff_enter: std::mem::transmute::<*mut libc::c_void, EnterFn>(enter),
                 radiff_aops: aops as *const CAops,
-                radiff_guard: Some(std::mem::transmute::<*mut libc::c_void, GuardFn>(guard)),
+                radiff_guard: Some(super::watchdog::install(std::mem::transmute::<*mut libc::c_void, GuardFn>(guard))),
             })
         }
     }
@@ -121,7 +121,7 @@ fn contain_crashes(crashed: *mut libc::c_void) {
             sa.sa_sigaction = on_crash as *const () as usize;
             sa.sa_flags = libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_ONSTACK;
             libc::sigemptyset(&mut sa.sa_mask);
-            for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE] {
+            for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, super::watchdog::SIGNAL] {
                 libc::sigaction(sig, &sa, std::ptr::null_mut());
             }
         }
@@ -129,6 +129,11 @@ fn contain_crashes(crashed: *mut libc::c_void) {
 }
 
 extern "C" fn on_crash(sig: libc::c_int, _info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
+    // The watchdog's signal is not acted on while the model's own Rust runs (a callback
+    // may hold the allocator's lock): the watchdog sends it again until it lands in the C.
+    if sig == super::watchdog::SIGNAL && radiff_model::hybrid::in_callback() {
+        return;
+    }
     for slot in &CRASHED {
         let p = slot.load(Ordering::Acquire);
         if p.is_null() {
@@ -136,6 +141,10 @@ extern "C" fn on_crash(sig: libc::c_int, _info: *mut libc::siginfo_t, _uc: *mut 
         }
         // SAFETY: a registered radiff_crashed; it returns only when no guard runs.
         unsafe { std::mem::transmute::<*mut libc::c_void, CrashedFn>(p)(sig) };
+    }
+    // The watchdog's signal for a call that ended as it was sent: nothing to stop.
+    if sig == super::watchdog::SIGNAL {
+        return;
     }
     // Not a guarded C call's: the default action when the instruction runs again.
     // SAFETY: signal() is async-signal-safe.

@@ -5,6 +5,7 @@ pub mod choose;
 pub mod compile;
 pub mod load;
 pub mod verdict;
+pub mod watchdog;
 
 use crate::cache::Cache;
 use crate::error::Result;

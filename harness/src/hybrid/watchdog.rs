@@ -1,0 +1,130 @@
+//! A time limit on each call into a tree's C: a call still running after
+//! [`CALL_LIMIT`] ([`set_call_limit`]) (a patched loop that never ends) is interrupted with SIGXCPU, which the
+//! crash handler turns into that call's failure, as it does a SIGSEGV. Nothing of radiff
+//! hangs on the C.
+//!
+//! The model calls the C through the table's `radiff_guard`; the table holds
+//! [`timed_guard`], which marks the calling thread's slot with the time it entered, runs the
+//! object's own guard, and clears the slot. A watchdog thread, started with the first
+//! loaded object, looks at the slots a few times a second.
+
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use radiff_model::hybrid::GuardFn;
+
+/// How long one call into the C may run by default. A readahead call takes microseconds
+/// in the model.
+pub const CALL_LIMIT: Duration = Duration::from_secs(5);
+
+static LIMIT_MS: AtomicU64 = AtomicU64::new(CALL_LIMIT.as_millis() as u64);
+
+/// Sets the limit on one call into the C (for a test that must not wait [`CALL_LIMIT`]).
+pub fn set_call_limit(limit: Duration) {
+    LIMIT_MS.store(limit.as_millis().max(1) as u64, Ordering::Release);
+}
+
+/// The signal a call past its limit gets.
+pub const SIGNAL: libc::c_int = libc::SIGXCPU;
+
+struct Slot {
+    /// Whether a thread holds this slot (each thread that calls the C holds one while it lives).
+    owned: AtomicBool,
+    /// Milliseconds since [`epoch`] plus one when the call entered; 0 when no call runs.
+    entered: AtomicU64,
+    thread: AtomicU64,
+}
+
+const SLOTS: usize = 256;
+static TABLE: [Slot; SLOTS] =
+    [const { Slot { owned: AtomicBool::new(false), entered: AtomicU64::new(0), thread: AtomicU64::new(0) } }; SLOTS];
+/// The guard of the first object loaded: any object's guard catches any object's crash
+/// (the handler asks every object's `radiff_crashed`, and the one guarding this thread
+/// jumps).
+static GUARD: AtomicPtr<libc::c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+/// A thread's slot, given back when the thread ends.
+struct Claim(usize);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        TABLE[self.0].entered.store(0, Ordering::Release);
+        TABLE[self.0].owned.store(false, Ordering::Release);
+    }
+}
+
+/// A free slot for this thread; `None` (the thread's calls go untimed) when all are held.
+fn claim() -> Option<Claim> {
+    TABLE
+        .iter()
+        .position(|s| s.owned.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_ok())
+        .map(Claim)
+}
+
+thread_local! {
+    static MINE: Option<Claim> = claim();
+}
+
+fn epoch() -> Instant {
+    static E: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *E.get_or_init(Instant::now)
+}
+
+fn now_ms() -> u64 {
+    epoch().elapsed().as_millis() as u64 + 1
+}
+
+/// Registers `guard` (an object's `radiff_guard`) and starts the watchdog; returns the
+/// guard the model's table holds.
+pub fn install(guard: GuardFn) -> GuardFn {
+    let _ =
+        GUARD.compare_exchange(std::ptr::null_mut(), guard as *mut libc::c_void, Ordering::AcqRel, Ordering::Acquire);
+    static START: Once = Once::new();
+    START.call_once(|| {
+        epoch();
+        std::thread::Builder::new()
+            .name("radiff-c-watchdog".into())
+            .spawn(watch)
+            .expect("a thread for the hybrid's time limit");
+    });
+    timed_guard
+}
+
+fn watch() {
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let (now, limit) = (now_ms(), LIMIT_MS.load(Ordering::Acquire));
+        for slot in &TABLE {
+            let entered = slot.entered.load(Ordering::Acquire);
+            if entered != 0 && now.saturating_sub(entered) > limit {
+                // SAFETY: the thread of a running call (it clears its slot before it ends).
+                // Sent again each round until the call ends: the handler lets it pass while
+                // the thread is in the model's Rust.
+                unsafe { libc::pthread_kill(slot.thread.load(Ordering::Acquire) as libc::pthread_t, SIGNAL) };
+            }
+        }
+    }
+}
+
+/// The table's `radiff_guard`: the object's guard, timed.
+unsafe extern "C" fn timed_guard(
+    body: unsafe extern "C" fn(*mut libc::c_void),
+    data: *mut libc::c_void,
+) -> libc::c_int {
+    let guard = GUARD.load(Ordering::Acquire);
+    // SAFETY: install() stored an object's radiff_guard before any table held this one.
+    let guard = unsafe { std::mem::transmute::<*mut libc::c_void, GuardFn>(guard) };
+    let slot = MINE.try_with(|m| m.as_ref().map(|c| &TABLE[c.0])).ok().flatten();
+    if let Some(slot) = slot {
+        // SAFETY: pthread_self() has no preconditions.
+        slot.thread.store(unsafe { libc::pthread_self() } as u64, Ordering::Release);
+        slot.entered.store(now_ms(), Ordering::Release);
+    }
+    // SAFETY: the model's body and data, as the object's guard expects them.
+    let signal = unsafe { guard(body, data) };
+    if let Some(slot) = slot {
+        slot.entered.store(0, Ordering::Release);
+    }
+    signal
+}
