@@ -233,10 +233,33 @@ pub fn main(root: &Path, kernels: &Kernels, cache: &Cache, o: &Options) -> Resul
                 "the model has no policy for {}: the base model's decisions, and the patch's functions on its path\n",
                 v.name
             ));
+            out.push_str(&hybrid_line(kernels, cache, &run, &base.trace, &v.name));
             out.push_str(&patch_on_path(root, kernels, cache, &run, &base, v, o.window, &mut placer)?);
         }
     }
     Ok(out)
+}
+
+/// What the hybrid (the variant's C in the model) says of the run, when it can model the
+/// variant: whether it equals the kernel, and where it parts from the base model.
+fn hybrid_line(kernels: &Kernels, cache: &Cache, run: &LoadedRun, base: &Trace, variant: &str) -> String {
+    let choice = crate::hybrid::choose(kernels, cache, variant);
+    let crate::hybrid::Choice::Hybrid { predictor, changed } = &*choice else {
+        return match &*choice {
+            crate::hybrid::Choice::Not(why) => format!("the hybrid cannot model {variant}: {why}\n"),
+            _ => String::new(),
+        };
+    };
+    let trace = predictor.predict(&run.input);
+    let kernel = match compare::compare(&run.kernel, &trace) {
+        None => format!("equals the kernel: {} windows", trace.windows.len()),
+        Some(d) => format!("parts from the kernel at window {}", d.window),
+    };
+    let from_base = match compare::compare(base, &trace) {
+        None => "takes the base model's decisions on this run".to_string(),
+        Some(d) => format!("parts from the base model at window {}", d.window),
+    };
+    format!("the hybrid ({variant}'s {} run as C) {kernel}, and {from_base}\n", changed.join(", "))
 }
 
 /// For a trial's divergence message: the model's decisions at `window`, in the base's
