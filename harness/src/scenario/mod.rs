@@ -126,7 +126,8 @@ impl Scenario {
         let steps = steps::steps(&at, raw.reads, &files, &mut programs)?;
         read_flags::check_reads_with(&at, &steps, raw.filesystem, device.logical_block_size)?;
         let sizes: Vec<u64> = files.defs.iter().map(|f| f.size).collect();
-        let read_bytes = steps::expanded_bytes(&steps, &sizes);
+        // A program may read every file once: its share of the default trace buffer.
+        let read_bytes = steps::expanded_bytes(&steps, &sizes) + programs.len() as u64 * files.total;
         let vm = sections::vm(&at, &raw.vm)?;
         steps::check_fail_alloc(&at, &steps, vm.thp_enabled, block_size)?;
         collapse::check_collapse(&at, &steps, &points, device.kind, block_size)?;
@@ -287,6 +288,16 @@ matrix:
 
     fn error(text: &str) -> String {
         parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_program_step_gets_a_trace_buffer_for_reading_the_whole_file() {
+        let text = "description: d\ndevice: {kind: nvme, size: 4 GiB}\nfilesystem: xfs\nfile: {size: 2 GiB}\nreads:\n  - program: {argv: [dd, 'if={file}', of=/dev/null, bs=512k]}\n";
+        let s = parse(text).unwrap();
+        // 2 GiB of order-0 folios: 524288 folio events at about 128 ring-buffer bytes each.
+        assert_eq!(s.trace_buffer_kb, 65536);
+        let s = parse(&text.replace("2 GiB}", "256 MiB}")).unwrap();
+        assert_eq!(s.trace_buffer_kb, 16 << 10, "at least the minimum");
     }
 
     #[test]
