@@ -27,6 +27,8 @@ pub enum Failure {
     Snapshot(String),
     /// The hybrid's C crashed on this run's input.
     Crashed(String),
+    /// A program made other calls on this kernel than on the base kernel.
+    ProgramCalls(String),
 }
 
 /// One trial's outcome on its run.
@@ -78,7 +80,7 @@ impl Verdict {
                 "{}: marked as a known divergence ({reason}) but kernel and model now agree: remove `known_divergence`",
                 path.display()
             ),
-            Failure::Snapshot(text) | Failure::Crashed(text) => text.clone(),
+            Failure::Snapshot(text) | Failure::Crashed(text) | Failure::ProgramCalls(text) => text.clone(),
         }
     }
 }
@@ -177,6 +179,15 @@ pub fn judge(
     expectation: &ModelExpectation,
     base_run: impl FnOnce() -> Result<std::sync::Arc<RunOutput>, String>,
 ) -> Result<Verdict, String> {
+    // The base kernel's run of the same point, fetched at most once (a program's calls and
+    // the no-model path both compare with it).
+    let (mut base_run, mut base) = (Some(base_run), None);
+    let mut base_run = move || -> Result<std::sync::Arc<RunOutput>, String> {
+        if base.is_none() {
+            base = Some(base_run.take().expect("fetched once")()?);
+        }
+        Ok(base.clone().expect("fetched above"))
+    };
     let (scenario, variant, name, out) = (t.scenario, t.variant, t.name, t.out);
     let (predictor, no_model) = predictor(lab, variant, expectation);
     let profile = if cfg!(debug_assertions) { "" } else { "--release " };
@@ -260,25 +271,56 @@ pub fn judge(
         }
     }
 
+    if !scenario.programs.is_empty() && variant != "base" {
+        let ops = |o: &RunOutput| crate::run::model_input_with(scenario, &o.env, &o.capture).ops;
+        if let Some(text) = calls_differ(&ops(base_run()?.as_ref()), &ops(out), variant) {
+            v.failures.push(Failure::ProgramCalls(format!("{name}: {text}; {SAME_CALLS}\n")));
+        }
+    }
     let snap = snapshot_of(scenario, t.point, variant, out);
     if let Some(failure) = check_snapshot(&snap, name, &rerun) {
         v.failures.push(Failure::Snapshot(failure));
     }
 
+    v.summary = summary_line(name, out, &report);
+    Ok(v)
+}
+
+/// The trial's one-line account: figures, time, what was filtered and normalised, and the
+/// run folder.
+fn summary_line(name: &str, out: &RunOutput, report: &str) -> String {
     let boot = if out.boot_points > 1 {
         format!(", one of {} points of a {:.1} s boot", out.boot_points, out.boot_wall.as_secs_f64())
     } else {
         String::new()
     };
-    v.summary = format!(
+    format!(
         "{name}: {} in {:.1} s ({:?}{boot}); {}run folder {}",
         summary::short(&summary::Figures::of(&out.capture.trace)).trim_end(),
         out.wall.as_secs_f64(),
         out.accel,
         report,
         out.dir.display()
-    );
-    Ok(v)
+    )
+}
+
+/// What a program whose calls differ between kernels must do.
+const SAME_CALLS: &str = "a program must make the same calls on every kernel for their traces to compare (fix its seeds, avoid time-based choices; docs/scenarios.md, Programs)";
+
+/// Where the model's input from a program's calls on `variant`'s kernel (`theirs`) first
+/// differs from the base kernel's (`base`), said in a sentence; `None` when they are equal.
+pub fn calls_differ(base: &[radiff_model::Op], theirs: &[radiff_model::Op], variant: &str) -> Option<String> {
+    if base == theirs {
+        return None;
+    }
+    let i = base.iter().zip(theirs).take_while(|(a, b)| a == b).count();
+    let show = |o: Option<&radiff_model::Op>| o.map_or("nothing".to_string(), |o| format!("{o:?}"));
+    Some(format!(
+        "the programs' calls differ from the base kernel's at op {i} of {} (base: {}; {variant}: {})",
+        base.len().max(theirs.len()),
+        show(base.get(i)),
+        show(theirs.get(i))
+    ))
 }
 
 /// The snapshot of a run: its trace as [`compare::normalise_for_snapshot`] leaves it.
@@ -358,4 +400,23 @@ pub fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) ->
         Err(_) => format!("has no snapshot: {}/{stem}.snap is missing; a run outside CI writes it as `.snap.new` for `cargo insta review`\n", summary::SNAPSHOT_DIR),
     };
     Some(format!("{name}: the kernel's trace {what}review with `cargo insta review`, rerun with `{rerun}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use radiff_model::Op;
+
+    #[test]
+    fn a_programs_calls_that_differ_between_kernels_are_named_at_the_first_op() {
+        let read = |offset| Op::Read { fd: 0, offset, len: 4096 };
+        let base = vec![read(0), read(4096), read(8192)];
+        assert_eq!(calls_differ(&base, &base, "v"), None);
+        let other = vec![read(0), read(12288), read(8192)];
+        let text = calls_differ(&base, &other, "v").unwrap();
+        assert!(text.starts_with("the programs' calls differ from the base kernel's at op 1 of 3"), "{text}");
+        assert!(text.contains("offset: 4096") && text.contains("v: Read { fd: 0, offset: 12288"), "{text}");
+        let shorter = calls_differ(&base, &base[..2], "v").unwrap();
+        assert!(shorter.contains("at op 2 of 3") && shorter.ends_with("v: nothing)"), "{shorter}");
+    }
 }

@@ -340,8 +340,10 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
             for variant in &variants {
                 let name = scenario.trial_name(variant, point);
                 let mut need = vec![Need::new(&scenario, point, variant)];
-                // A variant without a model policy is shown against the base kernel's run.
-                if kernels.variant(variant)?.model.policy().is_none() {
+                // A variant without a model policy is shown against the base kernel's run, and
+                // a program's calls are checked against the ones it made on base.
+                let programs = !scenario.programs.is_empty() && variant != "base";
+                if programs || kernels.variant(variant)?.model.policy().is_none() {
                     need.push(Need::new(&scenario, point, "base"));
                 }
                 needs.insert(name.clone(), need);
