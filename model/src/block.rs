@@ -237,23 +237,27 @@ impl Bio {
         self.__bio_add_page(folio + off / PAGE_SIZE * PAGE_SIZE, len, off % PAGE_SIZE);
     }
 
-    /// `bio_split()`: the first `bytes` bytes, leaving the rest in `self`.
-    fn split_front(&mut self, bytes: u64) -> Bio {
-        let mut front = Vec::new();
+    /// `bio_split()`: the first `bytes` bytes (their bio_vecs in `front`, emptied
+    /// first), leaving the rest in `self`.
+    fn split_front(&mut self, bytes: u64, mut front: Vec<Bvec>) -> Bio {
+        front.clear();
         let mut left = bytes;
-        let mut rest = Vec::new();
-        for bv in self.bvecs.drain(..) {
+        // The bio_vecs wholly in the front part, then the one the split cuts, if any.
+        let mut whole = 0;
+        for bv in self.bvecs.iter_mut() {
             if left >= bv.len {
                 left -= bv.len;
-                front.push(bv);
-            } else if left > 0 {
-                front.push(Bvec { len: left, ..bv });
-                rest.push(Bvec { offset: bv.offset + left, len: bv.len - left, ..bv });
-                left = 0;
+                front.push(*bv);
+                whole += 1;
             } else {
-                rest.push(bv);
+                if left > 0 {
+                    front.push(Bvec { len: left, ..*bv });
+                    *bv = Bvec { offset: bv.offset + left, len: bv.len - left, ..*bv };
+                }
+                break;
             }
         }
+        self.bvecs.drain(..whole);
         let split = Bio {
             sector: self.sector,
             bvecs: front,
@@ -265,7 +269,6 @@ impl Bio {
         };
         self.sector += bytes / SECTOR_SIZE;
         self.size -= bytes;
-        self.bvecs = rest;
         split
     }
 }
@@ -586,7 +589,8 @@ impl Model<'_> {
             let (split_sectors, nr_segs) = bio_split_io_at(&bio, &lim, max_bytes);
             if split_sectors > 0 {
                 // bio_submit_split(): "bio->bi_opf |= REQ_NOMERGE" on the front part.
-                let mut front = bio.split_front(split_sectors * SECTOR_SIZE);
+                let spare = self.spare_bvecs.pop().unwrap_or_default();
+                let mut front = bio.split_front(split_sectors * SECTOR_SIZE, spare);
                 front.nomerge = true;
                 (front, nr_segs, Some(bio))
             } else {
