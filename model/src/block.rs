@@ -237,23 +237,27 @@ impl Bio {
         self.__bio_add_page(folio + off / PAGE_SIZE * PAGE_SIZE, len, off % PAGE_SIZE);
     }
 
-    /// `bio_split()`: the first `bytes` bytes, leaving the rest in `self`.
-    fn split_front(&mut self, bytes: u64) -> Bio {
-        let mut front = Vec::new();
+    /// `bio_split()`: the first `bytes` bytes (their bio_vecs in `front`, emptied
+    /// first), leaving the rest in `self`.
+    fn split_front(&mut self, bytes: u64, mut front: Vec<Bvec>) -> Bio {
+        front.clear();
         let mut left = bytes;
-        let mut rest = Vec::new();
-        for bv in self.bvecs.drain(..) {
+        // The bio_vecs wholly in the front part, then the one the split cuts, if any.
+        let mut whole = 0;
+        for bv in self.bvecs.iter_mut() {
             if left >= bv.len {
                 left -= bv.len;
-                front.push(bv);
-            } else if left > 0 {
-                front.push(Bvec { len: left, ..bv });
-                rest.push(Bvec { offset: bv.offset + left, len: bv.len - left, ..bv });
-                left = 0;
+                front.push(*bv);
+                whole += 1;
             } else {
-                rest.push(bv);
+                if left > 0 {
+                    front.push(Bvec { len: left, ..*bv });
+                    *bv = Bvec { offset: bv.offset + left, len: bv.len - left, ..*bv };
+                }
+                break;
             }
         }
+        self.bvecs.drain(..whole);
         let split = Bio {
             sector: self.sector,
             bvecs: front,
@@ -265,7 +269,6 @@ impl Bio {
         };
         self.sector += bytes / SECTOR_SIZE;
         self.size -= bytes;
-        self.bvecs = rest;
         split
     }
 }
@@ -294,14 +297,13 @@ impl Rq {
     /// `blk_fill_rwbs()` for a read request: 'R', then 'A' for REQ_RAHEAD, then 'S' for
     /// REQ_SYNC.
     pub fn rwbs(&self) -> String {
-        let mut rwbs = String::from("R");
-        if self.rahead {
-            rwbs.push('A');
+        match (self.rahead, self.sync) {
+            (false, false) => "R",
+            (true, false) => "RA",
+            (false, true) => "RS",
+            (true, true) => "RAS",
         }
-        if self.sync {
-            rwbs.push('S');
-        }
-        rwbs
+        .to_string()
     }
 }
 
@@ -487,7 +489,7 @@ impl Model<'_> {
             self.nested_plugs += 1;
             return;
         }
-        self.plug = Some(Plug::default());
+        self.plug = Some(Plug { mq_list: std::mem::take(&mut self.spare_rqs) });
     }
 
     /// `blk_finish_plug()`: issue the plugged requests in the order they were made
@@ -499,7 +501,9 @@ impl Model<'_> {
             return;
         }
         if let Some(plug) = self.plug.take() {
-            self.dispatch(plug.mq_list);
+            self.dispatch(&plug.mq_list);
+            self.spare_rqs = plug.mq_list;
+            self.spare_rqs.clear();
         }
     }
 
@@ -509,7 +513,7 @@ impl Model<'_> {
     pub(crate) fn blk_flush_plug(&mut self) {
         if let Some(plug) = self.plug.as_mut() {
             let batch = std::mem::take(&mut plug.mq_list);
-            self.dispatch(batch);
+            self.dispatch_and_keep(batch);
         }
     }
 
@@ -517,9 +521,9 @@ impl Model<'_> {
     /// without it: in their order with no scheduler (`blk_mq_issue_direct()`,
     /// `nvme_queue_rqs()`), in [`deadline_dispatch_order`] under `mq-deadline`
     /// (`blk_mq_dispatch_list()` inserts the whole batch, then runs the queue).
-    fn dispatch(&mut self, batch: Vec<Rq>) {
+    fn dispatch(&mut self, batch: &[Rq]) {
         if self.input.queue.scheduler != "mq-deadline" {
-            for rq in &batch {
+            for rq in batch {
                 self.blk_mq_start_request(rq);
             }
             return;
@@ -528,6 +532,33 @@ impl Model<'_> {
         for i in deadline_dispatch_order(&sectors, self.deadline_latest_pos) {
             self.deadline_latest_pos = batch[i].sector;
             self.blk_mq_start_request(&batch[i]);
+        }
+    }
+
+    /// [`Model::dispatch`] of the plug's requests, taken out of it: the plug keeps the
+    /// emptied list (dispatching adds nothing to it).
+    fn dispatch_and_keep(&mut self, mut batch: Vec<Rq>) {
+        self.dispatch(&batch);
+        batch.clear();
+        if let Some(plug) = self.plug.as_mut() {
+            plug.mq_list = batch;
+        }
+    }
+
+    /// [`Bio::new`], its bio_vec list one an earlier bio left (emptied).
+    pub(crate) fn bio_alloc(&mut self, sector: u64, nr_vecs: u64, rahead: bool) -> Bio {
+        let mut bio = Bio::new(sector, nr_vecs, rahead);
+        if let Some(bvecs) = self.spare_bvecs.pop() {
+            bio.bvecs = bvecs;
+        }
+        bio
+    }
+
+    /// Keeps a submitted bio's bio_vec list for [`Model::bio_alloc`].
+    fn bio_free(&mut self, mut bvecs: Vec<Bvec>) {
+        if self.spare_bvecs.len() < 8 {
+            bvecs.clear();
+            self.spare_bvecs.push(bvecs);
         }
     }
 
@@ -558,7 +589,8 @@ impl Model<'_> {
             let (split_sectors, nr_segs) = bio_split_io_at(&bio, &lim, max_bytes);
             if split_sectors > 0 {
                 // bio_submit_split(): "bio->bi_opf |= REQ_NOMERGE" on the front part.
-                let mut front = bio.split_front(split_sectors * SECTOR_SIZE);
+                let spare = self.spare_bvecs.pop().unwrap_or_default();
+                let mut front = bio.split_front(split_sectors * SECTOR_SIZE, spare);
                 front.nomerge = true;
                 (front, nr_segs, Some(bio))
             } else {
@@ -566,6 +598,7 @@ impl Model<'_> {
             }
         };
         if !bio.nomerge && self.blk_attempt_plug_merge(&bio, nr_segs) {
+            self.bio_free(bio.bvecs);
             return remainder;
         }
         let rq = Rq {
@@ -583,8 +616,9 @@ impl Model<'_> {
         } else {
             // No plug (->read_folio from filemap_read()): blk_mq_try_issue_directly(), or
             // under a scheduler blk_mq_insert_request() and a run of the queue.
-            self.dispatch(vec![rq]);
+            self.dispatch(std::slice::from_ref(&rq));
         }
+        self.bio_free(bio.bvecs);
         remainder
     }
 
@@ -598,7 +632,7 @@ impl Model<'_> {
         if let Some(head) = plug.mq_list.first() {
             if plug.mq_list.len() >= BLK_MAX_REQUEST_COUNT || head.sectors * SECTOR_SIZE >= BLK_PLUG_FLUSH_SIZE {
                 let batch = std::mem::take(&mut plug.mq_list);
-                self.dispatch(batch);
+                self.dispatch_and_keep(batch);
             }
         }
         self.plug.as_mut().unwrap().mq_list.push(rq);

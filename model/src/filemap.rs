@@ -21,7 +21,7 @@ pub(crate) struct FolioBatch {
 }
 
 impl FolioBatch {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         FolioBatch {
             folios: [FolioRef { index: 0, order: 0, readahead: false, uptodate: false }; FOLIO_BATCH_SIZE],
             nr: 0,
@@ -129,11 +129,11 @@ impl Model<'_> {
     /// `filemap_get_read_batch()`, Linux 7.3.4 mm/filemap.c: the folios from `index`
     /// on, stopping after the first one that is not uptodate or has PG_readahead, after
     /// the one that holds `max`, at a missing page, or after `FOLIO_BATCH_SIZE` folios.
-    fn filemap_get_read_batch(&mut self, index: u64, max: u64) -> FolioBatch {
-        let mut batch = FolioBatch::new();
+    fn filemap_get_read_batch(&mut self, index: u64, max: u64, batch: &mut FolioBatch) {
+        batch.nr = 0;
         if index > max {
             cover!(self.rec, "filemap_get_read_batch: index > max");
-            return batch;
+            return;
         }
         let mut i = index;
         while let Some(folio) = self.cache.folio_at(i) {
@@ -149,23 +149,22 @@ impl Model<'_> {
                         cover!(self.rec, "filemap_get_read_batch: PG_readahead");
                     }
                 }
-                return batch;
+                return;
             }
             // "xas_advance(&xas, folio_next_index(folio) - 1);": the walk moves to the folio's
             // last page and stops once that is at or past max.
             if folio.next_index() > max {
                 cover!(self.rec, "filemap_get_read_batch: folio holds max");
-                return batch;
+                return;
             }
             i = folio.next_index();
         }
         cover!(self.rec, "filemap_get_read_batch: no folio");
-        batch
     }
 
     /// `filemap_create_folio()`, Linux 7.3.4 mm/filemap.c: readahead left no folio at
     /// the read position; add one of the minimum order and read it with `->read_folio`.
-    fn filemap_create_folio(&mut self, pos: u64) -> Result<FolioBatch, GetPagesError> {
+    fn filemap_create_folio(&mut self, pos: u64, batch: &mut FolioBatch) -> Result<(), GetPagesError> {
         // "if (iocb->ki_flags & (IOCB_NOWAIT | IOCB_WAITQ)) return -EAGAIN;"
         if self.ki_flags.nowait {
             cover!(self.rec, "filemap_create_folio: IOCB_NOWAIT: -EAGAIN");
@@ -192,9 +191,9 @@ impl Model<'_> {
         cover!(self.rec, "filemap_create_folio: ->read_folio");
         let folio = self.cache.folio_at(index).unwrap();
         self.filemap_read_folio(folio);
-        let mut batch = FolioBatch::new();
+        batch.nr = 0;
         batch.add(self.cache.folio_at(index).unwrap());
-        Ok(batch)
+        Ok(())
     }
 
     /// `filemap_read_folio()`, Linux 7.3.4 mm/filemap.c: `->read_folio`, then wait for
@@ -239,13 +238,19 @@ impl Model<'_> {
     }
 
     /// `filemap_get_pages()`, Linux 7.3.4 mm/filemap.c: the folios for the next part of a
-    /// read at `pos` with `count` bytes left, starting readahead on the way.
-    pub(crate) fn filemap_get_pages(&mut self, fd: usize, pos: u64, count: u64) -> Result<FolioBatch, GetPagesError> {
+    /// read at `pos` with `count` bytes left, starting readahead on the way, into `batch`.
+    pub(crate) fn filemap_get_pages(
+        &mut self,
+        fd: usize,
+        pos: u64,
+        count: u64,
+        batch: &mut FolioBatch,
+    ) -> Result<(), GetPagesError> {
         let index = pos >> PAGE_SHIFT;
         // "last_index" is the index of the folio beyond the end of the read.
         let min_nrbytes = PAGE_SIZE << self.min_order();
         let last_index = ((pos + count).div_ceil(min_nrbytes) * min_nrbytes) >> PAGE_SHIFT;
-        let mut batch = self.filemap_get_read_batch(index, last_index - 1);
+        self.filemap_get_read_batch(index, last_index - 1, batch);
         if batch.nr == 0 {
             cover!(self.rec, "filemap_get_pages: batch empty: page_cache_sync_ra");
             let mut ractl = ReadaheadControl::new(fd, index);
@@ -253,11 +258,11 @@ impl Model<'_> {
             // allocations reclaim; "if (iocb->ki_flags & IOCB_DONTCACHE) ractl.dropbehind = 1;"
             ractl.dropbehind = self.ki_flags.dontcache;
             self.page_cache_sync_ra(&mut ractl, last_index - index);
-            batch = self.filemap_get_read_batch(index, last_index - 1);
+            self.filemap_get_read_batch(index, last_index - 1, batch);
         }
         if batch.nr == 0 {
             cover!(self.rec, "filemap_get_pages: still empty: filemap_create_folio");
-            return self.filemap_create_folio(pos);
+            return self.filemap_create_folio(pos, batch);
         }
         let folio = batch.folios[batch.nr - 1];
         if folio.readahead {
@@ -269,7 +274,7 @@ impl Model<'_> {
                 cover!(self.rec, "filemap_get_pages: not uptodate, after others: -EAGAIN");
                 // -EAGAIN: return the uptodate folios before it; the next call starts at it.
                 batch.nr -= 1;
-                return Ok(batch);
+                return Ok(());
             }
             // Alone: wait for it. With one folio in the batch, "--fbatch->nr" leaves none
             // and AOP_TRUNCATED_PAGE sends filemap_get_pages() back to "retry".
@@ -277,7 +282,7 @@ impl Model<'_> {
             return Err(self.filemap_update_page(folio));
         }
         cover!(self.rec, "filemap_get_pages: uptodate");
-        Ok(batch)
+        Ok(())
     }
 
     /// `filemap_read()`, Linux 7.3.4 mm/filemap.c: `pread(fd, len, pos)` through the page
@@ -298,13 +303,14 @@ impl Model<'_> {
         let mut count = len.min(s_maxbytes - pos);
         let mut last_pos = self.files[fd].ra.prev_pos;
         let mut already_read = 0;
+        let mut batch = FolioBatch::new();
         loop {
             if ki_pos >= self.isize {
                 cover!(self.rec, "filemap_read: ki_pos >= i_size");
                 break;
             }
-            let batch = match self.filemap_get_pages(fd, ki_pos, count) {
-                Ok(batch) => batch,
+            match self.filemap_get_pages(fd, ki_pos, count, &mut batch) {
+                Ok(()) => {}
                 Err(GetPagesError::Retry) => {
                     cover!(self.rec, "filemap_read: AOP_TRUNCATED_PAGE: retry");
                     continue; // filemap_get_pages()'s "goto retry"
@@ -371,15 +377,15 @@ impl Model<'_> {
     /// After `->readahead` or `->read_folio` submitted the reads of `self.io_folios`:
     /// when do they complete? See [`IoCompletion`].
     pub(crate) fn end_io_submission(&mut self) {
-        let folios = std::mem::take(&mut self.io_folios);
         match self.config.io_completion {
             IoCompletion::AtIssue => {
-                for head in folios {
+                for &head in &self.io_folios {
                     self.cache.set_uptodate(head);
                 }
             }
-            IoCompletion::BeforeNextOp => self.inflight.extend(folios),
+            IoCompletion::BeforeNextOp => self.inflight.extend_from_slice(&self.io_folios),
             IoCompletion::WhenWaited => {}
         }
+        self.io_folios.clear();
     }
 }

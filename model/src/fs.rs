@@ -21,8 +21,10 @@ impl Model<'_> {
         match self.input.fs {
             FsKind::Xfs => self.iomap_readahead(ractl),
             FsKind::Ext4 => {
-                let folios = self.cache.folios_in(ractl.index, ractl.index + ractl.nr_pages);
+                let mut folios = std::mem::take(&mut self.folio_buf);
+                self.cache.folios_in_into(ractl.index, ractl.index + ractl.nr_pages, &mut folios);
                 self.ext4_mpage_readpages(&folios, true);
+                self.folio_buf = folios;
             }
             FsKind::F2fs => self.f2fs_mpage_readpages(Some(ractl), None),
         }
@@ -59,9 +61,11 @@ impl Model<'_> {
     /// (xfs_vm_readahead(); XFS picks its own read ops only on devices with integrity
     /// checksums).
     fn iomap_readahead(&mut self, ractl: &ReadaheadControl) {
-        let folios = self.cache.folios_in(ractl.index, ractl.index + ractl.nr_pages);
+        let mut folios = std::mem::take(&mut self.folio_buf);
+        self.cache.folios_in_into(ractl.index, ractl.index + ractl.nr_pages, &mut folios);
         let start = ractl.index << PAGE_SHIFT;
         self.iomap_read(&folios, start, start + (ractl.nr_pages << PAGE_SHIFT), true);
+        self.folio_buf = folios;
     }
 
     /// The loop shared by `iomap_readahead()` and `iomap_read_folio()`: for each mapping
@@ -108,7 +112,7 @@ impl Model<'_> {
                                 self.submit_bio(b);
                             }
                             let nr_vecs = (map_end - pos).div_ceil(PAGE_SIZE);
-                            let mut b = Bio::new(sector, bio_max_segs(nr_vecs), rahead);
+                            let mut b = self.bio_alloc(sector, bio_max_segs(nr_vecs), rahead);
                             b.bio_add_folio_nofail(self.cache.folio_phys(&folio), plen, poff);
                             bio = Some(b);
                         }
@@ -187,7 +191,7 @@ impl Model<'_> {
                 if let Some(b) = bio.take() {
                     self.submit_bio(b);
                 }
-                let mut b = Bio::new(sector, bio_max_segs(nr_pages), rahead);
+                let mut b = self.bio_alloc(sector, bio_max_segs(nr_pages), rahead);
                 b.bio_add_folio_nofail(self.cache.folio_phys(folio), length, 0);
                 bio = Some(b);
             }
@@ -212,7 +216,7 @@ impl Model<'_> {
         for block in folio.index..folio.next_index() {
             let Some(pblk) = (if block < lblock { self.layout.block(block) } else { None }) else { continue };
             // bh_submit(): "bio_add_folio_nofail(bio, bh->b_folio, bh->b_size, bh_offset(bh))".
-            let mut bio = Bio::new(pblk * (BLOCK_SIZE / SECTOR_SIZE), 1, false);
+            let mut bio = self.bio_alloc(pblk * (BLOCK_SIZE / SECTOR_SIZE), 1, false);
             bio.bio_add_folio_nofail(self.cache.folio_phys(folio), BLOCK_SIZE, (block - folio.index) * BLOCK_SIZE);
             self.submit_bio(bio);
             any = true;
@@ -281,7 +285,8 @@ impl Model<'_> {
                         self.submit_bio(b);
                     }
                     // f2fs_grab_read_bio(inode, ..., nr_pages = max_nr_pages, f2fs_ra_op_flags(rac), ...)
-                    let mut b = Bio::new(block_nr * (BLOCK_SIZE / SECTOR_SIZE), bio_max_segs(max_nr_pages), rahead);
+                    let mut b =
+                        self.bio_alloc(block_nr * (BLOCK_SIZE / SECTOR_SIZE), bio_max_segs(max_nr_pages), rahead);
                     b.bio_add_folio_nofail(self.cache.folio_phys(folio), BLOCK_SIZE, off);
                     bio = Some(b);
                 }

@@ -296,8 +296,16 @@ impl Recorder {
 
     /// Records branch `i` of [`crate::coverage::BRANCHES`] when recording coverage (the
     /// `cover!` and `cover_cmp!` macros call it).
-    #[inline]
+    #[inline(always)]
     pub fn cover(&mut self, i: usize) {
+        if self.covering() {
+            self.record_branch(i);
+        }
+    }
+
+    /// [`Recorder::cover`] when recording.
+    #[inline(never)]
+    fn record_branch(&mut self, i: usize) {
         if let Some(c) = &mut self.coverage {
             c.hit(i);
         }
@@ -313,7 +321,7 @@ impl Recorder {
     }
 
     /// Whether branches are being recorded (for coverage, or for the notes' decisions).
-    #[inline]
+    #[inline(always)]
     pub fn covering(&self) -> bool {
         self.coverage.is_some() || self.notes.is_some()
     }
@@ -347,6 +355,12 @@ pub(crate) struct Model<'a> {
     pub(crate) deadline_latest_pos: u64,
     /// Folios whose read was issued by the current ->readahead / ->read_folio call.
     pub io_folios: Vec<u64>,
+    /// An emptied plug list, kept for the next plug's requests.
+    pub(crate) spare_rqs: Vec<crate::block::Rq>,
+    /// Bio_vec lists of bios already submitted, for the next bios.
+    pub(crate) spare_bvecs: Vec<Vec<crate::block::Bvec>>,
+    /// The folios of the batch `->readahead` is reading (kept for the next batch).
+    pub(crate) folio_buf: Vec<crate::pagecache::FolioRef>,
     /// Folios under read I/O that complete before the next system call
     /// ([`IoCompletion::BeforeNextOp`]).
     pub inflight: Vec<u64>,
@@ -428,6 +442,9 @@ impl<'a> Model<'a> {
             nested_plugs: 0,
             deadline_latest_pos: 0,
             io_folios: Vec::new(),
+            spare_rqs: Vec::new(),
+            spare_bvecs: Vec::new(),
+            folio_buf: Vec::new(),
             inflight: Vec::new(),
             op: 0,
             nr_added: 0,

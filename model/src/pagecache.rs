@@ -236,6 +236,13 @@ impl PageCache {
     /// The folios whose first page is in `[start, end)`, in index order.
     pub fn folios_in(&self, start: u64, end: u64) -> Vec<FolioRef> {
         let mut out = Vec::new();
+        self.folios_in_into(start, end, &mut out);
+        out
+    }
+
+    /// [`PageCache::folios_in`] into `out`, emptied first.
+    pub fn folios_in_into(&self, start: u64, end: u64, out: &mut Vec<FolioRef>) {
+        out.clear();
         let end = end.min(self.slots.len() as u64);
         let mut i = start;
         while i < end {
@@ -247,7 +254,6 @@ impl PageCache {
                 _ => i += 1,
             }
         }
-        out
     }
 
     /// Every folio in the cache, in index order.

@@ -391,7 +391,7 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
     let count = op_count(steps, file_sizes);
     assert!(count <= MAX_OPS, "the steps make {count} ops, more than pattern::MAX_OPS ({MAX_OPS})");
     let size_of = |fd: u32| file_sizes.get(file_of(fd) as usize).copied().unwrap_or(0);
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(count as usize);
     let mut lens: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
     for step in steps {
         match step {

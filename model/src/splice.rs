@@ -81,13 +81,14 @@ impl Model<'_> {
         let npages = pipe.max_usage.saturating_sub(pipe.used);
         let mut len = len.min(npages * PAGE_SIZE);
         let mut total_spliced = 0;
+        let mut batch = crate::filemap::FolioBatch::new();
         'out: while len > 0 {
             if *ppos >= self.isize {
                 cover!(self.rec, "filemap_splice_read: *ppos >= i_size");
                 break;
             }
-            let batch = match self.filemap_get_pages(fd, *ppos, len) {
-                Ok(batch) => batch,
+            match self.filemap_get_pages(fd, *ppos, len, &mut batch) {
+                Ok(()) => {}
                 // filemap_get_pages()'s own "goto retry": the same lookup again.
                 Err(GetPagesError::Retry) => continue,
                 // Only IOCB_NOWAIT returns -EAGAIN, and splice(2) here passes no flags.

@@ -37,6 +37,28 @@ pub struct Context<'a> {
     pub max_sectors_kb: u64,
     /// The mapping's largest folio order (0: no large folios).
     pub max_order: u32,
+    /// [`streams`] of `ops`, found by the first detector that asks ([`Context::streams`]),
+    /// with the stream thresholds they were found under.
+    pub found_streams: std::cell::OnceCell<([u64; 3], Vec<Stream>)>,
+}
+
+impl Context<'_> {
+    /// [`streams`] of `ops` under `t`: found once for all the detectors that look at one
+    /// trace (again if `t`'s stream thresholds differ from the first caller's).
+    pub fn streams(&self, t: &Thresholds) -> std::borrow::Cow<'_, [Stream]> {
+        let key = stream_thresholds(t);
+        let (k, s) = self.found_streams.get_or_init(|| (key, streams(self.ops, t)));
+        if *k == key {
+            std::borrow::Cow::Borrowed(s)
+        } else {
+            std::borrow::Cow::Owned(streams(self.ops, t))
+        }
+    }
+}
+
+/// The thresholds [`streams`] is tuned by: stream_reads, stream_bytes, stream_gap.
+fn stream_thresholds(t: &Thresholds) -> [u64; 3] {
+    [t.count("stream_reads"), t.count("stream_bytes"), t.count("stream_gap")]
 }
 
 /// A detector that fired.
@@ -157,19 +179,24 @@ fn file_base(fd: u32) -> u64 {
     radiff_model::pattern::file_of(fd) as u64 * FILE_STRIDE
 }
 
+/// A stream's read sizes as (size, reads) pairs, in no order: a stream has few.
+type ReadSizes = Vec<(u64, u64)>;
+
 /// The sequential streams of `ops` (see the module's comment). A stream that overlaps an
 /// earlier one re-reads what is cached and is left out, and so is one begun under
 /// `POSIX_FADV_RANDOM` (the program asked for no readahead).
 pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
     // Each stream, its read sizes, the op index of its last read, and whether its first read
     // was made under POSIX_FADV_RANDOM.
-    let mut all: Vec<(Stream, BTreeMap<u64, u64>, usize, bool)> = Vec::new();
+    let mut all: Vec<(Stream, ReadSizes, usize, bool)> = Vec::new();
     // Index of a stream by the offset where it ends.
-    let mut by_end: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut by_end: std::collections::HashMap<u64, usize, std::hash::BuildHasherDefault<U64Hasher>> =
+        Default::default();
     let mut random_fds: std::collections::BTreeSet<u32> = std::collections::BTreeSet::new();
     // Mappings: their file offset; a touch is a one-page read of the file through a
     // "descriptor" of its own (MAP_FD + map), MADV_RANDOM playing POSIX_FADV_RANDOM.
     let mut maps: BTreeMap<u32, u64> = BTreeMap::new();
+    let [min_reads, min_bytes, gap] = stream_thresholds(t);
     for (n, op) in ops.iter().enumerate() {
         let (fd, offset, len) = match *op {
             Op::Read { fd, offset, len } => (fd, file_base(fd) + offset, len),
@@ -207,19 +234,22 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
             Op::FailAlloc { .. } | Op::Program { .. } => continue,
         };
         // A read continues a stream that ended where it starts, read a few calls ago.
-        match by_end.remove(&offset).filter(|&i| n - all[i].2 <= t.count("stream_gap") as usize) {
+        match by_end.remove(&offset).filter(|&i| n - all[i].2 <= gap as usize) {
             Some(i) => {
                 let (s, sizes, last, _) = &mut all[i];
                 s.end = offset + len;
                 s.reads += 1;
                 *last = n;
-                *sizes.entry(len).or_default() += 1;
+                match sizes.iter_mut().find(|(size, _)| *size == len) {
+                    Some((_, n)) => *n += 1,
+                    None => sizes.push((len, 1)),
+                }
                 by_end.insert(s.end, i);
             }
             None => {
                 all.push((
                     Stream { start: offset, end: offset + len, reads: 1, read_size: len },
-                    BTreeMap::from([(len, 1)]),
+                    vec![(len, 1)],
                     n,
                     random_fds.contains(&fd),
                 ));
@@ -230,16 +260,39 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
     let mut kept: Vec<Stream> = Vec::new();
     for (mut s, sizes, _, random) in all {
         if random
-            || s.reads < t.count("stream_reads")
-            || s.end - s.start < t.count("stream_bytes")
+            || s.reads < min_reads
+            || s.end - s.start < min_bytes
             || kept.iter().any(|k| s.start < k.end && k.start < s.end)
         {
             continue;
         }
-        s.read_size = sizes.iter().max_by_key(|(size, n)| (**n, **size)).map_or(0, |(size, _)| *size);
+        s.read_size = sizes.iter().max_by_key(|&&(size, n)| (n, size)).map_or(0, |(size, _)| *size);
         kept.push(s);
     }
     kept
+}
+
+/// A multiplicative hash (FxHash's) for [`streams`]' offsets: SipHash would cost more
+/// than the rest of a lookup.
+#[derive(Clone, Copy, Default)]
+struct U64Hasher(u64);
+
+impl std::hash::Hasher for U64Hasher {
+    fn finish(&self) -> u64 {
+        // The product's high bits are the mixed ones; the table indexes by the low ones
+        // (offsets are multiples of the page size).
+        self.0.rotate_left(26)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
 }
 
 /// The windows of `trace` whose first page lies in `stream`, in trace order.
@@ -290,18 +343,15 @@ pub fn trimmed_window(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
     let mut windows = 0u64;
     let mut pairs: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     let mut ratio_sum = 0.0;
-    for stream in streams(ctx.ops, t) {
+    let (min_pages, ratio) = (t.count("trim_min_pages"), t.get("trim_ratio"));
+    for &stream in ctx.streams(t).iter() {
         let mut prev: Option<u64> = None;
         for w in windows_of(trace, &stream) {
             let Some((index, size)) = submitted(w) else { continue };
             windows += 1;
             if let Some(p) = prev {
                 let ends_at_eof = index + size >= file_pages;
-                if w.trigger == Trigger::Async
-                    && p >= t.count("trim_min_pages")
-                    && (size as f64) < p as f64 * t.get("trim_ratio")
-                    && !ends_at_eof
-                {
+                if w.trigger == Trigger::Async && p >= min_pages && (size as f64) < p as f64 * ratio && !ends_at_eof {
                     trimmed += 1;
                     ratio_sum += size as f64 / p as f64;
                     *pairs.entry((pow2_floor(p), pow2_floor(size))).or_default() += 1;
@@ -331,7 +381,7 @@ pub fn order_collapse(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
         return None;
     }
     let mut best: Option<Hit> = None;
-    for stream in streams(ctx.ops, t) {
+    for &stream in ctx.streams(t).iter() {
         let allowed = ctx.max_order.min(ilog2(ctx.ra_pages.max(stream.read_size / PAGE)));
         if allowed < t.count("order_gap") as u32 {
             continue;
@@ -369,8 +419,9 @@ pub fn order_collapse(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
 /// than min(the window or the read, whichever is larger, and max_sectors_kb).
 pub fn fragmentation(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
     let limit = ctx.max_sectors_kb * 1024;
+    let (frag_ratio, frag_share) = (t.get("frag_ratio"), t.get("frag_share"));
     let mut best: Option<Hit> = None;
-    for stream in streams(ctx.ops, t) {
+    for &stream in ctx.streams(t).iter() {
         let ws = windows_of(trace, &stream);
         let mut with_requests = 0u64;
         let mut fragmented = 0u64;
@@ -385,12 +436,12 @@ pub fn fragmentation(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit
                 continue;
             }
             with_requests += 1;
-            if (largest as f64) < expected as f64 * t.get("frag_ratio") {
+            if (largest as f64) < expected as f64 * frag_ratio {
                 fragmented += 1;
                 *sizes.entry((pow2_floor(largest), pow2_floor(expected))).or_default() += 1;
             }
         }
-        if with_requests >= 4 && fragmented as f64 >= with_requests as f64 * t.get("frag_share") {
+        if with_requests >= 4 && fragmented as f64 >= with_requests as f64 * frag_share {
             let ((got, want), _) = sizes.iter().max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))?;
             let strength = fragmented as f64 / with_requests as f64 * (1.0 - *got as f64 / *want as f64);
             if best.as_ref().is_none_or(|b| strength > b.strength) {
@@ -427,29 +478,35 @@ pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
     };
     let mut maps: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
     let mut ranges: Vec<(u64, u64)> = Vec::new();
+    // A range that starts inside the last one extends it (the union is the same, and
+    // sequential reads leave one range to sort instead of one each).
+    let push_range = |ranges: &mut Vec<(u64, u64)>, (a, b): (u64, u64)| match ranges.last_mut() {
+        Some(last) if last.0 <= a && a <= last.1 && a <= b => last.1 = last.1.max(b),
+        _ => ranges.push((a, b)),
+    };
     for op in ops {
         match *op {
             Op::Read { fd, offset, len } | Op::Splice { fd, offset, len, .. } => {
-                ranges.push((file_base(fd) + offset, file_base(fd) + offset + len))
+                push_range(&mut ranges, (file_base(fd) + offset, file_base(fd) + offset + len))
             }
             Op::ReadWith { fd, offset, len, how } if !how.direct => {
-                ranges.push((file_base(fd) + offset, file_base(fd) + offset + len))
+                push_range(&mut ranges, (file_base(fd) + offset, file_base(fd) + offset + len))
             }
             Op::Fadvise { fd, offset, len, advice: radiff_model::Advice::Willneed }
             | Op::Readahead { fd, offset, len } => {
-                ranges.push((file_base(fd) + offset, upto(file_base(fd) + offset, len)))
+                push_range(&mut ranges, (file_base(fd) + offset, upto(file_base(fd) + offset, len)))
             }
             Op::Mmap { map, fd, offset, len, .. } => {
                 maps.insert(map, (file_base(fd) + offset, len));
             }
             Op::Touch { map, offset } => {
                 let at = maps.get(&map).map_or(0, |m| m.0) + offset;
-                ranges.push((at, upto(at, PAGE)));
+                push_range(&mut ranges, (at, upto(at, PAGE)));
             }
             Op::Madvise { map, offset, len, advice: radiff_model::MadvAdvice::Willneed } => {
                 if let Some(&(start, maplen)) = maps.get(&map) {
                     let len = if len == 0 { maplen.saturating_sub(offset) } else { len };
-                    ranges.push((start + offset, upto(start + offset, len)));
+                    push_range(&mut ranges, (start + offset, upto(start + offset, len)));
                 }
             }
             _ => {}

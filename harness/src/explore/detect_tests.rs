@@ -43,7 +43,14 @@ pub(super) fn sequential_ops(read: u64, total: u64) -> Vec<Op> {
 }
 
 fn ctx(ops: &[Op]) -> Context<'_> {
-    Context { ops, file_size: 64 * MIB, ra_pages: 32, max_sectors_kb: 512, max_order: 9 }
+    Context {
+        ops,
+        file_size: 64 * MIB,
+        ra_pages: 32,
+        max_sectors_kb: 512,
+        max_order: 9,
+        found_streams: Default::default(),
+    }
 }
 
 #[test]

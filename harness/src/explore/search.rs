@@ -28,6 +28,7 @@ pub fn context(input: &Input) -> Context<'_> {
         ra_pages: input.queue.read_ahead_kb / 4,
         max_sectors_kb: input.queue.max_sectors_kb,
         max_order: if input.mapping.large_folios { input.mapping.max_order } else { 0 },
+        found_streams: Default::default(),
     }
 }
 

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use radiff_model::{Op, Trace, Trigger, Window};
 
-use super::{file_base, in_file, streams, submitted, Context, Hit, Stream, Thresholds, FILE_STRIDE, PAGE};
+use super::{file_base, in_file, submitted, Context, Hit, Stream, Thresholds, FILE_STRIDE, PAGE};
 
 /// The windows `stream`'s own reads opened, in trace order: from the first window at its
 /// first read, those in its range that a read of it made. A read's sync and async calls
@@ -93,7 +93,7 @@ pub fn lost_ramp(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
     let order_gain = ratio.max(1.0).log2().ceil() as u32;
     let file_pages = ctx.file_size.div_ceil(PAGE);
     let mut best: Option<Hit> = None;
-    for stream in streams(ctx.ops, t) {
+    for &stream in ctx.streams(t).iter() {
         let stream_end = stream.end.div_ceil(PAGE) % (super::FILE_STRIDE / PAGE);
         let own = stream_windows(trace, ctx.ops, &stream);
         let file = (stream.start / FILE_STRIDE) as u32;
