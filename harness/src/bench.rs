@@ -26,7 +26,7 @@ struct Row {
 
 /// The headline case (seed 000): its scenario file, and the most its prediction may take.
 pub const HEADLINE: &str = "1mib_after_4k";
-pub const HEADLINE_TARGET: Duration = Duration::from_millis(10);
+pub const HEADLINE_TARGET: Duration = Duration::from_millis(1);
 /// The mmap headline case (issue 12): a sequential touch of an 8 MiB mapping, one load a
 /// page, through the fault path.
 pub const MMAP_HEADLINE: &str = "mmap_seq_8mib";

@@ -1,6 +1,6 @@
 //! How long predicting seed 000's headline case takes: XFS on NVMe, read_ahead_kb 128,
 //! max_sectors_kb 512, a 4 KiB read at 0 then 1 MiB reads from 4 KiB to the end of a
-//! 512 MiB file (3327 windows, 9721 folios). Target: at most 10 ms in release.
+//! 512 MiB file (3327 windows, 9721 folios). Target (issue 38): at most 1 ms in release.
 //!
 //! `cargo bench -p radiff-model --bench predict`
 
