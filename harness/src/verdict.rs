@@ -4,8 +4,6 @@
 
 use std::path::PathBuf;
 
-use radiff_model::Policy;
-
 use crate::compare::{self, Divergence, RaceMark};
 use crate::kernels::ModelExpectation;
 use crate::model_check::{self, Predictor};
@@ -133,34 +131,6 @@ impl Verdict {
     }
 }
 
-/// What checks `variant`'s runs: the policy the expectation names (the base's own, or the
-/// hybrid of a base that moved where it can run as C), the hybrid for a variant without a
-/// policy, or nothing, with why when the hybrid cannot.
-pub fn predictor(lab: &Lab, variant: &str, expectation: &ModelExpectation) -> (Option<Predictor>, Option<String>) {
-    let hybrid = || crate::hybrid::choose(&lab.kernels, &lab.cache, variant);
-    match expectation {
-        ModelExpectation::SameName(p) if p == "base" && variant == "base" => match &*hybrid() {
-            crate::hybrid::Choice::Hybrid { predictor, .. } => (Some(predictor.clone()), None),
-            // Unmoved, or moved where the hybrid cannot follow: the port, and on a
-            // divergence port-check's explanation of what moved.
-            _ => (Some(Predictor::Port(Policy::BASE)), None),
-        },
-        ModelExpectation::SameName(p) | ModelExpectation::Declared { policy: p, .. } => {
-            let policy = Policy::for_variant(p).expect("kernels/ checked the policy name when it loaded");
-            (Some(Predictor::Port(policy)), None)
-        }
-        ModelExpectation::None => match &*hybrid() {
-            crate::hybrid::Choice::Not(why) => (None, Some(why.clone())),
-            choice => (choice.predictor(), None),
-        },
-        ModelExpectation::Off { file, line } => {
-            let file = file.strip_prefix(crate::repo_root()).unwrap_or(file);
-            (None, Some(format!("{}:{line} says `model: none`", file.display())))
-        }
-        ModelExpectation::BaseOff { .. } => (None, None),
-    }
-}
-
 /// Where a trial's run comes from, and how it is rerun.
 pub struct TrialRun<'a> {
     pub scenario: &'a Scenario,
@@ -189,7 +159,7 @@ pub fn judge(
         Ok(base.clone().expect("fetched above"))
     };
     let (scenario, variant, name, out) = (t.scenario, t.variant, t.name, t.out);
-    let (predictor, no_model) = predictor(lab, variant, expectation);
+    let (predictor, no_model) = crate::hybrid::choose::predictor(&lab.kernels, &lab.cache, variant, expectation);
     let profile = if cfg!(debug_assertions) { "" } else { "--release " };
     let rerun = format!("cargo test {profile}--test scenarios -- --exact {name}");
     let mut v = Verdict {
@@ -233,8 +203,8 @@ pub fn judge(
             ));
         }
         (Some(predictor), None) => {
-            let checked = checked.expect("checked above for a predictor and no refused program");
-            v.model_checked(lab, t, &checked, predictor, expectation, &mut report);
+            let checked = checked.as_ref().expect("checked above for a predictor and no refused program");
+            v.model_checked(lab, t, checked, predictor, expectation, &mut report);
         }
         (None, None) if variant == "base" => {
             // The base with its model check off (`model: none`): its snapshot alone.
@@ -273,7 +243,9 @@ pub fn judge(
 
     if !scenario.programs.is_empty() && variant != "base" {
         let ops = |o: &RunOutput| crate::run::model_input_with(scenario, &o.env, &o.capture).ops;
-        if let Some(text) = calls_differ(&ops(base_run()?.as_ref()), &ops(out), variant) {
+        // This run's input is the model check's, where one ran.
+        let own = checked.map_or_else(|| ops(out), |c| c.input.ops);
+        if let Some(text) = calls_differ(&ops(base_run()?.as_ref()), &own, variant) {
             v.failures.push(Failure::ProgramCalls(format!("{name}: {text}; {SAME_CALLS}\n")));
         }
     }

@@ -3,7 +3,7 @@
 use radiff_model::Policy;
 
 use crate::error::{Error, Result};
-use crate::hybrid::Choice;
+use crate::hybrid::choose::predictor;
 use crate::model_check::Predictor;
 
 /// The kernel variant among `variants` that has no model policy (no policy of its name and
@@ -37,18 +37,16 @@ pub fn without_policy_in(kernels: Option<&crate::kernels::Kernels>, variants: &[
             continue;
         }
         match kernels.map(|k| k.variant(v)) {
-            Some(Ok(variant)) if matches!(variant.model, crate::kernels::ModelExpectation::Off { .. }) => {
-                unknown.push(v.clone())
-            }
-            Some(Ok(variant)) if variant.model.policy().is_none() => {
-                // The hybrid models it where its changed functions run as C.
+            Some(Ok(variant)) => {
+                // A variant the model predicts by neither a policy nor the hybrid.
                 let kernels = kernels.expect("a variant was found in them");
-                if let Choice::Not(why) = &*crate::hybrid::choose(kernels, &crate::cache::Cache::from_env(), v) {
-                    crate::progress::progress(&format!("explore: the model cannot predict {v}: {why}"));
+                if let (None, why) = predictor(kernels, &crate::cache::Cache::from_env(), v, &variant.model) {
+                    if let Some(why) = why {
+                        crate::progress::progress(&format!("explore: the model cannot predict {v}: {why}"));
+                    }
                     unknown.push(v.clone());
                 }
             }
-            Some(Ok(_)) => {}
             Some(Err(e)) => return Err(e),
             None => {
                 return Err(Error::Other(format!(
@@ -76,46 +74,32 @@ pub fn policies(variants: &[String]) -> Result<Vec<(String, Predictor)>> {
     policies_in(Some(&crate::kernels::Kernels::load(&crate::repo_root())?), variants)
 }
 
-/// [`policies`] with the declarations of `kernels`' variants (`None`: names alone): the
-/// policy of a variant's name or its declaration; for a variant without one, and for a base
-/// that moved, the hybrid where the tree's changed functions run as C
-/// ([`crate::hybrid::choose`]).
+/// [`policies`] with the declarations of `kernels`' variants (`None`: names alone): what
+/// [`crate::hybrid::choose::predictor`] gives each (a policy of its name or its declaration;
+/// for a variant without one, and for a base that moved, the hybrid where the tree's
+/// changed functions run as C); without kernels/, or on a base whose model is off, the
+/// policy of the variant's name.
 pub fn policies_in(kernels: Option<&crate::kernels::Kernels>, variants: &[String]) -> Result<Vec<(String, Predictor)>> {
     let cache = crate::cache::Cache::from_env();
-    let hybrid = |v: &str| kernels.map(|k| crate::hybrid::choose(k, &cache, v));
     variants
         .iter()
         .map(|v| {
-            if v == "base" {
-                let moved = hybrid(v).and_then(|c| match &*c {
-                    Choice::Hybrid { predictor, .. } => Some(predictor.clone()),
-                    _ => None,
-                });
-                return Ok((v.clone(), moved.unwrap_or(Predictor::Port(Policy::BASE))));
-            }
-            let declared = || kernels?.variant(v).ok()?.model.policy().and_then(Policy::for_variant);
-            if let Some(crate::kernels::ModelExpectation::Off { file, line }) =
-                kernels.and_then(|k| k.variant(v).ok()).map(|v| &v.model)
-            {
-                return Err(Error::Other(format!(
-                    "{}:{line} says `model: none` for variant `{v}`: explore it against base alone, `--variants base,{v}` (both kernels run the base model's scenarios)",
-                    file.display()
-                )));
-            }
-            if let Some(p) = Policy::for_variant(v).or_else(declared) {
-                return Ok((v.clone(), Predictor::Port(p)));
-            }
-            let why = match hybrid(v).as_deref() {
-                Some(Choice::Not(why)) => format!(": {why}"),
-                Some(choice) => {
-                    return Ok((v.clone(), choice.predictor().expect("a choice other than Not predicts")));
-                }
-                None => String::new(),
+            let (found, why) = match kernels.and_then(|k| Some((k, k.variant(v).ok()?))) {
+                Some((k, variant)) => predictor(k, &cache, v, &variant.model),
+                None => (None, None),
             };
-            Err(Error::Other(format!(
-                "the model has no policy for variant `{v}` (model/src/variant.rs), and the hybrid cannot model it{why}; it knows {}",
-                Policy::KNOWN.join(", ")
-            )))
+            let found = found.or_else(|| why.is_none().then(|| Policy::for_variant(v).map(Predictor::Port)).flatten());
+            found.map(|p| (v.clone(), p)).ok_or_else(|| {
+                Error::Other(match why {
+                    Some(why) => format!(
+                        "the model cannot predict variant `{v}`: {why}; explore it against base alone, `--variants base,{v}` (both kernels run the base model's scenarios)"
+                    ),
+                    None => format!(
+                        "the model has no policy for variant `{v}` (model/src/variant.rs); it knows {}",
+                        Policy::KNOWN.join(", ")
+                    ),
+                })
+            })
         })
         .collect()
 }

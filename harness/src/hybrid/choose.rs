@@ -11,7 +11,7 @@ use super::compile::READAHEAD_C;
 use super::verdict::RUNS_AS_C;
 use crate::cache::Cache;
 use crate::error::Result;
-use crate::kernels::{Builder, Kernels};
+use crate::kernels::{Builder, Kernels, ModelExpectation};
 use crate::model_check::Predictor;
 use crate::port::{base_files, port_check, PatchedFiles, Shown};
 
@@ -34,6 +34,39 @@ impl Choice {
             Choice::Hybrid { predictor, .. } => Some(predictor.clone()),
             Choice::Not(_) => None,
         }
+    }
+}
+
+/// What checks `kernel`'s runs, as `expectation` (its `ModelExpectation`) says: the policy
+/// it names (for the base, the hybrid where its tree moved in functions that run as C);
+/// for a variant without a policy, the hybrid or the port ([`choose`]); otherwise no
+/// model, with why (`None` for a base whose model is off: the trial says where).
+pub fn predictor(
+    kernels: &Kernels,
+    cache: &Cache,
+    kernel: &str,
+    expectation: &ModelExpectation,
+) -> (Option<Predictor>, Option<String>) {
+    match expectation {
+        ModelExpectation::SameName(p) if p == "base" && kernel == "base" => match &*choose(kernels, cache, kernel) {
+            Choice::Hybrid { predictor, .. } => (Some(predictor.clone()), None),
+            // Unmoved, or moved where the hybrid cannot follow: the port, and on a
+            // divergence port-check's explanation of what moved.
+            _ => (Some(Predictor::Port(Policy::BASE)), None),
+        },
+        ModelExpectation::SameName(p) | ModelExpectation::Declared { policy: p, .. } => {
+            let policy = Policy::for_variant(p).expect("kernels/ checked the policy name when it loaded");
+            (Some(Predictor::Port(policy)), None)
+        }
+        ModelExpectation::None => match &*choose(kernels, cache, kernel) {
+            Choice::Not(why) => (None, Some(why.clone())),
+            choice => (choice.predictor(), None),
+        },
+        ModelExpectation::Off { file, line } => {
+            let file = file.strip_prefix(crate::repo_root()).unwrap_or(file);
+            (None, Some(format!("{}:{line} says `model: none`", file.display())))
+        }
+        ModelExpectation::BaseOff { .. } => (None, None),
     }
 }
 
