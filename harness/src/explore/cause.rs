@@ -124,6 +124,29 @@ impl Cause {
     }
 }
 
+/// Where `other` first parts from the base (`base`, explained on `input`) and the decisions
+/// there: where both are ports, the two paths' first differing decisions (else the base's
+/// keyed decisions in that window); for the hybrid, whose C records no decisions, the
+/// base's keyed decisions in the first window whose requests or folios differ.
+pub fn parting_from(
+    base: &Explained,
+    input: &radiff_model::Input,
+    other: &Predictor,
+    keyed: &dyn Fn(&str) -> bool,
+) -> Option<(usize, Vec<String>)> {
+    let Some(p) = other.port() else {
+        let window = crate::compare::compare(&base.trace, &other.predict(input))?.window;
+        return Some((window, key_of(base, window, keyed)));
+    };
+    let other = explain(input, p, &ModelConfig::default());
+    let parting = first_parting(base, &other)?;
+    let mut path: Vec<String> = parting.base.iter().chain(parting.other.iter()).cloned().collect();
+    if path.is_empty() {
+        path = key_of(base, parting.window, keyed);
+    }
+    Some((parting.window, path))
+}
+
 /// The finding's anomalous window and the keyed decisions there.
 fn anomaly(
     f: &Finding,
@@ -137,19 +160,7 @@ fn anomaly(
     let base = explain(&input, policies[0].1.port()?, &config);
     if let Some(v) = &f.variant {
         let (_, p) = policies.iter().find(|(n, _)| n == v)?;
-        let Some(p) = p.port() else {
-            // The variant's C ran: its decisions are not the port's. The cause is the
-            // base's decisions where the two traces part.
-            let window = crate::compare::compare(&base.trace, &p.predict(&input))?.window;
-            return Some((window, key_of(&base, window, keyed)));
-        };
-        let other = explain(&input, p, &config);
-        let parting = first_parting(&base, &other)?;
-        let mut path: Vec<String> = parting.base.iter().chain(parting.other.iter()).cloned().collect();
-        if path.is_empty() {
-            path = key_of(&base, parting.window, keyed);
-        }
-        return Some((parting.window, path));
+        return parting_from(&base, &input, p, keyed);
     }
     let window = first_firing_window(&base, f.hit.detector, &input, t);
     Some((window, key_of(&base, window, keyed)))

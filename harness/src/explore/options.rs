@@ -30,6 +30,9 @@ pub struct Options {
     pub max_scenarios: Option<u64>,
     /// Threads the model's search runs on (default: every core; see [`all_cores`]).
     pub threads: usize,
+    /// Keep only the variants' changes against the first (`radiff review`): the
+    /// single-trace detectors' findings are dropped before shrinking.
+    pub variant_changes_only: bool,
 }
 
 /// The cores this process may use (1 when unknown).
@@ -51,6 +54,7 @@ impl Default for Options {
             shrink_budget: 300,
             max_scenarios: None,
             threads: all_cores(),
+            variant_changes_only: false,
         }
     }
 }
