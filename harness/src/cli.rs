@@ -40,6 +40,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Each window of a run with the decisions that made it, in the base's kernel lines.
     Explain(ExplainArgs),
+    /// From a patch mail to a reply: what it changes, where better or worse, run on both kernels; exit 1 when worse.
+    Review(ReviewArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -245,6 +247,38 @@ pub struct ExploreArgs {
     /// Set a detector's threshold (repeatable; --help lists them).
     #[arg(long, value_name = "NAME=VALUE", value_parser = threshold, long_help = crate::explore::detect::thresholds_help())]
     pub threshold: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// A raw patch mail (replies and all), an mbox of a series, or a folder of kernels/variants/.
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+    /// Wall time of the whole review, builds included: 30s, 10m, 1h.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
+    pub budget: Duration,
+    /// The variant's name when the mail makes one (default: from its subject).
+    #[arg(long, value_name = "NAME", value_parser = variant_name)]
+    pub name: Option<String>,
+    /// The review's folder (default: review-VARIANT).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The seed of the search's generated scenarios.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+}
+
+impl ReviewArgs {
+    /// The review's options.
+    pub fn options(&self) -> crate::review::Options {
+        crate::review::Options {
+            path: self.path.clone(),
+            name: self.name.clone(),
+            budget: self.budget,
+            out: self.out.clone(),
+            seed: self.seed,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

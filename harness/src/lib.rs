@@ -24,6 +24,7 @@ pub mod port;
 pub mod process;
 pub mod progress;
 pub mod report;
+pub mod review;
 pub mod run;
 pub mod scenario;
 pub mod settings;

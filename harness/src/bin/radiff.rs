@@ -77,6 +77,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Check(args) => radiff::bisect::check_main(&args.options()),
         Command::Bisect(args) => radiff::bisect::bisect_main(&args.options()?),
         Command::Explore(args) => radiff::explore::main(&args.options()?),
+        Command::Review(args) => radiff::review::main(&args.options()),
         Command::Bench(args) => radiff::bench::main(&args.options()),
         Command::Explain(args) => {
             let root = repo_root();

@@ -1,0 +1,286 @@
+//! The cases a review weighs: the repository's scenario points and the search's smallest
+//! findings, what the model predicts of each on base and on the patch, and what the two
+//! kernels did, each run twice.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use radiff_model::{explain, ModelConfig, Policy, Trace};
+
+use crate::explore::detect::{changes, Change};
+use crate::model_check::Predictor;
+use crate::run::Lab;
+use crate::scenario::Scenario;
+use crate::summary::Figures;
+use radiff_model::FsKind;
+
+/// Where a case comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A scenario of `scenarios/`.
+    Repository,
+    /// The search's smallest finding of its kind (`key`: the detector's grouping key).
+    Found { key: String },
+}
+
+/// One scenario point, weighed.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// `SCENARIO` or `SCENARIO (POINT)`.
+    pub name: String,
+    pub scenario: Scenario,
+    pub point: usize,
+    pub origin: Origin,
+    /// Its file in the review folder (found cases), or in `scenarios/`.
+    pub file: PathBuf,
+    /// The model's traces on base and on the patch (on one contiguous extent).
+    pub model: Option<(Trace, Trace)>,
+    /// Where the model's two traces part, and the base's decisions there.
+    pub parting: Option<(usize, Vec<String>)>,
+    /// What the kernels did.
+    pub runs: Option<KernelRuns>,
+    /// Why it was not run on the kernels, when it was not.
+    pub not_run: Option<String>,
+}
+
+/// The kernels' runs of a case: each kernel's figures per run and its first run's trace.
+#[derive(Clone, Debug)]
+pub struct KernelRuns {
+    pub base: Vec<Figures>,
+    pub patch: Vec<Figures>,
+    pub base_trace: Trace,
+    pub patch_trace: Trace,
+    /// The guest's time of each kernel's runs, ns.
+    pub base_ns: Vec<u64>,
+    pub patch_ns: Vec<u64>,
+}
+
+impl KernelRuns {
+    /// Why the runs cannot be trusted to repeat: two runs of one kernel that differ.
+    pub fn race(&self) -> Option<String> {
+        for (name, runs) in [("base", &self.base), ("the patch", &self.patch)] {
+            if let Some(other) = runs.iter().skip(1).find(|f| **f != runs[0]) {
+                return Some(format!(
+                    "two runs of {name} differ: {} and {}",
+                    crate::summary::short(&runs[0]),
+                    crate::summary::short(other)
+                ));
+            }
+        }
+        None
+    }
+}
+
+impl Case {
+    /// What changed, base against patch, from the kernels where they ran, else the model.
+    pub fn changes(&self) -> Vec<Change> {
+        match (&self.runs, &self.model) {
+            (Some(r), _) => {
+                let (a, b) = (&r.base_trace, &r.patch_trace);
+                if a.requests().eq(b.requests()) && a.folios().eq(b.folios()) {
+                    Vec::new()
+                } else {
+                    changes(a, b)
+                }
+            }
+            (None, Some((a, b))) if a.requests().ne(b.requests()) || a.folios().ne(b.folios()) => changes(a, b),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether the kernels (or, not run, the model) show a change of requests or folios.
+    pub fn changed(&self) -> bool {
+        match (&self.runs, &self.model) {
+            (Some(r), _) => {
+                r.base_trace.requests().ne(r.patch_trace.requests()) || r.base_trace.folios().ne(r.patch_trace.folios())
+            }
+            (None, Some((a, b))) => a.requests().ne(b.requests()) || a.folios().ne(b.folios()),
+            _ => false,
+        }
+    }
+
+    pub fn worse(&self) -> bool {
+        self.changes().iter().any(|c| c.worse)
+    }
+
+    /// The largest relative change of any figure (how strongly the case shows the patch).
+    pub fn strength(&self) -> f64 {
+        self.changes().iter().map(|c| (c.variant - c.base).abs() / c.base.abs().max(1.0)).fold(0.0, f64::max)
+    }
+
+    /// Whether the kernels ran it twice each without a race and it changed there.
+    pub fn shown_by_kernels(&self) -> bool {
+        self.runs.as_ref().is_some_and(|r| r.race().is_none()) && self.changed()
+    }
+
+    /// The model's input for this case's point (one contiguous extent per file).
+    pub fn input(&self) -> radiff_model::Input {
+        crate::explore::synthetic_input(&self.single())
+    }
+
+    /// The scenario with this case's point only.
+    pub fn single(&self) -> Scenario {
+        let mut s = self.scenario.clone();
+        s.points = vec![self.scenario.points[self.point].clone()];
+        s
+    }
+}
+
+/// The repository's scenario points as cases (not yet predicted).
+pub fn repository(scenarios: &[Scenario]) -> Vec<Case> {
+    let mut out = Vec::new();
+    for s in scenarios {
+        for (i, p) in s.points.iter().enumerate() {
+            out.push(Case {
+                name: match &p.label {
+                    Some(l) => format!("{} ({l})", s.name),
+                    None => s.name.clone(),
+                },
+                scenario: s.clone(),
+                point: i,
+                origin: Origin::Repository,
+                file: s.path.clone(),
+                model: None,
+                parting: None,
+                runs: None,
+                not_run: None,
+            });
+        }
+    }
+    out
+}
+
+/// Predicts `cases` on base (the port under `base`) and on the patch (`patch`), and where a
+/// prediction changes, where the two part; a case the model cannot take (a program's calls
+/// are known only from a run) is left unpredicted.
+pub fn predict(cases: &mut [Case], base: &Policy, patch: &Predictor) {
+    let keyed = crate::explore::cause::keys_a_cause;
+    for c in cases.iter_mut().filter(|c| c.scenario.programs.is_empty()) {
+        let input = c.input();
+        let explained = explain(&input, base, &ModelConfig::default());
+        let other = patch.predict(&input);
+        let differs = explained.trace.requests().ne(other.requests()) || explained.trace.folios().ne(other.folios());
+        if differs {
+            c.parting = crate::explore::cause::parting_from(&explained, &input, patch, &keyed);
+        }
+        c.model = Some((explained.trace, other));
+    }
+}
+
+/// Whether the patch can change what the kernel does on `case` when the model cannot say:
+/// a change confined to one file system's directory (fs/f2fs/, fs/xfs/, fs/ext4/) runs only
+/// on that file system.
+pub fn reachable(case: &Case, changed_files: &[String]) -> bool {
+    changed_files.iter().any(|f| match f.strip_prefix("fs/").and_then(|r| r.split('/').next()) {
+        Some(dir) if f.matches('/').count() > 1 => fs_dir(case.scenario.fs) == dir,
+        _ => true,
+    })
+}
+
+fn fs_dir(fs: FsKind) -> &'static str {
+    match fs {
+        FsKind::Xfs => "xfs",
+        FsKind::Ext4 => "ext4",
+        FsKind::F2fs => "f2fs",
+    }
+}
+
+/// Runs `cases` on base and on `variant`, twice each, in groups that boot each kernel once
+/// per run, while the estimate of the next group fits in `left` (the first group always
+/// runs: a review without kernels says nothing). A case left out says why.
+pub fn run(
+    lab: &Lab,
+    variant: &str,
+    cases: &mut [&mut Case],
+    deadline: Instant,
+    progress: &dyn Fn(&str),
+) -> crate::error::Result<()> {
+    const GROUP: usize = 4;
+    const RUNS: usize = 2;
+    let pair = ["base".to_string(), variant.to_string()];
+    let mut per_case: Option<Duration> = None;
+    let mut i = 0;
+    while i < cases.len() {
+        let end = (i + GROUP).min(cases.len());
+        let left = deadline.saturating_duration_since(Instant::now());
+        let guess = per_case.unwrap_or(Duration::from_secs(40)) * (end - i) as u32;
+        if i > 0 && guess > left {
+            for c in cases[i..].iter_mut() {
+                c.not_run = Some(format!(
+                    "the budget: about {} s left, the next group needs about {} s",
+                    left.as_secs(),
+                    guess.as_secs()
+                ));
+            }
+            progress(&format!("review: {} case(s) left for the model alone: the budget is spent", cases.len() - i));
+            break;
+        }
+        let started = Instant::now();
+        let singles: Vec<Scenario> = cases[i..end].iter().map(|c| c.single()).collect();
+        let points: Vec<(&Scenario, &crate::scenario::Point)> = singles.iter().map(|s| (s, &s.points[0])).collect();
+        let results = crate::report::run_points(lab, &points, &pair, RUNS, true, progress)?;
+        for (c, r) in cases[i..end].iter_mut().zip(results) {
+            match r {
+                Ok(r) => c.runs = Some(kernel_runs(r)),
+                Err(e) => c.not_run = Some(format!("its run failed: {}", e.to_string().lines().next().unwrap_or(""))),
+            }
+        }
+        per_case = Some(started.elapsed() / (end - i) as u32);
+        i = end;
+    }
+    Ok(())
+}
+
+fn kernel_runs(r: crate::report::PointRuns) -> KernelRuns {
+    let figures = |k: usize| r.cells[k].samples.iter().map(|s| s.figures.clone()).collect::<Vec<_>>();
+    let times = |k: usize| r.cells[k].samples.iter().map(|s| s.pattern_ns).collect::<Vec<_>>();
+    let mut traces = r.traces.clone().into_iter().map(|(_, t)| t);
+    KernelRuns {
+        base: figures(0),
+        patch: figures(1),
+        base_ns: times(0),
+        patch_ns: times(1),
+        base_trace: traces.next().unwrap_or_default(),
+        patch_trace: traces.next().unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(fs: FsKind) -> Case {
+        let mut s = Scenario::parse(
+            std::path::Path::new("t.yaml"),
+            "description: t\ndevice: {kind: nvme, size: 1 GiB}\nfilesystem: xfs\nfile: {size: 1 MiB}\nreads:\n  - read: {offset: 0, size: 4 KiB}\n",
+        )
+        .unwrap();
+        s.fs = fs;
+        repository(&[s]).remove(0)
+    }
+
+    #[test]
+    fn a_change_inside_one_file_systems_directory_reaches_only_that_file_system() {
+        let f2fs = ["fs/f2fs/data.c".to_string()];
+        assert!(reachable(&case(FsKind::F2fs), &f2fs));
+        assert!(!reachable(&case(FsKind::Xfs), &f2fs));
+        assert!(reachable(&case(FsKind::Xfs), &["mm/readahead.c".to_string()]));
+        assert!(reachable(&case(FsKind::Xfs), &["fs/f2fs/data.c".to_string(), "mm/filemap.c".to_string()]));
+        assert!(reachable(&case(FsKind::Ext4), &["fs/mpage.c".to_string()]), "fs/mpage.c serves every file system");
+    }
+
+    #[test]
+    fn two_runs_of_one_kernel_that_differ_are_a_race() {
+        let f = |reads| Figures { data_reads: reads, ..Default::default() };
+        let runs = |b: Vec<Figures>| KernelRuns {
+            base: b,
+            patch: vec![f(3), f(3)],
+            base_trace: Trace::default(),
+            patch_trace: Trace::default(),
+            base_ns: vec![],
+            patch_ns: vec![],
+        };
+        assert_eq!(runs(vec![f(1), f(1)]).race(), None);
+        assert!(runs(vec![f(1), f(2)]).race().unwrap().starts_with("two runs of base differ"));
+    }
+}

@@ -1,0 +1,296 @@
+//! `radiff review PATH`: from a patch mail (or an mbox of a series, or a variant folder) to
+//! a reply a maintainer could send, in one command.
+//!
+//! 1. [`prepare`]: the variant, made from the mail only once it parsed and applied.
+//! 2. Both kernels built; port-check says which ported functions the patch changes, and
+//!    [`crate::hybrid::choose::predictor`] how the model follows them (a known policy, the
+//!    patch's own C, or not at all, with why).
+//! 3. The model predicts every point of `scenarios/` on base and on the patch; where it
+//!    can, explore's search looks for more (on the model alone), and its smallest finding
+//!    of each kind joins the cases.
+//! 4. The kernels run every case the model says changes (every case the patch can reach
+//!    when the model cannot say), twice each, as the budget allows ([`evidence::run`]).
+//! 5. The reply ([`reply`]) with its evidence: `reply.txt`, `reply.md`, `scenarios/`,
+//!    `headline.svg`, in one folder.
+//!
+//! Exit status: 0 when the kernels show nothing worse, 1 when they do, 2 on bad input.
+
+pub mod evidence;
+pub mod mail;
+pub mod prepare;
+pub mod reply;
+mod write;
+
+#[cfg(test)]
+mod reply_tests;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use radiff_model::Policy;
+
+use crate::cache::Cache;
+use crate::error::Result;
+use crate::hybrid::choose::predictor;
+use crate::kernels::Kernels;
+use crate::model_check::Predictor;
+use crate::progress::progress;
+use evidence::{Case, Origin};
+use reply::{Review, Touched};
+
+/// What `radiff review` was asked.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// A raw mail, an mbox, or a folder of `kernels/variants/`.
+    pub path: PathBuf,
+    /// The variant's name when one is made (default: from the subject).
+    pub name: Option<String>,
+    /// Wall time of the whole review (a build that is not cached comes first and counts).
+    pub budget: Duration,
+    /// The review's folder (default `review-VARIANT`).
+    pub out: Option<PathBuf>,
+    /// The search's seed.
+    pub seed: u64,
+}
+
+/// The share of the budget the search on the model gets, at most [`SEARCH_MAX`].
+const SEARCH_SHARE: f64 = 0.2;
+const SEARCH_MAX: Duration = Duration::from_secs(120);
+/// Findings of each direction (better, worse) that join the cases.
+const FOUND_EACH: usize = 2;
+
+/// `radiff review`.
+pub fn main(o: &Options) -> Result<ExitCode> {
+    let started = Instant::now();
+    let deadline = started + o.budget;
+    let root = crate::repo_root();
+    let cache = Cache::from_env();
+    progress(&format!("review: reading {}", o.path.display()));
+    let prepared = prepare::prepare(&Kernels::load(&root)?, &cache, &o.path, o.name.as_deref())?;
+    progress(&format!("review: {}", prepared.how));
+    let v = prepared.variant.clone();
+    let out = o.out.clone().unwrap_or_else(|| PathBuf::from(format!("review-{v}")));
+    let lab = crate::run::Lab::open()?;
+    progress(&format!("review: phase 1 of 5, building base and {v} (cached kernels are reused)"));
+    lab.kernel("base", "radiff review")?;
+    lab.kernel(&v, "radiff review")?;
+
+    progress("review: phase 2 of 5, what the patch changes (port-check) and how the model follows it");
+    let variant = lab.kernels.variant(&v)?;
+    let report =
+        crate::port::port_check(&root, &lab.kernels, &cache, std::slice::from_ref(&v), crate::port::Shown::Names)?;
+    let changed: Vec<(String, String)> =
+        report.variants.iter().flat_map(|(_, c)| c.changed.iter().map(|f| (f.name.clone(), f.file.clone()))).collect();
+    let (patch, why) = predictor(&lab.kernels, &cache, &v, &variant.model);
+    let mut review = Review {
+        subject: prepared.subject.clone(),
+        variant: v.clone(),
+        kernels: format!("{} and the same with the patch, under QEMU", base_name(&lab.kernels.base, &report.kernel)),
+        touched: touched(&changed, patch.as_ref(), variant.model.policy(), why.as_deref()),
+        model: model_sentence(patch.as_ref(), variant.model.policy(), why.as_deref()),
+        ..Default::default()
+    };
+
+    progress("review: phase 3 of 5, the model on the repository's scenarios, then the search");
+    let scenarios = crate::scenario::load_all(&root.join("scenarios"))?;
+    let mut cases = evidence::repository(&scenarios);
+    review.uncovered = uncovered(&cases, &changed);
+    if let Some(p) = &patch {
+        evidence::predict(&mut cases, &Policy::BASE, p);
+        let predicted = cases.iter().filter(|c| c.model.is_some()).count();
+        let changing = cases.iter().filter(|c| c.changed()).count();
+        progress(&format!("review: the model: {changing} of {predicted} repository points change"));
+        let search = o.budget.mul_f64(SEARCH_SHARE).min(SEARCH_MAX);
+        let (found, said) = search_cases(&v, search, o.seed, &out, p)?;
+        review.searched = said;
+        cases.extend(found);
+    } else {
+        review.searched = format!(
+            "No search: the model cannot predict this patch, so only the repository's scenarios it can reach ran, on the kernels (`radiff explore --variants base,{v}` runs the base model's covering set on both kernels)."
+        );
+    }
+
+    progress("review: phase 4 of 5, the kernels, each case twice on each");
+    let files: Vec<String> = changed.iter().map(|(_, f)| f.clone()).collect();
+    let mut todo: Vec<&mut Case> = cases
+        .iter_mut()
+        .filter(|c| if c.model.is_some() { c.changed() } else { evidence::reachable(c, &files) })
+        .collect();
+    // The strongest first, the search's worse ones before all: they are what a reviewer asks.
+    todo.sort_by(|a, b| {
+        let key = |c: &Case| (c.origin != Origin::Repository && c.worse(), c.worse());
+        key(b).cmp(&key(a)).then(b.strength().total_cmp(&a.strength()))
+    });
+    evidence::run(&lab, &v, &mut todo, deadline, &|l| progress(l))?;
+    for c in cases.iter_mut().filter(|c| c.model.is_none() && c.runs.is_none() && c.not_run.is_none()) {
+        c.not_run = Some(format!("the patch changes only {}: this scenario cannot reach it", files.join(", ")));
+    }
+    review.cases = cases;
+
+    progress("review: phase 5 of 5, the reply");
+    series(&mut review, &lab, &prepared.patch_subjects, deadline)?;
+    write::place(&mut review, &root, &lab.kernels, &cache)?;
+    let text = write::write(&mut review, &out)?;
+    crate::progress::output(&text);
+    progress(&format!("review: wrote {} in {:.0} s", out.join("reply.txt").display(), started.elapsed().as_secs_f64()));
+    Ok(if review.worse() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// For a series: the first patch whose kernel changes the headline's trace and each worse
+/// case's (`radiff bisect --variant`'s search over the series' prefixes, each a kernel
+/// built incrementally), while the budget lasts.
+fn series(review: &mut Review, lab: &crate::run::Lab, subjects: &[String], deadline: Instant) -> Result<()> {
+    let variant = lab.kernels.variant(&review.variant)?.clone();
+    let n = variant.patches.len();
+    if n < 2 {
+        return Ok(());
+    }
+    let mut wanted: Vec<usize> = review.headline().into_iter().collect();
+    for (i, c) in review.cases.iter().enumerate() {
+        if c.shown_by_kernels() && c.worse() && !wanted.contains(&i) {
+            wanted.push(i);
+        }
+    }
+    for i in wanted {
+        let name = review.cases[i].name.clone();
+        if Instant::now() >= deadline {
+            review.series.push((name, "not bisected: the budget is spent".into()));
+            continue;
+        }
+        progress(&format!("review: which patch of the {n} changes {name} (bisecting the series)"));
+        let single = review.cases[i].single();
+        let said = match crate::bisect::bisect_series(lab, &variant, &single, &single.points[0]) {
+            Ok(found) => match found.patch {
+                Some((k, _)) => format!(
+                    "patch {k} of {n} first changes it (\"{}\")",
+                    subjects.get(k - 1).map_or("", |s| s.as_str())
+                ),
+                None => format!("bisecting the {n} patches found none that changes it; that run of the whole series equals base (a race?)"),
+            },
+            Err(e) => format!("not bisected: {}", e.to_string().lines().next().unwrap_or("")),
+        };
+        review.series.push((name, said));
+    }
+    Ok(())
+}
+
+/// The base in a few words: `Linux 7.3.4 (Debian's linux-source-7.3)`, `~/src/linux at mm-new`.
+fn base_name(base: &crate::kernels::Base, ported: &str) -> String {
+    match base {
+        crate::kernels::Base::Debian { package } => format!("Linux {ported} (Debian's {package})"),
+        crate::kernels::Base::Git { tree, rev } => format!("{} at {rev}", tree.display()),
+        crate::kernels::Base::InPlace { tree } => format!("{} as checked out", tree.display()),
+    }
+}
+
+/// Each changed function and how the model follows it.
+fn touched(
+    changed: &[(String, String)],
+    patch: Option<&Predictor>,
+    policy: Option<&str>,
+    why: Option<&str>,
+) -> Vec<Touched> {
+    changed
+        .iter()
+        .map(|(function, file)| Touched {
+            function: function.clone(),
+            file: file.clone(),
+            how: match (patch, policy) {
+                (Some(Predictor::Port(_)), Some(p)) => format!("the model follows it as its known policy `{p}`"),
+                (Some(Predictor::Port(_)), None) => {
+                    "the model's port of the base (the patch changes no decision there)".into()
+                }
+                (Some(Predictor::Hybrid { .. }), _) => "ran as this patch's C inside the model (the hybrid)".into(),
+                (None, _) => format!("the model cannot follow it: {}", why.unwrap_or("no policy and no hybrid")),
+            },
+        })
+        .collect()
+}
+
+fn model_sentence(patch: Option<&Predictor>, policy: Option<&str>, why: Option<&str>) -> String {
+    match (patch, policy) {
+        (Some(Predictor::Port(_)), Some(p)) => format!("its known policy `{p}`"),
+        (Some(Predictor::Port(_)), None) => "the base's port".into(),
+        (Some(Predictor::Hybrid { label, .. }), _) => format!("the hybrid: {label}"),
+        (None, _) => format!("none could predict it: {}", why.unwrap_or("no policy")),
+    }
+}
+
+/// The patch's changed functions that the base's path never reaches on the repository's
+/// scenarios (functions the model records branches of; programs are left out: their calls
+/// come from a run).
+fn uncovered(cases: &[Case], changed: &[(String, String)]) -> Vec<String> {
+    let mut all = radiff_model::Coverage::default();
+    for c in cases.iter().filter(|c| c.scenario.programs.is_empty()) {
+        all.union(&radiff_model::coverage(&c.input(), &Policy::BASE).1);
+    }
+    let reached: Vec<&str> = all.ids().map(crate::port::lines::function_of).collect();
+    let recorded =
+        |f: &str| radiff_model::coverage::BRANCHES.iter().any(|b| crate::port::lines::function_of(b.id) == f);
+    changed
+        .iter()
+        .filter(|(f, _)| recorded(f) && !reached.contains(&f.as_str()))
+        .map(|(f, file)| format!("{f}() ({file})"))
+        .collect()
+}
+
+/// explore's search of base against the patch on the model for `budget` (no kernels), its
+/// smallest variant changes of each direction as cases with their scenario files under
+/// `out/scenarios/`, and a sentence on the search.
+fn search_cases(
+    v: &str,
+    budget: Duration,
+    seed: u64,
+    out: &std::path::Path,
+    patch: &Predictor,
+) -> Result<(Vec<Case>, String)> {
+    let o = crate::explore::Options {
+        variants: vec!["base".into(), v.to_string()],
+        budget,
+        seed,
+        out: out.join("explore"),
+        confirm: Some(0),
+        variant_changes_only: true,
+        ..Default::default()
+    };
+    let report = crate::explore::explore(&o, None, &mut |l| progress(l))?;
+    let mut changes: Vec<&crate::explore::Finding> =
+        report.findings.iter().filter(|f| f.variant.as_deref() == Some(v)).collect();
+    changes.sort_by(|a, b| a.gen.steps.len().cmp(&b.gen.steps.len()).then(b.hit.strength.total_cmp(&a.hit.strength)));
+    let mut cases = Vec::new();
+    let dir = out.join("scenarios");
+    for worse in [true, false] {
+        for f in changes.iter().filter(|f| crate::explore::is_worse(&f.hit) == worse).take(FOUND_EACH) {
+            let variants = f.variants("base");
+            let comment = format!("radiff review of {v}: {}\n{}", f.hit.key, f.hit.detail);
+            let path = dir.join(format!("{}.yaml", f.name()));
+            crate::cache::write_atomic(&path, f.gen.yaml(&comment, &variants).as_bytes())?;
+            let scenario = crate::scenario::Scenario::load(&path)?;
+            let mut c = Case {
+                name: f.name(),
+                scenario,
+                point: 0,
+                origin: Origin::Found { key: f.hit.key.clone() },
+                file: path,
+                model: None,
+                parting: None,
+                runs: None,
+                not_run: None,
+            };
+            evidence::predict(std::slice::from_mut(&mut c), &Policy::BASE, patch);
+            cases.push(c);
+        }
+    }
+    let worse = changes.iter().filter(|f| crate::explore::is_worse(&f.hit)).count();
+    let said = format!(
+        "The search (explore, seed {seed}) predicted {} generated scenarios on the model in {:.0} s: {} change requests or folios, in {} kinds after shrinking, {worse} of them worse on some figure; the smallest {} of each direction ran on the kernels (above, where they showed it). Every finding: {}.",
+        report.search.scenarios,
+        report.search.elapsed.as_secs_f64(),
+        report.search.groups.values().filter(|f| f.variant.as_deref() == Some(v)).map(|f| f.group_size).sum::<u64>(),
+        changes.len(),
+        FOUND_EACH,
+        o.out.join("summary.md").display()
+    );
+    Ok((cases, said))
+}

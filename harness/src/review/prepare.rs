@@ -1,0 +1,166 @@
+//! From what `radiff review` was given to a variant of `kernels/variants/`: an existing
+//! variant folder, a variant that already holds the same diff, or a new folder made only
+//! once the mail parsed and every patch applied to the base's files.
+
+use std::path::{Path, PathBuf};
+
+use super::mail::{self, Mail};
+use crate::cache::Cache;
+use crate::error::{Error, Result};
+use crate::kernels::{Builder, Kernels};
+
+/// The variant a review runs on.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub variant: String,
+    /// The subject the reply answers.
+    pub subject: String,
+    /// Each patch's subject, in the series' order.
+    pub patch_subjects: Vec<String>,
+    /// What was done to find it (`made kernels/variants/x/ from ...`, `the same diff as ...`).
+    pub how: String,
+}
+
+/// The variant for `path` (a mail, an mbox, or a folder of `kernels/variants/`), made in
+/// `kernels` if needed under `name` (default: from the subject). Bad input changes nothing:
+/// a mail with no diff, or a patch that does not apply, is an error naming the file and the
+/// hunk, before any folder is made.
+pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>) -> Result<Prepared> {
+    let variants_dir = kernels.dir.join("variants");
+    if path.is_dir() {
+        return existing_folder(kernels, &variants_dir, path);
+    }
+    let text = crate::cache::read(path)?;
+    let mail = mail::parse(&text).map_err(|why| Error::input(path, 0, why))?;
+    let subjects: Vec<String> = mail.patches.iter().map(|m| m.subject.clone()).collect();
+    if let Some(same) = same_diff(kernels, &mail)? {
+        return Ok(Prepared {
+            how: format!("the same diff as kernels/variants/{same}/ (reused, with its kernel and model)"),
+            variant: same,
+            subject: mail.subject,
+            patch_subjects: subjects,
+        });
+    }
+    let wanted = name.map(str::to_string).unwrap_or_else(|| mail::variant_name(&mail.subject));
+    if name.is_some() && variants_dir.join(&wanted).exists() {
+        return Err(Error::Other(format!(
+            "kernels/variants/{wanted}/ exists and holds another diff: give another --name, or review the folder itself"
+        )));
+    }
+    let variant = free_name(&variants_dir, &wanted);
+    // The patches, as they will be stored, applied to the base's files first.
+    let staged =
+        tempfile::Builder::new().prefix("radiff-review-").tempdir().map_err(|e| Error::io(Path::new("/tmp"), e))?;
+    let files = patch_files(&mail, &variant);
+    let mut paths = Vec::new();
+    for (file, text) in &files {
+        let p = staged.path().join(file);
+        std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+        paths.push(p);
+    }
+    let builder = Builder::new(kernels, cache);
+    let base = crate::port::base_files(&builder)?;
+    crate::progress::progress(&format!(
+        "review: applying {} to the base's files (patch -p1 --dry-run)",
+        path.display()
+    ));
+    if let Err(e) = crate::port::PatchedFiles::new(base.as_ref(), &variant, &paths, &[]) {
+        return Err(match e {
+            Error::PatchFailed { output, patch, .. } => Error::input(
+                path,
+                0,
+                format!(
+                    "{} does not apply to the base ({}); nothing was made. patch says:\n{output}",
+                    patch.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+                    base.describe()
+                ),
+            ),
+            other => other,
+        });
+    }
+    let dir = variants_dir.join(&variant);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    for (file, text) in &files {
+        let p = dir.join(file);
+        if let Err(e) = std::fs::write(&p, text) {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(Error::io(&p, e));
+        }
+    }
+    Ok(Prepared {
+        how: format!("made kernels/variants/{variant}/ from {} ({} patch file(s))", path.display(), files.len()),
+        variant,
+        subject: mail.subject,
+        patch_subjects: subjects,
+    })
+}
+
+/// A folder of `kernels/variants/`, as it is.
+fn existing_folder(kernels: &Kernels, variants_dir: &Path, path: &Path) -> Result<Prepared> {
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if canonical(path.parent().unwrap_or(Path::new(""))) != canonical(variants_dir) {
+        return Err(Error::input(
+            path,
+            0,
+            format!(
+                "a folder to review must be a variant, in {}: copy it there, or give the mail itself",
+                variants_dir.display()
+            ),
+        ));
+    }
+    let variant = kernels.variant(&name)?;
+    let mut subjects = Vec::new();
+    for p in &variant.patches {
+        let text = crate::cache::read(p)?;
+        let mail = mail::parse(&text).map_err(|why| Error::input(p, 0, why))?;
+        subjects.extend(mail.patches.iter().map(|m| m.subject.clone()));
+    }
+    let subject = subjects.first().cloned().unwrap_or_else(|| format!("[PATCH] {name}"));
+    Ok(Prepared {
+        variant: name.clone(),
+        subject,
+        patch_subjects: subjects,
+        how: format!("kernels/variants/{name}/ as it is"),
+    })
+}
+
+/// The variant of `kernels` whose patches hold exactly `mail`'s diffs, if one does.
+fn same_diff(kernels: &Kernels, mail: &Mail) -> Result<Option<String>> {
+    let wanted: Vec<&str> = mail.patches.iter().flat_map(|m| m.diff()).collect();
+    for v in kernels.variants.iter().filter(|v| !v.patches.is_empty()) {
+        let mut texts = Vec::new();
+        for p in &v.patches {
+            texts.push(crate::cache::read(p)?);
+        }
+        let theirs: Vec<&str> = texts.iter().flat_map(|t| mail::diff_lines(t)).collect();
+        if theirs == wanted {
+            return Ok(Some(v.name.clone()));
+        }
+    }
+    Ok(None)
+}
+
+/// `wanted`, or `wanted-2`, `-3`, ... when a folder of that name exists.
+fn free_name(variants_dir: &Path, wanted: &str) -> String {
+    let mut name = wanted.to_string();
+    let mut n = 2;
+    while variants_dir.join(&name).exists() {
+        name = format!("{wanted}-{n}");
+        n += 1;
+    }
+    name
+}
+
+/// The files a variant keeps: a raw mail as it is (`0001-NAME.mbox`); a series, one file
+/// per patch in its order (`0001-...patch`, applied in file-name order).
+fn patch_files(mail: &Mail, variant: &str) -> Vec<(PathBuf, String)> {
+    if mail.patches.len() == 1 {
+        return vec![(PathBuf::from(format!("0001-{variant}.mbox")), mail.patches[0].text.clone())];
+    }
+    mail.patches
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (PathBuf::from(format!("{:04}-{}.patch", i + 1, mail::variant_name(&m.subject))), m.text.clone()))
+        .collect()
+}

@@ -1,0 +1,410 @@
+//! The review's reply, in mailing-list form (plain text, 72 columns, the patch's hunks
+//! quoted with `> ` where a finding points at them) and its Markdown twin.
+
+use std::fmt::Write;
+
+use super::evidence::{Case, Origin};
+use crate::report::{differences, percent, rows, Cell, Sample};
+use crate::summary::Figures;
+
+/// Columns of the reply's own lines (quoted hunks keep their width).
+pub const WIDTH: usize = 72;
+
+/// A function the patch changes, and how the model followed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Touched {
+    pub function: String,
+    pub file: String,
+    pub how: String,
+}
+
+/// Where base and patch part on a case, in the base's kernel lines.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Placed {
+    pub window: usize,
+    /// Each decision with its lines (`id  (mm/readahead.c:713-717)`).
+    pub lines: Vec<String>,
+    /// The patch's hunks (indexes into [`Review::hunks`]) that hold one of those lines.
+    pub hunks: Vec<usize>,
+    /// Whether the window is the kernels' (the model did not predict the case).
+    pub from_kernels: bool,
+}
+
+/// Everything the reply says.
+#[derive(Clone, Debug, Default)]
+pub struct Review {
+    pub subject: String,
+    pub variant: String,
+    /// What the kernels were: `Linux 7.3.4 (Debian linux-source-7.3) under QEMU TCG`.
+    pub kernels: String,
+    pub touched: Vec<Touched>,
+    /// How the model predicted the patch, or why it could not.
+    pub model: String,
+    /// Repository cases first, then the search's.
+    pub cases: Vec<Case>,
+    /// Per case (same index), where base and patch part.
+    pub placed: Vec<Option<Placed>>,
+    /// The patch's hunks, as `diff -u` shows them in the base's lines.
+    pub hunks: Vec<String>,
+    /// The search, in a sentence (none when there was none, with why).
+    pub searched: String,
+    /// The patch's functions that no scenario's base path reached.
+    pub uncovered: Vec<String>,
+    /// For a series: which patch first changes a case (case name, patch subject).
+    pub series: Vec<(String, String)>,
+    /// The headline's picture, relative to the review folder.
+    pub picture: Option<String>,
+}
+
+impl Review {
+    fn repository(&self) -> impl Iterator<Item = (usize, &Case)> {
+        self.cases.iter().enumerate().filter(|(_, c)| c.origin == Origin::Repository)
+    }
+
+    /// The case that shows the patch most: the strongest change shown by the kernels,
+    /// among the repository's first.
+    pub fn headline(&self) -> Option<usize> {
+        let best = |repo: bool| {
+            self.cases
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.shown_by_kernels() && (c.origin == Origin::Repository) == repo)
+                .fold(None, |best: Option<(usize, f64)>, (i, c)| match best {
+                    Some((_, s)) if s >= c.strength() => best,
+                    _ => Some((i, c.strength())),
+                })
+                .map(|(i, _)| i)
+        };
+        best(true).or_else(|| best(false))
+    }
+
+    /// Whether the kernels show anything worse (run twice each, no race).
+    pub fn worse(&self) -> bool {
+        self.cases.iter().any(|c| c.shown_by_kernels() && c.worse())
+    }
+
+    fn races(&self) -> Vec<(&Case, String)> {
+        self.cases.iter().filter_map(|c| Some((c, c.runs.as_ref()?.race()?))).collect()
+    }
+}
+
+/// Wraps `text` at [`WIDTH`] columns, each line after the first indented by `indent`.
+fn wrap(text: &str, first: &str, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.len() + 1 + word.len() > WIDTH {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = indent.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
+/// The figures that differ, base against patch, as `report --all` lists them: (figure,
+/// base, patch, change).
+pub fn figure_rows(base: &[Figures], patch: &[Figures]) -> Vec<[String; 4]> {
+    let cell = |v: &str, f: &[Figures]| Cell {
+        point: None,
+        variant: v.into(),
+        samples: f.iter().map(|f| Sample { figures: f.clone(), pattern_ns: 0 }).collect(),
+    };
+    let r = rows(&[cell("base", base), cell("patch", patch)]);
+    differences(&r[0], &r[1])
+        .into_iter()
+        .map(|d| [d.col.name(), d.col.format(d.a), d.col.format(d.b), percent(d.a, d.b)])
+        .collect()
+}
+
+/// A case's two sets of figures: the kernels' runs, else the model's prediction.
+fn figures_of(c: &Case) -> (Vec<Figures>, Vec<Figures>, &'static str) {
+    match (&c.runs, &c.model) {
+        (Some(r), _) => (r.base.clone(), r.patch.clone(), "kernels"),
+        (None, Some((a, b))) => (vec![Figures::of(a)], vec![Figures::of(b)], "model"),
+        _ => (Vec::new(), Vec::new(), "none"),
+    }
+}
+
+/// The figure rows of a case, aligned under its name.
+fn table(out: &mut String, c: &Case) {
+    let (a, b, _) = figures_of(c);
+    if a.is_empty() {
+        return;
+    }
+    for [name, x, y, change] in figure_rows(&a, &b) {
+        let _ = writeln!(out, "    {name:<22}  {x:>10}  {y:>10}  {change:>8}");
+    }
+}
+
+/// The reply as plain text.
+pub fn text(r: &Review) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Subject: Re: {}\n", r.subject.trim_start_matches("Re: "));
+    s.push_str(&wrap(
+        &format!(
+            "radiff ran this patch ({}) against {}. Every figure below that says \"kernels\" comes from two runs of each kernel that agree; the model ({}) chose what to run.",
+            r.variant, r.kernels, r.model
+        ),
+        "",
+        "",
+    ));
+    s.push_str("\nWhat it touches:\n");
+    for t in &r.touched {
+        s.push_str(&wrap(&format!("{}() ({}): {}", t.function, t.file, t.how), "- ", "  "));
+    }
+    if r.touched.is_empty() {
+        s.push_str("- none of the functions the model ports\n");
+    }
+    repository_part(&mut s, r);
+    let mut quoted = Vec::new();
+    if let Some(h) = r.headline() {
+        headline_part(&mut s, r, h, &mut quoted);
+    }
+    for worse in [false, true] {
+        let mut shown: Vec<usize> = r
+            .cases
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| c.shown_by_kernels() && c.worse() == worse && Some(*i) != r.headline())
+            .map(|(i, _)| i)
+            .collect();
+        // The smallest first: fewest steps, then the smallest file.
+        shown.sort_by_key(|&i| (r.cases[i].scenario.steps.len().max(1), r.cases[i].scenario.file_size));
+        let title = if worse { "Where it is worse" } else { "Where it is better" };
+        match shown.len() {
+            0 => {
+                let _ = writeln!(s, "\n{title}: nowhere the kernels showed.");
+            }
+            n => {
+                let _ = writeln!(s, "\n{title} ({n} case{}, the smallest first):", if n == 1 { "" } else { "s" });
+            }
+        }
+        // Every worse case in full; of the better ones the smallest, the rest a line each.
+        for (k, i) in shown.into_iter().enumerate() {
+            if worse || k == 0 {
+                case_part(&mut s, r, i, &mut quoted);
+            } else {
+                s.push_str(&wrap(&format!("{}: {}", r.cases[i].name, one_line(&r.cases[i])), "- ", "  "));
+            }
+        }
+    }
+    closing_part(&mut s, r);
+    s
+}
+
+fn repository_part(s: &mut String, r: &Review) {
+    let repo: Vec<(usize, &Case)> = r.repository().collect();
+    let changed: Vec<&(usize, &Case)> = repo.iter().filter(|(_, c)| c.changed()).collect();
+    let _ = writeln!(
+        s,
+        "\nThe repository's scenarios: {} of {} points change requests or folios:",
+        changed.len(),
+        repo.len()
+    );
+    for (_, c) in &changed {
+        let (_, _, from) = figures_of(c);
+        let _ = writeln!(s, "  {} ({from})", c.name);
+        table(s, c);
+    }
+    let unchanged: Vec<String> = repo
+        .iter()
+        .filter(|(_, c)| !c.changed() && (c.runs.is_some() || c.model.is_some()))
+        .map(|(_, c)| format!("{}{}", c.name, if c.runs.is_some() { "" } else { "*" }))
+        .collect();
+    if !unchanged.is_empty() {
+        s.push_str(&wrap(
+            &format!(
+                "Unchanged{}: {}.",
+                if unchanged.iter().any(|u| u.ends_with('*')) {
+                    " (* the model's prediction, not run)"
+                } else {
+                    " on the kernels"
+                },
+                unchanged.join(", ")
+            ),
+            "",
+            "",
+        ));
+    }
+}
+
+fn headline_part(s: &mut String, r: &Review, h: usize, quoted: &mut Vec<usize>) {
+    let c = &r.cases[h];
+    let _ = writeln!(s);
+    s.push_str(&wrap(&format!("The headline, {}: {}.", c.name, c.scenario.description), "", ""));
+    if let Some(k) = &c.runs {
+        let (a, b) = (&k.base[0], &k.patch[0]);
+        let _ = writeln!(
+            s,
+            "  device reads   {} -> {} ({})",
+            a.data_reads,
+            b.data_reads,
+            percent(a.data_reads as f64, b.data_reads as f64)
+        );
+        s.push_str(&wrap(&format!("{} ({})", a.folios, a.orders_line()), "  folios before  ", "                 "));
+        s.push_str(&wrap(&format!("{} ({})", b.folios, b.orders_line()), "  folios after   ", "                 "));
+        if a.read_sizes != b.read_sizes {
+            s.push_str(&wrap(&a.sizes_line(4), "  reads before   ", "                 "));
+            s.push_str(&wrap(&b.sizes_line(4), "  reads after    ", "                 "));
+        }
+    }
+    parting_part(s, r, h, quoted);
+    if let Some(p) = &r.picture {
+        let _ = writeln!(s, "  The windows of both kernels: {p}");
+    }
+}
+
+/// Where base and patch part on case `i`, in kernel lines, and the hunks there: quoted the
+/// first time (`quoted` keeps which were), named after that.
+fn parting_part(s: &mut String, r: &Review, i: usize, quoted: &mut Vec<usize>) {
+    let Some(Some(p)) = r.placed.get(i) else { return };
+    let whose =
+        if p.from_kernels { "the kernels' windows, the model not predicting it" } else { "the model's windows" };
+    if p.lines.is_empty() {
+        s.push_str(&wrap(&format!("Base and patch part at window {} ({whose}).", p.window), "  ", "  "));
+    } else {
+        let _ = writeln!(s, "  Base and patch part at window {}, where the base decides:", p.window);
+        for l in &p.lines {
+            s.push_str(&wrap(l, "    ", "      "));
+        }
+    }
+    for &h in &p.hunks {
+        let first = r.hunks[h].lines().next().unwrap_or("");
+        // `@@ -713,6 +713,9 @@`, without the function the header repeats.
+        let header = first.match_indices("@@").nth(1).map_or(first, |(at, _)| &first[..at + 2]);
+        if quoted.contains(&h) {
+            let _ = writeln!(s, "  in the hunk quoted above ({header})");
+            continue;
+        }
+        quoted.push(h);
+        let _ = writeln!(s, "  in this hunk of the patch:");
+        for line in r.hunks[h].lines() {
+            let _ = writeln!(s, "> {line}");
+        }
+    }
+}
+
+/// A case's changed figures in one line: `device reads 3329 -> 1032 (-69%), ...`.
+fn one_line(c: &Case) -> String {
+    let parts: Vec<String> = c
+        .changes()
+        .iter()
+        .map(|x| {
+            let n = |v: f64| crate::explore::detect::fmt_num(v);
+            format!("{} {} -> {} ({})", x.figure, n(x.base), n(x.variant), percent(x.base, x.variant))
+        })
+        .collect();
+    parts.join(", ")
+}
+
+fn case_part(s: &mut String, r: &Review, i: usize, quoted: &mut Vec<usize>) {
+    let c = &r.cases[i];
+    let _ = writeln!(s, "- {} ({})", c.name, c.file.display());
+    s.push_str(&wrap(&format!("{}.", c.scenario.description), "  ", "  "));
+    if let Origin::Found { key } = &c.origin {
+        s.push_str(&wrap(key, "  Found by the search: ", "    "));
+        let yaml = std::fs::read_to_string(&c.file).unwrap_or_default();
+        let body: Vec<&str> = yaml.lines().filter(|l| !l.starts_with('#') && !l.starts_with("description:")).collect();
+        if body.len() <= 24 && body.iter().all(|l| l.len() + 4 <= WIDTH) {
+            for l in body {
+                let _ = writeln!(s, "    {l}");
+            }
+        }
+    }
+    s.push_str(&wrap(&one_line(c), "  ", "  "));
+    parting_part(s, r, i, quoted);
+}
+
+fn closing_part(s: &mut String, r: &Review) {
+    let races = r.races();
+    if !races.is_empty() {
+        let _ = writeln!(s, "\nSet aside as races (two runs of one kernel differ):");
+        for (c, why) in races {
+            s.push_str(&wrap(&format!("{}: {why}", c.name), "- ", "  "));
+        }
+    }
+    let not_run: Vec<String> = r
+        .cases
+        .iter()
+        .filter(|c| c.changed() && c.runs.is_none())
+        .map(|c| format!("{} ({})", c.name, c.not_run.as_deref().unwrap_or("not run")))
+        .collect();
+    if !not_run.is_empty() {
+        let _ = writeln!(s);
+        s.push_str(&wrap(&format!("Predicted to change but not run on the kernels: {}.", not_run.join("; ")), "", ""));
+    }
+    let _ = writeln!(s);
+    s.push_str(&wrap(&r.searched, "", ""));
+    if !r.uncovered.is_empty() {
+        s.push_str(&wrap(&format!("Not covered: no scenario's base path reached {}.", r.uncovered.join(", ")), "", ""));
+    }
+    for (case, patch) in &r.series {
+        s.push_str(&wrap(&format!("The series, {case}: {patch}."), "", ""));
+    }
+    let _ = writeln!(s);
+    if r.worse() {
+        s.push_str(&wrap("No Tested-by: the kernels show it worse above.", "", ""));
+    } else if !r.races().is_empty() {
+        s.push_str(&wrap("No Tested-by: races were set aside; rerun them before trusting the figures.", "", ""));
+    } else if r.cases.iter().any(|c| c.runs.is_some()) {
+        let _ = writeln!(s, "Tested-by: radiff (nothing worse on the kernels above)");
+    }
+}
+
+/// The reply as Markdown, for a web page or a cover letter: the same content, its tables
+/// as tables and its hunks as diffs.
+pub fn markdown(r: &Review) -> String {
+    let plain = text(r);
+    let mut md = String::new();
+    let mut in_quote = false;
+    let mut in_table = false;
+    for line in plain.lines() {
+        let quoted = line.starts_with("> ");
+        if quoted != in_quote {
+            md.push_str(if quoted { "```diff\n" } else { "```\n" });
+            in_quote = quoted;
+        }
+        if quoted {
+            md.push_str(&line[2..]);
+            md.push('\n');
+            continue;
+        }
+        if let Some(subject) = line.strip_prefix("Subject: ") {
+            let _ = writeln!(md, "# {subject}");
+        } else if line.ends_with(':') && !line.starts_with(' ') && !line.starts_with('-') {
+            let _ = writeln!(md, "\n## {}", line.trim_end_matches(':'));
+        } else if is_figure_row(line) {
+            if !in_table {
+                md.push_str("\n| figure | base | patch | change |\n|:--|--:|--:|--:|\n");
+                in_table = true;
+            }
+            let cells: Vec<&str> = line.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+            let _ = writeln!(md, "| {} |", cells.join(" | "));
+            continue;
+        } else {
+            md.push_str(line);
+            md.push('\n');
+        }
+        in_table = false;
+    }
+    if in_quote {
+        md.push_str("```\n");
+    }
+    md
+}
+
+/// Whether a plain line is a figure row of [`table`] (the change column ends it).
+fn is_figure_row(line: &str) -> bool {
+    let last = line.split_whitespace().last().unwrap_or("");
+    line.starts_with("    ") && (last.ends_with('%') || last == "new")
+}

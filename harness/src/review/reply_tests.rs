@@ -1,0 +1,137 @@
+//! The reply's form, from hand-made cases: columns, quoting, the headline, the verdict line.
+
+use std::path::PathBuf;
+
+use radiff_model::{Folio, RaState, Request, Submit, Trace, Trigger, Window};
+
+use super::evidence::{Case, KernelRuns, Origin};
+use super::reply::{markdown, text, Placed, Review, Touched, WIDTH};
+use crate::scenario::Scenario;
+use crate::summary::Figures;
+
+/// `windows` windows of one read of `pages` pages in one folio of `order`.
+fn trace(windows: u64, pages: u64, order: u32) -> Trace {
+    Trace {
+        windows: (0..windows)
+            .map(|i| Window {
+                file: 0,
+                trigger: if i == 0 { Trigger::Sync } else { Trigger::Async },
+                index: i * pages,
+                req_count: 256,
+                ra: RaState::default(),
+                submits: vec![Submit::Order { index: i * pages, size: pages, async_size: pages, order }],
+                folios: vec![Folio { index: i * pages, order }],
+                requests: vec![Request { sector: 1000 + i * pages * 8, sectors: pages * 8, rwbs: "RA".into() }],
+            })
+            .collect(),
+    }
+}
+
+fn case(name: &str, base: Trace, patch: Trace, race: bool) -> Case {
+    let scenario = Scenario::parse(
+        &PathBuf::from(format!("scenarios/{name}.yaml")),
+        "description: 1 MiB reads after a 4 KiB read\ndevice: {kind: nvme, size: 1 GiB}\nfilesystem: xfs\nfile: {size: 1 MiB}\nreads:\n  - read: {offset: 0, size: 4 KiB}\n",
+    )
+    .unwrap();
+    let (a, b) = (Figures::of(&base), Figures::of(&patch));
+    let mut again = a.clone();
+    if race {
+        again.data_reads += 1;
+    }
+    Case {
+        name: name.into(),
+        file: scenario.path.clone(),
+        scenario,
+        point: 0,
+        origin: Origin::Repository,
+        model: Some((base.clone(), patch.clone())),
+        parting: None,
+        runs: Some(KernelRuns {
+            base: vec![a, again],
+            patch: vec![b.clone(), b],
+            base_trace: base,
+            patch_trace: patch,
+            base_ns: vec![1, 1],
+            patch_ns: vec![1, 1],
+        }),
+        not_run: None,
+    }
+}
+
+fn review(cases: Vec<Case>) -> Review {
+    let placed = cases
+        .iter()
+        .map(|c| {
+            c.changed().then(|| Placed {
+                window: 3,
+                lines: vec!["page_cache_async_ra: aligned_end < end: trimmed  (mm/readahead.c:713-717)".into()],
+                hunks: vec![0],
+                from_kernels: false,
+            })
+        })
+        .collect();
+    Review {
+        subject: "[PATCH] mm/readahead: keep at least half of the async window when aligning it".into(),
+        variant: "v1".into(),
+        kernels: "Linux 7.3.4 (Debian's linux-source-7.3) and the same with the patch, under QEMU".into(),
+        touched: vec![Touched {
+            function: "page_cache_async_ra".into(),
+            file: "mm/readahead.c".into(),
+            how: "ran as this patch's C inside the model (the hybrid)".into(),
+        }],
+        model: "the hybrid".into(),
+        cases,
+        placed,
+        hunks: vec!["@@ -713,6 +713,9 @@ void page_cache_async_ra(struct readahead_control *ractl,\n \taligned_end = round_down(end, align);\n+\twhile (aligned_end > ra->start && 2 * (aligned_end - ra->start) < ra->size)\n+\t\talign >>= 1;".into()],
+        searched: "The search predicted 100 generated scenarios.".into(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_reply_is_72_columns_quotes_each_hunk_once_and_gives_the_headline_with_its_folio_orders() {
+    let r = review(vec![
+        case("1mib_after_4k", trace(40, 4, 2), trace(10, 16, 4), false),
+        case("64k_after_4k", trace(8, 4, 2), trace(4, 8, 3), false),
+        case("random_4k", trace(5, 1, 0), trace(5, 1, 0), false),
+    ]);
+    let t = text(&r);
+    assert!(t.starts_with("Subject: Re: [PATCH] mm/readahead: keep at least half"), "{t}");
+    for line in t.lines().filter(|l| !l.starts_with("> ") && !l.starts_with("Subject: ")) {
+        assert!(line.len() <= WIDTH, "over {WIDTH} columns: {line:?}");
+    }
+    assert!(t.contains("The repository's scenarios: 2 of 3 points change requests or folios:"), "{t}");
+    assert!(t.contains("  device reads   40 -> 10 (-75%)\n"), "{t}");
+    assert!(t.contains("  folios before  40 (40 o2)\n  folios after   10 (10 o4)\n"), "{t}");
+    assert!(t.contains("  reads before   40 x 16 KiB\n  reads after    10 x 64 KiB\n"), "{t}");
+    assert!(t.contains("Unchanged on the kernels: random_4k."), "{t}");
+    assert_eq!(t.matches("\n> @@ -713,6 +713,9 @@").count(), 1, "the hunk is quoted once:\n{t}");
+    assert!(t.contains("  in the hunk quoted above (@@ -713,6 +713,9 @@"), "{t}");
+    assert!(t.contains("(mm/readahead.c:713-717)"), "{t}");
+    assert!(t.contains("Where it is worse: nowhere the kernels showed."), "{t}");
+    assert!(t.ends_with("Tested-by: radiff (nothing worse on the kernels above)\n"), "{t}");
+    let md = markdown(&r);
+    assert!(md.starts_with("# Re: [PATCH]"), "{md}");
+    assert!(md.contains("```diff\n@@ -713,6 +713,9 @@"), "{md}");
+    assert!(md.contains("| device reads | 40 | 10 | -75% |"), "{md}");
+}
+
+#[test]
+fn worse_on_the_kernels_withholds_the_tested_by_and_so_does_a_race() {
+    let worse = review(vec![case("3mib_after_4k_msk2048", trace(10, 16, 4), trace(20, 8, 3), false)]);
+    assert!(worse.worse());
+    let t = text(&worse);
+    assert!(t.contains("Where it is better: nowhere the kernels showed."), "{t}");
+    assert!(t.contains("No Tested-by: the kernels show it worse above."), "{t}");
+    assert!(!t.contains("Tested-by: radiff"), "{t}");
+
+    let raced = review(vec![case("1mib_after_4k", trace(40, 4, 2), trace(10, 16, 4), true)]);
+    assert!(!raced.worse(), "a race is not evidence");
+    let t = text(&raced);
+    assert!(
+        t.contains("Set aside as races (two runs of one kernel differ):\n- 1mib_after_4k: two runs of base differ"),
+        "{t}"
+    );
+    assert!(t.contains("No Tested-by: races were set aside"), "{t}");
+    assert!(!t.contains("The headline"), "a race is no headline:\n{t}");
+}

@@ -1,0 +1,86 @@
+//! `radiff review` on bad input: exit 2 with the message, and nothing made.
+//!
+//! The patch that does not apply is tried against the base's real files (the kernel
+//! source `./setup` fetched into the cache); no VM runs.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const RADIFF: &str = env!("CARGO_BIN_EXE_radiff");
+
+/// A repository with its own copy of `kernels/` (a review makes its variants there) and
+/// links to the rest.
+fn repo() -> tempfile::TempDir {
+    let real = radiff::repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    for part in ["harness", "model", "scenarios"] {
+        std::os::unix::fs::symlink(real.join(part), dir.path().join(part)).unwrap();
+    }
+    copy_dir(&real.join("kernels"), &dir.path().join("kernels"));
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn variants(repo: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo.join("kernels/variants"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn review(repo: &Path, mail: &Path) -> Output {
+    Command::new(RADIFF)
+        .args(["review", mail.to_str().unwrap(), "--out"])
+        .arg(repo.join("out"))
+        .env("RADIFF_ROOT", repo)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_mail_without_a_diff_and_a_patch_that_does_not_apply_exit_2_and_make_nothing() {
+    let repo = repo();
+    let before = variants(repo.path());
+
+    let no_diff = repo.path().join("no-diff.txt");
+    std::fs::write(&no_diff, "Subject: [PATCH] mm/readahead: a fix\n\nThe fix is in the next mail.\n> --- a/mm/readahead.c\n> +++ b/mm/readahead.c\n").unwrap();
+    let out = review(repo.path(), &no_diff);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("radiff: error: {}: it has no diff", no_diff.display())),
+        "the error names the file and why:\n{stderr}"
+    );
+
+    // A hunk whose context is not in the base's mm/readahead.c.
+    let stale = repo.path().join("stale.mbox");
+    std::fs::write(
+        &stale,
+        "Subject: [PATCH] mm/readahead: trim less\n\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n--- a/mm/readahead.c\n+++ b/mm/readahead.c\n@@ -713,3 +713,3 @@ void page_cache_async_ra(struct readahead_control *ractl,\n \tno such line one;\n-\tno such line two;\n+\ta new line;\n \tno such line three;\n",
+    )
+    .unwrap();
+    let out = review(repo.path(), &stale);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("radiff: error: {}: ", stale.display())), "{stderr}");
+    assert!(stderr.contains("does not apply to the base"), "{stderr}");
+    assert!(stderr.contains("Hunk #1 FAILED at 713"), "patch's own account names the hunk:\n{stderr}");
+    assert!(stderr.contains("mm/readahead.c"), "and the file:\n{stderr}");
+
+    assert_eq!(variants(repo.path()), before, "bad input makes no variant");
+    assert!(!repo.path().join("out").exists(), "and no review folder");
+}
