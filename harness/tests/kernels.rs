@@ -174,6 +174,31 @@ fn a_good_patch_applies_through_the_mail_around_it() {
 }
 
 #[test]
+fn a_kernel_built_under_another_name_with_the_same_patches_is_copied_not_built() {
+    let rig = rig(&[("first", &[("0001-good.mbox", GOOD)]), ("renamed", &[("0001-renamed.mbox", GOOD)])]);
+    // No kernel builds in this tree; the failed build's `.partial` folder names the key,
+    // and a finished kernel of that key is put there by hand.
+    let _ = build_error(&rig, "first");
+    let partial = std::fs::read_dir(rig.cache.root.join("kernels"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".partial"))
+        .expect("the failed build's .partial");
+    let done = PathBuf::from(partial.to_string_lossy().trim_end_matches(".partial"));
+    std::fs::create_dir_all(&done).unwrap();
+    std::fs::write(done.join("bzImage"), b"a kernel").unwrap();
+    std::fs::write(done.join("config"), b"CONFIG_64BIT=y\n").unwrap();
+    let key = done.file_name().unwrap().to_string_lossy().rsplit('-').next().unwrap().to_string();
+
+    let kernels = rig.kernels();
+    let built = Builder::new(&kernels, &rig.cache).build(kernels.variant("renamed").unwrap()).unwrap();
+    assert!(!built.compiled, "copied, not built");
+    assert_eq!(built.bzimage, rig.cache.root.join("kernels").join(format!("renamed-{key}")).join("bzImage"));
+    assert_eq!(std::fs::read(&built.bzimage).unwrap(), b"a kernel");
+    assert!(std::fs::read_to_string(built.bzimage.with_file_name("series")).unwrap().contains("0001-renamed.mbox"));
+}
+
+#[test]
 fn an_unknown_variant_lists_the_known_ones() {
     let rig = rig(&[("async-align-v1", &[("0001.patch", GOOD)])]);
     let kernels = rig.kernels();

@@ -27,6 +27,14 @@ impl Builder<'_> {
                 elapsed: started.elapsed(),
             });
         }
+        if let Some(same) = self.reuse_same_key(&dir, variant)? {
+            return Ok(Built {
+                variant: variant.name.clone(),
+                bzimage: same,
+                compiled: false,
+                elapsed: started.elapsed(),
+            });
+        }
         for tool in ["make", "gcc", "flex", "bison", "bc", "patch", "git", "tar", "xz"] {
             require_tool(tool)?;
         }
@@ -82,6 +90,38 @@ impl Builder<'_> {
             bzimage.display()
         ));
         Ok(Built { variant: variant.name.clone(), bzimage, compiled: true, elapsed: started.elapsed() })
+    }
+
+    /// A kernel of the same key (the same base, config and patches) built under another
+    /// name, copied into `dir` (the name is not in the kernel: `radiff review` of a mail
+    /// renamed, a variant renamed); `None` when there is none.
+    fn reuse_same_key(&self, dir: &Path, variant: &Variant) -> Result<Option<PathBuf>> {
+        let Some(key) = dir.file_name().and_then(|n| n.to_str()).and_then(|n| n.rsplit('-').next()) else {
+            return Ok(None);
+        };
+        let kernels = self.cache.root.join("kernels");
+        let Ok(entries) = std::fs::read_dir(&kernels) else { return Ok(None) };
+        let suffix = format!("-{key}");
+        let same = entries.filter_map(|e| e.ok().map(|e| e.path())).find(|p| {
+            p.file_name().is_some_and(|n| n.to_string_lossy().ends_with(&suffix)) && p.join("bzImage").is_file()
+        });
+        let Some(same) = same else { return Ok(None) };
+        let partial = cache::begin_partial(dir)?;
+        for file in ["config", "bzImage", "build.log"] {
+            let from = same.join(file);
+            if from.is_file() {
+                std::fs::copy(&from, partial.join(file)).map_err(|e| Error::io(partial.join(file), e))?;
+            }
+        }
+        let series: String = variant.patches.iter().map(|p| format!("{}\n", p.display())).collect();
+        std::fs::write(partial.join("series"), series.as_bytes()).map_err(|e| Error::io(partial.join("series"), e))?;
+        cache::put_in_place(&partial, dir, &["config", "series", "bzImage"], None)?;
+        crate::progress::progress(&format!(
+            "{}: the same kernel as {} (same base, config and patches): copied, not built",
+            variant.name,
+            same.display()
+        ));
+        Ok(Some(dir.join("bzImage")))
     }
 
     /// Builds into `NAME-KEY.partial/` beside the kernel's directory and renames it into
