@@ -257,7 +257,8 @@ pub struct ReviewArgs {
     /// Wall time of the whole review, builds included: 30s, 10m, 1h.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
     pub budget: Duration,
-    /// The variant's name when the mail makes one (default: from its subject).
+    /// Make the variant under this name (default: from the subject; without it, a variant
+    /// that holds the same diff is reused).
     #[arg(long, value_name = "NAME", value_parser = variant_name)]
     pub name: Option<String>,
     /// The review's folder (default: review-VARIANT).

@@ -84,3 +84,47 @@ fn a_mail_without_a_diff_and_a_patch_that_does_not_apply_exit_2_and_make_nothing
     assert_eq!(variants(repo.path()), before, "bad input makes no variant");
     assert!(!repo.path().join("out").exists(), "and no review folder");
 }
+
+/// The whole review on the real kernels, of a variant folder as it is, in a short budget:
+/// port-check's function and the model's policy, the repository's point that changes run
+/// twice on each kernel with its figures, where base and patch part in kernel lines with
+/// the hunk quoted, and the exit status agreeing with the Tested-by line. (The figures are
+/// the kernels' own: what `scenario_readahead_off_random`'s snapshots hold.)
+#[test]
+fn a_review_of_a_variant_runs_what_changes_on_both_kernels_and_answers_in_kernel_lines() {
+    let root = radiff::repo_root();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = Command::new(RADIFF)
+        .args(["review", "kernels/variants/sync-ra-when-disabled", "--budget", "90s", "--out"])
+        .arg(out_dir.path())
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let reply = std::fs::read_to_string(out_dir.path().join("reply.txt"))
+        .unwrap_or_else(|e| panic!("no reply.txt ({e}); exit {:?}:\n{stderr}", out.status.code()));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), reply, "the reply is printed too");
+    assert!(
+        reply.starts_with(
+            "Subject: Re: [PATCH RFC] mm/readahead: improve randread performance with readahead disabled\n"
+        ),
+        "{reply}"
+    );
+    assert!(reply.contains("- page_cache_sync_ra() (mm/readahead.c): the model follows it as its\n  known policy `sync-ra-when-disabled`"), "{reply}");
+    let squeezed: String = reply.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+    assert!(squeezed.contains("readahead_off_random (kernels)\n device reads 22592 1492 -93%\n"), "{reply}");
+    assert!(
+        reply.contains("page_cache_sync_ra: ra_pages == 0: req_count = 1\n      (mm/readahead.c:593-596)"),
+        "{reply}"
+    );
+    assert!(reply.contains("\n> -\tif (!ra->ra_pages || blk_cgroup_congested()) {\n"), "the hunk quoted:\n{reply}");
+    let tested = reply.contains("\nTested-by: radiff");
+    match out.status.code() {
+        Some(0) => assert!(tested, "exit 0 and no Tested-by:\n{reply}"),
+        Some(1) => assert!(!tested && reply.contains("Where it is worse ("), "exit 1 without a worse case:\n{reply}"),
+        other => panic!("exit {other:?}:\n{stderr}"),
+    }
+    for file in ["reply.md", "headline.svg", "scenarios/readahead_off_random.yaml"] {
+        assert!(out_dir.path().join(file).is_file(), "{file} is missing:\n{stderr}");
+    }
+}

@@ -60,15 +60,33 @@ impl KernelRuns {
     pub fn race(&self) -> Option<String> {
         for (name, runs) in [("base", &self.base), ("the patch", &self.patch)] {
             if let Some(other) = runs.iter().skip(1).find(|f| **f != runs[0]) {
-                return Some(format!(
-                    "two runs of {name} differ: {} and {}",
-                    crate::summary::short(&runs[0]),
-                    crate::summary::short(other)
-                ));
+                return Some(format!("two runs of {name} differ: {}", differing(&runs[0], other)));
             }
         }
         None
     }
+}
+
+/// The figures that differ between two runs, `device reads 35 vs 36, ...`; `request sizes`
+/// when only the sizes do.
+fn differing(a: &Figures, b: &Figures) -> String {
+    let figures = [
+        ("device reads", a.data_reads, b.data_reads),
+        ("metadata reads", a.metadata_reads, b.metadata_reads),
+        ("bytes read", a.bytes_read, b.bytes_read),
+        ("windows", a.windows, b.windows),
+        ("folios", a.folios, b.folios),
+        ("faults", a.faults, b.faults),
+    ];
+    let mut parts: Vec<String> =
+        figures.iter().filter(|f| f.1 != f.2).map(|(name, x, y)| format!("{name} {x} vs {y}")).collect();
+    if a.read_sizes != b.read_sizes {
+        parts.push(format!("request sizes {} vs {}", a.sizes_line(3), b.sizes_line(3)));
+    }
+    if a.folio_orders != b.folio_orders {
+        parts.push(format!("folio orders {} vs {}", a.orders_line(), b.orders_line()));
+    }
+    parts.join(", ")
 }
 
 impl Case {
@@ -281,6 +299,6 @@ mod tests {
             patch_ns: vec![],
         };
         assert_eq!(runs(vec![f(1), f(1)]).race(), None);
-        assert!(runs(vec![f(1), f(2)]).race().unwrap().starts_with("two runs of base differ"));
+        assert_eq!(runs(vec![f(1), f(2)]).race().unwrap(), "two runs of base differ: device reads 1 vs 2");
     }
 }

@@ -117,11 +117,10 @@ pub fn main(o: &Options) -> Result<ExitCode> {
         .iter_mut()
         .filter(|c| if c.model.is_some() { c.changed() } else { evidence::reachable(c, &files) })
         .collect();
-    // The strongest first, the search's worse ones before all: they are what a reviewer asks.
-    todo.sort_by(|a, b| {
-        let key = |c: &Case| (c.origin != Origin::Repository && c.worse(), c.worse());
-        key(b).cmp(&key(a)).then(b.strength().total_cmp(&a.strength()))
-    });
+    // What a reviewer asks first: where the model says it is worse; then the repository's
+    // changes, the search's better ones, and last what the model could not predict (each
+    // the strongest first; the sort is stable).
+    todo.sort_by(|a, b| rank(a).cmp(&rank(b)).then(b.strength().total_cmp(&a.strength())));
     evidence::run(&lab, &v, &mut todo, deadline, &|l| progress(l))?;
     for c in cases.iter_mut().filter(|c| c.model.is_none() && c.runs.is_none() && c.not_run.is_none()) {
         c.not_run = Some(format!("the patch changes only {}: this scenario cannot reach it", files.join(", ")));
@@ -135,6 +134,16 @@ pub fn main(o: &Options) -> Result<ExitCode> {
     crate::progress::output(&text);
     progress(&format!("review: wrote {} in {:.0} s", out.join("reply.txt").display(), started.elapsed().as_secs_f64()));
     Ok(if review.worse() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// The order in which the kernels run cases (see [`main`]).
+fn rank(c: &Case) -> u8 {
+    match (c.model.is_some(), c.worse(), &c.origin) {
+        (true, true, _) => 0,
+        (true, false, Origin::Repository) => 1,
+        (true, false, _) => 2,
+        (false, ..) => 3,
+    }
 }
 
 /// For a series: the first patch whose kernel changes the headline's trace and each worse

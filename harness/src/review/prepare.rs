@@ -33,7 +33,8 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
     let text = crate::cache::read(path)?;
     let mail = mail::parse(&text).map_err(|why| Error::input(path, 0, why))?;
     let subjects: Vec<String> = mail.patches.iter().map(|m| m.subject.clone()).collect();
-    if let Some(same) = same_diff(kernels, &mail)? {
+    // A name given asks for a variant of its own, even where another holds the same diff.
+    if let Some(same) = name.is_none().then(|| same_diff(kernels, &mail)).transpose()?.flatten() {
         return Ok(Prepared {
             how: format!("the same diff as kernels/variants/{same}/ (reused, with its kernel and model)"),
             variant: same,

@@ -175,7 +175,7 @@ pub fn text(r: &Review) -> String {
             .cases
             .iter()
             .enumerate()
-            .filter(|(i, c)| c.shown_by_kernels() && c.worse() == worse && Some(*i) != r.headline())
+            .filter(|(_, c)| c.shown_by_kernels() && c.worse() == worse)
             .map(|(i, _)| i)
             .collect();
         // The smallest first: fewest steps, then the smallest file.
@@ -189,12 +189,18 @@ pub fn text(r: &Review) -> String {
                 let _ = writeln!(s, "\n{title} ({n} case{}, the smallest first):", if n == 1 { "" } else { "s" });
             }
         }
-        // Every worse case in full; of the better ones the smallest, the rest a line each.
-        for (k, i) in shown.into_iter().enumerate() {
-            if worse || k == 0 {
+        // Every worse case in full; of the better ones the smallest, the rest a line each;
+        // the headline by name.
+        let mut full = 0;
+        for i in shown {
+            let c = &r.cases[i];
+            if Some(i) == r.headline() {
+                s.push_str(&wrap(&format!("{}: the headline above: {}", c.name, one_line(c)), "- ", "  "));
+            } else if worse || full == 0 {
                 case_part(&mut s, r, i, &mut quoted);
+                full += 1;
             } else {
-                s.push_str(&wrap(&format!("{}: {}", r.cases[i].name, one_line(&r.cases[i])), "- ", "  "));
+                s.push_str(&wrap(&format!("{}: {}", c.name, one_line(c)), "- ", "  "));
             }
         }
     }
@@ -207,9 +213,10 @@ fn repository_part(s: &mut String, r: &Review) {
     let changed: Vec<&(usize, &Case)> = repo.iter().filter(|(_, c)| c.changed()).collect();
     let _ = writeln!(
         s,
-        "\nThe repository's scenarios: {} of {} points change requests or folios:",
+        "\nThe repository's scenarios: {} of {} points change requests or folios{}",
         changed.len(),
-        repo.len()
+        repo.len(),
+        if changed.is_empty() { "." } else { ":" }
     );
     for (_, c) in &changed {
         let (_, _, from) = figures_of(c);
@@ -257,6 +264,10 @@ fn headline_part(s: &mut String, r: &Review, h: usize, quoted: &mut Vec<usize>) 
             s.push_str(&wrap(&a.sizes_line(4), "  reads before   ", "                 "));
             s.push_str(&wrap(&b.sizes_line(4), "  reads after    ", "                 "));
         }
+    }
+    let worse: Vec<&str> = c.changes().iter().filter(|x| x.worse).map(|x| x.figure).collect();
+    if !worse.is_empty() {
+        s.push_str(&wrap(&format!("Worse on {}.", worse.join(", ")), "  ", "  "));
     }
     parting_part(s, r, h, quoted);
     if let Some(p) = &r.picture {

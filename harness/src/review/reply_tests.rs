@@ -123,6 +123,8 @@ fn worse_on_the_kernels_withholds_the_tested_by_and_so_does_a_race() {
     let t = text(&worse);
     assert!(t.contains("Where it is better: nowhere the kernels showed."), "{t}");
     assert!(t.contains("No Tested-by: the kernels show it worse above."), "{t}");
+    assert!(t.contains("  Worse on device reads, folios, pages per folio, windows.\n"), "{t}");
+    assert!(t.contains("Where it is worse (1 case, the smallest first):\n- 3mib_after_4k_msk2048: the headline above: device reads 10 -> 20\n  (+100%)"), "the headline is named among the worse:\n{t}");
     assert!(!t.contains("Tested-by: radiff"), "{t}");
 
     let raced = review(vec![case("1mib_after_4k", trace(40, 4, 2), trace(10, 16, 4), true)]);
