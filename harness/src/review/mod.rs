@@ -88,7 +88,7 @@ pub fn main(o: &Options) -> Result<ExitCode> {
         variant: v.clone(),
         kernels: format!("{} and the same with the patch, under QEMU", base_name(&lab.kernels.base, &report.kernel)),
         touched: touched(&changed, patch.as_ref(), variant.model.policy(), why.as_deref()),
-        model: model_sentence(patch.as_ref(), variant.model.policy(), why.as_deref()),
+        model: model_sentence(patch.as_ref(), variant.model.policy()),
         ..Default::default()
     };
 
@@ -123,7 +123,8 @@ pub fn main(o: &Options) -> Result<ExitCode> {
     todo.sort_by(|a, b| rank(a).cmp(&rank(b)).then(b.strength().total_cmp(&a.strength())));
     evidence::run(&lab, &v, &mut todo, deadline, &|l| progress(l))?;
     for c in cases.iter_mut().filter(|c| c.model.is_none() && c.runs.is_none() && c.not_run.is_none()) {
-        c.not_run = Some(format!("the patch changes only {}: this scenario cannot reach it", files.join(", ")));
+        c.not_run =
+            Some(format!("the patch changes only {}, which these scenarios' file systems never run", files.join(", ")));
     }
     review.cases = cases;
 
@@ -217,13 +218,12 @@ fn touched(
         .collect()
 }
 
-fn model_sentence(patch: Option<&Predictor>, policy: Option<&str>, why: Option<&str>) -> String {
-    match (patch, policy) {
-        (Some(Predictor::Port(_)), Some(p)) => format!("its known policy `{p}`"),
-        (Some(Predictor::Port(_)), None) => "the base's port".into(),
-        (Some(Predictor::Hybrid { label, .. }), _) => format!("the hybrid: {label}"),
-        (None, _) => format!("none could predict it: {}", why.unwrap_or("no policy")),
-    }
+fn model_sentence(patch: Option<&Predictor>, policy: Option<&str>) -> Option<String> {
+    Some(match (patch?, policy) {
+        (Predictor::Port(_), Some(p)) => format!("its known policy `{p}`"),
+        (Predictor::Port(_), None) => "the base's port".into(),
+        (Predictor::Hybrid { label, .. }, _) => format!("the hybrid: {label}"),
+    })
 }
 
 /// The patch's changed functions that the base's path never reaches on the repository's

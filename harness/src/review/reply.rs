@@ -38,8 +38,8 @@ pub struct Review {
     /// What the kernels were: `Linux 7.3.4 (Debian linux-source-7.3) under QEMU TCG`.
     pub kernels: String,
     pub touched: Vec<Touched>,
-    /// How the model predicted the patch, or why it could not.
-    pub model: String,
+    /// How the model predicted the patch (`None`: it could not; [`Touched`] says why).
+    pub model: Option<String>,
     /// Repository cases first, then the search's.
     pub cases: Vec<Case>,
     /// Per case (same index), where base and patch part.
@@ -152,8 +152,13 @@ pub fn text(r: &Review) -> String {
     let _ = writeln!(s, "Subject: Re: {}\n", r.subject.trim_start_matches("Re: "));
     s.push_str(&wrap(
         &format!(
-            "radiff ran this patch ({}) against {}. Every figure below that says \"kernels\" comes from two runs of each kernel that agree; the model ({}) chose what to run.",
-            r.variant, r.kernels, r.model
+            "radiff ran this patch ({}) against {}. Every figure below that says \"kernels\" comes from two runs of each kernel that agree; {}",
+            r.variant,
+            r.kernels,
+            match &r.model {
+                Some(m) => format!("the model ({m}) chose what to run."),
+                None => "the model cannot predict this patch (below), so the kernels ran every repository scenario the patch can reach.".into(),
+            }
         ),
         "",
         "",
@@ -220,6 +225,10 @@ fn repository_part(s: &mut String, r: &Review) {
     );
     for (_, c) in &changed {
         let (_, _, from) = figures_of(c);
+        if c.runs.as_ref().is_some_and(|k| k.race().is_some()) {
+            let _ = writeln!(s, "  {} ({from}: a race, set aside below)", c.name);
+            continue;
+        }
         let _ = writeln!(s, "  {} ({from})", c.name);
         table(s, c);
     }
@@ -353,6 +362,18 @@ fn closing_part(s: &mut String, r: &Review) {
     if !not_run.is_empty() {
         let _ = writeln!(s);
         s.push_str(&wrap(&format!("Predicted to change but not run on the kernels: {}.", not_run.join("; ")), "", ""));
+    }
+    let mut unreached: Vec<(&str, usize)> = Vec::new();
+    for c in r.cases.iter().filter(|c| !c.changed() && c.runs.is_none() && c.model.is_none()) {
+        let why = c.not_run.as_deref().unwrap_or("not run");
+        match unreached.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, n)) => *n += 1,
+            None => unreached.push((why, 1)),
+        }
+    }
+    for (why, n) in unreached {
+        let _ = writeln!(s);
+        s.push_str(&wrap(&format!("Not run, {n} point{}: {why}.", if n == 1 { "" } else { "s" }), "", ""));
     }
     let _ = writeln!(s);
     s.push_str(&wrap(&r.searched, "", ""));

@@ -79,7 +79,7 @@ fn review(cases: Vec<Case>) -> Review {
             file: "mm/readahead.c".into(),
             how: "ran as this patch's C inside the model (the hybrid)".into(),
         }],
-        model: "the hybrid".into(),
+        model: Some("the hybrid".into()),
         cases,
         placed,
         hunks: vec!["@@ -713,6 +713,9 @@ void page_cache_async_ra(struct readahead_control *ractl,\n \taligned_end = round_down(end, align);\n+\twhile (aligned_end > ra->start && 2 * (aligned_end - ra->start) < ra->size)\n+\t\talign >>= 1;".into()],
@@ -135,5 +135,6 @@ fn worse_on_the_kernels_withholds_the_tested_by_and_so_does_a_race() {
         "{t}"
     );
     assert!(t.contains("No Tested-by: races were set aside"), "{t}");
+    assert!(t.contains("  1mib_after_4k (kernels: a race, set aside below)\n"), "no figures for a race:\n{t}");
     assert!(!t.contains("The headline"), "a race is no headline:\n{t}");
 }
