@@ -85,6 +85,7 @@ pub fn main(o: &Options) -> Result<ExitCode> {
     let (patch, why) = predictor(&lab.kernels, &cache, &v, &variant.model);
     let mut review = Review {
         subject: prepared.subject.clone(),
+        patches: variant.patches.len(),
         variant: v.clone(),
         kernels: format!("{} and the same with the patch, under QEMU", base_name(&lab.kernels.base, &report.kernel)),
         touched: touched(&changed, patch.as_ref(), variant.model.policy(), why.as_deref()),
@@ -149,7 +150,7 @@ fn rank(c: &Case) -> u8 {
 
 /// For a series: the first patch whose kernel changes the headline's trace and each worse
 /// case's (`radiff bisect --variant`'s search over the series' prefixes, each a kernel
-/// built incrementally), while the budget lasts.
+/// built incrementally): the headline's always, the worse ones' while the budget lasts.
 fn series(review: &mut Review, lab: &crate::run::Lab, subjects: &[String], deadline: Instant) -> Result<()> {
     let variant = lab.kernels.variant(&review.variant)?.clone();
     let n = variant.patches.len();
@@ -162,9 +163,11 @@ fn series(review: &mut Review, lab: &crate::run::Lab, subjects: &[String], deadl
             wanted.push(i);
         }
     }
-    for i in wanted {
+    // The headline is always bisected (a series' reply is about which patch); the worse
+    // cases while the budget lasts.
+    for (k, i) in wanted.into_iter().enumerate() {
         let name = review.cases[i].name.clone();
-        if Instant::now() >= deadline {
+        if k > 0 && Instant::now() >= deadline {
             review.series.push((name, "not bisected: the budget is spent".into()));
             continue;
         }

@@ -50,6 +50,8 @@ pub struct Review {
     pub searched: String,
     /// The patch's functions that no scenario's base path reached.
     pub uncovered: Vec<String>,
+    /// How many patches (more than one: a series).
+    pub patches: usize,
     /// For a series: which patch first changes a case (case name, patch subject).
     pub series: Vec<(String, String)>,
     /// The headline's picture, relative to the review folder.
@@ -152,7 +154,8 @@ pub fn text(r: &Review) -> String {
     let _ = writeln!(s, "Subject: Re: {}\n", r.subject.trim_start_matches("Re: "));
     s.push_str(&wrap(
         &format!(
-            "radiff ran this patch ({}) against {}. Every figure below that says \"kernels\" comes from two runs of each kernel that agree; {}",
+            "radiff ran this {} ({}) against {}. Every figure below that says \"kernels\" comes from two runs of each kernel that agree; {}",
+            if r.patches > 1 { format!("series of {} patches", r.patches) } else { "patch".to_string() },
             r.variant,
             r.kernels,
             match &r.model {
@@ -411,8 +414,17 @@ pub fn markdown(r: &Review) -> String {
             md.push('\n');
             continue;
         }
+        if in_table && !is_figure_row(line) {
+            // A table ends at a blank line; the next line would be read as its row.
+            md.push('\n');
+        }
         if let Some(subject) = line.strip_prefix("Subject: ") {
             let _ = writeln!(md, "# {subject}");
+        } else if is_case_heading(line) {
+            if !md.ends_with("\n\n") {
+                md.push('\n');
+            }
+            let _ = writeln!(md, "### {}", line.trim());
         } else if line.ends_with(':') && !line.starts_with(' ') && !line.starts_with('-') {
             let _ = writeln!(md, "\n## {}", line.trim_end_matches(':'));
         } else if is_figure_row(line) {
@@ -433,6 +445,13 @@ pub fn markdown(r: &Review) -> String {
         md.push_str("```\n");
     }
     md
+}
+
+/// Whether a plain line names a repository case above its figures (`  NAME (kernels)`).
+fn is_case_heading(line: &str) -> bool {
+    line.starts_with("  ")
+        && !line.starts_with("   ")
+        && (line.ends_with("(kernels)") || line.ends_with("(model)") || line.ends_with("set aside below)"))
 }
 
 /// Whether a plain line is a figure row of [`table`] (the change column ends it).

@@ -113,7 +113,11 @@ fn a_reply_is_72_columns_quotes_each_hunk_once_and_gives_the_headline_with_its_f
     let md = markdown(&r);
     assert!(md.starts_with("# Re: [PATCH]"), "{md}");
     assert!(md.contains("```diff\n@@ -713,6 +713,9 @@"), "{md}");
-    assert!(md.contains("| device reads | 40 | 10 | -75% |"), "{md}");
+    assert!(md.contains("\n### 1mib_after_4k (kernels)\n\n| figure | base | patch | change |\n|:--|--:|--:|--:|\n| device reads | 40 | 10 | -75% |"), "{md}");
+    assert!(
+        md.contains("| order-4 folios | 0 | 10 | new |\n\n### 64k_after_4k (kernels)\n"),
+        "a blank line ends each table:\n{md}"
+    );
 }
 
 #[test]
