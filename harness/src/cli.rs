@@ -104,6 +104,18 @@ fn variant_name(text: &str) -> std::result::Result<String, String> {
     }
 }
 
+/// A name for a new variant folder: letters, digits, `.`, `_` and `-`, not `base`.
+fn new_variant_name(text: &str) -> std::result::Result<String, String> {
+    let name = variant_name(text)?;
+    if name == "base" || name.starts_with('.') || !name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    {
+        return Err(format!(
+            "`{name}` cannot name a variant folder: use letters, digits, `.`, `_` and `-` (and not `base`)"
+        ));
+    }
+    Ok(name)
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The scenario file.
@@ -259,7 +271,7 @@ pub struct ReviewArgs {
     pub budget: Duration,
     /// Make the variant under this name (default: from the subject; without it, a variant
     /// that holds the same diff is reused).
-    #[arg(long, value_name = "NAME", value_parser = variant_name)]
+    #[arg(long, value_name = "NAME", value_parser = new_variant_name)]
     pub name: Option<String>,
     /// The review's folder (default: review-VARIANT).
     #[arg(long, value_name = "DIR")]
@@ -580,5 +592,19 @@ mod tests {
         assert!(parse(&["bisect", "--scenario", "s", "--variant", "v"]).is_ok());
         assert_eq!(err(&["run"]).kind(), ErrorKind::MissingRequiredArgument);
         assert_eq!(err(&["run", "a.yaml", "b.yaml"]).kind(), ErrorKind::UnknownArgument);
+    }
+
+    #[test]
+    fn a_review_name_must_make_one_folder() {
+        let name = |n: &str| match parse(&["review", "mail.txt", "--name", n]).map(|c| c.command) {
+            Ok(Command::Review(r)) => Ok(r.name.unwrap()),
+            Ok(_) => unreachable!(),
+            Err(e) => Err(e.to_string()),
+        };
+        assert_eq!(name("keep-half_v2.1"), Ok("keep-half_v2.1".to_string()));
+        for bad in ["a/b", "base", "../x", "two words"] {
+            let e = name(bad).unwrap_err();
+            assert!(e.contains("cannot name a variant folder"), "{bad}: {e}");
+        }
     }
 }

@@ -245,6 +245,15 @@ pub fn run(
         }
         per_case = Some(started.elapsed() / (end - i) as u32);
         i = end;
+        let ran: Vec<&&mut Case> = cases[..end].iter().filter(|c| c.runs.is_some()).collect();
+        progress(&format!(
+            "review: so far on the kernels: {} of {} cases run, {} changed, {} worse, {} race(s)",
+            ran.len(),
+            cases.len(),
+            ran.iter().filter(|c| c.shown_by_kernels()).count(),
+            ran.iter().filter(|c| c.shown_by_kernels() && c.worse()).count(),
+            ran.iter().filter(|c| c.runs.as_ref().is_some_and(|r| r.race().is_some())).count()
+        ));
     }
     Ok(())
 }
