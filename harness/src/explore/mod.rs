@@ -217,9 +217,6 @@ pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn Fn
     let started = Instant::now();
     let pol = policies(&o.variants)?;
     let mut report = Report { search: search(o, &pol), ..Default::default() };
-    if o.variant_changes_only {
-        report.search.groups.retain(|_, f| f.variant.is_some());
-    }
     progress(&search_line(&report.search, o));
     let shrinking = Instant::now();
     report.findings = shrink_findings(&report.search, o, &pol, progress);

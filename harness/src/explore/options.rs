@@ -30,8 +30,8 @@ pub struct Options {
     pub max_scenarios: Option<u64>,
     /// Threads the model's search runs on (default: every core; see [`all_cores`]).
     pub threads: usize,
-    /// Keep only the variants' changes against the first (`radiff review`): the
-    /// single-trace detectors' findings are dropped before shrinking.
+    /// Judge only the variants' changes against the first (`radiff review`): the search
+    /// does not run the single-trace detectors.
     pub variant_changes_only: bool,
 }
 

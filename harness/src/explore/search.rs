@@ -34,15 +34,19 @@ pub fn context(input: &Input) -> Context<'_> {
 
 /// Every detector that fires on predicted traces (the first policy's trace for the
 /// single-trace detectors; each other policy's against the first for variant change),
-/// with the variant it concerns (`None`: the first).
+/// with the variant it concerns (`None`: the first); the single-trace detectors only with
+/// `single`.
 pub fn detect_all(
     input: &Input,
     traces: &[Trace],
     policies: &[(String, Predictor)],
     t: &Thresholds,
+    single: bool,
 ) -> Vec<(Hit, Option<String>)> {
-    let mut hits: Vec<(Hit, Option<String>)> =
-        detect::run_all(&traces[0], &context(input), t).into_iter().map(|h| (h, None)).collect();
+    let mut hits: Vec<(Hit, Option<String>)> = match single {
+        true => detect::run_all(&traces[0], &context(input), t).into_iter().map(|h| (h, None)).collect(),
+        false => Vec::new(),
+    };
     for (i, (name, _)) in policies.iter().enumerate().skip(1) {
         if let Some(h) = detect::variant_change(&traces[0], &traces[i], name) {
             hits.push((h, Some(name.clone())));
@@ -129,13 +133,15 @@ pub fn scenario_of(gen: &Gen, variants: &[String]) -> Result<Scenario> {
 type Judged = std::result::Result<Vec<(Hit, Option<String>)>, String>;
 
 /// Generates, parses, predicts and judges scenario `index` of `seed`.
-fn judge(seed: u64, index: u64, policies: &[(String, Predictor)], t: &Thresholds) -> (Gen, Judged) {
+/// With `variant_changes_only`, only the variants' changes are judged (the single-trace
+/// detectors are not run).
+fn judge(seed: u64, index: u64, policies: &[(String, Predictor)], o: &Options) -> (Gen, Judged) {
     let gen = generate::generate(seed, index);
     let judged = match scenario_of(&gen, &[]) {
         Err(e) => Err(format!("scenario {index}: {e}")),
         Ok(s) => {
             let (input, traces) = predict_scenario(&s, policies);
-            Ok(detect_all(&input, &traces, policies, t))
+            Ok(detect_all(&input, &traces, policies, &o.thresholds, !o.variant_changes_only))
         }
     };
     (gen, judged)
@@ -199,7 +205,7 @@ pub fn search(o: &Options, policies: &[(String, Predictor)]) -> SearchResult {
                 if o.max_scenarios.is_some_and(|m| index >= m) {
                     break;
                 }
-                let (gen, judged) = judge(o.seed, index, policies, &o.thresholds);
+                let (gen, judged) = judge(o.seed, index, policies, o);
                 if send.send((index, gen, judged)).is_err() {
                     break;
                 }
@@ -252,7 +258,7 @@ pub fn fires(
 ) -> Option<Hit> {
     let s = scenario_of(gen, &[]).ok()?;
     let (input, traces) = predict_scenario(&s, policies);
-    detect_all(&input, &traces, policies, t)
+    detect_all(&input, &traces, policies, t, true)
         .into_iter()
         .find(|(h, v)| h.detector == detector && v.as_deref() == variant)
         .map(|(h, _)| h)

@@ -597,3 +597,24 @@ fn costs_learn_from_batched_runs() {
     assert_eq!(c.per_run(), Duration::from_secs(10));
     assert_eq!(c.estimate(2, false), Duration::from_secs(50));
 }
+
+/// `variant_changes_only` (review's search) finds exactly the variant changes a full
+/// search finds, and nothing else.
+#[test]
+fn a_search_of_variant_changes_only_finds_the_same_changes_and_nothing_else() {
+    use crate::model_check::Predictor;
+    let pol = vec![
+        ("base".to_string(), Predictor::Port(radiff_model::Policy::BASE)),
+        ("async-align-v1".to_string(), Predictor::Port(radiff_model::Policy::for_variant("async-align-v1").unwrap())),
+    ];
+    let o = Options { max_scenarios: Some(300), budget: Duration::from_secs(3600), ..Options::default() };
+    let full = search(&o, &pol);
+    let only = search(&Options { variant_changes_only: true, ..o }, &pol);
+    let changes = |r: &SearchResult| -> Vec<(String, u64)> {
+        r.groups.iter().filter(|(_, f)| f.variant.is_some()).map(|(k, f)| (k.clone(), f.group_size)).collect()
+    };
+    assert!(!changes(&full).is_empty(), "async-align-v1 changes some of 300 scenarios");
+    assert!(full.groups.values().any(|f| f.variant.is_none()), "the full search has single-trace findings");
+    assert!(only.groups.values().all(|f| f.variant.is_some()), "only variant changes");
+    assert_eq!(changes(&only), changes(&full));
+}
