@@ -85,19 +85,39 @@ fn a_mail_without_a_diff_and_a_patch_that_does_not_apply_exit_2_and_make_nothing
     assert!(!repo.path().join("out").exists(), "and no review folder");
 }
 
-/// The whole review on the real kernels, of a variant folder as it is, in a short budget:
-/// port-check's function and the model's policy, the repository's point that changes run
-/// twice on each kernel with its figures, where base and patch part in kernel lines with
-/// the hunk quoted, and the exit status agreeing with the Tested-by line. (The figures are
-/// the kernels' own: what `scenario_readahead_off_random`'s snapshots hold.)
+/// A repository whose `scenarios/` holds only `names` (links to the real ones, and the fio
+/// jobs), with links to the rest.
+fn repo_with(names: &[&str]) -> tempfile::TempDir {
+    let real = radiff::repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    for part in ["harness", "model", "kernels"] {
+        std::os::unix::fs::symlink(real.join(part), dir.path().join(part)).unwrap();
+    }
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    for name in names {
+        let file = format!("{name}.yaml");
+        std::os::unix::fs::symlink(real.join("scenarios").join(&file), scenarios.join(&file)).unwrap();
+    }
+    std::os::unix::fs::symlink(real.join("scenarios/jobs"), scenarios.join("jobs")).unwrap();
+    dir
+}
+
+/// The whole review on the real kernels, of a variant folder as it is, on two of the
+/// repository's scenarios (one a fio job) in a short budget: port-check's function and the
+/// model's policy; the fio job run once on base for its calls, then predicted; both points
+/// run twice on each kernel with their figures; where base and patch part in kernel lines
+/// with the hunk quoted; the exit status agreeing with the Tested-by line. (The figures are
+/// the kernels' own: what the two scenarios' snapshots hold.)
 #[test]
 fn a_review_of_a_variant_runs_what_changes_on_both_kernels_and_answers_in_kernel_lines() {
-    let root = radiff::repo_root();
+    let repo = repo_with(&["readahead_off_random", "fio_randread_ra_off", "1mib_after_4k"]);
     let out_dir = tempfile::tempdir().unwrap();
     let out = Command::new(RADIFF)
-        .args(["review", "kernels/variants/sync-ra-when-disabled", "--budget", "90s", "--out"])
+        .args(["review", "kernels/variants/sync-ra-when-disabled", "--budget", "150s", "--out"])
         .arg(out_dir.path())
-        .current_dir(&root)
+        .current_dir(repo.path())
+        .env("RADIFF_ROOT", repo.path())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -111,8 +131,12 @@ fn a_review_of_a_variant_runs_what_changes_on_both_kernels_and_answers_in_kernel
         "{reply}"
     );
     assert!(reply.contains("- page_cache_sync_ra() (mm/readahead.c): the model follows it as its\n  known policy `sync-ra-when-disabled`"), "{reply}");
+    assert!(stderr.contains("review: recording the calls of fio_randread_ra_off on base, for the model"), "{stderr}");
     let squeezed: String = reply.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
     assert!(squeezed.contains("readahead_off_random (kernels)\n device reads 22592 1492 -93%\n"), "{reply}");
+    assert!(squeezed.contains("fio_randread_ra_off (kernels)\n device reads 23462 1501 -94%\n"), "{reply}");
+    assert!(reply.contains("The repository's scenarios: 2 of 3 points change"), "{reply}");
+    assert!(reply.contains("Unchanged (* the model's prediction"), "1mib_after_4k is the model's alone:\n{reply}");
     assert!(
         reply.contains("page_cache_sync_ra: ra_pages == 0: req_count = 1\n      (mm/readahead.c:593-596)"),
         "{reply}"

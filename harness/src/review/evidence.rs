@@ -172,17 +172,83 @@ pub fn repository(scenarios: &[Scenario]) -> Vec<Case> {
 /// prediction changes, where the two part; a case the model cannot take (a program's calls
 /// are known only from a run) is left unpredicted.
 pub fn predict(cases: &mut [Case], base: &Policy, patch: &Predictor) {
-    let keyed = crate::explore::cause::keys_a_cause;
     for c in cases.iter_mut().filter(|c| c.scenario.programs.is_empty()) {
         let input = c.input();
-        let explained = explain(&input, base, &ModelConfig::default());
-        let other = patch.predict(&input);
-        let differs = explained.trace.requests().ne(other.requests()) || explained.trace.folios().ne(other.folios());
-        if differs {
-            c.parting = crate::explore::cause::parting_from(&explained, &input, patch, &keyed);
-        }
-        c.model = Some((explained.trace, other));
+        predict_on(c, &input, base, patch);
     }
+}
+
+/// Predicts `c` on `input` on base and on the patch, and where they part.
+fn predict_on(c: &mut Case, input: &radiff_model::Input, base: &Policy, patch: &Predictor) {
+    let explained = explain(input, base, &ModelConfig::default());
+    let other = patch.predict(input);
+    let differs = explained.trace.requests().ne(other.requests()) || explained.trace.folios().ne(other.folios());
+    if differs {
+        c.parting = crate::explore::cause::parting_from(&explained, input, patch, &crate::explore::cause::keys_a_cause);
+    }
+    c.model = Some((explained.trace, other));
+}
+
+/// The program cases, which the model can predict only from their calls: each runs once on
+/// base (batched, a boot per [`crate::run::BATCH_POINTS`]) to record them; where the model
+/// under `base` equals that run, both models predict on the run's own input (its calls, its
+/// layout) and the case is judged like any predicted one (a program makes the same calls on
+/// every kernel: the trials check it). A run that fails, or that the model does not follow,
+/// leaves its case to the kernels, and so does one whose recording would not fit before
+/// `deadline`.
+pub fn predict_programs(
+    lab: &Lab,
+    cases: &mut [Case],
+    base: &Policy,
+    patch: &Predictor,
+    deadline: Instant,
+    progress: &dyn Fn(&str),
+) -> crate::error::Result<()> {
+    /// What recording one program's calls is guessed to cost (a boot shared, an image).
+    const GUESS: Duration = Duration::from_secs(40);
+    let todo: Vec<usize> = cases
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.model.is_none() && !c.scenario.programs.is_empty())
+        .map(|(i, _)| i)
+        .collect();
+    if todo.is_empty() {
+        return Ok(());
+    }
+    let kernel = lab.kernel("base", "radiff review")?;
+    for chunk in todo.chunks(crate::run::BATCH_POINTS) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if GUESS * chunk.len() as u32 > left {
+            progress(&format!(
+                "review: {} program scenario(s) left to the kernels: recording their calls first would not fit in the {} s left",
+                chunk.len(),
+                left.as_secs()
+            ));
+            break;
+        }
+        let singles: Vec<Scenario> = chunk.iter().map(|&i| cases[i].single()).collect();
+        let names: Vec<String> = singles.iter().map(|_| "base".to_string()).collect();
+        let jobs: Vec<crate::run::Job> = singles
+            .iter()
+            .zip(&names)
+            .map(|(s, name)| crate::run::Job { scenario: s, point: &s.points[0], name })
+            .collect();
+        let listed: Vec<&str> = chunk.iter().map(|&i| cases[i].name.as_str()).collect();
+        progress(&format!("review: recording the calls of {} on base, for the model", listed.join(", ")));
+        for ((&i, single), result) in chunk.iter().zip(&singles).zip(lab.run_batch(&kernel, &jobs)) {
+            let Ok(out) = result else { continue };
+            let check = crate::model_check::check_with(single, &out.env, &out.capture, &Predictor::Port(*base));
+            if check.divergence.is_some() || check.crash.is_some() {
+                progress(&format!(
+                    "review: the model does not follow {}'s run on base: the kernels decide it",
+                    cases[i].name
+                ));
+                continue;
+            }
+            predict_on(&mut cases[i], &check.input, base, patch);
+        }
+    }
+    Ok(())
 }
 
 /// Whether the patch can change what the kernel does on `case` when the model cannot say:

@@ -99,6 +99,7 @@ pub fn main(o: &Options) -> Result<ExitCode> {
     review.uncovered = uncovered(&cases, &changed);
     if let Some(p) = &patch {
         evidence::predict(&mut cases, &Policy::BASE, p);
+        evidence::predict_programs(&lab, &mut cases, &Policy::BASE, p, deadline, &|l| progress(l))?;
         let predicted = cases.iter().filter(|c| c.model.is_some()).count();
         let changing = cases.iter().filter(|c| c.changed()).count();
         progress(&format!("review: the model: {changing} of {predicted} repository points change"));

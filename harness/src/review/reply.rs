@@ -245,7 +245,7 @@ fn repository_part(s: &mut String, r: &Review) {
             &format!(
                 "Unchanged{}: {}.",
                 if unchanged.iter().any(|u| u.ends_with('*')) {
-                    " (* the model's prediction, not run)"
+                    " (* the model's prediction, not run on the patch; a program's on the calls its base run recorded)"
                 } else {
                     " on the kernels"
                 },
