@@ -596,15 +596,20 @@ pub fn changes(base: &Trace, variant: &Trace) -> Vec<Change> {
         .collect()
 }
 
+/// Whether two traces differ in their device requests or their folios (what a variant
+/// change is).
+pub fn requests_or_folios_differ(a: &Trace, b: &Trace) -> bool {
+    a.requests().ne(b.requests()) || a.folios().ne(b.folios())
+}
+
 /// Variant change: any difference in device requests or folios between the base's trace
 /// and a variant's, with its direction on each figure. The key lists the directions
 /// (`device reads fewer, pages per folio more`), so findings group by what changed how.
 pub fn variant_change(base: &Trace, variant: &Trace, name: &str) -> Option<Hit> {
-    let same_requests = base.requests().eq(variant.requests());
-    let same_folios = base.folios().eq(variant.folios());
-    if same_requests && same_folios {
+    if !requests_or_folios_differ(base, variant) {
         return None;
     }
+    let same_requests = base.requests().eq(variant.requests());
     let changes = changes(base, variant);
     let key: Vec<String> = changes
         .iter()

@@ -7,12 +7,11 @@ use std::time::{Duration, Instant};
 
 use radiff_model::{explain, ModelConfig, Policy, Trace};
 
-use crate::explore::detect::{changes, Change};
+use crate::explore::detect::{changes, requests_or_folios_differ, Change};
 use crate::model_check::Predictor;
 use crate::run::Lab;
 use crate::scenario::Scenario;
 use crate::summary::Figures;
-use radiff_model::FsKind;
 
 /// Where a case comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,9 +49,6 @@ pub struct KernelRuns {
     pub patch: Vec<Figures>,
     pub base_trace: Trace,
     pub patch_trace: Trace,
-    /// The guest's time of each kernel's runs, ns.
-    pub base_ns: Vec<u64>,
-    pub patch_ns: Vec<u64>,
 }
 
 impl KernelRuns {
@@ -90,31 +86,31 @@ fn differing(a: &Figures, b: &Figures) -> String {
 }
 
 impl Case {
+    /// A case not yet predicted nor run.
+    pub fn new(name: String, scenario: Scenario, point: usize, origin: Origin, file: PathBuf) -> Case {
+        Case { name, scenario, point, origin, file, model: None, parting: None, runs: None, not_run: None }
+    }
+
+    /// Base's trace and the patch's: the kernels' first runs where they ran, else the model's.
+    fn traces(&self) -> Option<(&Trace, &Trace)> {
+        match (&self.runs, &self.model) {
+            (Some(r), _) => Some((&r.base_trace, &r.patch_trace)),
+            (None, Some((a, b))) => Some((a, b)),
+            (None, None) => None,
+        }
+    }
+
     /// What changed, base against patch, from the kernels where they ran, else the model.
     pub fn changes(&self) -> Vec<Change> {
-        match (&self.runs, &self.model) {
-            (Some(r), _) => {
-                let (a, b) = (&r.base_trace, &r.patch_trace);
-                if a.requests().eq(b.requests()) && a.folios().eq(b.folios()) {
-                    Vec::new()
-                } else {
-                    changes(a, b)
-                }
-            }
-            (None, Some((a, b))) if a.requests().ne(b.requests()) || a.folios().ne(b.folios()) => changes(a, b),
+        match self.traces() {
+            Some((a, b)) if requests_or_folios_differ(a, b) => changes(a, b),
             _ => Vec::new(),
         }
     }
 
     /// Whether the kernels (or, not run, the model) show a change of requests or folios.
     pub fn changed(&self) -> bool {
-        match (&self.runs, &self.model) {
-            (Some(r), _) => {
-                r.base_trace.requests().ne(r.patch_trace.requests()) || r.base_trace.folios().ne(r.patch_trace.folios())
-            }
-            (None, Some((a, b))) => a.requests().ne(b.requests()) || a.folios().ne(b.folios()),
-            _ => false,
-        }
+        self.traces().is_some_and(|(a, b)| requests_or_folios_differ(a, b))
     }
 
     pub fn worse(&self) -> bool {
@@ -149,24 +145,19 @@ pub fn repository(scenarios: &[Scenario]) -> Vec<Case> {
     let mut out = Vec::new();
     for s in scenarios {
         for (i, p) in s.points.iter().enumerate() {
-            out.push(Case {
-                name: match &p.label {
-                    Some(l) => format!("{} ({l})", s.name),
-                    None => s.name.clone(),
-                },
-                scenario: s.clone(),
-                point: i,
-                origin: Origin::Repository,
-                file: s.path.clone(),
-                model: None,
-                parting: None,
-                runs: None,
-                not_run: None,
-            });
+            let name = match &p.label {
+                Some(l) => format!("{} ({l})", s.name),
+                None => s.name.clone(),
+            };
+            out.push(Case::new(name, s.clone(), i, Origin::Repository, s.path.clone()));
         }
     }
     out
 }
+
+/// What one case on the kernels is guessed to cost before any has run (its share of a
+/// boot, an image): a program's recording on base, or a case's runs.
+const GUESS_CASE: Duration = Duration::from_secs(40);
 
 /// Predicts `cases` on base (the port under `base`) and on the patch (`patch`), and where a
 /// prediction changes, where the two part; a case the model cannot take (a program's calls
@@ -182,8 +173,7 @@ pub fn predict(cases: &mut [Case], base: &Policy, patch: &Predictor) {
 fn predict_on(c: &mut Case, input: &radiff_model::Input, base: &Policy, patch: &Predictor) {
     let explained = explain(input, base, &ModelConfig::default());
     let other = patch.predict(input);
-    let differs = explained.trace.requests().ne(other.requests()) || explained.trace.folios().ne(other.folios());
-    if differs {
+    if requests_or_folios_differ(&explained.trace, &other) {
         c.parting = crate::explore::cause::parting_from(&explained, input, patch, &crate::explore::cause::keys_a_cause);
     }
     c.model = Some((explained.trace, other));
@@ -204,8 +194,6 @@ pub fn predict_programs(
     deadline: Instant,
     progress: &dyn Fn(&str),
 ) -> crate::error::Result<()> {
-    /// What recording one program's calls is guessed to cost (a boot shared, an image).
-    const GUESS: Duration = Duration::from_secs(40);
     let todo: Vec<usize> = cases
         .iter()
         .enumerate()
@@ -218,7 +206,7 @@ pub fn predict_programs(
     let kernel = lab.kernel("base", "radiff review")?;
     for chunk in todo.chunks(crate::run::BATCH_POINTS) {
         let left = deadline.saturating_duration_since(Instant::now());
-        if GUESS * chunk.len() as u32 > left {
+        if GUESS_CASE * chunk.len() as u32 > left {
             progress(&format!(
                 "review: {} program scenario(s) left to the kernels: recording their calls first would not fit in the {} s left",
                 chunk.len(),
@@ -256,17 +244,9 @@ pub fn predict_programs(
 /// on that file system.
 pub fn reachable(case: &Case, changed_files: &[String]) -> bool {
     changed_files.iter().any(|f| match f.strip_prefix("fs/").and_then(|r| r.split('/').next()) {
-        Some(dir) if f.matches('/').count() > 1 => fs_dir(case.scenario.fs) == dir,
+        Some(dir) if f.matches('/').count() > 1 => case.scenario.fs.name() == dir,
         _ => true,
     })
-}
-
-fn fs_dir(fs: FsKind) -> &'static str {
-    match fs {
-        FsKind::Xfs => "xfs",
-        FsKind::Ext4 => "ext4",
-        FsKind::F2fs => "f2fs",
-    }
 }
 
 /// Runs `cases` on base and on `variant`, twice each, in groups that boot each kernel once
@@ -287,7 +267,7 @@ pub fn run(
     while i < cases.len() {
         let end = (i + GROUP).min(cases.len());
         let left = deadline.saturating_duration_since(Instant::now());
-        let guess = per_case.unwrap_or(Duration::from_secs(40)) * (end - i) as u32;
+        let guess = per_case.unwrap_or(GUESS_CASE) * (end - i) as u32;
         if i > 0 && guess > left {
             for c in cases[i..].iter_mut() {
                 c.not_run = Some(format!(
@@ -326,13 +306,11 @@ pub fn run(
 
 fn kernel_runs(r: crate::report::PointRuns) -> KernelRuns {
     let figures = |k: usize| r.cells[k].samples.iter().map(|s| s.figures.clone()).collect::<Vec<_>>();
-    let times = |k: usize| r.cells[k].samples.iter().map(|s| s.pattern_ns).collect::<Vec<_>>();
-    let mut traces = r.traces.clone().into_iter().map(|(_, t)| t);
+    let (base, patch) = (figures(0), figures(1));
+    let mut traces = r.traces.into_iter().map(|(_, t)| t);
     KernelRuns {
-        base: figures(0),
-        patch: figures(1),
-        base_ns: times(0),
-        patch_ns: times(1),
+        base,
+        patch,
         base_trace: traces.next().unwrap_or_default(),
         patch_trace: traces.next().unwrap_or_default(),
     }
@@ -341,6 +319,7 @@ fn kernel_runs(r: crate::report::PointRuns) -> KernelRuns {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use radiff_model::FsKind;
 
     fn case(fs: FsKind) -> Case {
         let mut s = Scenario::parse(
@@ -370,8 +349,6 @@ mod tests {
             patch: vec![f(3), f(3)],
             base_trace: Trace::default(),
             patch_trace: Trace::default(),
-            base_ns: vec![],
-            patch_ns: vec![],
         };
         assert_eq!(runs(vec![f(1), f(1)]).race(), None);
         assert_eq!(runs(vec![f(1), f(2)]).race().unwrap(), "two runs of base differ: device reads 1 vs 2");

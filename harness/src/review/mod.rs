@@ -153,7 +153,7 @@ fn rank(c: &Case) -> u8 {
 /// case's (`radiff bisect --variant`'s search over the series' prefixes, each a kernel
 /// built incrementally): the headline's always, the worse ones' while the budget lasts.
 fn series(review: &mut Review, lab: &crate::run::Lab, subjects: &[String], deadline: Instant) -> Result<()> {
-    let variant = lab.kernels.variant(&review.variant)?.clone();
+    let variant = lab.kernels.variant(&review.variant)?;
     let n = variant.patches.len();
     if n < 2 {
         return Ok(());
@@ -174,7 +174,7 @@ fn series(review: &mut Review, lab: &crate::run::Lab, subjects: &[String], deadl
         }
         progress(&format!("review: which patch of the {n} changes {name} (bisecting the series)"));
         let single = review.cases[i].single();
-        let said = match crate::bisect::bisect_series(lab, &variant, &single, &single.points[0]) {
+        let said = match crate::bisect::bisect_series(lab, variant, &single, &single.points[0]) {
             Ok(found) => match found.patch {
                 Some((k, _)) => format!(
                     "patch {k} of {n} first changes it (\"{}\")",
@@ -280,17 +280,7 @@ fn search_cases(
             let path = dir.join(format!("{}.yaml", f.name()));
             crate::cache::write_atomic(&path, f.gen.yaml(&comment, &variants).as_bytes())?;
             let scenario = crate::scenario::Scenario::load(&path)?;
-            let mut c = Case {
-                name: f.name(),
-                scenario,
-                point: 0,
-                origin: Origin::Found { key: f.hit.key.clone() },
-                file: path,
-                model: None,
-                parting: None,
-                runs: None,
-                not_run: None,
-            };
+            let mut c = Case::new(f.name(), scenario, 0, Origin::Found { key: f.hit.key.clone() }, path);
             evidence::predict(std::slice::from_mut(&mut c), &Policy::BASE, patch);
             cases.push(c);
         }

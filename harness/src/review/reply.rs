@@ -175,7 +175,8 @@ pub fn text(r: &Review) -> String {
     }
     repository_part(&mut s, r);
     let mut quoted = Vec::new();
-    if let Some(h) = r.headline() {
+    let headline = r.headline();
+    if let Some(h) = headline {
         headline_part(&mut s, r, h, &mut quoted);
     }
     for worse in [false, true] {
@@ -202,7 +203,7 @@ pub fn text(r: &Review) -> String {
         let mut full = 0;
         for i in shown {
             let c = &r.cases[i];
-            if Some(i) == r.headline() {
+            if Some(i) == headline {
                 s.push_str(&wrap(&format!("{}: the headline above: {}", c.name, one_line(c)), "- ", "  "));
             } else if worse || full == 0 {
                 case_part(&mut s, r, i, &mut quoted);

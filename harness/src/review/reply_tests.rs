@@ -38,24 +38,11 @@ fn case(name: &str, base: Trace, patch: Trace, race: bool) -> Case {
     if race {
         again.data_reads += 1;
     }
-    Case {
-        name: name.into(),
-        file: scenario.path.clone(),
-        scenario,
-        point: 0,
-        origin: Origin::Repository,
-        model: Some((base.clone(), patch.clone())),
-        parting: None,
-        runs: Some(KernelRuns {
-            base: vec![a, again],
-            patch: vec![b.clone(), b],
-            base_trace: base,
-            patch_trace: patch,
-            base_ns: vec![1, 1],
-            patch_ns: vec![1, 1],
-        }),
-        not_run: None,
-    }
+    let file = scenario.path.clone();
+    let mut c = Case::new(name.into(), scenario, 0, Origin::Repository, file);
+    c.model = Some((base.clone(), patch.clone()));
+    c.runs = Some(KernelRuns { base: vec![a, again], patch: vec![b.clone(), b], base_trace: base, patch_trace: patch });
+    c
 }
 
 fn review(cases: Vec<Case>) -> Review {
