@@ -23,7 +23,7 @@ pub use command::{
     base_check, base_files, explain_divergence, kernel_version, make_ledger, port_check, unlisted, Report, Shown,
 };
 pub use extract::{definitions, extract, normalise, ExtractError};
-pub use files::{Cached, DirFiles, Files, GitFiles, PatchedFiles};
+pub use files::{touched_files, Cached, DirFiles, Files, GitFiles, PatchedFiles};
 pub use source::{debian_package, PortedSource};
 
 use crate::error::{Error, Result};

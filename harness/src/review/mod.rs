@@ -114,7 +114,14 @@ pub fn main(o: &Options) -> Result<ExitCode> {
     }
 
     progress("review: phase 4 of 5, the kernels, each case twice on each");
-    let files: Vec<String> = changed.iter().map(|(_, f)| f.clone()).collect();
+    // What the patch can reach when the model cannot say: every file it touches, not only
+    // the ported functions' files (a change beside them elsewhere reaches every scenario).
+    let mut files = Vec::new();
+    for p in &variant.patches {
+        files.extend(crate::port::touched_files(&crate::cache::read(p)?));
+    }
+    files.sort();
+    files.dedup();
     let mut todo: Vec<&mut Case> = cases
         .iter_mut()
         .filter(|c| if c.model.is_some() { c.changed() } else { evidence::reachable(c, &files) })
