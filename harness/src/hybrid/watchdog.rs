@@ -28,6 +28,9 @@ pub fn set_call_limit(limit: Duration) {
 /// The signal a call past its limit gets.
 pub const SIGNAL: libc::c_int = libc::SIGXCPU;
 
+/// Aligned to a cache line of its own: each thread writes its slot on every call into
+/// the C, and two threads' slots on one line would bounce it between their cores.
+#[repr(align(128))]
 struct Slot {
     /// Whether a thread holds this slot (each thread that calls the C holds one while it lives).
     owned: AtomicBool,

@@ -46,20 +46,29 @@ pub struct Checked {
     pub invalid: u64,
     pub parted: Vec<Parted>,
     pub elapsed: Duration,
-    /// Time spent in the Rust port's predictions and in the hybrid's, summed over threads.
+    /// CPU time spent in the Rust port's predictions and in the hybrid's, summed over threads.
     pub rust_time: Duration,
     pub hybrid_time: Duration,
 }
 
-/// The Rust port's trace and the hybrid's, for `input` on `policy`, with the time each took.
+/// The CPU time this thread has used: what one core spent, whatever else the machine runs
+/// (a wall clock would charge the port or the hybrid for time the thread waited).
+fn thread_cpu() -> Duration {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid clock id and a pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// The Rust port's trace and the hybrid's, for `input` on `policy`, with the CPU time each
+/// took on this thread.
 pub fn both(input: &Input, policy: &Policy, c: &CReadahead) -> (Trace, Result<Trace, Crash>, [Duration; 2]) {
     let config = ModelConfig::default();
-    let t = Instant::now();
+    let t = thread_cpu();
     let rust = radiff_model::predict_with(input, policy, &config);
-    let t1 = t.elapsed();
-    let t = Instant::now();
+    let t1 = thread_cpu();
     let hybrid = radiff_model::predict_hybrid(input, policy, &config, c);
-    (rust, hybrid, [t1, t.elapsed()])
+    (rust, hybrid, [t1 - t, thread_cpu() - t1])
 }
 
 /// Runs `policy`'s Rust port and the hybrid `c` on each of `files` and on generated
