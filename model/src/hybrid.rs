@@ -299,8 +299,13 @@ static OPS: COps = COps {
     bug: cb_bug,
 };
 
+/// A past call's frame, kept in the model so that the next call into the C (thousands per
+/// prediction) allocates neither the frame nor the folios it lends.
+#[derive(Default)]
+pub(crate) struct Spare(Option<Box<Frame>>);
+
 /// One call from the model into the C: the kernel objects it sees, and the folios the
-/// model lent it (freed when the call returns).
+/// model lent it (taken back when the call returns).
 struct Frame {
     model: *mut Model<'static>,
     fd: usize,
@@ -310,9 +315,11 @@ struct Frame {
     mapping: CAddressSpace,
     file: CFile,
     rac: CReadaheadControl,
-    // Boxed: the C holds pointers to lent folios while the vector grows.
+    // Boxed: the C holds pointers to lent folios while the vector grows. The first `lent`
+    // are this call's; the rest were a past call's, kept to be lent again.
     #[allow(clippy::vec_box, reason = "the C keeps pointers to each folio while more are lent")]
     folios: Vec<Box<CFolio>>,
+    lent: usize,
     /// `BUG()` reported by the C before it trapped.
     bug: Option<(String, i32)>,
 }
@@ -334,10 +341,14 @@ impl Frame {
 
     fn lend(&mut self, index: u64, order: u32, flags: c_ulong, cached: bool) -> *mut CFolio {
         let mapping = if cached { &mut self.mapping as *mut CAddressSpace } else { std::ptr::null_mut() };
-        let mut f = Box::new(CFolio { index, order, flags, mapping, radiff: &mut self.env });
-        let p = &mut *f as *mut CFolio;
-        self.folios.push(f);
-        p
+        let folio = CFolio { index, order, flags, mapping, radiff: &mut self.env };
+        if self.lent == self.folios.len() {
+            self.folios.push(Box::new(folio));
+        } else {
+            *self.folios[self.lent] = folio;
+        }
+        self.lent += 1;
+        &mut *self.folios[self.lent - 1] as *mut CFolio
     }
 
     fn lend_cached(&mut self, folio: FolioRef, dropbehind: bool) -> *mut CFolio {
@@ -502,7 +513,7 @@ impl Model<'_> {
             return;
         }
         let fd = ractl.fd;
-        let mut frame = Box::new(Frame {
+        let fresh = Frame {
             model: (self as *mut Model<'_>).cast::<Model<'static>>(),
             fd,
             env: CEnv { ops: &OPS, ctx: std::ptr::null_mut() },
@@ -544,8 +555,19 @@ impl Model<'_> {
                 radiff_extra: [0; 8],
             },
             folios: Vec::new(),
+            lent: 0,
             bug: None,
-        });
+        };
+        // A call the C makes into the model that calls the C again finds no spare frame,
+        // and makes its own.
+        let mut frame = match self.c_frame.0.take() {
+            Some(mut old) => {
+                let folios = std::mem::take(&mut old.folios);
+                *old = Frame { folios, ..fresh };
+                old
+            }
+            None => Box::new(fresh),
+        };
         let fr: *mut Frame = &mut *frame;
         // SAFETY: every pointer is into the boxed frame, which outlives the call.
         unsafe {
@@ -581,6 +603,7 @@ impl Model<'_> {
         self.files[fd].ra = frame.file.f_ra.to_model();
         ractl.index = frame.rac._index;
         ractl.nr_pages = frame.rac._nr_pages as u64;
+        self.c_frame.0 = Some(frame);
     }
 
     /// The C's `page_cache_sync_ra()`, when the hybrid has it.

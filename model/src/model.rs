@@ -386,6 +386,8 @@ pub(crate) struct Model<'a> {
     pub c: Option<&'a crate::hybrid::CReadahead>,
     /// How the hybrid's C crashed, if it did (the run stops there).
     pub crash: Option<crate::hybrid::Crash>,
+    /// The last call's frame and the folios it lent, kept for the next call into the C.
+    pub(crate) c_frame: crate::hybrid::Spare,
 }
 
 /// What the model keeps per file (per inode) besides its descriptors: swapped into
@@ -456,6 +458,7 @@ impl<'a> Model<'a> {
             fail: Default::default(),
             c: None,
             crash: None,
+            c_frame: Default::default(),
         }
     }
 
