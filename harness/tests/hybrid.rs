@@ -110,6 +110,38 @@ fn check_edited(edit: impl Fn(&str) -> String) -> (String, bool) {
 }
 
 #[test]
+fn a_member_a_patch_adds_to_struct_file_ra_state_keeps_its_value_from_one_call_to_the_next() {
+    // The patch: a counter in file->f_ra, and no async readahead after the second.
+    let source = base_readahead();
+    let counted = "\tif (++ra->radiff_test_asyncs > 2)\n\t\treturn;\n\ttrace_page_cache_async_ra(";
+    let edited = source.replacen("\ttrace_page_cache_async_ra(", counted, 1);
+    assert_ne!(edited, source, "the line this test edits is gone from the base's mm/readahead.c");
+    let kernels = Kernels::load(&root()).unwrap();
+    let cache = Cache::from_env();
+    let base = base_files(&Builder::new(&kernels, &cache)).unwrap();
+    let fs_h = base.read("include/linux/fs.h").unwrap().expect("the base has include/linux/fs.h");
+    let grown =
+        fs_h.replacen("struct file_ra_state {\n", "struct file_ra_state {\n\tunsigned int radiff_test_asyncs;\n", 1);
+    assert_ne!(grown, fs_h, "struct file_ra_state is gone from the base's include/linux/fs.h");
+    let tree = DirFiles::from_map([("mm/readahead.c", edited.as_str()), ("include/linux/fs.h", grown.as_str())]);
+    let Made::Ready(hybrid) = make(&cache, &tree).unwrap() else {
+        panic!("the tree with a new member did not compile")
+    };
+    let c = hybrid.loaded.table(None).unwrap();
+    let scenario = radiff::scenario::Scenario::load(&root().join("scenarios/1mib_after_4k.yaml")).unwrap();
+    let input = radiff::explore::synthetic_input(&scenario);
+    let policy = radiff_model::Policy::for_variant("base").unwrap();
+    let config = radiff_model::ModelConfig::default();
+    let asyncs =
+        |t: &radiff_model::Trace| t.windows.iter().filter(|w| w.trigger == radiff_model::Trigger::Async).count();
+    let port = asyncs(&radiff_model::predict_with(&input, &policy, &config));
+    let patched = asyncs(&radiff_model::predict_hybrid(&input, &policy, &config, &c).unwrap());
+    // Zeroed for each call, the counter would never pass 1 and every async window would stay.
+    assert!(port > 2, "the headline has {port} async windows on the port");
+    assert_eq!(patched, 2, "the counter in file->f_ra did not last from one call to the next ({port} on the port)");
+}
+
+#[test]
 fn a_patched_function_that_dereferences_null_is_reported_per_scenario_and_the_run_goes_on() {
     let null = "\tfolio_clear_readahead(folio);\n\tif (ra->size > 64)\n\t\t*(volatile int *)0 = 1;\n";
     let (text, agreed) = check_edited(|s| s.replacen("\tfolio_clear_readahead(folio);\n", null, 1));

@@ -147,6 +147,17 @@ struct address_space {
 	unsigned int radiff_max_order;
 };
 
+/*
+ * Members the tree adds to struct file_ra_state (a patch's new field), copied from its
+ * include/linux/fs.h by the harness; they live in the room the model keeps after its own
+ * members for each open file (model/src/hybrid.rs, radiff_extra), zero at open as the
+ * kernel's memset of f_ra leaves them, and kept from one call to the next.
+ */
+#ifndef RADIFF_RA_EXTRA
+#define RADIFF_RA_EXTRA
+#endif
+#define RADIFF_RA_SIZE 64
+
 struct file_ra_state {
 	pgoff_t start;
 	unsigned int size;
@@ -155,15 +166,19 @@ struct file_ra_state {
 	unsigned short order;
 	unsigned short mmap_miss;
 	loff_t prev_pos;
+	RADIFF_RA_EXTRA
 };
+_Static_assert(sizeof(struct file_ra_state) <= RADIFF_RA_SIZE,
+	       "the tree adds more to struct file_ra_state than the model keeps (radiff_extra)");
 
 struct file {
 	fmode_t f_mode;
 	struct address_space *f_mapping;
 	struct inode *f_inode;
-	struct file_ra_state f_ra;
 	/* Which of the model's descriptors this is (radiff's own field). */
 	unsigned int radiff_fd;
+	/* Last: the tree's members may make it shorter than the model's room for it. */
+	struct file_ra_state f_ra;
 };
 
 /*

@@ -13,7 +13,11 @@ use crate::pagecache::FolioRef;
 use crate::readahead::{FileRaState, ReadaheadControl};
 use crate::trace::{Submit, Trigger};
 
-/// `struct file_ra_state`, the kernel's C types.
+/// The room after `struct file_ra_state`'s own members for those a tree adds
+/// (`RADIFF_RA_SIZE` in the header, less the 32 bytes of the kernel's members).
+pub type RaExtra = [u64; 4];
+
+/// `struct file_ra_state`, the kernel's C types, and the room for members a tree adds.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CFileRaState {
@@ -24,10 +28,13 @@ pub struct CFileRaState {
     pub order: u16,
     pub mmap_miss: u16,
     pub prev_pos: i64,
+    /// The tree's own members (the harness appends them to the header's struct), which
+    /// the model keeps per open file ([`crate::model::File::ra_extra`]).
+    pub radiff_extra: RaExtra,
 }
 
 impl CFileRaState {
-    fn from_model(ra: &FileRaState) -> Self {
+    fn from_model(ra: &FileRaState, extra: RaExtra) -> Self {
         CFileRaState {
             start: ra.start,
             size: ra.size as c_uint,
@@ -36,10 +43,13 @@ impl CFileRaState {
             order: ra.order as u16,
             mmap_miss: ra.mmap_miss as u16,
             prev_pos: ra.prev_pos,
+            radiff_extra: extra,
         }
     }
 
-    fn to_model(self) -> FileRaState {
+    /// The kernel's members (a `struct file_ra_state` the C made itself may end before
+    /// the room: this reads no further than them).
+    fn model_state(&self) -> FileRaState {
         FileRaState {
             start: self.start,
             size: self.size as u64,
@@ -49,6 +59,11 @@ impl CFileRaState {
             mmap_miss: self.mmap_miss as u64,
             prev_pos: self.prev_pos,
         }
+    }
+
+    /// Sets the kernel's members from the model's, keeping the tree's.
+    fn set_from_model(&mut self, ra: &FileRaState) {
+        *self = CFileRaState::from_model(ra, self.radiff_extra);
     }
 }
 
@@ -132,8 +147,8 @@ pub struct CFile {
     pub f_mode: c_uint,
     pub f_mapping: *mut CAddressSpace,
     pub f_inode: *mut CInode,
-    pub f_ra: CFileRaState,
     pub radiff_fd: c_uint,
+    pub f_ra: CFileRaState,
 }
 
 const FMODE_RANDOM: c_uint = 1 << 12;
@@ -442,7 +457,7 @@ unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl)
     let rac = &mut *rac;
     // ->readahead may grow the window (readahead_expand()): the model's file_ra_state is
     // the C's for the length of the call.
-    m.files[f.fd].ra = (*rac.ra).to_model();
+    m.files[f.fd].ra = (*rac.ra).model_state();
     let mut r = ReadaheadControl {
         fd: f.fd,
         index: rac._index,
@@ -457,21 +472,21 @@ unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl)
     rac._index = r.index + r.nr_pages;
     rac._nr_pages = 0;
     rac._batch_count = 0;
-    *rac.ra = CFileRaState::from_model(&m.files[f.fd].ra);
+    (*rac.ra).set_from_model(&m.files[f.fd].ra);
 }
 
 unsafe extern "C" fn cb_trace_sync_ra(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
     let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
-    m.rec.open(Trigger::Sync, index, req, &(*ra).to_model(), m.op, f.fd as u32);
+    m.rec.open(Trigger::Sync, index, req, &(*ra).model_state(), m.op, f.fd as u32);
 }
 
 unsafe extern "C" fn cb_trace_async_ra(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
     let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
-    m.rec.open(Trigger::Async, index, req, &(*ra).to_model(), m.op, f.fd as u32);
+    m.rec.open(Trigger::Async, index, req, &(*ra).model_state(), m.op, f.fd as u32);
 }
 
 unsafe extern "C" fn cb_trace_ra_unbounded(ctx: *mut c_void, index: c_ulong, nr_to_read: c_ulong, lookahead: c_ulong) {
@@ -483,7 +498,7 @@ unsafe extern "C" fn cb_trace_ra_unbounded(ctx: *mut c_void, index: c_ulong, nr_
 unsafe extern "C" fn cb_trace_ra_order(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState) {
     let _in_rust = InRust::enter();
     let m = Frame::of(ctx).model();
-    let ra = (*ra).to_model();
+    let ra = (*ra).model_state();
     m.rec.submit(Submit::Order { index, size: ra.size, async_size: ra.async_size, order: ra.order });
 }
 
@@ -539,7 +554,7 @@ impl Model<'_> {
                 f_mode: if self.files[fd].random { FMODE_RANDOM } else { 0 },
                 f_mapping: std::ptr::null_mut(),
                 f_inode: std::ptr::null_mut(),
-                f_ra: CFileRaState::from_model(&self.files[fd].ra),
+                f_ra: CFileRaState::from_model(&self.files[fd].ra, self.files[fd].ra_extra),
                 radiff_fd: fd as c_uint,
             },
             rac: CReadaheadControl {
@@ -600,7 +615,8 @@ impl Model<'_> {
                 return;
             }
         }
-        self.files[fd].ra = frame.file.f_ra.to_model();
+        self.files[fd].ra = frame.file.f_ra.model_state();
+        self.files[fd].ra_extra = frame.file.f_ra.radiff_extra;
         ractl.index = frame.rac._index;
         ractl.nr_pages = frame.rac._nr_pages as u64;
         self.c_frame.0 = Some(frame);
@@ -662,18 +678,32 @@ mod tests {
     fn file_ra_state_crosses_to_the_c_and_back_unchanged() {
         let ra =
             FileRaState { start: 48, size: 56, async_size: 56, ra_pages: 32, order: 6, mmap_miss: 3, prev_pos: -1 };
-        assert_eq!(CFileRaState::from_model(&ra).to_model(), ra);
+        assert_eq!(CFileRaState::from_model(&ra, [0; 4]).model_state(), ra);
+    }
+
+    fn header_size(name: &str) -> usize {
+        let header = include_str!("../c/radiff_kernel.h");
+        header
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("the header defines {name}"))
     }
 
     #[test]
     fn the_struct_readahead_control_the_model_lends_is_the_size_the_header_allows() {
-        let header = include_str!("../c/radiff_kernel.h");
-        let size: usize = header
-            .lines()
-            .find_map(|l| l.strip_prefix("#define RADIFF_RAC_SIZE "))
-            .and_then(|v| v.trim().parse().ok())
-            .expect("the header defines RADIFF_RAC_SIZE");
-        assert_eq!(std::mem::size_of::<CReadaheadControl>(), size);
+        assert_eq!(std::mem::size_of::<CReadaheadControl>(), header_size("RADIFF_RAC_SIZE"));
+    }
+
+    #[test]
+    fn the_struct_file_ra_state_the_model_keeps_is_the_size_the_header_allows_and_ends_struct_file() {
+        assert_eq!(std::mem::size_of::<CFileRaState>(), header_size("RADIFF_RA_SIZE"));
+        // The C's f_ra may be shorter than the model's (a tree's members take less than the
+        // room): nothing of struct file may follow it.
+        assert_eq!(
+            std::mem::offset_of!(CFile, f_ra) + std::mem::size_of::<CFileRaState>(),
+            std::mem::size_of::<CFile>()
+        );
     }
 
     #[test]

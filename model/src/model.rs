@@ -31,6 +31,10 @@ pub struct File {
     pub random: bool,
     /// `FMODE_NOREUSE` (POSIX_FADV_NOREUSE): changes LRU handling only, kept for completeness.
     pub noreuse: bool,
+    /// The members a tree's C adds to `file->f_ra` (the hybrid's; the Rust port never
+    /// reads them): zero at open, as the kernel's `memset(&f->f_ra, 0, ...)` leaves them,
+    /// and kept from one call into the C to the next.
+    pub ra_extra: crate::hybrid::RaExtra,
 }
 
 /// The parts of `struct backing_dev_info` readahead looks at.
@@ -408,7 +412,12 @@ impl<'a> Model<'a> {
         };
         let nr_fds = input.ops.iter().map(|op| op.fd().map_or(1, |fd| fd as usize + 1)).max().unwrap_or(1);
         let files = (0..nr_fds)
-            .map(|_| File { ra: FileRaState::file_ra_state_init(bdi.ra_pages), random: false, noreuse: false })
+            .map(|_| File {
+                ra: FileRaState::file_ra_state_init(bdi.ra_pages),
+                random: false,
+                noreuse: false,
+                ra_extra: Default::default(),
+            })
             .collect();
         let parked = (0..input.nr_files())
             .map(|f| {

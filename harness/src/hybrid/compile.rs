@@ -54,20 +54,62 @@ pub fn members(text: &str, name: &str) -> std::result::Result<Option<Vec<(String
     Ok(Some(out))
 }
 
-/// The declarations of the members `tree_pagemap` (the tree's include/linux/pagemap.h)
-/// gives `struct readahead_control` beyond radiff's header's, as `RADIFF_RAC_EXTRA` holds
-/// them (`bool may_shrink;`); empty when the tree adds none or has no such header.
-pub fn rac_extra(tree_pagemap: Option<&str>) -> std::result::Result<String, String> {
-    let ours = members(HEADER, "readahead_control")?.expect("radiff's header defines struct readahead_control");
-    let Some(theirs) = tree_pagemap.map(|t| members(t, "readahead_control")).transpose()?.flatten() else {
+/// The tree's header whose `struct file_ra_state` a patch may grow.
+pub const FS_H: &str = "include/linux/fs.h";
+
+/// The members a tree adds to the two structs radiff's header lets it grow, as the
+/// header's `RADIFF_RAC_EXTRA` and `RADIFF_RA_EXTRA` hold them (`bool may_shrink;`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// `struct readahead_control`, from the tree's include/linux/pagemap.h.
+    pub rac: String,
+    /// `struct file_ra_state`, from the tree's include/linux/fs.h.
+    pub ra: String,
+}
+
+impl Extras {
+    /// The extras of `tree`, or why it has members the hybrid cannot copy (naming the header).
+    pub fn of(tree: &dyn crate::port::Files) -> Result<std::result::Result<Extras, String>> {
+        let rac = extra("readahead_control", tree.read(PAGEMAP_H)?.as_deref()).map_err(|w| format!("{PAGEMAP_H}: {w}"));
+        let ra = extra("file_ra_state", tree.read(FS_H)?.as_deref()).map_err(|w| format!("{FS_H}: {w}"));
+        Ok(rac.and_then(|rac| ra.map(|ra| Extras { rac, ra })))
+    }
+
+    /// The header with these members in its two structs.
+    fn header(&self) -> String {
+        let mut text = String::new();
+        for (name, decls) in [("RADIFF_RAC_EXTRA", &self.rac), ("RADIFF_RA_EXTRA", &self.ra)] {
+            if !decls.is_empty() {
+                text.push_str(&format!("#define {name} {decls}\n"));
+            }
+        }
+        text + HEADER
+    }
+}
+
+/// The declarations of the members `tree_header` (the tree's header that defines `struct
+/// name`) gives the struct beyond radiff's header's, one after another (`bool may_shrink;`);
+/// empty when the tree adds none or has no such header. A member radiff's header has
+/// that the tree declares otherwise (another type) is an error: the C would be compiled
+/// with radiff's type, not the tree's.
+pub fn extra(name: &str, tree_header: Option<&str>) -> std::result::Result<String, String> {
+    let ours = members(HEADER, name)?.unwrap_or_else(|| panic!("radiff's header defines struct {name}"));
+    let Some(theirs) = tree_header.map(|t| members(t, name)).transpose()?.flatten() else {
         return Ok(String::new());
     };
-    Ok(theirs
-        .iter()
-        .filter(|(n, _)| !ours.iter().any(|(o, _)| o == n))
-        .map(|(_, decl)| format!("{decl};"))
-        .collect::<Vec<_>>()
-        .join(" "))
+    let mut added = Vec::new();
+    for (member, decl) in &theirs {
+        match ours.iter().find(|(o, _)| o == member) {
+            None => added.push(format!("{decl};")),
+            Some((_, mine)) if mine != decl => {
+                return Err(format!(
+                    "struct {name} declares `{decl}` where radiff's header ({HEADER_PATH}) has `{mine}`: the hybrid cannot follow a member whose type changed"
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(added.join(" "))
 }
 
 /// Where a compile failed: the compiler's first error, as `file:line: message`.
@@ -150,30 +192,29 @@ fn gcc_include() -> String {
     Cmd::new("gcc").arg("-print-file-name=include").read().map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
-/// Compiles `tree`'s mm/readahead.c ([`compile`]) with the members its pagemap.h adds to
-/// `struct readahead_control`; `None` when the tree has no mm/readahead.c.
+/// Compiles `tree`'s mm/readahead.c ([`compile`]) with the members its headers add to
+/// `struct readahead_control` and `struct file_ra_state`; `None` when the tree has no
+/// mm/readahead.c.
 pub fn compile_tree(
     cache: &Cache,
     tree: &dyn crate::port::Files,
 ) -> Result<Option<std::result::Result<PathBuf, CompileError>>> {
     let Some(source) = tree.read(READAHEAD_C)? else { return Ok(None) };
-    let extra = match rac_extra(tree.read(PAGEMAP_H)?.as_deref()) {
-        Ok(extra) => extra,
-        Err(why) => {
-            let first_error = format!("{PAGEMAP_H}: {why}");
-            return Ok(Some(Err(CompileError { log: first_error.clone(), first_error })));
-        }
+    let extras = match Extras::of(tree)? {
+        Ok(extras) => extras,
+        Err(first_error) => return Ok(Some(Err(CompileError { log: first_error.clone(), first_error }))),
     };
-    compile(cache, &source, &extra).map(Some)
+    compile(cache, &source, &extras).map(Some)
 }
 
 /// Compiles `source` (the text of a tree's mm/readahead.c) into `hybrid/<key>.so` in the
-/// cache, or finds it there, with `rac_extra` ([`rac_extra`]) appended to the header's
-/// `struct readahead_control`; the key covers the source, the header and the extra
-/// members. A failure gives the compiler's first error.
-pub fn compile(cache: &Cache, source: &str, rac_extra: &str) -> Result<std::result::Result<PathBuf, CompileError>> {
+/// cache, or finds it there, with `extras` ([`Extras`]) appended to the header's structs;
+/// the key covers the source, the header and the extra members. A failure gives the
+/// compiler's first error.
+pub fn compile(cache: &Cache, source: &str, extras: &Extras) -> Result<std::result::Result<PathBuf, CompileError>> {
     let dir = cache.dir("hybrid")?;
-    let key = cache::key([source.as_bytes(), HEADER.as_bytes(), FLAGS.join(" ").as_bytes(), rac_extra.as_bytes()]);
+    let header_text = extras.header();
+    let key = cache::key([source.as_bytes(), header_text.as_bytes(), FLAGS.join(" ").as_bytes()]);
     let so = dir.join(format!("{key}.so"));
     if so.is_file() {
         return Ok(Ok(so));
@@ -188,12 +229,7 @@ pub fn compile(cache: &Cache, source: &str, rac_extra: &str) -> Result<std::resu
         }
     }
     let header = w.join("radiff_kernel.h");
-    let text = if rac_extra.is_empty() {
-        HEADER.to_string()
-    } else {
-        format!("#define RADIFF_RAC_EXTRA {rac_extra}\n{HEADER}")
-    };
-    std::fs::write(&header, text).map_err(|e| Error::io(&header, e))?;
+    std::fs::write(&header, header_text).map_err(|e| Error::io(&header, e))?;
     let copy = w.join("readahead.c");
     std::fs::write(&copy, source).map_err(|e| Error::io(&copy, e))?;
     let staged = w.join("out.so");
@@ -219,12 +255,40 @@ mod tests {
     #[test]
     fn a_member_a_tree_adds_to_struct_readahead_control_is_copied_and_the_others_are_not() {
         let tree = "struct other {\n\tint x;\n};\nstruct readahead_control {\n\tstruct file *file;\n\tstruct address_space *mapping;\n\tstruct file_ra_state *ra;\n/* private: use the readahead_* accessors instead */\n\tpgoff_t _index;\n\tunsigned int _nr_pages;\n\tunsigned int _batch_count;\n\tbool dropbehind;\n\t/*\n\t * Set by page_cache_async_ra().\n\t */\n\tbool may_shrink;\n\tbool _workingset;\n\tunsigned long _pflags;\n};\n";
-        assert_eq!(rac_extra(Some(tree)).unwrap(), "bool may_shrink;");
+        let rac = |t: Option<&str>| extra("readahead_control", t);
+        assert_eq!(rac(Some(tree)).unwrap(), "bool may_shrink;");
         let unpatched = tree.replace("\tbool may_shrink;\n", "");
-        assert_eq!(rac_extra(Some(&unpatched)).unwrap(), "");
-        assert_eq!(rac_extra(None).unwrap(), "");
+        assert_eq!(rac(Some(&unpatched)).unwrap(), "");
+        assert_eq!(rac(None).unwrap(), "");
         let nested = tree.replace("\tbool may_shrink;\n", "\tvoid (*hook)(int);\n");
-        assert!(rac_extra(Some(&nested)).unwrap_err().contains("`void (*hook)(int)`"));
+        assert!(rac(Some(&nested)).unwrap_err().contains("`void (*hook)(int)`"));
+    }
+
+    #[test]
+    fn a_member_a_tree_adds_to_struct_file_ra_state_is_copied_and_a_changed_type_is_refused() {
+        // The members as radiff's header declares them, in a tree's own layout (tabs,
+        // comments), with one the tree adds.
+        let ours = members(HEADER, "file_ra_state").unwrap().unwrap();
+        let body: String = ours
+            .iter()
+            .filter(|(n, _)| n != "RADIFF_RA_EXTRA")
+            .map(|(_, d)| format!("\t{d};\t/* a comment */\n"))
+            .collect();
+        let tree = format!("struct file_ra_state {{\n{body}\tunsigned int nr_async;\n}};\n");
+        assert_eq!(extra("file_ra_state", Some(&tree)).unwrap(), "unsigned int nr_async;");
+        let retyped = tree.replace("unsigned int size;", "unsigned long size;");
+        assert_ne!(retyped, tree);
+        let why = extra("file_ra_state", Some(&retyped)).unwrap_err();
+        assert!(why.contains("`unsigned long size`") && why.contains("`unsigned int size`"), "{why}");
+    }
+
+    #[test]
+    fn the_header_gets_each_structs_members_and_no_define_for_a_struct_the_tree_left_alone() {
+        let e = Extras { rac: "bool may_shrink;".into(), ra: String::new() };
+        let h = e.header();
+        assert!(h.starts_with("#define RADIFF_RAC_EXTRA bool may_shrink;\n"), "{}", &h[..80]);
+        assert!(!h.contains("#define RADIFF_RA_EXTRA "));
+        assert_eq!(Extras::default().header(), HEADER);
     }
 
     #[test]
