@@ -34,6 +34,9 @@ pub struct Program {
     pub job: Option<String>,
     /// What the step said, for messages (`fio: scenarios/jobs/x.fio`, `program: dd ...`).
     pub label: String,
+    /// Where the step is (`scenarios/x.yaml:16`), which the program's errors name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub at: String,
 }
 
 /// Which device the guest looks for.
@@ -209,3 +212,7 @@ pub struct Status {
 pub const POINT_STARTED: &str = "started";
 /// The point's time in the guest (seconds, from its start to its process's exit).
 pub const POINT_TIME: &str = "guest-time";
+/// The exit code of a point that failed at a program step (the program exited non-zero,
+/// was not found, or ran past its timeout) after saving its trace: the kernel and the
+/// point's disk are as any point leaves them, so the batch goes on to its next point.
+pub const EXIT_PROGRAM_FAILED: i32 = 3;

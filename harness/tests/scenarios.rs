@@ -26,6 +26,9 @@ use radiff::verdict::{self, Failure, TrialRun, Verdict};
 use radiff::vm;
 use radiff_model::{predict, Policy};
 
+#[path = "scenarios/program_errors.rs"]
+mod program_errors;
+
 fn progress(line: &str) {
     eprintln!("radiff: {line}");
 }
@@ -213,6 +216,7 @@ fn other_trial_cost(name: &str) -> f64 {
         "bisect" => 60.0,
         "vm_faults" => 40.0,
         "batch" => 30.0,
+        "program_errors" => 60.0,
         _ => 10.0,
     }
 }
@@ -394,6 +398,13 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
     // A ring buffer too small for the scenario's events: the run fails saying so.
     let tiny = Scenario::load(&root.join("harness/tests/fixtures/tiny_trace_buffer.yaml"))?;
     trials.push(Trial::test("lost_events::tiny_trace_buffer::base", move || lost_events_fail_the_run(&tiny)));
+    // A program that exits non-zero, one the guest cannot find, one past its timeout: each
+    // its error, and the guest goes on to the next point in the same boot.
+    let programs = program_errors::scenarios(root)?;
+    trials.push(Trial::test("program_errors::exit_missing_timeout_in_one_boot::base", move || {
+        let lab = lab()?;
+        program_errors::trial(lab, &programs, "program_errors").map_err(Failed::from)
+    }));
     // A scenario gives the same trace in a boot of its own as in a batch (after a scenario
     // that changes fault_around_bytes, before one on another file system).
     let batched: Vec<Scenario> = ["mmap_fault_around_4k", "1mib_after_4k", "mmap_seq_ext4"]

@@ -216,6 +216,10 @@ impl Follow<'_> {
         if ASYNC_CALLS.contains(&name) {
             self.refuse(format!("{name} by pid {}: asynchronous I/O (libaio, io_uring) is not replayed", l.pid));
         }
+        // A copy or splice into one of the scenario's files writes it.
+        if ["fd_out", "out_fd"].into_iter().any(|k| self.desc_of(l.tgid, num(args, k)).is_some()) {
+            self.refuse(format!("{name} by pid {} into the file: a write to the file", l.pid));
+        }
         let fd_key = ["fd", "fildes", "oldfd", "fd_in", "in_fd"].into_iter().find(|k| args.contains_key(*k));
         let desc = fd_key.and_then(|k| self.desc_of(l.tgid, num(args, k)));
         if let Some(d) = desc {
@@ -230,7 +234,9 @@ impl Follow<'_> {
                 "write" | "pwrite64" | "writev" | "pwritev" | "pwritev2" => {
                     self.refuse(format!("{name} by pid {}: a write to the file", l.pid))
                 }
-                "splice" | "sendfile64" | "copy_file_range" => {
+                // At its return: a copy_file_range to another file system fails at the
+                // kernel's first checks, before it reads a page (cp's first try).
+                "splice" | "sendfile64" => {
                     self.refuse(format!("{name} by pid {}: a copy out of the file is not replayed", l.pid))
                 }
                 "mmap" => self
@@ -290,6 +296,13 @@ impl Follow<'_> {
             return;
         }
         let (offset, len, how) = match name {
+            // -EXDEV: generic_copy_file_checks() refused another file system's file before
+            // any read (fs/read_write.c); anything else may have read the file.
+            "copy_file_range" if ret == RET_EXDEV => return,
+            "copy_file_range" => {
+                let why = format!("copy_file_range by pid {} returned {ret}: a copy out of the file is not replayed (only one refused with EXDEV, to another file system, reads nothing)", l.pid);
+                return self.refuse(why);
+            }
             "read" => (p.pos, num(&p.args, "count").unwrap_or(0), ReadHow::default()),
             "pread64" => (num(&p.args, "pos").unwrap_or(0), num(&p.args, "count").unwrap_or(0), ReadHow::default()),
             "readv" | "preadv" | "preadv2" => {
@@ -366,6 +379,9 @@ impl Follow<'_> {
         }
     }
 }
+
+/// The errno of a cross-file-system `copy_file_range`, as its exit tracepoint returns it.
+const RET_EXDEV: i64 = -18;
 
 /// An argument's value: `0x`-prefixed hexadecimal or decimal, as the tracepoints print them.
 fn num(args: &BTreeMap<String, String>, key: &str) -> Option<u64> {

@@ -171,3 +171,44 @@ fn a_line_with_spaces_in_its_task_name_and_an_unknown_tgid_parses() {
     assert_eq!(l.body, line::Body::Exit { name: "close".into(), ret: -9 });
     assert!(line::parse("garbage").is_err());
 }
+
+/// cp to another file system: its copy_file_range fails with EXDEV before reading (counted,
+/// no op), and the read loop after it is replayed; one that copied is refused, and so is a
+/// copy into the scenario's file.
+#[test]
+fn a_copy_file_range_refused_with_exdev_reads_nothing_and_one_that_copied_is_refused() {
+    let cp = |ret: &str| {
+        let mut l = open_data("cp", 80, 3);
+        l.push(line("cp", 80, "sys_fadvise64(fd: 3, offset: 0, len: 0, advice: 2)"));
+        l.push(line("cp", 80, "sys_fadvise64 -> 0x0"));
+        l.push(line(
+            "cp",
+            80,
+            "sys_copy_file_range(fd_in: 3, off_in: 0, fd_out: 4, off_out: 0, len: 0x7fffffffc0000000, flags: 0)",
+        ));
+        l.push(line("cp", 80, &format!("sys_copy_file_range -> {ret}")));
+        l.push(line("cp", 80, "sys_read(fd: 3, buf: 0x7f0000, count: 0x20000)"));
+        l.push(line("cp", 80, "sys_read -> 0x20000"));
+        parse(&text(80, &l), &paths(), &[1 << 20]).unwrap().remove(0)
+    };
+    let exdev = cp("0xffffffffffffffee");
+    assert_eq!(exdev.unfollowable, None);
+    assert_eq!(
+        exdev.ops,
+        vec![
+            Op::Fadvise { fd: 0, offset: 0, len: 0, advice: Advice::Sequential },
+            Op::Read { fd: 0, offset: 0, len: 128 << 10 },
+        ]
+    );
+    assert_eq!(exdev.calls.get("copy_file_range"), Some(&1));
+    let copied = cp("0x100000");
+    let why = copied.unfollowable.expect("a copy that read the file is refused");
+    assert!(why.starts_with("copy_file_range by pid 80 returned 1048576: a copy out of the file"), "{why}");
+    assert_eq!(copied.ops.len(), 1, "the ops end before the copy: {:?}", copied.ops);
+
+    let mut l = open_data("cp", 80, 3);
+    l.push(line("cp", 80, "sys_copy_file_range(fd_in: 5, off_in: 0, fd_out: 3, off_out: 0, len: 0x1000, flags: 0)"));
+    l.push(line("cp", 80, "sys_copy_file_range -> 0x1000"));
+    let into = parse(&text(80, &l), &paths(), &[1 << 20]).unwrap().remove(0);
+    assert_eq!(into.unfollowable.as_deref(), Some("copy_file_range by pid 80 into the file: a write to the file"));
+}

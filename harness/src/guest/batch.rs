@@ -1,6 +1,6 @@
 //! `radiff-guest --batch`: the points of one boot, run in turn.
 
-use crate::wire::{POINT_STARTED, POINT_TIME};
+use crate::wire::{EXIT_PROGRAM_FAILED, POINT_STARTED, POINT_TIME};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -29,7 +29,9 @@ pub fn batch_points(batch: &Path) -> Vec<PathBuf> {
 /// change outside its disk (fault_around_bytes, the THP mode, khugepaged's scan period),
 /// as the boot had them; each point drops the caches and resets the tracer itself. The
 /// kernel log (the console) gets a line as each point begins and ends. The first point
-/// that fails ends the batch: the host runs the rest in a fresh boot.
+/// that fails ends the batch (the host runs the rest in a fresh boot), except one that
+/// failed at a program step ([`EXIT_PROGRAM_FAILED`]: the program's own error, the point
+/// otherwise finished): the batch goes on, and ends with that code.
 pub fn batch(batch: &Path) -> i32 {
     let points = batch_points(batch);
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
@@ -49,6 +51,7 @@ pub fn batch(batch: &Path) -> i32 {
             Some((f, value))
         })
         .collect();
+    let mut ended = 0;
     for (i, dir) in points.iter().enumerate() {
         let n = points.len();
         if i > 0 {
@@ -79,11 +82,13 @@ pub fn batch(batch: &Path) -> i32 {
                 return 1;
             }
         }
-        if code != 0 {
+        if code == EXIT_PROGRAM_FAILED {
+            ended = code;
+        } else if code != 0 {
             return code;
         }
     }
-    0
+    ended
 }
 
 /// A line in the kernel log, so that the console shows where each point of a batch begins.

@@ -50,6 +50,8 @@ struct Guest {
     out: PathBuf,
     log: File,
     status: Status,
+    /// The point failed at a program step (see [`crate::wire::EXIT_PROGRAM_FAILED`]).
+    program_failed: bool,
 }
 
 impl Guest {
@@ -102,7 +104,7 @@ pub fn main(out: &Path) -> i32 {
             return 1;
         }
     };
-    let mut guest = Guest { out: out.to_path_buf(), log, status: Status::default() };
+    let mut guest = Guest { out: out.to_path_buf(), log, status: Status::default(), program_failed: false };
     let result = (|| -> GResult<()> {
         guest.step("reading spec.json");
         let text = std::fs::read_to_string(out.join("spec.json")).map_err(|e| format!("spec.json: {e}"))?;
@@ -125,7 +127,11 @@ pub fn main(out: &Path) -> i32 {
             eprintln!("radiff-guest: error at step `{}`: {message}", guest.status.step);
             guest.status.error = Some(message);
             guest.save();
-            1
+            if guest.program_failed {
+                crate::wire::EXIT_PROGRAM_FAILED
+            } else {
+                1
+            }
         }
     }
 }

@@ -132,11 +132,14 @@ fn not_started(name: &str, e: &std::io::Error) -> String {
         "xfs_io" => "xfsprogs".to_string(),
         "strace" => "strace".to_string(),
         "vmtouch" => "vmtouch".to_string(),
-        other => format!("the one `dpkg -S bin/{other}` or `apt-file search bin/{other}` names"),
+        other => {
+            return format!(
+                "program `{name}` not found in the guest, which runs the host's root file system: install it on the host (its Debian package is the one `dpkg -S bin/{other}` or `apt-file search bin/{other}` names), or give its absolute path in `argv`"
+            )
+        }
     };
     format!(
-        "program `{name}` not found in the guest, which runs the host's root file system: install it on the host (Debian package: {package}; `apt-get install {}`)",
-        if package.contains(' ') { name } else { &package }
+        "program `{name}` not found in the guest, which runs the host's root file system: install it on the host (Debian package: {package}; `apt-get install {package}`)"
     )
 }
 
@@ -195,7 +198,12 @@ mod tests {
 
     #[test]
     fn a_missing_program_found_by_running_it() {
-        let program = Program { argv: vec!["radiff-no-such-program".into()], job: None, label: "program: x".into() };
+        let program = Program {
+            argv: vec!["radiff-no-such-program".into()],
+            job: None,
+            label: "program: x".into(),
+            at: String::new(),
+        };
         let spawned = Command::new(&program.argv[0]).spawn();
         let m = not_started(&program.argv[0], &spawned.unwrap_err());
         assert!(m.contains("`radiff-no-such-program` not found"), "{m}");

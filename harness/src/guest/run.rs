@@ -97,6 +97,8 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec) -> GResult<()> {
         }
     }
     env.pattern_ns = started.elapsed().as_nanos() as u64;
+    // The step an error names is the one it happened at, not the saving that follows.
+    let failed_at = pattern_result.is_err().then(|| g.status.step.clone());
     if ops.iter().any(|op| matches!(op, Op::FailAlloc { .. })) {
         let disarmed = super::failalloc::disarm();
         if pattern_result.is_ok() {
@@ -116,6 +118,9 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec) -> GResult<()> {
     }
     g.step("saving the trace");
     let (overrun, dropped) = save_trace(g, &tracing, &mut env)?;
+    if let Some(step) = failed_at {
+        g.status.step = step;
+    }
     pattern_result?;
     // A loss is the host's to report: it counts lost events from the trace's text
     // (ftrace::Lost) and checks these counters too (run.rs), never taking a shorter trace.
@@ -166,7 +171,10 @@ fn run_program(
     let program = programs.get(n as usize).ok_or_else(|| format!("program {n}: the spec has {}", programs.len()))?;
     let calls = calls.ok_or("a program step without the calls' trace set up")?;
     g.step(&format!("running program {n} ({})", program.label));
-    calls.run(&g.out, n, program, Duration::from_secs(timeout_s.max(1)))
+    let ran = calls.run(&g.out, n, program, Duration::from_secs(timeout_s.max(1)));
+    g.program_failed = ran.is_err();
+    // The step's place in its scenario first: `scenarios/x.yaml:16: program: ...: exited ...`.
+    ran.map_err(|e| if program.at.is_empty() { e } else { format!("{}: {e}", program.at) })
 }
 
 /// Copies the trace to `trace.txt` and writes `env.json` with the ring buffer's counters:

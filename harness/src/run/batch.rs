@@ -19,7 +19,9 @@ impl Lab {
     /// trace and its own run folder (`runs/SCENARIO/NAME[/POINT]/`, as a run alone has it;
     /// `console.log` there is the whole boot's). A point that fails (a guest error, a
     /// panic, its scenario's timeout, counted from when it started) gets the error; the
-    /// points after it run in a fresh boot. Results come back in the jobs' order.
+    /// points after it run in a fresh boot, or in the same one where it failed at a
+    /// program step (the guest goes on: [`crate::wire::EXIT_PROGRAM_FAILED`]). Results
+    /// come back in the jobs' order.
     pub fn run_batch(&self, kernel: &Path, jobs: &[Job]) -> Vec<Result<RunOutput>> {
         self.run_batch_announced(kernel, jobs, &mut |_| {})
     }

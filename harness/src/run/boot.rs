@@ -22,7 +22,8 @@ const BOOT_ALLOWANCE: Duration = Duration::from_secs(150);
 impl Lab {
     /// One boot of a batch: runs `points` (job index, image) in order and settles those it
     /// reached: every point that finished, and the one that failed (or, if the boot never
-    /// reached a point, the first). The rest are left for the next boot. `started` is
+    /// reached a point, the first), and past a point that failed at a program step, those
+    /// the guest went on to. The rest are left for the next boot. `started` is
     /// called with a point's job index when the guest is seen to start it.
     pub(super) fn boot_batch(
         &self,
@@ -100,7 +101,8 @@ impl Lab {
                 }
                 continue;
             }
-            // This point failed (or the boot did before it): it gets the error, the rest wait.
+            // This point failed (or the boot did before it): it gets the error; the rest wait
+            // for a fresh boot, unless the guest went on to the next (a program step failed).
             let error = ended.point_error(n, job, timeouts[n], &from, dir, status.as_ref(), began);
             // A point that met a full file system (its folder, or the image QEMU writes) is
             // NoSpace, naming the folder.
@@ -116,7 +118,6 @@ impl Lab {
                     ))),
                 )),
             }
-            break;
         }
         let _ = std::fs::remove_dir_all(&batch);
         Ok(settled)

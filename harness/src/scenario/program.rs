@@ -75,7 +75,7 @@ pub(super) fn program(argv: &[String], names: &[String]) -> Result<Program, Stri
     if label.chars().count() > 100 {
         label = label.chars().take(100).collect::<String>() + "...";
     }
-    Ok(Program { argv, job: None, label })
+    Ok(Program { argv, job: None, label, at: String::new() })
 }
 
 /// Where a `fio:` step's `job` is: relative to the repository, the folder above `scenarios/`
@@ -143,7 +143,7 @@ pub(super) fn fio(path: &Path, text: &str, file: Option<&str>, names: &[String])
     }
     job.push_str(&body);
     let argv = vec!["fio".to_string(), "--output-format=terse".to_string(), "{job}".to_string()];
-    Ok(Program { argv, job: Some(job), label: format!("fio: {}", path.display()) })
+    Ok(Program { argv, job: Some(job), label: format!("fio: {}", path.display()), at: String::new() })
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::sections::{At, Files};
 use super::size::{Size, SizeOrRange};
 use super::PAGE;
 use crate::error::{Error, Result};
+use crate::wire::Program;
 use crate::yaml;
 
 /// Live mappings: map -> (length, the step that made it).
@@ -162,12 +163,14 @@ pub(super) fn steps(
             StepFile::Splice { offset, size, pipe, via, fd, file } => splice(&s, offset, size, pipe, via, fd, file)?,
             StepFile::FailAlloc { times, min_order } => fail_alloc(&s, times, min_order)?,
             StepFile::Program { argv } => {
-                programs.push(super::program::program(&argv, &files.names()).map_err(|m| s.bad(m))?);
+                let program = super::program::program(&argv, &files.names()).map_err(|m| s.bad(m))?;
+                programs.push(Program { at: format!("{}:{}", at.path.display(), s.line), ..program });
                 Step::Program { program: programs.len() as u32 - 1 }
             }
             StepFile::Fio { job, file } => {
                 let program = super::program::fio_step(at.path, &job, file.as_deref(), &files.names());
-                programs.push(program.map_err(|m| s.bad(format!("fio: {m}")))?);
+                let program = program.map_err(|m| s.bad(format!("fio: {m}")))?;
+                programs.push(Program { at: format!("{}:{}", at.path.display(), s.line), ..program });
                 Step::Program { program: programs.len() as u32 - 1 }
             }
         };
