@@ -109,19 +109,18 @@ fn check_edited(edit: impl Fn(&str) -> String) -> (String, bool) {
     hybrid_check(&root(), &Kernels::load(&root()).unwrap(), &Cache::from_env(), &o).unwrap()
 }
 
-#[test]
-fn a_member_a_patch_adds_to_struct_file_ra_state_keeps_its_value_from_one_call_to_the_next() {
-    // The patch: a counter in file->f_ra, and no async readahead after the second.
+/// The number of async windows the hybrid of the base with `edit` applied to its
+/// mm/readahead.c, and `member` added to its `struct file_ra_state`, gives on the headline,
+/// and the Rust port's.
+fn asyncs_with_member(member: &str, edit: impl Fn(&str) -> String) -> (usize, usize) {
     let source = base_readahead();
-    let counted = "\tif (++ra->radiff_test_asyncs > 2)\n\t\treturn;\n\ttrace_page_cache_async_ra(";
-    let edited = source.replacen("\ttrace_page_cache_async_ra(", counted, 1);
-    assert_ne!(edited, source, "the line this test edits is gone from the base's mm/readahead.c");
+    let edited = edit(&source);
+    assert_ne!(edited, source, "a line this test edits is gone from the base's mm/readahead.c");
     let kernels = Kernels::load(&root()).unwrap();
     let cache = Cache::from_env();
     let base = base_files(&Builder::new(&kernels, &cache)).unwrap();
     let fs_h = base.read("include/linux/fs.h").unwrap().expect("the base has include/linux/fs.h");
-    let grown =
-        fs_h.replacen("struct file_ra_state {\n", "struct file_ra_state {\n\tunsigned int radiff_test_asyncs;\n", 1);
+    let grown = fs_h.replacen("struct file_ra_state {\n", &format!("struct file_ra_state {{\n\t{member};\n"), 1);
     assert_ne!(grown, fs_h, "struct file_ra_state is gone from the base's include/linux/fs.h");
     let tree = DirFiles::from_map([("mm/readahead.c", edited.as_str()), ("include/linux/fs.h", grown.as_str())]);
     let Made::Ready(hybrid) = make(&cache, &tree).unwrap() else {
@@ -135,10 +134,35 @@ fn a_member_a_patch_adds_to_struct_file_ra_state_keeps_its_value_from_one_call_t
     let asyncs =
         |t: &radiff_model::Trace| t.windows.iter().filter(|w| w.trigger == radiff_model::Trigger::Async).count();
     let port = asyncs(&radiff_model::predict_with(&input, &policy, &config));
-    let patched = asyncs(&radiff_model::predict_hybrid(&input, &policy, &config, &c).unwrap());
+    (asyncs(&radiff_model::predict_hybrid(&input, &policy, &config, &c).unwrap()), port)
+}
+
+#[test]
+fn a_member_a_patch_adds_to_struct_file_ra_state_keeps_its_value_from_one_call_to_the_next() {
+    // The patch: a counter in file->f_ra, and no async readahead after the second.
+    let counted = "\tif (++ra->radiff_test_asyncs > 2)\n\t\treturn;\n\ttrace_page_cache_async_ra(";
+    let (patched, port) = asyncs_with_member("unsigned int radiff_test_asyncs", |s| {
+        s.replacen("\ttrace_page_cache_async_ra(", counted, 1)
+    });
     // Zeroed for each call, the counter would never pass 1 and every async window would stay.
     assert!(port > 2, "the headline has {port} async windows on the port");
     assert_eq!(patched, 2, "the counter in file->f_ra did not last from one call to the next ({port} on the port)");
+}
+
+#[test]
+fn a_patched_file_ra_state_init_runs_as_c_at_open() {
+    // The patch: file_ra_state_init() gives each open file three async readaheads.
+    let (patched, port) = asyncs_with_member("unsigned int radiff_test_left", |s| {
+        let init = "\tra->prev_pos = -1;\n";
+        s.replacen(init, &format!("{init}\tra->radiff_test_left = 3;\n"), 1).replacen(
+            "\ttrace_page_cache_async_ra(",
+            "\tif (!ra->radiff_test_left)\n\t\treturn;\n\tra->radiff_test_left--;\n\ttrace_page_cache_async_ra(",
+            1,
+        )
+    });
+    // Left at zero (the port's file_ra_state_init), no async readahead would run at all.
+    assert!(port > 3, "the headline has {port} async windows on the port");
+    assert_eq!(patched, 3, "file_ra_state_init()'s C did not set up f_ra at open ({port} on the port)");
 }
 
 #[test]

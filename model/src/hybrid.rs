@@ -186,6 +186,8 @@ pub type SyncRaFn = unsafe extern "C" fn(*mut CReadaheadControl, c_ulong);
 pub type AsyncRaFn = unsafe extern "C" fn(*mut CReadaheadControl, *mut CFolio, c_ulong);
 /// `void force_page_cache_ra(struct readahead_control *, unsigned long nr_to_read)`.
 pub type ForceRaFn = unsafe extern "C" fn(*mut CReadaheadControl, c_ulong);
+/// `file_ra_state_init(ra, mapping)`.
+pub type RaInitFn = unsafe extern "C" fn(*mut CFileRaState, *mut CAddressSpace);
 /// `void page_cache_ra_order(struct readahead_control *, struct file_ra_state *)`.
 pub type RaOrderFn = unsafe extern "C" fn(*mut CReadaheadControl, *mut CFileRaState);
 /// `void page_cache_ra_unbounded(struct readahead_control *, unsigned long, unsigned long)`.
@@ -241,6 +243,9 @@ pub struct CReadahead {
     pub force_page_cache_ra: Option<ForceRaFn>,
     pub page_cache_ra_order: Option<RaOrderFn>,
     pub page_cache_ra_unbounded: Option<RaUnboundedFn>,
+    /// Called for each descriptor before the first system call, on a zeroed `f_ra`, as
+    /// `do_dentry_open()` calls it after `init_file()`'s memset.
+    pub file_ra_state_init: Option<RaInitFn>,
     pub radiff_enter: EnterFn,
     pub radiff_aops: *const CAops,
     /// The header's crash guard; `None` runs the C unguarded (a crash ends the process).
@@ -264,6 +269,7 @@ impl CReadahead {
             ("force_page_cache_ra", c.force_page_cache_ra.is_some()),
             ("page_cache_ra_order", c.page_cache_ra_order.is_some()),
             ("page_cache_ra_unbounded", c.page_cache_ra_unbounded.is_some()),
+            ("file_ra_state_init", c.file_ra_state_init.is_some()),
         ] {
             if given {
                 out.push(name);
@@ -658,6 +664,26 @@ impl Model<'_> {
         // SAFETY: as above; ra is the file's, in the frame.
         self.call_c("page_cache_ra_order", ractl, |fr| unsafe { f(&mut fr.rac, fr.rac.ra) });
         true
+    }
+
+    /// The C's `file_ra_state_init()` on every descriptor, when the hybrid has it: each
+    /// file's `f_ra` zeroed (the tree's members too), then the C sets it up, with that
+    /// descriptor's file as the mapping's.
+    pub(crate) fn c_open_files(&mut self) {
+        let Some(f) = self.c.and_then(|c| c.file_ra_state_init) else { return };
+        let first = self.cur_file;
+        for fd in 0..self.files.len() {
+            self.switch_file(crate::pattern::file_of(fd as u32) as usize);
+            self.files[fd].ra = FileRaState::default();
+            self.files[fd].ra_extra = RaExtra::default();
+            let mut ractl = ReadaheadControl { fd, index: 0, nr_pages: 0, may_shrink: false, dropbehind: false };
+            // SAFETY: as above; the state and the mapping are the frame's.
+            self.call_c("file_ra_state_init", &mut ractl, |fr| unsafe { f(&mut fr.file.f_ra, &mut fr.mapping) });
+            if self.crash.is_some() {
+                return;
+            }
+        }
+        self.switch_file(first);
     }
 
     /// The C's `page_cache_ra_unbounded()`, when the hybrid has it.

@@ -473,7 +473,7 @@ impl<'a> Model<'a> {
 
     /// Makes file `f` the current one (see `parked`); a file the input does not have
     /// leaves the current one (the harness never gives such descriptors).
-    fn switch_file(&mut self, f: usize) {
+    pub(crate) fn switch_file(&mut self, f: usize) {
         if f == self.cur_file || f >= self.parked.len() {
             return;
         }
@@ -507,6 +507,10 @@ impl<'a> Model<'a> {
 
     /// Runs every system call of the input, in order.
     pub fn run(&mut self) {
+        self.c_open_files();
+        if self.crash.is_some() {
+            return;
+        }
         for i in 0..self.input.ops.len() {
             self.run_op(i);
             if self.crash.is_some() {

@@ -12,12 +12,13 @@ use radiff_model::CReadahead;
 use crate::error::{Error, Result};
 
 /// The kernel functions of mm/readahead.c the model can run as C, in the model's order.
-pub const FUNCTIONS: [&str; 5] = [
+pub const FUNCTIONS: [&str; 6] = [
     "page_cache_sync_ra",
     "page_cache_async_ra",
     "force_page_cache_ra",
     "page_cache_ra_order",
     "page_cache_ra_unbounded",
+    "file_ra_state_init",
 ];
 
 /// A loaded shared object. It stays loaded for the life of the process: tables built from
@@ -86,6 +87,7 @@ impl Loaded {
                 force_page_cache_ra: get("force_page_cache_ra").map(|p| std::mem::transmute(p)),
                 page_cache_ra_order: get("page_cache_ra_order").map(|p| std::mem::transmute(p)),
                 page_cache_ra_unbounded: get("page_cache_ra_unbounded").map(|p| std::mem::transmute(p)),
+                file_ra_state_init: get("file_ra_state_init").map(|p| std::mem::transmute(p)),
                 radiff_enter: std::mem::transmute::<*mut libc::c_void, EnterFn>(enter),
                 radiff_aops: aops as *const CAops,
                 radiff_guard: Some(super::watchdog::install(std::mem::transmute::<*mut libc::c_void, GuardFn>(guard))),

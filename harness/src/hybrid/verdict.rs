@@ -7,11 +7,11 @@ use crate::error::Result;
 use crate::kernels::{Builder, Kernels};
 use crate::port::{base_files, Files, PatchedFiles, PortCheck, Report};
 
-/// The functions of mm/readahead.c the hybrid runs as C: the five the model calls and
-/// every static function they call. The others of the file are reached from elsewhere in
-/// the model (`readahead_expand()` from f2fs's `->readahead`, `file_ra_state_init()` at
-/// open) and stay the Rust port.
-pub const RUNS_AS_C: [&str; 12] = [
+/// The functions of mm/readahead.c the hybrid runs as C: the six the model calls and
+/// every static function they call. The other, `readahead_expand()`, is reached from
+/// f2fs's `->readahead` in the model and stays the Rust port.
+pub const RUNS_AS_C: [&str; 13] = [
+    "file_ra_state_init",
     "page_cache_sync_ra",
     "page_cache_async_ra",
     "force_page_cache_ra",
