@@ -27,6 +27,9 @@ pub enum Failure {
     Crashed(String),
     /// A program made other calls on this kernel than on the base kernel.
     ProgramCalls(String),
+    /// The scenario says `model_refuses` but the model followed every call (`got` none)
+    /// or refused for another reason.
+    RefusalChanged { path: PathBuf, expected: String, got: Option<String> },
 }
 
 /// One trial's outcome on its run.
@@ -79,6 +82,7 @@ impl Verdict {
                 path.display()
             ),
             Failure::Snapshot(text) | Failure::Crashed(text) | Failure::ProgramCalls(text) => text.clone(),
+            Failure::RefusalChanged { path, expected, got } => refusal_changed(path, expected, got.as_deref()),
         }
     }
 }
@@ -172,6 +176,7 @@ pub fn judge(
     };
     let mut program_lines = String::new();
     let refused = programs(scenario, out, &mut program_lines);
+    v.failures.extend(refusal_check(scenario, refused.as_deref()));
     // The kernel's trace is normalised once: by the model check where there is one.
     let checked = match (&predictor, &refused) {
         (Some(p), None) => Some(model_check::check_with(scenario, &out.env, &out.capture, p)),
@@ -301,6 +306,32 @@ pub fn snapshot_of(scenario: &Scenario, point: &Point, variant: &str, out: &RunO
     summary::trial_snapshot(scenario, point, variant, &out.env, &trace, step)
 }
 
+/// The failure when `scenario` says `model_refuses` and the model's refusal (`refused`, the
+/// first program's reason) does not contain it.
+fn refusal_check(scenario: &Scenario, refused: Option<&str>) -> Option<Failure> {
+    let expected = scenario.model_refuses.as_ref()?;
+    if refused.is_some_and(|why| why.contains(expected.as_str())) {
+        return None;
+    }
+    Some(Failure::RefusalChanged {
+        path: scenario.path.clone(),
+        expected: expected.clone(),
+        got: refused.map(str::to_string),
+    })
+}
+
+/// What a trial says when a scenario's `model_refuses` no longer holds.
+fn refusal_changed(path: &std::path::Path, expected: &str, got: Option<&str>) -> String {
+    let what = match got {
+        None => "the model followed every call of its programs".to_string(),
+        Some(why) => format!("the model refused for another reason: {why}"),
+    };
+    format!(
+        "{}: says `model_refuses: \"{expected}\"`, but {what}: the program or the calls' reading changed; update or remove `model_refuses`",
+        path.display()
+    )
+}
+
 /// Adds a line per program step to `report` (what it called); returns the first program
 /// whose calls the model cannot follow, and why: that run checks its snapshot alone.
 fn programs(scenario: &Scenario, out: &RunOutput, report: &mut String) -> Option<String> {
@@ -390,5 +421,26 @@ mod tests {
         assert!(text.contains("offset: 4096") && text.contains("v: Read { fd: 0, offset: 12288"), "{text}");
         let shorter = calls_differ(&base, &base[..2], "v").unwrap();
         assert!(shorter.contains("at op 2 of 3") && shorter.ends_with("v: nothing)"), "{shorter}");
+    }
+
+    #[test]
+    fn a_scenario_that_says_the_model_refuses_fails_when_it_follows_or_refuses_otherwise() {
+        let path = crate::repo_root().join("scenarios/threads_one_fd.yaml");
+        let s = Scenario::load(&path).unwrap();
+        let expected = s.model_refuses.clone().expect("threads_one_fd says model_refuses");
+        let overlapping = format!("program 0 (python3): pread64 by pid 7 while pid 8's lseek on the file had not returned: {expected} on the scenario's files");
+        assert!(refusal_check(&s, Some(&overlapping)).is_none());
+        let text = |f: Option<Failure>| match f {
+            Some(Failure::RefusalChanged { path, expected, got }) => refusal_changed(&path, &expected, got.as_deref()),
+            other => panic!("{other:?}"),
+        };
+        let followed = text(refusal_check(&s, None));
+        assert!(followed.starts_with(&format!("{}: says `model_refuses:", path.display())), "{followed}");
+        assert!(followed.contains("the model followed every call"), "{followed}");
+        let other = text(refusal_check(&s, Some("program 0 (python3): write by pid 7: a write to the file")));
+        assert!(other.contains("refused for another reason: program 0 (python3): write"), "{other}");
+        let mut plain = s.clone();
+        plain.model_refuses = None;
+        assert!(refusal_check(&plain, None).is_none());
     }
 }

@@ -103,6 +103,9 @@ pub struct Scenario {
     /// `vm:`: the fault path's settings, applied before the reads (defaults: the kernel's).
     pub vm: VmRequest,
     pub known_divergence: Option<String>,
+    /// `model_refuses:`: the model must refuse to follow a program of this scenario, for
+    /// a reason that contains this text (the trial then checks its snapshot alone).
+    pub model_refuses: Option<String>,
     pub trace_buffer_kb: u64,
     pub timeout: Duration,
 }
@@ -156,6 +159,7 @@ impl Scenario {
             points,
             vm,
             known_divergence: raw.known_divergence,
+            model_refuses: raw.model_refuses,
             trace_buffer_kb,
             timeout,
         })

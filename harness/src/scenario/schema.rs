@@ -26,6 +26,7 @@ pub(super) struct ScenarioFile {
     #[serde(default)]
     pub(super) vm: VmFile,
     pub(super) known_divergence: Option<String>,
+    pub(super) model_refuses: Option<String>,
     pub(super) trace_buffer_kb: Option<u64>,
     pub(super) timeout_s: Option<u64>,
 }
