@@ -7,9 +7,15 @@ use crate::error::Result;
 use crate::kernels::{Builder, Kernels};
 use crate::port::{base_files, Files, PatchedFiles, PortCheck, Report};
 
+/// A function of mm/readahead.c that none of the file systems the model ports (XFS, ext4,
+/// f2fs) calls in 7.3.4 (only erofs, netfs, btrfs, squashfs and orangefs do): a tree that
+/// changes it changes nothing the model follows, so the hybrid may take it. The model's
+/// Rust port is reached only from the f2fs-extent-ra policy, never with the hybrid.
+pub const NOT_CALLED: [&str; 1] = ["readahead_expand"];
+
 /// The functions of mm/readahead.c the hybrid runs as C: the six the model calls and
-/// every static function they call. The other, `readahead_expand()`, is reached from
-/// f2fs's `->readahead` in the model and stays the Rust port.
+/// every static function they call ([`NOT_CALLED`] is compiled with them and never
+/// called).
 pub const RUNS_AS_C: [&str; 13] = [
     "file_ra_state_init",
     "page_cache_sync_ra",
@@ -31,6 +37,11 @@ pub const RUNS_AS_C: [&str; 13] = [
 pub fn verdict(name: &str, file: &str, compiled: &Result<(), String>) -> String {
     if let Err(why) = super::choose::runs_as_c(&[(name.to_string(), file.to_string())]) {
         return format!("stays the Rust port: {why}");
+    }
+    if NOT_CALLED.contains(&name) {
+        return format!(
+            "decides nothing in the model: none of the file systems it ports (XFS, ext4, f2fs) calls {name}() in Linux 7.3.4, so the hybrid takes the tree with it"
+        );
     }
     match compiled {
         Ok(()) => "runs as C (radiff kernels hybrid-check compares it with the port)".to_string(),
@@ -104,6 +115,12 @@ mod tests {
     #[test]
     fn functions_the_hybrid_does_not_compile_or_call_stay_rust() {
         assert!(verdict("filemap_get_pages", "mm/filemap.c", &Ok(())).contains("only mm/readahead.c"));
-        assert!(verdict("readahead_expand", "mm/readahead.c", &Ok(())).contains("from outside"));
+        assert!(verdict("file_ra_state_expand", "mm/readahead.c", &Ok(())).contains("from outside"));
+    }
+
+    #[test]
+    fn a_function_no_ported_file_system_calls_decides_nothing() {
+        let v = verdict("readahead_expand", "mm/readahead.c", &Ok(()));
+        assert!(v.starts_with("decides nothing in the model") && v.contains("readahead_expand()"), "{v}");
     }
 }
