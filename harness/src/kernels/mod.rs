@@ -150,9 +150,9 @@ impl ModelExpectation {
 
 /// Whether the base's model check is off, and where that was said (`RADIFF_BASE_MODEL`
 /// over kernels.yaml's `model:`); a value radiff does not know is an error at its line.
-fn base_model(file: &Path, text: &str, declared: Option<&str>) -> Result<Option<String>> {
+fn base_model(file: &Path, text: &str, declared: Option<&str>, env: &KernelsEnv) -> Result<Option<String>> {
     let known = |v: &str| matches!(v, "none" | "base");
-    if let Some(v) = &crate::settings::get().base_model {
+    if let Some(v) = &env.base_model {
         if !known(v) {
             return Err(Error::input(
                 Path::new(ENV_BASE_MODEL),
@@ -242,12 +242,38 @@ struct BaseFile {
     rev: Option<String>,
 }
 
+/// What the environment says of the kernels, applied over kernels.yaml: the base tree and
+/// revision (`RADIFF_KERNEL_TREE`, `RADIFF_KERNEL_REV`) and the base's model
+/// (`RADIFF_BASE_MODEL`).
+#[derive(Clone, Debug, Default)]
+pub struct KernelsEnv {
+    pub tree: Option<PathBuf>,
+    pub rev: Option<String>,
+    pub base_model: Option<String>,
+}
+
+impl KernelsEnv {
+    /// The process's (read once by [`crate::settings`]).
+    pub fn from_settings() -> KernelsEnv {
+        let s = crate::settings::get();
+        KernelsEnv { tree: s.kernel_tree.clone(), rev: s.kernel_rev.clone(), base_model: s.base_model.clone() }
+    }
+}
+
 impl Kernels {
-    /// Reads `repo/kernels/`.
+    /// Reads `repo/kernels/`, with the environment's settings over it.
     pub fn load(repo: &Path) -> Result<Kernels> {
         let dir = repo.join("kernels");
+        let text = cache::read(&dir.join("kernels.yaml"))?;
+        Kernels::parse(&dir, &text, &KernelsEnv::from_settings())
+    }
+
+    /// The kernels `text` (the content of `dir/kernels.yaml`) declares, with `env` over it;
+    /// the variants are `dir/variants/`'s folders.
+    pub fn parse(dir: &Path, text: &str, env: &KernelsEnv) -> Result<Kernels> {
+        let dir = dir.to_path_buf();
         let file = dir.join("kernels.yaml");
-        let text = cache::read(&file)?;
+        let text = text.to_string();
         let parsed: KernelsFile = crate::yaml::parse(&file, &text)?;
         let mut base = match (parsed.base.debian, parsed.base.git) {
             (Some(package), None) => Base::Debian { package },
@@ -266,14 +292,13 @@ impl Kernels {
             check_kernel_tree(tree)
                 .map_err(|why| Error::input(&file, crate::yaml::line_of(&text, &["base", "git"]), why))?;
         }
-        let settings = crate::settings::get();
-        if let Some(tree) = settings.kernel_tree.clone() {
-            let rev = settings.kernel_rev.clone().unwrap_or_else(|| "HEAD".into());
+        if let Some(tree) = env.tree.clone() {
+            let rev = env.rev.clone().unwrap_or_else(|| "HEAD".into());
             check_kernel_tree(&tree).map_err(|why| Error::input(Path::new(ENV_TREE), 0, why))?;
             base = Base::Git { tree, rev };
         }
-        let base_off = base_model(&file, &text, parsed.model.as_deref())?;
-        let model_said = match (&base_off, settings.base_model.as_ref(), &parsed.model) {
+        let base_off = base_model(&file, &text, parsed.model.as_deref(), env)?;
+        let model_said = match (&base_off, env.base_model.as_ref(), &parsed.model) {
             (Some(said), _, _) => Some(said.clone()),
             (None, Some(_), _) => Some(ENV_BASE_MODEL.to_string()),
             (None, None, Some(_)) => Some(format!("{}:{}", file.display(), crate::yaml::line_of(&text, &["model"]))),
@@ -399,6 +424,55 @@ impl<'a> Builder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kernels/ folder with its config fragment and one variant, and its kernels.yaml text.
+    fn kernels_dir() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("config.fragment"), "CONFIG_X=y\n").unwrap();
+        std::fs::create_dir_all(d.path().join("variants/fix")).unwrap();
+        std::fs::write(d.path().join("variants/fix/0001.patch"), "--- a/x\n+++ b/x\n").unwrap();
+        d
+    }
+
+    const DEBIAN: &str = "base:\n  debian: linux-source-7.3\nconfig: config.fragment\n";
+
+    #[test]
+    fn kernels_parse_from_text_without_the_environment() {
+        let d = kernels_dir();
+        let k = Kernels::parse(d.path(), DEBIAN, &KernelsEnv::default()).unwrap();
+        assert_eq!(k.base, Base::Debian { package: "linux-source-7.3".into() });
+        assert_eq!(k.names(), ["base", "fix"]);
+        assert_eq!(k.model_said, None);
+        assert_eq!(
+            k.variant("fix").unwrap().model,
+            ModelExpectation::load("fix", &d.path().join("variants/fix")).unwrap()
+        );
+        let off = Kernels::parse(d.path(), &format!("{DEBIAN}model: none\n"), &KernelsEnv::default()).unwrap();
+        assert_eq!(off.model_said.as_deref(), Some(format!("{}:4", d.path().join("kernels.yaml").display()).as_str()));
+        assert!(off.variants.iter().all(|v| matches!(v.model, ModelExpectation::BaseOff { .. })));
+    }
+
+    #[test]
+    fn the_environment_is_applied_over_the_text() {
+        let d = kernels_dir();
+        let tree = d.path().join("no-such-tree");
+        let env = KernelsEnv { tree: Some(tree.clone()), rev: None, base_model: Some("none".into()) };
+        let k = Kernels::parse(d.path(), DEBIAN, &env).unwrap();
+        assert_eq!(k.base, Base::Git { tree, rev: "HEAD".into() });
+        assert_eq!(k.model_said, Some(format!("{ENV_BASE_MODEL}=none")));
+        assert!(k.variants.iter().all(|v| matches!(v.model, ModelExpectation::BaseOff { .. })));
+        let bad = KernelsEnv { base_model: Some("async-align-v1".into()), ..Default::default() };
+        let e = Kernels::parse(d.path(), DEBIAN, &bad).unwrap_err().to_string();
+        assert!(e.contains(ENV_BASE_MODEL) && e.contains("`async-align-v1`"), "{e}");
+    }
+
+    #[test]
+    fn a_base_with_both_sources_is_refused_at_its_line() {
+        let d = kernels_dir();
+        let both = "config: config.fragment\nbase:\n  debian: linux-source-7.3\n  git: /tmp/x\n";
+        let e = Kernels::parse(d.path(), both, &KernelsEnv::default()).unwrap_err().to_string();
+        assert!(e.contains("kernels.yaml:2") && e.contains("exactly one of"), "{e}");
+    }
 
     #[test]
     fn docs_are_not_patches() {
