@@ -179,6 +179,17 @@ fn a_patched_function_that_dereferences_null_is_reported_per_scenario_and_the_ru
 }
 
 #[test]
+fn a_file_ra_state_init_that_crashes_is_reported_at_open() {
+    let null = "\tra->prev_pos = -1;\n\t*(volatile int *)0 = 1;\n";
+    let (text, agreed) = check_edited(|s| s.replacen("\tra->prev_pos = -1;\n", null, 1));
+    assert!(!agreed, "{text}");
+    assert!(
+        text.contains(": the hybrid's file_ra_state_init() crashed with SIGSEGV as a file was opened, before the scenario's first system call; the run went on"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_bug_on_in_the_c_is_reported_with_its_line() {
     let bug = "\tfolio_clear_readahead(folio);\n\tBUG_ON(ra->size > 64);\n";
     let (text, _) = check_edited(|s| s.replacen("\tfolio_clear_readahead(folio);\n", bug, 1));

@@ -221,7 +221,16 @@ impl std::fmt::Display for Crash {
             24 => "SIGXCPU (radiff's time limit on one call into the C: a loop that does not end?)".to_string(),
             n => format!("signal {n}"),
         };
-        write!(f, "{}() crashed with {sig} in system call {} of the scenario", self.function, self.op)?;
+        if self.function == "file_ra_state_init" {
+            // Called for each descriptor before the first system call (Model::c_open_files).
+            write!(
+                f,
+                "{}() crashed with {sig} as a file was opened, before the scenario's first system call",
+                self.function
+            )?;
+        } else {
+            write!(f, "{}() crashed with {sig} in system call {} of the scenario", self.function, self.op)?;
+        }
         if let Some((file, line)) = &self.bug {
             write!(f, " (BUG() at {file}:{line})")?;
         }
@@ -699,6 +708,17 @@ impl Model<'_> {
 mod tests {
     use super::*;
     use crate::variant::Policy;
+
+    #[test]
+    fn a_crash_says_in_which_system_call_or_that_it_was_at_open() {
+        let c = |function| Crash { function, signal: 11, bug: Some(("mm/readahead.c".into(), 145)), op: 0 };
+        assert_eq!(
+            c("page_cache_sync_ra").to_string(),
+            "page_cache_sync_ra() crashed with SIGSEGV in system call 0 of the scenario (BUG() at mm/readahead.c:145)"
+        );
+        let open = c("file_ra_state_init").to_string();
+        assert!(open.starts_with("file_ra_state_init() crashed with SIGSEGV as a file was opened, before"), "{open}");
+    }
 
     #[test]
     fn file_ra_state_crosses_to_the_c_and_back_unchanged() {
