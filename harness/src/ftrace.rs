@@ -536,7 +536,7 @@ impl<'a> Fields<'a> {
 fn parse_rq(body: &str) -> Option<((u32, u32), Request)> {
     let mut t = body.split_whitespace();
     let (major, minor) = t.next()?.split_once(',')?;
-    let rwbs = t.next()?.to_string();
+    let rwbs = radiff_model::trace::Rwbs::from(t.next()?);
     let _bytes = t.next()?;
     // The command field "(...)" may be empty "()" or hold words for passthrough commands.
     let mut tok = t.next()?;

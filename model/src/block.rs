@@ -296,14 +296,14 @@ pub struct Rq {
 impl Rq {
     /// `blk_fill_rwbs()` for a read request: 'R', then 'A' for REQ_RAHEAD, then 'S' for
     /// REQ_SYNC.
-    pub fn rwbs(&self) -> String {
+    pub fn rwbs(&self) -> crate::trace::Rwbs {
         match (self.rahead, self.sync) {
             (false, false) => "R",
             (true, false) => "RA",
             (false, true) => "RS",
             (true, true) => "RAS",
         }
-        .to_string()
+        .into()
     }
 }
 

@@ -180,7 +180,102 @@ pub struct Request {
     /// Length in 512-byte sectors.
     pub sectors: u64,
     /// The block layer's rwbs flags: `R` read, `A` readahead, `M` metadata, `S` sync, ...
-    pub rwbs: String,
+    pub rwbs: Rwbs,
+}
+
+/// A request's rwbs flags, kept inline (a trace holds one per request): the kernel's
+/// `blk_fill_rwbs()` writes at most `RWBS_LEN` - 1 = 9 of them. Compares, orders, hashes,
+/// prints and serialises as the string it holds.
+#[derive(Clone, Copy, Default)]
+pub struct Rwbs {
+    len: u8,
+    bytes: [u8; Rwbs::CAP],
+}
+
+impl Rwbs {
+    /// Flags kept; a longer string (never from the kernel) keeps its first `CAP` bytes
+    /// that end on a character boundary.
+    pub const CAP: usize = 15;
+
+    pub fn as_str(&self) -> &str {
+        // Built only from a &str cut on a character boundary.
+        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or_default()
+    }
+}
+
+impl From<&str> for Rwbs {
+    fn from(s: &str) -> Self {
+        let mut n = s.len().min(Rwbs::CAP);
+        while !s.is_char_boundary(n) {
+            n -= 1;
+        }
+        let mut bytes = [0; Rwbs::CAP];
+        bytes[..n].copy_from_slice(&s.as_bytes()[..n]);
+        Rwbs { len: n as u8, bytes }
+    }
+}
+
+impl std::ops::Deref for Rwbs {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Rwbs {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Rwbs {}
+
+impl PartialEq<&str> for Rwbs {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialOrd for Rwbs {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Rwbs {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl std::hash::Hash for Rwbs {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl std::fmt::Display for Rwbs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Debug for Rwbs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Serialize for Rwbs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Rwbs {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Rwbs::from(String::deserialize(d)?.as_str()))
+    }
 }
 
 impl Request {
@@ -243,5 +338,29 @@ impl Trace {
             orders[order] += 1;
         }
         orders
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rwbs_behaves_as_the_string_it_holds() {
+        let (ra, r, rm) = (Rwbs::from("RA"), Rwbs::from("R"), Rwbs::from("RM"));
+        assert_eq!(ra.as_str(), "RA");
+        assert!(ra == "RA" && ra != r);
+        assert!(rm.contains('M') && !ra.contains('M'));
+        // Ordered as strings: "R" < "RA" < "RM".
+        let mut v = [rm, ra, r];
+        v.sort();
+        assert_eq!(v.iter().map(|x| x.as_str()).collect::<Vec<_>>(), ["R", "RA", "RM"]);
+        assert_eq!(format!("{ra} {ra:?}"), "RA \"RA\"");
+        let json = serde_json::to_string(&Request { sector: 8, sectors: 16, rwbs: ra }).unwrap();
+        assert_eq!(json, r#"{"sector":8,"sectors":16,"rwbs":"RA"}"#);
+        assert_eq!(serde_json::from_str::<Request>(&json).unwrap().rwbs, ra);
+        // Longer than the kernel ever writes: cut on a character boundary.
+        assert_eq!(Rwbs::from("RRRRRRRRRRRRRRRRRRRR").len(), Rwbs::CAP);
+        assert_eq!(Rwbs::from("RRRRRRRRRRRRRRé").as_str(), "RRRRRRRRRRRRRR");
     }
 }
