@@ -35,16 +35,9 @@ pub struct CFileRaState {
 
 impl CFileRaState {
     fn from_model(ra: &FileRaState, extra: RaExtra) -> Self {
-        CFileRaState {
-            start: ra.start,
-            size: ra.size as c_uint,
-            async_size: ra.async_size as c_uint,
-            ra_pages: ra.ra_pages as c_uint,
-            order: ra.order as u16,
-            mmap_miss: ra.mmap_miss as u16,
-            prev_pos: ra.prev_pos,
-            radiff_extra: extra,
-        }
+        let mut c = CFileRaState { radiff_extra: extra, ..Default::default() };
+        c.set_from_model(ra);
+        c
     }
 
     /// The kernel's members (a `struct file_ra_state` the C made itself may end before
@@ -61,9 +54,16 @@ impl CFileRaState {
         }
     }
 
-    /// Sets the kernel's members from the model's, keeping the tree's.
+    /// Sets the kernel's members from the model's, keeping the tree's (and, as
+    /// [`CFileRaState::model_state`], touching nothing past the kernel's members).
     fn set_from_model(&mut self, ra: &FileRaState) {
-        *self = CFileRaState::from_model(ra, self.radiff_extra);
+        self.start = ra.start;
+        self.size = ra.size as c_uint;
+        self.async_size = ra.async_size as c_uint;
+        self.ra_pages = ra.ra_pages as c_uint;
+        self.order = ra.order as u16;
+        self.mmap_miss = ra.mmap_miss as u16;
+        self.prev_pos = ra.prev_pos;
     }
 }
 
@@ -207,8 +207,9 @@ pub struct Crash {
     pub signal: i32,
     /// `BUG()` at this file and line, when it was one.
     pub bug: Option<(String, i32)>,
-    /// Index in `Input::ops` of the system call it happened in.
-    pub op: usize,
+    /// Index in `Input::ops` of the system call it happened in; `None` when a file was
+    /// opened, before the first (`file_ra_state_init()`, [`Model::c_open_files`]).
+    pub op: Option<usize>,
 }
 
 impl std::fmt::Display for Crash {
@@ -221,15 +222,13 @@ impl std::fmt::Display for Crash {
             24 => "SIGXCPU (radiff's time limit on one call into the C: a loop that does not end?)".to_string(),
             n => format!("signal {n}"),
         };
-        if self.function == "file_ra_state_init" {
-            // Called for each descriptor before the first system call (Model::c_open_files).
-            write!(
+        match self.op {
+            Some(op) => write!(f, "{}() crashed with {sig} in system call {op} of the scenario", self.function)?,
+            None => write!(
                 f,
                 "{}() crashed with {sig} as a file was opened, before the scenario's first system call",
                 self.function
-            )?;
-        } else {
-            write!(f, "{}() crashed with {sig} in system call {} of the scenario", self.function, self.op)?;
+            )?,
         }
         if let Some((file, line)) = &self.bug {
             write!(f, " (BUG() at {file}:{line})")?;
@@ -626,7 +625,7 @@ impl Model<'_> {
             };
             (c.radiff_enter)(std::ptr::null_mut());
             if signal != 0 {
-                self.crash = Some(Crash { function, signal, bug: (*fr).bug.take(), op: self.op });
+                self.crash = Some(Crash { function, signal, bug: (*fr).bug.take(), op: Some(self.op) });
                 return;
             }
         }
@@ -688,7 +687,8 @@ impl Model<'_> {
             let mut ractl = ReadaheadControl { fd, index: 0, nr_pages: 0, may_shrink: false, dropbehind: false };
             // SAFETY: as above; the state and the mapping are the frame's.
             self.call_c("file_ra_state_init", &mut ractl, |fr| unsafe { f(&mut fr.file.f_ra, &mut fr.mapping) });
-            if self.crash.is_some() {
+            if let Some(crash) = &mut self.crash {
+                crash.op = None; // at open, not in a system call
                 return;
             }
         }
@@ -711,12 +711,12 @@ mod tests {
 
     #[test]
     fn a_crash_says_in_which_system_call_or_that_it_was_at_open() {
-        let c = |function| Crash { function, signal: 11, bug: Some(("mm/readahead.c".into(), 145)), op: 0 };
+        let c = |function, op| Crash { function, signal: 11, bug: Some(("mm/readahead.c".into(), 145)), op };
         assert_eq!(
-            c("page_cache_sync_ra").to_string(),
+            c("page_cache_sync_ra", Some(0)).to_string(),
             "page_cache_sync_ra() crashed with SIGSEGV in system call 0 of the scenario (BUG() at mm/readahead.c:145)"
         );
-        let open = c("file_ra_state_init").to_string();
+        let open = c("file_ra_state_init", None).to_string();
         assert!(open.starts_with("file_ra_state_init() crashed with SIGSEGV as a file was opened, before"), "{open}");
     }
 
