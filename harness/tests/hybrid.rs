@@ -240,6 +240,13 @@ fn explore_searches_a_patch_without_a_policy_with_the_hybrid_and_finds_where_it_
     assert_eq!(without_policy_in(Some(&kernels), &names).unwrap(), None, "the model searches it: no kernels-only path");
     let pol = policies_in(Some(&kernels), &names).unwrap();
     assert!(matches!(pol[1].1, Predictor::Hybrid { .. }), "{:?}", pol[1].1);
+    let said = radiff::explore::hybrid_lines(&pol);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("unnamed-fix: the hybrid: mm/readahead.c of unnamed-fix ran as C (the tree changes ")
+            && said[0].contains("page_cache_async_ra()"),
+        "{said:?}"
+    );
     let o = Options { variants: names, max_scenarios: Some(400), threads: 2, seed: 1, ..Options::default() };
     let r = search(&o, &pol);
     assert_eq!(r.scenarios, 400);

@@ -29,6 +29,9 @@ pub fn markdown(report: &Report, o: &Options) -> String {
         report.confirmations.iter().filter(|c| matches!(c.status, confirm::Status::KernelRace { .. })).count(),
         if report.interrupted { "; interrupted by Ctrl-C" } else { "" }
     );
+    for h in &report.hybrids {
+        let _ = writeln!(s, "Modelled by {h}.\n");
+    }
     s.push_str(&causes(report, o));
     if !report.confirmations.is_empty() {
         let _ = writeln!(s, "| cause | status | finding | scenario | model | kernel | VM s | rerun |\n|---|---|---|---|---|---|---|---|");

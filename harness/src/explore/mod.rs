@@ -51,6 +51,7 @@ use std::time::{Duration, Instant};
 use radiff_model::{Extent, Input, QueueLimits};
 
 use crate::error::{Error, Result};
+use crate::model_check::Predictor;
 use crate::scenario::Scenario;
 use crate::wire::DeviceKind;
 
@@ -197,7 +198,20 @@ pub struct Report {
     pub cause_lines: Vec<Vec<String>>,
     /// Whether Ctrl-C stopped the run.
     pub interrupted: bool,
+    /// How each variant the hybrid models was modelled ([`hybrid_lines`]).
+    pub hybrids: Vec<String>,
     pub markdown: String,
+}
+
+/// A line for each of `pol`'s kernels that the hybrid models: the variant, and its label
+/// (which tree's C ran, which functions it changes).
+pub fn hybrid_lines(pol: &[(String, Predictor)]) -> Vec<String> {
+    pol.iter()
+        .filter_map(|(v, p)| match p {
+            Predictor::Hybrid { label, .. } => Some(format!("{v}: the hybrid: {label}")),
+            Predictor::Port(_) => None,
+        })
+        .collect()
 }
 
 /// The whole explore: search, shrink, write candidates, then confirm on the kernels (with
@@ -216,7 +230,11 @@ pub struct Report {
 pub fn explore(o: &Options, lab: Option<&crate::run::Lab>, progress: &mut dyn FnMut(&str)) -> Result<Report> {
     let started = Instant::now();
     let pol = policies(&o.variants)?;
-    let mut report = Report { search: search(o, &pol), ..Default::default() };
+    let hybrids = hybrid_lines(&pol);
+    for h in &hybrids {
+        progress(&format!("explore: {h}"));
+    }
+    let mut report = Report { search: search(o, &pol), hybrids, ..Default::default() };
     progress(&search_line(&report.search, o));
     let shrinking = Instant::now();
     report.findings = shrink_findings(&report.search, o, &pol, progress);

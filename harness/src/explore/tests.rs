@@ -332,6 +332,7 @@ fn a_short_search_finds_and_shrinks_something_and_writes_valid_yaml() {
     assert!(report.search.invalid.is_empty(), "{:?}", report.search.invalid);
     assert!(!report.findings.is_empty());
     assert!(report.markdown.contains("| finding | scenario | model | group |"), "{}", report.markdown);
+    assert!(report.hybrids.is_empty() && !report.markdown.contains("Modelled by"), "the base is the Rust port");
     let written: Vec<_> =
         std::fs::read_dir(dir.path().join("candidates")).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(written.len(), report.findings.len());
@@ -617,4 +618,14 @@ fn a_search_of_variant_changes_only_finds_the_same_changes_and_nothing_else() {
     assert!(full.groups.values().any(|f| f.variant.is_none()), "the full search has single-trace findings");
     assert!(only.groups.values().all(|f| f.variant.is_some()), "only variant changes");
     assert_eq!(changes(&only), changes(&full));
+}
+
+#[test]
+fn the_summary_says_which_variants_the_hybrid_modelled() {
+    assert!(hybrid_lines(&base()).is_empty(), "the Rust port is no hybrid");
+    let o = Options::default();
+    let line = "my-fix: the hybrid: mm/readahead.c of my-fix ran as C (the tree changes force_page_cache_ra())";
+    let report = Report { hybrids: vec![line.to_string()], ..Default::default() };
+    let md = markdown::markdown(&report, &o);
+    assert!(md.contains(&format!("Modelled by {line}.")), "{md}");
 }

@@ -133,8 +133,7 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
     Ok(match made {
         super::Made::Ready(h) => {
             let c = h.loaded.table(None)?;
-            let label =
-                format!("{READAHEAD_C} of {} ran as C", if kernel == "base" { h.tree } else { kernel.to_string() });
+            let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, &names);
             Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label }, changed: names }
         }
         super::Made::DoesNotCompile { tree, error } => Choice::Not(format!(
@@ -145,9 +144,25 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
     })
 }
 
+/// What the trial, explore's summary and review say modelled a kernel: its tree's
+/// mm/readahead.c ran as C, and which of its functions the tree changes.
+pub fn hybrid_label(tree: &str, changed: &[String]) -> String {
+    let names: Vec<String> = changed.iter().map(|n| format!("{n}()")).collect();
+    format!("{READAHEAD_C} of {tree} ran as C (the tree changes {})", names.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_label_names_the_tree_and_each_changed_function() {
+        let label = hybrid_label("my-fix", &["force_page_cache_ra".into(), "page_cache_sync_ra".into()]);
+        assert_eq!(
+            label,
+            "mm/readahead.c of my-fix ran as C (the tree changes force_page_cache_ra(), page_cache_sync_ra())"
+        );
+    }
 
     fn ch(n: &str, f: &str) -> (String, String) {
         (n.to_string(), f.to_string())
