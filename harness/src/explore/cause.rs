@@ -136,6 +136,7 @@ pub fn parting_from(
 ) -> Option<(usize, Vec<String>)> {
     let Some(p) = other.port() else {
         let window = crate::compare::compare(&base.trace, &other.predict(input))?.window;
+        let window = decided_at(base, window);
         return Some((window, key_of(base, window, keyed)));
     };
     let other = explain(input, p, &ModelConfig::default());
@@ -181,6 +182,14 @@ pub fn first_firing_window(e: &Explained, detector: &str, input: &radiff_model::
     e.trace.windows.len().saturating_sub(1)
 }
 
+/// The base's window whose decisions stand for a parting at window `w`: `w` itself, or,
+/// where the base's trace ends before `w` (the other kernel went on reading where the base
+/// stopped, as a hint whose base chunk was cut to the limit), the base's last window,
+/// whose decisions ended it.
+fn decided_at(base: &Explained, w: usize) -> usize {
+    w.min(base.notes.len().saturating_sub(1))
+}
+
 /// The distinct keyed decisions of window `w`, in [`BRANCHES`] order.
 fn key_of(e: &Explained, w: usize, keyed: &dyn Fn(&str) -> bool) -> Vec<String> {
     let Some(note) = e.notes.get(w) else { return Vec::new() };
@@ -207,5 +216,17 @@ mod tests {
         assert!(!keys_a_cause("force_page_cache_ra: nr_to_read < max_pages"));
         assert!(keys_a_cause("force_page_cache_ra: nr_to_read > max_pages"));
         assert!(keys_a_cause("page_cache_async_ra: keep half: align >>= 1"));
+    }
+
+    #[test]
+    fn a_parting_past_the_bases_last_window_takes_that_windows_decisions() {
+        // A WILLNEED of a whole 8 MiB file: the base reads one chunk, cut to the limit.
+        let text = "description: t\ndevice: {kind: nvme, size: 1 GiB}\nfilesystem: xfs\nfile: {size: 8 MiB, write_size: 1 MiB}\nqueue: {read_ahead_kb: 128, max_sectors_kb: 512}\nreads:\n  - fadvise: {advice: willneed}\n";
+        let s = crate::scenario::Scenario::parse(std::path::Path::new("t.yaml"), text).unwrap();
+        let base = explain(&synthetic_input(&s), &radiff_model::Policy::BASE, &ModelConfig::default());
+        assert_eq!(base.notes.len(), 1, "{:?}", base.trace);
+        assert_eq!((decided_at(&base, 0), decided_at(&base, 5)), (0, 0));
+        let path = key_of(&base, decided_at(&base, 5), &keys_a_cause);
+        assert!(path.iter().any(|d| d == "force_page_cache_ra: nr_to_read > max_pages"), "{path:?}");
     }
 }
