@@ -384,8 +384,8 @@ fn closing_part(s: &mut String, r: &Review) {
     if !r.uncovered.is_empty() {
         s.push_str(&wrap(&format!("Not covered: no scenario's base path reached {}.", r.uncovered.join(", ")), "", ""));
     }
-    for (case, patch) in &r.series {
-        s.push_str(&wrap(&format!("The series, {case}: {patch}."), "", ""));
+    for line in series_lines(&r.series) {
+        s.push_str(&wrap(&line, "", ""));
     }
     let _ = writeln!(s);
     if r.worse() {
@@ -459,4 +459,25 @@ fn is_case_heading(line: &str) -> bool {
 fn is_figure_row(line: &str) -> bool {
     let last = line.split_whitespace().last().unwrap_or("");
     line.starts_with("    ") && (last.ends_with('%') || last == "new")
+}
+
+/// The series' bisections, one sentence per verdict in the order they came, the cases it
+/// holds for named together: "The series, a and b: patch 1 of 2 first changes each (...)".
+pub(crate) fn series_lines(series: &[(String, String)]) -> Vec<String> {
+    let mut by_verdict: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (case, verdict) in series {
+        match by_verdict.iter_mut().find(|(v, _)| v == verdict) {
+            Some((_, cases)) => cases.push(case),
+            None => by_verdict.push((verdict, vec![case])),
+        }
+    }
+    by_verdict
+        .into_iter()
+        .map(|(verdict, cases)| match cases.split_last() {
+            Some((last, rest)) if !rest.is_empty() => {
+                format!("The series, {} and {last}: {}.", rest.join(", "), verdict.replacen(" it ", " each ", 1))
+            }
+            _ => format!("The series, {}: {verdict}.", cases.join("")),
+        })
+        .collect()
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use radiff_model::{Folio, RaState, Request, Submit, Trace, Trigger, Window};
 
 use super::evidence::{Case, KernelRuns, Origin};
-use super::reply::{markdown, text, Placed, Review, Touched, WIDTH};
+use super::reply::{markdown, series_lines, text, Placed, Review, Touched, WIDTH};
 use crate::scenario::Scenario;
 use crate::summary::Figures;
 
@@ -128,4 +128,19 @@ fn worse_on_the_kernels_withholds_the_tested_by_and_so_does_a_race() {
     assert!(t.contains("No Tested-by: races were set aside"), "{t}");
     assert!(t.contains("  1mib_after_4k (kernels: a race, set aside below)\n"), "no figures for a race:\n{t}");
     assert!(!t.contains("The headline"), "a race is no headline:\n{t}");
+}
+
+#[test]
+fn the_series_names_together_the_cases_one_patch_first_changes() {
+    let p1 = "patch 1 of 2 first changes it (\"mm: one\")".to_string();
+    let p2 = "patch 2 of 2 first changes it (\"mm: two\")".to_string();
+    let series: Vec<(String, String)> =
+        [("a", &p1), ("b", &p2), ("c", &p1), ("d", &p1)].iter().map(|(c, v)| (c.to_string(), v.to_string())).collect();
+    assert_eq!(
+        series_lines(&series),
+        vec![
+            "The series, a, c and d: patch 1 of 2 first changes each (\"mm: one\").".to_string(),
+            "The series, b: patch 2 of 2 first changes it (\"mm: two\").".to_string(),
+        ]
+    );
 }
