@@ -212,14 +212,21 @@ fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-/// The tree the overlay builds in, checked out at the base and clean.
+/// The tree the overlay builds in, checked out at the base and clean. Each tree that is
+/// not is named, with what git said (a change, or why git could not tell: a clone whose
+/// alternates are gone).
 fn assert_tree_clean(overlay: &Overlay, cache: &Cache) {
     let trees = cache.root.join("trees");
     let out = overlay.sh(&format!(
-        "for t in {}/*/; do git -C \"$t\" status --porcelain --untracked-files=no; done",
+        "for t in {}/*/; do s=$(git -C \"$t\" status --porcelain --untracked-files=no 2>&1) || s=\"git status failed: $s\"; if [ -n \"$s\" ]; then printf '%s:\\n%s\\n' \"$t\" \"$s\"; fi; done",
         trees.display()
     ));
-    assert!(out.status.success() && out.stdout.is_empty(), "the work tree was left changed:\n{}", text(&out));
+    assert!(
+        out.status.success() && out.stdout.is_empty(),
+        "a work tree under {} was left changed or cannot be read (remove a stale one with `rm -rf`):\n{}",
+        trees.display(),
+        text(&out)
+    );
 }
 
 /// A built kernel: the directory holds its bzImage (readable, with a version string), and
