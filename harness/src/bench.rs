@@ -382,11 +382,11 @@ fn table(
 /// tarball and virtme-ng): kernels, trees, images are all made anew.
 fn cold_cache(warm: &Cache) -> Result<Cache> {
     let root = warm.root.join(format!("bench-cold-{}", std::process::id()));
-    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, e))?;
+    crate::files::make_dir(&root)?;
     for shared in ["source", "venv"] {
         let from: PathBuf = warm.root.join(shared);
         if from.exists() {
-            std::os::unix::fs::symlink(&from, root.join(shared)).map_err(|e| Error::io(root.join(shared), e))?;
+            crate::files::symlink(&from, &root.join(shared))?;
         }
     }
     progress(&format!("cold bench in {} (delete it afterwards)", root.display()));
@@ -409,7 +409,7 @@ fn harnesses(repo: &std::path::Path, cache: &Cache, matrix_wall: Duration) -> Re
             .enumerate()
     {
         let log = cache.dir("runs")?.join(format!("_bench-boots-{}-{k}.log", std::process::id()));
-        let _ = std::fs::remove_file(&log);
+        crate::files::remove_file(&log)?;
         let command = format!("cargo {}", harness.join(" "));
         let task = crate::progress::Task::start("bench: harnesses");
         task.status(command.clone());
@@ -421,8 +421,8 @@ fn harnesses(repo: &std::path::Path, cache: &Cache, matrix_wall: Duration) -> Re
             .output()?;
         let wall = started.elapsed();
         drop(task);
-        let boots = std::fs::read_to_string(&log).unwrap_or_default();
-        let _ = std::fs::remove_file(&log);
+        let boots = crate::files::read_text_if_any(&log)?.unwrap_or_default();
+        crate::files::remove_file(&log)?;
         let ratio = match cargo_wall {
             None => format!("{:.2}x the in-process matrix", wall.as_secs_f64() / matrix_wall.as_secs_f64().max(1e-9)),
             Some(first) => format!("{:.2}x cargo test", wall.as_secs_f64() / Duration::as_secs_f64(&first).max(1e-9)),

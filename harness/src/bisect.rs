@@ -7,7 +7,6 @@
 //! [`Step`]s its checks record (`radiff check --record FILE`, one JSON line each) and the
 //! first bad commit from git's `refs/bisect/bad`, never from the lines they print.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -15,7 +14,7 @@ use std::time::{Duration, Instant};
 use radiff_model::{Policy, Trace};
 use serde::{Deserialize, Serialize};
 
-use crate::cache::{self, Cache};
+use crate::cache::Cache;
 use crate::compare::{self, normalise};
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels, Variant, ENV_LOCKED};
@@ -136,7 +135,7 @@ pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, again
 fn snapshot_difference(repo: &Path, scenario: &Scenario, point: &Point, out: &RunOutput) -> Result<Option<String>> {
     let snap = crate::verdict::snapshot_of(scenario, point, "base", out);
     let path = repo.join(summary::SNAPSHOT_DIR).join(format!("{}.snap", snap.stem));
-    let file = cache::read(&path).map_err(|_| {
+    let file = crate::files::read_text(&path).map_err(|_| {
         Error::Other(format!(
             "{} does not exist: the base snapshot is what a check compares with (or use --against model)",
             path.display()
@@ -186,21 +185,15 @@ impl Step {
 
 /// Appends `step` to `file` as one JSON line.
 pub fn record_step(file: &Path, step: &Step) -> Result<()> {
-    let mut line = serde_json::to_string(step)
+    let line = serde_json::to_string(step)
         .map_err(|e| Error::Other(format!("cannot encode the check of {}: {e}", step.commit)))?;
-    line.push('\n');
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(file).map_err(|e| Error::io(file, e))?;
-    f.write_all(line.as_bytes()).map_err(|e| Error::io(file, e))
+    crate::files::append_line(file, &line)
 }
 
 /// The steps `file` records, in order; none when it does not exist. A line that is not a
 /// step is an error at `file:line`.
 pub fn read_steps(file: &Path) -> Result<Vec<Step>> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(file, e)),
-    };
+    let Some(text) = crate::files::read_text_if_any(file)? else { return Ok(Vec::new()) };
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -380,10 +373,7 @@ pub fn bisect_tree(
     let log = runs.join(format!("bisect-{lock_name}.log"));
     let record = runs.join(format!("bisect-{lock_name}.steps.json"));
     for f in [&log, &record] {
-        match std::fs::remove_file(f) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(f, e)),
-            _ => {}
-        }
+        crate::files::remove_file(f)?;
     }
     git(&["bisect", "start", bad, good])?;
     let mut run = crate::process::git_in(tree)

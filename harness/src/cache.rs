@@ -194,10 +194,6 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     None
 }
 
-pub fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -159,7 +159,7 @@ pub fn load_run(root: &Path, cache: &Cache, dir: &Path) -> Result<LoadedRun> {
     let dir = if dir.join("trace.json").exists() { dir.to_path_buf() } else { runs.join(dir) };
     let read = |name: &str| {
         let path = dir.join(name);
-        crate::cache::read(&path).map(|t| (path, t))
+        crate::files::read_text(&path).map(|t| (path, t))
     };
     let (env_path, env_text) = read("env.json")?;
     let (trace_path, trace_text) = read("trace.json")?;

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod error;
 pub mod explain;
 pub mod explore;
+pub mod files;
 pub mod ftrace;
 pub mod guest;
 pub mod host;

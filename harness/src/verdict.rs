@@ -398,7 +398,7 @@ pub fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) ->
     if result.is_ok() {
         return None;
     }
-    let what = match crate::cache::read(&dir.join(format!("{stem}.snap"))) {
+    let what = match crate::files::read_text(&dir.join(format!("{stem}.snap"))) {
         Ok(old) => format!("differs from {}/{stem}.snap:\n{}", summary::SNAPSHOT_DIR, summary::snapshot_review(summary::snapshot_body(&old), &snap.contents, 40)),
         Err(_) => format!("has no snapshot: {}/{stem}.snap is missing; a run outside CI writes it as `.snap.new` for `cargo insta review`\n", summary::SNAPSHOT_DIR),
     };

@@ -361,6 +361,15 @@ const ENV_READS: [&str; 3] = ["env::var(", "env::var_os(", "env::vars("];
 /// runs mkfs, the batch's points and the scenario's programs inside the guest.
 const COMMAND_ROOMS: [&str; 2] = ["process.rs", "guest/"];
 
+/// What touches files: std::fs (and the Unix extensions' symlink).
+const FS_CALLS: [&str; 2] = ["std::fs", "unix::fs::"];
+/// The rooms that own files: the user's files (files.rs), the cache (cache.rs), processes'
+/// logs (process.rs), the kernel trees and builds (kernels/, port/files.rs), the compiler's
+/// objects (hybrid/compile.rs), the run folders (run/), the VM (vm.rs) and the guest's own
+/// side (guest/).
+const FILE_ROOMS: [&str; 9] =
+    ["files.rs", "cache.rs", "process.rs", "kernels/", "port/files.rs", "hybrid/compile.rs", "run/", "vm.rs", "guest/"];
+
 fn check(rule: &str, found: Vec<String>) {
     assert!(found.is_empty(), "{rule}: {} found:\n{}", found.len(), found.join("\n"));
 }
@@ -395,6 +404,28 @@ fn only_process_rs_and_the_guest_build_commands() {
     check(
         "Command built outside process.rs and guest/",
         edge_crossings(&sources(), &["Command::new("], &COMMAND_ROOMS),
+    );
+}
+
+#[test]
+fn only_the_rooms_that_own_files_touch_them() {
+    check("std::fs outside the rooms that own files", edge_crossings(&sources(), &FS_CALLS, &FILE_ROOMS));
+}
+
+#[test]
+fn a_file_touched_outside_its_rooms_is_caught_with_its_line() {
+    let files = tree(&[
+        ("files.rs", "fn r() { std::fs::read_to_string(p); }\n"),
+        ("run/boot.rs", "use std::fs;\n"),
+        ("explore/mod.rs", "fn w() {\n    std::fs::write(p, t);\n}\n#[cfg(test)]\nmod tests {\n    fn t() { std::fs::write(p, t); }\n}\n"),
+        ("bench.rs", "fn l() { std::os::unix::fs::symlink(a, b); }\n"),
+    ]);
+    assert_eq!(
+        edge_crossings(&files, &FS_CALLS, &FILE_ROOMS),
+        [
+            "harness/src/explore/mod.rs:2: std::fs::write(p, t);",
+            "harness/src/bench.rs:1: fn l() { std::os::unix::fs::symlink(a, b); }"
+        ]
     );
 }
 

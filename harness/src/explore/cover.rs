@@ -318,7 +318,7 @@ pub fn explore_unknown(lab: &Lab, variant: &str, o: &Options, progress: &mut dyn
             todo.push((format!("explore_cover_{}_{index}", o.seed), g.clone()));
         }
     }
-    std::fs::create_dir_all(&o.out).map_err(|e| Error::io(&o.out, e))?;
+    crate::files::make_dir(&o.out)?;
     let mut session = super::unknown::Session { lab, variant, o, started, costs: Costs::default() };
     session.run_set(&todo, &mut report, progress);
     session.repeat_changes(&mut report, progress);

@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use radiff_model::{Extent, Input, QueueLimits};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model_check::Predictor;
 use crate::scenario::Scenario;
 use crate::wire::DeviceKind;
@@ -308,11 +308,11 @@ fn search_line(r: &SearchResult, o: &Options) -> String {
 /// Writes each finding, shrunk, as scenario YAML in `o.out`/candidates.
 fn write_candidates(findings: &[Finding], o: &Options) -> Result<()> {
     let candidates = o.out.join("candidates");
-    std::fs::create_dir_all(&candidates).map_err(|e| Error::io(&candidates, e))?;
+    crate::files::make_dir(&candidates)?;
     for f in findings {
         let text = f.gen.yaml(&comment(f, o, &model_figures(f, o)?, None), &f.variants(&o.variants[0]));
         let path = candidates.join(format!("{}.yaml", f.name()));
-        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+        crate::files::write(&path, text)?;
     }
     Ok(())
 }

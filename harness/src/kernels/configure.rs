@@ -46,7 +46,7 @@ impl Builder<'_> {
                 });
             }
         }
-        let config = cache::read(&build.join(".config"))?;
+        let config = crate::files::read_text(&build.join(".config"))?;
         check_fragment(&self.kernels.config, fragment, &config)?;
         cache::write_atomic(&stamp, want.as_bytes())
     }

@@ -130,7 +130,7 @@ impl ModelExpectation {
                 None => ModelExpectation::None,
             });
         }
-        let text = cache::read(&file)?;
+        let text = crate::files::read_text(&file)?;
         let parsed: VariantFile = crate::yaml::parse(&file, &text)?;
         let line = crate::yaml::line_of(&text, &["model"]);
         match parsed.model.as_deref() {
@@ -264,7 +264,7 @@ impl Kernels {
     /// Reads `repo/kernels/`, with the environment's settings over it.
     pub fn load(repo: &Path) -> Result<Kernels> {
         let dir = repo.join("kernels");
-        let text = cache::read(&dir.join("kernels.yaml"))?;
+        let text = crate::files::read_text(&dir.join("kernels.yaml"))?;
         Kernels::parse(&dir, &text, &KernelsEnv::from_settings())
     }
 

@@ -117,7 +117,7 @@ impl<'a> PatchedFiles<'a> {
             tempfile::Builder::new().prefix("radiff-port-").tempdir().map_err(|e| Error::io(Path::new("/tmp"), e))?;
         let mut wanted: Vec<String> = also.iter().map(|s| s.to_string()).collect();
         for p in patches {
-            wanted.extend(touched_files(&crate::cache::read(p)?));
+            wanted.extend(touched_files(&crate::files::read_text(p)?));
         }
         wanted.sort();
         wanted.dedup();

@@ -65,7 +65,7 @@ impl Anchors {
     /// Reads `model/lines.txt` below the repository root.
     pub fn load(root: &Path) -> Result<Anchors> {
         let path = root.join(LINES);
-        Anchors::parse(&path, &crate::cache::read(&path)?)
+        Anchors::parse(&path, &crate::files::read_text(&path)?)
     }
 
     /// Parses the file's text; `path` is for errors at file:line.

@@ -107,7 +107,7 @@ impl Ledger {
     /// Reads the ledger below the repository root `root`.
     pub fn load(root: &Path) -> Result<Ledger> {
         let path = root.join(LEDGER);
-        Ledger::parse(&path, &crate::cache::read(&path)?)
+        Ledger::parse(&path, &crate::files::read_text(&path)?)
     }
 
     /// Parses the ledger's text; `path` is for errors (at file:line).
@@ -187,15 +187,11 @@ pub struct DocName {
 /// Every kernel function named at the start of a doc comment of a model item (a `fn`,
 /// or a `struct`/`const` that stands for one), in `src` (`model/src`).
 pub fn doc_names(src: &Path) -> Result<Vec<DocName>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(src)
-        .map_err(|e| Error::io(src, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .collect();
-    files.sort();
+    let files: Vec<PathBuf> =
+        crate::files::entries(src)?.into_iter().filter(|p| p.extension().is_some_and(|x| x == "rs")).collect();
     let mut names = Vec::new();
     for path in files {
-        let text = crate::cache::read(&path)?;
+        let text = crate::files::read_text(&path)?;
         let lines: Vec<&str> = text.lines().collect();
         for (i, line) in lines.iter().enumerate() {
             if !is_item(line) {

@@ -83,7 +83,7 @@ pub fn main(args: &Options) -> Result<ExitCode> {
         let (range, what) = pages;
         let first_run = if runs > 1 { format!("; traces of the first of {runs} runs") } else { String::new() };
         let svg = picture(&heading.title, &format!("{what}{first_run}; {}", heading.environment), range, &traces);
-        std::fs::write(file, svg.as_bytes()).map_err(|e| Error::io(file, e))?;
+        crate::files::write(file, svg.as_bytes())?;
         progress(&format!("wrote {} ({} KiB)", file.display(), svg.len().div_ceil(1024)));
     }
     Ok(ExitCode::SUCCESS)

@@ -118,7 +118,7 @@ pub fn main(o: &Options) -> Result<ExitCode> {
     // the ported functions' files (a change beside them elsewhere reaches every scenario).
     let mut files = Vec::new();
     for p in &variant.patches {
-        files.extend(crate::port::touched_files(&crate::cache::read(p)?));
+        files.extend(crate::port::touched_files(&crate::files::read_text(p)?));
     }
     files.sort();
     files.dedup();

@@ -30,7 +30,7 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
     if path.is_dir() {
         return existing_folder(kernels, &variants_dir, path);
     }
-    let text = crate::cache::read(path)?;
+    let text = crate::files::read_text(path)?;
     let mail = mail::parse(&text).map_err(|why| Error::input(path, 0, why))?;
     let subjects: Vec<String> = mail.patches.iter().map(|m| m.subject.clone()).collect();
     // A name given asks for a variant of its own, even where another holds the same diff.
@@ -56,7 +56,7 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
     let mut paths = Vec::new();
     for (file, text) in &files {
         let p = staged.path().join(file);
-        std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+        crate::files::write(&p, text)?;
         paths.push(p);
     }
     let builder = Builder::new(kernels, cache);
@@ -80,12 +80,11 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
         });
     }
     let dir = variants_dir.join(&variant);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    crate::files::make_dir(&dir)?;
     for (file, text) in &files {
-        let p = dir.join(file);
-        if let Err(e) = std::fs::write(&p, text) {
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(Error::io(&p, e));
+        if let Err(e) = crate::files::write(&dir.join(file), text) {
+            crate::files::remove_dir_quietly(&dir);
+            return Err(e);
         }
     }
     Ok(Prepared {
@@ -113,7 +112,7 @@ fn existing_folder(kernels: &Kernels, variants_dir: &Path, path: &Path) -> Resul
     let variant = kernels.variant(&name)?;
     let mut subjects = Vec::new();
     for p in &variant.patches {
-        let text = crate::cache::read(p)?;
+        let text = crate::files::read_text(p)?;
         let mail = mail::parse(&text).map_err(|why| Error::input(p, 0, why))?;
         subjects.extend(mail.patches.iter().map(|m| m.subject.clone()));
     }
@@ -132,7 +131,7 @@ fn same_diff(kernels: &Kernels, mail: &Mail) -> Result<Option<String>> {
     for v in kernels.variants.iter().filter(|v| !v.patches.is_empty()) {
         let mut texts = Vec::new();
         for p in &v.patches {
-            texts.push(crate::cache::read(p)?);
+            texts.push(crate::files::read_text(p)?);
         }
         let theirs: Vec<&str> = texts.iter().flat_map(|t| mail::diff_lines(t)).collect();
         if theirs == wanted {

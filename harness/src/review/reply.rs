@@ -337,7 +337,7 @@ fn case_part(s: &mut String, r: &Review, i: usize, quoted: &mut Vec<usize>) {
     s.push_str(&wrap(&format!("{}.", c.scenario.description), "  ", "  "));
     if let Origin::Found { key } = &c.origin {
         s.push_str(&wrap(key, "  Found by the search: ", "    "));
-        let yaml = std::fs::read_to_string(&c.file).unwrap_or_default();
+        let yaml = crate::files::read_text(&c.file).unwrap_or_default();
         let body: Vec<&str> = yaml.lines().filter(|l| !l.starts_with('#') && !l.starts_with("description:")).collect();
         if body.len() <= 24 && body.iter().all(|l| l.len() + 4 <= WIDTH) {
             for l in body {

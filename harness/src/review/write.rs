@@ -6,7 +6,7 @@ use std::path::Path;
 use super::evidence::Origin;
 use super::reply::{self, Placed, Review};
 use crate::cache::Cache;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kernels::{Builder, Kernels};
 use crate::port::lines::function_of;
 
@@ -66,7 +66,7 @@ pub fn write(review: &mut Review, out: &Path) -> Result<String> {
     let scenarios = out.join("scenarios");
     for c in review.cases.iter().filter(|c| c.changed() && c.origin == Origin::Repository) {
         let to = scenarios.join(c.file.file_name().unwrap_or_default());
-        crate::cache::write_atomic(&to, crate::cache::read(&c.file)?.as_bytes())?;
+        crate::cache::write_atomic(&to, crate::files::read_text(&c.file)?.as_bytes())?;
     }
     if let Some(h) = review.headline() {
         let c = &review.cases[h];
@@ -79,7 +79,7 @@ pub fn write(review: &mut Review, out: &Path) -> Result<String> {
             )];
             let svg = crate::report::picture(&format!("{}: {}", c.name, c.scenario.description), &what, range, &traces);
             let path = out.join("headline.svg");
-            std::fs::write(&path, svg).map_err(|e| Error::io(&path, e))?;
+            crate::files::write(&path, svg)?;
             review.picture = Some(path.display().to_string());
         }
     }

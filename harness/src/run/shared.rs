@@ -176,7 +176,7 @@ impl SharedRun {
     ) -> Result<Found> {
         let (started, done) = (self.dir.join(format!("{id}.started")), self.dir.join(format!("{id}.done")));
         if done.exists() {
-            let text = cache::read(&done)?;
+            let text = crate::files::read_text(&done)?;
             let marker: Done =
                 serde_json::from_str(&text).map_err(|e| Error::Json { file: done.clone(), source: e })?;
             if marker.run != self.run || marker.points.len() != points {

@@ -112,8 +112,7 @@ pub struct Scenario {
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Scenario::parse(path, &text)
+        Scenario::parse(path, &crate::files::read_text(path)?)
     }
 
     /// Parses and checks a scenario, section by section in the order of their errors.
@@ -221,12 +220,10 @@ pub fn ufs_segments_kb() -> u64 {
 
 /// Every `scenarios/*.yaml`, sorted by name. Finding none is an error.
 pub fn discover(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(dir, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
+    let found: Vec<PathBuf> = crate::files::entries(dir)?
+        .into_iter()
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .collect();
-    found.sort();
     if found.is_empty() {
         return Err(Error::Other(format!("no scenario (*.yaml) in {}", dir.display())));
     }

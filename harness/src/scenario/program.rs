@@ -92,11 +92,8 @@ pub(super) fn job_path(scenario: &Path, job: &str) -> PathBuf {
 /// A `fio:` step as written: its job file read (see [`job_path`]) and made a program by [`fio`].
 pub(super) fn fio_step(scenario: &Path, job: &str, file: Option<&str>, names: &[String]) -> Result<Program, String> {
     let path = job_path(scenario, job);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "job `{job}`: cannot read {}: {e} (a path from the repository's root, e.g. scenarios/jobs/NAME.fio)",
-            path.display()
-        )
+    let text = crate::files::read_text(&path).map_err(|e| {
+        format!("job `{job}`: cannot read {e} (a path from the repository's root, e.g. scenarios/jobs/NAME.fio)")
     })?;
     fio(&path, &text, file, names)
 }

@@ -1,0 +1,93 @@
+//! The user's files outside the cache (scenarios, fio jobs, kernels/, a review's or an
+//! explore's folder, a bisect's log): every read and write names its path in its error.
+//! The cache has its own room (cache.rs, staged writes), and so do the kernel trees
+//! (kernels/, port/files.rs), the run folders (run/), the VM (vm.rs), the compiler's
+//! objects (hybrid/compile.rs) and the guest (guest/); tests/house.rs keeps std::fs there.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The text of `path`.
+pub fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+}
+
+/// The text of `path`, or `None` when there is none; any other error is an error.
+pub fn read_text_if_any(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Writes `data` to `path` (its folder must exist: see [`make_dir`]).
+pub fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<()> {
+    std::fs::write(path, data).map_err(|e| Error::io(path, e))
+}
+
+/// Appends `line` and a newline to `path`, making it if it is not there.
+pub fn append_line(path: &Path, line: &str) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
+    writeln!(f, "{line}").map_err(|e| Error::io(path, e))
+}
+
+/// Makes folder `dir` and its parents.
+pub fn make_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// Removes file `path`; one that is not there is no error.
+pub fn remove_file(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Removes folder `dir` and what it holds, as far as it can (for cleaning up after a
+/// failure, where a second error would hide the first).
+pub fn remove_dir_quietly(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The entries of folder `dir`, sorted by path.
+pub fn entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        found.push(entry.map_err(|e| Error::io(dir, e))?.path());
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// A symbolic link at `link` to `target`.
+pub fn symlink(target: &Path, link: &Path) -> Result<()> {
+    std::os::unix::fs::symlink(target, link).map_err(|e| Error::io(link, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_call_names_its_path_and_a_missing_file_is_none_where_asked() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a/b.txt");
+        let e = write(&f, "x").unwrap_err().to_string();
+        assert!(e.contains("a/b.txt"), "{e}");
+        make_dir(&d.path().join("a")).unwrap();
+        write(&f, "x\n").unwrap();
+        append_line(&f, "y").unwrap();
+        assert_eq!(read_text(&f).unwrap(), "x\ny\n");
+        assert_eq!(read_text_if_any(&d.path().join("none")).unwrap(), None);
+        assert!(read_text(&d.path().join("none")).unwrap_err().to_string().contains("none"));
+        assert_eq!(entries(&d.path().join("a")).unwrap(), vec![f.clone()]);
+        remove_file(&f).unwrap();
+        remove_file(&f).unwrap();
+        symlink(Path::new("a"), &d.path().join("l")).unwrap();
+        assert_eq!(std::fs::read_link(d.path().join("l")).unwrap(), Path::new("a"));
+    }
+}
