@@ -13,6 +13,10 @@ use crate::pagecache::FolioRef;
 use crate::readahead::{FileRaState, ReadaheadControl};
 use crate::trace::{Submit, Trigger};
 
+pub mod functions;
+
+pub use functions::{runs_as_c, CFunction, CReadahead, ENTRIES, STATICS};
+
 /// The room after `struct file_ra_state`'s own members for those a tree adds
 /// (`RADIFF_RA_SIZE` in the header, less the 32 bytes of the kernel's members).
 pub type RaExtra = [u64; 4];
@@ -237,55 +241,11 @@ impl std::fmt::Display for Crash {
     }
 }
 
-/// A tree's mm/readahead.c as loaded C: the kernel functions the model calls in place of
-/// its port (each `None` keeps the Rust port of that function), the header's
-/// `radiff_enter` and `radiff_aops`.
-///
-/// The functions are called with the model's structs and must follow the header's
-/// contract; the harness builds this table from a shared object it compiled from the
-/// header and loaded (and keeps loaded for as long as the table lives).
-#[derive(Clone, Copy, Debug)]
-pub struct CReadahead {
-    pub page_cache_sync_ra: Option<SyncRaFn>,
-    pub page_cache_async_ra: Option<AsyncRaFn>,
-    pub force_page_cache_ra: Option<ForceRaFn>,
-    pub page_cache_ra_order: Option<RaOrderFn>,
-    pub page_cache_ra_unbounded: Option<RaUnboundedFn>,
-    /// Called for each descriptor before the first system call, on a zeroed `f_ra`, as
-    /// `do_dentry_open()` calls it after `init_file()`'s memset.
-    pub file_ra_state_init: Option<RaInitFn>,
-    pub radiff_enter: EnterFn,
-    pub radiff_aops: *const CAops,
-    /// The header's crash guard; `None` runs the C unguarded (a crash ends the process).
-    pub radiff_guard: Option<GuardFn>,
-}
-
 // SAFETY: the table holds code addresses and the address of the header's constant
 // `radiff_aops`; nothing it points to is written after loading. Each call keeps its
 // state in its own frame and the C finds it through a thread-local (`radiff_enter`).
 unsafe impl Send for CReadahead {}
 unsafe impl Sync for CReadahead {}
-
-impl CReadahead {
-    /// The kernel functions the table has, by name.
-    pub fn functions(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        let c = self;
-        for (name, given) in [
-            ("page_cache_sync_ra", c.page_cache_sync_ra.is_some()),
-            ("page_cache_async_ra", c.page_cache_async_ra.is_some()),
-            ("force_page_cache_ra", c.force_page_cache_ra.is_some()),
-            ("page_cache_ra_order", c.page_cache_ra_order.is_some()),
-            ("page_cache_ra_unbounded", c.page_cache_ra_unbounded.is_some()),
-            ("file_ra_state_init", c.file_ra_state_init.is_some()),
-        ] {
-            if given {
-                out.push(name);
-            }
-        }
-        out
-    }
-}
 
 thread_local! {
     static IN_RUST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use radiff_model::Policy;
 
 use super::compile::READAHEAD_C;
-use super::verdict::RUNS_AS_C;
 use crate::cache::Cache;
 use crate::error::Result;
 use crate::kernels::{Builder, Kernels, ModelExpectation};
@@ -78,7 +77,7 @@ pub fn runs_as_c(changed: &[(String, String)]) -> std::result::Result<Vec<String
                 "it changes {name}() in {file}, and the hybrid runs only {READAHEAD_C} as C (radiff kernels port-check)"
             ));
         }
-        if !RUNS_AS_C.contains(&name.as_str()) && !super::verdict::NOT_CALLED.contains(&name.as_str()) {
+        if !super::verdict::runs_as_c(name) && !super::verdict::NOT_CALLED.contains(&name.as_str()) {
             return Err(format!(
                 "it changes {name}(), which the model calls from outside {READAHEAD_C}, so it stays the Rust port"
             ));

@@ -13,7 +13,7 @@ use crate::port::Files;
 
 pub use choose::{choose, Choice};
 pub use compile::{CompileError, HEADER, HEADER_PATH};
-pub use load::{Loaded, FUNCTIONS};
+pub use load::Loaded;
 
 /// A tree's mm/readahead.c, ready for the model.
 pub struct Hybrid {

@@ -13,24 +13,12 @@ use crate::port::{base_files, Files, PatchedFiles, PortCheck, Report};
 /// Rust port is reached only from the f2fs-extent-ra policy, never with the hybrid.
 pub const NOT_CALLED: [&str; 1] = ["readahead_expand"];
 
-/// The functions of mm/readahead.c the hybrid runs as C: the six the model calls and
-/// every static function they call ([`NOT_CALLED`] is compiled with them and never
-/// called).
-pub const RUNS_AS_C: [&str; 13] = [
-    "file_ra_state_init",
-    "page_cache_sync_ra",
-    "page_cache_async_ra",
-    "force_page_cache_ra",
-    "page_cache_ra_order",
-    "page_cache_ra_unbounded",
-    "do_page_cache_ra",
-    "read_pages",
-    "ractl_alloc_folio",
-    "ra_alloc_folio",
-    "get_init_ra_size",
-    "get_next_ra_size",
-    "ractl_max_pages",
-];
+/// Whether the hybrid runs function `name` as its tree's C: one of the model's table
+/// (radiff_model::hybrid::functions: the entries the model calls and every static function
+/// they call; [`NOT_CALLED`] is compiled with them and never called).
+pub fn runs_as_c(name: &str) -> bool {
+    radiff_model::hybrid::functions::runs_as_c_named(name).is_some()
+}
 
 /// The verdict on function `name` of `file` in a tree whose mm/readahead.c compiled
 /// (`Ok`) or failed with the compiler's first error (`Err`).
