@@ -5,7 +5,9 @@
 
 use std::ffi::c_void;
 
-use super::{AsyncRaFn, CAops, EnterFn, ForceRaFn, GuardFn, RaInitFn, RaOrderFn, RaUnboundedFn, SyncRaFn};
+use super::{
+    AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn, RaOrderFn, RaUnboundedFn, SyncRaFn,
+};
 
 /// A kernel function that runs as C: its name and the tree's file that defines it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +81,9 @@ entries! {
     /// Called for each descriptor before the first system call, on a zeroed `f_ra`, as
     /// `do_dentry_open()` calls it after `init_file()`'s memset.
     file_ra_state_init: RaInitFn, "mm/readahead.c";
+    /// Called for every fadvise(2), readahead(2) and madvise(MADV_WILLNEED) of a file, as
+    /// the file system's ->fadvise does (f2fs's SEQUENTIAL is its own: the Rust port).
+    generic_fadvise: GenericFadviseFn, "mm/fadvise.c";
 }
 
 /// The static functions the entries' C calls itself, not exported and never called by the
