@@ -403,6 +403,18 @@ fn a_tree_whose_fadvise_c_does_not_compile_runs_readahead_c_as_c_and_names_the_e
     assert!(c.page_cache_sync_ra.is_some() && c.generic_fadvise.is_none(), "{:?}", c.functions());
     let (text, agreed) = check_edited_file("mm/fadvise.c", broken);
     assert!(agreed, "{text}");
+    // A function the file declares and no unit defines fails the link: the object is made
+    // without mm/fadvise.c, naming it.
+    let h = with_fadvise(|s| {
+        s.replacen("int generic_fadvise(", "int radiff_test_nowhere(void);\nint generic_fadvise(", 1).replacen(
+            "\t\tlru_add_drain();\n",
+            "\t\tlru_add_drain();\n\t\tradiff_test_nowhere();\n",
+            1,
+        )
+    });
+    let error = h.fadvise.as_ref().expect("mm/fadvise.c linked with a function nothing defines");
+    assert!(error.first_error.contains("undefined reference to `radiff_test_nowhere'"), "{}", error.first_error);
+    assert!(h.loaded.table(None).unwrap().generic_fadvise.is_none());
     assert!(text.contains(&format!("generic_fadvise() stays the Rust port: mm/fadvise.c does not compile with radiff's header: mm/fadvise.c:{line}:")), "{text}");
 }
 

@@ -127,12 +127,13 @@ pub struct CompileError {
     pub log: String,
 }
 
-/// The first `error:` line of gcc's output (its file and line kept), or the output's
-/// first line when there is none (a linker error).
+/// The first `error:` line of gcc's output (its file and line kept), else the linker's
+/// first undefined reference, else the output's first line.
 pub fn first_error(output: &str) -> String {
     output
         .lines()
-        .find(|l| l.contains(": error: "))
+        .find(|l| l.contains(": error: ") && !l.starts_with("collect2:"))
+        .or_else(|| output.lines().find(|l| l.contains("undefined reference to")))
         .or_else(|| output.lines().find(|l| !l.trim().is_empty()))
         .unwrap_or("(no output)")
         .trim()
@@ -179,6 +180,10 @@ const FLAGS: [&str; 11] = [
     "-Werror=implicit-function-declaration",
     "-Werror=incompatible-pointer-types",
 ];
+
+/// gcc's flags for the link of the units into the shared object. `-z defs`: a function
+/// the tree's C declares and no unit defines fails here, naming it, not at dlopen().
+const LINK_FLAGS: [&str; 2] = ["-shared", "-Wl,-z,defs"];
 
 /// The gcc command that compiles `unit` (a copy of the tree's file in `dir`, beside the
 /// empty headers in `dir/include`) into the object `out`; `defines` are `-D` macros.
@@ -266,7 +271,8 @@ pub fn compile(
     let dir = cache.dir("hybrid")?;
     let header_text = extras.header();
     let fadvise = sources.fadvise.as_deref().map(str::as_bytes).unwrap_or(b"(none)");
-    let key = cache::key([sources.readahead.as_bytes(), fadvise, header_text.as_bytes(), FLAGS.join(" ").as_bytes()]);
+    let flags = format!("{} {}", FLAGS.join(" "), LINK_FLAGS.join(" "));
+    let key = cache::key([sources.readahead.as_bytes(), fadvise, header_text.as_bytes(), flags.as_bytes()]);
     let so = dir.join(format!("{key}.so"));
     if so.is_file() {
         let fadvise = cache::read(&fadvise_error_path(&so)).ok().map(tree_error);
@@ -301,7 +307,8 @@ pub fn compile(
             fadvise = Some(tree_error(output));
         }
     }
-    let link = |objects: &[&str]| Cmd::new("gcc").dir(w).arg("-shared").args(objects).arg("-o").arg("out.so").output();
+    let link =
+        |objects: &[&str]| Cmd::new("gcc").dir(w).args(LINK_FLAGS).args(objects).arg("-o").arg("out.so").output();
     let (mut status, mut output) = link(if fadvise.is_none() && sources.fadvise.is_some() {
         &["readahead.o", "fadvise.o"]
     } else {
@@ -371,6 +378,16 @@ mod tests {
     fn includes_are_the_headers_as_written_each_once() {
         let src = "#include <linux/mm.h>\n# include \"internal.h\"\n#include <linux/mm.h>\n#define X\n";
         assert_eq!(includes(src), ["internal.h", "linux/mm.h"]);
+    }
+
+    #[test]
+    fn a_link_failure_names_the_undefined_reference_not_collect2() {
+        let out = "/usr/bin/ld: fadvise.o: in function `generic_fadvise':\nfadvise.c:(.text+0x11): undefined reference to `nowhere'\ncollect2: error: ld returned 1 exit status\n";
+        assert_eq!(first_error(out), "fadvise.c:(.text+0x11): undefined reference to `nowhere'");
+        assert_eq!(
+            tree_error(out.to_string()).first_error,
+            "mm/fadvise.c:(.text+0x11): undefined reference to `nowhere'"
+        );
     }
 
     #[test]
