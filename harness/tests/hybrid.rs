@@ -19,6 +19,11 @@ fn root() -> PathBuf {
 
 /// The base's mm/readahead.c; a test without gcc or the source fails, saying why.
 fn base_readahead() -> String {
+    base_file("mm/readahead.c")
+}
+
+/// The base's `file`; a test without gcc or the source fails, saying why.
+fn base_file(file: &str) -> String {
     let why = |w: String| -> String { panic!("cannot run: {w}") };
     if std::process::Command::new("gcc").arg("--version").output().is_err() {
         return why("gcc is missing (apt-get install gcc): the hybrid compiles the tree's C".into());
@@ -32,7 +37,7 @@ fn base_readahead() -> String {
         Ok(f) => f,
         Err(e) => return why(format!("the base's source is not there ({e}); ./setup fetches it")),
     };
-    files.read("mm/readahead.c").ok().flatten().unwrap_or_else(|| why("the base has no mm/readahead.c".into()))
+    files.read(file).ok().flatten().unwrap_or_else(|| why(format!("the base has no {file}")))
 }
 
 fn check(variant: Option<&str>, policy: Option<&str>, count: u64) -> (String, bool) {
@@ -92,12 +97,20 @@ fn a_function_that_does_not_compile_gives_the_compilers_first_error_with_its_lin
 
 /// hybrid-check on the base's mm/readahead.c with `edit` applied to it, as a tree of its own.
 fn check_edited(edit: impl Fn(&str) -> String) -> (String, bool) {
-    let source = base_readahead();
-    let edited = edit(&source);
-    assert_ne!(edited, source, "the line this test edits is gone from the base's mm/readahead.c");
+    check_edited_file("mm/readahead.c", edit)
+}
+
+/// hybrid-check on a tree of the base's mm/readahead.c and mm/fadvise.c, with `edit`
+/// applied to `file`, one of the two.
+fn check_edited_file(file: &str, edit: impl Fn(&str) -> String) -> (String, bool) {
     let tree = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tree.path().join("mm")).unwrap();
-    std::fs::write(tree.path().join("mm/readahead.c"), edited).unwrap();
+    for f in ["mm/readahead.c", "mm/fadvise.c"] {
+        let source = base_file(f);
+        let text = if f == file { edit(&source) } else { source.clone() };
+        assert!(f != file || text != source, "the line this test edits is gone from the base's {f}");
+        std::fs::write(tree.path().join(f), text).unwrap();
+    }
     let o = CheckOptions {
         tree: Some(tree.path().to_path_buf()),
         count: 40,
@@ -243,8 +256,9 @@ fn explore_searches_a_patch_without_a_policy_with_the_hybrid_and_finds_where_it_
     let said = radiff::explore::hybrid_lines(&pol);
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(
-        said[0].starts_with("unnamed-fix: the hybrid: mm/readahead.c of unnamed-fix ran as C (the tree changes ")
-            && said[0].contains("page_cache_async_ra()"),
+        said[0].starts_with(
+            "unnamed-fix: the hybrid: mm/readahead.c and mm/fadvise.c of unnamed-fix ran as C (the tree changes "
+        ) && said[0].contains("page_cache_async_ra()"),
         "{said:?}"
     );
     let o = Options { variants: names, max_scenarios: Some(400), threads: 2, seed: 1, ..Options::default() };
@@ -264,4 +278,164 @@ fn a_patched_function_that_loops_forever_is_stopped_at_its_time_limit_and_the_ru
     let (text, agreed) = check_edited(|s| s.replacen("\tfolio_clear_readahead(folio);\n", lp, 1));
     assert!(!agreed, "{text}");
     assert!(text.contains("crashed with SIGXCPU (radiff's time limit on one call into the C"), "{text}");
+}
+
+/// The hybrid of the base's mm/readahead.c and its mm/fadvise.c with `edit` applied.
+fn with_fadvise(edit: impl Fn(&str) -> String) -> radiff::hybrid::Hybrid {
+    let fadvise = base_file("mm/fadvise.c");
+    let edited = edit(&fadvise);
+    assert_ne!(edited, fadvise, "the line this test edits is gone from the base's mm/fadvise.c");
+    hybrid_of(&edited)
+}
+
+/// The hybrid of the base's mm/readahead.c and `fadvise` as its mm/fadvise.c.
+fn hybrid_of(fadvise: &str) -> radiff::hybrid::Hybrid {
+    let readahead = base_readahead();
+    let tree = DirFiles::from_map([("mm/readahead.c", readahead.as_str()), ("mm/fadvise.c", fadvise)]);
+    match make(&Cache::from_env(), &tree).unwrap() {
+        Made::Ready(h) => h,
+        Made::DoesNotCompile { error, .. } => panic!("mm/readahead.c did not compile: {}", error.first_error),
+    }
+}
+
+/// The Rust port's trace and the hybrid's on `input`.
+fn port_and_hybrid(
+    c: &radiff_model::CReadahead,
+    input: &radiff_model::Input,
+) -> (radiff_model::Trace, radiff_model::Trace) {
+    let config = radiff_model::ModelConfig::default();
+    let port = radiff_model::predict_with(input, &radiff_model::Policy::BASE, &config);
+    (port, radiff_model::predict_hybrid(input, &radiff_model::Policy::BASE, &config, c).unwrap())
+}
+
+/// `advice` on the whole file, then the file read 128 KiB at a time, on `fs`.
+fn advised_then_read(fs: radiff_model::FsKind, advice: radiff_model::Advice) -> radiff_model::Input {
+    use radiff_model::Op;
+    let size = 16 << 20;
+    let mut ops = vec![Op::Fadvise { fd: 0, offset: 0, len: 0, advice }];
+    ops.extend((0..size / (128 << 10)).map(|i| Op::Read { fd: 0, offset: i * (128 << 10), len: 128 << 10 }));
+    let mut input = radiff_model::Input::xfs_on_nvme(size, ops);
+    if fs == radiff_model::FsKind::F2fs {
+        input.fs = fs;
+        input.mapping = radiff_model::MappingLimits::f2fs();
+    }
+    input
+}
+
+/// The largest `ra_pages` a trace's windows saw.
+fn max_ra_pages(t: &radiff_model::Trace) -> u64 {
+    t.windows.iter().map(|w| w.ra.ra_pages).max().unwrap_or(0)
+}
+
+#[test]
+fn a_generic_fadvise_whose_sequential_gives_4x_parts_from_the_port_on_sequential_advice_only() {
+    use radiff_model::{Advice, FsKind};
+    let h = with_fadvise(|s| {
+        s.replacen("file->f_ra.ra_pages = bdi->ra_pages * 2;", "file->f_ra.ra_pages = bdi->ra_pages * 4;", 1)
+    });
+    let c = h.loaded.table(None).unwrap();
+    assert!(c.functions().contains(&"generic_fadvise"), "{:?}", c.functions());
+    let input = advised_then_read(FsKind::Xfs, Advice::Sequential);
+    let bdi = input.queue.read_ahead_kb * 1024 / 4096;
+    let (port, hybrid) = port_and_hybrid(&c, &input);
+    assert_eq!(max_ra_pages(&port), 2 * bdi);
+    assert_eq!(max_ra_pages(&hybrid), 4 * bdi, "the tree's SEQUENTIAL did not set f_ra.ra_pages");
+    // Where the edit decides nothing, the two agree: other advice, and f2fs's SEQUENTIAL
+    // (f2fs_file_fadvise() sets ra_pages itself, never calling generic_fadvise()).
+    for (fs, advice) in
+        [(FsKind::Xfs, Advice::Normal), (FsKind::Xfs, Advice::Random), (FsKind::F2fs, Advice::Sequential)]
+    {
+        let (port, hybrid) = port_and_hybrid(&c, &advised_then_read(fs, advice));
+        assert!(port == hybrid, "{fs:?} {advice:?}: the hybrid parts from the port");
+    }
+    // On generated scenarios: every one where they part has SEQUENTIAL advice.
+    let checked = radiff::hybrid_check::check::check(&[], 400, 11, 2, &radiff_model::Policy::BASE, &c);
+    assert!(!checked.parted.is_empty(), "no generated scenario parts on a 4x SEQUENTIAL");
+    for p in &checked.parted {
+        let radiff::hybrid_check::check::Reproducer::Yaml(yaml) = &p.reproducer else { unreachable!() };
+        assert!(yaml.contains("advice: sequential"), "{} parts without SEQUENTIAL advice:\n{yaml}", p.name);
+        assert!(!yaml.contains("fs: f2fs"), "{} parts on f2fs:\n{yaml}", p.name);
+    }
+}
+
+#[test]
+fn a_generic_fadvise_whose_willneed_does_nothing_reads_nothing_ahead() {
+    use radiff_model::{Advice, FsKind, Op};
+    let h = with_fadvise(|s| {
+        s.replacen("force_page_cache_readahead(mapping, file, start_index, nrpages);", "(void)nrpages;", 1)
+    });
+    let c = h.loaded.table(None).unwrap();
+    let willneed = |op: Op| radiff_model::Input::xfs_on_nvme(4 << 20, vec![op]);
+    let requests = |t: &radiff_model::Trace| t.windows.iter().map(|w| w.requests.len()).sum::<usize>();
+    // fadvise(WILLNEED) and readahead(2) (vfs_fadvise(..., POSIX_FADV_WILLNEED)) both.
+    for op in [
+        Op::Fadvise { fd: 0, offset: 0, len: 1 << 20, advice: Advice::Willneed },
+        Op::Readahead { fd: 0, offset: 1 << 20, len: 1 << 20 },
+    ] {
+        let (port, hybrid) = port_and_hybrid(&c, &willneed(op));
+        assert!(requests(&port) > 0, "{op:?}: the port reads nothing");
+        assert_eq!(requests(&hybrid), 0, "{op:?}: the tree's WILLNEED did nothing, the hybrid read");
+    }
+    let (port, hybrid) = port_and_hybrid(&c, &advised_then_read(FsKind::Xfs, Advice::Dontneed));
+    assert!(port == hybrid, "DONTNEED parts");
+}
+
+#[test]
+fn generic_fadvise_as_c_evicts_on_dontneed_as_the_port_does_on_ranges_with_partial_pages() {
+    use radiff_model::{Advice, Op};
+    let h = hybrid_of(&base_file("mm/fadvise.c"));
+    let c = h.loaded.table(None).unwrap();
+    // Read 1 MiB, drop ranges of it (partial first and last pages, the end of the file,
+    // len 0), then read it again: what was dropped is read again.
+    let size = 1 << 20;
+    for (offset, len) in [(0, size), (100, 300_000), (4096, 8192), (500_000, 0), (0, size - 1), (8191, 1)] {
+        let ops = vec![
+            Op::Read { fd: 0, offset: 0, len: size },
+            Op::Fadvise { fd: 0, offset, len, advice: Advice::Dontneed },
+            Op::Read { fd: 0, offset: 0, len: size },
+        ];
+        let (port, hybrid) = port_and_hybrid(&c, &radiff_model::Input::xfs_on_nvme(size, ops));
+        assert!(port == hybrid, "DONTNEED of {len} at {offset}: the hybrid parts from the port");
+    }
+}
+
+#[test]
+fn a_tree_whose_fadvise_c_does_not_compile_runs_readahead_c_as_c_and_names_the_error() {
+    let broken = |s: &str| s.replacen("file->f_ra.ra_pages = bdi->ra_pages * 2;", "file->f_ra.no_such_member = 2;", 1);
+    let h = with_fadvise(broken);
+    let line = broken(&base_file("mm/fadvise.c")).lines().position(|l| l.contains("no_such_member")).unwrap() + 1;
+    let error = h.fadvise.as_ref().expect("mm/fadvise.c compiled with a member struct file_ra_state lacks");
+    assert!(error.first_error.starts_with(&format!("mm/fadvise.c:{line}:")), "{}", error.first_error);
+    assert!(error.first_error.contains("no_such_member"), "{}", error.first_error);
+    let c = h.loaded.table(None).unwrap();
+    assert!(c.page_cache_sync_ra.is_some() && c.generic_fadvise.is_none(), "{:?}", c.functions());
+    let (text, agreed) = check_edited_file("mm/fadvise.c", broken);
+    assert!(agreed, "{text}");
+    // A function the file declares and no unit defines fails the link: the object is made
+    // without mm/fadvise.c, naming it.
+    let h = with_fadvise(|s| {
+        s.replacen("int generic_fadvise(", "int radiff_test_nowhere(void);\nint generic_fadvise(", 1).replacen(
+            "\t\tlru_add_drain();\n",
+            "\t\tlru_add_drain();\n\t\tradiff_test_nowhere();\n",
+            1,
+        )
+    });
+    let error = h.fadvise.as_ref().expect("mm/fadvise.c linked with a function nothing defines");
+    assert!(error.first_error.contains("undefined reference to `radiff_test_nowhere'"), "{}", error.first_error);
+    assert!(h.loaded.table(None).unwrap().generic_fadvise.is_none());
+    assert!(text.contains(&format!("generic_fadvise() stays the Rust port: mm/fadvise.c does not compile with radiff's header: mm/fadvise.c:{line}:")), "{text}");
+}
+
+#[test]
+fn a_generic_fadvise_that_dereferences_null_is_reported_per_scenario_and_the_run_goes_on() {
+    // WILLNEED: fadvise's, readahead(2)'s and madvise(MADV_WILLNEED)'s.
+    let willneed = "\t\t/* First and last PARTIAL page! */\n";
+    let null = format!("\t\t*(volatile int *)0 = 1;\n{willneed}");
+    let (text, agreed) = check_edited_file("mm/fadvise.c", |s| s.replacen(willneed, &null, 1));
+    assert!(!agreed, "{text}");
+    assert!(text.contains(": the hybrid's generic_fadvise() crashed with SIGSEGV in system call "), "{text}");
+    let first = text.lines().next().unwrap();
+    let counts: Vec<&str> = first.split("policy base: ").nth(1).unwrap().split(' ').collect();
+    let (parted, total): (u64, u64) = (counts[0].parse().unwrap(), counts[2].parse().unwrap());
+    assert!(parted > 0 && parted < total, "{first}");
 }

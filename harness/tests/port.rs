@@ -343,6 +343,47 @@ fn a_variant_lists_the_ported_functions_its_patch_changes() {
 }
 
 #[test]
+fn a_variant_that_changes_generic_fadvise_runs_it_as_c_and_a_base_whose_fadvise_c_fails_says_why() {
+    if Command::new("gcc").arg("--version").output().is_err() {
+        panic!("cannot run: gcc is missing (apt-get install gcc): the hybrid compiles the tree's C");
+    }
+    let rig = rig("");
+    let dir = rig.root.join("kernels/variants/fadvise-fix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(rig.linux.join("mm/fadvise.c")).unwrap();
+    let (from, to) = ("file->f_ra.ra_pages = bdi->ra_pages * 2;", "file->f_ra.ra_pages = bdi->ra_pages * 4;");
+    assert!(text.contains(from), "7.3.4's generic_fadvise() has no `{from}`");
+    let after = text.replacen(from, to, 1);
+    let diff = similar::TextDiff::from_lines(&text, &after)
+        .unified_diff()
+        .header("a/mm/fadvise.c", "b/mm/fadvise.c")
+        .to_string();
+    std::fs::write(
+        dir.join("0001-fix.patch"),
+        format!("Subject: [PATCH] fix\n---\ndiff --git a/mm/fadvise.c b/mm/fadvise.c\n{diff}"),
+    )
+    .unwrap();
+    let (text, err) = out(&rig.radiff(&["kernels", "port-check", "fadvise-fix"]));
+    let section = text.split("variant fadvise-fix:").nth(1).unwrap_or_else(|| panic!("{text}{err}"));
+    assert!(section.contains("changed: generic_fadvise (mm/fadvise.c)\n"), "{text}");
+    assert!(section.contains("\n  generic_fadvise: runs as C"), "{text}");
+
+    // A base whose mm/fadvise.c does not compile with radiff's header: the compiler's first error.
+    rig.commit_edit("mm/fadvise.c", from, "file->f_ra.no_such_member = 2;");
+    let line = std::fs::read_to_string(rig.linux.join("mm/fadvise.c"))
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("no_such_member"))
+        .unwrap()
+        + 1;
+    let (text, err) = out(&rig.radiff(&["kernels", "port-check"]));
+    let want = format!(
+        "\n  generic_fadvise: does not run as C: mm/fadvise.c does not compile with radiff's header: mm/fadvise.c:{line}:"
+    );
+    assert!(text.contains(&want), "{text}{err}");
+}
+
+#[test]
 fn a_base_that_is_not_a_kernel_tree_or_an_unknown_model_is_an_error_at_its_line() {
     let bad = rig("model: maybe\n");
     let o = bad.radiff(&["kernels", "port-check"]);

@@ -968,7 +968,8 @@ fn the_hybrid_checks_a_patch_without_a_policy(headline: &Scenario) -> Result<(),
         if let Err(e) = v.render() {
             return Err(format!("{who}: should pass with model == kernel on the hybrid:\n{e}").into());
         }
-        let ran = format!("model: the hybrid: mm/readahead.c of {variant} ran as C");
+        let ran =
+            format!("model: the hybrid: mm/readahead.c and mm/fadvise.c of {variant} ran as C (the tree changes ");
         if !v.summary.contains(&ran) {
             return Err(format!("{who}: the summary does not say `{ran}`:\n{}", v.summary).into());
         }

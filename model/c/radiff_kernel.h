@@ -1,4 +1,4 @@
-/* radiff_kernel.h: the slice of the kernel API that mm/readahead.c uses, written for
+/* radiff_kernel.h: the slice of the kernel API that mm/readahead.c and mm/fadvise.c use, written for
  * radiff (not taken from the kernel), so that a tree's own mm/readahead.c compiles as a
  * user-space shared object and runs inside radiff's model (docs/hybrid.md).
  *
@@ -13,6 +13,10 @@
  *
  * Nothing here allocates: folios are the model's (`struct folio` lives in memory the
  * model owns for the length of one call from the model into the C).
+ *
+ * The object has two translation units: mm/readahead.c, which holds radiff's runtime
+ * below (the thread's context, the crash guard, the aops), and mm/fadvise.c, compiled
+ * with RADIFF_UNIT_FADVISE defined, which only declares it.
  */
 #ifndef RADIFF_KERNEL_H
 #define RADIFF_KERNEL_H
@@ -37,21 +41,32 @@ typedef int compat_int_t;
 /* ---- constants ---- */
 #define PAGE_SHIFT 12
 #define PAGE_SIZE (1UL << PAGE_SHIFT)
+#define PAGE_MASK (~(PAGE_SIZE - 1))
 #define ULONG_MAX (~0UL)
 #define UINT_MAX (~0U)
 #define ENOMEM 12
 #define EEXIST 17
 #define EBADF 9
 #define EINVAL 22
+#define ESPIPE 29
+#define LLONG_MAX 0x7fffffffffffffffLL
 #define FMODE_READ ((fmode_t)(1 << 0))
 #define FMODE_RANDOM ((fmode_t)(1 << 12))
 #define FMODE_NOREUSE ((fmode_t)(1 << 23))
+/* include/uapi/linux/fadvise.h on x86-64 */
+#define POSIX_FADV_NORMAL 0
+#define POSIX_FADV_RANDOM 1
+#define POSIX_FADV_SEQUENTIAL 2
 #define POSIX_FADV_WILLNEED 3
+#define POSIX_FADV_DONTNEED 4
+#define POSIX_FADV_NOREUSE 5
 #define S_IFMT 00170000
 #define S_IFREG 0100000
+#define S_IFIFO 0010000
 #define S_IFBLK 0060000
 #define S_ISREG(m) (((m) & S_IFMT) == S_IFREG)
 #define S_ISBLK(m) (((m) & S_IFMT) == S_IFBLK)
+#define S_ISFIFO(m) (((m) & S_IFMT) == S_IFIFO)
 
 /* ---- compiler and debugging macros ---- */
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -78,6 +93,12 @@ typedef int compat_int_t;
 #define EXPORT_SYMBOL_GPL(sym) extern int radiff_exported_##sym
 #define rcu_read_lock() do { } while (0)
 #define rcu_read_unlock() do { } while (0)
+/* One task runs the model's calls: a lock is taken and given back at once. */
+typedef struct {
+	int radiff_unused;
+} spinlock_t;
+#define spin_lock(l) ((void)(l))
+#define spin_unlock(l) ((void)(l))
 
 /* ---- arithmetic (include/linux/math.h, minmax.h, log2.h, bitops) ---- */
 #define __radiff_round_mask(x, y) ((__typeof__(x))((y) - 1))
@@ -116,6 +137,8 @@ struct backing_dev_info {
 	unsigned long ra_pages;
 	unsigned long io_pages;
 };
+/* The bdi of a file system without one: never the model's (generic_fadvise() ignores advice on it). */
+static struct backing_dev_info noop_backing_dev_info __maybe_unused;
 
 struct inode {
 	umode_t i_mode;
@@ -171,12 +194,19 @@ struct file_ra_state {
 _Static_assert(sizeof(struct file_ra_state) <= RADIFF_RA_SIZE,
 	       "the tree adds more to struct file_ra_state than the model keeps (radiff_extra)");
 
+/* vfs_fadvise() asks ->fadvise; the model calls generic_fadvise() itself (NULL here). */
+struct file_operations {
+	int (*fadvise)(struct file *, loff_t, loff_t, int);
+};
+
 struct file {
 	fmode_t f_mode;
 	struct address_space *f_mapping;
 	struct inode *f_inode;
 	/* Which of the model's descriptors this is (radiff's own field). */
 	unsigned int radiff_fd;
+	spinlock_t f_lock;
+	const struct file_operations *f_op;
 	/* Last: the tree's members may make it shorter than the model's room for it. */
 	struct file_ra_state f_ra;
 };
@@ -249,6 +279,10 @@ struct radiff_ops {
 	void (*trace_ra_order)(void *ctx, pgoff_t index, struct file_ra_state *ra);
 	/* BUG(): the C hit a kernel assertion at file:line; the model does not return here. */
 	void (*bug)(void *ctx, const char *file, int line);
+	/* mapping_try_invalidate(): evicts the evictable folios lying wholly in [start, end]
+	 * (inclusive); the number evicted, and in *nr_failed (when not NULL) the number it
+	 * kept, as mm/truncate.c counts them. */
+	unsigned long (*invalidate)(void *ctx, pgoff_t start, pgoff_t end, unsigned long *nr_failed);
 };
 
 struct radiff_env {
@@ -259,6 +293,7 @@ struct radiff_env {
 /* The context of the call running on this thread, for helpers that get no mapping
  * (BUG(), blk_start_plug()): set by radiff_enter() around each call from the model. */
 extern __thread struct radiff_env *radiff_current;
+#ifndef RADIFF_UNIT_FADVISE
 __thread struct radiff_env *radiff_current;
 void radiff_enter(struct radiff_env *env) { radiff_current = env; }
 
@@ -287,6 +322,7 @@ int radiff_crashed(int sig)
 	radiff_signal = sig;
 	__builtin_longjmp(radiff_jmp, 1);
 }
+#endif /* the runtime, in mm/readahead.c's unit */
 
 static inline void radiff_bug(const char *file, int line)
 {
@@ -299,7 +335,9 @@ static inline void radiff_bug(const char *file, int line)
 
 /* The a_ops the model gives every mapping: ->readahead is the model's file system. */
 void radiff_aops_readahead(struct readahead_control *rac);
+#ifndef RADIFF_UNIT_FADVISE
 const struct address_space_operations radiff_aops = { .readahead = radiff_aops_readahead };
+#endif
 
 /* ---- inode, bdi, mapping ---- */
 static inline loff_t i_size_read(const struct inode *inode) { return inode->i_size; }
@@ -450,14 +488,17 @@ static inline struct fd class_fd_constructor(int fd) { (void)fd; return (struct 
 #define fd_empty(f) (!(f).file)
 #define fd_file(f) ((f).file)
 #define IS_ANON_FILE(inode) false
+#define SYSCALL_DEFINE3(name, t1, a1, t2, a2, t3, a3) long radiff_sys_##name(t1 a1, t2 a2, t3 a3)
+#ifndef RADIFF_UNIT_FADVISE
+/* mm/fadvise.c's, for readahead(2), which the model never calls: the unit compiles alone. */
 static inline int vfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 {
 	(void)file; (void)offset; (void)len; (void)advice;
 	return -EINVAL;
 }
-#define SYSCALL_DEFINE3(name, t1, a1, t2, a2, t3, a3) long radiff_sys_##name(t1 a1, t2 a2, t3 a3)
 
 void radiff_aops_readahead(struct readahead_control *rac) { RADIFF_CALL(rac->mapping->radiff, readahead, rac); }
+#endif
 
 /* The functions of mm/readahead.c that call one another before their definitions. */
 void page_cache_ra_unbounded(struct readahead_control *, unsigned long, unsigned long);
@@ -468,5 +509,46 @@ void page_cache_async_ra(struct readahead_control *, struct folio *, unsigned lo
 void readahead_expand(struct readahead_control *, loff_t, size_t);
 void file_ra_state_init(struct file_ra_state *, struct address_space *);
 ssize_t ksys_readahead(int, loff_t, size_t);
+int generic_fadvise(struct file *, loff_t, loff_t, int);
+
+/* ---- mm/fadvise.c's helpers ---- */
+/* The inode is never DAX in the model. */
+#define IS_DAX(inode) ((void)(inode), false)
+/* mm/internal.h's inline, as radiff writes it: a readahead_control on the file's f_ra,
+ * then the tree's force_page_cache_ra(). */
+static inline void force_page_cache_readahead(struct address_space *mapping, struct file *file, pgoff_t index,
+					      unsigned long nr_to_read)
+{
+	DEFINE_READAHEAD(ractl, file, &file->f_ra, mapping, index);
+	force_page_cache_ra(&ractl, nr_to_read);
+}
+/* Write-back: the model's files are clean, there is nothing to write. */
+static inline int filemap_flush_range(struct address_space *m, loff_t start, loff_t end)
+{
+	(void)m; (void)start; (void)end;
+	return 0;
+}
+static inline int filemap_fdatawrite_range_kick(struct address_space *m, loff_t start, loff_t end)
+{
+	return filemap_flush_range(m, start, end);
+}
+static inline int __filemap_fdatawrite_range(struct address_space *m, loff_t start, loff_t end, int sync_mode)
+{
+	(void)sync_mode;
+	return filemap_flush_range(m, start, end);
+}
+#define WB_SYNC_NONE 0
+/* No per-CPU LRU caches in the model. */
+static inline void lru_add_drain(void) { }
+static inline void lru_add_drain_all(void) { }
+static inline unsigned long mapping_try_invalidate(struct address_space *m, pgoff_t start, pgoff_t end,
+						   unsigned long *nr_failed)
+{
+	return RADIFF_CALL(m->radiff, invalidate, start, end, nr_failed);
+}
+static inline unsigned long invalidate_mapping_pages(struct address_space *m, pgoff_t start, pgoff_t end)
+{
+	return mapping_try_invalidate(m, start, end, NULL);
+}
 
 #endif

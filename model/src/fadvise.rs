@@ -2,6 +2,7 @@
 //! readahead state and to the page cache.
 
 use crate::coverage::cover;
+use crate::input::FsKind;
 use crate::model::{Model, PAGE_SHIFT};
 use crate::pattern::Advice;
 use crate::readahead::ReadaheadControl;
@@ -12,7 +13,15 @@ impl Model<'_> {
     /// a lock around it; f2fs's `f2fs_file_fadvise()` sets `ra_pages = bdi->ra_pages *
     /// seq_file_ra_mul` for SEQUENTIAL, and seq_file_ra_mul defaults to MIN_RA_MUL = 2, the
     /// same as here).
+    ///
+    /// The hybrid runs the tree's C in its place, except for f2fs's SEQUENTIAL:
+    /// `f2fs_file_fadvise()` handles it itself and returns before `generic_fadvise()`, so a
+    /// tree's change to generic_fadvise() does not reach it.
     pub(crate) fn generic_fadvise(&mut self, fd: usize, offset: u64, len: u64, advice: Advice) {
+        let f2fs_own = self.input.fs == FsKind::F2fs && advice == Advice::Sequential;
+        if !f2fs_own && self.c_generic_fadvise(fd, offset, len, advice) {
+            return;
+        }
         // "Len == 0 means "as much as possible"."
         let endbyte = match offset.checked_add(len) {
             Some(end) if len != 0 && end <= i64::MAX as u64 => end - 1,
@@ -82,6 +91,19 @@ impl Model<'_> {
             cover!(self.rec, "generic_fadvise: DONTNEED: end_index < start_index");
             return;
         }
+        // When a folio failed to go, the kernel drains every CPU's LRU cache and invalidates
+        // the range again: the model has no LRU caches, and a second pass evicts nothing
+        // the first kept.
+        self.mapping_try_invalidate(start_index, end_index);
+    }
+
+    /// `mapping_try_invalidate()`, Linux 7.3.4 mm/truncate.c, on the folios of
+    /// `[start_index, end_index]` (inclusive): those that lie entirely in the range, are
+    /// not locked (not under read I/O) and not mapped are removed. Returns how many were
+    /// removed and how many `mapping_evict_folio()` refused (`*nr_failed`: the mapped
+    /// ones; `find_lock_entries()` skips the others before they count).
+    pub(crate) fn mapping_try_invalidate(&mut self, start_index: u64, end_index: u64) -> (u64, u64) {
+        let (mut evicted, mut failed) = (0, 0);
         for folio in self.cache.folios_in(start_index, end_index.saturating_add(1)) {
             if folio.next_index() - 1 > end_index || !folio.uptodate {
                 cover!(self.rec, "generic_fadvise: DONTNEED: folio kept (partial or under I/O)");
@@ -91,10 +113,13 @@ impl Model<'_> {
             // is mapped".
             if self.folio_mapped(&folio) {
                 cover!(self.rec, "generic_fadvise: DONTNEED: folio mapped: kept");
+                failed += 1;
                 continue;
             }
             cover!(self.rec, "generic_fadvise: DONTNEED: folio removed");
             self.cache.remove_folio(folio.index);
+            evicted += 1;
         }
+        (evicted, failed)
     }
 }

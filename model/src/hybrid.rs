@@ -1,4 +1,5 @@
-//! The hybrid model: a tree's own mm/readahead.c, compiled as C against radiff's header
+//! The hybrid model: a tree's own mm/readahead.c (and mm/fadvise.c's `generic_fadvise()`),
+//! compiled as C against radiff's header
 //! (model/c/radiff_kernel.h), run in place of the Rust port, with every kernel helper
 //! the C calls answered by the model's state (docs/hybrid.md).
 //!
@@ -12,6 +13,11 @@ use crate::model::Model;
 use crate::pagecache::FolioRef;
 use crate::readahead::{FileRaState, ReadaheadControl};
 use crate::trace::{Submit, Trigger};
+
+mod fadvise;
+pub mod functions;
+
+pub use functions::{runs_as_c, CFunction, CReadahead, ENTRIES, STATICS};
 
 /// The room after `struct file_ra_state`'s own members for those a tree adds
 /// (`RADIFF_RA_SIZE` in the header, less the 32 bytes of the kernel's members).
@@ -148,10 +154,16 @@ pub struct CFile {
     pub f_mapping: *mut CAddressSpace,
     pub f_inode: *mut CInode,
     pub radiff_fd: c_uint,
+    /// `spinlock_t f_lock`: a lock nothing waits on.
+    pub f_lock: c_int,
+    /// `const struct file_operations *f_op`: NULL (the model calls `generic_fadvise()`
+    /// itself, never `vfs_fadvise()`).
+    pub f_op: *const c_void,
     pub f_ra: CFileRaState,
 }
 
 const FMODE_RANDOM: c_uint = 1 << 12;
+const FMODE_NOREUSE: c_uint = 1 << 23;
 const S_IFREG: u16 = 0o100000;
 
 /// `struct radiff_env`: the call table and the model's context.
@@ -178,6 +190,7 @@ pub struct COps {
     trace_ra_unbounded: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong, c_ulong),
     trace_ra_order: unsafe extern "C" fn(*mut c_void, c_ulong, *mut CFileRaState),
     bug: unsafe extern "C" fn(*mut c_void, *const c_char, c_int),
+    invalidate: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong, *mut c_ulong) -> c_ulong,
 }
 
 /// `void page_cache_sync_ra(struct readahead_control *, unsigned long req_count)`.
@@ -192,6 +205,8 @@ pub type RaInitFn = unsafe extern "C" fn(*mut CFileRaState, *mut CAddressSpace);
 pub type RaOrderFn = unsafe extern "C" fn(*mut CReadaheadControl, *mut CFileRaState);
 /// `void page_cache_ra_unbounded(struct readahead_control *, unsigned long, unsigned long)`.
 pub type RaUnboundedFn = unsafe extern "C" fn(*mut CReadaheadControl, c_ulong, c_ulong);
+/// `int generic_fadvise(struct file *, loff_t offset, loff_t len, int advice)` (mm/fadvise.c).
+pub type GenericFadviseFn = unsafe extern "C" fn(*mut CFile, i64, i64, c_int) -> c_int;
 /// The header's `radiff_enter()`: the context of the C running on this thread.
 pub type EnterFn = unsafe extern "C" fn(*mut CEnv);
 /// The header's `radiff_guard(body, data)`: runs `body(data)`; 0, or the signal that
@@ -237,55 +252,11 @@ impl std::fmt::Display for Crash {
     }
 }
 
-/// A tree's mm/readahead.c as loaded C: the kernel functions the model calls in place of
-/// its port (each `None` keeps the Rust port of that function), the header's
-/// `radiff_enter` and `radiff_aops`.
-///
-/// The functions are called with the model's structs and must follow the header's
-/// contract; the harness builds this table from a shared object it compiled from the
-/// header and loaded (and keeps loaded for as long as the table lives).
-#[derive(Clone, Copy, Debug)]
-pub struct CReadahead {
-    pub page_cache_sync_ra: Option<SyncRaFn>,
-    pub page_cache_async_ra: Option<AsyncRaFn>,
-    pub force_page_cache_ra: Option<ForceRaFn>,
-    pub page_cache_ra_order: Option<RaOrderFn>,
-    pub page_cache_ra_unbounded: Option<RaUnboundedFn>,
-    /// Called for each descriptor before the first system call, on a zeroed `f_ra`, as
-    /// `do_dentry_open()` calls it after `init_file()`'s memset.
-    pub file_ra_state_init: Option<RaInitFn>,
-    pub radiff_enter: EnterFn,
-    pub radiff_aops: *const CAops,
-    /// The header's crash guard; `None` runs the C unguarded (a crash ends the process).
-    pub radiff_guard: Option<GuardFn>,
-}
-
 // SAFETY: the table holds code addresses and the address of the header's constant
 // `radiff_aops`; nothing it points to is written after loading. Each call keeps its
 // state in its own frame and the C finds it through a thread-local (`radiff_enter`).
 unsafe impl Send for CReadahead {}
 unsafe impl Sync for CReadahead {}
-
-impl CReadahead {
-    /// The kernel functions the table has, by name.
-    pub fn functions(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        let c = self;
-        for (name, given) in [
-            ("page_cache_sync_ra", c.page_cache_sync_ra.is_some()),
-            ("page_cache_async_ra", c.page_cache_async_ra.is_some()),
-            ("force_page_cache_ra", c.force_page_cache_ra.is_some()),
-            ("page_cache_ra_order", c.page_cache_ra_order.is_some()),
-            ("page_cache_ra_unbounded", c.page_cache_ra_unbounded.is_some()),
-            ("file_ra_state_init", c.file_ra_state_init.is_some()),
-        ] {
-            if given {
-                out.push(name);
-            }
-        }
-        out
-    }
-}
 
 thread_local! {
     static IN_RUST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -326,6 +297,7 @@ static OPS: COps = COps {
     trace_ra_unbounded: cb_trace_ra_unbounded,
     trace_ra_order: cb_trace_ra_order,
     bug: cb_bug,
+    invalidate: fadvise::cb_invalidate,
 };
 
 /// A past call's frame, kept in the model so that the next call into the C (thousands per
@@ -524,6 +496,12 @@ unsafe extern "C" fn cb_bug(ctx: *mut c_void, file: *const c_char, line: c_int) 
     Frame::of(ctx).bug = Some((file, line));
 }
 
+/// `file->f_mode` of a file with `FMODE_RANDOM` (POSIX_FADV_RANDOM) and `FMODE_NOREUSE`
+/// (POSIX_FADV_NOREUSE) as the model keeps them.
+fn f_mode(random: bool, noreuse: bool) -> c_uint {
+    (if random { FMODE_RANDOM } else { 0 }) | (if noreuse { FMODE_NOREUSE } else { 0 })
+}
+
 /// The body `radiff_guard()` runs: the call `data` holds.
 unsafe extern "C" fn guarded_body<F: FnOnce(&mut Frame)>(data: *mut c_void) {
     let (call, frame) = &mut *(data as *mut (Option<F>, *mut Frame));
@@ -565,9 +543,11 @@ impl Model<'_> {
                 radiff_max_order: self.max_order(),
             },
             file: CFile {
-                f_mode: if self.files[fd].random { FMODE_RANDOM } else { 0 },
+                f_mode: f_mode(self.files[fd].random, self.files[fd].noreuse),
                 f_mapping: std::ptr::null_mut(),
                 f_inode: std::ptr::null_mut(),
+                f_lock: 0,
+                f_op: std::ptr::null(),
                 f_ra: CFileRaState::from_model(&self.files[fd].ra, self.files[fd].ra_extra),
                 radiff_fd: fd as c_uint,
             },
@@ -631,6 +611,9 @@ impl Model<'_> {
         }
         self.files[fd].ra = frame.file.f_ra.model_state();
         self.files[fd].ra_extra = frame.file.f_ra.radiff_extra;
+        // generic_fadvise() sets and clears them: the file's, as the C left them.
+        self.files[fd].random = frame.file.f_mode & FMODE_RANDOM != 0;
+        self.files[fd].noreuse = frame.file.f_mode & FMODE_NOREUSE != 0;
         ractl.index = frame.rac._index;
         ractl.nr_pages = frame.rac._nr_pages as u64;
         self.c_frame.0 = Some(frame);

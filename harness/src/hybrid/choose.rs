@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use radiff_model::Policy;
 
-use super::compile::READAHEAD_C;
-use super::verdict::RUNS_AS_C;
+use super::compile::{FADVISE_C, READAHEAD_C, SOURCES};
 use crate::cache::Cache;
 use crate::error::Result;
 use crate::kernels::{Builder, Kernels, ModelExpectation};
@@ -70,17 +69,22 @@ pub fn predictor(
     }
 }
 
-/// The changed functions' names, or why one of them cannot run as C.
+/// The changed functions' names, or why one of them cannot run as C: each must be in the
+/// model's table of functions that run as C (radiff_model::hybrid::functions), in the file
+/// the table names, or one no ported file system calls.
 pub fn runs_as_c(changed: &[(String, String)]) -> std::result::Result<Vec<String>, String> {
     for (name, file) in changed {
-        if file != READAHEAD_C {
+        if !SOURCES.contains(&file.as_str()) {
             return Err(format!(
-                "it changes {name}() in {file}, and the hybrid runs only {READAHEAD_C} as C (radiff kernels port-check)"
+                "it changes {name}() in {file}, and the hybrid runs only {} as C (radiff kernels port-check)",
+                SOURCES.join(" and ")
             ));
         }
-        if !RUNS_AS_C.contains(&name.as_str()) && !super::verdict::NOT_CALLED.contains(&name.as_str()) {
+        let in_table = radiff_model::hybrid::functions::runs_as_c_named(name).is_some_and(|f| f.file == file);
+        let not_called = file == READAHEAD_C && super::verdict::NOT_CALLED.contains(&name.as_str());
+        if !(in_table || not_called) {
             return Err(format!(
-                "it changes {name}(), which the model calls from outside {READAHEAD_C}, so it stays the Rust port"
+                "it changes {name}(), which the model calls from outside {file}, so it stays the Rust port"
             ));
         }
     }
@@ -127,13 +131,16 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
         super::make(cache, base.as_ref())?
     } else {
         let variant = kernels.variant(kernel)?;
-        let patched = PatchedFiles::new(base.as_ref(), kernel, &variant.patches, &[READAHEAD_C])?;
+        let patched = PatchedFiles::new(base.as_ref(), kernel, &variant.patches, &SOURCES)?;
         super::make(cache, &patched)?
     };
     Ok(match made {
+        super::Made::Ready(h) if h.fadvise.is_some() && changed.iter().any(|(_, f)| f == FADVISE_C) => {
+            Choice::Not(h.fadvise_note().unwrap_or_default())
+        }
         super::Made::Ready(h) => {
             let c = h.loaded.table(None)?;
-            let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, &names);
+            let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, h.fadvise.is_none(), &names);
             Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label }, changed: names }
         }
         super::Made::DoesNotCompile { tree, error } => Choice::Not(format!(
@@ -145,10 +152,12 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
 }
 
 /// What the trial, explore's summary and review say modelled a kernel: its tree's
-/// mm/readahead.c ran as C, and which of its functions the tree changes.
-pub fn hybrid_label(tree: &str, changed: &[String]) -> String {
+/// mm/readahead.c (and mm/fadvise.c, when `fadvise` compiled) ran as C, and which of its
+/// functions the tree changes.
+pub fn hybrid_label(tree: &str, fadvise: bool, changed: &[String]) -> String {
     let names: Vec<String> = changed.iter().map(|n| format!("{n}()")).collect();
-    format!("{READAHEAD_C} of {tree} ran as C (the tree changes {})", names.join(", "))
+    let files = if fadvise { format!("{READAHEAD_C} and {FADVISE_C}") } else { READAHEAD_C.to_string() };
+    format!("{files} of {tree} ran as C (the tree changes {})", names.join(", "))
 }
 
 #[cfg(test)]
@@ -157,10 +166,14 @@ mod tests {
 
     #[test]
     fn the_label_names_the_tree_and_each_changed_function() {
-        let label = hybrid_label("my-fix", &["force_page_cache_ra".into(), "page_cache_sync_ra".into()]);
+        let changed = ["force_page_cache_ra".to_string(), "page_cache_sync_ra".to_string()];
         assert_eq!(
-            label,
-            "mm/readahead.c of my-fix ran as C (the tree changes force_page_cache_ra(), page_cache_sync_ra())"
+            hybrid_label("my-fix", true, &changed),
+            "mm/readahead.c and mm/fadvise.c of my-fix ran as C (the tree changes force_page_cache_ra(), page_cache_sync_ra())"
+        );
+        assert_eq!(
+            hybrid_label("my-fix", false, &changed[..1]),
+            "mm/readahead.c of my-fix ran as C (the tree changes force_page_cache_ra())"
         );
     }
 
@@ -182,6 +195,12 @@ mod tests {
         assert!(why.contains("f2fs_mpage_readpages() in fs/f2fs/data.c"), "{why}");
         let why = runs_as_c(&[ch("ractl_expand", "mm/readahead.c")]).unwrap_err();
         assert!(why.contains("ractl_expand()") && why.contains("outside"), "{why}");
+        // mm/fadvise.c's generic_fadvise() runs as C; a function the table has is refused
+        // under another file.
+        assert!(runs_as_c(&[ch("generic_fadvise", "mm/fadvise.c")]).is_ok());
+        let why = runs_as_c(&[ch("vfs_fadvise", "mm/fadvise.c")]).unwrap_err();
+        assert!(why.contains("vfs_fadvise()") && why.contains("outside mm/fadvise.c"), "{why}");
+        assert!(runs_as_c(&[ch("generic_fadvise", "mm/readahead.c")]).is_err());
         // No file system the model ports calls readahead_expand(): a tree may change it.
         assert!(runs_as_c(&[ch("readahead_expand", "mm/readahead.c")]).is_ok());
     }

@@ -1,5 +1,5 @@
-//! Compiling a tree's mm/readahead.c into a shared object with radiff's kernel header,
-//! cached under `hybrid/<key>.so` (docs/hybrid.md).
+//! Compiling a tree's mm/readahead.c and mm/fadvise.c into one shared object with radiff's
+//! kernel header, cached under `hybrid/<key>.so` (docs/hybrid.md).
 
 use std::path::{Path, PathBuf};
 
@@ -13,8 +13,16 @@ pub const HEADER_PATH: &str = "model/c/radiff_kernel.h";
 /// radiff's own header of the kernel API mm/readahead.c uses (model/c/radiff_kernel.h).
 pub const HEADER: &str = include_str!("../../../model/c/radiff_kernel.h");
 
-/// The file of the tree the hybrid compiles.
+/// The file of the tree the hybrid compiles, without which there is no hybrid.
 pub const READAHEAD_C: &str = "mm/readahead.c";
+
+/// The file whose `generic_fadvise()` runs as C beside mm/readahead.c when it compiles
+/// (when it does not, that function stays the Rust port).
+pub const FADVISE_C: &str = "mm/fadvise.c";
+
+/// The tree's files the hybrid compiles: a patched tree copies each (`PatchedFiles`'s
+/// `also`), so every read sees the same tree.
+pub const SOURCES: [&str; 2] = [READAHEAD_C, FADVISE_C];
 
 /// The tree's header whose `struct readahead_control` a patch may grow.
 pub const PAGEMAP_H: &str = "include/linux/pagemap.h";
@@ -119,12 +127,13 @@ pub struct CompileError {
     pub log: String,
 }
 
-/// The first `error:` line of gcc's output (its file and line kept), or the output's
-/// first line when there is none (a linker error).
+/// The first `error:` line of gcc's output (its file and line kept), else the linker's
+/// first undefined reference, else the output's first line.
 pub fn first_error(output: &str) -> String {
     output
         .lines()
-        .find(|l| l.contains(": error: "))
+        .find(|l| l.contains(": error: ") && !l.starts_with("collect2:"))
+        .or_else(|| output.lines().find(|l| l.contains("undefined reference to")))
         .or_else(|| output.lines().find(|l| !l.trim().is_empty()))
         .unwrap_or("(no output)")
         .trim()
@@ -154,15 +163,16 @@ pub fn includes(source: &str) -> Vec<String> {
     out
 }
 
-/// gcc's flags: a shared object without the system's headers; the kernel's own choices
-/// about aliasing and overflow; a call to a helper the header lacks is an error here,
-/// never a symbol missing at load time.
-const FLAGS: [&str; 10] = [
+/// gcc's flags for each unit: position-independent code without the system's headers;
+/// the kernel's own choices about aliasing and overflow; a call to a helper the header
+/// lacks is an error here, never a symbol missing at load time.
+const FLAGS: [&str; 11] = [
     "-O2",
     // __FILE__ (BUG()'s report) names the tree's file, not the scratch copy.
     "-fmacro-prefix-map=readahead.c=mm/readahead.c",
+    "-fmacro-prefix-map=fadvise.c=mm/fadvise.c",
     "-g",
-    "-shared",
+    "-c",
     "-fPIC",
     "-nostdinc",
     "-fno-strict-aliasing",
@@ -171,19 +181,24 @@ const FLAGS: [&str; 10] = [
     "-Werror=incompatible-pointer-types",
 ];
 
-/// The gcc command that compiles `source` (a copy of the tree's file in `dir`, beside
-/// the empty headers in `dir/include`) into `out`.
-fn gcc(dir: &Path, header: &Path, out: &Path) -> Cmd {
+/// gcc's flags for the link of the units into the shared object. `-z defs`: a function
+/// the tree's C declares and no unit defines fails here, naming it, not at dlopen().
+const LINK_FLAGS: [&str; 2] = ["-shared", "-Wl,-z,defs"];
+
+/// The gcc command that compiles `unit` (a copy of the tree's file in `dir`, beside the
+/// empty headers in `dir/include`) into the object `out`; `defines` are `-D` macros.
+fn gcc(dir: &Path, header: &Path, unit: &str, defines: &[&str], out: &str) -> Cmd {
     Cmd::new("gcc")
         .dir(dir)
         .args(FLAGS)
+        .args(defines.iter().map(|d| format!("-D{d}")))
         .arg("-isystem")
         .arg(gcc_include())
         .arg("-I")
         .arg(dir.join("include"))
         .arg("-include")
         .arg(header)
-        .arg("readahead.c")
+        .arg(unit)
         .arg("-o")
         .arg(out)
 }
@@ -192,60 +207,128 @@ fn gcc_include() -> String {
     Cmd::new("gcc").arg("-print-file-name=include").read().map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
-/// Compiles `tree`'s mm/readahead.c ([`compile`]) with the members its headers add to
-/// `struct readahead_control` and `struct file_ra_state`; `None` when the tree has no
-/// mm/readahead.c.
+/// The texts of the tree's files the hybrid compiles.
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    /// mm/readahead.c.
+    pub readahead: String,
+    /// mm/fadvise.c, when the tree has it.
+    pub fadvise: Option<String>,
+}
+
+/// A compiled object: its path, and why mm/fadvise.c is not in it (the compiler's first
+/// error) when the tree's did not compile (`generic_fadvise()` then stays the Rust port).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compiled {
+    pub so: PathBuf,
+    pub fadvise: Option<CompileError>,
+}
+
+/// Compiles `tree`'s mm/readahead.c and mm/fadvise.c ([`compile`]) with the members its
+/// headers add to `struct readahead_control` and `struct file_ra_state`; `None` when the
+/// tree has no mm/readahead.c.
 pub fn compile_tree(
     cache: &Cache,
     tree: &dyn crate::port::Files,
-) -> Result<Option<std::result::Result<PathBuf, CompileError>>> {
-    let Some(source) = tree.read(READAHEAD_C)? else { return Ok(None) };
+) -> Result<Option<std::result::Result<Compiled, CompileError>>> {
+    let Some(readahead) = tree.read(READAHEAD_C)? else { return Ok(None) };
     let extras = match Extras::of(tree)? {
         Ok(extras) => extras,
         Err(first_error) => return Ok(Some(Err(CompileError { log: first_error.clone(), first_error }))),
     };
-    compile(cache, &source, &extras).map(Some)
+    let sources = Sources { readahead, fadvise: tree.read(FADVISE_C)? };
+    compile(cache, &sources, &extras).map(Some)
 }
 
-/// Compiles `source` (the text of a tree's mm/readahead.c) into `hybrid/<key>.so` in the
-/// cache, or finds it there, with `extras` ([`Extras`]) appended to the header's structs;
-/// the key covers the source, the header and the extra members. A failure gives the
-/// compiler's first error.
-pub fn compile(cache: &Cache, source: &str, extras: &Extras) -> Result<std::result::Result<PathBuf, CompileError>> {
+/// The compiler's first error in `output`, its scratch file named as the tree names it
+/// (`fadvise.c:12:3: ...` as `mm/fadvise.c:12:3: ...`).
+fn tree_error(output: String) -> CompileError {
+    let first = first_error(&output);
+    let first = SOURCES
+        .iter()
+        .find_map(|path| {
+            let local = path.rsplit('/').next().unwrap_or(path);
+            first.strip_prefix(&format!("{local}:")).map(|rest| format!("{path}:{rest}"))
+        })
+        .unwrap_or(first);
+    CompileError { first_error: first, log: output }
+}
+
+/// Where the cache keeps mm/fadvise.c's failure beside the object made without it.
+fn fadvise_error_path(so: &Path) -> PathBuf {
+    so.with_extension("fadvise-error")
+}
+
+/// Compiles `sources` into `hybrid/<key>.so` in the cache, or finds it there, with
+/// `extras` ([`Extras`]) appended to the header's structs; the key covers the sources,
+/// the header and the extra members. mm/readahead.c's failure is the object's
+/// (`Err`, the compiler's first error); mm/fadvise.c's leaves it out ([`Compiled::fadvise`]).
+pub fn compile(
+    cache: &Cache,
+    sources: &Sources,
+    extras: &Extras,
+) -> Result<std::result::Result<Compiled, CompileError>> {
     let dir = cache.dir("hybrid")?;
     let header_text = extras.header();
-    let key = cache::key([source.as_bytes(), header_text.as_bytes(), FLAGS.join(" ").as_bytes()]);
+    let fadvise = sources.fadvise.as_deref().map(str::as_bytes).unwrap_or(b"(none)");
+    let flags = format!("{} {}", FLAGS.join(" "), LINK_FLAGS.join(" "));
+    let key = cache::key([sources.readahead.as_bytes(), fadvise, header_text.as_bytes(), flags.as_bytes()]);
     let so = dir.join(format!("{key}.so"));
     if so.is_file() {
-        return Ok(Ok(so));
+        let fadvise = crate::files::read_text(&fadvise_error_path(&so)).ok().map(tree_error);
+        return Ok(Ok(Compiled { so, fadvise }));
     }
     let work = tempfile::Builder::new().prefix("radiff-hybrid-").tempdir().map_err(|e| Error::io(&dir, e))?;
     let w = work.path();
-    for h in includes(source) {
-        // Quoted includes ("internal.h") are looked up beside the file first: both places.
-        for p in [w.join("include").join(&h), w.join(&h)] {
-            std::fs::create_dir_all(p.parent().unwrap()).map_err(|e| Error::io(&p, e))?;
-            std::fs::write(&p, "").map_err(|e| Error::io(&p, e))?;
+    let write = |p: &Path, text: &str| -> Result<()> {
+        std::fs::create_dir_all(p.parent().unwrap()).map_err(|e| Error::io(p, e))?;
+        std::fs::write(p, text).map_err(|e| Error::io(p, e))
+    };
+    let units = [("readahead.c", Some(&sources.readahead)), ("fadvise.c", sources.fadvise.as_ref())];
+    for (unit, text) in units {
+        let Some(text) = text else { continue };
+        for h in includes(text) {
+            // Quoted includes ("internal.h") are looked up beside the file first: both places.
+            write(&w.join("include").join(&h), "")?;
+            write(&w.join(&h), "")?;
         }
+        write(&w.join(unit), text)?;
     }
     let header = w.join("radiff_kernel.h");
-    std::fs::write(&header, header_text).map_err(|e| Error::io(&header, e))?;
-    let copy = w.join("readahead.c");
-    std::fs::write(&copy, source).map_err(|e| Error::io(&copy, e))?;
-    let staged = w.join("out.so");
-    let (status, output) = gcc(w, &header, &staged).output()?;
+    write(&header, &header_text)?;
+    let (status, output) = gcc(w, &header, "readahead.c", &[], "readahead.o").output()?;
     if !status.success() {
-        // The copy is the tree's file: name it as the tree does.
-        let first = first_error(&output);
-        let first = match first.strip_prefix("readahead.c:") {
-            Some(rest) => format!("{READAHEAD_C}:{rest}"),
-            None => first,
-        };
-        return Ok(Err(CompileError { first_error: first, log: output }));
+        return Ok(Err(tree_error(output)));
     }
+    let mut fadvise = None;
+    if sources.fadvise.is_some() {
+        let (status, output) = gcc(w, &header, "fadvise.c", &["RADIFF_UNIT_FADVISE"], "fadvise.o").output()?;
+        if !status.success() {
+            fadvise = Some(tree_error(output));
+        }
+    }
+    let link =
+        |objects: &[&str]| Cmd::new("gcc").dir(w).args(LINK_FLAGS).args(objects).arg("-o").arg("out.so").output();
+    let (mut status, mut output) = link(if fadvise.is_none() && sources.fadvise.is_some() {
+        &["readahead.o", "fadvise.o"]
+    } else {
+        &["readahead.o"]
+    })?;
+    if !status.success() && fadvise.is_none() && sources.fadvise.is_some() {
+        // The two did not link: the object without mm/fadvise.c, saying why.
+        fadvise = Some(tree_error(output));
+        (status, output) = link(&["readahead.o"])?;
+    }
+    if !status.success() {
+        return Ok(Err(tree_error(output)));
+    }
+    let staged = w.join("out.so");
     let bytes = std::fs::read(&staged).map_err(|e| Error::io(&staged, e))?;
+    if let Some(e) = &fadvise {
+        cache::write_atomic(&fadvise_error_path(&so), e.log.as_bytes())?;
+    }
     cache::write_atomic(&so, &bytes)?;
-    Ok(Ok(so))
+    Ok(Ok(Compiled { so, fadvise }))
 }
 
 #[cfg(test)]
@@ -295,6 +378,16 @@ mod tests {
     fn includes_are_the_headers_as_written_each_once() {
         let src = "#include <linux/mm.h>\n# include \"internal.h\"\n#include <linux/mm.h>\n#define X\n";
         assert_eq!(includes(src), ["internal.h", "linux/mm.h"]);
+    }
+
+    #[test]
+    fn a_link_failure_names_the_undefined_reference_not_collect2() {
+        let out = "/usr/bin/ld: fadvise.o: in function `generic_fadvise':\nfadvise.c:(.text+0x11): undefined reference to `nowhere'\ncollect2: error: ld returned 1 exit status\n";
+        assert_eq!(first_error(out), "fadvise.c:(.text+0x11): undefined reference to `nowhere'");
+        assert_eq!(
+            tree_error(out.to_string()).first_error,
+            "mm/fadvise.c:(.text+0x11): undefined reference to `nowhere'"
+        );
     }
 
     #[test]

@@ -11,16 +11,6 @@ use radiff_model::CReadahead;
 
 use crate::error::{Error, Result};
 
-/// The kernel functions of mm/readahead.c the model can run as C, in the model's order.
-pub const FUNCTIONS: [&str; 6] = [
-    "page_cache_sync_ra",
-    "page_cache_async_ra",
-    "force_page_cache_ra",
-    "page_cache_ra_order",
-    "page_cache_ra_unbounded",
-    "file_ra_state_init",
-];
-
 /// A loaded shared object. It stays loaded for the life of the process: tables built from
 /// it may be anywhere (explore's threads), and a tree's C is small.
 pub struct Loaded {
@@ -65,9 +55,10 @@ impl Loaded {
         (!p.is_null()).then_some(p)
     }
 
-    /// The model's table: the functions of `only` (all of [`FUNCTIONS`] when `None`) that
-    /// the object defines. An object without the header's `radiff_enter` or
-    /// `radiff_aops` was not compiled by radiff: an error.
+    /// The model's table: the functions of `only` (all of the model's
+    /// [`radiff_model::hybrid::ENTRIES`] when `None`) that the object defines. An object
+    /// without the header's `radiff_enter` or `radiff_aops` was not compiled by radiff: an
+    /// error.
     pub fn table(&self, only: Option<&[&str]>) -> Result<CReadahead> {
         let need = |n: &str| {
             self.symbol(n).ok_or_else(|| Error::Other(format!("the hybrid object has no {n}: not built by radiff")))
@@ -79,19 +70,15 @@ impl Loaded {
         let want = |n: &str| only.is_none_or(|o| o.contains(&n));
         let get = |n: &str| if want(n) { self.symbol(n) } else { None };
         // SAFETY: each symbol is the header's declaration of that kernel function, whose
-        // C signature the model's type spells out (model/src/hybrid.rs).
+        // C signature the model's type spells out (model/src/hybrid/functions.rs); the
+        // object stays loaded for the life of the process.
         unsafe {
-            Ok(CReadahead {
-                page_cache_sync_ra: get("page_cache_sync_ra").map(|p| std::mem::transmute(p)),
-                page_cache_async_ra: get("page_cache_async_ra").map(|p| std::mem::transmute(p)),
-                force_page_cache_ra: get("force_page_cache_ra").map(|p| std::mem::transmute(p)),
-                page_cache_ra_order: get("page_cache_ra_order").map(|p| std::mem::transmute(p)),
-                page_cache_ra_unbounded: get("page_cache_ra_unbounded").map(|p| std::mem::transmute(p)),
-                file_ra_state_init: get("file_ra_state_init").map(|p| std::mem::transmute(p)),
-                radiff_enter: std::mem::transmute::<*mut libc::c_void, EnterFn>(enter),
-                radiff_aops: aops as *const CAops,
-                radiff_guard: Some(super::watchdog::install(std::mem::transmute::<*mut libc::c_void, GuardFn>(guard))),
-            })
+            Ok(CReadahead::from_symbols(
+                get,
+                std::mem::transmute::<*mut libc::c_void, EnterFn>(enter),
+                aops as *const CAops,
+                Some(super::watchdog::install(std::mem::transmute::<*mut libc::c_void, GuardFn>(guard))),
+            ))
         }
     }
 }

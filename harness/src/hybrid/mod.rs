@@ -1,5 +1,6 @@
-//! The hybrid model's harness side: a tree's mm/readahead.c compiled with radiff's header,
-//! loaded, and handed to the model as a table of kernel functions (docs/hybrid.md).
+//! The hybrid model's harness side: a tree's mm/readahead.c and mm/fadvise.c compiled with
+//! radiff's header, loaded, and handed to the model as a table of kernel functions
+//! (docs/hybrid.md).
 
 pub mod choose;
 pub mod compile;
@@ -12,14 +13,31 @@ use crate::error::Result;
 use crate::port::Files;
 
 pub use choose::{choose, Choice};
-pub use compile::{CompileError, HEADER, HEADER_PATH};
-pub use load::{Loaded, FUNCTIONS};
+pub use compile::{CompileError, FADVISE_C, HEADER, HEADER_PATH, READAHEAD_C, SOURCES};
+pub use load::Loaded;
 
-/// A tree's mm/readahead.c, ready for the model.
+/// A tree's mm/readahead.c (and mm/fadvise.c), ready for the model.
 pub struct Hybrid {
     pub loaded: Loaded,
     /// The tree, described, for messages.
     pub tree: String,
+    /// Why the tree's mm/fadvise.c is not in the object (`generic_fadvise()` stays the Rust
+    /// port): the compiler's first error.
+    pub fadvise: Option<CompileError>,
+}
+
+impl Hybrid {
+    /// What the hybrid leaves to the Rust port of mm/fadvise.c, in a sentence; `None` when
+    /// `generic_fadvise()` runs as C (or the tree has no mm/fadvise.c).
+    pub fn fadvise_note(&self) -> Option<String> {
+        self.fadvise.as_ref().map(|e| {
+            format!(
+                "generic_fadvise() stays the Rust port: {} does not compile with radiff's header: {}",
+                compile::FADVISE_C,
+                e.first_error
+            )
+        })
+    }
 }
 
 /// What came of making a tree's hybrid.
@@ -39,7 +57,7 @@ pub fn make(cache: &Cache, tree: &dyn Files) -> Result<Made> {
         return Err(crate::Error::Other(format!("{label} has no {}: no hybrid", compile::READAHEAD_C)));
     };
     match compiled {
-        Ok(so) => Ok(Made::Ready(Hybrid { loaded: Loaded::open(&so)?, tree: label })),
+        Ok(c) => Ok(Made::Ready(Hybrid { loaded: Loaded::open(&c.so)?, tree: label, fadvise: c.fadvise })),
         Err(error) => Ok(Made::DoesNotCompile { tree: label, error }),
     }
 }

@@ -1,7 +1,7 @@
 //! Whether a changed ported function runs as its tree's C in the hybrid, and if not why:
 //! the line `radiff kernels port-check` prints under each changed function.
 
-use super::compile::{compile_tree, READAHEAD_C};
+use super::compile::{compile_tree, FADVISE_C, READAHEAD_C, SOURCES};
 use crate::cache::Cache;
 use crate::error::Result;
 use crate::kernels::{Builder, Kernels};
@@ -13,28 +13,19 @@ use crate::port::{base_files, Files, PatchedFiles, PortCheck, Report};
 /// Rust port is reached only from the f2fs-extent-ra policy, never with the hybrid.
 pub const NOT_CALLED: [&str; 1] = ["readahead_expand"];
 
-/// The functions of mm/readahead.c the hybrid runs as C: the six the model calls and
-/// every static function they call ([`NOT_CALLED`] is compiled with them and never
-/// called).
-pub const RUNS_AS_C: [&str; 13] = [
-    "file_ra_state_init",
-    "page_cache_sync_ra",
-    "page_cache_async_ra",
-    "force_page_cache_ra",
-    "page_cache_ra_order",
-    "page_cache_ra_unbounded",
-    "do_page_cache_ra",
-    "read_pages",
-    "ractl_alloc_folio",
-    "ra_alloc_folio",
-    "get_init_ra_size",
-    "get_next_ra_size",
-    "ractl_max_pages",
-];
+/// Whether the hybrid runs function `name` as its tree's C: one of the model's table
+/// (radiff_model::hybrid::functions: the entries the model calls and every static function
+/// they call; [`NOT_CALLED`] is compiled with them and never called).
+pub fn runs_as_c(name: &str) -> bool {
+    radiff_model::hybrid::functions::runs_as_c_named(name).is_some()
+}
 
-/// The verdict on function `name` of `file` in a tree whose mm/readahead.c compiled
-/// (`Ok`) or failed with the compiler's first error (`Err`).
-pub fn verdict(name: &str, file: &str, compiled: &Result<(), String>) -> String {
+/// Whether a file the hybrid compiles failed: the file and the compiler's first error.
+pub type Failed = (&'static str, String);
+
+/// The verdict on function `name` of `file` in a tree whose files compiled (`Ok`) or one
+/// of which failed (`Err`: [`Compiles::for_file`]).
+pub fn verdict(name: &str, file: &str, compiled: &std::result::Result<(), Failed>) -> String {
     if let Err(why) = super::choose::runs_as_c(&[(name.to_string(), file.to_string())]) {
         return format!("stays the Rust port: {why}");
     }
@@ -45,33 +36,59 @@ pub fn verdict(name: &str, file: &str, compiled: &Result<(), String>) -> String 
     }
     match compiled {
         Ok(()) => "runs as C (radiff kernels hybrid-check compares it with the port)".to_string(),
-        Err(first) => format!("does not run as C: {READAHEAD_C} does not compile with radiff's header: {first}"),
+        Err((failed, first)) => format!("does not run as C: {failed} does not compile with radiff's header: {first}"),
     }
 }
 
-/// Whether `tree`'s mm/readahead.c compiles with radiff's header: `Err` with the
-/// compiler's first error, or with why it could not be tried (no gcc).
-pub fn compiles(cache: &Cache, tree: &dyn Files) -> Result<std::result::Result<(), String>> {
+/// Whether a tree's files compiled with radiff's header: each `Err` holds the compiler's
+/// first error, or why it could not be tried (no gcc).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compiles {
+    pub readahead: std::result::Result<(), String>,
+    /// `Ok` too when the tree has no mm/fadvise.c (nothing of it is then changed).
+    pub fadvise: std::result::Result<(), String>,
+}
+
+impl Compiles {
+    /// Both compiled (or were not tried: no changed function needs them).
+    pub const OK: Compiles = Compiles { readahead: Ok(()), fadvise: Ok(()) };
+
+    /// For a function of `file`: whether the files it needs compiled. Every function
+    /// needs mm/readahead.c (the object's), one of mm/fadvise.c needs its own file too.
+    pub fn for_file(&self, file: &str) -> std::result::Result<(), Failed> {
+        self.readahead.clone().map_err(|e| (READAHEAD_C, e))?;
+        if file == FADVISE_C {
+            self.fadvise.clone().map_err(|e| (FADVISE_C, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `tree`'s mm/readahead.c and mm/fadvise.c compile with radiff's header.
+pub fn compiles(cache: &Cache, tree: &dyn Files) -> Result<Compiles> {
     Ok(match compile_tree(cache, tree) {
-        Ok(None) => Err(format!("{} has no {READAHEAD_C}", tree.describe())),
-        Ok(Some(Ok(_))) => Ok(()),
-        Ok(Some(Err(e))) => Err(e.first_error),
-        Err(e) => Err(format!("could not run the compiler: {e}")),
+        Ok(None) => Compiles { readahead: Err(format!("{} has no {READAHEAD_C}", tree.describe())), fadvise: Ok(()) },
+        Ok(Some(Ok(c))) => Compiles { readahead: Ok(()), fadvise: c.fadvise.map_or(Ok(()), |e| Err(e.first_error)) },
+        Ok(Some(Err(e))) => Compiles { readahead: Err(e.first_error), fadvise: Ok(()) },
+        Err(e) => Compiles { readahead: Err(format!("could not run the compiler: {e}")), fadvise: Ok(()) },
     })
 }
 
 /// Adds to `report` (what `port-check` found) the verdict on each changed function, for
 /// the base and for each variant; a tree is compiled only when one of its changed
-/// functions is in mm/readahead.c.
+/// functions is in a file the hybrid compiles.
 pub fn annotate(report: &mut Report, kernels: &Kernels, cache: &Cache) -> Result<()> {
     let builder = Builder::new(kernels, cache);
     let base = base_files(&builder)?;
-    let touches = |c: &PortCheck| c.changed.iter().any(|ch| ch.file == READAHEAD_C);
+    let touches = |c: &PortCheck| c.changed.iter().any(|ch| SOURCES.contains(&ch.file.as_str()));
     let mut notes = Vec::new();
     if !report.base.changed.is_empty() {
-        let compiled = if touches(&report.base) { compiles(cache, base.as_ref())? } else { Ok(()) };
+        let compiled = if touches(&report.base) { compiles(cache, base.as_ref())? } else { Compiles::OK };
         for ch in &report.base.changed {
-            notes.push((("base".to_string(), ch.name.clone()), verdict(&ch.name, &ch.file, &compiled)));
+            notes.push((
+                ("base".to_string(), ch.name.clone()),
+                verdict(&ch.name, &ch.file, &compiled.for_file(&ch.file)),
+            ));
         }
     }
     for (name, c) in &report.variants {
@@ -80,13 +97,13 @@ pub fn annotate(report: &mut Report, kernels: &Kernels, cache: &Cache) -> Result
         }
         let compiled = if touches(c) {
             let variant = kernels.variant(name)?;
-            let patched = PatchedFiles::new(base.as_ref(), name, &variant.patches, &[READAHEAD_C])?;
+            let patched = PatchedFiles::new(base.as_ref(), name, &variant.patches, &SOURCES)?;
             compiles(cache, &patched)?
         } else {
-            Ok(())
+            Compiles::OK
         };
         for ch in &c.changed {
-            notes.push(((name.clone(), ch.name.clone()), verdict(&ch.name, &ch.file, &compiled)));
+            notes.push(((name.clone(), ch.name.clone()), verdict(&ch.name, &ch.file, &compiled.for_file(&ch.file))));
         }
     }
     report.notes.extend(notes);
@@ -105,11 +122,34 @@ mod tests {
 
     #[test]
     fn a_compile_failure_is_named_with_the_first_error() {
-        let v = verdict("page_cache_ra_order", "mm/readahead.c", &Err("readahead.c:520:9: error: x".into()));
+        let v = verdict(
+            "page_cache_ra_order",
+            "mm/readahead.c",
+            &Err((READAHEAD_C, "mm/readahead.c:520:9: error: x".into())),
+        );
         assert_eq!(
             v,
-            "does not run as C: mm/readahead.c does not compile with radiff's header: readahead.c:520:9: error: x"
+            "does not run as C: mm/readahead.c does not compile with radiff's header: mm/readahead.c:520:9: error: x"
         );
+    }
+
+    #[test]
+    fn generic_fadvise_runs_as_c_when_both_files_compile_and_names_the_file_that_did_not() {
+        assert!(verdict("generic_fadvise", FADVISE_C, &Compiles::OK.for_file(FADVISE_C)).starts_with("runs as C"));
+        let fadvise_failed = Compiles { readahead: Ok(()), fadvise: Err("mm/fadvise.c:40:2: error: y".into()) };
+        let v = verdict("generic_fadvise", FADVISE_C, &fadvise_failed.for_file(FADVISE_C));
+        assert_eq!(
+            v,
+            "does not run as C: mm/fadvise.c does not compile with radiff's header: mm/fadvise.c:40:2: error: y"
+        );
+        // mm/readahead.c's functions do not need mm/fadvise.c.
+        assert!(
+            verdict("page_cache_sync_ra", READAHEAD_C, &fadvise_failed.for_file(READAHEAD_C)).starts_with("runs as C")
+        );
+        // Without mm/readahead.c's object, nothing runs as C.
+        let readahead_failed = Compiles { readahead: Err("mm/readahead.c:1:1: error: z".into()), fadvise: Ok(()) };
+        let v = verdict("generic_fadvise", FADVISE_C, &readahead_failed.for_file(FADVISE_C));
+        assert!(v.starts_with("does not run as C: mm/readahead.c does not compile"), "{v}");
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
     let tree: &dyn Files = match &o.variant {
         Some(v) => {
             let variant = kernels.variant(v)?;
-            patched = PatchedFiles::new(base.as_ref(), v, &variant.patches, &[crate::hybrid::compile::READAHEAD_C])?;
+            patched = PatchedFiles::new(base.as_ref(), v, &variant.patches, &crate::hybrid::SOURCES)?;
             &patched
         }
         None => base.as_ref(),
@@ -76,7 +76,11 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
         hybrid.tree,
         table.functions().join(", ")
     );
-    Ok((checked.render(&what, o.show), checked.parted.is_empty()))
+    let mut text = checked.render(&what, o.show);
+    if let Some(note) = hybrid.fadvise_note() {
+        text.push_str(&format!("{note}\n"));
+    }
+    Ok((text, checked.parted.is_empty()))
 }
 
 fn scenario_files(root: &Path) -> Result<Vec<(PathBuf, crate::scenario::Scenario)>> {
