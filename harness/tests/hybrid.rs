@@ -439,3 +439,34 @@ fn a_generic_fadvise_that_dereferences_null_is_reported_per_scenario_and_the_run
     let (parted, total): (u64, u64) = (counts[0].parse().unwrap(), counts[2].parse().unwrap());
     assert!(parted > 0 && parted < total, "{first}");
 }
+
+#[test]
+fn a_variant_whose_changed_generic_fadvise_does_not_compile_gets_no_model_and_says_why() {
+    use radiff::hybrid::choose::{choose, Choice};
+    use radiff::kernels::{ModelExpectation, Variant};
+    let text = base_file("mm/fadvise.c");
+    let from = "file->f_ra.ra_pages = bdi->ra_pages * 2;";
+    assert!(text.contains(from), "7.3.4's generic_fadvise() has no `{from}`");
+    let after = text.replacen(from, "file->f_ra.no_such_member = 2;", 1);
+    let diff = similar::TextDiff::from_lines(&text, &after)
+        .unified_diff()
+        .header("a/mm/fadvise.c", "b/mm/fadvise.c")
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let patch = dir.path().join("0001-broken.patch");
+    std::fs::write(&patch, format!("Subject: [PATCH] broken\n---\ndiff --git a/mm/fadvise.c b/mm/fadvise.c\n{diff}"))
+        .unwrap();
+    let mut kernels = Kernels::load(&root()).unwrap();
+    // A name of this test's own: choose() decides once per name and process.
+    let name = "fadvise-does-not-compile";
+    kernels.variants.push(Variant { name: name.into(), patches: vec![patch], model: ModelExpectation::None });
+    match &*choose(&kernels, &Cache::from_env(), name) {
+        Choice::Not(why) => assert!(
+            why.starts_with("it changes mm/fadvise.c, and mm/fadvise.c of ")
+                && why.contains("does not compile with radiff's header")
+                && why.contains("no_such_member"),
+            "{why}"
+        ),
+        other => panic!("a changed generic_fadvise() that does not compile must leave no model: {other:?}"),
+    }
+}

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use radiff_model::Policy;
 
 use super::compile::{FADVISE_C, READAHEAD_C, SOURCES};
+use super::Hybrid;
 use crate::cache::Cache;
 use crate::error::Result;
 use crate::kernels::{Builder, Kernels, ModelExpectation};
@@ -135,8 +136,14 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
         super::make(cache, &patched)?
     };
     Ok(match made {
-        super::Made::Ready(h) if h.fadvise.is_some() && changed.iter().any(|(_, f)| f == FADVISE_C) => {
-            Choice::Not(h.fadvise_note().unwrap_or_default())
+        super::Made::Ready(Hybrid { fadvise: Some(error), tree, .. })
+            if changed.iter().any(|(_, f)| f == FADVISE_C) =>
+        {
+            Choice::Not(format!(
+                "it changes {FADVISE_C}, and {FADVISE_C} of {tree} does not compile with radiff's header ({}): {}",
+                super::HEADER_PATH,
+                error.first_error
+            ))
         }
         super::Made::Ready(h) => {
             let c = h.loaded.table(None)?;
