@@ -158,7 +158,7 @@ fn the_collapse_family_parses_keeps_windows_to_one_request_and_collapses() {
     let mut collapsed = 0;
     for (i, g, s) in &drawn {
         let doubled =
-            g.steps.iter().any(|s| matches!(s, GenStep::Fadvise { advice: radiff_model::Advice::Sequential }));
+            g.steps.iter().any(|s| matches!(s, GenStep::Fadvise { advice: radiff_model::Advice::Sequential, .. }));
         assert!(
             g.read_ahead_kb * if doubled { 2 } else { 1 } <= g.max_sectors_kb,
             "scenario {i}: {} / {}",

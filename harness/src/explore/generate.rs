@@ -79,8 +79,9 @@ pub enum GenStep {
     Random { count: u64, min: u64, max: u64, align: u64, seed: u64 },
     /// `streams` interleaved streams of `size` reads, evenly spaced (the schema's default starts).
     Interleaved { streams: u32, size: u64, separate_fds: bool },
-    /// One fadvise over the whole file.
-    Fadvise { advice: Advice },
+    /// One fadvise over the whole file, or over `range` (offset, length in bytes; either
+    /// end may fall inside a page).
+    Fadvise { advice: Advice, range: Option<(u64, u64)> },
     /// The whole file mapped (a mapping of its own), `madvise`d over all of it when
     /// `advice` says, and its pages touched in `order`.
     /// `exec`: PROT_EXEC too (the fault-path family decides it, see [`generate`]).
@@ -273,12 +274,19 @@ fn draw_interleaved(rng: &mut SplitMix64, _: &Gen) -> GenStep {
     }
 }
 
-fn draw_fadvise(rng: &mut SplitMix64, _: &Gen) -> GenStep {
+fn draw_fadvise(rng: &mut SplitMix64, g: &Gen) -> GenStep {
     let advice = pick(
         rng,
         &[Advice::Normal, Advice::Random, Advice::Sequential, Advice::Willneed, Advice::Dontneed, Advice::Noreuse],
     );
-    GenStep::Fadvise { advice }
+    // Half the hints that act on a range (WILLNEED reads it, DONTNEED drops the folios
+    // wholly inside it) get one, its ends inside a page or not: generic_fadvise()'s
+    // "first and last PARTIAL page" and "first and last FULL page" roundings.
+    let range = (matches!(advice, Advice::Willneed | Advice::Dontneed) && rng.below(2) == 0).then(|| {
+        let offset = draw_offset(rng, g.file_size / 2) + pick(rng, &[0, 0, 512, 3000]);
+        (offset, pick(rng, &[64 * KIB, MIB, 4 * MIB]) + pick(rng, &[0, 0, 100]))
+    });
+    GenStep::Fadvise { advice, range }
 }
 
 fn draw_map(rng: &mut SplitMix64, g: &Gen) -> GenStep {
@@ -454,7 +462,14 @@ impl Gen {
                     *streams = (*streams).clamp(2, 4);
                     *size = (*size).clamp(4096, file / 4) / 4096 * 4096;
                 }
-                GenStep::Fadvise { .. } | GenStep::FailAlloc { .. } => {}
+                GenStep::Fadvise { range, .. } => {
+                    if let Some((offset, len)) = range {
+                        // The schema takes a range inside the file.
+                        *offset = (*offset).min(file - 1);
+                        *len = (*len).clamp(1, file - *offset);
+                    }
+                }
+                GenStep::FailAlloc { .. } => {}
                 GenStep::Map { order, .. } => match order {
                     GenTouch::Stride { stride } => *stride = (*stride).clamp(8192, (file / 2).max(8192)) / 4096 * 4096,
                     GenTouch::Random { count, .. } => *count = (*count).clamp(1, file / 4096),

@@ -42,7 +42,9 @@ pub fn cost(g: &Gen) -> (usize, u64, u64, u64) {
             GenStep::Interleaved { streams, size, separate_fds } => {
                 round(*size) + (*streams - 2) as u64 + *separate_fds as u64
             }
-            GenStep::Fadvise { .. } => 1,
+            GenStep::Fadvise { range, .. } => {
+                1 + range.map_or(0, |(o, l)| 1 + (o % 4096 != 0) as u64 + (l % 4096 != 0) as u64)
+            }
             GenStep::FailAlloc { times, min_order } => *times as u64 + (*min_order != 4) as u64,
             GenStep::Map { shared, advice, order, exec } => {
                 (!shared) as u64
@@ -89,7 +91,7 @@ fn pow2_floor(n: u64) -> u64 {
 }
 
 /// Edits that make one step simpler (each leaves other kinds of steps alone).
-const STEP_EDITS: &[fn(&mut GenStep)] = &[
+pub(super) const STEP_EDITS: &[fn(&mut GenStep)] = &[
     |s| match s {
         GenStep::Read { size, .. } | GenStep::Sequential { size, .. } | GenStep::Interleaved { size, .. } => {
             *size = pow2_floor(*size)
@@ -111,7 +113,8 @@ const STEP_EDITS: &[fn(&mut GenStep)] = &[
         GenStep::Readahead { at, .. } => *at = 0,
         GenStep::Splice { at, .. } | GenStep::ReadWith { at, .. } => *at = Start::At(0),
         GenStep::Map { order, .. } => *order = GenTouch::Sequential,
-        GenStep::Fadvise { .. } | GenStep::Alternate { .. } => {}
+        GenStep::Fadvise { range, .. } => *range = None,
+        GenStep::Alternate { .. } => {}
         GenStep::FailAlloc { min_order, .. } => *min_order = 4,
     },
     |s| match s {

@@ -274,7 +274,7 @@ fn the_model_fires_order_collapse_on_interleaved_streams_sharing_one_fd() {
 #[test]
 fn shrinking_drops_steps_shrinks_the_file_and_rounds_numbers() {
     let mut g = gen(vec![
-        GenStep::Fadvise { advice: Advice::Normal },
+        GenStep::Fadvise { advice: Advice::Normal, range: None },
         GenStep::Random { count: 1024, min: 12 * KIB, max: 96 * KIB, align: 4 * KIB, seed: 3 },
         GenStep::Sequential { at: Start::At(12 * KIB), size: 768 * KIB, len: Some(8 * MIB) },
         GenStep::Read { at: Start::Continue, size: 48 * KIB },
@@ -303,7 +303,7 @@ fn shrinking_drops_steps_shrinks_the_file_and_rounds_numbers() {
 #[test]
 fn shrinking_with_the_model_keeps_the_detector_firing() {
     let g = gen(vec![
-        GenStep::Fadvise { advice: Advice::Noreuse },
+        GenStep::Fadvise { advice: Advice::Noreuse, range: None },
         GenStep::Read { at: Start::At(0), size: 12 * KIB },
         GenStep::Sequential { at: Start::Continue, size: 768 * KIB, len: None },
     ]);
@@ -628,4 +628,32 @@ fn the_summary_says_which_variants_the_hybrid_modelled() {
     let report = Report { hybrids: vec![line.to_string()], ..Default::default() };
     let md = markdown::markdown(&report, &o);
     assert!(md.contains(&format!("Modelled by {line}.")), "{md}");
+}
+
+#[test]
+fn hints_over_a_range_are_drawn_their_ends_inside_a_page_or_not_and_the_model_gets_them() {
+    let (mut ranged, mut inside_a_page) = (std::collections::BTreeSet::new(), 0);
+    for i in 0..3000 {
+        let g = generate::generate(5, i);
+        for step in &g.steps {
+            let GenStep::Fadvise { advice, range: Some((offset, len)) } = step else { continue };
+            ranged.insert(format!("{advice:?}"));
+            inside_a_page += (offset % 4096 != 0 || len % 4096 != 0) as usize;
+            assert!(*offset < g.file_size && *len > 0, "{step:?} in a {} file", g.file_size);
+            let s = scenario_of(&g, &["base".into()]).unwrap();
+            let ops = synthetic_input(&s).ops;
+            assert!(
+                ops.iter().any(|op| matches!(op, Op::Fadvise { offset: o, len: l, .. } if o == offset && l == len)),
+                "the model's input has no fadvise of {len} at {offset}: {ops:?}"
+            );
+        }
+    }
+    assert_eq!(ranged.into_iter().collect::<Vec<_>>(), ["Dontneed", "Willneed"]);
+    assert!(inside_a_page > 0, "no range with an end inside a page");
+    // Shrinking takes the range away: a hint over the whole file is the simpler one.
+    let mut step = GenStep::Fadvise { advice: Advice::Dontneed, range: Some((4096 + 512, MIB + 100)) };
+    for edit in shrink::STEP_EDITS {
+        edit(&mut step);
+    }
+    assert_eq!(step, GenStep::Fadvise { advice: Advice::Dontneed, range: None });
 }

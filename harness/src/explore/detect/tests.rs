@@ -64,7 +64,7 @@ fn every_row_has_a_unique_name_and_thresholds_and_each_threshold_can_be_set() {
     }
     // Every detector reads only thresholds the table declares (an undeclared one panics).
     let g = gen(vec![
-        GenStep::Fadvise { advice: radiff_model::Advice::Willneed },
+        GenStep::Fadvise { advice: radiff_model::Advice::Willneed, range: None },
         GenStep::Sequential { at: Start::At(0), size: 64 * KIB, len: None },
     ]);
     let s = scenario_of(&g, &[]).unwrap();
@@ -77,7 +77,7 @@ fn a_willneed_over_far_more_than_max_pages_falls_short_on_the_model() {
     // 32 MiB file, read_ahead_kb 128 (ra_pages 32), max_sectors_kb 512 (io_pages 128):
     // force_page_cache_ra() reads max(io_pages, ra_pages) = 128 of the 8192 pages.
     let whole = gen(vec![
-        GenStep::Fadvise { advice: radiff_model::Advice::Willneed },
+        GenStep::Fadvise { advice: radiff_model::Advice::Willneed, range: None },
         GenStep::Read { at: Start::At(16 * MIB), size: 4 * KIB },
     ]);
     let hit = on_model(&whole, "hint-shortfall").expect("fires");
@@ -102,7 +102,7 @@ fn a_willneed_over_far_more_than_max_pages_falls_short_on_the_model() {
     assert_eq!(on_model(&gen(vec![GenStep::Readahead { at: MIB, size: 512 * KIB }]), "hint-shortfall"), None);
     let cached = gen(vec![
         GenStep::Sequential { at: Start::At(0), size: MIB, len: None },
-        GenStep::Fadvise { advice: radiff_model::Advice::Willneed },
+        GenStep::Fadvise { advice: radiff_model::Advice::Willneed, range: None },
     ]);
     assert_eq!(on_model(&cached, "hint-shortfall"), None);
     // The threshold: a share of 1/100 lets a 128-of-8192 read pass.

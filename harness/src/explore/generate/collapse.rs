@@ -47,6 +47,6 @@ pub(super) fn fix(g: &mut Gen) {
         g.max_sectors_kb = g.max_sectors_kb.min(crate::scenario::ufs_segments_kb());
     }
     let factor =
-        if g.steps.iter().any(|s| matches!(s, GenStep::Fadvise { advice: Advice::Sequential })) { 2 } else { 1 };
+        if g.steps.iter().any(|s| matches!(s, GenStep::Fadvise { advice: Advice::Sequential, .. })) { 2 } else { 1 };
     g.read_ahead_kb = g.read_ahead_kb.min(g.max_sectors_kb / factor);
 }

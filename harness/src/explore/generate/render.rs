@@ -47,7 +47,10 @@ impl GenStep {
                 let fds = if *separate_fds { ", separate_fds: true" } else { "" };
                 format!("interleaved: {{streams: {streams}, size: {}{fds}}}", Size(*size))
             }
-            GenStep::Fadvise { advice } => format!("fadvise: {{advice: {}}}", advice_name(*advice)),
+            GenStep::Fadvise { advice, range: None } => format!("fadvise: {{advice: {}}}", advice_name(*advice)),
+            GenStep::Fadvise { advice, range: Some((offset, len)) } => {
+                format!("fadvise: {{advice: {}, offset: {}, len: {}}}", advice_name(*advice), Size(*offset), Size(*len))
+            }
             GenStep::FailAlloc { times, min_order } => {
                 format!("fail_alloc: {{times: {times}, min_order: {min_order}}}")
             }
@@ -77,7 +80,10 @@ impl GenStep {
                     if *separate_fds { "separate fds" } else { "one fd" }
                 )
             }
-            GenStep::Fadvise { advice } => format!("fadvise {}", advice_name(*advice)),
+            GenStep::Fadvise { advice, range: None } => format!("fadvise {}", advice_name(*advice)),
+            GenStep::Fadvise { advice, range: Some((offset, len)) } => {
+                format!("fadvise {} of {} at {}", advice_name(*advice), Size(*len), Size(*offset))
+            }
             GenStep::FailAlloc { times, min_order } => {
                 format!("the next {times} allocations of order {min_order} or more failed")
             }
