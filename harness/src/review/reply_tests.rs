@@ -144,3 +144,16 @@ fn the_series_names_together_the_cases_one_patch_first_changes() {
         ]
     );
 }
+
+#[test]
+fn the_headline_is_the_case_whose_reads_or_folios_change_most_not_its_window_count() {
+    // More windows for the same reads (a hint now counted as windows), and larger folios.
+    let mut windows = trace(1, 16, 3);
+    let empty = Window { submits: Vec::new(), folios: Vec::new(), requests: Vec::new(), ..windows.windows[0].clone() };
+    windows.windows.extend(std::iter::repeat_n(empty, 63));
+    let r = review(vec![
+        case("more_windows", trace(1, 16, 2), windows, false),
+        case("more_reads", trace(10, 16, 4), trace(30, 16, 4), false),
+    ]);
+    assert_eq!(r.headline().map(|h| r.cases[h].name.as_str()), Some("more_reads"));
+}
