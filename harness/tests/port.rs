@@ -322,15 +322,7 @@ fn a_variant_lists_the_ported_functions_its_patch_changes() {
     let body = port::extract(&text, "page_cache_async_ra").unwrap().unwrap();
     let line = body.lines().find(|l| l.contains("ra->size")).unwrap();
     let after = text.replacen(line, &format!("{line}\n\tra->size = ra->size;"), 1);
-    let diff = similar::TextDiff::from_lines(&text, &after)
-        .unified_diff()
-        .header("a/mm/readahead.c", "b/mm/readahead.c")
-        .to_string();
-    std::fs::write(
-        dir.join("0001-fix.patch"),
-        format!("Subject: [PATCH] fix\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n{diff}"),
-    )
-    .unwrap();
+    write_patch(&dir, "mm/readahead.c", &text, &after);
     let o = rig.radiff(&["kernels", "port-check", "my-fix"]);
     let (text, err) = out(&o);
     assert_eq!(o.status.code(), Some(0), "the base matches: {text}{err}");
@@ -354,15 +346,7 @@ fn a_variant_that_changes_generic_fadvise_runs_it_as_c_and_a_base_whose_fadvise_
     let (from, to) = ("file->f_ra.ra_pages = bdi->ra_pages * 2;", "file->f_ra.ra_pages = bdi->ra_pages * 4;");
     assert!(text.contains(from), "7.3.4's generic_fadvise() has no `{from}`");
     let after = text.replacen(from, to, 1);
-    let diff = similar::TextDiff::from_lines(&text, &after)
-        .unified_diff()
-        .header("a/mm/fadvise.c", "b/mm/fadvise.c")
-        .to_string();
-    std::fs::write(
-        dir.join("0001-fix.patch"),
-        format!("Subject: [PATCH] fix\n---\ndiff --git a/mm/fadvise.c b/mm/fadvise.c\n{diff}"),
-    )
-    .unwrap();
+    write_patch(&dir, "mm/fadvise.c", &text, &after);
     let (text, err) = out(&rig.radiff(&["kernels", "port-check", "fadvise-fix"]));
     let section = text.split("variant fadvise-fix:").nth(1).unwrap_or_else(|| panic!("{text}{err}"));
     assert!(section.contains("changed: generic_fadvise (mm/fadvise.c)\n"), "{text}");
@@ -495,4 +479,18 @@ fn async_align_v1s_hunk_holds_the_decision_its_parting_window_took() {
     assert!(text.contains("\n      +\t"), "the hunk's added lines are shown: {text}");
     // A window decided elsewhere (the first, a sync window) shows no hunk.
     assert_eq!(hunks_on_path(&hunks, &base.notes[0].decisions, "async-align-v1", &mut placer), "");
+}
+
+/// A variant's patch `dir/0001-fix.patch`: the change of `file` from `before` to `after`, as
+/// a mail would carry it.
+fn write_patch(dir: &Path, file: &str, before: &str, after: &str) {
+    let diff = similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .header(&format!("a/{file}"), &format!("b/{file}"))
+        .to_string();
+    std::fs::write(
+        dir.join("0001-fix.patch"),
+        format!("Subject: [PATCH] fix\n---\ndiff --git a/{file} b/{file}\n{diff}"),
+    )
+    .unwrap();
 }
