@@ -64,6 +64,15 @@ impl Predictor {
         self.predict_with(input, &ModelConfig::default())
     }
 
+    /// "the hybrid: LABEL" (which tree's C ran, which functions it changes), as the trial,
+    /// explore's summary and the reply say it; `None` for the Rust port.
+    pub fn hybrid_said(&self) -> Option<String> {
+        match self {
+            Predictor::Hybrid { label, .. } => Some(format!("the hybrid: {label}")),
+            Predictor::Port(_) => None,
+        }
+    }
+
     /// The Rust model's policy when nothing runs as C: the model's notes and branches
     /// explain its decisions only then.
     pub fn port(&self) -> Option<&Policy> {

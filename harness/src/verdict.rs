@@ -198,8 +198,8 @@ pub fn judge(
     }
     report.push_str(&program_lines);
 
-    if let Some(Predictor::Hybrid { label, .. }) = &predictor {
-        report.push_str(&format!("model: the hybrid: {label}\n"));
+    if let Some(said) = predictor.as_ref().and_then(Predictor::hybrid_said) {
+        report.push_str(&format!("model: {said}\n"));
     }
     match (&predictor, refused) {
         (_, Some(why)) => {

@@ -206,12 +206,7 @@ pub struct Report {
 /// A line for each of `pol`'s kernels that the hybrid models: the variant, and its label
 /// (which tree's C ran, which functions it changes).
 pub fn hybrid_lines(pol: &[(String, Predictor)]) -> Vec<String> {
-    pol.iter()
-        .filter_map(|(v, p)| match p {
-            Predictor::Hybrid { label, .. } => Some(format!("{v}: the hybrid: {label}")),
-            Predictor::Port(_) => None,
-        })
-        .collect()
+    pol.iter().filter_map(|(v, p)| Some(format!("{v}: {}", p.hybrid_said()?))).collect()
 }
 
 /// The whole explore: search, shrink, write candidates, then confirm on the kernels (with

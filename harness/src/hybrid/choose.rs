@@ -139,23 +139,21 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
         super::Made::Ready(Hybrid { fadvise: Some(error), tree, .. })
             if changed.iter().any(|(_, f)| f == FADVISE_C) =>
         {
-            Choice::Not(format!(
-                "it changes {FADVISE_C}, and {FADVISE_C} of {tree} does not compile with radiff's header ({}): {}",
-                super::HEADER_PATH,
-                error.first_error
-            ))
+            Choice::Not(format!("it changes {FADVISE_C}, and {}", does_not_compile(FADVISE_C, &tree, &error)))
         }
         super::Made::Ready(h) => {
             let c = h.loaded.table(None)?;
             let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, h.fadvise.is_none(), &names);
             Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label }, changed: names }
         }
-        super::Made::DoesNotCompile { tree, error } => Choice::Not(format!(
-            "{READAHEAD_C} of {tree} does not compile with radiff's header ({}): {}",
-            super::HEADER_PATH,
-            error.first_error
-        )),
+        super::Made::DoesNotCompile { tree, error } => Choice::Not(does_not_compile(READAHEAD_C, &tree, &error)),
     })
+}
+
+/// Why no model follows a kernel whose `file` did not compile: "FILE of TREE does not
+/// compile with radiff's header (HEADER): the compiler's first error".
+fn does_not_compile(file: &str, tree: &str, error: &super::CompileError) -> String {
+    format!("{file} of {tree} does not compile with radiff's header ({}): {}", super::HEADER_PATH, error.first_error)
 }
 
 /// What the trial, explore's summary and review say modelled a kernel: its tree's

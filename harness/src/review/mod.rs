@@ -233,7 +233,7 @@ fn model_sentence(patch: Option<&Predictor>, policy: Option<&str>) -> Option<Str
     Some(match (patch?, policy) {
         (Predictor::Port(_), Some(p)) => format!("its known policy `{p}`"),
         (Predictor::Port(_), None) => "the base's port".into(),
-        (Predictor::Hybrid { label, .. }, _) => format!("the hybrid: {label}"),
+        (hybrid @ Predictor::Hybrid { .. }, _) => hybrid.hybrid_said()?,
     })
 }
 
