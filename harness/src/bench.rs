@@ -219,30 +219,30 @@ fn prepare_images(lab: &Lab, cache: &Cache, scenarios: &[scenario::Scenario], ro
     Ok(())
 }
 
-/// The scenarios' points grouped by variant and cut into balanced batches, the costliest
-/// first.
+/// The scenarios' points on their variants, in boots as [`crate::run::plan_boots`] plans
+/// them (the costliest first).
 fn plan_batches<'a>(lab: &Lab, kernels: &Kernels, scenarios: &'a [scenario::Scenario]) -> Result<Vec<Batch<'a>>> {
-    let mut work: Vec<(String, Vec<(&scenario::Scenario, &scenario::Point)>)> = Vec::new();
+    let mut points: Vec<(String, &scenario::Scenario, &scenario::Point)> = Vec::new();
     for s in scenarios {
         for variant in s.variants(&kernels.names())? {
-            let points: Vec<_> = s.points.iter().map(|p| (s, p)).collect();
-            match work.iter_mut().find(|(v, _)| *v == variant) {
-                Some((_, list)) => list.extend(points),
-                None => work.push((variant, points)),
-            }
+            points.extend(s.points.iter().map(|p| (variant.clone(), s, p)));
+        }
+    }
+    let planned: Vec<(&str, &scenario::Scenario)> = points.iter().map(|(v, s, _)| (v.as_str(), *s)).collect();
+    // Each kernel built (or found) once, in the order the variants come.
+    let mut kernels_built: Vec<(&str, PathBuf)> = Vec::new();
+    for (variant, _) in &planned {
+        if !kernels_built.iter().any(|(v, _)| v == variant) {
+            kernels_built.push((variant, lab.kernel(variant, "radiff bench")?));
         }
     }
     let mut batches = Vec::new();
-    for (variant, points) in &work {
-        let kernel = lab.kernel(variant, "radiff bench")?;
-        let costs: Vec<f64> = points.iter().map(|(s, _)| crate::run::point_cost(s)).collect();
-        for bin in crate::run::balanced_batches(&costs, crate::run::BATCH_POINTS) {
-            let cost = crate::run::BOOT_COST + bin.iter().map(|i| costs[*i]).sum::<f64>();
-            batches.push((cost, variant.clone(), kernel.clone(), bin.iter().map(|i| points[*i]).collect::<Vec<_>>()));
-        }
+    for boot in crate::run::plan_boots(&planned) {
+        let kernel =
+            kernels_built.iter().find(|(v, _)| *v == boot.variant).map(|(_, k)| k.clone()).expect("built above");
+        let runs = boot.points.iter().map(|i| (points[*i].1, points[*i].2)).collect::<Vec<_>>();
+        batches.push((boot.cost, boot.variant, kernel, runs));
     }
-    // The costliest first, so that the last boots to end are short ones.
-    batches.sort_by(|a, b| b.0.total_cmp(&a.0));
     Ok(batches)
 }
 

@@ -156,31 +156,19 @@ static PLAN: OnceLock<Plan> = OnceLock::new();
 
 impl Plan {
     fn new<'a>(needs: impl Iterator<Item = &'a Need>) -> Plan {
-        let mut by_variant: Vec<(String, Vec<Need>)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        for need in needs {
-            if !seen.insert(need.key()) {
-                continue;
-            }
-            match by_variant.iter_mut().find(|(v, _)| *v == need.variant) {
-                Some((_, list)) => list.push(need.clone()),
-                None => by_variant.push((need.variant.clone(), vec![need.clone()])),
-            }
-        }
+        let needs: Vec<&Need> = needs.filter(|n| seen.insert(n.key())).collect();
+        let points: Vec<(&str, &Scenario)> = needs.iter().map(|n| (n.variant.as_str(), &n.scenario)).collect();
         let mut batch_of = HashMap::new();
-        for (variant, list) in by_variant {
-            let costs: Vec<f64> = list.iter().map(|n| radiff::run::point_cost(&n.scenario)).collect();
-            for bin in radiff::run::balanced_batches(&costs, radiff::run::BATCH_POINTS) {
-                let cost = radiff::run::BOOT_COST + bin.iter().map(|i| costs[*i]).sum::<f64>();
-                let batch = Arc::new(Batch {
-                    variant: variant.clone(),
-                    needs: bin.iter().map(|i| list[*i].clone()).collect(),
-                    cost,
-                    results: OnceLock::new(),
-                });
-                for need in &batch.needs {
-                    batch_of.insert(need.key(), batch.clone());
-                }
+        for boot in radiff::run::plan_boots(&points) {
+            let batch = Arc::new(Batch {
+                variant: boot.variant,
+                needs: boot.points.iter().map(|i| needs[*i].clone()).collect(),
+                cost: boot.cost,
+                results: OnceLock::new(),
+            });
+            for need in &batch.needs {
+                batch_of.insert(need.key(), batch.clone());
             }
         }
         Plan { batch_of }

@@ -113,6 +113,45 @@ pub fn balanced_batches(costs: &[f64], max: usize) -> Vec<Vec<usize>> {
         .collect()
 }
 
+/// One boot of a plan: the points of one variant it runs (indices into the planner's
+/// list, in that list's order) and its cost ([`BOOT_COST`] plus each point's
+/// [`point_cost`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedBoot {
+    pub variant: String,
+    pub points: Vec<usize>,
+    pub cost: f64,
+}
+
+/// The one plan of which point goes to which boot: the points (each a variant and the
+/// scenario whose point it is) grouped by variant, each variant's cut into the fewest
+/// boots of at most [`BATCH_POINTS`] with even costs ([`balanced_batches`]), the costliest
+/// boot first, so that the last boots to end are short ones. `cargo test`'s trials and
+/// `radiff bench` both boot what this plans; `radiff report`'s repeated runs take turns
+/// between variants instead ([`crate::report::plan`]).
+pub fn plan_boots(points: &[(&str, &Scenario)]) -> Vec<PlannedBoot> {
+    let mut by_variant: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, (variant, _)) in points.iter().enumerate() {
+        match by_variant.iter_mut().find(|(v, _)| v == variant) {
+            Some((_, list)) => list.push(i),
+            None => by_variant.push((variant, vec![i])),
+        }
+    }
+    let mut boots = Vec::new();
+    for (variant, list) in by_variant {
+        let costs: Vec<f64> = list.iter().map(|i| point_cost(points[*i].1)).collect();
+        for bin in balanced_batches(&costs, BATCH_POINTS) {
+            boots.push(PlannedBoot {
+                variant: variant.to_string(),
+                points: bin.iter().map(|k| list[*k]).collect(),
+                cost: BOOT_COST + bin.iter().map(|k| costs[*k]).sum::<f64>(),
+            });
+        }
+    }
+    boots.sort_by(|a, b| b.cost.total_cmp(&a.cost));
+    boots
+}
+
 /// `n` items cut into the fewest batches of at most `max`, as even as can be (their
 /// index ranges, in order): 28 points of 8 at most are 4 batches of 7.
 pub fn batches(n: usize, max: usize) -> Vec<std::ops::Range<usize>> {
@@ -142,6 +181,39 @@ mod tests {
             assert_eq!(b.len(), n.div_ceil(8));
             assert!(b.iter().all(|bin| !bin.is_empty() && bin.len() <= 8));
         }
+    }
+
+    fn scenario(read: &str) -> Scenario {
+        let text = format!(
+            "description: d\ndevice: {{kind: nvme, size: 4 GiB}}\nfilesystem: xfs\nfile: {{size: 1 GiB}}\nreads:\n  - sequential: {{from: 0, size: {read}}}\n"
+        );
+        Scenario::parse(std::path::Path::new("scenarios/t.yaml"), &text).unwrap()
+    }
+
+    #[test]
+    fn one_plan_groups_points_by_variant_into_even_boots_the_costliest_first() {
+        let (small, big) = (scenario("4 KiB"), scenario("1 GiB"));
+        // 10 points on base (one heavy), 2 on v: base in 2 boots, v in 1.
+        let mut points: Vec<(&str, &Scenario)> = vec![("base", &small); 9];
+        points.insert(4, ("base", &big));
+        points.push(("v", &small));
+        points.push(("v", &small));
+        let boots = plan_boots(&points);
+        assert_eq!(boots.len(), 3, "{boots:?}");
+        assert!(boots.windows(2).all(|w| w[0].cost >= w[1].cost), "the costliest first: {boots:?}");
+        assert_eq!(boots[0].variant, "base");
+        assert!(boots[0].points.contains(&4), "the heavy point's boot costs most: {boots:?}");
+        let mut all: Vec<usize> = boots.iter().flat_map(|b| b.points.clone()).collect();
+        all.sort();
+        assert_eq!(all, (0..12).collect::<Vec<_>>(), "every point once");
+        for b in &boots {
+            assert!(b.points.iter().all(|i| points[*i].0 == b.variant), "one variant a boot: {b:?}");
+            assert!(b.points.windows(2).all(|w| w[0] < w[1]) && b.points.len() <= BATCH_POINTS);
+            let cost = BOOT_COST + b.points.iter().map(|i| point_cost(points[*i].1)).sum::<f64>();
+            assert!((b.cost - cost).abs() < 1e-9, "{b:?}");
+        }
+        assert_eq!(boots.iter().filter(|b| b.variant == "v").count(), 1);
+        assert!(plan_boots(&[]).is_empty());
     }
 
     #[test]

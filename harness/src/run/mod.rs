@@ -23,7 +23,7 @@ use crate::scenario::{Point, Scenario};
 use crate::vm::{Accel, Disk};
 use crate::wire::{DeviceKind, GuestEnv};
 
-pub use batch::{balanced_batches, batches, point_cost, BATCH_POINTS, BOOT_COST};
+pub use batch::{balanced_batches, batches, plan_boots, point_cost, PlannedBoot, BATCH_POINTS, BOOT_COST};
 pub use boot::{remove_stale_batches, run_dir};
 pub use console::{console_of_point, ftrace_dump, kernel_panic, read_status, STATUS_FILE};
 pub use image::{image_key, image_ready, PREPARE_CPUS};
