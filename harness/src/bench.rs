@@ -468,7 +468,7 @@ fn boots_per_kernel(log: &str) -> String {
 }
 
 /// The column of a boot log's lines `KERNEL POINTS LABELS START WALL PATTERN` (see
-/// `log_boot` in run/boot.rs) that holds the boot's wall (ms): how long a guest ran, one
+/// [`crate::boot_log::log_boot`]) that holds the boot's wall (ms): how long a guest ran, one
 /// core each.
 const WALL: usize = 4;
 /// The column holding the sum of the boot's points' pattern times (ms): how long the

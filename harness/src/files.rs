@@ -28,10 +28,11 @@ pub fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<()> {
     std::fs::write(path, data).map_err(|e| Error::io(path, e))
 }
 
-/// Appends `line` and a newline to `path`, making it if it is not there.
+/// Appends `line` and a newline to `path`, making it if it is not there: one O_APPEND
+/// write, so that processes appending at once never mix their lines.
 pub fn append_line(path: &Path, line: &str) -> Result<()> {
     let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
-    writeln!(f, "{line}").map_err(|e| Error::io(path, e))
+    f.write_all(format!("{line}\n").as_bytes()).map_err(|e| Error::io(path, e))
 }
 
 /// Makes folder `dir` and its parents.

@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod bisect;
+pub mod boot_log;
 pub mod cache;
 pub mod calls;
 pub mod cli;

@@ -127,9 +127,41 @@ pub fn boot(cache: &Cache, boot: &Boot) -> Result<Booted> {
 }
 
 /// [`boot`], asking `stop` once a second whether to end the VM now (a watchdog of the
-/// caller's: a batch's point that overran its own timeout). A VM so stopped ends as
-/// `Ok` with no exit code; the caller knows why.
-pub fn boot_watched(cache: &Cache, boot: &Boot, mut stop: impl FnMut() -> bool) -> Result<Booted> {
+/// caller's). A VM so stopped ends as `Ok` with no exit code; the caller knows why.
+pub fn boot_watched(cache: &Cache, boot: &Boot, stop: impl FnMut() -> bool) -> Result<Booted> {
+    struct Stop<F>(F);
+    impl<F: FnMut() -> bool> Watcher for Stop<F> {
+        fn stop(&mut self) -> bool {
+            (self.0)()
+        }
+    }
+    boot_with(cache, boot, &mut Stop(stop))
+}
+
+/// A boot's own trouble, not the guest's doing: worth another boot ([`BOOT_ATTEMPTS`] in
+/// all). `kind` names the kept console (`console.KIND-N.log`); `what` says what happened.
+pub struct Trouble {
+    pub kind: &'static str,
+    pub what: String,
+}
+
+/// The caller's side of a boot ([`boot_with`]): told when each boot begins, asked once a
+/// second whether to end the VM now (a batch's point that overran its own timeout), and
+/// told when each boot ended, with its console, answering whether that was the boot's own
+/// trouble (a guest that started no point in time, a kernel that panicked while booting).
+pub trait Watcher {
+    fn begin(&mut self) {}
+    fn stop(&mut self) -> bool;
+    fn ended(&mut self, _console: &str) -> Option<Trouble> {
+        None
+    }
+}
+
+/// The one place a boot is repeated: [`boot`] with a [`Watcher`], booted again (its console
+/// kept as `console.KIND-N.log`, [`BOOT_ATTEMPTS`] boots in all) when QEMU itself crashed,
+/// when the guest did not reach its command, or when the watcher names a trouble of the
+/// boot's own.
+pub fn boot_with(cache: &Cache, boot: &Boot, watcher: &mut dyn Watcher) -> Result<Booted> {
     require_tool("qemu-system-x86_64")?;
     let vng = cache.vng();
     if vng.components().count() == 1 {
@@ -189,31 +221,34 @@ pub fn boot_watched(cache: &Cache, boot: &Boot, mut stop: impl FnMut() -> bool) 
     let mut attempt = 1;
     loop {
         let _ = std::fs::remove_file(&exit_code_file);
+        watcher.begin();
         let started = Instant::now();
         let outcome = cmd.run_logged_until(
             &console,
             boot.timeout,
             Duration::from_secs(3600),
             |_| {},
-            || halted(&console) || stop(),
+            || halted(&console) || watcher.stop(),
         )?;
         let text = std::fs::read_to_string(&console).unwrap_or_default();
-        // QEMU's own trouble, not the guest's doing, is worth another boot: an assertion of
-        // QEMU's, or a VM killed before the guest's init reached the command (a boot that
-        // stalled in QEMU: lost timer wakeups under TCG).
+        // QEMU's own trouble, not the guest's doing: an assertion of QEMU's, or a VM killed
+        // before the guest's init reached the command (a boot that stalled in QEMU: lost
+        // timer wakeups under TCG); else the watcher's.
         let qemu_trouble = match &outcome {
-            Outcome::Exited(_) => qemu_crash(&text).map(|line| ("qemu-crash", format!("QEMU itself crashed ({line})"))),
-            Outcome::TimedOut(after) if !text.contains(SCRIPT_STARTED) => Some((
-                "boot-stall",
-                format!("the guest did not reach its command within {} s (a boot that stalled)", after.as_secs()),
-            )),
+            Outcome::Exited(_) => qemu_crash(&text)
+                .map(|line| Trouble { kind: "qemu-crash", what: format!("QEMU itself crashed ({line})") }),
+            Outcome::TimedOut(after) if !text.contains(SCRIPT_STARTED) => Some(Trouble {
+                kind: "boot-stall",
+                what: format!("the guest did not reach its command within {} s (a boot that stalled)", after.as_secs()),
+            }),
             Outcome::TimedOut(_) => None,
         };
-        if let Some((kind, what)) = qemu_trouble.filter(|_| attempt < QEMU_CRASH_ATTEMPTS) {
+        let watcher_trouble = watcher.ended(&text);
+        if let Some(Trouble { kind, what }) = qemu_trouble.or(watcher_trouble).filter(|_| attempt < BOOT_ATTEMPTS) {
             let kept = boot.shared.join(format!("console.{kind}-{attempt}.log"));
             let _ = std::fs::rename(&console, &kept);
             crate::progress::progress(&format!(
-                "{what}; its log is {}; booting again ({} of {QEMU_CRASH_ATTEMPTS})",
+                "{what}; its log is {}; booting again ({} of {BOOT_ATTEMPTS})",
                 kept.display(),
                 attempt + 1
             ));
@@ -389,8 +424,9 @@ fn stand_ins(cache: &Cache) -> Result<Option<PathBuf>> {
 /// What virtme-ng-init prints when boot is over and it starts the guest's command.
 const SCRIPT_STARTED: &str = "virtme-ng-init: starting script";
 
-/// Boots of one run when QEMU aborts on its own assertion or the boot stalls.
-const QEMU_CRASH_ATTEMPTS: u32 = 3;
+/// Boots of one [`boot_with`] at most, when the boots before had trouble of their own
+/// (QEMU aborted on its own assertion, the boot stalled, the kernel panicked while booting).
+pub const BOOT_ATTEMPTS: u32 = 3;
 
 /// The line of a console log where QEMU itself aborted, if it did: a line
 /// `qemu-system-x86_64: FILE:LINE: FUNCTION: Assertion `...' failed.` Under TCG with

@@ -1,4 +1,4 @@
-//! One boot of a batch: its watchdog, retries, error classes, published run folders.
+//! One boot of a batch: its watchdog (what [`crate::vm::boot_with`] asks whether to stop or boot again), error classes, published run folders.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -136,10 +136,10 @@ impl Lab {
         lock_paths.iter().map(|p| cache::lock(p)).collect::<Result<Vec<_>>>()
     }
 
-    /// Boots `boot` under the watchdog: each point has its scenario's timeout from when it
-    /// starts; a guest that starts no point within BOOT_ALLOWANCE stalled at boot and boots
-    /// again, as does a kernel that panicked before the first point ([`STALL_ATTEMPTS`]
-    /// boots in all). The last boot's result and its watch.
+    /// Boots `boot` under the watchdog ([`BatchWatch`]): each point has its scenario's
+    /// timeout from when it starts, and a guest that starts no point within
+    /// BOOT_ALLOWANCE, or whose kernel panicked before the first point, is the boot's own
+    /// trouble, booted again by [`vm::boot_with`]. The last boot's result and its watch.
     fn boot_watchdog(
         &self,
         boot: &Boot,
@@ -149,44 +149,19 @@ impl Lab {
         labels: &[String],
         started_point: &mut dyn FnMut(usize),
     ) -> (Result<vm::Booted>, Watch) {
-        let mut attempt = 1;
-        loop {
-            let mut watch = Watch::new(points.len());
-            self.boots.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let started = std::time::SystemTime::now();
-            let booted = vm::boot_watched(&self.cache, boot, || {
-                let overran = watch.overran(batch, timeouts);
-                for (n, (i, _)) in points.iter().enumerate() {
-                    if watch.starts[n].is_some() {
-                        started_point(*i);
-                    }
-                }
-                overran
-            });
-            log_boot(&boot.kernel, batch, labels, started);
-            // A kernel that panicked before the first point is the boot's trouble, not a
-            // point's: booted again, as a boot that stalled.
-            let boot_panic = !batch.join("0").join(crate::wire::POINT_STARTED).exists()
-                && kernel_panic(&std::fs::read_to_string(batch.join("console.log")).unwrap_or_default()).is_some();
-            if (watch.stalled || boot_panic) && attempt < STALL_ATTEMPTS {
-                let kind = if boot_panic { "boot-panic" } else { "boot-stall" };
-                let kept = batch.join(format!("console.{kind}-{attempt}.log"));
-                let _ = std::fs::rename(batch.join("console.log"), &kept);
-                let what = if boot_panic {
-                    "the kernel panicked before the guest started its first point".to_string()
-                } else {
-                    format!("the guest started no point within {} s (a boot that stalled)", BOOT_ALLOWANCE.as_secs())
-                };
-                crate::progress::progress(&format!(
-                    "{what}; its log is {}; booting again ({} of {STALL_ATTEMPTS})",
-                    kept.display(),
-                    attempt + 1
-                ));
-                attempt += 1;
-                continue;
-            }
-            return (booted, watch);
-        }
+        let mut watcher = BatchWatch {
+            lab: self,
+            kernel: &boot.kernel,
+            batch,
+            points,
+            timeouts,
+            labels,
+            started_point,
+            watch: Watch::new(points.len()),
+            started: std::time::SystemTime::now(),
+        };
+        let booted = vm::boot_with(&self.cache, boot, &mut watcher);
+        (booted, watcher.watch)
     }
 
     /// Reads a finished point's results in `staged` (the guest's folder, renamed to `dir`
@@ -283,42 +258,6 @@ impl Lab {
         })?;
         Ok((release.trim().to_string(), booted.elapsed))
     }
-}
-
-/// Appends `KERNEL POINTS SCENARIO/RUN,... START WALL PATTERN` (the kernel's folder name,
-/// the points' run folders, when the boot started in ms since the epoch, how long it took
-/// in ms, and the sum of its points' pattern times in ms, as the guests measured them in
-/// the boot's folder `batch`) to the file `$RADIFF_BOOT_LOG` names, if it does, as the
-/// boot ends: how `radiff bench` counts the boots of test processes it starts, which
-/// trials each boot served, how busy the boots kept the host and how much of it was the
-/// guests' access patterns (one short O_APPEND write a boot, so processes that boot at
-/// once never mix their lines).
-fn log_boot(kernel: &Path, batch: &Path, labels: &[String], started: std::time::SystemTime) {
-    let Some(log) = &crate::settings::get().boot_log else { return };
-    let pattern_ms = pattern_ms(batch, labels.len());
-    let name = kernel.parent().and_then(|d| d.file_name()).unwrap_or_default().to_string_lossy().into_owned();
-    let start = started.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
-    let wall = started.elapsed().unwrap_or_default().as_millis();
-    let line = format!("{name} {} {} {start} {wall} {pattern_ms}\n", labels.len(), labels.join(","));
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
-    if let Err(e) = written {
-        crate::progress::progress(&format!("cannot log a boot to {}: {e}", std::path::Path::new(&log).display()));
-    }
-}
-
-/// The sum of the pattern times (ms) of the first `points` points of the boot's folder
-/// `batch` that wrote their env.json, for [`log_boot`].
-fn pattern_ms(batch: &Path, points: usize) -> u64 {
-    let ns: u64 = (0..points)
-        .filter_map(|n| std::fs::read_to_string(batch.join(n.to_string()).join("env.json")).ok())
-        .filter_map(|text| serde_json::from_str::<GuestEnv>(&text).ok())
-        .map(|env| env.pattern_ns)
-        .sum();
-    ns / 1_000_000
 }
 
 /// A guest that failed (or could not report) where the folder it writes to, or the image
@@ -465,8 +404,9 @@ impl Ended {
             Error::Guest {
                 dir,
                 message: format!(
-                    "the guest started no point within {} s, in {STALL_ATTEMPTS} boots (boots that stalled)",
-                    BOOT_ALLOWANCE.as_secs()
+                    "the guest started no point within {} s, in {} boots (boots that stalled)",
+                    BOOT_ALLOWANCE.as_secs(),
+                    vm::BOOT_ATTEMPTS
                 ),
                 console_tail: tail(&slice, 20),
             }
@@ -545,9 +485,6 @@ struct Watch {
     task: crate::progress::Task,
 }
 
-/// Boots of one batch when the guest stalls before its first point.
-const STALL_ATTEMPTS: u32 = 3;
-
 impl Watch {
     fn new(points: usize) -> Watch {
         Watch {
@@ -606,6 +543,62 @@ impl Watch {
             }
             _ => false,
         }
+    }
+}
+
+/// A batch's side of its boots ([`vm::Watcher`]): the point watchdog, the boots counted
+/// and logged ([`crate::boot_log::log_boot`]), and a boot's own trouble named.
+struct BatchWatch<'a> {
+    lab: &'a Lab,
+    kernel: &'a Path,
+    batch: &'a Path,
+    points: &'a [(usize, PathBuf)],
+    timeouts: &'a [Duration],
+    labels: &'a [String],
+    started_point: &'a mut dyn FnMut(usize),
+    watch: Watch,
+    started: std::time::SystemTime,
+}
+
+impl vm::Watcher for BatchWatch<'_> {
+    fn begin(&mut self) {
+        self.watch = Watch::new(self.points.len());
+        self.lab.boots.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.started = std::time::SystemTime::now();
+    }
+
+    fn stop(&mut self) -> bool {
+        let overran = self.watch.overran(self.batch, self.timeouts);
+        for (n, (i, _)) in self.points.iter().enumerate() {
+            if self.watch.starts[n].is_some() {
+                (self.started_point)(*i);
+            }
+        }
+        overran
+    }
+
+    fn ended(&mut self, console: &str) -> Option<vm::Trouble> {
+        crate::boot_log::log_boot(self.kernel, self.batch, self.labels, self.started);
+        let first_started = self.batch.join("0").join(crate::wire::POINT_STARTED).exists();
+        boot_trouble(first_started, console, self.watch.stalled)
+    }
+}
+
+/// A batch's boot's own trouble, worth another boot: a kernel that panicked before the
+/// first point started (not a point's doing), or a guest that started none in time.
+fn boot_trouble(first_started: bool, console: &str, stalled: bool) -> Option<vm::Trouble> {
+    if !first_started && kernel_panic(console).is_some() {
+        Some(vm::Trouble {
+            kind: "boot-panic",
+            what: "the kernel panicked before the guest started its first point".to_string(),
+        })
+    } else if stalled {
+        Some(vm::Trouble {
+            kind: "boot-stall",
+            what: format!("the guest started no point within {} s (a boot that stalled)", BOOT_ALLOWANCE.as_secs()),
+        })
+    } else {
+        None
     }
 }
 
@@ -702,5 +695,18 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         assert!(stalled.overran(empty.path(), &timeouts));
         assert!(stalled.stalled && stalled.overran_point.is_none());
+    }
+
+    #[test]
+    fn a_panic_before_the_first_point_or_a_stall_is_the_boots_own_trouble() {
+        let panic = "[    1.2] Kernel panic - not syncing: VFS: Unable to mount root fs\n";
+        let kind = |t: Option<vm::Trouble>| t.map(|t| t.kind);
+        assert_eq!(kind(boot_trouble(false, panic, false)), Some("boot-panic"));
+        // A panic once a point started is that point's, not the boot's.
+        assert_eq!(kind(boot_trouble(true, panic, false)), None);
+        assert_eq!(kind(boot_trouble(false, "booting\n", true)), Some("boot-stall"));
+        assert_eq!(kind(boot_trouble(false, "booting\n", false)), None);
+        let what = boot_trouble(false, "", true).unwrap().what;
+        assert!(what.contains(&format!("{} s", BOOT_ALLOWANCE.as_secs())), "{what}");
     }
 }
