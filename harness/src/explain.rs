@@ -373,23 +373,13 @@ fn join_or_none(v: &[String]) -> String {
     }
 }
 
-/// A 4 KiB read, then sixteen 1 MiB reads of a 64 MiB XFS file on QEMU NVMe with
-/// read_ahead_kb 128: a stream whose async windows the alignment of
-/// page_cache_async_ra() decides, for examples and tests of explaining.
-pub fn example_stream() -> Input {
-    use radiff_model::Op;
-    let mut ops = vec![Op::Read { fd: 0, offset: 0, len: 4096 }];
-    ops.extend((0..16).map(|i| Op::Read { fd: 0, offset: 4096 + (i << 20), len: 1 << 20 }));
-    Input::xfs_on_nvme(64 << 20, ops)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_parting_is_the_first_decision_the_two_policies_take_differently() {
-        let input = example_stream();
+        let input = crate::testing::example_stream();
         let config = ModelConfig::default();
         let base = model_explain(&input, &Policy::BASE, &config);
         let v1 = model_explain(&input, &Policy::for_variant("async-align-v1").unwrap(), &config);

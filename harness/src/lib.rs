@@ -32,6 +32,7 @@ pub mod scenario;
 pub mod settings;
 pub mod summary;
 pub mod svg;
+pub mod testing;
 pub mod verdict;
 pub mod vm;
 pub mod wire;

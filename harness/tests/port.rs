@@ -431,7 +431,8 @@ fn every_listed_decision_is_found_in_the_7_3_4_source() {
 /// source: the base's decision there is page_cache_async_ra()'s end alignment.
 #[test]
 fn the_async_align_v1_parting_is_placed_at_the_end_alignment() {
-    use radiff::explain::{example_stream, first_parting, render_parting, Placer};
+    use radiff::explain::{first_parting, render_parting, Placer};
+    use radiff::testing::example_stream;
     use radiff_model::{explain, ModelConfig, Policy};
     let input = example_stream();
     let config = ModelConfig::default();
@@ -454,7 +455,8 @@ fn the_async_align_v1_parting_is_placed_at_the_end_alignment() {
 /// base decided the end alignment inside that hunk's lines.
 #[test]
 fn async_align_v1s_hunk_holds_the_decision_its_parting_window_took() {
-    use radiff::explain::{example_stream, first_parting, hunks_on_path, Placer};
+    use radiff::explain::{first_parting, hunks_on_path, Placer};
+    use radiff::testing::example_stream;
     use radiff_model::{explain, ModelConfig, Policy};
     let tree = source_7_3_4();
     let ledger = Ledger::load(&root()).unwrap();

@@ -373,13 +373,13 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
     // The model's search finds seed 000's class by itself and the kernel confirms it.
     trials.push(Trial::test("explore::finds_and_confirms_a_trimmed_window::base", || {
         let lab = lab()?;
-        radiff::explore::trial(lab).map_err(Failed::from)
+        radiff::explore::testing::on_base(lab).map_err(Failed::from)
     }));
     // A patch without a model policy: the base model's branch-covering set, run on both
     // kernels, finds where seed 000's v1 changes the device's requests.
     trials.push(Trial::test("explore::unknown_patch_changes_are_found_on_the_kernels::async-align-v1", || {
         let lab = lab()?;
-        radiff::explore::cover::trial(lab).map_err(Failed::from)
+        radiff::explore::testing::on_unknown_variant(lab).map_err(Failed::from)
     }));
     // A guest that halts instead of rebooting is stopped at once, not at its timeout.
     trials.push(Trial::test("vm_halt_is_seen::base", halted_guest_is_stopped));

@@ -25,6 +25,7 @@ pub mod detect;
 pub mod directed;
 pub mod generate;
 pub mod shrink;
+pub mod testing;
 
 mod describe;
 mod interrupt;
@@ -35,7 +36,6 @@ mod schedule;
 mod search;
 mod throughput;
 mod triage;
-mod trial;
 mod unknown;
 
 #[cfg(test)]
@@ -65,7 +65,6 @@ use search::by_detector;
 pub use search::{context, detect_all, fires, predict_scenario, scenario_of, search, signature, Finding, SearchResult};
 pub use throughput::model_throughput;
 pub use triage::{changes_requests, is_worse, shrink_findings};
-pub use trial::trial;
 
 /// The queue limits the guest would measure for `scenario`'s first point, synthesised
 /// from the device kind: QEMU NVMe with the scenario's transfer limit (max_segments
