@@ -4,7 +4,7 @@
 //!
 //! A check's outcome is a [`Verdict`]; the exit code `git bisect run` reads is derived
 //! from it and nothing else. `radiff bisect --tree` learns what each step found from the
-//! [`Step`]s its checks record (`radiff check --record FILE`, one JSON line each) and the
+//! [`CommitCheck`]s its checks record (`radiff check --record FILE`, one JSON line each) and the
 //! first bad commit from git's `refs/bisect/bad`, never from the lines they print.
 
 use std::path::{Path, PathBuf};
@@ -97,7 +97,7 @@ pub struct Checked {
 
 /// Builds `tree` as it is checked out (`git bisect run` moves it), runs the scenario and
 /// compares. A tree that does not build is [`Verdict::Untestable`], not a failure.
-pub fn check(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, against: Against) -> Result<Checked> {
+pub fn check_tree(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, against: Against) -> Result<Checked> {
     // The host is checked before the build ([`Lab::open_with`]), as every command does.
     let lab = Lab::open_with(Cache::from_env(), Kernels::load(repo)?.in_place(tree))?;
     let started = Instant::now();
@@ -156,7 +156,7 @@ fn snapshot_difference(repo: &Path, scenario: &Scenario, point: &Point, out: &Ru
 /// One commit's check as `radiff check --record FILE` appends it to FILE (a JSON line),
 /// for `radiff bisect --tree` to read back.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Step {
+pub struct CommitCheck {
     /// The commit checked (its full hash).
     pub commit: String,
     /// `%h %s` of the commit.
@@ -167,7 +167,7 @@ pub struct Step {
     pub run: Duration,
 }
 
-impl Step {
+impl CommitCheck {
     /// `check 1a2b3c4 mm: subject: same; build 10.2 s, run 8.1 s`.
     pub fn line(&self) -> String {
         let word = match &self.result {
@@ -184,7 +184,7 @@ impl Step {
 }
 
 /// Appends `step` to `file` as one JSON line.
-pub fn record_step(file: &Path, step: &Step) -> Result<()> {
+pub fn record_check(file: &Path, step: &CommitCheck) -> Result<()> {
     let line = serde_json::to_string(step)
         .map_err(|e| Error::Other(format!("cannot encode the check of {}: {e}", step.commit)))?;
     crate::files::append_line(file, &line)
@@ -192,7 +192,7 @@ pub fn record_step(file: &Path, step: &Step) -> Result<()> {
 
 /// The steps `file` records, in order; none when it does not exist. A line that is not a
 /// step is an error at `file:line`.
-pub fn read_steps(file: &Path) -> Result<Vec<Step>> {
+pub fn read_checks(file: &Path) -> Result<Vec<CommitCheck>> {
     let Some(text) = crate::files::read_text_if_any(file)? else { return Ok(Vec::new()) };
     text.lines()
         .enumerate()
@@ -214,7 +214,7 @@ pub struct CheckOptions {
     /// The scenario's point (its label), when it has several.
     pub point: Option<String>,
     pub against: Against,
-    /// Where to append the check's [`Step`] as one JSON line.
+    /// Where to append the check's [`CommitCheck`] as one JSON line.
     pub record: Option<PathBuf>,
 }
 
@@ -225,16 +225,18 @@ pub fn check_main(args: &CheckOptions) -> Result<ExitCode> {
     let point = scenario.point(args.point.as_deref())?;
     let tree = &args.tree;
     let started = Instant::now();
-    let result = check(&crate::repo_root(), tree, &scenario, point, args.against);
+    let result = check_tree(&crate::repo_root(), tree, &scenario, point, args.against);
     let head = crate::process::git_in(tree).args(["log", "-1", "--format=%H%n%h %s"]).read().unwrap_or_default();
     let mut head = head.lines();
     let (commit, subject) = (head.next().unwrap_or("").to_string(), head.next().unwrap_or("").to_string());
     let step = match result {
-        Ok(c) => Step { commit, subject, result: Ok(c.verdict), build: c.build, run: c.run },
-        Err(e) => Step { commit, subject, result: Err(e.to_string()), build: started.elapsed(), run: Duration::ZERO },
+        Ok(c) => CommitCheck { commit, subject, result: Ok(c.verdict), build: c.build, run: c.run },
+        Err(e) => {
+            CommitCheck { commit, subject, result: Err(e.to_string()), build: started.elapsed(), run: Duration::ZERO }
+        }
     };
     if let Some(file) = &args.record {
-        if let Err(e) = record_step(file, &step) {
+        if let Err(e) = record_check(file, &step) {
             progress(&format!("check: error: {e}"));
             return Ok(ExitCode::from(ABORT));
         }
@@ -307,13 +309,13 @@ pub struct TreeFound {
     /// `%h %s` of it.
     pub subject: String,
     /// Every check git bisect ran, in order.
-    pub steps: Vec<Step>,
+    pub steps: Vec<CommitCheck>,
 }
 
 impl TreeFound {
     /// The check of the first bad commit; none when it is the `--bad` commit itself,
     /// which git does not check.
-    pub fn first_step(&self) -> Option<&Step> {
+    pub fn first_check(&self) -> Option<&CommitCheck> {
         self.steps.iter().rev().find(|s| s.commit == self.first_bad)
     }
 
@@ -324,7 +326,7 @@ impl TreeFound {
         for s in &self.steps {
             out.push_str(&format!("  {}\n", s.line()));
         }
-        match self.first_step().map(|s| &s.result) {
+        match self.first_check().map(|s| &s.result) {
             Some(Ok(Verdict::Changed(report))) => {
                 out.push_str("divergence at the first bad commit:\n");
                 out.push_str(report.trim_end());
@@ -394,7 +396,7 @@ pub fn bisect_tree(
     progress(&format!("bisecting {good}..{bad} in {} (log {})", tree.display(), log.display()));
     let task = crate::progress::Task::start(format!("bisecting {good}..{bad}"));
     let outcome = run.run_logged(&log, Duration::from_secs(4 * 3600), Duration::from_secs(30), |_| {
-        let steps = read_steps(&record).unwrap_or_default();
+        let steps = read_checks(&record).unwrap_or_default();
         let last =
             steps.last().map_or_else(|| "the first check runs".to_string(), |s| format!("the last {}", s.line()));
         task.count(last, steps.len() as u64, None);
@@ -403,7 +405,7 @@ pub fn bisect_tree(
     // git's own record of the first bad commit, read before the reset clears it.
     let first_bad = git(&["rev-parse", "--verify", "--quiet", "refs/bisect/bad"]).map(|s| s.trim().to_string());
     let _ = git(&["bisect", "reset"]);
-    let steps = read_steps(&record)?;
+    let steps = read_checks(&record)?;
     let log_tail = || crate::process::log_tail(&log, 30);
     match outcome? {
         Outcome::Exited(status) if status.success() => {}
@@ -424,7 +426,7 @@ pub fn bisect_tree(
     })?;
     let subject = git(&["log", "-1", "--format=%h %s", &first_bad])?.trim().to_string();
     let found = TreeFound { first_bad, subject, steps };
-    if let Some(Ok(v @ (Verdict::Same | Verdict::Untestable(_)))) = found.first_step().map(|s| &s.result) {
+    if let Some(Ok(v @ (Verdict::Same | Verdict::Untestable(_)))) = found.first_check().map(|s| &s.result) {
         return Err(Error::Other(format!(
             "git names {} the first bad commit, but its check recorded `{}` in {}: the checks and git disagree (a check that is not repeatable?)\n{}",
             found.subject,
@@ -582,8 +584,8 @@ pub fn bisect_series(lab: &Lab, variant: &Variant, scenario: &Scenario, point: &
 mod tests {
     use super::*;
 
-    fn step(commit: &str, result: std::result::Result<Verdict, String>) -> Step {
-        Step {
+    fn step(commit: &str, result: std::result::Result<Verdict, String>) -> CommitCheck {
+        CommitCheck {
             commit: commit.repeat(40 / commit.len()),
             subject: format!("{commit} a subject"),
             result,
@@ -606,7 +608,7 @@ mod tests {
     fn steps_go_to_the_record_and_come_back_the_same() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("steps.json");
-        assert!(read_steps(&file).unwrap().is_empty(), "no record yet: no steps");
+        assert!(read_checks(&file).unwrap().is_empty(), "no record yet: no steps");
         let steps = vec![
             step("aa", Ok(Verdict::Same)),
             step("bb", Ok(Verdict::Changed("device requests differ\n- a\n+ b\n".into()))),
@@ -614,9 +616,9 @@ mod tests {
             step("dd", Err("the VM did not finish".into())),
         ];
         for s in &steps {
-            record_step(&file, s).unwrap();
+            record_check(&file, s).unwrap();
         }
-        assert_eq!(read_steps(&file).unwrap(), steps);
+        assert_eq!(read_checks(&file).unwrap(), steps);
         assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 4, "one line per step");
         assert_eq!(steps[0].line(), "check aa a subject: same; build 10.2 s, run 8.0 s");
         assert_eq!(steps[3].line(), "check dd a subject: error; build 10.2 s, run 8.0 s");
@@ -626,9 +628,9 @@ mod tests {
     fn a_bad_record_line_is_an_error_at_its_line() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("steps.json");
-        record_step(&file, &step("aa", Ok(Verdict::Same))).unwrap();
+        record_check(&file, &step("aa", Ok(Verdict::Same))).unwrap();
         std::fs::write(&file, std::fs::read_to_string(&file).unwrap() + "check bb: same\n").unwrap();
-        let e = read_steps(&file).unwrap_err().to_string();
+        let e = read_checks(&file).unwrap_err().to_string();
         assert!(e.starts_with(&format!("{}:2: not a check's record", file.display())), "{e}");
         assert!(e.contains("remove the file and bisect again"), "{e}");
     }
@@ -657,7 +659,7 @@ the trace differs:
         );
         // The --bad commit itself: git never checked it.
         let found = TreeFound { first_bad: "ee".repeat(20), subject: "ee bad".into(), steps };
-        assert!(found.first_step().is_none());
+        assert!(found.first_check().is_none());
         assert!(
             found.describe().ends_with("(the first bad commit is the --bad commit, which git bisect does not check)\n"),
             "{}",

@@ -13,7 +13,7 @@ use crate::summary::{window_line, Figures};
 
 /// One normalisation step: a name (shown in reports, so nothing is dropped silently) and
 /// what it does to a trace, returning how many things it removed.
-pub struct Step {
+pub struct Normalisation {
     pub name: &'static str,
     /// Applied to a trace of the file whose extents are given.
     pub apply: fn(&mut Trace, &[Extent]) -> u64,
@@ -21,14 +21,14 @@ pub struct Step {
 
 /// The steps applied to the kernel's trace before it is compared with the model's, in
 /// order. New steps go at the end, so that old snapshots keep passing.
-pub const STEPS: &[Step] = &[
-    Step { name: "drop metadata reads (REQ_META): the file system's own reads, which the model does not predict", apply: drop_metadata_reads },
-    Step { name: "drop requests that are not reads (log writes, flushes)", apply: drop_non_reads },
-    Step {
+pub const NORMALISATIONS: &[Normalisation] = &[
+    Normalisation { name: "drop metadata reads (REQ_META): the file system's own reads, which the model does not predict", apply: drop_metadata_reads },
+    Normalisation { name: "drop requests that are not reads (log writes, flushes)", apply: drop_non_reads },
+    Normalisation {
         name: "drop reads outside the file's extents: the file system's own blocks read without REQ_META (f2fs's node pages)",
         apply: drop_reads_outside_file,
     },
-    Step { name: "drop a start window (events before the first readahead call) left empty", apply: drop_empty_start },
+    Normalisation { name: "drop a start window (events before the first readahead call) left empty", apply: drop_empty_start },
 ];
 
 fn drop_reads_outside_file(trace: &mut Trace, extents: &[Extent]) -> u64 {
@@ -73,7 +73,7 @@ fn retain_requests(trace: &mut Trace, keep: impl Fn(&radiff_model::Request) -> b
     dropped
 }
 
-/// The snapshot's one normalisation beyond [`STEPS`], named where it is applied: where a
+/// The snapshot's one normalisation beyond [`NORMALISATIONS`], named where it is applied: where a
 /// request's size is bound by its segments, adjacent requests are merged, because where
 /// they split depends on where the guest's allocator put the pages. The model check does
 /// not need it (the model is given the folios' page frames).
@@ -118,7 +118,7 @@ fn merge_adjacent_requests(trace: &Trace) -> Trace {
 pub fn normalise(trace: &Trace, extents: &[Extent]) -> (Trace, Vec<(&'static str, u64)>) {
     let mut t = trace.clone();
     let mut applied = Vec::new();
-    for step in STEPS {
+    for step in NORMALISATIONS {
         let n = (step.apply)(&mut t, extents);
         if n > 0 {
             applied.push((step.name, n));

@@ -12,7 +12,7 @@ pub const QEMU: &str = "qemu-system-x86_64";
 
 /// Checks that QEMU, virtme-ng and the base's source are there; the error names each part
 /// that is not, where radiff looked, and that `./setup` installs it.
-pub fn check(cache: &Cache, kernels: &Kernels) -> Result<()> {
+pub fn preflight(cache: &Cache, kernels: &Kernels) -> Result<()> {
     let mut missing = Vec::new();
     if find_in_path(QEMU).is_none() {
         missing.push(("QEMU".to_string(), format!("`{QEMU}` is not on PATH")));

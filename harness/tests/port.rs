@@ -116,7 +116,7 @@ fn the_ledger_matches_the_linux_7_3_4_source_and_a_one_character_change_is_named
     assert!(ledger.functions.len() > 80, "the ledger lists {} functions", ledger.functions.len());
     let source = source_7_3_4();
     // Every fingerprint against the real source: nothing differs, so no diff is read.
-    let c = port::check(&ledger, None, source.as_ref(), "7.3.4").unwrap();
+    let c = port::check_against_ledger(&ledger, None, source.as_ref(), "7.3.4").unwrap();
     assert!(c.matches(), "the ledger no longer matches the 7.3.4 source:\n{}", c.render(&ledger.kernel));
     assert_eq!(c.unchanged(), ledger.functions.len());
 
@@ -136,7 +136,7 @@ fn the_ledger_matches_the_linux_7_3_4_source_and_a_one_character_change_is_named
     let mut bytes = text.into_bytes();
     bytes[at + "ra->siz".len()] = b'f';
     std::fs::write(&file, bytes).unwrap();
-    let c = port::check(&ledger, Some(source.as_ref()), &DirFiles::new(tmp.path()), "copy").unwrap();
+    let c = port::check_against_ledger(&ledger, Some(source.as_ref()), &DirFiles::new(tmp.path()), "copy").unwrap();
     assert_eq!(c.differing(), ["page_cache_async_ra"], "{}", c.render("7.3.4"));
     let diff = &c.changed[0].diff;
     assert!(diff.starts_with("--- a/mm/readahead.c (Linux 7.3.4)\n+++ b/mm/readahead.c (copy)\n"), "{diff}");

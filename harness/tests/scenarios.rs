@@ -520,7 +520,7 @@ fn bisect_tree(scenario: &Scenario) -> Result<(), Failed> {
     let found = result.map_err(|e| e.to_string())?;
     eprintln!("bisect::tree_names_seed_000:\n{}", found.describe());
     // git names seed 000's commit, and its own check recorded the change.
-    let changed = found.first_step().is_some_and(|s| matches!(s.result, Ok(radiff::bisect::Verdict::Changed(_))));
+    let changed = found.first_check().is_some_and(|s| matches!(s.result, Ok(radiff::bisect::Verdict::Changed(_))));
     if found.first_bad != commits[1] || !changed {
         return Err(format!(
             "expected seed 000's commit {} first, its check recording a change; got:\n{}",

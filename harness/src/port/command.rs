@@ -5,8 +5,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use super::{
-    check, doc_names, fingerprint, generate, missing_from_ledger, write, DirFiles, Files, Ledger, PatchedFiles,
-    PortCheck, Ported, PortedSource,
+    check_against_ledger, doc_names, fingerprint, generate, missing_from_ledger, write, DirFiles, Files, Ledger,
+    PatchedFiles, PortCheck, Ported, PortedSource,
 };
 use crate::cache::Cache;
 use crate::error::{Error, Result};
@@ -65,7 +65,7 @@ pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[Str
     let base = base_files(&builder)?;
     let ported = PortedSource::new(&ledger, kernels, cache);
     let ported: Option<&dyn Files> = (shown == Shown::Diffs).then_some(&ported);
-    let base_check = check(&ledger, ported, base.as_ref(), "base")?;
+    let base_check = check_against_ledger(&ledger, ported, base.as_ref(), "base")?;
     let mut report = Report {
         kernel: ledger.kernel.clone(),
         base_label: base.describe(),
@@ -82,7 +82,7 @@ pub fn port_check(root: &Path, kernels: &Kernels, cache: &Cache, variants: &[Str
     for name in variants {
         let variant = kernels.variant(name)?;
         let patched = PatchedFiles::new(base.as_ref(), name, &variant.patches, &files)?;
-        let c = check(&base_ledger, Some(base.as_ref()), &patched, name)?;
+        let c = check_against_ledger(&base_ledger, Some(base.as_ref()), &patched, name)?;
         report.variants.push((name.clone(), c));
     }
     Ok(report)

@@ -337,7 +337,12 @@ impl PortCheck {
 /// when it cannot be read, the functions are named without diffs and
 /// [`PortCheck::no_diff`] says why). `label` names the tree in diffs. A function whose
 /// definition cannot be read is an error naming it.
-pub fn check(ledger: &Ledger, ported: Option<&dyn Files>, tree: &dyn Files, label: &str) -> Result<PortCheck> {
+pub fn check_against_ledger(
+    ledger: &Ledger,
+    ported: Option<&dyn Files>,
+    tree: &dyn Files,
+    label: &str,
+) -> Result<PortCheck> {
     let mut texts = Cached::new(tree);
     let mut ported_texts = ported.map(Cached::new);
     let mut out = PortCheck { total: ledger.functions.len(), ..Default::default() };
@@ -570,7 +575,7 @@ mod tests {
         ];
         let ledger = generate("7.3.4", &port, &names, None).unwrap();
         assert_eq!(ledger.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["f", "g"]);
-        let same = check(
+        let same = check_against_ledger(
             &ledger,
             Some(&port),
             &DirFiles::from_map([(
@@ -581,7 +586,7 @@ mod tests {
         )
         .unwrap();
         assert!(same.matches(), "{same:?}");
-        let moved = check(
+        let moved = check_against_ledger(
             &ledger,
             Some(&port),
             &DirFiles::from_map([("mm/readahead.c", "int f(int x)\n{\n\treturn x + 1;\n}\n")]),
@@ -628,7 +633,7 @@ mod tests {
             "mm/readahead.c",
             "int f(void)\n{\n\treturn 1;\n}\nint g(void)\n{\n\treturn 1;\n}\n",
         )]);
-        let c = check(&ledger, Some(&Unreadable), &tree, "base").unwrap();
+        let c = check_against_ledger(&ledger, Some(&Unreadable), &tree, "base").unwrap();
         assert_eq!(c.differing(), ["f", "g"]);
         assert_eq!(
             c.render("7.3.4"),
@@ -636,7 +641,7 @@ mod tests {
              unchanged: 0 of 2 ported functions (the model ports Linux 7.3.4)\n"
         );
         assert!(
-            check(&ledger, Some(&Unreadable), &port, "base").unwrap().matches(),
+            check_against_ledger(&ledger, Some(&Unreadable), &port, "base").unwrap().matches(),
             "a base that matches reads no ported text"
         );
     }

@@ -71,9 +71,9 @@ impl Lab {
     }
 
     /// Whether this host has what runs need (QEMU, virtme-ng, the kernel source): one
-    /// error naming each missing part, before any build or boot ([`crate::host::check`]).
+    /// error naming each missing part, before any build or boot ([`crate::host::preflight`]).
     pub fn check_host(&self) -> Result<()> {
-        crate::host::check(&self.cache, &self.kernels)
+        crate::host::preflight(&self.cache, &self.kernels)
     }
 
     /// The same lab, booting scenario guests with `vcpus` virtual CPUs (at least one).

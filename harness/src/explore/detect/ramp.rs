@@ -60,7 +60,7 @@ fn stream_windows(trace: &Trace, ops: &[Op], stream: &Stream) -> Vec<usize> {
 
 /// One window of a stream as the detector sees it.
 #[derive(Clone, Copy, Debug)]
-struct Step {
+struct RampStep {
     index: u64,
     size: u64,
     /// The largest folio order it added (`None`: it added none).
@@ -97,12 +97,12 @@ pub fn lost_ramp(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
         let stream_end = stream.end.div_ceil(PAGE) % (super::FILE_STRIDE / PAGE);
         let own = stream_windows(trace, ctx.ops, &stream);
         let file = (stream.start / FILE_STRIDE) as u32;
-        let steps: Vec<Step> = own
+        let steps: Vec<RampStep> = own
             .iter()
             .filter_map(|&at| {
                 let w = &trace.windows[at];
                 let (index, size) = submitted(w)?;
-                Some(Step {
+                Some(RampStep {
                     index,
                     size,
                     order: w.folios.iter().map(|f| f.order).max(),
@@ -120,7 +120,7 @@ pub fn lost_ramp(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
         let mut end = first.index + first.size;
         let mut after_cached = first.added < first.size;
         let mut drops = 0u64;
-        let mut example: Option<(Step, u64, u32)> = None;
+        let mut example: Option<(RampStep, u64, u32)> = None;
         for (k, s) in steps.iter().enumerate().skip(1) {
             let cached = s.added < s.size.min(file_pages.saturating_sub(s.index));
             let gap = s.index > end;
