@@ -707,16 +707,4 @@ mod tests {
         assert!(super::super::detect::variant_change(&predict(&input, &Policy::BASE), &predict(&input, &v1), "v1")
             .is_some());
     }
-
-    /// The set for seed 1's first 2000 scenarios, printed: `cargo test -p radiff --lib
-    /// explore::cover::tests::print_the_set -- --ignored --nocapture`.
-    #[test]
-    #[ignore = "a printout for reading, not a check: run it by hand as the comment says"]
-    fn print_the_set() {
-        let p = pick(1, 2000);
-        print!("{}", p.summary());
-        for (i, g) in &p.gens {
-            println!("  scenario {i}: {}", g.describe());
-        }
-    }
 }
