@@ -19,7 +19,7 @@ use radiff::cache::Cache;
 use radiff::compare;
 use radiff::kernels::Kernels;
 use radiff::kernels::ModelExpectation;
-use radiff::run::{model_input, Job, Lab, RunOutput};
+use radiff::run::{model_input, Job, Lab, Need, RunOutput, Schedule};
 use radiff::scenario::{self, Point, Scenario};
 use radiff::summary;
 use radiff::verdict::{self, Failure, TrialRun, Verdict};
@@ -75,13 +75,13 @@ fn main() -> ExitCode {
     // One boot per kernel (and per BATCH_POINTS points): the runs the selected trials need,
     // grouped by variant, in the trials' order.
     if !args.list {
-        let selected = match &nextest {
+        let (selected, shared) = match &nextest {
             Some(run) => nextest_selection(run, &trials),
-            None => trials.iter().filter(|t| !args.is_filtered_out(t)).map(|t| t.name()).collect(),
+            None => (trials.iter().filter(|t| !args.is_filtered_out(t)).map(|t| t.name()).collect(), None),
         };
-        let plan = Plan::new(selected.iter().filter_map(|name| needs.get(*name)).flatten());
-        let trials = plan.order(trials, &needs);
-        let _ = PLAN.set(plan);
+        let schedule = Schedule::new(selected.iter().filter_map(|name| needs.get(*name)).flatten(), shared);
+        let trials = order(&schedule, trials, &needs);
+        let _ = SCHEDULE.set(schedule);
         return libtest_mimic::run(&args, trials).exit_code();
     }
     libtest_mimic::run(&args, trials).exit_code()
@@ -90,110 +90,49 @@ fn main() -> ExitCode {
 /// The trials the nextest run `run` selects of this binary, as every process of the run
 /// computes them (its partition of the sorted names), and the cache folder of its shared
 /// batches. A selection not known here plans nothing: each trial runs its own points.
-fn nextest_selection<'a>(run: &radiff::run::NextestRun, trials: &'a [Trial]) -> Vec<&'a str> {
+fn nextest_selection<'a>(
+    run: &radiff::run::NextestRun,
+    trials: &'a [Trial],
+) -> (Vec<&'a str>, Option<radiff::run::SharedRun>) {
     let names: Vec<&str> = trials.iter().map(|t| t.name()).collect();
     let Some(chosen) = run.selection.select(&names) else {
         if let radiff::run::Selection::Unknown(why) = &run.selection {
             progress(&format!("each trial runs its own points: {why}"));
         }
-        return Vec::new();
+        return (Vec::new(), None);
     };
     match radiff::run::SharedRun::open(&Cache::from_env(), &run.id) {
-        Ok(shared) => {
-            let _ = SHARED.set(shared);
-        }
+        Ok(shared) => (names.into_iter().zip(chosen).filter(|(_, c)| *c).map(|(n, _)| n).collect(), Some(shared)),
         Err(e) => {
             progress(&format!("each trial runs its own points: {e}"));
-            return Vec::new();
+            (Vec::new(), None)
         }
     }
-    names.into_iter().zip(chosen).filter(|(_, c)| *c).map(|(n, _)| n).collect()
 }
 
-/// The batches of this nextest run, shared by its processes through the cache.
-static SHARED: OnceLock<radiff::run::SharedRun> = OnceLock::new();
+/// The boots of this test run ([`radiff::run::Schedule`]), set before any trial starts.
+static SCHEDULE: OnceLock<Schedule> = OnceLock::new();
 
-/// A run a trial needs: `point` of `scenario` on `variant`.
-#[derive(Clone)]
-struct Need {
-    scenario: Scenario,
-    point: Point,
-    variant: String,
-}
-
-impl Need {
-    fn new(scenario: &Scenario, point: &Point, variant: &str) -> Need {
-        Need { scenario: scenario.clone(), point: point.clone(), variant: variant.to_string() }
-    }
-
-    fn key(&self) -> String {
-        self.scenario.trial_name(&self.variant, &self.point)
-    }
-}
-
-type SharedResult = Result<Arc<RunOutput>, String>;
-
-/// A point's result as its batch gave it; `None`: the trial runs the point alone (another
-/// process's batch failed there, or that process died before it published).
-type BatchResult = Option<SharedResult>;
-
-/// The runs of a test process, grouped into batches: each batch is the points of one
-/// variant that one boot runs ([`radiff::run::BATCH_POINTS`] at most), made by the first
-/// trial that needs one of them; the other trials of the batch then find their run done.
-struct Plan {
-    batch_of: HashMap<String, Arc<Batch>>,
-}
-
-struct Batch {
-    variant: String,
-    needs: Vec<Need>,
-    /// [`radiff::run::point_cost`]s and a boot: which batch to start first.
-    cost: f64,
-    results: OnceLock<HashMap<String, BatchResult>>,
-}
-
-static PLAN: OnceLock<Plan> = OnceLock::new();
-
-impl Plan {
-    fn new<'a>(needs: impl Iterator<Item = &'a Need>) -> Plan {
-        let mut seen = std::collections::HashSet::new();
-        let needs: Vec<&Need> = needs.filter(|n| seen.insert(n.key())).collect();
-        let points: Vec<(&str, &Scenario)> = needs.iter().map(|n| (n.variant.as_str(), &n.scenario)).collect();
-        let mut batch_of = HashMap::new();
-        for boot in radiff::run::plan_boots(&points) {
-            let batch = Arc::new(Batch {
-                variant: boot.variant,
-                needs: boot.points.iter().map(|i| needs[*i].clone()).collect(),
-                cost: boot.cost,
-                results: OnceLock::new(),
-            });
-            for need in &batch.needs {
-                batch_of.insert(need.key(), batch.clone());
-            }
-        }
-        Plan { batch_of }
-    }
-
-    /// The order to start trials in: the first trial of each batch, the costliest batch
-    /// first (beside the other long trials), then the rest, whose runs are then made or
-    /// being made, and `kernel_boots::*` last, to find their kernels' batches done. Two threads thus never wait on one batch while another waits to start.
-    fn order(&self, trials: Vec<Trial>, needs: &Needs) -> Vec<Trial> {
-        let mut first_of_batch = std::collections::HashSet::new();
-        let mut keyed: Vec<((bool, i64, String), Trial)> = trials
-            .into_iter()
-            .map(|t| {
-                let name = t.name().to_string();
-                let batch = needs.get(&name).and_then(|n| n.first()).and_then(|n| self.batch_of.get(&n.key()));
-                let cost = batch.map_or_else(|| other_trial_cost(&name), |b| b.cost);
-                let first = batch.is_none_or(|b| first_of_batch.insert(Arc::as_ptr(b) as usize));
-                // Last of all: the trials that read a kernel's release off its batches.
-                let last = name.starts_with("kernel_boots::");
-                ((!first || last, if last { i64::MAX } else { -(cost * 1000.0) as i64 }, name), t)
-            })
-            .collect();
-        keyed.sort_by(|a, b| a.0.cmp(&b.0));
-        keyed.into_iter().map(|(_, t)| t).collect()
-    }
+/// The order to start trials in: the first trial of each boot, the costliest boot first
+/// (beside the other long trials), then the rest, whose runs are then made or being made,
+/// and `kernel_boots::*` last, to find their kernels' boots done. Two threads thus never
+/// wait on one boot while another waits to start.
+fn order(schedule: &Schedule, trials: Vec<Trial>, needs: &Needs) -> Vec<Trial> {
+    let mut first_of_boot = std::collections::HashSet::new();
+    let mut keyed: Vec<((bool, i64, String), Trial)> = trials
+        .into_iter()
+        .map(|t| {
+            let name = t.name().to_string();
+            let boot = needs.get(&name).and_then(|n| n.first()).and_then(|n| schedule.boot(&n.key()));
+            let cost = boot.map_or_else(|| other_trial_cost(&name), |(_, cost)| cost);
+            let first = boot.is_none_or(|(id, _)| first_of_boot.insert(id));
+            // Last of all: the trials that read a kernel's release off its boots.
+            let last = name.starts_with("kernel_boots::");
+            ((!first || last, if last { i64::MAX } else { -(cost * 1000.0) as i64 }, name), t)
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, t)| t).collect()
 }
 
 /// A rough guess (seconds on one vCPU) of the trials that run no batch, to start the
@@ -207,107 +146,6 @@ fn other_trial_cost(name: &str) -> f64 {
         "program_errors" => 60.0,
         _ => 10.0,
     }
-}
-
-impl Batch {
-    /// Each point's result: the batch run once in this process (`cargo test`), or once in
-    /// the test run ([`Batch::shared`]).
-    fn results(&self, who: &str) -> &HashMap<String, BatchResult> {
-        self.results.get_or_init(|| match SHARED.get() {
-            Some(shared) => self.shared(shared, who),
-            None => self.keyed(self.run(who)).into_iter().map(|(k, r)| (k, Some(r))).collect(),
-        })
-    }
-
-    fn run(&self, who: &str) -> Vec<radiff::Result<RunOutput>> {
-        let failed = |e: String| self.needs.iter().map(|_| Err(radiff::Error::Other(e.clone()))).collect();
-        let lab = match lab() {
-            Ok(lab) => lab,
-            Err(e) => return failed(format!("{e:?}")),
-        };
-        let kernel = match lab.kernel(&self.variant, who) {
-            Ok(k) => k,
-            Err(e) => return failed(e.to_string()),
-        };
-        let jobs: Vec<Job> =
-            self.needs.iter().map(|n| Job { scenario: &n.scenario, point: &n.point, name: &self.variant }).collect();
-        lab.run_batch(&kernel, &jobs)
-    }
-
-    fn keyed(&self, results: Vec<radiff::Result<RunOutput>>) -> HashMap<String, SharedResult> {
-        self.needs.iter().zip(results).map(|(n, r)| (n.key(), r.map(Arc::new).map_err(|e| e.to_string()))).collect()
-    }
-
-    fn id(&self) -> String {
-        radiff::run::SharedRun::batch_id(&self.needs.iter().map(Need::key).collect::<Vec<_>>())
-    }
-
-    /// The batch once in the test run: run here if this process takes it first, else the
-    /// runs another process published. While another process runs it, this one boots the
-    /// plan's costliest batch that no process has taken yet, so no trial slot waits idle.
-    fn shared(&self, shared: &radiff::run::SharedRun, who: &str) -> HashMap<String, BatchResult> {
-        match settle_shared(shared, &self.id(), self.needs.len(), &|| self.run(who), who) {
-            Ok(radiff::run::Found::Ran(results)) => {
-                self.keyed(results).into_iter().map(|(k, r)| (k, Some(r))).collect()
-            }
-            // A point that failed in another process runs alone here (its error is its own).
-            Ok(radiff::run::Found::Published(runs)) => self
-                .needs
-                .iter()
-                .zip(runs)
-                .map(|(need, run)| (need.key(), run.and_then(|r| r.ok()).map(|r| Ok(Arc::new(r)))))
-                .collect(),
-            Ok(radiff::run::Found::Abandoned(pid)) => {
-                progress(&format!("{who}: the process that took this batch ({pid}) ended before it published; each trial runs its own point"));
-                self.needs.iter().map(|need| (need.key(), None)).collect()
-            }
-            Err(e) => self
-                .needs
-                .iter()
-                .map(|need| (need.key(), Some(Err(format!("{who}: the test run's shared batch: {e}")))))
-                .collect(),
-        }
-    }
-}
-
-/// Settles the test run's shared batch `id` of `points` points: takes it (`run`) if no
-/// process holds it; while another does, boots the plan's costliest batch that no process
-/// has taken yet, so no trial slot waits idle; with none left, waits for it.
-fn settle_shared(
-    shared: &radiff::run::SharedRun,
-    id: &str,
-    points: usize,
-    run: &dyn Fn() -> Vec<radiff::Result<RunOutput>>,
-    who: &str,
-) -> radiff::Result<radiff::run::Found> {
-    loop {
-        match shared.try_batch(id, points, run)? {
-            Some(found) => return Ok(found),
-            None if help_another_batch(shared, who) => continue,
-            None => return shared.batch(id, points, run),
-        }
-    }
-}
-
-/// Runs the plan's costliest batch that no process of the test run has taken; whether
-/// there was one.
-fn help_another_batch(shared: &radiff::run::SharedRun, who: &str) -> bool {
-    let Some(plan) = PLAN.get() else { return false };
-    let mut batches: Vec<&Arc<Batch>> = plan.batch_of.values().collect();
-    batches.sort_by(|a, b| b.cost.total_cmp(&a.cost).then_with(|| a.needs[0].key().cmp(&b.needs[0].key())));
-    batches.dedup_by(|a, b| Arc::ptr_eq(a, b));
-    for batch in batches {
-        let id = batch.id();
-        if shared.taken(&id) {
-            continue;
-        }
-        if let Ok(Some(radiff::run::Found::Ran(_))) =
-            shared.try_batch(&id, batch.needs.len(), || batch.run(&format!("{who} (meanwhile)")))
-        {
-            return true;
-        }
-    }
-    false
 }
 
 type Needs = HashMap<String, Vec<Need>>;
@@ -554,23 +392,10 @@ fn kernel_boots(variant: &str) -> Result<(), Failed> {
     Ok(())
 }
 
-/// The release the guest saw in a finished run of one of `variant`'s batches, and the
-/// run's folder.
-///
-/// Under nextest (a process of its own, that finds no batch ended in it) it settles the
-/// variant's costliest batch of the test run, booting it if no process has: a boot the
-/// matrix needs anyway.
+/// The release the guest saw in a finished run of one of `variant`'s boots, and the run's
+/// folder ([`Schedule::release_of`]).
 fn release_from_a_batch(variant: &str) -> Option<(String, std::path::PathBuf)> {
-    let plan = PLAN.get()?;
-    let of_variant = || plan.batch_of.values().filter(|b| b.variant == variant);
-    if SHARED.get().is_some() {
-        let costliest = of_variant()
-            .max_by(|a, b| a.cost.total_cmp(&b.cost).then_with(|| b.needs[0].key().cmp(&a.needs[0].key())))?;
-        costliest.results(&format!("kernel_boots::{variant}"));
-    }
-    let ran = of_variant().filter_map(|b| b.results.get());
-    ran.flat_map(|results| results.values())
-        .find_map(|r| r.as_ref()?.as_ref().ok().map(|out| (out.env.release.clone(), out.dir.clone())))
+    SCHEDULE.get()?.release_of(lab().ok()?, variant)
 }
 
 /// The kernel has no ACPI, so virtme-ng-init's power-off halts the guest; radiff's guest
@@ -808,13 +633,17 @@ fn fault_batch(scenarios: &[Scenario]) -> Result<&'static FaultBatch, String> {
             // Under nextest each fault trial is a process: the batch boots once in the test
             // run, and the others read its runs and errors; if its publisher died, or a run
             // folder changed since, this process runs the batch itself.
-            let results = match SHARED.get() {
+            let shared = SCHEDULE.get().and_then(|s| s.shared().map(|shared| (s, shared)));
+            let results = match shared {
                 None => run(),
-                Some(shared) => {
+                Some((schedule, shared)) => {
                     let id = radiff::run::SharedRun::batch_id(
                         &jobs.iter().map(|j| format!("vm_faults {}/{}", j.scenario.name, j.name)).collect::<Vec<_>>(),
                     );
-                    match settle_shared(shared, &id, jobs.len(), &run, "vm_faults").map_err(|e| e.to_string())? {
+                    match schedule
+                        .settle_shared(shared, lab, &id, jobs.len(), &run, "vm_faults")
+                        .map_err(|e| e.to_string())?
+                    {
                         radiff::run::Found::Ran(results) => results,
                         radiff::run::Found::Published(found) if found.iter().all(Option::is_some) => {
                             found.into_iter().flatten().collect()
@@ -1036,14 +865,11 @@ fn shared_run(scenario: &Scenario, point: &Point, variant: &str, who: &str) -> R
     type Cell = Arc<OnceLock<Result<Arc<RunOutput>, String>>>;
     static RUNS: OnceLock<Mutex<HashMap<String, Cell>>> = OnceLock::new();
     let key = scenario.trial_name(variant, point);
-    if let Some(batch) = PLAN.get().and_then(|p| p.batch_of.get(&key)) {
-        match batch.results(who).get(&key) {
-            Some(Some(result)) => return result.clone(),
-            Some(None) => {} // run alone, below
-            None => return Err(format!("{key}: not in its batch")),
-        }
-    }
     let lab = lab().map_err(|e| format!("{e:?}"))?;
+    // From its boot; else (no boot has it, or its boot left it to the trial) alone, below.
+    if let Some(result) = SCHEDULE.get().and_then(|s| s.result(lab, &key, who)) {
+        return result;
+    }
     let cell: Cell =
         RUNS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone();
     cell.get_or_init(|| lab.run(scenario, point, variant, who).map(Arc::new).map_err(|e| e.to_string())).clone()

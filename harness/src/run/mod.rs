@@ -2,7 +2,7 @@
 //!
 //! The parts: `lab` (what runs share: the kernels built, the guest program), `image` (the
 //! disk images), `batch` (which points go to which boot), `boot` (one boot of a batch),
-//! `console` (what a boot's console says), `shared` (batches shared by a test run's
+//! `console` (what a boot's console says), `schedule` (the boots of a test run), `shared` (batches shared by a test run's
 //! processes), `nextest` (what a process cargo-nextest started knows of its run).
 
 mod batch;
@@ -11,6 +11,7 @@ mod console;
 mod image;
 mod lab;
 mod nextest;
+mod schedule;
 mod shared;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +30,7 @@ pub use console::{console_of_point, ftrace_dump, kernel_panic, read_status, STAT
 pub use image::{image_key, image_ready, PREPARE_CPUS};
 pub use lab::{guest_binary, Lab, VM_CPUS};
 pub use nextest::{selection_of, NextestRun, Selection};
+pub use schedule::{Need, Schedule, SharedResult};
 pub use shared::{Found, SharedRun};
 
 /// What a run produced.
