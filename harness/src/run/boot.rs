@@ -58,7 +58,7 @@ impl Lab {
             disks,
             snapshot: true,
             shared: batch.clone(),
-            command: format!("{} --batch {}", self.guest.display(), batch.display()),
+            command: format!("{} --batch {}", self.guest_program()?.display(), batch.display()),
             cpus: self.vcpus,
             memory_mb: points.iter().map(|(i, _)| memory_mb(jobs[*i].scenario)).max().unwrap_or(2048),
             timeout: BOOT_ALLOWANCE + timeouts.iter().sum::<Duration>(),

@@ -140,7 +140,7 @@ impl Lab {
             disks: vec![disk],
             snapshot,
             shared: dir.to_path_buf(),
-            command: format!("{} {}", self.guest.display(), dir.display()),
+            command: format!("{} {}", self.guest_program()?.display(), dir.display()),
             cpus: if snapshot { self.vcpus } else { PREPARE_CPUS },
             memory_mb,
             timeout,

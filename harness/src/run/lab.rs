@@ -37,6 +37,8 @@ pub struct Lab {
     pub(super) images: Mutex<()>,
     pub(super) vcpus: u32,
     pub(super) boots: std::sync::atomic::AtomicUsize,
+    /// The guest program the guests run ([`Lab::guest_program`]), copied once.
+    guest_copy: std::sync::OnceLock<std::result::Result<PathBuf, String>>,
 }
 
 impl Lab {
@@ -52,6 +54,7 @@ impl Lab {
             images: Mutex::new(()),
             vcpus: VM_CPUS,
             boots: Default::default(),
+            guest_copy: Default::default(),
         }
     }
 
@@ -118,6 +121,17 @@ impl Lab {
         self.run_kernel(scenario, point, variant, &kernel)
     }
 
+    /// The guest program as the guests run it: a copy of [`Lab::guest`] in the cache, named
+    /// by its content, made once for the lab. A guest reads its program over 9p while it
+    /// runs, so a `cargo build` that rewrites `target/*/radiff-guest` meanwhile would
+    /// change the file under it (a guest segfaulted in ld.so so); the copy never changes.
+    pub(super) fn guest_program(&self) -> Result<PathBuf> {
+        self.guest_copy
+            .get_or_init(|| stable_copy(&self.cache, &self.guest).map_err(|e| e.to_string()))
+            .clone()
+            .map_err(Error::Other)
+    }
+
     /// Runs `point` of `scenario` on the bzImage `kernel`, keeping the run's folder under
     /// `runs/SCENARIO/NAME/`: a batch of one.
     pub fn run_kernel(&self, scenario: &Scenario, point: &Point, name: &str, kernel: &Path) -> Result<RunOutput> {
@@ -147,4 +161,62 @@ pub fn guest_binary() -> Result<PathBuf> {
         "radiff-guest not found near {}: run `cargo build --bins` (or set RADIFF_GUEST)",
         exe.display()
     )))
+}
+
+/// `program` copied to `guest/NAME-KEY` in the cache, executable, unless that copy is
+/// there: KEY from the file's identity, size and modification time (a rebuild changes
+/// them; the test build's guest is about 100 MB, not worth reading to name it), put in
+/// place by rename, whole. Copies over a day old are removed as a new one is made.
+fn stable_copy(cache: &Cache, program: &Path) -> Result<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(program).map_err(|e| Error::io(program, e))?;
+    let identity = [meta.dev(), meta.ino(), meta.size(), meta.mtime() as u64, meta.mtime_nsec() as u64];
+    let name = program.file_name().map_or("guest".into(), |n| n.to_string_lossy().into_owned());
+    let dir = cache.dir("guest")?;
+    let copy = dir.join(format!("{name}-{}", crate::cache::key(identity.map(u64::to_le_bytes))));
+    if copy.is_file() {
+        return Ok(copy);
+    }
+    let staged = dir.join(format!(".{name}.{}", std::process::id()));
+    std::fs::copy(program, &staged).map_err(|e| Error::io(&staged, e))?;
+    std::fs::set_permissions(&staged, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .map_err(|e| Error::io(&staged, e))?;
+    std::fs::rename(&staged, &copy).map_err(|e| Error::io(&copy, e))?;
+    let day = std::time::Duration::from_secs(24 * 3600);
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let old = entry.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok());
+        if entry.file_name().to_string_lossy().starts_with(&format!("{name}-")) && old.is_some_and(|age| age > day) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(copy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guests_run_a_copy_of_the_program_that_a_rebuild_does_not_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache { root: tmp.path().join("cache") };
+        let program = tmp.path().join("radiff-guest");
+        std::fs::write(&program, b"first build").unwrap();
+        let copy = stable_copy(&cache, &program).unwrap();
+        assert_ne!(copy, program);
+        assert_eq!(std::fs::read(&copy).unwrap(), b"first build");
+        let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&copy).unwrap().permissions());
+        assert_eq!(mode & 0o777, 0o755);
+        assert_eq!(stable_copy(&cache, &program).unwrap(), copy, "the same content: the same copy");
+        // A rebuild (a new file, as the linker writes it): a new copy beside, the first
+        // one untouched.
+        std::fs::remove_file(&program).unwrap();
+        std::fs::write(&program, b"second build").unwrap();
+        let second = stable_copy(&cache, &program).unwrap();
+        assert_ne!(second, copy);
+        assert_eq!(std::fs::read(&copy).unwrap(), b"first build");
+        assert_eq!(std::fs::read(&second).unwrap(), b"second build");
+        let e = stable_copy(&cache, &tmp.path().join("missing")).unwrap_err().to_string();
+        assert!(e.contains("missing"), "{e}");
+    }
 }
