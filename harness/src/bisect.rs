@@ -15,7 +15,7 @@ use radiff_model::{Policy, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::cache::Cache;
-use crate::compare::{self, normalise};
+use crate::compare;
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels, Variant, ENV_LOCKED};
 use crate::process::Outcome;
@@ -533,7 +533,7 @@ pub fn bisect_series(lab: &Lab, variant: &Variant, scenario: &Scenario, point: &
         };
         let build = started.elapsed();
         let out = lab.run_kernel(scenario, point, &prefix.name, &kernel)?;
-        let (trace, _) = normalise(&out.capture.trace, &out.env.all_extents());
+        let (trace, _) = out.normalised();
         Ok((Ok(trace), build, started.elapsed() - build))
     };
     let (base, build, run) = trace_of(0)?;

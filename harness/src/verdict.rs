@@ -185,7 +185,7 @@ pub fn judge(
     let (own_kernel, steps) = match &checked {
         Some(c) => (None, c.normalised.clone()),
         None => {
-            let (kernel, steps) = compare::normalise(&out.capture.trace, &out.env.all_extents());
+            let (kernel, steps) = out.normalised();
             (Some(kernel), steps)
         }
     };
@@ -224,7 +224,7 @@ pub fn judge(
             // base kernel's on the same point (the same disk image).
             let kernel = own_kernel.expect("normalised above: no model check ran");
             let base = base_run()?;
-            let (base_kernel, _) = compare::normalise(&base.capture.trace, &base.env.all_extents());
+            let (base_kernel, _) = base.normalised();
             let text = match compare::compare(&base_kernel, &kernel) {
                 None => format!("{name}: the {variant} kernel's trace equals the base kernel's on this point (device requests, folios and windows)\n"),
                 Some(d) => compare::render_between(&d, name, &rerun, ("base kernel", &format!("{variant} kernel"))),

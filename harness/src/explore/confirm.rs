@@ -10,7 +10,7 @@ use radiff_model::{Input, Trace};
 
 use super::detect::{self, Hit};
 use super::{comment, context, figures_line, policies, Finding, Options};
-use crate::compare::{self, normalise};
+use crate::compare;
 use crate::error::{Error, Result};
 use crate::model_check::{self, Predictor};
 use crate::run::{Job, Lab};
@@ -266,7 +266,7 @@ pub fn confirm_group(
                 }
             };
             p.run_times.push(again.wall);
-            let (second, _) = normalise(&again.capture.trace, &again.env.all_extents());
+            let (second, _) = again.normalised();
             let first = &p.runs[vi].as_ref().expect("a second run follows a first").2;
             let text = p.diffs[vi].clone().expect("a second run where they differ");
             if let Some(r) = compare::compare(first, &second) {

@@ -14,7 +14,7 @@ use radiff_model::{Coverage, Policy, Trace};
 use super::detect::Hit;
 use super::generate::{self, Gen};
 use super::{figures_line, interrupted, scenario_of, synthetic_input, Costs, Options};
-use crate::compare::{self, normalise};
+use crate::compare;
 use crate::error::{Error, Result};
 use crate::run::Lab;
 
@@ -199,7 +199,7 @@ fn pair_of(
     image_time: Option<Duration>,
 ) -> Pair {
     let checked = crate::model_check::check(scenario, &base_out.env, &base_out.capture, &Policy::BASE);
-    let (variant_trace, _) = normalise(&variant_out.capture.trace, &variant_out.env.all_extents());
+    let (variant_trace, _) = variant_out.normalised();
     let (base, input) = (checked.kernel, checked.input);
     let model_bug = checked
         .divergence

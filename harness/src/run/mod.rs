@@ -50,6 +50,14 @@ pub struct RunOutput {
     pub boot_wall: Duration,
 }
 
+impl RunOutput {
+    /// The kernel's trace as it is compared: [`crate::compare::normalise`]d on the extents
+    /// of every file of the run, with the steps that removed something.
+    pub fn normalised(&self) -> (radiff_model::Trace, Vec<(&'static str, u64)>) {
+        crate::compare::normalise(&self.capture.trace, &self.env.all_extents())
+    }
+}
+
 /// One point of a batch: `point` of `scenario`, its run folder named `name` (the variant,
 /// or a name of the caller's) under `runs/SCENARIO/`.
 #[derive(Clone, Copy, Debug)]
