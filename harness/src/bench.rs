@@ -125,7 +125,7 @@ struct Tally {
 }
 
 /// `radiff bench [--cold] [--scenario NAME] [--model-only]`.
-pub fn main(args: &Options) -> Result<ExitCode> {
+pub fn bench_command(args: &Options) -> Result<ExitCode> {
     let cold = args.cold;
     let only: Option<&str> = args.scenario.as_deref();
     let repo = crate::repo_root();

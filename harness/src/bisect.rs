@@ -220,7 +220,7 @@ pub struct CheckOptions {
 
 /// `radiff check --tree DIR --scenario FILE [--point LABEL] [--against snapshot|model]
 /// [--record FILE]`.
-pub fn check_main(args: &CheckOptions) -> Result<ExitCode> {
+pub fn check_command(args: &CheckOptions) -> Result<ExitCode> {
     let scenario = Scenario::load(&args.scenario)?;
     let point = scenario.point(args.point.as_deref())?;
     let tree = &args.tree;
@@ -279,7 +279,7 @@ pub struct BisectOptions {
 
 /// `radiff bisect --tree DIR --good A --bad B --scenario FILE [...]` or
 /// `radiff bisect --variant V --scenario FILE [--point LABEL]`.
-pub fn bisect_main(args: &BisectOptions) -> Result<ExitCode> {
+pub fn bisect_command(args: &BisectOptions) -> Result<ExitCode> {
     let scenario = Scenario::load(&args.scenario)?;
     let point = scenario.point(args.point.as_deref())?;
     let repo = crate::repo_root();

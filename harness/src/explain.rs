@@ -185,7 +185,7 @@ pub fn load_run(root: &Path, cache: &Cache, dir: &Path) -> Result<LoadedRun> {
 
 /// `radiff explain`: the run's windows with their decisions in the base's lines, and for
 /// a variant where it parts from the base.
-pub fn main(root: &Path, kernels: &Kernels, cache: &Cache, o: &Options) -> Result<String> {
+pub fn explain_command(root: &Path, kernels: &Kernels, cache: &Cache, o: &Options) -> Result<String> {
     let run = load_run(root, cache, &o.run_dir)?;
     let tree = port::base_files(&Builder::new(kernels, cache))?;
     let mut placer = Placer::new(root, tree.as_ref())?;

@@ -16,5 +16,5 @@ fn main() {
     // of a batch inherit the setting.
     radiff::guest::reexec_without_aslr();
     let dir = std::path::Path::new(&dir);
-    std::process::exit(if batch { radiff::guest::batch(dir) } else { radiff::guest::main(dir) });
+    std::process::exit(if batch { radiff::guest::batch(dir) } else { radiff::guest::run_alone(dir) });
 }

@@ -73,16 +73,16 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Run(args) => run(&args),
-        Command::Report(args) => radiff::report::main(&args.options()),
-        Command::Check(args) => radiff::bisect::check_main(&args.options()),
-        Command::Bisect(args) => radiff::bisect::bisect_main(&args.options()?),
-        Command::Explore(args) => radiff::explore::main(&args.options()?),
-        Command::Review(args) => radiff::review::main(&args.options()),
-        Command::Bench(args) => radiff::bench::main(&args.options()),
+        Command::Report(args) => radiff::report::report_command(&args.options()),
+        Command::Check(args) => radiff::bisect::check_command(&args.options()),
+        Command::Bisect(args) => radiff::bisect::bisect_command(&args.options()?),
+        Command::Explore(args) => radiff::explore::explore_command(&args.options()?),
+        Command::Review(args) => radiff::review::review_command(&args.options()),
+        Command::Bench(args) => radiff::bench::bench_command(&args.options()),
         Command::Explain(args) => {
             let root = repo_root();
             let kernels = Kernels::load(&root)?;
-            progress::output(&radiff::explain::main(&root, &kernels, &Cache::from_env(), &args.options())?);
+            progress::output(&radiff::explain::explain_command(&root, &kernels, &Cache::from_env(), &args.options())?);
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -608,7 +608,7 @@ fn markdown_patch(r: &UnknownReport, variant: &str) -> String {
 
 /// `radiff explore --variants base,V` where V has no model policy: prints the progress,
 /// returns the report.
-pub fn main_for_unknown(lab: &Lab, variant: &str, o: &Options) -> Result<UnknownReport> {
+pub fn explore_unknown_command(lab: &Lab, variant: &str, o: &Options) -> Result<UnknownReport> {
     explore_unknown(lab, variant, o, &mut |l| crate::progress::progress(l))
 }
 

@@ -153,11 +153,11 @@ fn synthetic_vm(scenario: &Scenario) -> radiff_model::VmSettings {
 }
 
 /// `radiff explore`.
-pub fn main(o: &Options) -> Result<ExitCode> {
+pub fn explore_command(o: &Options) -> Result<ExitCode> {
     catch_interrupt()?;
     if let Some(v) = without_policy(&o.variants)? {
         let lab = crate::run::Lab::open()?;
-        let report = cover::main_for_unknown(&lab, &v, o)?;
+        let report = cover::explore_unknown_command(&lab, &v, o)?;
         crate::progress::output(&report.markdown);
         let bugs = report.ran.iter().any(|p| p.model_bug.is_some());
         return Ok(if report.interrupted {

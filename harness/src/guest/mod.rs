@@ -94,9 +94,9 @@ pub fn reexec_without_aslr() {
     eprintln!("radiff-guest: cannot run again without address-space randomisation: {err}");
 }
 
-/// The guest program's body: runs `spec.json` from `out`, writes the results there.
+/// The guest program run on one point alone (not `--batch`): runs `spec.json` from `out`, writes the results there.
 /// Returns the process exit code.
-pub fn main(out: &Path) -> i32 {
+pub fn run_alone(out: &Path) -> i32 {
     let log = match File::create(out.join("guest.log")) {
         Ok(f) => f,
         Err(e) => {

@@ -32,7 +32,7 @@ pub struct Options {
 }
 
 /// `radiff report ...` (see `radiff report --help`).
-pub fn main(args: &Options) -> Result<ExitCode> {
+pub fn report_command(args: &Options) -> Result<ExitCode> {
     // clap checks the rest (a scenario or --all, --pages with --svg, ...); --all compares
     // exactly two.
     if args.all && args.variants.len() != 2 {

@@ -23,7 +23,7 @@ mod sentences;
 mod stats;
 
 pub use all::{render_all, PointOutcome};
-pub use command::{main, Options};
+pub use command::{report_command, Options};
 pub use markdown::{environment, markdown, Heading, FAULTS_NOTE};
 pub use picture::{page_range, picture};
 pub use runs::{run_points, PointRuns};

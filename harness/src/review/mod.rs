@@ -61,7 +61,7 @@ const SEARCH_MAX: Duration = Duration::from_secs(120);
 const FOUND_EACH: usize = 2;
 
 /// `radiff review`.
-pub fn main(o: &Options) -> Result<ExitCode> {
+pub fn review_command(o: &Options) -> Result<ExitCode> {
     let started = Instant::now();
     let deadline = started + o.budget;
     let root = crate::repo_root();
@@ -146,7 +146,7 @@ pub fn main(o: &Options) -> Result<ExitCode> {
     Ok(if review.worse() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-/// The order in which the kernels run cases (see [`main`]).
+/// The order in which the kernels run cases (see [`review_command`]).
 fn rank(c: &Case) -> u8 {
     match (c.model.is_some(), c.worse(), &c.origin) {
         (true, true, _) => 0,
