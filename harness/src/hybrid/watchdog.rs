@@ -4,7 +4,7 @@
 //! hangs on the C.
 //!
 //! The model calls the C through the table's `radiff_guard`; the table holds
-//! [`timed_guard`], which marks the calling thread's slot with the time it entered, runs the
+//! `timed_guard`, which marks the calling thread's slot with the time it entered, runs the
 //! object's own guard, and clears the slot. A watchdog thread, started with the first
 //! loaded object, looks at the slots a few times a second.
 

@@ -128,7 +128,7 @@ pub struct PlannedBoot {
 /// boots of at most [`BATCH_POINTS`] with even costs ([`balanced_batches`]), the costliest
 /// boot first, so that the last boots to end are short ones. `cargo test`'s trials and
 /// `radiff bench` both boot what this plans; `radiff report`'s repeated runs take turns
-/// between variants instead ([`crate::report::plan`]).
+/// between variants instead (report/plan.rs).
 pub fn plan_boots(points: &[(&str, &Scenario)]) -> Vec<PlannedBoot> {
     let mut by_variant: Vec<(&str, Vec<usize>)> = Vec::new();
     for (i, (variant, _)) in points.iter().enumerate() {
