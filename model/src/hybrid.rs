@@ -223,7 +223,7 @@ pub struct Crash {
     /// `BUG()` at this file and line, when it was one.
     pub bug: Option<(String, i32)>,
     /// Index in `Input::ops` of the system call it happened in; `None` when a file was
-    /// opened, before the first (`file_ra_state_init()`, [`Model::c_open_files`]).
+    /// opened, before the first (`file_ra_state_init()`, `Model::c_open_files`).
     pub op: Option<usize>,
 }
 
