@@ -17,7 +17,7 @@ pub mod hunks;
 pub mod lines;
 mod source;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub use command::{
     base_check, base_files, explain_divergence, kernel_version, make_ledger, port_check, unlisted, Report, Shown,
@@ -187,8 +187,19 @@ pub struct DocName {
 /// Every kernel function named at the start of a doc comment of a model item (a `fn`,
 /// or a `struct`/`const` that stands for one), in `src` (`model/src`).
 pub fn doc_names(src: &Path) -> Result<Vec<DocName>> {
-    let files: Vec<PathBuf> =
-        crate::files::entries(src)?.into_iter().filter(|p| p.extension().is_some_and(|x| x == "rs")).collect();
+    // The model's modules and their folders (model/src/fault/around.rs), in path order.
+    let mut files = Vec::new();
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for path in crate::files::entries(&dir)? {
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
     let mut names = Vec::new();
     for path in files {
         let text = crate::files::read_text(&path)?;
@@ -221,7 +232,7 @@ pub fn doc_names(src: &Path) -> Result<Vec<DocName>> {
 /// A Rust item that can port a kernel function.
 fn is_item(line: &str) -> bool {
     let t = line.trim_start();
-    let t = t.strip_prefix("pub(crate) ").or_else(|| t.strip_prefix("pub ")).unwrap_or(t);
+    let t = ["pub(crate) ", "pub(super) ", "pub "].iter().find_map(|p| t.strip_prefix(p)).unwrap_or(t);
     let t = t.strip_prefix("const fn ").map(|r| r.to_string()).unwrap_or_else(|| t.to_string());
     ["fn ", "struct ", "enum ", "const ", "static "].iter().any(|k| t.starts_with(k))
 }
@@ -509,13 +520,25 @@ mod tests {
              /// `bio_max_segs(nr)` (include/linux/bio.h).\n#[inline]\npub fn bio_max_segs() {}\n",
         )
         .unwrap();
+        // A module's folder too, and a `pub(super)` item there.
+        std::fs::create_dir_all(src.join("fault")).unwrap();
+        std::fs::write(
+            src.join("fault/around.rs"),
+            "impl M {\n    /// `do_fault_around()`, mm/memory.c: map around.\n    pub(super) fn do_fault_around() {}\n}\n",
+        )
+        .unwrap();
         let names = doc_names(&src).unwrap();
         let got: Vec<(&str, Option<&str>)> = names.iter().map(|d| (d.name.as_str(), d.file.as_deref())).collect();
         assert_eq!(
             got,
-            [("page_cache_sync_ra", Some("mm/readahead.c")), ("bio_max_segs", Some("include/linux/bio.h"))]
+            [
+                ("page_cache_sync_ra", Some("mm/readahead.c")),
+                ("bio_max_segs", Some("include/linux/bio.h")),
+                ("do_fault_around", Some("mm/memory.c"))
+            ]
         );
         assert_eq!(names[0].at, "model/src/a.rs:2");
+        assert_eq!(names[2].at, "model/src/fault/around.rs:3");
     }
 
     #[test]
