@@ -1,5 +1,6 @@
 //! The house rules of issue 25, checked on harness/src's text (pure: reads the sources,
-//! no VM): no file over 700 lines before its test module, no function over 120 lines,
+//! no VM): no file over 700 lines before its test module, no function over 120 lines (the
+//! model's files too),
 //! only the binary imports the CLI module, no import circle among the top-level modules,
 //! only settings.rs reads the environment, only process.rs and the guest build commands.
 
@@ -16,7 +17,17 @@ type File = (String, String);
 
 /// Every .rs file under harness/src, sorted by path.
 fn sources() -> Vec<File> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    sources_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+/// Every .rs file under model/src: the model, held to the same sizes.
+fn model_sources() -> Vec<File> {
+    sources_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/src"))
+}
+
+/// Every .rs file under `root`, by its path there, sorted.
+fn sources_under(root: &Path) -> Vec<File> {
+    let root = root.to_path_buf();
     let mut files = Vec::new();
     let mut dirs = vec![root.clone()];
     while let Some(dir) = dirs.pop() {
@@ -65,7 +76,7 @@ fn closing(lines: &[&str], at: usize) -> Option<usize> {
 /// Rule (a): files over [`FILE_LINES`] lines before the `#[cfg(test)]` that opens an inline
 /// test module (or in all, without one); a `#[cfg(test)] mod tests;` that declares a file
 /// does not end the count.
-fn long_files(files: &[File]) -> Vec<String> {
+fn long_files(root: &str, files: &[File]) -> Vec<String> {
     let mut found = Vec::new();
     for (path, text) in files {
         let lines: Vec<&str> = text.lines().collect();
@@ -74,7 +85,7 @@ fn long_files(files: &[File]) -> Vec<String> {
             .unwrap_or(lines.len());
         if before > FILE_LINES {
             found.push(format!(
-                "harness/src/{path}:{}: {before} lines before its #[cfg(test)] module (at most {FILE_LINES})",
+                "{root}/{path}:{}: {before} lines before its #[cfg(test)] module (at most {FILE_LINES})",
                 FILE_LINES + 1
             ));
         }
@@ -105,7 +116,7 @@ fn fn_name(line: &str) -> Option<&str> {
 /// Rule (b): functions over [`FN_LINES`] lines, from the `fn` line to the closing brace at
 /// its indentation. A declaration without a body (`fn f();`) and a one-line function are
 /// skipped.
-fn long_functions(files: &[File]) -> Vec<String> {
+fn long_functions(root: &str, files: &[File]) -> Vec<String> {
     let mut found = Vec::new();
     for (path, text) in files {
         let lines: Vec<&str> = text.lines().collect();
@@ -122,7 +133,7 @@ fn long_functions(files: &[File]) -> Vec<String> {
             let Some(close) = closing(&lines, i) else { continue };
             let n = close - i + 1;
             if n > FN_LINES {
-                found.push(format!("harness/src/{path}:{}: fn {name} is {n} lines (at most {FN_LINES})", i + 1));
+                found.push(format!("{root}/{path}:{}: fn {name} is {n} lines (at most {FN_LINES})", i + 1));
             }
         }
     }
@@ -376,12 +387,14 @@ fn check(rule: &str, found: Vec<String>) {
 
 #[test]
 fn no_file_is_over_700_lines_before_its_test_module() {
-    check("files over 700 lines", long_files(&sources()));
+    check("files over 700 lines", long_files("harness/src", &sources()));
+    check("model files over 700 lines", long_files("model/src", &model_sources()));
 }
 
 #[test]
 fn no_function_is_over_120_lines() {
-    check("functions over 120 lines", long_functions(&sources()));
+    check("functions over 120 lines", long_functions("harness/src", &sources()));
+    check("model functions over 120 lines", long_functions("model/src", &model_sources()));
 }
 
 #[test]
@@ -455,17 +468,17 @@ fn tree(files: &[(&str, &str)]) -> Vec<File> {
 #[test]
 fn a_file_over_700_lines_before_its_test_module_is_caught_with_its_count() {
     let code = "let x = 1;\n".repeat(701);
-    let found = long_files(&tree(&[("big.rs", &(code + "#[cfg(test)]\nmod tests {\n}\n"))]));
+    let found = long_files("harness/src", &tree(&[("big.rs", &(code + "#[cfg(test)]\nmod tests {\n}\n"))]));
     assert_eq!(found, ["harness/src/big.rs:701: 701 lines before its #[cfg(test)] module (at most 700)"]);
     let short = "let x = 1;\n".repeat(700) + "#[cfg(test)]\nmod tests {\n" + &"let y = 2;\n".repeat(500) + "}\n";
-    assert!(long_files(&tree(&[("short.rs", &short)])).is_empty());
+    assert!(long_files("harness/src", &tree(&[("short.rs", &short)])).is_empty());
 }
 
 #[test]
 fn a_test_module_declared_as_a_file_does_not_end_the_count() {
     let code = "#[cfg(test)]\nmod tests;\n".to_string() + &"let x = 1;\n".repeat(699);
     assert_eq!(
-        long_files(&tree(&[("m.rs", &code)])),
+        long_files("harness/src", &tree(&[("m.rs", &code)])),
         ["harness/src/m.rs:701: 701 lines before its #[cfg(test)] module (at most 700)"]
     );
 }
@@ -474,12 +487,15 @@ fn a_test_module_declared_as_a_file_does_not_end_the_count() {
 fn a_function_over_120_lines_is_caught_with_its_line_and_count() {
     let long =
         format!("struct S;\nimpl S {{\n    pub fn long(&self) {{\n{}    }}\n}}\n", "        let x = 1;\n".repeat(119));
-    assert_eq!(long_functions(&tree(&[("f.rs", &long)])), ["harness/src/f.rs:3: fn long is 121 lines (at most 120)"]);
+    assert_eq!(
+        long_functions("harness/src", &tree(&[("f.rs", &long)])),
+        ["harness/src/f.rs:3: fn long is 121 lines (at most 120)"]
+    );
     let fits = format!(
         "fn fits()\nwhere\n    u8: Copy,\n{{\n{}}}\nfn one() {{ }}\nfn decl();\n",
         "    let x = 1;\n".repeat(115)
     );
-    assert!(long_functions(&tree(&[("g.rs", &fits)])).is_empty());
+    assert!(long_functions("harness/src", &tree(&[("g.rs", &fits)])).is_empty());
 }
 
 #[test]

@@ -507,10 +507,13 @@ mod tests {
     fn the_table_lists_every_id_the_sources_record_and_nothing_else() {
         let sources = [
             include_str!("readahead.rs"),
+            include_str!("readahead/order.rs"),
             include_str!("filemap.rs"),
             include_str!("fadvise.rs"),
             include_str!("fs.rs"),
             include_str!("fault.rs"),
+            include_str!("fault/around.rs"),
+            include_str!("fault/mmap_ra.rs"),
             include_str!("splice.rs"),
             include_str!("gup.rs"),
             include_str!("direct.rs"),
