@@ -237,7 +237,7 @@ pub struct RaceMark {
 }
 
 /// Every race the model marks.
-pub const RACE_MARKS: [RaceMark; 2] = [
+pub const RACE_MARKS: [RaceMark; 3] = [
     RaceMark {
         id: radiff_model::collapse::COLLAPSE_RACE,
         why: "a MADV_COLLAPSE here reads a window of several requests (pages already cached, or an extent boundary, inside the range split it): \
@@ -249,6 +249,12 @@ pub const RACE_MARKS: [RaceMark; 2] = [
         why: "a fault here sleeps on its own request while another request of the reads in flight holds a folio its fault-around then looks at: \
               the kernel's fault-around maps that folio or skips it (and a later touch faults)",
         avoid: "fault on a range nothing has read yet, or read it whole first (docs/scenarios.md, \"What a step starts completes before the next one\")",
+    },
+    RaceMark {
+        id: radiff_model::fault::LOAD_RACE,
+        why: "a program's load faulted here while a read it had started (the block requests the guest recorded in flight) held a folio the fault looks at: \
+              the kernel's fault met that folio locked (and waited, or fault-around skipped it) or not, as the device finished",
+        avoid: "give the device time between loads (fio's `thinktime`, a sleep), so that each fault finds the reads before it completed (docs/scenarios.md, Programs)",
     },
 ];
 
