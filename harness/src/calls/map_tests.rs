@@ -163,6 +163,11 @@ fn what_the_model_cannot_follow_on_a_mapping_is_refused_with_its_first_call() {
         fio("sys_madvise -> 0x0"),
     ]);
     assert!(why.starts_with("madvise by pid 76 with advice 4 on a mapping of the file"), "{why}");
+    let why = refused(vec![
+        fio(&format!("sys_mmap(addr: {ADDR:#x}, len: 0x1000, prot: 3, flags: 0x32, fd: 0xffffffffffffffff, off: 0)")),
+        fio(&format!("sys_mmap -> {ADDR:#x}")),
+    ]);
+    assert!(why.starts_with("mmap by pid 76 of 0x7fffdde00000+0x1000, across or part of a mapping"), "{why}");
     let mut l = mapped();
     l[4] = fio("sys_mmap(addr: 0, len: 0x4000000, prot: 3, flags: 1, fd: 7, off: 0)");
     let why = follow(&l).unfollowable.expect("a writable mapping");

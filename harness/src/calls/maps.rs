@@ -62,6 +62,12 @@ impl Follow<'_> {
         }
         let len = num(&p.args, "len").unwrap_or(0).div_ceil(PAGE) * PAGE;
         let offset = num(&p.args, "off").unwrap_or(0);
+        if self.maps.get(&l.tgid).is_some_and(|v| v.iter().any(|m| m.overlaps(ret as u64, len))) {
+            return self.refuse(format!(
+                "mmap by pid {} at {ret:#x} over a mapping of the file (MAP_FIXED): not modelled",
+                l.pid
+            ));
+        }
         let desc = &self.descs[d];
         let fd = pattern::fd_of(desc.file, desc.n);
         let map = self.out.map_addrs.len() as u32;
@@ -76,10 +82,14 @@ impl Follow<'_> {
         self.push(Op::Mmap { map, fd, offset, len, shared, exec, populate });
     }
 
-    /// A `munmap`, `madvise`, `mprotect` or `mremap` returned `ret`: those of a range of a
-    /// mapping of the scenario's files are the model's, or refused.
+    /// A `munmap`, `madvise`, `mprotect`, `mremap` or an `mmap` of something else returned
+    /// `ret`: those of a range of a mapping of the scenario's files are the model's, or
+    /// refused.
     pub(super) fn on_mappings(&mut self, l: &Line, p: &Pending, ret: i64) {
         let (start, len) = match p.name.as_str() {
+            // Another mapping put over one of the file's (MAP_FIXED) replaces that part.
+            "mmap" if ret >= 0 => (Some(ret as u64), num(&p.args, "len")),
+            "mmap" => return,
             "munmap" => (num(&p.args, "addr"), num(&p.args, "len")),
             "madvise" | "mprotect" => (num(&p.args, "start"), num(&p.args, "len_in").or(num(&p.args, "len"))),
             _ => (num(&p.args, "addr"), num(&p.args, "old_len")),

@@ -334,7 +334,7 @@ impl Follow<'_> {
             }
             ("mmap", Some(d)) => self.mmapped(l, &p, d, ret),
             (_, Some(d)) => self.on_file(l, &p, d, ret),
-            ("munmap" | "madvise" | "mprotect" | "mremap", None) => self.on_mappings(l, &p, ret),
+            ("mmap" | "munmap" | "madvise" | "mprotect" | "mremap", None) => self.on_mappings(l, &p, ret),
             _ => {}
         }
     }
