@@ -33,6 +33,12 @@ pub(super) enum Body {
     },
     /// `tracing_mark_write: TEXT`.
     Mark(String),
+    /// `sched_process_exit: comm=fio pid=76 prio=120 group_dead=true` (`group_dead`: the
+    /// last task of its thread group, whose address space then goes), or
+    /// `sched_process_exec: ...` (`gone` too: the exec replaced the address space).
+    Gone {
+        gone: bool,
+    },
     /// `page_fault_user: address=0x7ffff7a00000 ip=0x55555555a0c4 error_code=0x4` (or
     /// `page_fault_kernel`: the kernel touching a user address, as `copy_to_user()` does).
     Fault {
@@ -106,6 +112,12 @@ fn parse_body(body: &str) -> Result<Body, String> {
             .and_then(|v| v.parse().ok())
             .ok_or("sched_process_fork without child_pid")?;
         return Ok(Body::Fork { child });
+    }
+    if let Some(fields) = body.strip_prefix("sched_process_exit: ") {
+        return Ok(Body::Gone { gone: fields.split_whitespace().any(|w| w == "group_dead=true") });
+    }
+    if body.starts_with("sched_process_exec: ") {
+        return Ok(Body::Gone { gone: true });
     }
     for event in ["page_fault_user: ", "page_fault_kernel: "] {
         if let Some(fields) = body.strip_prefix(event) {

@@ -185,6 +185,18 @@ fn a_whole_munmap_ends_the_mapping_and_a_programs_mappings_come_after_the_scenar
     assert_eq!(p.ops.last(), Some(&Op::Munmap { map: 0 }), "no touch after the munmap, no second munmap at the end");
     assert_eq!(p.ops.iter().filter(|o| matches!(o, Op::Munmap { .. })).count(), 1);
 
+    // A process's end unmaps its mappings where it happens; a thread's end does not.
+    let mut l = mapped();
+    l.push(fio("sched_process_exit: comm=fio pid=76 prio=120 group_dead=false"));
+    l.push(fault(ADDR, 4));
+    l.push(fio("sched_process_exit: comm=fio pid=76 prio=120 group_dead=true"));
+    l.push(fio("sys_fadvise64(fd: 7, offset: 0, len: 0, advice: 4)"));
+    l.push(fio("sys_fadvise64 -> 0x0"));
+    let ended = follow(&l);
+    let n = ended.ops.len();
+    assert_eq!(ended.ops[n - 3..n - 1], [Op::Touch { map: 0, offset: 0 }, Op::Munmap { map: 0 }]);
+    assert!(matches!(ended.ops[n - 1], Op::Fadvise { advice: Advice::Dontneed, .. }), "{:?}", ended.ops);
+
     let own = Op::Mmap { map: 0, fd: 0, offset: 0, len: 4096, shared: true, exec: false, populate: false };
     let spliced = splice_programs(&[own, Op::Touch { map: 0, offset: 0 }, Op::Program { program: 0 }], &[0x1000], &[p]);
     assert_eq!(spliced.mmap_addrs, vec![0x1000, ADDR], "the scenario's own mapping's, then the program's");
@@ -198,4 +210,24 @@ fn a_whole_munmap_ends_the_mapping_and_a_programs_mappings_come_after_the_scenar
         populate: false
     }));
     assert_eq!(spliced.ops.last(), Some(&Op::Munmap { map: 1 }));
+}
+
+/// Each event the calls' reader follows is one the guest enables (a line of an event not
+/// enabled never comes).
+#[test]
+fn the_guest_records_every_event_the_reader_follows() {
+    let samples = [
+        ("sched:sched_process_exit", "sched_process_exit: comm=fio pid=76 prio=120 group_dead=true"),
+        ("sched:sched_process_exec", "sched_process_exec: filename=/usr/bin/fio pid=76 old_pid=76"),
+        ("exceptions:page_fault_user", "page_fault_user: address=0x1000 ip=0x2 error_code=0x4"),
+        ("exceptions:page_fault_kernel", "page_fault_kernel: address=0x1000 ip=copy_to_user error_code=0x0"),
+        ("block:block_rq_issue", "block_rq_issue: 259,0 RA 262144 () 192 + 512 be,0,4 [fio]"),
+        ("block:block_rq_complete", "block_rq_complete: 259,0 RA () 192 + 512 be,0,4 [0]"),
+    ];
+    for (event, body) in samples {
+        assert!(FAULT_EVENTS.contains(&event), "{event} is not enabled in the guest");
+        let l = line::parse(&format!(" fio-76 (     76) [001] d.... 1.000001: {body}")).unwrap();
+        assert_ne!(l.body, line::Body::Other, "{body}");
+    }
+    assert_eq!(FAULT_EVENTS.len(), samples.len(), "an event enabled that nothing reads");
 }

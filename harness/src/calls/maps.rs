@@ -229,8 +229,17 @@ impl Follow<'_> {
         }
     }
 
-    /// The program's end: its processes' mappings go (exit_mmap()), as `munmap`s, so that
-    /// what comes after sees the folios unmapped.
+    /// A process's end (the last task of its thread group) or exec: its mappings go
+    /// (exit_mmap()), as `munmap`s.
+    pub(super) fn unmap_process(&mut self, tgid: u32) {
+        let left: Vec<u32> = self.maps.remove(&tgid).unwrap_or_default().into_iter().map(|m| m.map).collect();
+        for map in left {
+            self.push(Op::Munmap { map });
+        }
+    }
+
+    /// The program's end: what its processes left mapped goes, as `munmap`s, so that what
+    /// comes after sees the folios unmapped.
     pub(super) fn unmap_at_exit(&mut self) {
         let mut left: Vec<u32> = self.maps.drain().flat_map(|(_, v)| v.into_iter().map(|m| m.map)).collect();
         left.sort_unstable();

@@ -52,11 +52,18 @@ pub const CALLS: [&str; 28] = [
     "copy_file_range",
 ];
 
-/// The other events the guest records beside [`CALLS`]: the page faults (a fault on a
-/// program's mapping of a file is a touch; x86's tracepoints, at the fault's entry) and the
-/// block requests' issue and completion (whether a fault met a request still in flight).
-pub const FAULT_EVENTS: [&str; 4] =
-    ["exceptions:page_fault_user", "exceptions:page_fault_kernel", "block:block_rq_issue", "block:block_rq_complete"];
+/// The other events the guest records beside [`CALLS`]: a thread group's end and an exec
+/// (its mappings go), the page faults (a fault on a program's mapping of a file is a
+/// touch; x86's tracepoints, at the fault's entry) and the block requests' issue and
+/// completion (whether a fault met a request still in flight).
+pub const FAULT_EVENTS: [&str; 6] = [
+    "sched:sched_process_exit",
+    "sched:sched_process_exec",
+    "exceptions:page_fault_user",
+    "exceptions:page_fault_kernel",
+    "block:block_rq_issue",
+    "block:block_rq_complete",
+];
 
 /// Calls recorded when the kernel has them (asynchronous I/O: the model cannot follow
 /// any), whose first use ends a replay.
@@ -266,9 +273,10 @@ impl Follow<'_> {
                 self.forked_with_mappings(l);
             }
             Body::Fault { address, error_code } => self.fault(l, *address, *error_code),
+            Body::Gone { gone: true } => self.unmap_process(l.tgid),
             Body::Enter { name, args } => self.enter(l, name, args),
             Body::Exit { name, ret } => self.exit(l, name, *ret),
-            Body::Mark(_) | Body::Other | Body::Block { .. } => {}
+            Body::Mark(_) | Body::Other | Body::Block { .. } | Body::Gone { gone: false } => {}
         }
     }
 
