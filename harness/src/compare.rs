@@ -237,7 +237,7 @@ pub struct RaceMark {
 }
 
 /// Every race the model marks.
-pub const RACE_MARKS: [RaceMark; 2] = [
+pub const RACE_MARKS: [RaceMark; 3] = [
     RaceMark {
         id: radiff_model::collapse::COLLAPSE_RACE,
         why: "a MADV_COLLAPSE here reads a window of several requests (pages already cached, or an extent boundary, inside the range split it): \
@@ -249,6 +249,12 @@ pub const RACE_MARKS: [RaceMark; 2] = [
         why: "a fault here sleeps on its own request while another request of the reads in flight holds a folio its fault-around then looks at: \
               the kernel's fault-around maps that folio or skips it (and a later touch faults)",
         avoid: "fault on a range nothing has read yet, or read it whole first (docs/scenarios.md, \"What a step starts completes before the next one\")",
+    },
+    RaceMark {
+        id: radiff_model::fault::LOAD_RACE,
+        why: "a program's load faulted here while a read it had started (the block requests the guest recorded in flight) held a folio the fault looks at: \
+              the kernel's fault met that folio locked (and waited, or fault-around skipped it) or not, as the device finished",
+        avoid: "give the device time between loads (fio's `thinktime`, a sleep), so that each fault finds the reads before it completed (docs/scenarios.md, Programs)",
     },
 ];
 
@@ -552,5 +558,38 @@ mod tests {
         let m = Trace { windows: vec![w(0, 4, 2, 32, "RA")] };
         let d = compare(&k, &m).unwrap();
         assert_eq!((d.window, d.part), (1, Part::WindowCount));
+    }
+
+    /// A program's load whose fault the recorded reads do not settle is a race the trial
+    /// names, with what to do about it.
+    #[test]
+    fn a_programs_load_the_record_does_not_settle_is_a_race_mark() {
+        use radiff_model::{Input, LoadInFlight, Op};
+        let ops = vec![
+            Op::Mmap { map: 0, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: false, populate: false },
+            Op::Touch { map: 0, offset: 0 },
+            Op::Touch { map: 0, offset: 16 << 12 },
+        ];
+        let mut input = Input::xfs_on_nvme(8 << 20, ops);
+        let sector = |page: u64| input.extents[0].physical / 512 + page * 8;
+        // Pages 16 and 20 read by two requests in flight; 20's completed before the task's
+        // next line: perhaps while the fault at 16 looked at it.
+        let load = LoadInFlight {
+            op: 2,
+            requests: vec![(sector(16), 8), (sector(20), 8)],
+            completed_after: vec![(sector(20), 8)],
+        };
+        input.vm.loads_in_flight = vec![load];
+        let (_, coverage) = radiff_model::coverage(&input, &radiff_model::Policy::BASE);
+        // The fault waits for page 16's request while 20's, of its fault-around block, is
+        // in flight: FAULT_RACE too, as for radiff's own touches.
+        let marks: Vec<&str> = races_marked(&coverage).map(|m| m.id).collect();
+        assert_eq!(marks, vec![radiff_model::fault::FAULT_RACE, radiff_model::fault::LOAD_RACE]);
+        let mark = races_marked(&coverage).find(|m| m.id == radiff_model::fault::LOAD_RACE).unwrap();
+        assert!(mark.why.starts_with("a program's load faulted here") && mark.avoid.contains("thinktime"), "{mark:?}");
+        // One request of pages [16+16), completing whenever: the fault waits for it, settled.
+        input.vm.loads_in_flight =
+            vec![LoadInFlight { op: 2, requests: vec![(sector(16), 128)], completed_after: vec![(sector(16), 128)] }];
+        assert_eq!(races_marked(&radiff_model::coverage(&input, &radiff_model::Policy::BASE).1).count(), 0);
     }
 }

@@ -27,6 +27,9 @@ pub enum Failure {
     Crashed(String),
     /// A program made other calls on this kernel than on the base kernel.
     ProgramCalls(String),
+    /// A program's populating call (MAP_POPULATE, MADV_POPULATE_READ, MADV_COLLAPSE) began
+    /// with block requests in flight.
+    LoadRace(String),
     /// The scenario says `model_refuses` but the model followed every call (`got` none)
     /// or refused for another reason.
     RefusalChanged { path: PathBuf, expected: String, got: Option<String> },
@@ -82,6 +85,9 @@ impl Verdict {
                 path.display()
             ),
             Failure::Snapshot(text) | Failure::Crashed(text) | Failure::ProgramCalls(text) => text.clone(),
+            Failure::LoadRace(text) => {
+                format!("{name}: {text}, run to run, so no trial can check it exactly; {LOAD_RACE_AVOID}\n")
+            }
             Failure::RefusalChanged { path, expected, got } => refusal_changed(path, expected, got.as_deref()),
         }
     }
@@ -177,6 +183,7 @@ pub fn judge(
     let mut program_lines = String::new();
     let refused = programs(scenario, out, &mut program_lines);
     v.failures.extend(refusal_check(scenario, refused.as_deref()));
+    v.failures.extend(load_race(scenario, out).map(Failure::LoadRace));
     // The kernel's trace is normalised once: by the model check where there is one.
     let checked = match (&predictor, &refused) {
         (Some(p), None) => Some(model_check::check_with(scenario, &out.env, &out.capture, p)),
@@ -304,6 +311,19 @@ pub fn calls_differ(base: &[radiff_model::Op], theirs: &[radiff_model::Op], vari
 pub fn snapshot_of(scenario: &Scenario, point: &Point, variant: &str, out: &RunOutput) -> summary::TrialSnapshot {
     let (trace, step) = compare::normalise_for_snapshot(&out.capture.trace, &out.env.queue);
     summary::trial_snapshot(scenario, point, variant, &out.env, &trace, step)
+}
+
+/// What a program whose populating call raced its reads can do instead.
+const LOAD_RACE_AVOID: &str = "the model's calls begin with every read complete; give the device time before the call (a sleep) (docs/scenarios.md, Programs)";
+
+/// The first program whose populating call raced its reads, said: `program 0 (python3:
+/// ...): its reads raced: ...`.
+fn load_race(scenario: &Scenario, out: &RunOutput) -> Option<String> {
+    let label = |program: u32| scenario.programs.get(program as usize).map_or("?", |p| p.label.as_str());
+    out.capture
+        .programs
+        .iter()
+        .find_map(|p| p.raced.as_ref().map(|r| format!("program {} ({}): {r}", p.program, label(p.program))))
 }
 
 /// The failure when `scenario` says `model_refuses` and the model's refusal (`refused`, the

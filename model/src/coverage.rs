@@ -278,6 +278,7 @@ pub const BRANCHES: &[Branch] = &[
     b("filemap_fault: VM_FAULT_LOCKED"),
     b("lock_folio_maybe_drop_mmap: folio locked: wait"),
     b("fault: woke on one request with others in flight: the kernel races"),
+    b("fault: a program's load met a read in flight on a folio it looks at: the kernel races"),
     b("do_sync_mmap_readahead: VM_HUGEPAGE: force_thp_readahead"),
     b("do_sync_mmap_readahead: VM_HUGEPAGE without large folios"),
     b("do_sync_mmap_readahead: VM_RAND_READ: no readahead"),

@@ -67,6 +67,14 @@ use crate::trace::{Trigger, PAGE_SIZE, SECTOR_SIZE};
 /// checks such a scenario exactly.
 pub const FAULT_RACE: &str = "fault: woke on one request with others in flight: the kernel races";
 
+/// The coverage id that marks a program's load (an `Op::Touch` the guest recorded as a
+/// fault) whose fault the recorded block requests do not settle: a read of a folio the
+/// fault looks at (its own or one fault-around may map) completed between the fault's
+/// entry and the task's next traced event, so whether the fault met it locked is up to
+/// the device; or the model had mapped a folio the kernel still read (they already part).
+/// See [`crate::VmSettings::loads_in_flight`].
+pub const LOAD_RACE: &str = "fault: a program's load met a read in flight on a folio it looks at: the kernel races";
+
 /// `MMAP_LOTSAMISS` (mm/filemap.c).
 pub const MMAP_LOTSAMISS: u64 = 100;
 /// `PTRS_PER_PTE` on x86_64.
@@ -338,6 +346,70 @@ impl Model<'_> {
     fn madvise_willneed(&mut self, fd: usize, pgoff: u64, start: u64, end: u64) {
         cover!(self.rec, "madvise_willneed: vfs_fadvise(POSIX_FADV_WILLNEED)");
         self.generic_fadvise(fd, (pgoff + start) * PAGE_SIZE, (end - start) * PAGE_SIZE, Advice::Willneed);
+    }
+
+    /// Before the load of op `self.op` (at `offset` of mapping `map`) faults: the folios
+    /// of the reads the guest recorded in flight at the fault's entry are in flight again
+    /// (locked, not uptodate), where the model had completed every read after the op
+    /// before; the fault then waits for its own, and fault-around skips the others, as the
+    /// kernel's did. Marks [`LOAD_RACE`] where the record does not settle it: a read of a
+    /// folio the fault looks at (taken wide: every folio with a page within
+    /// `fault_around_pages` of the fault's, do_fault_around()'s block being aligned in
+    /// virtual pages) that completed before the task's next event, other than the reads
+    /// of the faulting folio itself (the fault waits for those); or a folio of those reads
+    /// that the model has mapped.
+    pub(crate) fn reads_in_flight_at_load(&mut self, map: usize, offset: u64) {
+        let Some(at) = self.input.vm.loads_in_flight.iter().find(|l| l.op == self.op).cloned() else { return };
+        let Some(area) = self.mm.get(map).and_then(Option::as_ref) else { return };
+        let page = offset / PAGE_SIZE;
+        if page >= area.pages || area.mapped(page) {
+            return;
+        }
+        let pgoff = area.pgoff + page;
+        let folio_of = |m: &Self, p: u64| m.cache.folio_at(p).map_or((p, 1), |f| (f.index, 1u64 << f.order));
+        let pages_of = |m: &Self, reqs: &[(u64, u64)]| -> Vec<u64> {
+            reqs.iter().flat_map(|&(s, n)| m.layout.pages_on(s, n)).collect()
+        };
+        let mut heads: Vec<u64> =
+            pages_of(self, &at.requests).into_iter().filter_map(|p| self.cache.folio_at(p)).map(|f| f.index).collect();
+        heads.dedup();
+        for head in heads {
+            let Some(f) = self.cache.folio_at(head) else { continue };
+            if self.folio_mapped(&f) {
+                cover!(
+                    self.rec,
+                    "fault: a program's load met a read in flight on a folio it looks at: the kernel races"
+                );
+            } else if f.uptodate {
+                self.cache.clear_uptodate(head);
+                self.inflight.push(head);
+            }
+        }
+        let (own, own_pages) = folio_of(self, pgoff);
+        let own_range = own..own + own_pages;
+        // The reads of the faulting folio: it waits for them (one bio's end_io unlocks all of
+        // its folios).
+        let own_reads: Vec<(u64, u64)> = at
+            .requests
+            .iter()
+            .copied()
+            .filter(|&(s, n)| self.layout.pages_on(s, n).iter().any(|p| own_range.contains(p)))
+            .collect();
+        let after: Vec<(u64, u64)> = at.completed_after.iter().copied().filter(|r| !own_reads.contains(r)).collect();
+        let settled_late = pages_of(self, &after);
+        let nr = self.fault_around_pages();
+        let mut index = pgoff.saturating_sub(nr);
+        while index < pgoff + nr {
+            let (start, pages) = folio_of(self, index);
+            if settled_late.iter().any(|p| (start..start + pages).contains(p)) {
+                cover!(
+                    self.rec,
+                    "fault: a program's load met a read in flight on a folio it looks at: the kernel races"
+                );
+                return;
+            }
+            index = start + pages;
+        }
     }
 
     /// `do_user_addr_fault()`, arch/x86/mm/fault.c: one load from page `offset / 4096` of
@@ -643,6 +715,43 @@ mod tests {
         // The same fault on a cold file: its window is one request.
         let cold = Input::xfs_on_nvme(8 << 20, vec![map(1), touch(1, 1)]);
         assert!(!crate::coverage(&cold, &crate::Policy::BASE).1.contains(FAULT_RACE));
+    }
+
+    #[test]
+    fn a_programs_load_puts_the_reads_recorded_in_flight_back_in_flight_and_marks_what_they_do_not_settle() {
+        use crate::pattern::Op;
+        use crate::{Input, LoadInFlight};
+        // Read-around of [0+32) at the first load, which maps [0+16); the second load, at
+        // page 16, finds [16+16) cached.
+        let ops = vec![
+            Op::Mmap { map: 0, fd: 0, offset: 0, len: 8 << 20, shared: true, exec: false, populate: false },
+            Op::Touch { map: 0, offset: 0 },
+            Op::Touch { map: 0, offset: 16 * PAGE_SIZE },
+        ];
+        let input = Input::xfs_on_nvme(8 << 20, ops);
+        let sector = |page: u64| input.extents[0].physical / SECTOR_SIZE + page * PAGE_SIZE / SECTOR_SIZE;
+        let with = |requests: Vec<(u64, u64)>, completed_after: Vec<(u64, u64)>| {
+            let mut i = input.clone();
+            i.vm.loads_in_flight = vec![LoadInFlight { op: 2, requests, completed_after }];
+            crate::coverage(&i, &crate::Policy::BASE)
+        };
+        let (plain, cov) = crate::coverage(&input, &crate::Policy::BASE);
+        assert!(!cov.contains(LOAD_RACE));
+        // Pages [16+16) still read when the second load faulted: fault-around skips them and
+        // the fault waits for its folio, a fault the completed read does not take.
+        let (late, cov) = with(vec![(sector(16), 128)], vec![]);
+        assert_ne!(late, plain);
+        assert!(!cov.contains(LOAD_RACE));
+        // Completing while the fault ran: the fault's own read (it waits for it), settled.
+        let (own, cov) = with(vec![(sector(16), 128)], vec![(sector(16), 128)]);
+        assert_eq!(own, late);
+        assert!(!cov.contains(LOAD_RACE));
+        // Another folio's read, that fault-around looks at: not settled.
+        let (_, cov) = with(vec![(sector(16), 8), (sector(20), 8)], vec![(sector(20), 8)]);
+        assert!(cov.contains(LOAD_RACE));
+        // A read in flight on a folio the model had mapped (page 0): they already part.
+        let (_, cov) = with(vec![(sector(0), 8)], vec![]);
+        assert!(cov.contains(LOAD_RACE));
     }
 
     #[test]

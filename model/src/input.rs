@@ -180,6 +180,24 @@ pub struct VmSettings {
     /// `crate::fault`).
     #[serde(default)]
     pub mmap_addrs: Vec<u64>,
+    /// The block requests a program's load found in flight as it faulted, by the index of
+    /// its `Op::Touch` in `ops` (only loads that found some: the guest records faults and
+    /// requests on one clock). The model puts their folios back in flight before the
+    /// fault (see `crate::fault`, `reads_in_flight_at_load`). Empty for radiff's own
+    /// touches, which wait for the device to go idle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads_in_flight: Vec<LoadInFlight>,
+}
+
+/// The block requests in flight when the load of `ops[op]` (an `Op::Touch`) faulted:
+/// `(first sector, sectors)` each; `completed_after` are those of them that completed
+/// before the faulting task's next traced event (perhaps while the fault still ran).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadInFlight {
+    pub op: usize,
+    pub requests: Vec<(u64, u64)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub completed_after: Vec<(u64, u64)>,
 }
 
 /// `/sys/kernel/mm/transparent_hugepage/enabled`.
@@ -196,7 +214,12 @@ impl Default for VmSettings {
     /// __read_mostly = 65536 >> PAGE_SHIFT", and CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS=y
     /// (kernels/config.fragment).
     fn default() -> Self {
-        VmSettings { fault_around_bytes: 65536, thp_enabled: ThpMode::Always, mmap_addrs: Vec::new() }
+        VmSettings {
+            fault_around_bytes: 65536,
+            thp_enabled: ThpMode::Always,
+            mmap_addrs: Vec::new(),
+            loads_in_flight: Vec::new(),
+        }
     }
 }
 

@@ -119,6 +119,22 @@ impl Layout {
         }
     }
 
+    /// The file pages whose data lie in sectors `[sector, sector + sectors)` of the device
+    /// (written extents only: an unwritten one is read without I/O).
+    pub fn pages_on(&self, sector: u64, sectors: u64) -> Vec<u64> {
+        let (from, to) = (sector * 512, (sector + sectors) * 512);
+        let mut pages = Vec::new();
+        for e in self.extents.iter().filter(|e| e.flags & 0x800 == 0) {
+            let (s, t) = (from.max(e.physical), to.min(e.physical + e.length));
+            if s < t {
+                let (first, end) =
+                    ((e.logical + (s - e.physical)) / 4096, (e.logical + (t - e.physical)).div_ceil(4096));
+                pages.extend(first..end);
+            }
+        }
+        pages
+    }
+
     /// Device block number of file block `block`, if it is written.
     pub fn block(&self, block: u64) -> Option<u64> {
         let pos = block * BLOCK_SIZE;
@@ -554,7 +570,10 @@ impl<'a> Model<'a> {
                 }
             }
             Op::Madvise { map, offset, len, advice } => self.do_madvise(map as usize, offset, len, advice),
-            Op::Touch { map, offset } => self.do_user_addr_fault(map as usize, offset),
+            Op::Touch { map, offset } => {
+                self.reads_in_flight_at_load(map as usize, offset);
+                self.do_user_addr_fault(map as usize, offset)
+            }
             Op::Munmap { map } => self.do_munmap(map as usize),
             Op::Splice { fd, offset, len, pipe, .. } => self.splice_through_pipe(fd as usize, offset, len, pipe),
             Op::ReadWith { fd, offset, len, how } => self.read_with(fd as usize, offset, len, how),

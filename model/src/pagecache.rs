@@ -196,6 +196,12 @@ impl PageCache {
         *self.head_mut(head).1 = true;
     }
 
+    /// The folio's read in flight again (not uptodate, locked): a read the guest recorded
+    /// still in flight where the model had completed it (`crate::LoadInFlight`).
+    pub fn clear_uptodate(&mut self, head: u64) {
+        *self.head_mut(head).1 = false;
+    }
+
     /// `folio_set_readahead()`.
     pub fn set_readahead(&mut self, head: u64) {
         *self.head_mut(head).0 = true;

@@ -5,8 +5,9 @@
 //! pid and of the tasks it forked (`sched_process_fork`). Descriptors are followed per
 //! process (thread group): `openat` of a scenario file opens one (its own `struct file`,
 //! so its own `file_ra_state`: a model descriptor of its own), `dup`s and forks share it,
-//! `close` ends it. Whatever the model cannot follow is named with its first call, and
-//! the ops then stop.
+//! `close` ends it. A program's mappings of the files are followed per process too
+//! (`mmap`, `madvise`, `munmap`, and the page faults on them: [`maps`]). Whatever the model
+//! cannot follow is named with its first call, and the ops then stop.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -14,12 +15,13 @@ use radiff_model::{pattern, Advice, Op, ReadHow};
 use serde::{Deserialize, Serialize};
 
 mod line;
+mod maps;
 
 use line::{Body, Line};
 
 /// The calls the guest records at entry and exit: those replayed, those that end a
 /// replay (writes, a copy out of the file), and the descriptor bookkeeping.
-pub const CALLS: [&str; 24] = [
+pub const CALLS: [&str; 28] = [
     "openat",
     "open",
     "close",
@@ -36,6 +38,10 @@ pub const CALLS: [&str; 24] = [
     "fadvise64",
     "readahead",
     "mmap",
+    "munmap",
+    "madvise",
+    "mprotect",
+    "mremap",
     "write",
     "pwrite64",
     "writev",
@@ -44,6 +50,19 @@ pub const CALLS: [&str; 24] = [
     "splice",
     "sendfile64",
     "copy_file_range",
+];
+
+/// The other events the guest records beside [`CALLS`]: a thread group's end and an exec
+/// (its mappings go), the page faults (a fault on a program's mapping of a file is a
+/// touch; x86's tracepoints, at the fault's entry) and the block requests' issue and
+/// completion (whether a fault met a request still in flight).
+pub const FAULT_EVENTS: [&str; 6] = [
+    "sched:sched_process_exit",
+    "sched:sched_process_exec",
+    "exceptions:page_fault_user",
+    "exceptions:page_fault_kernel",
+    "block:block_rq_issue",
+    "block:block_rq_complete",
 ];
 
 /// Calls recorded when the kernel has them (asynchronous I/O: the model cannot follow
@@ -67,6 +86,19 @@ pub struct ProgramCalls {
     /// The first call the model cannot follow, and why; `ops` end before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unfollowable: Option<String>,
+    /// The address each of its `Op::Mmap`s returned, in order (`map_addrs[n]` is map `n`'s).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub map_addrs: Vec<u64>,
+    /// The block requests each of its faults found in flight, by the index in `ops` of
+    /// its `Op::Touch` (only those that found some); the model decides whether the fault
+    /// looked at them ([`radiff_model::fault::LOAD_RACE`]). See [`maps`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads_in_flight: Vec<radiff_model::LoadInFlight>,
+    /// The first populating call (MAP_POPULATE, MADV_POPULATE_READ, MADV_COLLAPSE) on a
+    /// mapping that began with a block request in flight, said in a sentence: whether it
+    /// met a folio still locked is up to the device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raced: Option<String>,
 }
 
 impl ProgramCalls {
@@ -83,6 +115,16 @@ impl ProgramCalls {
         );
         if let Some(why) = &self.unfollowable {
             s.push_str(&format!("; the model cannot follow it: {why}"));
+        }
+        if !self.loads_in_flight.is_empty() {
+            let faults = self.ops.iter().filter(|o| matches!(o, Op::Touch { .. })).count();
+            s.push_str(&format!(
+                "; {} of its {faults} faults on the mappings began with reads in flight (the model checks the folios each looked at)",
+                self.loads_in_flight.len()
+            ));
+        }
+        if let Some(race) = &self.raced {
+            s.push_str(&format!("; {race}"));
         }
         s
     }
@@ -158,6 +200,18 @@ struct Follow<'a> {
     descs: Vec<Desc>,
     opens: Vec<u32>,
     pending: HashMap<u32, Pending>,
+    /// Each process's live mappings of the scenario's files.
+    maps: HashMap<u32, Vec<maps::Mapping>>,
+    /// The task whose page faults on the mappings are followed (one only: a fault's end is
+    /// not traced, so two tasks' faults could overlap unseen).
+    faulted_by: Option<u32>,
+    /// Block requests issued and not yet completed (device, sector), of any task.
+    inflight: HashMap<(String, u64), u64>,
+    /// The last completion's CPU and time, and its request (first sector, sectors).
+    last_completion: Option<(u32, u64, u64, u64)>,
+    /// The task of the last fault that found reads in flight, until its next line: the
+    /// reads that complete meanwhile may have done so while the fault ran.
+    faulting: Option<u32>,
     out: ProgramCalls,
 }
 
@@ -171,18 +225,39 @@ fn follow(program: u32, pid: u32, lines: &[Line], paths: &[String], sizes: &[u64
         descs: Vec::new(),
         opens: vec![0; paths.len()],
         pending: HashMap::new(),
+        maps: HashMap::new(),
+        faulted_by: None,
+        inflight: HashMap::new(),
+        last_completion: None,
+        faulting: None,
         out: ProgramCalls { program, pid, ..ProgramCalls::default() },
     };
     for l in lines {
         f.line(l);
     }
+    f.unmap_at_exit();
     f.out
 }
 
 impl Follow<'_> {
     fn line(&mut self, l: &Line) {
+        if let Body::Block { complete, dev, sector, sectors } = &l.body {
+            // Whichever task the block layer ran in: the interrupt's, for a completion.
+            let key = (dev.clone(), *sector);
+            if *complete {
+                let n = self.inflight.remove(&key).unwrap_or(*sectors);
+                self.last_completion = Some((l.cpu, l.micros, *sector, n));
+                self.completed_after_fault(*sector, n);
+            } else {
+                self.inflight.insert(key, *sectors);
+            }
+            return;
+        }
         if !self.tree.contains(&l.pid) {
             return;
+        }
+        if self.faulting == Some(l.pid) {
+            self.faulting = None;
         }
         if let Some(parent_tgid) = self.forked.remove(&l.pid) {
             if l.tgid != parent_tgid && !self.tables.contains_key(&l.tgid) {
@@ -195,10 +270,13 @@ impl Follow<'_> {
             Body::Fork { child } => {
                 self.tree.insert(*child);
                 self.forked.insert(*child, l.tgid);
+                self.forked_with_mappings(l);
             }
+            Body::Fault { address, error_code } => self.fault(l, *address, *error_code),
+            Body::Gone { gone: true } => self.unmap_process(l.tgid),
             Body::Enter { name, args } => self.enter(l, name, args),
             Body::Exit { name, ret } => self.exit(l, name, *ret),
-            Body::Mark(_) | Body::Other => {}
+            Body::Mark(_) | Body::Other | Body::Block { .. } | Body::Gone { gone: false } => {}
         }
     }
 
@@ -239,8 +317,6 @@ impl Follow<'_> {
                 "splice" | "sendfile64" => {
                     self.refuse(format!("{name} by pid {}: a copy out of the file is not replayed", l.pid))
                 }
-                "mmap" => self
-                    .refuse(format!("mmap by pid {}: loads through a program's mapping are not replayed yet", l.pid)),
                 "close" => {
                     if let (Some(t), Some(fd)) = (self.tables.get_mut(&l.tgid), num(args, "fd")) {
                         t.remove(&fd);
@@ -264,7 +340,9 @@ impl Follow<'_> {
             ("fcntl", Some(d)) if ret >= 0 && matches!(num(&p.args, "cmd"), Some(0 | 1030)) => {
                 self.tables.entry(l.tgid).or_default().insert(ret as u64, d);
             }
+            ("mmap", Some(d)) => self.mmapped(l, &p, d, ret),
             (_, Some(d)) => self.on_file(l, &p, d, ret),
+            ("mmap" | "munmap" | "madvise" | "mprotect" | "mremap", None) => self.on_mappings(l, &p, ret),
             _ => {}
         }
     }
@@ -401,12 +479,26 @@ fn quoted(v: &str) -> String {
 }
 
 /// The model's ops of a scenario with its programs' recorded calls in place of each
+/// `Op::Program`, and the address of each `Op::Mmap` in their order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Spliced {
+    pub ops: Vec<Op>,
+    pub mmap_addrs: Vec<u64>,
+    /// The programs' loads that faulted with requests in flight, by their index in `ops`.
+    pub loads_in_flight: Vec<radiff_model::LoadInFlight>,
+}
+
+/// The model's ops of a scenario with its programs' recorded calls in place of each
 /// `Op::Program`: each program's descriptors moved past those of the ops before it, file by
-/// file, so each of its opens is a `struct file` of its own. A program without a record
-/// stays an `Op::Program` (the model makes no call for it).
-pub fn splice_programs(ops: &[Op], programs: &[ProgramCalls]) -> Vec<Op> {
+/// file, so each of its opens is a `struct file` of its own, and its mappings past the
+/// numbers of the mappings before it. A program without a record stays an `Op::Program`
+/// (the model makes no call for it). `own_addrs` are the addresses of the scenario's own
+/// `Op::Mmap`s, in order (the guest measured them); a program's come from its record.
+pub fn splice_programs(ops: &[Op], own_addrs: &[u64], programs: &[ProgramCalls]) -> Spliced {
     let mut next: BTreeMap<u32, u32> = BTreeMap::new();
-    let mut out = Vec::with_capacity(ops.len());
+    let mut next_map = 0u32;
+    let mut own = own_addrs.iter();
+    let mut out = Spliced { ops: Vec::with_capacity(ops.len()), ..Spliced::default() };
     let note = |next: &mut BTreeMap<u32, u32>, fd: u32| {
         let (file, n) = (pattern::file_of(fd), fd % pattern::FDS_PER_FILE);
         let e = next.entry(file).or_default();
@@ -417,15 +509,22 @@ pub fn splice_programs(ops: &[Op], programs: &[ProgramCalls]) -> Vec<Op> {
             if let Some(fd) = op.fd() {
                 note(&mut next, fd);
             }
-            out.push(*op);
+            if let Op::Mmap { map, .. } = *op {
+                next_map = next_map.max(map + 1);
+                out.mmap_addrs.extend(own.next());
+            }
+            out.ops.push(*op);
             continue;
         };
         let Some(calls) = programs.iter().find(|p| p.program == program) else {
-            out.push(*op);
+            out.ops.push(*op);
             continue;
         };
-        let base = next.clone();
-        for op in &calls.ops {
+        let (base, base_map) = (next.clone(), next_map);
+        for (j, op) in calls.ops.iter().enumerate() {
+            if let Some(l) = calls.loads_in_flight.iter().find(|l| l.op == j) {
+                out.loads_in_flight.push(radiff_model::LoadInFlight { op: out.ops.len(), ..l.clone() });
+            }
             let mut op = *op;
             if let Some(fd) = op.fd() {
                 let (file, n) = (pattern::file_of(fd), fd % pattern::FDS_PER_FILE);
@@ -433,10 +532,25 @@ pub fn splice_programs(ops: &[Op], programs: &[ProgramCalls]) -> Vec<Op> {
                 set_fd(&mut op, moved);
                 note(&mut next, moved);
             }
-            out.push(op);
+            if let Op::Mmap { map, .. } = op {
+                out.mmap_addrs.extend(calls.map_addrs.get(map as usize));
+            }
+            if let Some(map) = map_of(&mut op) {
+                *map += base_map;
+                next_map = next_map.max(*map + 1);
+            }
+            out.ops.push(op);
         }
     }
     out
+}
+
+/// The mapping an op is on.
+fn map_of(op: &mut Op) -> Option<&mut u32> {
+    match op {
+        Op::Mmap { map, .. } | Op::Madvise { map, .. } | Op::Touch { map, .. } | Op::Munmap { map } => Some(map),
+        _ => None,
+    }
 }
 
 fn set_fd(op: &mut Op, to: u32) {
@@ -453,3 +567,6 @@ fn set_fd(op: &mut Op, to: u32) {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod map_tests;

@@ -110,7 +110,7 @@ fn two_threads_overlapping_on_the_file_are_named_and_the_ops_stop() {
 }
 
 #[test]
-fn writes_mmaps_and_async_io_are_refused_with_their_first_call() {
+fn writes_and_async_io_are_refused_with_their_first_call() {
     let mut l = open_data("dd", 90, 3);
     l.push(line("dd", 90, "sys_write(fd: 3, buf: 0x1, count: 0x1000)"));
     l.push(line("dd", 90, "sys_write -> 0x1000"));
@@ -154,7 +154,7 @@ fn a_programs_descriptors_come_after_the_scenarios_own() {
     };
     let ops = vec![Op::Read { fd: 0, offset: 0, len: 1 }, Op::Program { program: 0 }, Op::Program { program: 1 }];
     assert_eq!(
-        splice_programs(&ops, &[calls]),
+        splice_programs(&ops, &[], &[calls]).ops,
         vec![
             Op::Read { fd: 0, offset: 0, len: 1 },
             Op::Read { fd: 1, offset: 0, len: 4096 },

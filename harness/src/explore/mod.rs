@@ -148,7 +148,7 @@ fn synthetic_vm(scenario: &Scenario) -> radiff_model::VmSettings {
             1 << (63 - b.leading_zeros())
         }),
         thp_enabled: scenario.vm.thp_enabled.unwrap_or(default.thp_enabled),
-        mmap_addrs: Vec::new(),
+        ..default
     }
 }
 

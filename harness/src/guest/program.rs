@@ -22,8 +22,10 @@ pub(super) struct Calls {
 
 impl Calls {
     /// Makes (or empties) the instance, with every call of [`crate::calls::CALLS`] at entry
-    /// and exit, forks, the task's thread group id on each line, and children of a traced
-    /// task traced too (`event-fork`). Tracing stays off until [`Calls::run`].
+    /// and exit, forks, the page faults ([`crate::calls::FAULT_EVENTS`]) and the block
+    /// requests' issue and completion of every task, the task's thread group id on each
+    /// line, and the global clock (lines of two CPUs in the order they happened: a fault
+    /// after a completion on the other CPU). Tracing stays off until [`Calls::run`].
     pub(super) fn setup(tracing: &Path, buffer_kb: u64) -> GResult<Calls> {
         let dir = tracing.join(INSTANCE);
         if !dir.exists() {
@@ -31,15 +33,16 @@ impl Calls {
         }
         write_file(&dir.join("tracing_on"), "0")?;
         write_file(&dir.join("buffer_size_kb"), &buffer_kb.to_string())?;
+        write_file(&dir.join("trace_clock"), "global")?;
         write_file(&dir.join("trace"), "")?;
         write_file(&dir.join("options/record-tgid"), "1")?;
-        write_file(&dir.join("options/event-fork"), "1")?;
         write_file(&dir.join("set_event"), "")?;
         let mut events: Vec<String> = vec!["sched:sched_process_fork".into()];
         for call in crate::calls::CALLS {
             events.push(format!("syscalls:sys_enter_{call}"));
             events.push(format!("syscalls:sys_exit_{call}"));
         }
+        events.extend(crate::calls::FAULT_EVENTS.iter().map(|e| e.to_string()));
         for event in &events {
             std::fs::OpenOptions::new()
                 .append(true)
@@ -52,9 +55,9 @@ impl Calls {
         Ok(Calls { dir })
     }
 
-    /// Runs program `n` with its calls traced: this task's pid in `set_event_pid` (the
-    /// child it forks follows, and the program's own children and threads), markers around
-    /// it naming the program's pid. Its output goes to `program-N.out`/`.err` in `out`. A
+    /// Runs program `n` with its calls traced: every task's (the block completions come in
+    /// whichever task the interrupt finds; [`crate::calls`] keeps the program's, its
+    /// threads' and its children's), markers around it naming the program's pid. Its output goes to `program-N.out`/`.err` in `out`. A
     /// program still running after `timeout` is killed.
     pub(super) fn run(&self, out: &Path, n: u32, program: &Program, timeout: Duration) -> GResult<()> {
         let mut argv = program.argv.clone();
@@ -68,7 +71,6 @@ impl Calls {
         let (out_path, err_path) = (out.join(format!("program-{n}.out")), out.join(format!("program-{n}.err")));
         let stdout = File::create(&out_path).map_err(|e| format!("{}: {e}", out_path.display()))?;
         let stderr = File::create(&err_path).map_err(|e| format!("{}: {e}", err_path.display()))?;
-        write_file(&self.dir.join("set_event_pid"), &std::process::id().to_string())?;
         self.mark(&format!("radiff program {n} start"))?;
         write_file(&self.dir.join("tracing_on"), "1")?;
         let spawned = Command::new(&argv[0])
@@ -89,7 +91,6 @@ impl Calls {
         let status = wait_or_kill(&mut child, timeout).map_err(|e| format!("waiting for `{}`: {e}", argv[0]));
         write_file(&self.dir.join("tracing_on"), "0")?;
         self.mark(&format!("radiff program {n} pid {pid} end"))?;
-        write_file(&self.dir.join("set_event_pid"), "")?;
         outcome(&program.label, status?, timeout, &err_path)
     }
 

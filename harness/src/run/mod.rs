@@ -133,7 +133,10 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
 pub fn model_input_with(scenario: &Scenario, env: &GuestEnv, capture: &Capture) -> radiff_model::Input {
     let mut input = model_input(scenario, env, &capture.pfns);
     if !capture.programs.is_empty() {
-        input.ops = crate::calls::splice_programs(&input.ops, &capture.programs);
+        let spliced = crate::calls::splice_programs(&input.ops, &input.vm.mmap_addrs, &capture.programs);
+        input.ops = spliced.ops;
+        input.vm.mmap_addrs = spliced.mmap_addrs;
+        input.vm.loads_in_flight = spliced.loads_in_flight;
     }
     input
 }

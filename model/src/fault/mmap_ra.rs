@@ -63,6 +63,12 @@ impl Model<'_> {
                 .filter(|r| sectors.iter().any(|s| (r.sector..r.sector + r.sectors).contains(s)))
                 .map(|r| (r.sector, r.sectors))
                 .collect();
+            // Reads an earlier op issued that the guest recorded in flight at this load.
+            if let Some(at) = self.input.vm.loads_in_flight.iter().find(|l| l.op == self.op) {
+                found.extend(
+                    at.requests.iter().filter(|&&(s, n)| sectors.iter().any(|x| (s..s + n).contains(x))).copied(),
+                );
+            }
             found.sort_unstable();
             found.dedup();
             found
