@@ -1,4 +1,5 @@
-//! One boot of a batch: its watchdog (what [`crate::vm::boot_with`] asks whether to stop or boot again), error classes, published run folders.
+//! One boot of a batch: its watchdog (what [`crate::vm::boot_with`] asks whether to stop
+//! or boot again), error classes, published run folders.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -121,8 +121,8 @@ impl Lab {
         self.run_kernel(scenario, point, variant, &kernel)
     }
 
-    /// The guest program as the guests run it: a copy of [`Lab::guest`] in the cache, named
-    /// by its content, made once for the lab. A guest reads its program over 9p while it
+    /// The guest program as the guests run it: a copy of [`Lab::guest`] in the cache, one
+    /// per build of it ([`stable_copy`]), found or made once for the lab. A guest reads its program over 9p while it
     /// runs, so a `cargo build` that rewrites `target/*/radiff-guest` meanwhile would
     /// change the file under it (a guest segfaulted in ld.so so); the copy never changes.
     pub(super) fn guest_program(&self) -> Result<PathBuf> {
@@ -183,9 +183,10 @@ fn stable_copy(cache: &Cache, program: &Path) -> Result<PathBuf> {
         .map_err(|e| Error::io(&staged, e))?;
     std::fs::rename(&staged, &copy).map_err(|e| Error::io(&copy, e))?;
     let day = std::time::Duration::from_secs(24 * 3600);
+    let copies = format!("{name}-");
     for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
         let old = entry.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok());
-        if entry.file_name().to_string_lossy().starts_with(&format!("{name}-")) && old.is_some_and(|age| age > day) {
+        if entry.file_name().to_string_lossy().starts_with(&copies) && old.is_some_and(|age| age > day) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -207,7 +208,7 @@ mod tests {
         assert_eq!(std::fs::read(&copy).unwrap(), b"first build");
         let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&copy).unwrap().permissions());
         assert_eq!(mode & 0o777, 0o755);
-        assert_eq!(stable_copy(&cache, &program).unwrap(), copy, "the same content: the same copy");
+        assert_eq!(stable_copy(&cache, &program).unwrap(), copy, "the same build: the same copy");
         // A rebuild (a new file, as the linker writes it): a new copy beside, the first
         // one untouched.
         std::fs::remove_file(&program).unwrap();

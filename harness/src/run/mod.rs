@@ -2,8 +2,9 @@
 //!
 //! The parts: `lab` (what runs share: the kernels built, the guest program), `image` (the
 //! disk images), `batch` (which points go to which boot), `boot` (one boot of a batch),
-//! `console` (what a boot's console says), `schedule` (the boots of a test run), `shared` (batches shared by a test run's
-//! processes), `nextest` (what a process cargo-nextest started knows of its run).
+//! `console` (what a boot's console says), `schedule` (the boots of a test run), `shared`
+//! (batches shared by a test run's processes), `nextest` (what a process cargo-nextest
+//! started knows of its run).
 
 mod batch;
 mod boot;
