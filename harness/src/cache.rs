@@ -8,7 +8,8 @@
 //!   kernels/   one directory per built variant: bzImage, .config, build.log
 //!   images/    disk images prepared once per (device, file system, file, layout)
 //!   runs/      one directory per run: spec, console log, raw trace, trace JSON
-//!   guest/     the guest program as guests run it, copied per build (run/lab.rs)
+//!   guest/     the guest program as guests run it, copied per build, when its own folder
+//!              cannot hold the copies (an installed radiff; run/lab.rs)
 //!   venv/      virtme-ng
 
 use std::fs::File;

@@ -121,8 +121,8 @@ impl Lab {
         self.run_kernel(scenario, point, variant, &kernel)
     }
 
-    /// The guest program as the guests run it: a copy of [`Lab::guest`] in the cache, one
-    /// per build of it ([`stable_copy`]), found or made once for the lab. A guest reads its program over 9p while it
+    /// The guest program as the guests run it: a copy of [`Lab::guest`], one per build of
+    /// it ([`stable_copy`]), found or made once for the lab. A guest reads its program over 9p while it
     /// runs, so a `cargo build` that rewrites `target/*/radiff-guest` meanwhile would
     /// change the file under it (a guest segfaulted in ld.so so); the copy never changes.
     pub(super) fn guest_program(&self) -> Result<PathBuf> {
@@ -163,7 +163,7 @@ pub fn guest_binary() -> Result<PathBuf> {
     )))
 }
 
-/// `program` copied to `guest/NAME-KEY` in the cache, executable, unless that copy is
+/// `program` copied to `NAME-KEY` in [`copies_dir`], executable, unless that copy is
 /// there: KEY from the file's identity, size and modification time (a rebuild changes
 /// them; the test build's guest is about 100 MB, not worth reading to name it), put in
 /// place by rename, whole. Copies over a day old are removed as a new one is made.
@@ -172,7 +172,7 @@ fn stable_copy(cache: &Cache, program: &Path) -> Result<PathBuf> {
     let meta = std::fs::metadata(program).map_err(|e| Error::io(program, e))?;
     let identity = [meta.dev(), meta.ino(), meta.size(), meta.mtime() as u64, meta.mtime_nsec() as u64];
     let name = program.file_name().map_or("guest".into(), |n| n.to_string_lossy().into_owned());
-    let dir = cache.dir("guest")?;
+    let dir = copies_dir(cache, program)?;
     let copy = dir.join(format!("{name}-{}", crate::cache::key(identity.map(u64::to_le_bytes))));
     if copy.is_file() {
         return Ok(copy);
@@ -193,6 +193,21 @@ fn stable_copy(cache: &Cache, program: &Path) -> Result<PathBuf> {
     Ok(copy)
 }
 
+/// Where the copies of `program` go: `.guest-copies/` beside it (cargo's target folder,
+/// which `cargo clean` empties, so a copy costs the cache nothing: a cache short of room
+/// fails at the step that needs the room, its image or its run), else the cache's `guest/`
+/// when that folder cannot be written (an installed radiff).
+fn copies_dir(cache: &Cache, program: &Path) -> Result<PathBuf> {
+    let beside = program.parent().unwrap_or(Path::new(".")).join(".guest-copies");
+    match std::fs::create_dir_all(&beside) {
+        Ok(()) => Ok(beside),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem) => {
+            cache.dir("guest")
+        }
+        Err(e) => Err(Error::io(&beside, e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +220,8 @@ mod tests {
         std::fs::write(&program, b"first build").unwrap();
         let copy = stable_copy(&cache, &program).unwrap();
         assert_ne!(copy, program);
+        assert_eq!(copy.parent(), Some(tmp.path().join(".guest-copies").as_path()), "beside the program");
+        assert!(!cache.root.exists(), "nothing in the cache while the program's folder can be written");
         assert_eq!(std::fs::read(&copy).unwrap(), b"first build");
         let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&copy).unwrap().permissions());
         assert_eq!(mode & 0o777, 0o755);
