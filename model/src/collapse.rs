@@ -308,8 +308,8 @@ impl Model<'_> {
             if !addr.is_multiple_of(HPAGE_PMD_NR) || area.vstart + vma.end < addr + HPAGE_PMD_NR {
                 continue;
             }
-            if area.pmds.get(&(addr / PTRS_PER_PTE)) == Some(&Pmd::Table) {
-                area.pmds.remove(&(addr / PTRS_PER_PTE));
+            if area.pmds.get(addr / PTRS_PER_PTE) == Some(Pmd::Table) {
+                area.pmds.remove(addr / PTRS_PER_PTE);
             }
         }
     }

@@ -47,8 +47,9 @@
 
 mod around;
 mod mmap_ra;
+mod pmds;
 
-use std::collections::HashMap;
+pub(crate) use pmds::Pmds;
 
 use crate::config::IoCompletion;
 use crate::coverage::cover;
@@ -139,7 +140,7 @@ pub struct Mmap {
     /// Per page of the mapping: mapped (a PTE, or a PMD that maps it).
     pub(crate) ptes: Vec<bool>,
     /// PMD entries that are not none, by virtual PMD number (`vpn >> 9`).
-    pub(crate) pmds: HashMap<u64, Pmd>,
+    pub(crate) pmds: Pmds,
 }
 
 impl Mmap {
@@ -158,7 +159,7 @@ impl Mmap {
     }
 
     pub(crate) fn pmd(&self, vpn: u64) -> Option<Pmd> {
-        self.pmds.get(&(vpn / PTRS_PER_PTE)).copied()
+        self.pmds.get(vpn / PTRS_PER_PTE)
     }
 
     /// Whether page `page` of the mapping is mapped: a load of it takes no fault.
@@ -270,7 +271,7 @@ impl Model<'_> {
             vstart,
             vmas: vec![Vma { start: 0, end: pages, flags }],
             ptes: vec![false; pages as usize],
-            pmds: HashMap::new(),
+            pmds: Pmds::default(),
         });
     }
 
@@ -695,7 +696,7 @@ mod tests {
             vstart: 512,
             vmas: vec![Vma { start: 0, end: pages, flags: 0 }],
             ptes: vec![false; pages as usize],
-            pmds: HashMap::new(),
+            pmds: Pmds::default(),
         }
     }
 

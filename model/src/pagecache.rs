@@ -2,9 +2,10 @@
 //! which folios carry PG_readahead, which are uptodate (their read has completed), and
 //! where each folio sits in physical memory.
 //!
-//! A flat vector with one slot per page, like the xarray's multi-index entries: the head
-//! slot of a folio holds its order and flags, the other slots point back to it. Lookups
-//! are O(1); the vector grows when a folio is added past its end.
+//! A flat vector with one byte per page, like the xarray's multi-index entries: every
+//! slot of a folio holds its order, from which a page finds the folio's first (folios are
+//! naturally aligned); the head slot holds its flags too. Lookups are O(1); the vector
+//! grows when a folio is added past its end.
 
 /// One folio as a lookup returns it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,19 +34,40 @@ impl FolioRef {
 /// x86_64's `MAX_PHYSMEM_BITS` with 5-level paging: 52.
 const PHYS_ADDR_MASK: u64 = (1 << 52) - 1;
 
+/// One page's entry, a byte: 0 when no folio holds the page; else the order of the folio
+/// that holds it plus one ([`Slot::ORDER`]), and on the folio's first page [`Slot::HEAD`]
+/// and the folio's flags. A folio is naturally aligned, so a page finds its head by
+/// clearing the low `order` bits of its index; a folio's range fills with one value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Slot {
-    #[default]
-    Empty,
-    Head {
-        order: u8,
-        readahead: bool,
-        uptodate: bool,
-    },
-    /// A page inside a folio, `back` pages after its head.
-    Tail {
-        back: u16,
-    },
+struct Slot(u8);
+
+impl Slot {
+    const EMPTY: Slot = Slot(0);
+    const ORDER: u8 = 0x1f;
+    const HEAD: u8 = 0x20;
+    const READAHEAD: u8 = 0x40;
+    const UPTODATE: u8 = 0x80;
+
+    /// A page of a folio of `order` (below 31).
+    fn of_order(order: u32) -> Slot {
+        Slot(order as u8 + 1)
+    }
+
+    fn order(self) -> u32 {
+        (self.0 & Slot::ORDER) as u32 - 1
+    }
+
+    fn has(self, flag: u8) -> bool {
+        self.0 & flag != 0
+    }
+
+    fn set(&mut self, flag: u8, on: bool) {
+        if on {
+            self.0 |= flag;
+        } else {
+            self.0 &= !flag;
+        }
+    }
 }
 
 /// The page cache of the one file the model reads.
@@ -75,7 +97,7 @@ impl PageCache {
     /// An empty cache with room for `pages` pages (it grows past them if needed).
     pub fn with_capacity(pages: u64) -> Self {
         PageCache {
-            slots: vec![Slot::Empty; pages as usize],
+            slots: vec![Slot::EMPTY; pages as usize],
             pfns: vec![0; pages as usize],
             nr_folios: 0,
             chunk_pages: vec![0; pages.div_ceil(CHUNK) as usize],
@@ -84,22 +106,25 @@ impl PageCache {
     }
 
     fn slot(&self, index: u64) -> Slot {
-        usize::try_from(index).ok().and_then(|i| self.slots.get(i).copied()).unwrap_or(Slot::Empty)
+        usize::try_from(index).ok().and_then(|i| self.slots.get(i).copied()).unwrap_or(Slot::EMPTY)
     }
 
     /// The folio that holds page `index` (`xa_load()`), if any.
     pub fn folio_at(&self, index: u64) -> Option<FolioRef> {
-        let head = match self.slot(index) {
-            Slot::Empty => return None,
-            Slot::Head { .. } => index,
-            Slot::Tail { back } => index - back as u64,
-        };
-        match self.slot(head) {
-            Slot::Head { order, readahead, uptodate } => {
-                Some(FolioRef { index: head, order: order as u32, readahead, uptodate })
-            }
-            _ => unreachable!("tail slot {index} without a head"),
+        let page = self.slot(index);
+        if page == Slot::EMPTY {
+            return None;
         }
+        let order = page.order();
+        let head_index = index & !((1u64 << order) - 1);
+        let head = self.slots[head_index as usize];
+        debug_assert!(head.has(Slot::HEAD) && head.order() == order, "page {index} of a folio without its head");
+        Some(FolioRef {
+            index: head_index,
+            order,
+            readahead: head.has(Slot::READAHEAD),
+            uptodate: head.has(Slot::UPTODATE),
+        })
     }
 
     /// `folio_pfn()`: the page frame number of the folio's first page.
@@ -115,7 +140,7 @@ impl PageCache {
 
     /// True if page `index` is in a folio.
     pub fn present(&self, index: u64) -> bool {
-        self.slot(index) != Slot::Empty
+        self.slot(index) != Slot::EMPTY
     }
 
     fn count_pages(&mut self, index: u64, nr: u64, added: bool) {
@@ -148,6 +173,23 @@ impl PageCache {
         false
     }
 
+    /// The first page of `[from, last]` that is in a folio, if any: the xarray walk of
+    /// `xas_find()`, passing over empty runs of [`CHUNK`] pages at once.
+    pub fn next_present(&self, from: u64, last: u64) -> Option<u64> {
+        let end = last.saturating_add(1).min(self.slots.len() as u64);
+        let mut i = from;
+        while i < end {
+            if i.is_multiple_of(CHUNK) && self.chunk_pages[(i / CHUNK) as usize] == 0 {
+                i += CHUNK;
+            } else if self.present(i) {
+                return Some(i);
+            } else {
+                i += 1;
+            }
+        }
+        None
+    }
+
     /// The pages the cache has room for: every folio lies below this index.
     pub fn span(&self) -> u64 {
         self.slots.len() as u64
@@ -163,62 +205,58 @@ impl PageCache {
     /// holds a folio. The folio is locked and not uptodate until its read completes.
     pub fn add_folio(&mut self, index: u64, order: u32, readahead: bool, pfn: u64) -> Result<(), Eexist> {
         let nr = 1u64 << order;
-        debug_assert_eq!(index % nr, 0, "folio at {index} of order {order} is not naturally aligned");
+        assert!(order < 31 && index.is_multiple_of(nr), "folio at {index} of order {order} is not naturally aligned");
         let end = (index + nr) as usize;
         if self.slots.len() < end {
-            self.slots.resize(end.max(self.slots.len() * 2), Slot::Empty);
+            self.slots.resize(end.max(self.slots.len() * 2), Slot::EMPTY);
             self.pfns.resize(self.slots.len(), 0);
             self.chunk_pages.resize((self.slots.len() as u64).div_ceil(CHUNK) as usize, 0);
         }
         let range = &mut self.slots[index as usize..end];
-        if range.iter().any(|s| *s != Slot::Empty) {
+        if range.iter().any(|s| *s != Slot::EMPTY) {
             return Err(Eexist);
         }
-        range[0] = Slot::Head { order: order as u8, readahead, uptodate: false };
+        range.fill(Slot::of_order(order));
+        range[0].set(Slot::HEAD, true);
+        range[0].set(Slot::READAHEAD, readahead);
         self.pfns[index as usize] = pfn;
-        for (back, slot) in range.iter_mut().enumerate().skip(1) {
-            *slot = Slot::Tail { back: back as u16 };
-        }
         self.count_pages(index, nr, true);
         self.nr_folios += 1;
         Ok(())
     }
 
-    fn head_mut(&mut self, index: u64) -> (&mut bool, &mut bool) {
-        match &mut self.slots[index as usize] {
-            Slot::Head { readahead, uptodate, .. } => (readahead, uptodate),
-            other => panic!("page {index} is not the head of a folio: {other:?}"),
-        }
+    fn head_mut(&mut self, index: u64) -> &mut Slot {
+        let head = &mut self.slots[index as usize];
+        assert!(head.has(Slot::HEAD), "page {index} is not the head of a folio: {head:?}");
+        head
     }
 
     /// `folio_mark_uptodate()` (the read completed, or the folio needed no read).
     pub fn set_uptodate(&mut self, head: u64) {
-        *self.head_mut(head).1 = true;
+        self.head_mut(head).set(Slot::UPTODATE, true);
     }
 
     /// The folio's read in flight again (not uptodate, locked): a read the guest recorded
     /// still in flight where the model had completed it (`crate::LoadInFlight`).
     pub fn clear_uptodate(&mut self, head: u64) {
-        *self.head_mut(head).1 = false;
+        self.head_mut(head).set(Slot::UPTODATE, false);
     }
 
     /// `folio_set_readahead()`.
     pub fn set_readahead(&mut self, head: u64) {
-        *self.head_mut(head).0 = true;
+        self.head_mut(head).set(Slot::READAHEAD, true);
     }
 
     /// `folio_clear_readahead()`.
     pub fn clear_readahead(&mut self, head: u64) {
-        *self.head_mut(head).0 = false;
+        self.head_mut(head).set(Slot::READAHEAD, false);
     }
 
     /// `filemap_remove_folio()`.
     pub fn remove_folio(&mut self, head: u64) {
         let folio = self.folio_at(head).expect("removing a folio that is not there");
         assert_eq!(folio.index, head, "removing from the middle of a folio");
-        for i in head..folio.next_index() {
-            self.slots[i as usize] = Slot::Empty;
-        }
+        self.slots[head as usize..folio.next_index() as usize].fill(Slot::EMPTY);
         self.count_pages(head, folio.nr_pages(), false);
         self.nr_folios -= 1;
         self.dropbehind.remove(&head);
@@ -302,5 +340,21 @@ mod tests {
         assert!(!cache.present(5));
         assert!(!cache.any_present(0, 16));
         assert_eq!(cache.folios().iter().map(|f| f.index).collect::<Vec<_>>(), vec![16]);
+    }
+
+    /// `next_present()` gives what a page-by-page walk gives, over empty chunks, partly
+    /// filled ones, the end of the range and the end of the cache.
+    #[test]
+    fn the_next_present_page_is_the_one_a_page_by_page_walk_finds() {
+        let mut cache = PageCache::with_capacity(300);
+        for (index, order) in [(3, 0), (4, 2), (130, 1), (192, 6), (288, 3)] {
+            cache.add_folio(index, order, false, 0).unwrap();
+        }
+        let walk = |from: u64, last: u64| (from..=last.min(400)).find(|&i| cache.present(i));
+        for from in 0..320 {
+            for last in [from, from + 1, from + 63, from + 64, from + 200, u64::MAX] {
+                assert_eq!(cache.next_present(from, last), walk(from, last), "from {from} to {last}");
+            }
+        }
     }
 }

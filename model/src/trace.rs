@@ -199,7 +199,20 @@ impl Rwbs {
 
     pub fn as_str(&self) -> &str {
         // Built only from a &str cut on a character boundary.
-        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or_default()
+        std::str::from_utf8(self.flags()).unwrap_or_default()
+    }
+
+    /// The flags' bytes: what comparing, ordering and hashing look at, without the UTF-8
+    /// check of [`Rwbs::as_str`] (a trace asks about every request's flags).
+    fn flags(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// Whether flag `c` is among them: `str::contains(c)`, on the bytes.
+    pub fn contains(&self, c: char) -> bool {
+        let mut utf8 = [0; 4];
+        let needle = c.encode_utf8(&mut utf8).as_bytes();
+        self.flags().windows(needle.len()).any(|w| w == needle)
     }
 }
 
@@ -224,7 +237,7 @@ impl std::ops::Deref for Rwbs {
 
 impl PartialEq for Rwbs {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        self.flags() == other.flags()
     }
 }
 
@@ -244,13 +257,16 @@ impl PartialOrd for Rwbs {
 
 impl Ord for Rwbs {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.as_str().cmp(other.as_str())
+        // str orders by its bytes.
+        self.flags().cmp(other.flags())
     }
 }
 
 impl std::hash::Hash for Rwbs {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state)
+        // What `str`'s Hash writes.
+        state.write(self.flags());
+        state.write_u8(0xff);
     }
 }
 
@@ -350,7 +366,14 @@ mod tests {
         let (ra, r, rm) = (Rwbs::from("RA"), Rwbs::from("R"), Rwbs::from("RM"));
         assert_eq!(ra.as_str(), "RA");
         assert!(ra == "RA" && ra != r);
-        assert!(rm.contains('M') && !ra.contains('M'));
+        assert!(rm.contains('M') && !ra.contains('M') && ra.contains('A') && ra.contains('R'));
+        assert!(Rwbs::from("Ré").contains('é') && !Rwbs::from("Ré").contains('e'));
+        let hash = |x: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            x(&mut h);
+            std::hash::Hasher::finish(&h)
+        };
+        assert_eq!(hash(&|h| std::hash::Hash::hash(&ra, h)), hash(&|h| std::hash::Hash::hash("RA", h)));
         // Ordered as strings: "R" < "RA" < "RM".
         let mut v = [rm, ra, r];
         v.sort();

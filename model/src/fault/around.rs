@@ -35,12 +35,8 @@ impl Model<'_> {
     pub(super) fn next_uptodate_folio(&mut self, xa_index: &mut u64, end_pgoff: u64) -> Option<(FolioRef, u64)> {
         let max_idx = self.isize.div_ceil(PAGE_SIZE);
         let mut i = *xa_index;
-        while i <= end_pgoff {
-            let Some(folio) = self.cache.folio_at(i) else {
-                i += 1;
-                continue;
-            };
-            let at = i;
+        while let Some(at) = self.cache.next_present(i, end_pgoff) {
+            let folio = self.cache.folio_at(at).expect("a present page is in a folio");
             i = folio.next_index();
             *xa_index = i;
             if !folio.uptodate {
@@ -57,7 +53,8 @@ impl Model<'_> {
             }
             return Some((folio, at));
         }
-        *xa_index = i;
+        // The walk ends past end_pgoff.
+        *xa_index = i.max(end_pgoff.saturating_add(1));
         None
     }
 
@@ -138,7 +135,7 @@ impl Model<'_> {
             return true;
         }
         let vpn = vmf.vpn;
-        self.area(vmf).pmds.entry(vpn / PTRS_PER_PTE).or_insert(Pmd::Table);
+        self.area(vmf).pmds.insert_if_none(vpn / PTRS_PER_PTE, Pmd::Table);
         false
     }
 
