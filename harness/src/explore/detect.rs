@@ -179,7 +179,9 @@ fn file_base(fd: u32) -> u64 {
     radiff_model::pattern::file_of(fd) as u64 * FILE_STRIDE
 }
 
-/// A stream's read sizes as (size, reads) pairs, in no order: a stream has few.
+/// A stream's read sizes as (size, reads) pairs, in no order: a stream has few. Empty
+/// while the stream has one read (its `read_size`): most streams of random reads never
+/// have a second, and need no allocation.
 type ReadSizes = Vec<(u64, u64)>;
 
 /// The sequential streams of `ops` (see the module's comment). A stream that overlaps an
@@ -240,6 +242,9 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
                 s.end = offset + len;
                 s.reads += 1;
                 *last = n;
+                if sizes.is_empty() {
+                    sizes.push((s.read_size, 1));
+                }
                 match sizes.iter_mut().find(|(size, _)| *size == len) {
                     Some((_, n)) => *n += 1,
                     None => sizes.push((len, 1)),
@@ -249,7 +254,7 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
             None => {
                 all.push((
                     Stream { start: offset, end: offset + len, reads: 1, read_size: len },
-                    vec![(len, 1)],
+                    Vec::new(),
                     n,
                     random_fds.contains(&fd),
                 ));
@@ -266,7 +271,9 @@ pub fn streams(ops: &[Op], t: &Thresholds) -> Vec<Stream> {
         {
             continue;
         }
-        s.read_size = sizes.iter().max_by_key(|&&(size, n)| (n, size)).map_or(0, |(size, _)| *size);
+        if let Some(&(size, _)) = sizes.iter().max_by_key(|&&(size, n)| (n, size)) {
+            s.read_size = size;
+        }
         kept.push(s);
     }
     kept

@@ -8,8 +8,6 @@
 //! something else cached (a hint, another stream): the window after such pages, or one
 //! that found some of its pages cached, does not count.
 
-use std::collections::BTreeSet;
-
 use radiff_model::{Op, Trace, Trigger, Window};
 
 use super::{file_base, in_file, submitted, Context, Hit, Stream, Thresholds, FILE_STRIDE, PAGE};
@@ -21,7 +19,8 @@ use super::{file_base, in_file, submitted, Context, Hit, Stream, Thresholds, FIL
 /// opened by another read of the same pages (a random read before the stream). Touches
 /// (one page each) keep every window in range.
 fn stream_windows(trace: &Trace, ops: &[Op], stream: &Stream) -> Vec<usize> {
-    let ends: BTreeSet<u64> = ops
+    // Sorted, each once: a set, searched by bisection.
+    let mut ends: Vec<u64> = ops
         .iter()
         .filter_map(|op| match *op {
             Op::Read { fd, offset, len } => Some((file_base(fd) + offset, file_base(fd) + offset + len)),
@@ -30,9 +29,11 @@ fn stream_windows(trace: &Trace, ops: &[Op], stream: &Stream) -> Vec<usize> {
         .filter(|&(a, b)| stream.start <= a && b <= stream.end)
         .map(|(_, b)| b.div_ceil(PAGE))
         .collect();
+    ends.sort_unstable();
+    ends.dedup();
     let touches = ends.is_empty();
     let file_pages = |w: &Window| w.file as u64 * (FILE_STRIDE / PAGE);
-    let first_end = ends.iter().next().copied().unwrap_or(stream.start / PAGE + 1);
+    let first_end = ends.first().copied().unwrap_or(stream.start / PAGE + 1);
     let (a, b) = (stream.start / PAGE, stream.end.div_ceil(PAGE));
     let ws: Vec<usize> = (0..trace.windows.len())
         .filter(|&i| {
@@ -53,7 +54,7 @@ fn stream_windows(trace: &Trace, ops: &[Op], stream: &Stream) -> Vec<usize> {
             let w = &trace.windows[i];
             touches
                 || !matches!(w.trigger, Trigger::Sync | Trigger::Async)
-                || ends.contains(&(file_pages(w) + w.index + w.req_count))
+                || ends.binary_search(&(file_pages(w) + w.index + w.req_count)).is_ok()
         })
         .collect()
 }
