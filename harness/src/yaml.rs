@@ -31,6 +31,9 @@ pub fn line_of(text: &str, path: &[&str]) -> usize {
     let mut depth = 0;
     let mut min_indent = 0usize;
     let mut parent_indent: Option<usize> = None;
+    // How the key at `depth` is written inside a flow mapping, made once a depth.
+    let inline = |wanted: &str| [format!("{{{wanted}:"), format!(" {wanted}:"), format!(", {wanted}:")];
+    let mut flow = path.first().map(|w| inline(w)).unwrap_or_default();
     for (number, raw) in text.lines().enumerate() {
         let line = raw.split(" #").next().unwrap_or(raw);
         let trimmed = line.trim_start();
@@ -50,10 +53,7 @@ pub fn line_of(text: &str, path: &[&str]) -> usize {
         let key = trimmed.trim_start_matches("- ");
         let wanted = path[depth];
         let matches = key.strip_prefix(wanted).is_some_and(|rest| rest.trim_start().starts_with(':'))
-            || key.starts_with(&format!("{{{wanted}:"))
-            || key.contains(&format!(" {wanted}:"))
-            || key.contains(&format!("{{{wanted}:"))
-            || key.contains(&format!(", {wanted}:"));
+            || flow.iter().any(|f| key.contains(f.as_str()));
         if matches {
             if depth + 1 == path.len() {
                 return number + 1;
@@ -67,6 +67,7 @@ pub fn line_of(text: &str, path: &[&str]) -> usize {
             parent_indent = Some(indent);
             min_indent = indent + 1;
             depth += 1;
+            flow = inline(path[depth]);
         }
     }
     0

@@ -21,13 +21,18 @@ type Maps = BTreeMap<u32, (u64, usize)>;
 struct StepAt<'a> {
     at: &'a At<'a>,
     i: usize,
-    line: usize,
     files: &'a Files,
 }
 
 impl StepAt<'_> {
+    /// The step's line in the file: looked up when asked (an error, a program's place),
+    /// since a lookup reads the text from its start.
+    fn line(&self) -> usize {
+        yaml::line_of_item(self.at.text, "reads", self.i)
+    }
+
     fn bad(&self, message: String) -> Error {
-        Error::input(self.at.path, self.line, format!("reads[{}]: {message}", self.i))
+        Error::input(self.at.path, self.line(), format!("reads[{}]: {message}", self.i))
     }
 
     /// The file a step names (`file:`), as its index, and that file's size.
@@ -80,7 +85,7 @@ pub(super) fn steps(
     let mut steps = Vec::new();
     let mut maps: Maps = BTreeMap::new();
     for (i, step) in reads.into_iter().enumerate() {
-        let s = StepAt { at, i, line: yaml::line_of_item(at.text, "reads", i), files };
+        let s = StepAt { at, i, files };
         let step = match step {
             StepFile::Read { offset, size, fd, file, flags, direct } => {
                 let (fd, file_size) = s.fd_on(&file, fd)?;
@@ -164,13 +169,13 @@ pub(super) fn steps(
             StepFile::FailAlloc { times, min_order } => fail_alloc(&s, times, min_order)?,
             StepFile::Program { argv } => {
                 let program = super::program::program(&argv, &files.names()).map_err(|m| s.bad(m))?;
-                programs.push(Program { at: format!("{}:{}", at.path.display(), s.line), ..program });
+                programs.push(Program { at: format!("{}:{}", at.path.display(), s.line()), ..program });
                 Step::Program { program: programs.len() as u32 - 1 }
             }
             StepFile::Fio { job, file } => {
                 let program = super::program::fio_step(at.path, &job, file.as_deref(), &files.names());
                 let program = program.map_err(|m| s.bad(format!("fio: {m}")))?;
-                programs.push(Program { at: format!("{}:{}", at.path.display(), s.line), ..program });
+                programs.push(Program { at: format!("{}:{}", at.path.display(), s.line()), ..program });
                 Step::Program { program: programs.len() as u32 - 1 }
             }
         };
@@ -186,17 +191,17 @@ fn check_counts(at: &At, steps: &[Step], files: &Files) -> Result<()> {
     let sizes: Vec<u64> = files.defs.iter().map(|f| f.size).collect();
     let (mut ops, mut touches) = (0u64, 0u64);
     for (i, (step, n)) in steps.iter().zip(pattern::op_counts(steps, &sizes)).enumerate() {
-        let line = yaml::line_of_item(at.text, "reads", i);
+        let line = || yaml::line_of_item(at.text, "reads", i);
         ops = ops.saturating_add(n);
         if ops > MAX_OPS {
-            return Err(Error::input(at.path, line, format!("reads[{i}]: the steps up to this one make {ops} reads and touches; at most {MAX_OPS} (pattern::MAX_OPS: what the guest runs within its timeout and the model expands)")));
+            return Err(Error::input(at.path, line(), format!("reads[{i}]: the steps up to this one make {ops} reads and touches; at most {MAX_OPS} (pattern::MAX_OPS: what the guest runs within its timeout and the model expands)")));
         }
         if matches!(step, Step::Touch { .. }) {
             touches = touches.saturating_add(n);
             if touches > MAX_TOUCHES {
                 return Err(Error::input(
                     at.path,
-                    line,
+                    line(),
                     format!("reads[{i}]: the touch steps up to this one load {touches} pages; at most {MAX_TOUCHES}"),
                 ));
             }
