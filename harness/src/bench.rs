@@ -48,12 +48,14 @@ pub struct ModelFigures {
 }
 
 /// The shortest of `n` predictions of `input`: the cost of the model, not of the machine's
-/// other work.
+/// other work. Each prediction is timed with its trace given back
+/// ([`radiff_model::Trace::recycle`]), as the search gives back the traces it has judged
+/// (before, the timing held its drop).
 fn best_prediction(input: &radiff_model::Input, policy: &Policy, n: usize) -> std::time::Duration {
     (0..n)
         .map(|_| {
             let t = Instant::now();
-            std::hint::black_box(predict(input, policy));
+            std::hint::black_box(predict(input, policy)).recycle();
             t.elapsed()
         })
         .min()

@@ -2,6 +2,9 @@
 //! max_sectors_kb 512, a 4 KiB read at 0 then 1 MiB reads from 4 KiB to the end of a
 //! 512 MiB file (3327 windows, 9721 folios). Target (issue 38): at most 1 ms in release.
 //!
+//! Each prediction is timed with its trace given back (`Trace::recycle`), as radiff
+//! explore's search gives back each trace it has judged.
+//!
 //! `cargo bench -p radiff-model --bench predict`
 
 use std::hint::black_box;
@@ -59,11 +62,11 @@ fn main() {
     for variant in ["base", "async-align-v1", "async-align-v2"] {
         let policy = Policy::for_variant(variant).unwrap();
         time(&format!("predict 512 MiB headline, {variant}"), || {
-            black_box(predict(black_box(&input), &policy));
+            black_box(predict(black_box(&input), &policy)).recycle();
         });
     }
     let mmap = mmap_headline();
     time("predict 8 MiB mmap sequential touch, base", || {
-        black_box(predict(black_box(&mmap), &Policy::BASE));
+        black_box(predict(black_box(&mmap), &Policy::BASE)).recycle();
     });
 }

@@ -263,16 +263,7 @@ impl Recorder {
     }
 
     pub fn open(&mut self, trigger: Trigger, index: u64, req_count: u64, ra: &FileRaState, op: usize, fd: u32) {
-        self.windows.push(Window {
-            file: self.file,
-            trigger,
-            index,
-            req_count,
-            ra: ra.traced(),
-            submits: Vec::new(),
-            folios: Vec::new(),
-            requests: Vec::new(),
-        });
+        self.windows.push(Window::open_in(self.file, trigger, index, req_count, ra.traced()));
         self.push_note(op, fd, ra.traced());
     }
 
@@ -456,7 +447,7 @@ impl<'a> Model<'a> {
             layout: Layout::new(&input.extents),
             isize: input.file_size,
             rec: Recorder {
-                windows: Vec::new(),
+                windows: Trace::spare_windows(),
                 op: 0,
                 op_first_window: 0,
                 notes: explain.then(Vec::new),

@@ -315,12 +315,53 @@ impl Window {
     /// issued yet. `Start` windows (events before any call) are `open(Trigger::Start, 0,
     /// 0, RaState::default())`, on both sides.
     pub fn open(trigger: Trigger, index: u64, req_count: u64, ra: RaState) -> Window {
-        Window { file: 0, trigger, index, req_count, ra, submits: Vec::new(), folios: Vec::new(), requests: Vec::new() }
+        let (submits, folios, requests) = SPARE.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            (spare.submits.pop(), spare.folios.pop(), spare.requests.pop())
+        });
+        Window {
+            file: 0,
+            trigger,
+            index,
+            req_count,
+            ra,
+            submits: submits.unwrap_or_default(),
+            folios: folios.unwrap_or_default(),
+            requests: requests.unwrap_or_default(),
+        }
     }
 
     /// [`Window::open`] for file `file`.
     pub fn open_in(file: u32, trigger: Trigger, index: u64, req_count: u64, ra: RaState) -> Window {
         Window { file, ..Window::open(trigger, index, req_count, ra) }
+    }
+}
+
+/// Window vectors given back by [`Trace::recycle`], emptied, for the windows this thread
+/// opens next: a search predicts thousands of traces a second and drops each once judged,
+/// and without these every window of every trace allocated (and freed) its vectors.
+#[derive(Default)]
+struct Spare {
+    /// Emptied `Trace::windows`, at most one.
+    windows: Option<Vec<Window>>,
+    submits: Vec<Vec<Submit>>,
+    folios: Vec<Vec<Folio>>,
+    requests: Vec<Vec<Request>>,
+}
+
+/// The most vectors of each kind [`Spare`] keeps (those of the largest traces' windows
+/// beyond it are freed).
+const SPARE_MAX: usize = 1 << 16;
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Spare> = std::cell::RefCell::new(Spare::default());
+}
+
+/// Keeps `v`, emptied, in `spare` unless it holds nothing or `spare` is full.
+fn keep<T>(spare: &mut Vec<Vec<T>>, mut v: Vec<T>) {
+    if v.capacity() > 0 && spare.len() < SPARE_MAX {
+        v.clear();
+        spare.push(v);
     }
 }
 
@@ -335,6 +376,27 @@ impl Folio {
 }
 
 impl Trace {
+    /// Drops the trace, keeping its windows' vectors for the windows this thread opens next
+    /// ([`Window::open`]): for a caller that predicts trace after trace and drops each, as
+    /// radiff explore's search does. The traces made after are the same either way.
+    pub fn recycle(self) {
+        SPARE.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            let mut windows = self.windows;
+            for w in windows.drain(..) {
+                keep(&mut spare.submits, w.submits);
+                keep(&mut spare.folios, w.folios);
+                keep(&mut spare.requests, w.requests);
+            }
+            spare.windows = Some(windows);
+        })
+    }
+
+    /// An empty `windows` for a new trace: the last one [`Trace::recycle`] gave back.
+    pub fn spare_windows() -> Vec<Window> {
+        SPARE.with(|spare| spare.borrow_mut().windows.take()).unwrap_or_default()
+    }
+
     pub fn folios(&self) -> impl Iterator<Item = &Folio> {
         self.windows.iter().flat_map(|w| w.folios.iter())
     }
@@ -385,5 +447,26 @@ mod tests {
         // Longer than the kernel ever writes: cut on a character boundary.
         assert_eq!(Rwbs::from("RRRRRRRRRRRRRRRRRRRR").len(), Rwbs::CAP);
         assert_eq!(Rwbs::from("RRRRRRRRRRRRRRé").as_str(), "RRRRRRRRRRRRRR");
+    }
+
+    #[test]
+    fn a_recycled_trace_gives_its_vectors_emptied_to_the_next_windows() {
+        std::thread::spawn(|| {
+            let mut w = Window::open(Trigger::Sync, 0, 1, RaState::default());
+            assert_eq!(w.folios.capacity(), 0, "nothing given back yet on this thread");
+            w.folios.extend((0..40).map(|index| Folio { index, order: 0 }));
+            w.requests.push(Request { sector: 8, sectors: 8, rwbs: "RA".into() });
+            let empty = Window::open(Trigger::Async, 9, 1, RaState::default());
+            Trace { windows: vec![w, empty] }.recycle();
+            let windows = Trace::spare_windows();
+            assert!(windows.is_empty() && windows.capacity() >= 2);
+            let next = Window::open(Trigger::Sync, 3, 2, RaState::default());
+            assert!(next.folios.is_empty() && next.folios.capacity() >= 40);
+            assert!(next.requests.is_empty() && next.requests.capacity() >= 1);
+            assert_eq!(next.submits.capacity(), 0, "no submits were given back");
+            assert_eq!(Window::open(Trigger::Sync, 0, 1, RaState::default()).folios.capacity(), 0, "each kept once");
+        })
+        .join()
+        .unwrap();
     }
 }

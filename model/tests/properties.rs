@@ -336,6 +336,19 @@ proptest! {
         prop_assert_eq!(&traces[0], &traces[2]);
     }
 
+    /// A trace predicted into vectors another trace gave back (`Trace::recycle`, as the
+    /// search does) is the trace predicted into new ones.
+    #[test]
+    fn recycled_window_vectors_give_the_same_trace(input in input(true), other in input(true), policy in any_policy()) {
+        let fresh = predict(&input, &policy);
+        predict(&other, &policy).recycle();
+        let reused = predict(&input, &policy);
+        prop_assert_eq!(&fresh, &reused);
+        fresh.recycle();
+        reused.recycle();
+        prop_assert_eq!(predict(&input, &policy), predict(&input, &policy));
+    }
+
     /// mq-deadline changes the order in which a batch's requests reach the device, never
     /// what they are: each window has the same requests as with no scheduler.
     #[test]

@@ -141,7 +141,9 @@ fn judge(seed: u64, index: u64, policies: &[(String, Predictor)], o: &Options) -
         Err(e) => Err(format!("scenario {index}: {e}")),
         Ok(s) => {
             let (input, traces) = predict_scenario(&s, policies);
-            Ok(detect_all(&input, &traces, policies, &o.thresholds, !o.variant_changes_only))
+            let hits = detect_all(&input, &traces, policies, &o.thresholds, !o.variant_changes_only);
+            traces.into_iter().for_each(Trace::recycle);
+            Ok(hits)
         }
     };
     (gen, judged)
@@ -258,8 +260,10 @@ pub fn fires(
 ) -> Option<Hit> {
     let s = scenario_of(gen, &[]).ok()?;
     let (input, traces) = predict_scenario(&s, policies);
-    detect_all(&input, &traces, policies, t, true)
+    let hit = detect_all(&input, &traces, policies, t, true)
         .into_iter()
         .find(|(h, v)| h.detector == detector && v.as_deref() == variant)
-        .map(|(h, _)| h)
+        .map(|(h, _)| h);
+    traces.into_iter().for_each(Trace::recycle);
+    hit
 }
