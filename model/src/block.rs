@@ -300,13 +300,9 @@ impl Rq {
     /// `blk_fill_rwbs()` for a read request: 'R', then 'A' for REQ_RAHEAD, then 'S' for
     /// REQ_SYNC.
     pub fn rwbs(&self) -> crate::trace::Rwbs {
-        match (self.rahead, self.sync) {
-            (false, false) => "R",
-            (true, false) => "RA",
-            (false, true) => "RS",
-            (true, true) => "RAS",
-        }
-        .into()
+        use crate::trace::Rwbs;
+        const FLAGS: [Rwbs; 4] = [Rwbs::ascii("R"), Rwbs::ascii("RA"), Rwbs::ascii("RS"), Rwbs::ascii("RAS")];
+        FLAGS[self.rahead as usize | (self.sync as usize) << 1]
     }
 }
 

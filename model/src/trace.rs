@@ -197,6 +197,20 @@ impl Rwbs {
     /// that end on a character boundary.
     pub const CAP: usize = 15;
 
+    /// Flags from ASCII letters, at compile time: what the model's requests carry, made
+    /// once (a `From<&str>` copies at run time).
+    pub const fn ascii(s: &str) -> Rwbs {
+        let b = s.as_bytes();
+        assert!(b.len() <= Rwbs::CAP && b.is_ascii(), "rwbs flags are at most 15 ASCII letters");
+        let mut bytes = [0; Rwbs::CAP];
+        let mut i = 0;
+        while i < b.len() {
+            bytes[i] = b[i];
+            i += 1;
+        }
+        Rwbs { len: b.len() as u8, bytes }
+    }
+
     pub fn as_str(&self) -> &str {
         // Built only from a &str cut on a character boundary.
         std::str::from_utf8(self.flags()).unwrap_or_default()
@@ -429,6 +443,8 @@ mod tests {
         assert_eq!(ra.as_str(), "RA");
         assert!(ra == "RA" && ra != r);
         assert!(rm.contains('M') && !ra.contains('M') && ra.contains('A') && ra.contains('R'));
+        const RAS: Rwbs = Rwbs::ascii("RAS");
+        assert!(RAS == Rwbs::from("RAS") && Rwbs::ascii("") == Rwbs::from(""));
         assert!(Rwbs::from("Ré").contains('é') && !Rwbs::from("Ré").contains('e'));
         let hash = |x: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
             let mut h = std::collections::hash_map::DefaultHasher::new();
