@@ -230,6 +230,9 @@ pub(crate) struct Recorder {
     pub io_mark: usize,
     /// When explaining: decisions taken before any window was opened.
     pub before_first: Vec<String>,
+    /// Vectors for the windows it opens (what earlier traces gave back), taken from the
+    /// thread's spares as the model starts and given back as it ends ([`Model::run`]).
+    pub spare: crate::trace::Spare,
 }
 
 impl Recorder {
@@ -256,21 +259,21 @@ impl Recorder {
         if self.windows.is_empty() {
             // Events before the first readahead call: kept in a Start window that has no
             // call, so nothing is dropped.
-            self.windows.push(Window::open_in(self.file, Trigger::Start, 0, 0, RaState::default()));
+            self.windows.push(self.spare.window(self.file, Trigger::Start, 0, 0, RaState::default()));
             self.push_note(self.op, 0, RaState::default());
         }
         self.windows.last_mut().unwrap()
     }
 
     pub fn open(&mut self, trigger: Trigger, index: u64, req_count: u64, ra: &FileRaState, op: usize, fd: u32) {
-        self.windows.push(Window::open_in(self.file, trigger, index, req_count, ra.traced()));
+        self.windows.push(self.spare.window(self.file, trigger, index, req_count, ra.traced()));
         self.push_note(op, fd, ra.traced());
     }
 
     /// Opens a window for an event that prints no `file_ra_state` (`mm_filemap_fault`,
     /// `mm_filemap_map_pages`): `ra` all default, as the ftrace side leaves it.
     pub fn open_event(&mut self, trigger: Trigger, index: u64, req_count: u64, op: usize, fd: u32) {
-        self.windows.push(Window::open_in(self.file, trigger, index, req_count, RaState::default()));
+        self.windows.push(self.spare.window(self.file, trigger, index, req_count, RaState::default()));
         self.push_note(op, fd, RaState::default());
     }
 
@@ -282,7 +285,7 @@ impl Recorder {
     pub fn folio(&mut self, index: u64, order: u32) {
         if self.windows.last().is_some_and(|w| w.file != self.file) {
             // A folio of another file than the window's (the ftrace side does the same).
-            self.windows.push(Window::open_in(self.file, Trigger::Start, 0, 0, RaState::default()));
+            self.windows.push(self.spare.window(self.file, Trigger::Start, 0, 0, RaState::default()));
             self.push_note(self.op, 0, RaState::default());
         }
         self.current().folios.push(Folio { index, order });
@@ -447,7 +450,7 @@ impl<'a> Model<'a> {
             layout: Layout::new(&input.extents),
             isize: input.file_size,
             rec: Recorder {
-                windows: Trace::spare_windows(),
+                windows: Vec::new(),
                 op: 0,
                 op_first_window: 0,
                 notes: explain.then(Vec::new),
@@ -455,6 +458,7 @@ impl<'a> Model<'a> {
                 file: 0,
                 io_mark: 0,
                 before_first: Vec::new(),
+                spare: Default::default(),
             },
             plug: None,
             nested_plugs: 0,
@@ -514,6 +518,13 @@ impl<'a> Model<'a> {
 
     /// Runs every system call of the input, in order.
     pub fn run(&mut self) {
+        self.rec.spare = crate::trace::Spare::take();
+        self.rec.windows = self.rec.spare.windows();
+        self.run_ops();
+        std::mem::take(&mut self.rec.spare).give_back();
+    }
+
+    fn run_ops(&mut self) {
         self.c_open_files();
         if self.crash.is_some() {
             return;

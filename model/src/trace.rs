@@ -218,12 +218,17 @@ impl Rwbs {
 
     /// The flags' bytes: what comparing, ordering and hashing look at, without the UTF-8
     /// check of [`Rwbs::as_str`] (a trace asks about every request's flags).
+    #[inline]
     fn flags(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
     }
 
     /// Whether flag `c` is among them: `str::contains(c)`, on the bytes.
+    #[inline]
     pub fn contains(&self, c: char) -> bool {
+        if c.is_ascii() {
+            return self.flags().contains(&(c as u8));
+        }
         let mut utf8 = [0; 4];
         let needle = c.encode_utf8(&mut utf8).as_bytes();
         self.flags().windows(needle.len()).any(|w| w == needle)
@@ -310,15 +315,18 @@ impl<'de> Deserialize<'de> for Rwbs {
 
 impl Request {
     /// Bytes the request transfers.
+    #[inline]
     pub fn bytes(&self) -> u64 {
         self.sectors * SECTOR_SIZE
     }
 
     /// True for file system metadata (`REQ_META`): the model does not predict these.
+    #[inline]
     pub fn is_metadata(&self) -> bool {
         self.rwbs.contains('M')
     }
 
+    #[inline]
     pub fn is_read(&self) -> bool {
         self.rwbs.contains('R')
     }
@@ -329,20 +337,7 @@ impl Window {
     /// issued yet. `Start` windows (events before any call) are `open(Trigger::Start, 0,
     /// 0, RaState::default())`, on both sides.
     pub fn open(trigger: Trigger, index: u64, req_count: u64, ra: RaState) -> Window {
-        let (submits, folios, requests) = SPARE.with(|spare| {
-            let mut spare = spare.borrow_mut();
-            (spare.submits.pop(), spare.folios.pop(), spare.requests.pop())
-        });
-        Window {
-            file: 0,
-            trigger,
-            index,
-            req_count,
-            ra,
-            submits: submits.unwrap_or_default(),
-            folios: folios.unwrap_or_default(),
-            requests: requests.unwrap_or_default(),
-        }
+        Window { file: 0, trigger, index, req_count, ra, submits: Vec::new(), folios: Vec::new(), requests: Vec::new() }
     }
 
     /// [`Window::open`] for file `file`.
@@ -351,12 +346,14 @@ impl Window {
     }
 }
 
-/// Window vectors given back by [`Trace::recycle`], emptied, for the windows this thread
-/// opens next: a search predicts thousands of traces a second and drops each once judged,
-/// and without these every window of every trace allocated (and freed) its vectors.
-#[derive(Default)]
-struct Spare {
-    /// Emptied `Trace::windows`, at most one.
+/// Window vectors given back by [`Trace::recycle`], emptied, for the windows the model
+/// opens next on this thread: a search predicts thousands of traces a second and drops
+/// each once judged, and without these every window of every trace allocated (and freed)
+/// its vectors. The model takes the thread's spares once a prediction ([`Spare::take`])
+/// and gives back what it did not use ([`Spare::give_back`]).
+#[derive(Debug, Default)]
+pub(crate) struct Spare {
+    /// An emptied `Trace::windows`.
     windows: Option<Vec<Window>>,
     submits: Vec<Vec<Submit>>,
     folios: Vec<Vec<Folio>>,
@@ -379,20 +376,68 @@ fn keep<T>(spare: &mut Vec<Vec<T>>, mut v: Vec<T>) {
     }
 }
 
+impl Spare {
+    /// This thread's spares, taken.
+    pub(crate) fn take() -> Spare {
+        SPARE.with(|spare| std::mem::take(&mut *spare.borrow_mut()))
+    }
+
+    /// Back to this thread's spares: whole lists, unless some were given back meanwhile
+    /// (then added one by one).
+    pub(crate) fn give_back(self) {
+        fn merge<T>(into: &mut Vec<Vec<T>>, from: Vec<Vec<T>>) {
+            if into.is_empty() {
+                *into = from;
+            } else {
+                from.into_iter().for_each(|v| keep(into, v));
+            }
+        }
+        SPARE.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            if spare.windows.is_none() {
+                spare.windows = self.windows;
+            }
+            merge(&mut spare.submits, self.submits);
+            merge(&mut spare.folios, self.folios);
+            merge(&mut spare.requests, self.requests);
+        })
+    }
+
+    /// An empty `Trace::windows` (a spare one if there is).
+    pub(crate) fn windows(&mut self) -> Vec<Window> {
+        self.windows.take().unwrap_or_default()
+    }
+
+    /// [`Window::open_in`], its vectors spare ones.
+    pub(crate) fn window(&mut self, file: u32, trigger: Trigger, index: u64, req_count: u64, ra: RaState) -> Window {
+        Window {
+            file,
+            trigger,
+            index,
+            req_count,
+            ra,
+            submits: self.submits.pop().unwrap_or_default(),
+            folios: self.folios.pop().unwrap_or_default(),
+            requests: self.requests.pop().unwrap_or_default(),
+        }
+    }
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
 impl Folio {
+    #[inline]
     pub fn pages(&self) -> u64 {
         1 << self.order
     }
 }
 
 impl Trace {
-    /// Drops the trace, keeping its windows' vectors for the windows this thread opens next
-    /// ([`Window::open`]): for a caller that predicts trace after trace and drops each, as
-    /// radiff explore's search does. The traces made after are the same either way.
+    /// Drops the trace, keeping its windows' vectors for the windows the model opens next
+    /// on this thread ([`Spare`]): for a caller that predicts trace after trace and drops
+    /// each, as radiff explore's search does. The traces made after are the same either way.
     pub fn recycle(self) {
         SPARE.with(|spare| {
             let mut spare = spare.borrow_mut();
@@ -404,11 +449,6 @@ impl Trace {
             }
             spare.windows = Some(windows);
         })
-    }
-
-    /// An empty `windows` for a new trace: the last one [`Trace::recycle`] gave back.
-    pub fn spare_windows() -> Vec<Window> {
-        SPARE.with(|spare| spare.borrow_mut().windows.take()).unwrap_or_default()
     }
 
     pub fn folios(&self) -> impl Iterator<Item = &Folio> {
@@ -468,19 +508,27 @@ mod tests {
     #[test]
     fn a_recycled_trace_gives_its_vectors_emptied_to_the_next_windows() {
         std::thread::spawn(|| {
-            let mut w = Window::open(Trigger::Sync, 0, 1, RaState::default());
+            let mut spare = Spare::take();
+            let mut w = spare.window(0, Trigger::Sync, 0, 1, RaState::default());
             assert_eq!(w.folios.capacity(), 0, "nothing given back yet on this thread");
             w.folios.extend((0..40).map(|index| Folio { index, order: 0 }));
             w.requests.push(Request { sector: 8, sectors: 8, rwbs: "RA".into() });
             let empty = Window::open(Trigger::Async, 9, 1, RaState::default());
             Trace { windows: vec![w, empty] }.recycle();
-            let windows = Trace::spare_windows();
+            let mut spare = Spare::take();
+            let windows = spare.windows();
             assert!(windows.is_empty() && windows.capacity() >= 2);
-            let next = Window::open(Trigger::Sync, 3, 2, RaState::default());
+            let next = spare.window(1, Trigger::Sync, 3, 2, RaState::default());
+            assert_eq!((next.file, next.index, next.req_count), (1, 3, 2));
             assert!(next.folios.is_empty() && next.folios.capacity() >= 40);
             assert!(next.requests.is_empty() && next.requests.capacity() >= 1);
             assert_eq!(next.submits.capacity(), 0, "no submits were given back");
-            assert_eq!(Window::open(Trigger::Sync, 0, 1, RaState::default()).folios.capacity(), 0, "each kept once");
+            assert_eq!(spare.window(0, Trigger::Sync, 0, 1, RaState::default()).folios.capacity(), 0, "each kept once");
+            // What was not used goes back for the next prediction.
+            let mut left = Spare::default();
+            left.folios.push(Vec::with_capacity(7));
+            left.give_back();
+            assert_eq!(Spare::take().window(0, Trigger::Sync, 0, 1, RaState::default()).folios.capacity(), 7);
         })
         .join()
         .unwrap();

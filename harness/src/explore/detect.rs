@@ -543,11 +543,12 @@ pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
 /// asked for with `POSIX_FADV_WILLNEED`.
 pub fn amplification(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
     let device: u64 = trace.requests().filter(|r| r.is_read() && !r.is_metadata()).map(|r| r.bytes()).sum();
+    // The device's count first: the program's sorts its reads.
+    if device < t.count("amplification_min_bytes") {
+        return None;
+    }
     let program = distinct_bytes_read(ctx.ops, ctx.file_size);
-    if program == 0
-        || program < t.count("amplification_min_program_bytes")
-        || device < t.count("amplification_min_bytes")
-    {
+    if program == 0 || program < t.count("amplification_min_program_bytes") {
         return None;
     }
     let ratio = device as f64 / program as f64;
