@@ -255,14 +255,20 @@ impl Recorder {
         }
     }
 
+    #[inline]
     fn current(&mut self) -> &mut Window {
         if self.windows.is_empty() {
-            // Events before the first readahead call: kept in a Start window that has no
-            // call, so nothing is dropped.
-            self.windows.push(self.spare.window(self.file, Trigger::Start, 0, 0, RaState::default()));
-            self.push_note(self.op, 0, RaState::default());
+            self.open_start();
         }
         self.windows.last_mut().unwrap()
+    }
+
+    /// Events before the first readahead call, or a folio of another file than the
+    /// window's: kept in a Start window that has no call, so nothing is dropped.
+    #[cold]
+    fn open_start(&mut self) {
+        self.windows.push(self.spare.window(self.file, Trigger::Start, 0, 0, RaState::default()));
+        self.push_note(self.op, 0, RaState::default());
     }
 
     pub fn open(&mut self, trigger: Trigger, index: u64, req_count: u64, ra: &FileRaState, op: usize, fd: u32) {
@@ -285,8 +291,7 @@ impl Recorder {
     pub fn folio(&mut self, index: u64, order: u32) {
         if self.windows.last().is_some_and(|w| w.file != self.file) {
             // A folio of another file than the window's (the ftrace side does the same).
-            self.windows.push(self.spare.window(self.file, Trigger::Start, 0, 0, RaState::default()));
-            self.push_note(self.op, 0, RaState::default());
+            self.open_start();
         }
         self.current().folios.push(Folio { index, order });
         self.io_event();
