@@ -173,8 +173,8 @@ impl PageCache {
         false
     }
 
-    /// The first page of `[from, last]` that is in a folio, if any: the xarray walk of
-    /// `xas_find()`, passing over empty runs of [`CHUNK`] pages at once.
+    /// The first page of `[from, last]` that is in a folio, if any, passing over empty
+    /// runs of [`CHUNK`] pages at once (as the xarray's walk passes over empty nodes).
     pub fn next_present(&self, from: u64, last: u64) -> Option<u64> {
         let end = last.saturating_add(1).min(self.slots.len() as u64);
         let mut i = from;
@@ -342,7 +342,7 @@ mod tests {
         assert_eq!(cache.folios().iter().map(|f| f.index).collect::<Vec<_>>(), vec![16]);
     }
 
-    /// `next_present()` gives what a page-by-page walk gives, over empty chunks, partly
+    /// The next present page is what a page-by-page walk finds, over empty chunks, partly
     /// filled ones, the end of the range and the end of the cache.
     #[test]
     fn the_next_present_page_is_the_one_a_page_by_page_walk_finds() {
