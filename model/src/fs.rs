@@ -256,11 +256,16 @@ impl Model<'_> {
                 }
             }
         }
-        let folios = match (&rac, folio) {
-            (Some(rac), _) => self.cache.folios_in(rac.index, rac.index + nr_pages),
-            (None, Some(f)) => vec![f],
+        // The folio batch: the model's buffer, as ext4's and iomap's readahead use it.
+        let mut folios = std::mem::take(&mut self.folio_buf);
+        match (&rac, folio) {
+            (Some(rac), _) => self.cache.folios_in_into(rac.index, rac.index + nr_pages, &mut folios),
+            (None, Some(f)) => {
+                folios.clear();
+                folios.push(f);
+            }
             (None, None) => unreachable!(),
-        };
+        }
         let rahead = rac.is_some();
         let last_block_in_file = self.isize.div_ceil(BLOCK_SIZE);
         let mut bio: Option<Bio> = None;
@@ -302,5 +307,6 @@ impl Model<'_> {
         if let Some(b) = bio.take() {
             self.submit_bio(b);
         }
+        self.folio_buf = folios;
     }
 }

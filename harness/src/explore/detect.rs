@@ -474,6 +474,12 @@ pub fn fragmentation(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit
 /// `MADV_WILLNEED` ranges count as asked for; `len` 0 is to the end of the file; a touch
 /// reads its page), each byte of the file counted once.
 pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
+    union_len(read_ranges(ops, file_size))
+}
+
+/// The byte ranges [`distinct_bytes_read`] counts, in op order, a range that starts inside
+/// the one before merged into it.
+fn read_ranges(ops: &[Op], file_size: u64) -> Vec<(u64, u64)> {
     // Offsets are file-global (FILE_STRIDE); every file has `file_size` bytes.
     let upto = |offset: u64, len: u64| {
         let end = offset / FILE_STRIDE * FILE_STRIDE + file_size;
@@ -519,6 +525,11 @@ pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
             _ => {}
         }
     }
+    ranges
+}
+
+/// Bytes in the union of `ranges`.
+fn union_len(mut ranges: Vec<(u64, u64)>) -> u64 {
     ranges.sort_unstable();
     let mut total = 0;
     let mut cur: Option<(u64, u64)> = None;
@@ -543,11 +554,18 @@ pub fn distinct_bytes_read(ops: &[Op], file_size: u64) -> u64 {
 /// asked for with `POSIX_FADV_WILLNEED`.
 pub fn amplification(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
     let device: u64 = trace.requests().filter(|r| r.is_read() && !r.is_metadata()).map(|r| r.bytes()).sum();
-    // The device's count first: the program's sorts its reads.
+    // The device's count first, then a bound, before the program's count sorts its reads.
     if device < t.count("amplification_min_bytes") {
         return None;
     }
-    let program = distinct_bytes_read(ctx.ops, ctx.file_size);
+    let ranges = read_ranges(ctx.ops, ctx.file_size);
+    // The program read at least its longest range, so the ratio is at most this (float
+    // division is monotone): below the threshold, the exact count cannot reach it.
+    let longest = ranges.iter().map(|(a, b)| b.saturating_sub(*a)).max().unwrap_or(0);
+    if longest > 0 && (device as f64 / longest as f64) < t.get("amplification") {
+        return None;
+    }
+    let program = union_len(ranges);
     if program == 0 || program < t.count("amplification_min_program_bytes") {
         return None;
     }

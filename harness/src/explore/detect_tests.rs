@@ -166,6 +166,27 @@ fn amplification_counts_distinct_bytes_and_willneed() {
     );
 }
 
+/// The device read 2 MiB. amplification() gives up early when even the program's longest
+/// range puts the ratio below 4; at the threshold and with scattered reads it counts.
+#[test]
+fn amplification_s_early_bound_never_hides_what_the_exact_count_finds() {
+    let t = Thresholds::default().with("amplification_min_program_bytes", 0.0);
+    let trace = chain(&[512], 0, 128);
+    let reads = |n: u64, len: u64, stride: u64| -> Vec<Op> {
+        (0..n).map(|i| Op::Read { fd: 0, offset: i * stride, len }).collect()
+    };
+    // One 512 KiB read: x4.0 exactly, at the threshold: fires.
+    assert_eq!(detect::amplification(&trace, &ctx(&reads(1, 512 * KIB, 0)), &t).map(|h| h.strength), Some(4.0));
+    // Eight 64 KiB reads 256 KiB apart: the longest range bounds the ratio at x32, the
+    // union (512 KiB) gives x4: fires.
+    let scattered = reads(8, 64 * KIB, 256 * KIB);
+    assert_eq!(detect::amplification(&trace, &ctx(&scattered), &t).map(|h| h.strength), Some(4.0));
+    // Sixteen such reads: the bound lets it count, the union (1 MiB) gives x2: none.
+    assert_eq!(detect::amplification(&trace, &ctx(&reads(16, 64 * KIB, 256 * KIB)), &t), None);
+    // One 1 MiB read: the bound alone (x2) says none.
+    assert_eq!(detect::amplification(&trace, &ctx(&reads(1, MIB, 0)), &t), None);
+}
+
 #[test]
 fn touches_are_page_reads_of_their_mapping_and_madv_random_ends_a_stream() {
     let map = |offset| Op::Mmap { map: 0, fd: 0, offset, len: 4 * MIB, shared: true, exec: false, populate: false };
