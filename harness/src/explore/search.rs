@@ -139,14 +139,23 @@ fn judge(seed: u64, index: u64, policies: &[(String, Predictor)], o: &Options) -
     let gen = generate::generate(seed, index);
     let judged = match scenario_of(&gen, &[]) {
         Err(e) => Err(format!("scenario {index}: {e}")),
-        Ok(s) => {
-            let (input, traces) = predict_scenario(&s, policies);
-            let hits = detect_all(&input, &traces, policies, &o.thresholds, !o.variant_changes_only);
-            traces.into_iter().for_each(Trace::recycle);
-            Ok(hits)
-        }
+        Ok(s) => Ok(hits_of(&s, policies, &o.thresholds, !o.variant_changes_only)),
     };
     (gen, judged)
+}
+
+/// [`detect_all`] on `scenario`'s predicted traces, which then go back to the thread
+/// ([`Trace::recycle`]): the search and the shrinking judge thousands a second.
+fn hits_of(
+    scenario: &Scenario,
+    policies: &[(String, Predictor)],
+    t: &Thresholds,
+    single: bool,
+) -> Vec<(Hit, Option<String>)> {
+    let (input, traces) = predict_scenario(scenario, policies);
+    let hits = detect_all(&input, &traces, policies, t, single);
+    traces.into_iter().for_each(Trace::recycle);
+    hits
 }
 
 impl SearchResult {
@@ -259,11 +268,8 @@ pub fn fires(
     t: &Thresholds,
 ) -> Option<Hit> {
     let s = scenario_of(gen, &[]).ok()?;
-    let (input, traces) = predict_scenario(&s, policies);
-    let hit = detect_all(&input, &traces, policies, t, true)
+    hits_of(&s, policies, t, true)
         .into_iter()
         .find(|(h, v)| h.detector == detector && v.as_deref() == variant)
-        .map(|(h, _)| h);
-    traces.into_iter().for_each(Trace::recycle);
-    hit
+        .map(|(h, _)| h)
 }
