@@ -25,14 +25,14 @@ struct StepAt<'a> {
 }
 
 impl StepAt<'_> {
-    /// The step's line in the file: looked up when asked (an error, a program's place),
-    /// since a lookup reads the text from its start.
+    /// The step's line in the file (a program's place; errors find it through
+    /// [`At::err_item`]): looked up when asked, since a lookup reads the text from its start.
     fn line(&self) -> usize {
         yaml::line_of_item(self.at.text, "reads", self.i)
     }
 
     fn bad(&self, message: String) -> Error {
-        Error::input(self.at.path, self.line(), format!("reads[{}]: {message}", self.i))
+        self.at.err_item("reads", self.i, format!("reads[{}]: {message}", self.i))
     }
 
     /// The file a step names (`file:`), as its index, and that file's size.
@@ -191,17 +191,16 @@ fn check_counts(at: &At, steps: &[Step], files: &Files) -> Result<()> {
     let sizes: Vec<u64> = files.defs.iter().map(|f| f.size).collect();
     let (mut ops, mut touches) = (0u64, 0u64);
     for (i, (step, n)) in steps.iter().zip(pattern::op_counts(steps, &sizes)).enumerate() {
-        let line = || yaml::line_of_item(at.text, "reads", i);
         ops = ops.saturating_add(n);
         if ops > MAX_OPS {
-            return Err(Error::input(at.path, line(), format!("reads[{i}]: the steps up to this one make {ops} reads and touches; at most {MAX_OPS} (pattern::MAX_OPS: what the guest runs within its timeout and the model expands)")));
+            return Err(at.err_item("reads", i, format!("reads[{i}]: the steps up to this one make {ops} reads and touches; at most {MAX_OPS} (pattern::MAX_OPS: what the guest runs within its timeout and the model expands)")));
         }
         if matches!(step, Step::Touch { .. }) {
             touches = touches.saturating_add(n);
             if touches > MAX_TOUCHES {
-                return Err(Error::input(
-                    at.path,
-                    line(),
+                return Err(at.err_item(
+                    "reads",
+                    i,
                     format!("reads[{i}]: the touch steps up to this one load {touches} pages; at most {MAX_TOUCHES}"),
                 ));
             }
