@@ -200,15 +200,19 @@ impl Rwbs {
     /// Flags from ASCII letters, at compile time: what the model's requests carry, made
     /// once (a `From<&str>` copies at run time).
     pub const fn ascii(s: &str) -> Rwbs {
-        let b = s.as_bytes();
-        assert!(b.len() <= Rwbs::CAP && b.is_ascii(), "rwbs flags are at most 15 ASCII letters");
+        assert!(s.len() <= Rwbs::CAP && s.is_ascii(), "rwbs flags are at most 15 ASCII letters");
+        Rwbs::prefix(s.as_bytes(), s.len())
+    }
+
+    /// The first `n` bytes of `b` (at most [`Rwbs::CAP`], ending on a character boundary).
+    const fn prefix(b: &[u8], n: usize) -> Rwbs {
         let mut bytes = [0; Rwbs::CAP];
         let mut i = 0;
-        while i < b.len() {
+        while i < n {
             bytes[i] = b[i];
             i += 1;
         }
-        Rwbs { len: b.len() as u8, bytes }
+        Rwbs { len: n as u8, bytes }
     }
 
     pub fn as_str(&self) -> &str {
@@ -241,9 +245,7 @@ impl From<&str> for Rwbs {
         while !s.is_char_boundary(n) {
             n -= 1;
         }
-        let mut bytes = [0; Rwbs::CAP];
-        bytes[..n].copy_from_slice(&s.as_bytes()[..n]);
-        Rwbs { len: n as u8, bytes }
+        Rwbs::prefix(s.as_bytes(), n)
     }
 }
 
