@@ -309,6 +309,10 @@ pub struct BenchArgs {
     /// scenarios` run them: each one's boots per kernel and wall time.
     #[arg(long, conflicts_with = "model_only")]
     pub harnesses: bool,
+    /// Only where a first run's minutes went: the folder `scripts/first-run` wrote (its
+    /// run.log, boots.log and cache/).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["cold", "scenario", "model_only", "harnesses"])]
+    pub first_run: Option<std::path::PathBuf>,
 }
 
 impl ReportArgs {
@@ -405,6 +409,7 @@ impl BenchArgs {
             scenario: self.scenario.clone(),
             model_only: self.model_only,
             harnesses: self.harnesses,
+            first_run: self.first_run.clone(),
         }
     }
 }

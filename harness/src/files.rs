@@ -64,6 +64,12 @@ pub fn entries(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// When `path` was last written, in seconds since the epoch; `None` if it cannot be read.
+pub fn modified_secs(path: &Path) -> Option<f64> {
+    let at = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    Some(at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs_f64())
+}
+
 /// A symbolic link at `link` to `target`.
 pub fn symlink(target: &Path, link: &Path) -> Result<()> {
     std::os::unix::fs::symlink(target, link).map_err(|e| Error::io(link, e))

@@ -136,6 +136,7 @@ impl Builder<'_> {
         dir: &Path,
         lock: Option<&cache::Lock>,
     ) -> Result<PathBuf> {
+        let started = Instant::now();
         let config_text =
             std::fs::read_to_string(&self.kernels.config).map_err(|e| Error::io(&self.kernels.config, e))?;
         // One build directory per tree, whatever the config: a changed fragment is an
@@ -148,17 +149,27 @@ impl Builder<'_> {
         std::fs::create_dir_all(&build).map_err(|e| Error::io(&build, e))?;
         let partial = cache::begin_partial(dir)?;
         let log = partial.join("build.log");
+        // The first and last lines say when and how long (`radiff bench --first-run` reads
+        // them, with make's V=2 reasons and ccache's stats log beside it).
+        crate::files::append_line(&log, &build_log_start(&variant.name, tree))?;
         self.configure(tree, &build, &config_text, &log).map_err(|e| no_space_in_build(e, &build, &log))?;
         let jobs = std::thread::available_parallelism().map(|n| n.get() + 1).unwrap_or(3);
         let make_cmd = || -> Result<Cmd> {
-            let make =
-                Cmd::new("make").arg("-C").arg(tree).arg(format!("O={}", build.display())).arg(format!("-j{jobs}"));
-            let make = self.with_ccache(make)?.arg("bzImage");
+            // V=2: each step says why it ran ("- due to: include/linux/pagemap.h").
+            let make = Cmd::new("make")
+                .arg("-C")
+                .arg(tree)
+                .arg(format!("O={}", build.display()))
+                .arg(format!("-j{jobs}"))
+                .arg("V=2");
+            let make = self.with_ccache(make)?.env("CCACHE_STATSLOG", partial.join(CCACHE_LOG)).arg("bzImage");
             Ok(match lock {
                 Some(lock) => make.holding(lock),
                 None => make,
             })
         };
+        // Held to the end of the build (the piggy.o remake below is a make too).
+        let _slot = self.make_slot(jobs)?;
         let make = make_cmd()?;
         crate::progress::progress(&format!(
             "building {} in {} ({}; log {})",
@@ -197,34 +208,12 @@ impl Builder<'_> {
             }
         }
         if stale_piggy(&build) {
-            // ccache served piggy.o from an earlier build: piggy.S only names the payload
-            // (`.incbin "arch/x86/boot/compressed/vmlinux.bin.lz4"`) and its lengths, so two
-            // kernels whose compressed payloads are as long hash alike, and the bzImage would
-            // boot the other kernel (measured: a variant's bzImage booted the fault-test
-            // kernel). piggy.o is made again without ccache.
-            crate::progress::progress(&format!(
-                "{}: piggy.o did not hold this build's compressed kernel (a ccache hit on piggy.S); making it again without ccache",
-                variant.name
-            ));
-            let piggy = build.join("arch/x86/boot/compressed/piggy.o");
-            std::fs::remove_file(&piggy).map_err(|e| Error::io(&piggy, e))?;
-            let again = make_cmd()?.env("CCACHE_DISABLE", "1").run_logged(
-                &log,
-                self.timeout,
-                Duration::from_secs(10),
-                |_| {},
-            )?;
-            if !matches!(again, Outcome::Exited(status) if status.success()) || stale_piggy(&build) {
-                return Err(Error::Build {
-                    variant: variant.name.clone(),
-                    log: log.clone(),
-                    tail: format!(
-                        "{}\n(piggy.o still does not hold arch/x86/boot/compressed/vmlinux.bin.*)",
-                        log_tail(&log, 30)
-                    ),
-                });
-            }
+            self.remake_piggy(&variant.name, &build, &log, make_cmd()?)?;
         }
+        crate::files::append_line(
+            &log,
+            &format!("{BUILT} {} in {:.1} s", variant.name, started.elapsed().as_secs_f64()),
+        )?;
         let image = build.join("arch/x86/boot/bzImage");
         let copy =
             |from: &Path, to: &str| std::fs::copy(from, partial.join(to)).map_err(|e| Error::io(partial.join(to), e));
@@ -237,6 +226,28 @@ impl Builder<'_> {
         // a radiff that built in place (before `.partial`) and was stopped: it is removed.
         cache::put_in_place(&partial, dir, &["config", "series", "bzImage"], None)?;
         Ok(dir.join("bzImage"))
+    }
+
+    /// A slot to run make in: one make for every [`CORES_PER_MAKE`] cores (one on a
+    /// machine of fewer), across the threads and processes using this cache. Builds of
+    /// different trees (the base's, a bisection's) would otherwise run their `make -jN`
+    /// side by side, each taking twice as long, so that neither kernel's trials can start
+    /// until both are done.
+    fn make_slot(&self, jobs: usize) -> Result<cache::Lock> {
+        let slots = (jobs.saturating_sub(1) / CORES_PER_MAKE).max(1);
+        let locks = self.cache.dir("locks")?;
+        for n in 0..slots {
+            if let Some(slot) = cache::try_lock(&locks.join(format!("make-{n}.lock")))? {
+                return Ok(slot);
+            }
+        }
+        let mine = locks.join(format!("make-{}.lock", std::process::id() as usize % slots));
+        cache::lock_or_wait(&mine, |path| {
+            crate::progress::progress(&format!(
+                "waiting for another kernel build to finish ({}: one make at a time for every {CORES_PER_MAKE} cores)",
+                path.display()
+            ))
+        })
     }
 
     /// Compiles through ccache, kept in the cache: a variant that touches a widely included
@@ -261,6 +272,33 @@ impl Builder<'_> {
             .env("CCACHE_MAXSIZE", "8G")
             .env("CCACHE_COMPRESS", "1")
             .env("CCACHE_DEPEND", "1"))
+    }
+}
+
+/// ccache served piggy.o from an earlier build: piggy.S only names the payload
+/// (`.incbin "arch/x86/boot/compressed/vmlinux.bin.lz4"`) and its lengths, so two kernels
+/// whose compressed payloads are as long hash alike, and the bzImage would boot the other
+/// kernel (measured: a variant's bzImage booted the fault-test kernel). piggy.o is made
+/// again by `make` without ccache.
+impl Builder<'_> {
+    fn remake_piggy(&self, name: &str, build: &Path, log: &Path, make: Cmd) -> Result<()> {
+        crate::progress::progress(&format!(
+            "{name}: piggy.o did not hold this build's compressed kernel (a ccache hit on piggy.S); making it again without ccache"
+        ));
+        let piggy = build.join("arch/x86/boot/compressed/piggy.o");
+        std::fs::remove_file(&piggy).map_err(|e| Error::io(&piggy, e))?;
+        let again = make.env("CCACHE_DISABLE", "1").run_logged(log, self.timeout, Duration::from_secs(10), |_| {})?;
+        if !matches!(again, Outcome::Exited(status) if status.success()) || stale_piggy(build) {
+            return Err(Error::Build {
+                variant: name.to_string(),
+                log: log.to_path_buf(),
+                tail: format!(
+                    "{}\n(piggy.o still does not hold arch/x86/boot/compressed/vmlinux.bin.*)",
+                    log_tail(log, 30)
+                ),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -307,6 +345,24 @@ fn no_space_in_build(err: Error, build: &Path, log: &Path) -> Error {
     }
 }
 
+/// The cores a kernel make needs to itself before a second may run beside it
+/// ([`Builder::make_slot`]).
+pub const CORES_PER_MAKE: usize = 4;
+
+/// A kernel directory's ccache stats log (`CCACHE_STATSLOG`): a `# SOURCE` line per
+/// compile, then its counters (`direct_cache_hit`, `cache_miss`, ...).
+pub const CCACHE_LOG: &str = "ccache.log";
+/// How a build log's first line starts: `# radiff: building NAME in TREE from EPOCH_MS`.
+pub const BUILDING: &str = "# radiff: building";
+/// How a finished build log's last line starts: `# radiff: built NAME in SECONDS s`.
+pub const BUILT: &str = "# radiff: built";
+
+/// The build log's first line, [`BUILDING`].
+fn build_log_start(name: &str, tree: &Path) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    format!("{BUILDING} {name} in {} from {}", tree.display(), now.as_millis())
+}
+
 /// The objects compiled so far, as a build log counts them (kbuild's `CC` lines).
 pub(super) fn compiled(log: &Path) -> u64 {
     std::fs::read_to_string(log)
@@ -319,8 +375,8 @@ pub(super) fn last_make_step(log: &Path) -> String {
     tail.lines()
         .rev()
         .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .find(|l| !l.is_empty() && !l.starts_with("# radiff"))
+        .map(|l| l.split(" - due to").next().unwrap_or(l).split_whitespace().collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|| "starting".into())
 }
 
@@ -370,5 +426,45 @@ mod tests {
         std::fs::write(&log, "  SYNC    include/config/auto.conf\n  CC      mm/readahead.o\n  CC      mm/filemap.o\n  AR      mm/built-in.a\n  LD      vmlinux\n# CC in a comment\n").unwrap();
         assert_eq!(compiled(&log), 2);
         assert_eq!(last_make_step(&log), "# CC in a comment");
+        // make V=2's reason is not part of the step; radiff's own lines are not steps.
+        std::fs::write(&log, "# radiff: building base in /t from 1\n  CC      mm/readahead.o - due to: /t/mm/readahead.c\n# radiff: built base in 1.0 s\n").unwrap();
+        assert_eq!(last_make_step(&log), "CC mm/readahead.o");
+        assert_eq!(compiled(&log), 1);
+    }
+
+    #[test]
+    fn one_make_runs_at_a_time_on_a_machine_of_fewer_than_8_cores_and_two_on_8() {
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let cache = crate::cache::Cache { root: dir.path().to_path_buf() };
+        let kernels = super::super::Kernels::load(&crate::repo_root()).unwrap();
+        let builder = Builder::new(&kernels, &cache);
+        // -j3: 2 cores.
+        let first = builder.make_slot(3).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            let (tx, builder) = (tx.clone(), &builder);
+            s.spawn(move || {
+                let slot = builder.make_slot(3).unwrap();
+                tx.send(()).unwrap();
+                drop(slot);
+            });
+            assert!(rx.recv_timeout(Duration::from_millis(500)).is_err(), "a second make began beside the first");
+            drop(first);
+            rx.recv_timeout(Duration::from_secs(20)).expect("the second make begins once the first is done");
+        });
+        // -j9: 8 cores, two slots; a third waits.
+        let (a, b) = (builder.make_slot(9).unwrap(), builder.make_slot(9).unwrap());
+        std::thread::scope(|s| {
+            let builder = &builder;
+            s.spawn(move || {
+                let slot = builder.make_slot(9).unwrap();
+                tx.send(()).unwrap();
+                drop(slot);
+            });
+            assert!(rx.recv_timeout(Duration::from_millis(500)).is_err(), "a third make began beside two on 8 cores");
+            drop((a, b));
+            rx.recv_timeout(Duration::from_secs(20)).expect("the third make begins once a slot is free");
+        });
     }
 }

@@ -16,6 +16,8 @@ use crate::progress::progress;
 use crate::run::{image_key, model_input_with, Lab};
 use crate::scenario;
 
+pub mod first_run;
+
 /// One row of the table.
 struct Row {
     phase: &'static str,
@@ -111,6 +113,8 @@ pub struct Options {
     pub model_only: bool,
     /// Then the trial binary under `cargo test` and under `cargo nextest run` (`harnesses`).
     pub harnesses: bool,
+    /// Only the breakdown of the first run scripts/first-run left in this folder.
+    pub first_run: Option<PathBuf>,
 }
 
 /// A batch of the matrix: its cost, its variant, that variant's kernel and its points.
@@ -130,6 +134,10 @@ struct Tally {
 pub fn bench_command(args: &Options) -> Result<ExitCode> {
     let cold = args.cold;
     let only: Option<&str> = args.scenario.as_deref();
+    if let Some(dir) = &args.first_run {
+        crate::progress::output(&first_run::first_run_command(dir)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let repo = crate::repo_root();
     let model = model_figures(&repo)?;
     if args.model_only {
@@ -459,7 +467,7 @@ fn harnesses(repo: &std::path::Path, cache: &Cache, matrix_wall: Duration) -> Re
 
 /// `N boots (VARIANT n, ...)` from a boot log's lines `KERNEL-DIR POINTS` (the folder
 /// `VARIANT-KEY`), the variants in name order.
-fn boots_per_kernel(log: &str) -> String {
+pub(crate) fn boots_per_kernel(log: &str) -> String {
     let mut per: std::collections::BTreeMap<&str, usize> = Default::default();
     for line in log.lines() {
         let dir = line.split_whitespace().next().unwrap_or("");
@@ -472,14 +480,14 @@ fn boots_per_kernel(log: &str) -> String {
 /// The column of a boot log's lines `KERNEL POINTS LABELS START WALL PATTERN` (see
 /// [`crate::boot_log::log_boot`]) that holds the boot's wall (ms): how long a guest ran, one
 /// core each.
-const WALL: usize = 4;
+pub(crate) const WALL: usize = 4;
 /// The column holding the sum of the boot's points' pattern times (ms): how long the
 /// guests ran access patterns, the part of a test run that is not overhead.
-const PATTERN: usize = 5;
+pub(crate) const PATTERN: usize = 5;
 
 /// Column `column` of a boot log's lines summed, as milliseconds; lines without it (from
 /// before that column was logged) count none.
-fn summed_ms(log: &str, column: usize) -> Duration {
+pub(crate) fn summed_ms(log: &str, column: usize) -> Duration {
     log.lines()
         .filter_map(|line| line.split_whitespace().nth(column)?.parse::<u64>().ok())
         .map(Duration::from_millis)
