@@ -401,7 +401,8 @@ fn release_from_a_batch(variant: &str) -> Option<(String, std::path::PathBuf)> {
 /// The kernel has no ACPI, so virtme-ng-init's power-off halts the guest; radiff's guest
 /// command reboots first. With the reboot's trigger covered by /dev/null, the guest halts,
 /// and the boot must end with the command's status, promptly: a hang would run into the
-/// timeout and fail as `VmTimeout`.
+/// timeout and fail as `VmTimeout`. The same boot checks that a TCG guest's CPU has
+/// neither ERMS nor FSRM (vm.rs's `TCG_CPU`: the guest copies 8 bytes a `rep` iteration).
 fn halted_guest_is_stopped() -> Result<(), Failed> {
     let lab = lab()?;
     let who = "vm_halt_is_seen::base";
@@ -414,7 +415,8 @@ fn halted_guest_is_stopped() -> Result<(), Failed> {
         disks: Vec::new(),
         snapshot: false,
         shared: dir.clone(),
-        command: "mount --bind /dev/null /proc/sysrq-trigger; exit 7".into(),
+        command: "grep -owE 'erms|fsrm' /proc/cpuinfo | sort -u > cpu-flags; mount --bind /dev/null /proc/sysrq-trigger; exit 7"
+            .into(),
         cpus: 1,
         memory_mb: 1024,
         timeout: Duration::from_secs(180),
@@ -432,6 +434,10 @@ fn halted_guest_is_stopped() -> Result<(), Failed> {
             dir.display()
         )
         .into());
+    }
+    let flags = std::fs::read_to_string(dir.join("cpu-flags")).map_err(|e| format!("{who}: cpu-flags: {e}"))?;
+    if booted.accel == vm::Accel::Tcg && !flags.trim().is_empty() {
+        return Err(format!("{who}: the TCG guest's CPU has {} (see {})", flags.trim(), dir.display()).into());
     }
     Ok(())
 }
