@@ -5,7 +5,9 @@
 //!   source/    the base source tarball `./setup` fetched
 //!   trees/     work trees the variants' patches are applied to (git, so they can be reset)
 //!   build/     one shared `O=` build directory per (tree, config)
-//!   kernels/   one directory per built variant: bzImage, .config, build.log
+//!   kernels/   one directory per built variant: bzImage, .config, build.log (make V=2,
+//!              its first and last lines say when and how long), ccache.log (ccache's stats)
+//!   locks/     a lock per work tree, and make-N.lock: one kernel make per 4 cores
 //!   images/    disk images prepared once per (device, file system, file, layout)
 //!   runs/      one directory per run: spec, console log, raw trace, trace JSON
 //!   guest/     the guest program as guests run it, copied per build, when its own folder

@@ -272,7 +272,7 @@ pub fn first_run_command(dir: &Path) -> Result<String> {
 pub fn render(log: &RunLog, builds: &[Build], boots: &str) -> String {
     let mut out = String::new();
     let zero = log.setup.as_ref().or(log.test.as_ref()).map_or(0.0, |s| s.start);
-    let total = log.setup.iter().chain(&log.test).map(Span::secs).sum::<f64>();
+    let total = log.setup.iter().chain(&log.test).map(Span::secs).fold(0.0, |a, b| a + b);
     let exit = |code: Option<i32>| code.map_or("did not end".to_string(), |c| format!("exit {c}"));
     let _ = writeln!(out, "first run: {:.1} min in all (M:SS below is time since it began)", total / 60.0);
     if let Some(setup) = &log.setup {
@@ -299,7 +299,7 @@ pub fn render(log: &RunLog, builds: &[Build], boots: &str) -> String {
         }
     }
     render_builds(&mut out, builds, zero);
-    let image_secs: f64 = log.images.iter().map(|(_, s)| s).sum();
+    let image_secs = log.images.iter().map(|(_, s)| s).fold(0.0, |a, b| a + b);
     let _ = writeln!(out, "images: {} prepared, {image_secs:.0} s in all", log.images.len());
     for (scenario, secs) in log.images.iter().filter(|(_, s)| *s >= 30.0) {
         let _ = writeln!(out, "  {scenario:<56} {secs:>6.0} s");
@@ -316,7 +316,8 @@ pub fn render(log: &RunLog, builds: &[Build], boots: &str) -> String {
 
 /// The kernel builds' lines of [`render`].
 fn render_builds(out: &mut String, builds: &[Build], zero: f64) {
-    let secs: f64 = builds.iter().map(|b| b.span.secs()).sum();
+    // From +0.0: an empty f64 sum is -0.0, printed "-0".
+    let secs = builds.iter().map(|b| b.span.secs()).fold(0.0, |a, b| a + b);
     let _ = writeln!(out, "kernel builds: {}, {secs:.0} s in all", builds.len());
     for b in builds {
         let reasons: Vec<String> = b.reasons.iter().take(3).map(|(r, n)| format!("{n} {r}")).collect();
