@@ -13,7 +13,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::kernels::{BUILDING, BUILT, CCACHE_LOG};
+use crate::kernels::{is_compile, step_and_reason, BUILDING, BUILT, CCACHE_LOG};
 
 /// A stretch of the run: what, from when, to when (epoch seconds).
 #[derive(Clone, Debug, PartialEq)]
@@ -172,9 +172,9 @@ pub fn parse_build(log: &str, ccache: &str, end_if_unfinished: f64) -> Option<Bu
     });
     let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
     let mut objects = 0;
-    for line in log.lines().filter(|l| l.split_whitespace().next() == Some("CC")) {
+    for line in log.lines().filter(|l| is_compile(l)) {
         objects += 1;
-        let Some((_, why)) = line.split_once(" - due to") else { continue };
+        let (_, Some(why)) = step_and_reason(line) else { continue };
         for reason in reasons_of(why.trim(), tree) {
             *reasons.entry(reason).or_default() += 1;
         }
@@ -240,11 +240,14 @@ fn builds(cache: &Path) -> Vec<Build> {
     builds
 }
 
-/// The seconds `span` shared with each of `others` (itself excluded), and their names.
-fn overlaps(span: &Span, others: &[Build]) -> Vec<(String, f64)> {
-    others
+/// The seconds build `me` of `builds` shared with each of the others, and their names.
+fn overlaps(me: usize, builds: &[Build]) -> Vec<(String, f64)> {
+    let span = &builds[me].span;
+    builds
         .iter()
-        .filter(|o| o.span != *span)
+        .enumerate()
+        .filter(|(k, _)| *k != me)
+        .map(|(_, o)| o)
         .map(|o| (o.span.what.clone(), (span.end.min(o.span.end) - span.start.max(o.span.start)).max(0.0)))
         .filter(|(_, s)| *s >= 1.0)
         .collect()
@@ -319,9 +322,9 @@ fn render_builds(out: &mut String, builds: &[Build], zero: f64) {
     // From +0.0: an empty f64 sum is -0.0, printed "-0".
     let secs = builds.iter().map(|b| b.span.secs()).fold(0.0, |a, b| a + b);
     let _ = writeln!(out, "kernel builds: {}, {secs:.0} s in all", builds.len());
-    for b in builds {
+    for (k, b) in builds.iter().enumerate() {
         let reasons: Vec<String> = b.reasons.iter().take(3).map(|(r, n)| format!("{n} {r}")).collect();
-        let beside: Vec<String> = overlaps(&b.span, builds).iter().map(|(o, s)| format!("{o} {s:.0} s")).collect();
+        let beside: Vec<String> = overlaps(k, builds).iter().map(|(o, s)| format!("{o} {s:.0} s")).collect();
         let _ = writeln!(
             out,
             "  {:<22} {:>6.0} s  {}-{}  {} objects{} (ccache: {} compiled, {} from the cache){}{}",

@@ -132,12 +132,12 @@ struct Tally {
 
 /// `radiff bench [--cold] [--scenario NAME] [--model-only]`.
 pub fn bench_command(args: &Options) -> Result<ExitCode> {
-    let cold = args.cold;
-    let only: Option<&str> = args.scenario.as_deref();
     if let Some(dir) = &args.first_run {
         crate::progress::output(&first_run::first_run_command(dir)?);
         return Ok(ExitCode::SUCCESS);
     }
+    let cold = args.cold;
+    let only: Option<&str> = args.scenario.as_deref();
     let repo = crate::repo_root();
     let model = model_figures(&repo)?;
     if args.model_only {

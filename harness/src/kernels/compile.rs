@@ -363,10 +363,23 @@ fn build_log_start(name: &str, tree: &Path) -> String {
     format!("{BUILDING} {name} in {} from {}", tree.display(), now.as_millis())
 }
 
+/// A build log's line as kbuild's step and make V=2's reason for it (the text after
+/// "- due to", if any): ("CC      mm/readahead.o", Some(": include/linux/pagemap.h")).
+pub fn step_and_reason(line: &str) -> (&str, Option<&str>) {
+    match line.split_once(" - due to") {
+        Some((step, why)) => (step, Some(why)),
+        None => (line, None),
+    }
+}
+
+/// Whether a build log's line is a compile (kbuild's `CC`): an object compiled.
+pub fn is_compile(line: &str) -> bool {
+    line.split_whitespace().next() == Some("CC")
+}
+
 /// The objects compiled so far, as a build log counts them (kbuild's `CC` lines).
 pub(super) fn compiled(log: &Path) -> u64 {
-    std::fs::read_to_string(log)
-        .map_or(0, |text| text.lines().filter(|l| l.split_whitespace().next() == Some("CC")).count() as u64)
+    std::fs::read_to_string(log).map_or(0, |text| text.lines().filter(|l| is_compile(l)).count() as u64)
 }
 
 /// The last kbuild step in a build log ("CC mm/readahead.o"), for progress lines.
@@ -375,8 +388,8 @@ pub(super) fn last_make_step(log: &Path) -> String {
     tail.lines()
         .rev()
         .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("# radiff"))
-        .map(|l| l.split(" - due to").next().unwrap_or(l).split_whitespace().collect::<Vec<_>>().join(" "))
+        .find(|l| !l.is_empty() && !l.starts_with(BUILDING) && !l.starts_with(BUILT))
+        .map(|l| step_and_reason(l).0.split_whitespace().collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|| "starting".into())
 }
 

@@ -31,7 +31,7 @@ use serde::Deserialize;
 use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
 
-pub use compile::{bzimage_release, BUILDING, BUILT, CCACHE_LOG};
+pub use compile::{bzimage_release, is_compile, step_and_reason, BUILDING, BUILT, CCACHE_LOG};
 pub use configure::check_fragment;
 
 /// Bumped when the way radiff builds changes, so old cached kernels are not reused.
