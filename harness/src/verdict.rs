@@ -21,8 +21,10 @@ pub enum Failure {
     Diverged { divergence: Divergence, text: String },
     /// The scenario says `known_divergence` but the kernel and the model now agree.
     AgreesDespiteKnownDivergence { path: PathBuf, reason: String },
-    /// The kernel's trace differs from its snapshot (or has none): the review text.
+    /// The kernel's trace differs from its snapshot: the review text.
     Snapshot(String),
+    /// The trial has no snapshot yet: what to do.
+    NoSnapshot(String),
     /// The hybrid's C crashed on this run's input.
     Crashed(String),
     /// A program made other calls on this kernel than on the base kernel.
@@ -59,6 +61,51 @@ impl Verdict {
         self.failures.is_empty()
     }
 
+    /// Whether the run's only failure is a trace that differs from its snapshot: a claim
+    /// that the kernel changed, which a second run must repeat before it is made
+    /// ([`Verdict::after_second_run`]).
+    pub fn differs_from_snapshot_alone(&self) -> bool {
+        !self.failures.is_empty() && self.failures.iter().all(|f| matches!(f, Failure::Snapshot(_)))
+    }
+
+    /// The verdict of a trial whose first run (`self`, its folder `first`) differed from its
+    /// snapshot alone, given a second run of the same point in a boot of its own (`second`,
+    /// its folder `second_dir`). Where the second run passes, the difference did not repeat:
+    /// it is a race, told with the first run's difference, and the trial passes on the
+    /// second. Where it fails too, the trial fails with the second run's failures, saying
+    /// whether the first run differed the same way (a change that repeats) or otherwise
+    /// (the trace races as well).
+    pub fn after_second_run(
+        self,
+        first: &std::path::Path,
+        mut second: Verdict,
+        second_dir: &std::path::Path,
+    ) -> Verdict {
+        let first_diff: Vec<String> = self.failures.iter().map(|f| self.failure_text(f)).collect();
+        let folders = format!("first run {}, second {}", first.display(), second_dir.display());
+        if second.passed() {
+            let note = format!(
+                "{}: race: the first run's trace differed from its snapshot and a second run, in a boot of its own, \
+                 equalled it; the difference did not repeat, so it is timing, not this kernel ({folders}). The first run's difference:\n{}",
+                self.name,
+                first_diff.join("\n")
+            );
+            second.shown = Some(format!("{}{note}", second.shown.take().unwrap_or_default()));
+            return second;
+        }
+        let second_diff: Vec<String> = second.failures.iter().map(|f| second.failure_text(f)).collect();
+        let how = if second.differs_from_snapshot_alone() && second_diff == first_diff {
+            "the same way: the change repeats".to_string()
+        } else {
+            format!("otherwise, so the trace races too; the first run's difference:\n{}", first_diff.join("\n"))
+        };
+        second.failures.push(Failure::Snapshot(format!(
+            "{}: this is the second run; the first, in another boot, differed from the snapshot {how} ({folders})\n",
+            self.name
+        )));
+        second
+    }
+
     /// The text a trial prints: `Ok` with what it shows when it passes, `Err` with every
     /// failure otherwise.
     pub fn render(&self) -> Result<String, String> {
@@ -84,7 +131,10 @@ impl Verdict {
                 "{}: marked as a known divergence ({reason}) but kernel and model now agree: remove `known_divergence`",
                 path.display()
             ),
-            Failure::Snapshot(text) | Failure::Crashed(text) | Failure::ProgramCalls(text) => text.clone(),
+            Failure::Snapshot(text)
+            | Failure::NoSnapshot(text)
+            | Failure::Crashed(text)
+            | Failure::ProgramCalls(text) => text.clone(),
             Failure::LoadRace(text) => {
                 format!("{name}: {text}, run to run, so no trial can check it exactly; {LOAD_RACE_AVOID}\n")
             }
@@ -262,9 +312,7 @@ pub fn judge(
         }
     }
     let snap = snapshot_of(scenario, t.point, variant, out);
-    if let Some(failure) = check_snapshot(&snap, name, &rerun) {
-        v.failures.push(Failure::Snapshot(failure));
-    }
+    v.failures.extend(check_snapshot(&snap, name, &rerun));
 
     v.summary = summary_line(name, out, &report);
     Ok(v)
@@ -403,7 +451,7 @@ fn divergence_text(
 /// Checks the kernel's trace against `harness/snapshots/STEM.snap` with insta (which writes a
 /// pending `.snap.new` outside CI); on a difference, the message shows the totals before
 /// and after, then the window lines that changed.
-pub fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) -> Option<String> {
+pub fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) -> Option<Failure> {
     let dir = crate::repo_root().join(summary::SNAPSHOT_DIR);
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(&dir);
@@ -418,11 +466,13 @@ pub fn check_snapshot(snap: &summary::TrialSnapshot, name: &str, rerun: &str) ->
     if result.is_ok() {
         return None;
     }
-    let what = match crate::files::read_text(&dir.join(format!("{stem}.snap"))) {
-        Ok(old) => format!("differs from {}/{stem}.snap:\n{}", summary::SNAPSHOT_DIR, summary::snapshot_review(summary::snapshot_body(&old), &snap.contents, 40)),
-        Err(_) => format!("has no snapshot: {}/{stem}.snap is missing; a run outside CI writes it as `.snap.new` for `cargo insta review`\n", summary::SNAPSHOT_DIR),
+    let said = |what: String| {
+        format!("{name}: the kernel's trace {what}review with `cargo insta review`, rerun with `{rerun}`")
     };
-    Some(format!("{name}: the kernel's trace {what}review with `cargo insta review`, rerun with `{rerun}`"))
+    Some(match crate::files::read_text(&dir.join(format!("{stem}.snap"))) {
+        Ok(old) => Failure::Snapshot(said(format!("differs from {}/{stem}.snap:\n{}", summary::SNAPSHOT_DIR, summary::snapshot_review(summary::snapshot_body(&old), &snap.contents, 40)))),
+        Err(_) => Failure::NoSnapshot(said(format!("has no snapshot: {}/{stem}.snap is missing; a run outside CI writes it as `.snap.new` for `cargo insta review`\n", summary::SNAPSHOT_DIR))),
+    })
 }
 
 #[cfg(test)]
@@ -441,6 +491,51 @@ mod tests {
         assert!(text.contains("offset: 4096") && text.contains("v: Read { fd: 0, offset: 12288"), "{text}");
         let shorter = calls_differ(&base, &base[..2], "v").unwrap();
         assert!(shorter.contains("at op 2 of 3") && shorter.ends_with("v: nothing)"), "{shorter}");
+    }
+
+    fn verdict(failures: Vec<Failure>) -> Verdict {
+        Verdict {
+            name: "scenario_s::base".to_string(),
+            rerun: String::new(),
+            failures,
+            shown: None,
+            known: None,
+            summary: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_snapshot_difference_that_a_second_run_does_not_repeat_is_a_race_and_passes() {
+        let diff =
+            || Failure::Snapshot("scenario_s::base: the kernel's trace differs: -13 around [64+16)\n".to_string());
+        let first = verdict(vec![diff()]);
+        assert!(first.differs_from_snapshot_alone());
+        let (a, b) = (std::path::Path::new("/runs/1"), std::path::Path::new("/runs/2"));
+        let v = first.clone().after_second_run(a, verdict(vec![]), b);
+        assert!(v.passed());
+        let shown = v.render().unwrap();
+        assert!(
+            shown.starts_with("scenario_s::base: race: the first run's trace differed from its snapshot"),
+            "{shown}"
+        );
+        assert!(shown.contains("first run /runs/1, second /runs/2") && shown.ends_with("around [64+16)\n"), "{shown}");
+
+        // The same difference twice is a change: it fails, saying it repeated.
+        let v = first.clone().after_second_run(a, verdict(vec![diff()]), b);
+        let text = v.render().unwrap_err();
+        assert!(text.contains("differed from the snapshot the same way: the change repeats"), "{text}");
+        // Another difference the second time: it fails, and both are told.
+        let other = Failure::Snapshot("scenario_s::base: the kernel's trace differs: -14 around [80+16)\n".to_string());
+        let text = first.after_second_run(a, verdict(vec![other]), b).render().unwrap_err();
+        assert!(
+            text.contains("[80+16)") && text.contains("otherwise, so the trace races too") && text.contains("[64+16)"),
+            "{text}"
+        );
+
+        // A missing snapshot, or a model divergence beside the snapshot, is not rerun.
+        assert!(!verdict(vec![Failure::NoSnapshot("none".into())]).differs_from_snapshot_alone());
+        assert!(!verdict(vec![diff(), Failure::ProgramCalls("calls".into())]).differs_from_snapshot_alone());
+        assert!(!verdict(vec![]).differs_from_snapshot_alone());
     }
 
     #[test]
