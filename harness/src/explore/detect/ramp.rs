@@ -73,14 +73,47 @@ struct RampStep {
     at: usize,
 }
 
-/// Whether a window other than the stream's own (`own`, sorted) cached pages of file
-/// `file` in `[from, to)` before trace position `before`: the stream met them.
-fn foreign_cached(trace: &Trace, own: &[usize], file: u32, before: usize, from: u64, to: u64) -> bool {
-    trace.windows[..before]
-        .iter()
-        .enumerate()
-        .filter(|(i, w)| w.file == file && own.binary_search(i).is_err())
-        .any(|(_, w)| w.folios.iter().any(|f| f.index < to && from < f.index + f.pages()))
+/// The folios that windows other than a stream's own (`own`, sorted) cached in its file,
+/// gathered in trace order as far as the detector has gone: a stream's steps ask in trace
+/// order, so the trace is read once a stream, not once a step.
+struct Foreign<'a> {
+    trace: &'a Trace,
+    own: &'a [usize],
+    file: u32,
+    /// Windows before this trace position are gathered.
+    scanned: usize,
+    /// Each folio index gathered, with the most pages a folio there had.
+    folios: std::collections::BTreeMap<u64, u64>,
+    /// The most pages of any folio gathered: how far before a range a folio can start and
+    /// still reach into it.
+    widest: u64,
+}
+
+impl<'a> Foreign<'a> {
+    fn new(trace: &'a Trace, own: &'a [usize], file: u32) -> Foreign<'a> {
+        Foreign { trace, own, file, scanned: 0, folios: Default::default(), widest: 0 }
+    }
+
+    /// Whether a window other than the stream's own cached pages of the file in
+    /// `[from, to)` before trace position `before` (which never goes back between calls):
+    /// the stream met them.
+    fn cached(&mut self, before: usize, from: u64, to: u64) -> bool {
+        debug_assert!(before >= self.scanned, "asked in trace order");
+        while self.scanned < before {
+            let i = self.scanned;
+            self.scanned += 1;
+            let w = &self.trace.windows[i];
+            if w.file != self.file || self.own.binary_search(&i).is_ok() {
+                continue;
+            }
+            for f in &w.folios {
+                let pages = self.folios.entry(f.index).or_insert(0);
+                *pages = (*pages).max(f.pages());
+                self.widest = self.widest.max(f.pages());
+            }
+        }
+        self.folios.range(from.saturating_sub(self.widest)..to).any(|(&index, &pages)| from < index + pages)
+    }
 }
 
 /// Lost ramp: in a sequential stream, after a window of at least `ramp_ratio` times the
@@ -98,6 +131,7 @@ pub fn lost_ramp(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
         let stream_end = stream.end.div_ceil(PAGE) % (super::FILE_STRIDE / PAGE);
         let own = stream_windows(trace, ctx.ops, &stream);
         let file = (stream.start / FILE_STRIDE) as u32;
+        let mut foreign = Foreign::new(trace, &own, file);
         let steps: Vec<RampStep> = own
             .iter()
             .filter_map(|&at| {
@@ -134,14 +168,7 @@ pub fn lost_ramp(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
                 && !gap
                 && !after_cached
                 && (size_drop || order_drop)
-                && !foreign_cached(
-                    trace,
-                    &own,
-                    file,
-                    s.at,
-                    s.index.saturating_sub(s.size.max(peak_size)),
-                    s.index + s.size,
-                )
+                && !foreign.cached(s.at, s.index.saturating_sub(s.size.max(peak_size)), s.index + s.size)
             {
                 drops += 1;
                 example.get_or_insert((*s, peak_size, peak_order));
