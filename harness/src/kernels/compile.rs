@@ -170,6 +170,15 @@ impl Builder<'_> {
         };
         // Held to the end of the build (the piggy.o remake below is a make too).
         let _slot = self.make_slot(jobs)?;
+        let removed = begin_make(&build)?;
+        if removed > 0 {
+            crate::files::append_line(
+                &log,
+                &format!(
+                    "# radiff: removed {removed} objects and .cmd files the make stopped before this one was writing"
+                ),
+            )?;
+        }
         let make = make_cmd()?;
         crate::progress::progress(&format!(
             "building {} in {} ({}; log {})",
@@ -185,6 +194,10 @@ impl Builder<'_> {
             task.count(last_make_step(&log), compiled(&log), None);
         })?;
         drop(task);
+        if let Outcome::Exited(_) = outcome {
+            // make ended by itself (kbuild deletes a target whose command failed).
+            let _ = std::fs::remove_file(build.join(MAKE_RUNNING));
+        }
         match outcome {
             Outcome::Exited(status) if status.success() => {}
             Outcome::Exited(status) => {
@@ -305,6 +318,46 @@ impl Builder<'_> {
 /// Whether the build's `arch/x86/boot/compressed/piggy.o` lacks the compressed kernel that
 /// the same build wrote beside it (`vmlinux.bin.lz4`, or another compressor's suffix): then
 /// the bzImage linked from it holds another build's kernel.
+/// The file in a build directory that says a make is running there, or ran and was
+/// stopped (killed with radiff, by the timeout, by a crash): removed when make ends by
+/// itself.
+pub const MAKE_RUNNING: &str = ".radiff-make-running";
+
+/// Before a make in `build`: where the make before it was stopped, removes what it was
+/// writing (objects, archives, `.cmd` and dependency files modified since it began), then
+/// marks this make as running. A killed compiler or fixdep leaves files half-written: a
+/// truncated `.cmd` file is a syntax error in every later make of the tree (seen: "*** unterminated call to function 'wildcard'"),
+/// and a truncated object newer than its sources looks up to date. ccache makes their
+/// recompiling cheap. Returns how many files it removed.
+fn begin_make(build: &Path) -> Result<usize> {
+    let marker = build.join(MAKE_RUNNING);
+    let mut removed = 0;
+    if let Ok(since) = std::fs::metadata(&marker).and_then(|m| m.modified()) {
+        let mut dirs = vec![build.to_path_buf()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
+                let entry = entry.map_err(|e| Error::io(&dir, e))?;
+                let kind = entry.file_type().map_err(|e| Error::io(entry.path(), e))?;
+                let path = entry.path();
+                if kind.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                let written = ["o", "a", "cmd", "d"].iter().any(|ext| name.ends_with(&format!(".{ext}")));
+                let modified = entry.metadata().and_then(|m| m.modified()).map_err(|e| Error::io(&path, e))?;
+                if kind.is_file() && written && modified >= since {
+                    std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                    removed += 1;
+                }
+            }
+        }
+    }
+    std::fs::write(&marker, format!("{}\n", std::process::id())).map_err(|e| Error::io(&marker, e))?;
+    Ok(removed)
+}
+
 fn stale_piggy(build: &Path) -> bool {
     let dir = build.join("arch/x86/boot/compressed");
     let payload = std::fs::read_dir(&dir).ok().and_then(|entries| {
@@ -411,6 +464,46 @@ pub fn bzimage_release(path: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_make_that_was_stopped_leaves_nothing_half_written_for_the_next() {
+        let build = tempfile::tempdir().unwrap();
+        let b = build.path();
+        let file = |rel: &str, age_s: u64| {
+            let path = b.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "x").unwrap();
+            let when = std::time::SystemTime::now() - Duration::from_secs(age_s);
+            std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+            path
+        };
+        // A first make: nothing was stopped, nothing is removed; it is marked as running.
+        assert_eq!(begin_make(b).unwrap(), 0);
+        let marker = b.join(MAKE_RUNNING);
+        std::fs::File::options()
+            .write(true)
+            .open(&marker)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
+        // Before it began: kept. While it ran (then it was killed): its outputs go.
+        let kept = [file("mm/filemap.o", 3600), file("mm/.filemap.o.cmd", 3600), file("mm/built-in.a", 3600)];
+        let half = [
+            file("arch/x86/entry/vdso/.vma.o.cmd", 10),
+            file("kernel/fork.o", 10),
+            file("kernel/.fork.o.d", 10),
+            file("kernel/built-in.a", 10),
+        ];
+        let other = file("include/generated/utsversion.h", 10);
+        assert_eq!(begin_make(b).unwrap(), half.len());
+        assert!(kept.iter().all(|p| p.exists()) && other.exists());
+        assert!(half.iter().all(|p| !p.exists()));
+        // A make that ended by itself removes the mark: the next removes nothing.
+        std::fs::remove_file(&marker).unwrap();
+        file("kernel/exit.o", 0);
+        assert_eq!(begin_make(b).unwrap(), 0);
+        assert!(marker.exists());
+    }
 
     #[test]
     fn a_piggy_o_without_this_builds_payload_is_stale() {
