@@ -187,17 +187,7 @@ impl Builder<'_> {
             make.display(),
             log.display()
         ));
-        // Where the build is: kbuild's last step and the objects compiled so far (its total
-        // is not known before make has walked the tree).
-        let task = crate::progress::Task::start(format!("building {}", variant.name));
-        let outcome = make.run_logged(&log, self.timeout, Duration::from_secs(10), |_elapsed| {
-            task.count(last_make_step(&log), compiled(&log), None);
-        })?;
-        drop(task);
-        if let Outcome::Exited(_) = outcome {
-            // make ended by itself (kbuild deletes a target whose command failed).
-            let _ = std::fs::remove_file(build.join(MAKE_RUNNING));
-        }
+        let outcome = self.make_bzimage(&variant.name, &build, &log, make, &make_cmd)?;
         match outcome {
             Outcome::Exited(status) if status.success() => {}
             Outcome::Exited(status) => {
@@ -239,6 +229,50 @@ impl Builder<'_> {
         // a radiff that built in place (before `.partial`) and was stopped: it is removed.
         cache::put_in_place(&partial, dir, &["config", "series", "bzImage"], None)?;
         Ok(dir.join("bzImage"))
+    }
+
+    /// Runs `make` (the build's make, [`MAKE_RUNNING`] marked) with a progress line, and
+    /// makes once more with `make_cmd` where it stopped at a half-written `.cmd` file
+    /// ([`broken_cmd_files`]); the mark goes when make ended by itself.
+    fn make_bzimage(
+        &self,
+        name: &str,
+        build: &Path,
+        log: &Path,
+        make: Cmd,
+        make_cmd: &dyn Fn() -> Result<Cmd>,
+    ) -> Result<Outcome> {
+        // Where the build is: kbuild's last step and the objects compiled so far (its total
+        // is not known before make has walked the tree).
+        let task = crate::progress::Task::start(format!("building {name}"));
+        let run = |make: Cmd| {
+            make.run_logged(log, self.timeout, Duration::from_secs(10), |_elapsed| {
+                task.count(last_make_step(log), compiled(log), None);
+            })
+        };
+        let mut outcome = run(make)?;
+        // A `.cmd` file left half-written where no mark says so (a make stopped before
+        // radiff marked its makes): make names it at its syntax error; it goes, once.
+        if matches!(&outcome, Outcome::Exited(status) if !status.success()) {
+            let broken = broken_cmd_files(&crate::files::read_text(log).unwrap_or_default(), build);
+            if !broken.is_empty() {
+                for path in &broken {
+                    std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+                }
+                let names: Vec<String> = broken.iter().map(|p| p.display().to_string()).collect();
+                crate::files::append_line(
+                    log,
+                    &format!("# radiff: removed half-written {}; making again", names.join(", ")),
+                )?;
+                outcome = run(make_cmd()?)?;
+            }
+        }
+        drop(task);
+        if let Outcome::Exited(_) = outcome {
+            // make ended by itself (kbuild deletes a target whose command failed).
+            let _ = std::fs::remove_file(build.join(MAKE_RUNNING));
+        }
+        Ok(outcome)
     }
 
     /// A slot to run make in: one make for every [`CORES_PER_MAKE`] cores (one on a
@@ -358,6 +392,25 @@ fn begin_make(build: &Path) -> Result<usize> {
     Ok(removed)
 }
 
+/// The `.cmd` files under `build` that make stopped at as syntax errors in `log` (kbuild
+/// includes each target's `.cmd` file: "arch/x86/entry/vdso/.vma.o.cmd:5: *** unterminated
+/// call to function 'wildcard': missing ')'.  Stop."), each once.
+fn broken_cmd_files(log: &str, build: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    for line in log.lines() {
+        let Some((at, _)) = line.trim_start().split_once(": *** ") else { continue };
+        let Some((file, number)) = at.rsplit_once(':') else { continue };
+        if !file.ends_with(".cmd") || number.parse::<u64>().is_err() || file.starts_with('/') || file.contains("..") {
+            continue;
+        }
+        let path = build.join(file);
+        if path.is_file() && !found.contains(&path) {
+            found.push(path);
+        }
+    }
+    found
+}
+
 fn stale_piggy(build: &Path) -> bool {
     let dir = build.join("arch/x86/boot/compressed");
     let payload = std::fs::read_dir(&dir).ok().and_then(|entries| {
@@ -464,6 +517,23 @@ pub fn bzimage_release(path: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cmd_file_make_stopped_at_is_named_and_nothing_else() {
+        let build = tempfile::tempdir().unwrap();
+        let cmd = build.path().join("arch/x86/entry/vdso/.vma.o.cmd");
+        std::fs::create_dir_all(cmd.parent().unwrap()).unwrap();
+        std::fs::write(&cmd, "savedcmd_vma.o := gcc\n$(wildcard ./tools/ob").unwrap();
+        let log = "  DESCEND objtool\n\
+            arch/x86/entry/vdso/.vma.o.cmd:5: *** unterminated call to function 'wildcard': missing ')'.  Stop.\n\
+            make[5]: *** [scripts/Makefile.build:556: arch/x86/entry/vdso] Error 2\n\
+            arch/x86/entry/vdso/.vma.o.cmd:5: *** unterminated call to function 'wildcard': missing ')'.  Stop.\n\
+            mm/.gone.o.cmd:2: *** missing separator.  Stop.\n\
+            ../../etc/.x.cmd:1: *** missing separator.  Stop.\n\
+            mm/filemap.c:10: error: expected ';'\n";
+        assert_eq!(broken_cmd_files(log, build.path()), vec![cmd]);
+        assert!(broken_cmd_files("make: *** [Makefile:260: __sub-make] Error 2\n", build.path()).is_empty());
+    }
 
     #[test]
     fn a_make_that_was_stopped_leaves_nothing_half_written_for_the_next() {
