@@ -257,7 +257,7 @@ impl Builder<'_> {
             let broken = broken_cmd_files(&crate::files::read_text(log).unwrap_or_default(), build);
             if !broken.is_empty() {
                 for path in &broken {
-                    std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+                    crate::files::remove_file(path)?;
                 }
                 let names: Vec<String> = broken.iter().map(|p| p.display().to_string()).collect();
                 crate::files::append_line(
@@ -349,9 +349,6 @@ impl Builder<'_> {
     }
 }
 
-/// Whether the build's `arch/x86/boot/compressed/piggy.o` lacks the compressed kernel that
-/// the same build wrote beside it (`vmlinux.bin.lz4`, or another compressor's suffix): then
-/// the bzImage linked from it holds another build's kernel.
 /// The file in a build directory that says a make is running there, or ran and was
 /// stopped (killed with radiff, by the timeout, by a crash): removed when make ends by
 /// itself.
@@ -360,9 +357,10 @@ pub const MAKE_RUNNING: &str = ".radiff-make-running";
 /// Before a make in `build`: where the make before it was stopped, removes what it was
 /// writing (objects, archives, `.cmd` and dependency files modified since it began), then
 /// marks this make as running. A killed compiler or fixdep leaves files half-written: a
-/// truncated `.cmd` file is a syntax error in every later make of the tree (seen: "*** unterminated call to function 'wildcard'"),
-/// and a truncated object newer than its sources looks up to date. ccache makes their
-/// recompiling cheap. Returns how many files it removed.
+/// truncated `.cmd` file is a syntax error in every later make of the tree (seen: "***
+/// unterminated call to function 'wildcard'"), and a truncated object newer than its
+/// sources looks up to date. ccache makes their recompiling cheap. Returns how many files
+/// it removed. Symbolic links (the build's `source`) are not followed.
 fn begin_make(build: &Path) -> Result<usize> {
     let marker = build.join(MAKE_RUNNING);
     let mut removed = 0;
@@ -377,18 +375,19 @@ fn begin_make(build: &Path) -> Result<usize> {
                     dirs.push(path);
                     continue;
                 }
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                let written = ["o", "a", "cmd", "d"].iter().any(|ext| name.ends_with(&format!(".{ext}")));
+                let written = matches!(path.extension().and_then(|e| e.to_str()), Some("o" | "a" | "cmd" | "d"));
+                if !kind.is_file() || !written {
+                    continue;
+                }
                 let modified = entry.metadata().and_then(|m| m.modified()).map_err(|e| Error::io(&path, e))?;
-                if kind.is_file() && written && modified >= since {
-                    std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                if modified >= since {
+                    crate::files::remove_file(&path)?;
                     removed += 1;
                 }
             }
         }
     }
-    std::fs::write(&marker, format!("{}\n", std::process::id())).map_err(|e| Error::io(&marker, e))?;
+    crate::files::write(&marker, format!("{}\n", std::process::id()))?;
     Ok(removed)
 }
 
@@ -411,6 +410,9 @@ fn broken_cmd_files(log: &str, build: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// Whether the build's `arch/x86/boot/compressed/piggy.o` lacks the compressed kernel that
+/// the same build wrote beside it (`vmlinux.bin.lz4`, or another compressor's suffix): then
+/// the bzImage linked from it holds another build's kernel.
 fn stale_piggy(build: &Path) -> bool {
     let dir = build.join("arch/x86/boot/compressed");
     let payload = std::fs::read_dir(&dir).ok().and_then(|entries| {
