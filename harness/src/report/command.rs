@@ -43,7 +43,7 @@ pub fn report_command(args: &Options) -> Result<ExitCode> {
     for name in &args.variants {
         lab.kernels.variant(name)?;
     }
-    let progress: &dyn Fn(&str) = &crate::progress::progress;
+    let progress: &(dyn Fn(&str) + Sync) = &crate::progress::progress;
     if args.all {
         let names = &args.variants;
         let (text, failed) = all(&lab, &names[0], &names[1], runs, progress)?;

@@ -27,6 +27,16 @@ pub fn plan(points: usize, variants: usize, runs: usize, max: usize) -> Vec<Vec<
     boots
 }
 
+/// The most runs a boot takes when `lanes` boots run at once and each variant has
+/// `per_variant` runs: every variant's runs cut into `lanes` boots at least (so that the
+/// lanes share the work whatever each variant costs), at most `max` a boot.
+pub fn runs_per_boot(per_variant: usize, lanes: usize, max: usize) -> usize {
+    if lanes <= 1 {
+        return max;
+    }
+    max.min(per_variant.div_ceil(lanes)).max(1)
+}
+
 /// The run folder's name (under `runs/SCENARIO/`, see [`crate::run::Job`]) of run `run` of
 /// `runs` on `variant`: the variant itself for a single run (the folder `radiff run`
 /// uses); `VARIANT~run-K` for each of several runs, so that the runs of one boot do not
@@ -85,6 +95,21 @@ mod tests {
         let all = plan(30, 2, 1, 8);
         assert_eq!(all.len(), 8);
         assert!(all.iter().all(|b| b.iter().all(|r| r.run == 1)));
+    }
+
+    #[test]
+    fn two_lanes_cut_each_variants_runs_in_two_boots_that_take_turns() {
+        // review: 4 cases, 2 runs each, on base and the patch, two guests at once.
+        let per_boot = runs_per_boot(4 * 2, 2, 8);
+        assert_eq!(per_boot, 4);
+        let boots = plan(4, 2, 2, per_boot);
+        let shape: Vec<(usize, Vec<(usize, usize)>)> = boots.iter().map(|b| (b[0].variant, runs_of(b))).collect();
+        let run = |k| (0..4).map(|p| (p, k)).collect::<Vec<_>>();
+        assert_eq!(shape, vec![(0, run(1)), (1, run(1)), (0, run(2)), (1, run(2))]);
+        assert_eq!(runs_per_boot(8, 1, 8), 8, "one lane: as before");
+        assert_eq!(runs_per_boot(40, 2, 8), 8, "never more than the batch");
+        assert_eq!(runs_per_boot(1, 4, 8), 1);
+        assert_eq!(runs_per_boot(0, 2, 8), 1);
     }
 
     #[test]

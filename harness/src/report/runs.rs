@@ -5,7 +5,7 @@
 use radiff_model::Trace;
 
 use super::all::{render_all, PointOutcome};
-use super::plan::{plan, run_name, PlannedRun};
+use super::plan::{plan, run_name, runs_per_boot, PlannedRun};
 use super::stats::{rows, Cell, Sample};
 use crate::error::{Error, Result};
 use crate::run::{Job, Lab, BATCH_POINTS};
@@ -35,10 +35,12 @@ fn at(point: &Point) -> String {
 }
 
 /// Runs each of `points` on each variant `runs` times, booting each kernel once per boot
-/// of `plan` (up to [`BATCH_POINTS`] runs; the variants take turns boot by boot). Prints
-/// `report: NAME[ [POINT]] on VARIANT, run K of N` as the guest starts each run. Returns
-/// each point's runs, or the first error among them. With `keep_going` false the first
-/// failed run ends the report (its error is returned once its boot's runs settled);
+/// of `plan` (up to [`BATCH_POINTS`] runs; the variants take turns boot by boot), the
+/// lab's [`Lab::lanes`] boots at once (each variant's runs then cut into that many boots
+/// at least, so that the lanes share the work). Prints `report: NAME[ [POINT]] on
+/// VARIANT, run K of N` as the guest starts each run. Returns each point's runs, or the
+/// first error among them. With `keep_going` false the first failed run ends the report
+/// (no boot starts after it; its error is returned once the boots running settled);
 /// otherwise a point's failure is printed (`report: NAME failed: ...`), its remaining
 /// runs are left out, and the other points go on.
 pub fn run_points(
@@ -47,17 +49,84 @@ pub fn run_points(
     variants: &[String],
     runs: usize,
     keep_going: bool,
-    progress: &dyn Fn(&str),
+    progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<Result<PointRuns>>> {
-    let mut done: Vec<Vec<Vec<Option<Done>>>> =
-        points.iter().map(|_| variants.iter().map(|_| (0..runs).map(|_| None).collect()).collect()).collect();
-    let mut failed: Vec<Option<Error>> = points.iter().map(|_| None).collect();
+    let lanes = lab.lanes().max(1);
+    let boots = plan(points.len(), variants.len(), runs, runs_per_boot(points.len() * runs, lanes, BATCH_POINTS));
+    let state = std::sync::Mutex::new(Progress {
+        done: points.iter().map(|_| variants.iter().map(|_| (0..runs).map(|_| None).collect()).collect()).collect(),
+        failed: points.iter().map(|_| None).collect(),
+        first_error: None,
+        next: 0,
+    });
     // A bar over all the report's runs, moved as the guest starts each.
-    let total = (points.len() * variants.len() * runs) as u64;
-    let task = crate::progress::Task::start("report");
-    let mut started = 0u64;
-    for boot in plan(points.len(), variants.len(), runs, BATCH_POINTS) {
-        let boot: Vec<PlannedRun> = boot.into_iter().filter(|r| failed[r.point].is_none()).collect();
+    let bar = Bar {
+        task: crate::progress::Task::start("report"),
+        total: (points.len() * variants.len() * runs) as u64,
+        started: std::sync::atomic::AtomicU64::new(0),
+    };
+    let lane = || run_lane(lab, points, variants, runs, keep_going, progress, &boots, &state, &bar);
+    std::thread::scope(|s| {
+        for _ in 1..lanes.min(boots.len()) {
+            s.spawn(lane);
+        }
+        lane();
+    });
+    let state = state.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = state.first_error {
+        return Err(e);
+    }
+    Ok(points
+        .iter()
+        .zip(state.done)
+        .zip(state.failed)
+        .map(|(((_, point), runs_done), failed)| match failed {
+            Some(e) => Err(e),
+            None => Ok(gather(point, variants, runs_done)),
+        })
+        .collect())
+}
+
+/// What [`run_points`]' lanes share: the runs made, each point's failure, the error that
+/// ends the report (`keep_going` false), and the next boot of the plan to start.
+struct Progress {
+    done: Vec<Vec<Vec<Option<Done>>>>,
+    failed: Vec<Option<Error>>,
+    first_error: Option<Error>,
+    next: usize,
+}
+
+/// The report's bar: runs started of `total`.
+struct Bar {
+    task: crate::progress::Task,
+    total: u64,
+    started: std::sync::atomic::AtomicU64,
+}
+
+/// One lane of [`run_points`]: takes the plan's next boot (leaving out the runs of points
+/// that failed) until none is left or the report ends, boots it and records its runs.
+#[allow(clippy::too_many_arguments)]
+fn run_lane(
+    lab: &Lab,
+    points: &[(&Scenario, &Point)],
+    variants: &[String],
+    runs: usize,
+    keep_going: bool,
+    progress: &(dyn Fn(&str) + Sync),
+    boots: &[Vec<PlannedRun>],
+    state: &std::sync::Mutex<Progress>,
+    bar: &Bar,
+) {
+    let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let boot: Vec<PlannedRun> = {
+            let mut st = lock();
+            if st.first_error.is_some() || st.next >= boots.len() {
+                return;
+            }
+            st.next += 1;
+            boots[st.next - 1].iter().filter(|r| st.failed[r.point].is_none()).copied().collect()
+        };
         let Some(first) = boot.first() else { continue };
         let variant = &variants[first.variant];
         let line = |r: &PlannedRun| {
@@ -78,11 +147,14 @@ pub fn run_points(
                 lab.run_batch_announced(&kernel, &jobs, &mut |i| {
                     let said = line(&boot[i]);
                     progress(&said);
-                    task.count(said.trim_start_matches("report: ").to_string(), started, Some(total));
-                    started += 1;
+                    let started = bar.started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    bar.task.count(said.trim_start_matches("report: ").to_string(), started, Some(bar.total));
                 })
             }
-            Err(e) if !keep_going => return Err(e),
+            Err(e) if !keep_going => {
+                lock().first_error.get_or_insert(e);
+                return;
+            }
             Err(e) => {
                 let text = e.to_string();
                 boot.iter()
@@ -93,40 +165,28 @@ pub fn run_points(
                     .collect()
             }
         };
-        let mut first_error = None;
+        let mut st = lock();
         for (r, result) in boot.iter().zip(results) {
             match result {
                 Ok(out) => {
-                    done[r.point][r.variant][r.run - 1] = Some(Done {
+                    st.done[r.point][r.variant][r.run - 1] = Some(Done {
                         sample: Sample { figures: Figures::of(&out.capture.trace), pattern_ns: out.env.pattern_ns },
                         env: (variant.clone(), out.env.release.clone(), out.accel),
                         trace: (r.run == 1).then_some(out.capture.trace),
                     });
                 }
                 Err(e) if !keep_going => {
-                    first_error.get_or_insert(e);
+                    st.first_error.get_or_insert(e);
                 }
                 Err(e) => {
-                    if failed[r.point].is_none() {
+                    if st.failed[r.point].is_none() {
                         progress(&format!("report: {} failed: {e}", points[r.point].0.name));
-                        failed[r.point] = Some(e);
+                        st.failed[r.point] = Some(e);
                     }
                 }
             }
         }
-        if let Some(e) = first_error {
-            return Err(e);
-        }
     }
-    Ok(points
-        .iter()
-        .zip(done)
-        .zip(failed)
-        .map(|(((_, point), runs_done), failed)| match failed {
-            Some(e) => Err(e),
-            None => Ok(gather(point, variants, runs_done)),
-        })
-        .collect())
 }
 
 /// One point's runs, `done[variant][run - 1]` (all made), as the figures want them: a
@@ -155,7 +215,13 @@ fn gather(point: &Point, variants: &[String], done: Vec<Vec<Option<Done>>>) -> P
 /// `--all`: every scenario point whose scenario runs both `a` and `b`, on both. A failed
 /// run is reported with the others rather than stopping the rest; returns the text and
 /// whether any run failed.
-pub(super) fn all(lab: &Lab, a: &str, b: &str, runs: usize, progress: &dyn Fn(&str)) -> Result<(String, bool)> {
+pub(super) fn all(
+    lab: &Lab,
+    a: &str,
+    b: &str,
+    runs: usize,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<(String, bool)> {
     let scenarios = crate::scenario::load_all(&crate::repo_root().join("scenarios"))?;
     let pair = [a.to_string(), b.to_string()];
     let mut points = Vec::new();

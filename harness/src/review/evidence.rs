@@ -188,28 +188,26 @@ fn predict_on(c: &mut Case, input: &radiff_model::Input, base: &Policy, patch: &
 }
 
 /// The program cases, which the model can predict only from their calls: each runs once on
-/// base (batched, a boot per [`crate::run::BATCH_POINTS`]) to record them; where the model
-/// under `base` equals that run, both models predict on the run's own input (its calls, its
-/// layout) and the case is judged like any predicted one (a program makes the same calls on
-/// every kernel: the trials check it). A run that fails, or that the model does not follow,
-/// leaves its case to the kernels, and so does one whose recording would not fit before
-/// `deadline`.
-pub fn predict_programs(
+/// base (batched, a boot per [`crate::run::BATCH_POINTS`]) to record them, and
+/// [`predict_recorded`] judges them from those runs. A case whose recording would not fit
+/// before `deadline` is left to the kernels; so is one whose run failed (it is not among
+/// the runs returned). Touches only the lab: review runs it while the search runs on the
+/// model.
+pub fn record_programs(
     lab: &Lab,
-    cases: &mut [Case],
-    base: &Policy,
-    patch: &Predictor,
+    cases: &[Case],
     deadline: Instant,
-    progress: &dyn Fn(&str),
-) -> crate::error::Result<()> {
+    progress: &(dyn Fn(&str) + Sync),
+) -> crate::error::Result<Vec<(usize, crate::run::RunOutput)>> {
     let todo: Vec<usize> = cases
         .iter()
         .enumerate()
         .filter(|(_, c)| c.model.is_none() && !c.scenario.programs.is_empty())
         .map(|(i, _)| i)
         .collect();
+    let mut recorded = Vec::new();
     if todo.is_empty() {
-        return Ok(());
+        return Ok(recorded);
     }
     let kernel = lab.kernel("base", "radiff review")?;
     for chunk in todo.chunks(crate::run::BATCH_POINTS) {
@@ -231,20 +229,43 @@ pub fn predict_programs(
             .collect();
         let listed: Vec<&str> = chunk.iter().map(|&i| cases[i].name.as_str()).collect();
         progress(&format!("review: recording the calls of {} on base, for the model", listed.join(", ")));
-        for ((&i, single), result) in chunk.iter().zip(&singles).zip(lab.run_batch(&kernel, &jobs)) {
-            let Ok(out) = result else { continue };
-            let check = crate::model_check::check_with(single, &out.env, &out.capture, &Predictor::Port(*base));
-            if check.divergence.is_some() || check.crash.is_some() {
-                progress(&format!(
-                    "review: the model does not follow {}'s run on base: the kernels decide it",
-                    cases[i].name
-                ));
-                continue;
+        for (&i, result) in chunk.iter().zip(lab.run_batch(&kernel, &jobs)) {
+            match result {
+                Ok(out) => recorded.push((i, out)),
+                Err(e) => progress(&format!(
+                    "review: recording {} failed, the kernels decide it: {}",
+                    cases[i].name,
+                    e.to_string().lines().next().unwrap_or("")
+                )),
             }
-            predict_on(&mut cases[i], &check.input, base, patch);
         }
     }
-    Ok(())
+    Ok(recorded)
+}
+
+/// The program cases [`record_programs`] ran: where the model under `base` equals the run,
+/// both models predict on the run's own input (its calls, its layout) and the case is
+/// judged like any predicted one (a program makes the same calls on every kernel: the
+/// trials check it). A run the model does not follow leaves its case to the kernels.
+pub fn predict_recorded(
+    cases: &mut [Case],
+    recorded: Vec<(usize, crate::run::RunOutput)>,
+    base: &Policy,
+    patch: &Predictor,
+    progress: &dyn Fn(&str),
+) {
+    for (i, out) in recorded {
+        let single = cases[i].single();
+        let check = crate::model_check::check_with(&single, &out.env, &out.capture, &Predictor::Port(*base));
+        if check.divergence.is_some() || check.crash.is_some() {
+            progress(&format!(
+                "review: the model does not follow {}'s run on base: the kernels decide it",
+                cases[i].name
+            ));
+            continue;
+        }
+        predict_on(&mut cases[i], &check.input, base, patch);
+    }
 }
 
 /// Whether the patch can change what the kernel does on `case` when the model cannot say:
@@ -265,7 +286,7 @@ pub fn run(
     variant: &str,
     cases: &mut [&mut Case],
     deadline: Instant,
-    progress: &dyn Fn(&str),
+    progress: &(dyn Fn(&str) + Sync),
 ) -> crate::error::Result<()> {
     const GROUP: usize = 4;
     const RUNS: usize = 2;

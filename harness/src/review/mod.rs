@@ -71,7 +71,8 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     progress(&format!("review: {}", prepared.how));
     let v = prepared.variant.clone();
     let out = o.out.clone().unwrap_or_else(|| PathBuf::from(format!("review-{v}")));
-    let lab = crate::run::Lab::open()?;
+    // Review's boots do not depend on each other: as many at once as the host's cores allow.
+    let lab = crate::run::Lab::open()?.side_by_side();
     progress(&format!("review: phase 1 of 5, building base and {v} (cached kernels are reused)"));
     lab.kernel("base", "radiff review")?;
     lab.kernel(&v, "radiff review")?;
@@ -99,12 +100,19 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     review.uncovered = uncovered(&cases, &changed);
     if let Some(p) = &patch {
         evidence::predict(&mut cases, &Policy::BASE, p);
-        evidence::predict_programs(&lab, &mut cases, &Policy::BASE, p, deadline, &|l| progress(l))?;
+        // The program cases' recording on base boots a guest while the search runs on the
+        // model beside it: neither waits for the other.
+        let search = o.budget.mul_f64(SEARCH_SHARE).min(SEARCH_MAX);
+        let (recorded, searched) = std::thread::scope(|s| {
+            let recording = s.spawn(|| evidence::record_programs(&lab, &cases, deadline, &|l| progress(l)));
+            let searched = search_cases(&v, search, o.seed, &out, p);
+            (recording.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), searched)
+        });
+        evidence::predict_recorded(&mut cases, recorded?, &Policy::BASE, p, &|l| progress(l));
         let predicted = cases.iter().filter(|c| c.model.is_some()).count();
         let changing = cases.iter().filter(|c| c.changed()).count();
         progress(&format!("review: the model: {changing} of {predicted} repository points change"));
-        let search = o.budget.mul_f64(SEARCH_SHARE).min(SEARCH_MAX);
-        let (found, said) = search_cases(&v, search, o.seed, &out, p)?;
+        let (found, said) = searched?;
         review.searched = said;
         cases.extend(found);
     } else {

@@ -20,6 +20,21 @@ use crate::scenario::{Point, Scenario};
 /// a batch's requests came in another order: docs/scenarios.md, "The I/O scheduler").
 pub const VM_CPUS: u32 = 2;
 
+/// The most guests [`Lab::side_by_side`] runs at once, whatever the cores: each holds its
+/// scenario's files in its page cache (up to a few GiB of the host's memory).
+pub const MAX_LANES: usize = 4;
+
+/// (guests at once, vCPUs each) on a host of `cores` cores: one guest of [`VM_CPUS`] per
+/// [`VM_CPUS`] cores, at least two guests of one vCPU where there are two cores, at most
+/// [`MAX_LANES`]; one guest of [`VM_CPUS`] on one core.
+pub fn side_by_side_on(cores: usize) -> (usize, u32) {
+    if cores < 2 {
+        return (1, VM_CPUS);
+    }
+    let lanes = (cores / VM_CPUS as usize).clamp(2, MAX_LANES);
+    (lanes, (cores / lanes).clamp(1, VM_CPUS as usize) as u32)
+}
+
 /// Everything a run needs that outlives it: the cache, the kernels and the guest program.
 /// Shared by all trials of a test run; kernels are built once, and a failed build is
 /// reported once (later callers are told which caller saw it fail).
@@ -36,6 +51,8 @@ pub struct Lab {
     /// at once; the per-image file lock does the same across processes.
     pub(super) images: Mutex<()>,
     pub(super) vcpus: u32,
+    /// How many of a command's boots run at once ([`Lab::side_by_side`]); 1 unless asked.
+    lanes: usize,
     pub(super) boots: std::sync::atomic::AtomicUsize,
     /// The guest program the guests run ([`Lab::guest_program`]), copied once.
     guest_copy: std::sync::OnceLock<std::result::Result<PathBuf, String>>,
@@ -53,6 +70,7 @@ impl Lab {
             built: Mutex::new(HashMap::new()),
             images: Mutex::new(()),
             vcpus: VM_CPUS,
+            lanes: 1,
             boots: Default::default(),
             guest_copy: Default::default(),
         }
@@ -88,6 +106,19 @@ impl Lab {
     /// Virtual CPUs of the guests that run scenarios.
     pub fn vcpus(&self) -> u32 {
         self.vcpus
+    }
+
+    /// The same lab for a command whose boots do not depend on each other (review's runs
+    /// on the kernels): on a host of two cores or more, [`side_by_side_on`] guests at once,
+    /// each with the vCPUs that leaves it (one on two cores, as the test trials run them).
+    pub fn side_by_side(self) -> Lab {
+        let (lanes, vcpus) = side_by_side_on(std::thread::available_parallelism().map_or(1, |n| n.get()));
+        Lab { lanes, ..self.with_vcpus(vcpus) }
+    }
+
+    /// How many boots of a command run at once (1 unless [`Lab::side_by_side`]).
+    pub fn lanes(&self) -> usize {
+        self.lanes
     }
 
     /// Guests booted so far to run scenario points (a boot that stalled and was made
@@ -236,5 +267,15 @@ mod tests {
         assert_eq!(std::fs::read(&second).unwrap(), b"second build");
         let e = stable_copy(&cache, &tmp.path().join("missing")).unwrap_err().to_string();
         assert!(e.contains("missing"), "{e}");
+    }
+
+    #[test]
+    fn side_by_side_runs_two_guests_of_one_vcpu_on_two_cores_and_vm_cpus_each_on_more() {
+        assert_eq!(side_by_side_on(1), (1, VM_CPUS), "one core: one guest at a time, as before");
+        assert_eq!(side_by_side_on(2), (2, 1));
+        assert_eq!(side_by_side_on(3), (2, 1));
+        assert_eq!(side_by_side_on(4), (2, 2));
+        assert_eq!(side_by_side_on(8), (4, 2));
+        assert_eq!(side_by_side_on(64), (MAX_LANES, VM_CPUS));
     }
 }

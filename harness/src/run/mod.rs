@@ -29,7 +29,7 @@ pub use batch::{balanced_batches, batches, plan_boots, point_cost, PlannedBoot, 
 pub use boot::{remove_stale_batches, run_dir};
 pub use console::{console_of_point, ftrace_dump, kernel_panic, read_status, STATUS_FILE};
 pub use image::{image_key, image_ready, PREPARE_CPUS};
-pub use lab::{guest_binary, Lab, VM_CPUS};
+pub use lab::{guest_binary, side_by_side_on, Lab, MAX_LANES, VM_CPUS};
 pub use nextest::{selection_of, NextestRun, Selection};
 pub use schedule::{Need, Schedule, SharedResult};
 pub use shared::{Found, SharedRun};
