@@ -71,6 +71,7 @@ pub mod gup;
 pub mod hybrid;
 pub mod input;
 pub mod model;
+mod op_requests;
 pub mod pagecache;
 pub mod pattern;
 pub mod readahead;

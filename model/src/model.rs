@@ -219,6 +219,8 @@ pub(crate) struct Recorder {
     pub op: usize,
     /// How many windows there were when it started: its own are the ones after.
     pub op_first_window: usize,
+    /// The requests of its own windows, by sector.
+    pub op_requests: crate::op_requests::OpRequests,
     /// Some when explaining.
     pub notes: Option<Vec<WindowNote>>,
     /// Some when recording branch coverage (see [`crate::coverage`]).
@@ -298,7 +300,11 @@ impl Recorder {
     }
 
     pub fn request(&mut self, request: Request, nr_segs: u64) {
+        let (sector, sectors) = (request.sector, request.sectors);
         self.current().requests.push(request);
+        if self.windows.len() > self.op_first_window {
+            self.op_requests.add(sector, sectors);
+        }
         if let Some(note) = self.notes.as_mut().and_then(|n| n.last_mut()) {
             note.segments.push(nr_segs);
         }
@@ -458,6 +464,7 @@ impl<'a> Model<'a> {
                 windows: Vec::new(),
                 op: 0,
                 op_first_window: 0,
+                op_requests: Default::default(),
                 notes: explain.then(Vec::new),
                 coverage: None,
                 file: 0,
@@ -558,6 +565,7 @@ impl<'a> Model<'a> {
         self.op = i;
         self.rec.op = i;
         self.rec.op_first_window = self.rec.windows.len();
+        self.rec.op_requests.clear();
         self.switch_file(self.file_of_op(&self.input.ops[i]));
         match self.input.ops[i] {
             Op::Read { fd, offset, len } => {

@@ -57,12 +57,10 @@ impl Model<'_> {
                 .collect();
             // Reads in flight were issued by the current system call (each ends with every
             // read complete: Touches::WaitIdle), so by its windows.
-            let mut found: Vec<(u64, u64)> = self.rec.windows[self.rec.op_first_window.min(self.rec.windows.len())..]
-                .iter()
-                .flat_map(|w| w.requests.iter())
-                .filter(|r| sectors.iter().any(|s| (r.sector..r.sector + r.sectors).contains(s)))
-                .map(|r| (r.sector, r.sectors))
-                .collect();
+            let mut found: Vec<(u64, u64)> = Vec::new();
+            for &s in &sectors {
+                self.rec.op_requests.holding(s, &mut found);
+            }
             // Reads an earlier op issued that the guest recorded in flight at this load.
             if let Some(at) = self.input.vm.loads_in_flight.iter().find(|l| l.op == self.op) {
                 found.extend(
