@@ -103,9 +103,13 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
         // The program cases' recording on base boots a guest while the search runs on the
         // model beside it: neither waits for the other.
         let search = o.budget.mul_f64(SEARCH_SHARE).min(SEARCH_MAX);
+        // The search leaves the guest's vCPUs their cores while a recording runs.
+        let recording = cases.iter().any(|c| c.model.is_none() && !c.scenario.programs.is_empty());
+        let cores = crate::explore::all_cores();
+        let threads = if recording { cores.saturating_sub(lab.vcpus() as usize).max(1) } else { cores };
         let (recorded, searched) = std::thread::scope(|s| {
             let recording = s.spawn(|| evidence::record_programs(&lab, &cases, deadline, &|l| progress(l)));
-            let searched = search_cases(&v, search, o.seed, &out, p);
+            let searched = search_cases(&v, search, threads, o.seed, &out, p);
             (recording.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), searched)
         });
         evidence::predict_recorded(&mut cases, recorded?, &Policy::BASE, p, &|l| progress(l));
@@ -263,12 +267,14 @@ fn uncovered(cases: &[Case], changed: &[(String, String)]) -> Vec<String> {
         .collect()
 }
 
-/// explore's search of base against the patch on the model for `budget` (no kernels), its
+/// explore's search of base against the patch on the model for `budget` on `threads`
+/// threads (no kernels), its
 /// smallest variant changes of each direction as cases with their scenario files under
 /// `out/scenarios/`, and a sentence on the search.
 fn search_cases(
     v: &str,
     budget: Duration,
+    threads: usize,
     seed: u64,
     out: &std::path::Path,
     patch: &Predictor,
@@ -276,6 +282,7 @@ fn search_cases(
     let o = crate::explore::Options {
         variants: vec!["base".into(), v.to_string()],
         budget,
+        threads,
         seed,
         out: out.join("explore"),
         confirm: Some(0),
