@@ -65,12 +65,12 @@ pub fn run_points(
         total: (points.len() * variants.len() * runs) as u64,
         started: std::sync::atomic::AtomicU64::new(0),
     };
-    let lane = || run_lane(lab, points, variants, runs, keep_going, progress, &boots, &state, &bar);
+    let shared = Lanes { lab, points, variants, runs, keep_going, progress, boots: &boots, state: &state, bar: &bar };
     std::thread::scope(|s| {
         for _ in 1..lanes.min(boots.len()) {
-            s.spawn(lane);
+            s.spawn(|| shared.run_lane());
         }
-        lane();
+        shared.run_lane();
     });
     let state = state.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = state.first_error {
@@ -103,85 +103,92 @@ struct Bar {
     started: std::sync::atomic::AtomicU64,
 }
 
-/// One lane of [`run_points`]: takes the plan's next boot (leaving out the runs of points
-/// that failed) until none is left or the report ends, boots it and records its runs.
-#[allow(clippy::too_many_arguments)]
-fn run_lane(
-    lab: &Lab,
-    points: &[(&Scenario, &Point)],
-    variants: &[String],
+/// What [`run_points`]' lanes are given: its arguments, the plan's boots, what they share
+/// and the bar.
+struct Lanes<'a> {
+    lab: &'a Lab,
+    points: &'a [(&'a Scenario, &'a Point)],
+    variants: &'a [String],
     runs: usize,
     keep_going: bool,
-    progress: &(dyn Fn(&str) + Sync),
-    boots: &[Vec<PlannedRun>],
-    state: &std::sync::Mutex<Progress>,
-    bar: &Bar,
-) {
-    let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
-    loop {
-        let boot: Vec<PlannedRun> = {
-            let mut st = lock();
-            if st.first_error.is_some() || st.next >= boots.len() {
-                return;
-            }
-            st.next += 1;
-            boots[st.next - 1].iter().filter(|r| st.failed[r.point].is_none()).copied().collect()
-        };
-        let Some(first) = boot.first() else { continue };
-        let variant = &variants[first.variant];
-        let line = |r: &PlannedRun| {
-            let (scenario, point) = points[r.point];
-            format!("report: {}{} on {variant}, run {} of {runs}", scenario.name, at(point), r.run)
-        };
-        let names: Vec<String> = boot.iter().map(|r| run_name(variant, r.run, runs)).collect();
-        let results: Vec<Result<crate::run::RunOutput>> = match lab.kernel(
-            variant,
-            &format!("radiff report {}{} on {variant}", points[first.point].0.name, at(points[first.point].1)),
-        ) {
-            Ok(kernel) => {
-                let jobs: Vec<Job> = boot
-                    .iter()
-                    .zip(&names)
-                    .map(|(r, name)| Job { scenario: points[r.point].0, point: points[r.point].1, name })
-                    .collect();
-                lab.run_batch_announced(&kernel, &jobs, &mut |i| {
-                    let said = line(&boot[i]);
-                    progress(&said);
-                    let started = bar.started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    bar.task.count(said.trim_start_matches("report: ").to_string(), started, Some(bar.total));
-                })
-            }
-            Err(e) if !keep_going => {
-                lock().first_error.get_or_insert(e);
-                return;
-            }
-            Err(e) => {
-                let text = e.to_string();
-                boot.iter()
-                    .map(|r| {
-                        progress(&line(r));
-                        Err(Error::Other(text.clone()))
+    progress: &'a (dyn Fn(&str) + Sync),
+    boots: &'a [Vec<PlannedRun>],
+    state: &'a std::sync::Mutex<Progress>,
+    bar: &'a Bar,
+}
+
+impl Lanes<'_> {
+    /// One lane of [`run_points`]: takes the plan's next boot (leaving out the runs of
+    /// points that failed) until none is left or the report ends, boots it and records its
+    /// runs.
+    fn run_lane(&self) {
+        let Lanes { lab, points, variants, runs, keep_going, progress, boots, state, bar } = *self;
+        let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let boot: Vec<PlannedRun> = {
+                let mut st = lock();
+                if st.first_error.is_some() || st.next >= boots.len() {
+                    return;
+                }
+                st.next += 1;
+                boots[st.next - 1].iter().filter(|r| st.failed[r.point].is_none()).copied().collect()
+            };
+            let Some(first) = boot.first() else { continue };
+            let variant = &variants[first.variant];
+            let line = |r: &PlannedRun| {
+                let (scenario, point) = points[r.point];
+                format!("report: {}{} on {variant}, run {} of {runs}", scenario.name, at(point), r.run)
+            };
+            let names: Vec<String> = boot.iter().map(|r| run_name(variant, r.run, runs)).collect();
+            let results: Vec<Result<crate::run::RunOutput>> = match lab.kernel(
+                variant,
+                &format!("radiff report {}{} on {variant}", points[first.point].0.name, at(points[first.point].1)),
+            ) {
+                Ok(kernel) => {
+                    let jobs: Vec<Job> = boot
+                        .iter()
+                        .zip(&names)
+                        .map(|(r, name)| Job { scenario: points[r.point].0, point: points[r.point].1, name })
+                        .collect();
+                    lab.run_batch_announced(&kernel, &jobs, &mut |i| {
+                        let said = line(&boot[i]);
+                        progress(&said);
+                        let started = bar.started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        bar.task.count(said.trim_start_matches("report: ").to_string(), started, Some(bar.total));
                     })
-                    .collect()
-            }
-        };
-        let mut st = lock();
-        for (r, result) in boot.iter().zip(results) {
-            match result {
-                Ok(out) => {
-                    st.done[r.point][r.variant][r.run - 1] = Some(Done {
-                        sample: Sample { figures: Figures::of(&out.capture.trace), pattern_ns: out.env.pattern_ns },
-                        env: (variant.clone(), out.env.release.clone(), out.accel),
-                        trace: (r.run == 1).then_some(out.capture.trace),
-                    });
                 }
                 Err(e) if !keep_going => {
-                    st.first_error.get_or_insert(e);
+                    lock().first_error.get_or_insert(e);
+                    return;
                 }
                 Err(e) => {
-                    if st.failed[r.point].is_none() {
-                        progress(&format!("report: {} failed: {e}", points[r.point].0.name));
-                        st.failed[r.point] = Some(e);
+                    let text = e.to_string();
+                    boot.iter()
+                        .map(|r| {
+                            progress(&line(r));
+                            Err(Error::Other(text.clone()))
+                        })
+                        .collect()
+                }
+            };
+            let mut st = lock();
+            for (r, result) in boot.iter().zip(results) {
+                match result {
+                    Ok(out) => {
+                        st.done[r.point][r.variant][r.run - 1] = Some(Done {
+                            sample: Sample { figures: Figures::of(&out.capture.trace), pattern_ns: out.env.pattern_ns },
+                            env: (variant.clone(), out.env.release.clone(), out.accel),
+                            trace: (r.run == 1).then_some(out.capture.trace),
+                        });
+                    }
+                    Err(e) if !keep_going => {
+                        st.first_error.get_or_insert(e);
+                    }
+                    Err(e) => {
+                        if st.failed[r.point].is_none() {
+                            progress(&format!("report: {} failed: {e}", points[r.point].0.name));
+                            st.failed[r.point] = Some(e);
+                        }
                     }
                 }
             }
