@@ -105,11 +105,11 @@ fn repo_with(names: &[&str]) -> tempfile::TempDir {
 
 /// The whole review on the real kernels, of a variant folder as it is, on two of the
 /// repository's scenarios (one a fio job) in a short budget (100 s, 20 s of it the search,
-/// which leaves every case run: the first group of cases always runs): port-check's function and the
-/// model's policy; the fio job run once on base for its calls, then predicted; both points
-/// run twice on each kernel with their figures; where base and patch part in kernel lines
-/// with the hunk quoted; the exit status agreeing with the Tested-by line. (The figures are
-/// the kernels' own: what the two scenarios' snapshots hold.)
+/// which leaves every case run: the first group of cases always runs): port-check's
+/// function and the model's policy; the fio job run once on base for its calls, then
+/// predicted; both points run twice on each kernel with their figures; where base and patch
+/// part in kernel lines with the hunk quoted; the exit status agreeing with the Tested-by
+/// line. (The figures are the kernels' own: what the two scenarios' snapshots hold.)
 #[test]
 fn a_review_of_a_variant_runs_what_changes_on_both_kernels_and_answers_in_kernel_lines() {
     let repo = repo_with(&["readahead_off_random", "fio_randread_ra_off", "1mib_after_4k"]);

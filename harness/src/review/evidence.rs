@@ -108,6 +108,12 @@ impl Case {
         }
     }
 
+    /// Whether the model can predict this case only from a run's recorded calls (a program
+    /// step's), and has none yet: [`record_programs`] runs it on base.
+    pub fn needs_recording(&self) -> bool {
+        self.model.is_none() && !self.scenario.programs.is_empty()
+    }
+
     /// Whether the kernels (or, not run, the model) show a change of requests or folios.
     pub fn changed(&self) -> bool {
         self.traces().is_some_and(|(a, b)| requests_or_folios_differ(a, b))
@@ -199,12 +205,7 @@ pub fn record_programs(
     deadline: Instant,
     progress: &(dyn Fn(&str) + Sync),
 ) -> crate::error::Result<Vec<(usize, crate::run::RunOutput)>> {
-    let todo: Vec<usize> = cases
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.model.is_none() && !c.scenario.programs.is_empty())
-        .map(|(i, _)| i)
-        .collect();
+    let todo: Vec<usize> = cases.iter().enumerate().filter(|(_, c)| c.needs_recording()).map(|(i, _)| i).collect();
     let mut recorded = Vec::new();
     if todo.is_empty() {
         return Ok(recorded);

@@ -104,7 +104,7 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
         // model beside it: neither waits for the other.
         let search = o.budget.mul_f64(SEARCH_SHARE).min(SEARCH_MAX);
         // The search leaves the guest's vCPUs their cores while a recording runs.
-        let recording = cases.iter().any(|c| c.model.is_none() && !c.scenario.programs.is_empty());
+        let recording = cases.iter().any(|c| c.needs_recording());
         let cores = crate::explore::all_cores();
         let threads = if recording { cores.saturating_sub(lab.vcpus() as usize).max(1) } else { cores };
         let (recorded, searched) = std::thread::scope(|s| {
@@ -268,9 +268,8 @@ fn uncovered(cases: &[Case], changed: &[(String, String)]) -> Vec<String> {
 }
 
 /// explore's search of base against the patch on the model for `budget` on `threads`
-/// threads (no kernels), its
-/// smallest variant changes of each direction as cases with their scenario files under
-/// `out/scenarios/`, and a sentence on the search.
+/// threads (no kernels), its smallest variant changes of each direction as cases with their
+/// scenario files under `out/scenarios/`, and a sentence on the search.
 fn search_cases(
     v: &str,
     budget: Duration,
