@@ -58,8 +58,8 @@ impl Cache {
     }
 }
 
-/// An exclusive lock on `path` (created if missing), held until dropped.
-/// Blocks while another radiff process (or test trial) holds it.
+/// A lock on `path` (created if missing), held until dropped: exclusive ([`lock`]), or
+/// shared ([`lock_shared`]).
 pub struct Lock(Flock<File>);
 
 impl Lock {
@@ -70,6 +70,8 @@ impl Lock {
     }
 }
 
+/// An exclusive lock on `path`: blocks while another radiff process (or test trial) holds
+/// it, exclusive or shared.
 pub fn lock(path: &Path) -> Result<Lock> {
     lock_or_wait(path, |_| {})
 }
@@ -84,6 +86,15 @@ pub fn lock_or_wait(path: &Path, waiting: impl FnOnce(&Path)) -> Result<Lock> {
     };
     waiting(path);
     let flock = Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, errno)| Error::io(path, errno.into()))?;
+    Ok(Lock(flock))
+}
+
+/// A shared lock on `path` (created if missing), held until dropped: any number of shared
+/// holders at once, none while an exclusive one ([`lock`]) holds it. For readers of what
+/// the exclusive holders write.
+pub fn lock_shared(path: &Path) -> Result<Lock> {
+    let file = File::options().create(true).truncate(false).write(true).open(path).map_err(|e| Error::io(path, e))?;
+    let flock = Flock::lock(file, FlockArg::LockShared).map_err(|(_, errno)| Error::io(path, errno.into()))?;
     Ok(Lock(flock))
 }
 

@@ -59,14 +59,15 @@ impl Repo {
 }
 
 /// The shared cache with the base built (the build directory and work tree the overlay
-/// reads; the scenario trials build the same base, so a cold CI pays it once), and its
-/// tree's lock, held while the test runs.
+/// reads; the scenario trials build the same base, so a cold CI pays it once), and a
+/// shared lock on its tree, held while the test runs: no build changes what the overlays
+/// read, and the fault tests, each writing only to its own overlay, run side by side.
 fn shared_cache() -> (Cache, cache::Lock) {
     let cache = Cache::from_env();
     let kernels = Kernels::load(&radiff::repo_root()).unwrap();
     let builder = Builder::new(&kernels, &cache);
     builder.build(kernels.variant("base").unwrap()).unwrap();
-    let (lock, _) = builder.lock_tree().unwrap();
+    let lock = builder.lock_tree_shared().unwrap();
     (cache, lock)
 }
 

@@ -411,6 +411,13 @@ impl<'a> Builder<'a> {
         Ok((self.lock_tree_named(&base.tree_name)?, base.tree_name))
     }
 
+    /// A shared lock on the base's work tree and build directory ([`cache::lock_shared`]):
+    /// no build there while it lives, any number of readers at once.
+    pub fn lock_tree_shared(&self) -> Result<cache::Lock> {
+        let base = self.base_id()?;
+        cache::lock_shared(&self.cache.dir("locks")?.join(format!("{}.lock", base.tree_name)))
+    }
+
     pub(super) fn lock_tree_named(&self, name: &str) -> Result<cache::Lock> {
         cache::lock_or_wait(&self.cache.dir("locks")?.join(format!("{name}.lock")), |path| {
             crate::progress::progress(&format!(
