@@ -261,6 +261,20 @@ mod tests {
     }
 
     #[test]
+    fn shared_locks_are_held_together_and_keep_the_exclusive_one_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tree.lock");
+        let a = lock_shared(&path).unwrap();
+        let b = lock_shared(&path).unwrap();
+        assert!(try_lock(&path).unwrap().is_none(), "an exclusive lock while two shared ones are held");
+        drop(a);
+        assert!(try_lock(&path).unwrap().is_none(), "an exclusive lock while one shared one is held");
+        drop(b);
+        let exclusive = try_lock(&path).unwrap().expect("free once both are dropped");
+        drop(exclusive);
+    }
+
+    #[test]
     fn key_separates_parts() {
         assert_ne!(key(["ab", "c"]), key(["a", "bc"]));
         assert_eq!(key(["x"]), key(["x"]));
