@@ -78,7 +78,7 @@ pub fn lock(path: &Path) -> Result<Lock> {
 
 /// [`lock`], calling `waiting` once with the path if another holder makes it wait.
 pub fn lock_or_wait(path: &Path, waiting: impl FnOnce(&Path)) -> Result<Lock> {
-    let file = File::options().create(true).truncate(false).write(true).open(path).map_err(|e| Error::io(path, e))?;
+    let file = lock_file(path)?;
     let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(flock) => return Ok(Lock(flock)),
         Err((file, nix::errno::Errno::EWOULDBLOCK)) => file,
@@ -93,14 +93,19 @@ pub fn lock_or_wait(path: &Path, waiting: impl FnOnce(&Path)) -> Result<Lock> {
 /// holders at once, none while an exclusive one ([`lock`]) holds it. For readers of what
 /// the exclusive holders write.
 pub fn lock_shared(path: &Path) -> Result<Lock> {
-    let file = File::options().create(true).truncate(false).write(true).open(path).map_err(|e| Error::io(path, e))?;
+    let file = lock_file(path)?;
     let flock = Flock::lock(file, FlockArg::LockShared).map_err(|(_, errno)| Error::io(path, errno.into()))?;
     Ok(Lock(flock))
 }
 
+/// The file a lock of `path` is held on, created if missing (never emptied).
+fn lock_file(path: &Path) -> Result<File> {
+    File::options().create(true).truncate(false).write(true).open(path).map_err(|e| Error::io(path, e))
+}
+
 /// [`lock`] if no one holds it now; `None` if another holder does (no waiting).
 pub fn try_lock(path: &Path) -> Result<Option<Lock>> {
-    let file = File::options().create(true).truncate(false).write(true).open(path).map_err(|e| Error::io(path, e))?;
+    let file = lock_file(path)?;
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(flock) => Ok(Some(Lock(flock))),
         Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),

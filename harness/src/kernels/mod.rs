@@ -414,12 +414,16 @@ impl<'a> Builder<'a> {
     /// A shared lock on the base's work tree and build directory ([`cache::lock_shared`]):
     /// no build there while it lives, any number of readers at once.
     pub fn lock_tree_shared(&self) -> Result<cache::Lock> {
-        let base = self.base_id()?;
-        cache::lock_shared(&self.cache.dir("locks")?.join(format!("{}.lock", base.tree_name)))
+        cache::lock_shared(&self.tree_lock(&self.base_id()?.tree_name)?)
+    }
+
+    /// The lock file of work tree `name` (and its build directory).
+    fn tree_lock(&self, name: &str) -> Result<std::path::PathBuf> {
+        Ok(self.cache.dir("locks")?.join(format!("{name}.lock")))
     }
 
     pub(super) fn lock_tree_named(&self, name: &str) -> Result<cache::Lock> {
-        cache::lock_or_wait(&self.cache.dir("locks")?.join(format!("{name}.lock")), |path| {
+        cache::lock_or_wait(&self.tree_lock(name)?, |path| {
             crate::progress::progress(&format!(
                 "waiting for {}: another radiff or cargo test is building in this tree (or the compilers of a build that was stopped are finishing)",
                 path.display()
