@@ -168,7 +168,7 @@ pub trait Watcher {
 /// when the guest did not reach its command, or when the watcher names a trouble of the
 /// boot's own.
 pub fn boot_with(cache: &Cache, boot: &Boot, watcher: &mut dyn Watcher) -> Result<Booted> {
-    require_tool("qemu-system-x86_64")?;
+    let qemu = require_tool("qemu-system-x86_64")?;
     let vng = cache.vng();
     if vng.components().count() == 1 {
         require_tool("vng")?;
@@ -220,7 +220,7 @@ pub fn boot_with(cache: &Cache, boot: &Boot, watcher: &mut dyn Watcher) -> Resul
     if boot.disks.len() > MAX_DISKS {
         return Err(Error::Other(format!("a boot can attach at most {MAX_DISKS} disks, not {}", boot.disks.len())));
     }
-    let aio = host_aio(cache)?;
+    let aio = host_aio(cache, &qemu)?;
     for (n, disk) in boot.disks.iter().enumerate() {
         qemu_opts = format!("{qemu_opts} {}", disk.qemu_opts(boot.snapshot, n, aio));
     }
@@ -495,13 +495,20 @@ pub fn accel(cache: &Cache, kernel: &Path) -> Result<Accel> {
         return Ok(Accel::Tcg);
     }
     let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-    let verdict_file = cache.dir("accel")?.join(boot_id.trim());
-    if let Ok(verdict) = std::fs::read_to_string(&verdict_file) {
-        return Ok(if verdict.trim() == "kvm" { Accel::Kvm } else { Accel::Tcg });
+    let kvm = verdict(&cache.dir("accel")?.join(boot_id.trim()), ("kvm", "tcg"), |log| probe_kvm(log, kernel))?;
+    Ok(if kvm { Accel::Kvm } else { Accel::Tcg })
+}
+
+/// A probe's yes or no, kept in `file` as `words.0` or `words.1`: read from there, else
+/// probed (its log beside it, `FILE.log`) and written. The probes below ask QEMU once
+/// what a host can do.
+fn verdict(file: &Path, words: (&str, &str), probe: impl FnOnce(&Path) -> Result<bool>) -> Result<bool> {
+    if let Ok(text) = std::fs::read_to_string(file) {
+        return Ok(text.trim() == words.0);
     }
-    let accel = if probe_kvm(&verdict_file.with_extension("log"), kernel)? { Accel::Kvm } else { Accel::Tcg };
-    cache::write_atomic(&verdict_file, if accel == Accel::Kvm { b"kvm\n" } else { b"tcg\n" })?;
-    Ok(accel)
+    let yes = probe(&file.with_extension("log"))?;
+    cache::write_atomic(file, format!("{}\n", if yes { words.0 } else { words.1 }).as_bytes())?;
+    Ok(yes)
 }
 
 /// How QEMU reads the disk images on this host: `io_uring` where its QEMU can (built with
@@ -510,22 +517,13 @@ pub fn accel(cache: &Cache, kernel: &Path) -> Result<Accel> {
 /// measured on 2 cores, four runs of fio_randread_ra_off (23462 reads of 4 KiB) each way,
 /// the guest's pattern time 7.51 s -> 6.84 s on average. A kernel that refuses io_uring
 /// (`kernel.io_uring_disabled`) leaves QEMU 10 on its thread pool, the same guest either
-/// way. Asked once per QEMU binary (its path, size and time) and kept in the cache.
-fn host_aio(cache: &Cache) -> Result<&'static str> {
-    let qemu = require_tool("qemu-system-x86_64")?;
-    let meta = std::fs::metadata(&qemu).map_err(|e| Error::io(&qemu, e))?;
+/// way. Asked once per QEMU binary `qemu` (its path, size and time) and kept in the cache.
+fn host_aio(cache: &Cache, qemu: &Path) -> Result<&'static str> {
+    let meta = std::fs::metadata(qemu).map_err(|e| Error::io(qemu, e))?;
     let stamp = format!("{:?}", meta.modified().ok());
     let key = cache::key([qemu.to_string_lossy().as_bytes(), &meta.len().to_le_bytes(), stamp.as_bytes()]);
-    let verdict_file = cache.dir("aio")?.join(&key);
-    let verdict = match std::fs::read_to_string(&verdict_file) {
-        Ok(text) => text.trim() == "io_uring",
-        Err(_) => {
-            let works = probe_io_uring(&verdict_file.with_extension("log"))?;
-            cache::write_atomic(&verdict_file, if works { b"io_uring\n" } else { b"threads\n" })?;
-            works
-        }
-    };
-    Ok(if verdict { "io_uring" } else { "" })
+    let io_uring = verdict(&cache.dir("aio")?.join(&key), ("io_uring", "threads"), probe_io_uring)?;
+    Ok(if io_uring { "io_uring" } else { "" })
 }
 
 /// Starts QEMU stopped (`-S`, no machine) with a drive read through io_uring: a QEMU
@@ -577,6 +575,26 @@ mod tests {
         }
         assert_eq!(stand_ins(&cache).unwrap(), Some(dir), "a second call finds them made");
         let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    /// A probe runs once: its answer is kept as its word, and read back after.
+    #[test]
+    fn a_verdict_is_probed_once_then_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("key");
+        let probed = std::cell::Cell::new(0);
+        let probe = |log: &Path| {
+            probed.set(probed.get() + 1);
+            assert_eq!(log, dir.path().join("key.log"));
+            Ok(false)
+        };
+        assert!(!verdict(&file, ("yes", "no"), probe).unwrap());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "no\n");
+        assert!(!verdict(&file, ("yes", "no"), probe).unwrap());
+        assert_eq!(probed.get(), 1, "the second call reads the file");
+        std::fs::write(&file, "yes\n").unwrap();
+        assert!(verdict(&file, ("yes", "no"), probe).unwrap());
+        assert_eq!(probed.get(), 1);
     }
 
     /// Each disk of a boot has its own drive, controller, serial and PCI slot; the guest
