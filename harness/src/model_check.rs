@@ -4,10 +4,13 @@
 //! explore's confirmation, the fixtures) goes through [`check`].
 
 use radiff_model::hybrid::Crash;
-use radiff_model::{CReadahead, Coverage, Input, ModelConfig, Op, Policy, Trace};
+use std::sync::Arc;
+
+use radiff_model::{Coverage, Input, ModelConfig, Op, Policy, Trace};
 
 use crate::compare::{self, Divergence, Timed};
 use crate::ftrace::Capture;
+use crate::hybrid::Workers;
 use crate::run::model_input_with;
 use crate::scenario::Scenario;
 use crate::wire::GuestEnv;
@@ -34,11 +37,12 @@ pub struct ModelCheck {
 }
 
 /// What predicts the kernel: the Rust model under a policy, or the hybrid (a tree's own
-/// mm/readahead.c running as C in the model, the rest the Rust model under `policy`).
+/// mm/readahead.c running as C in the model, the rest the Rust model under `policy`; both
+/// in worker processes, hybrid/worker.rs).
 #[derive(Clone, Debug)]
 pub enum Predictor {
     Port(Policy),
-    Hybrid { policy: Policy, c: CReadahead, label: String },
+    Hybrid { policy: Policy, c: Arc<Workers>, label: String },
 }
 
 impl Predictor {
@@ -54,8 +58,7 @@ impl Predictor {
     pub fn predict_with(&self, input: &Input, config: &ModelConfig) -> Trace {
         match self {
             Predictor::Port(p) => radiff_model::predict_with(input, p, config),
-            Predictor::Hybrid { policy, c, .. } => radiff_model::predict_hybrid(input, policy, config, c)
-                .unwrap_or_else(|_| radiff_model::coverage_hybrid(input, policy, config, c).0),
+            Predictor::Hybrid { policy, c, .. } => c.run(input, policy, config).trace,
         }
     }
 
@@ -90,7 +93,8 @@ impl Predictor {
                 (trace, coverage, None)
             }
             Predictor::Hybrid { policy, c, .. } => {
-                radiff_model::coverage_hybrid(input, policy, &ModelConfig::default(), c)
+                let o = c.run(input, policy, &ModelConfig::default());
+                (o.trace, o.coverage, o.crash)
             }
         }
     }

@@ -139,7 +139,7 @@ fn asyncs_with_member(member: &str, edit: impl Fn(&str) -> String) -> (usize, us
     let Made::Ready(hybrid) = make(&cache, &tree).unwrap() else {
         panic!("the tree with a new member did not compile")
     };
-    let c = hybrid.loaded.table(None).unwrap();
+    let c = hybrid.workers.clone();
     let scenario = radiff::scenario::Scenario::load(&root().join("scenarios/1mib_after_4k.yaml")).unwrap();
     let input = radiff::explore::synthetic_input(&scenario);
     let policy = radiff_model::Policy::for_variant("base").unwrap();
@@ -147,7 +147,7 @@ fn asyncs_with_member(member: &str, edit: impl Fn(&str) -> String) -> (usize, us
     let asyncs =
         |t: &radiff_model::Trace| t.windows.iter().filter(|w| w.trigger == radiff_model::Trigger::Async).count();
     let port = asyncs(&radiff_model::predict_with(&input, &policy, &config));
-    (asyncs(&radiff_model::predict_hybrid(&input, &policy, &config, &c).unwrap()), port)
+    (asyncs(&hybrid_trace(&c, &input, &policy, &config)), port)
 }
 
 #[test]
@@ -185,6 +185,29 @@ fn a_patched_function_that_dereferences_null_is_reported_per_scenario_and_the_ru
     assert!(!agreed, "{text}");
     assert!(text.contains(": the hybrid's page_cache_async_ra() crashed with SIGSEGV in system call "), "{text}");
     // Scenarios whose windows stay small still ran and agree: not every scenario crashed.
+    assert_some_but_not_all_part(&text);
+}
+
+#[test]
+fn a_patched_function_that_makes_a_raw_system_call_is_stopped_before_the_call_and_nothing_is_written() {
+    // openat(AT_FDCWD, CANARY, O_WRONLY | O_CREAT, 0644) by inline assembly: no libc, no
+    // header, what a hostile patch would do. The worker's filter refuses it: the file is
+    // never made.
+    let dir = tempfile::tempdir().unwrap();
+    let canary = dir.path().join("made-by-the-patch");
+    let raw = format!(
+        "\tfolio_clear_readahead(folio);\n\t{{ long r; asm volatile(\"syscall\" : \"=a\"(r) : \"a\"(257L), \"D\"(-100L), \"S\"(\"{}\"), \"d\"(0101L), \"r\"(0) : \"rcx\", \"r11\", \"memory\"); }}\n",
+        canary.display()
+    );
+    let (text, agreed) = check_edited(|s| s.replacen("\tfolio_clear_readahead(folio);\n", &raw, 1));
+    assert!(!agreed, "{text}");
+    assert!(
+        text.contains(": the hybrid's page_cache_async_ra() crashed with SIGSYS in system call ")
+            && text.contains("the C made a system call (openat), which radiff's worker forbids"),
+        "{text}"
+    );
+    assert!(!canary.exists(), "the patch's C made {}", canary.display());
+    // Scenarios without an async window never reach the call and still agree.
     assert_some_but_not_all_part(&text);
 }
 
@@ -295,14 +318,31 @@ fn hybrid_of(fadvise: &str) -> radiff::hybrid::Hybrid {
     }
 }
 
+/// The hybrid's trace on `input`, from a worker; a crash fails the test.
+fn hybrid_trace(
+    c: &radiff::hybrid::Workers,
+    input: &radiff_model::Input,
+    policy: &radiff_model::Policy,
+    config: &radiff_model::ModelConfig,
+) -> radiff_model::Trace {
+    let o = c.run(input, policy, config);
+    assert!(o.crash.is_none(), "the hybrid crashed: {}", o.crash.unwrap());
+    o.trace
+}
+
 /// The Rust port's trace and the hybrid's on `input`.
 fn port_and_hybrid(
-    c: &radiff_model::CReadahead,
+    c: &radiff::hybrid::Workers,
     input: &radiff_model::Input,
 ) -> (radiff_model::Trace, radiff_model::Trace) {
     let config = radiff_model::ModelConfig::default();
     let port = radiff_model::predict_with(input, &radiff_model::Policy::BASE, &config);
-    (port, radiff_model::predict_hybrid(input, &radiff_model::Policy::BASE, &config, c).unwrap())
+    (port, hybrid_trace(c, input, &radiff_model::Policy::BASE, &config))
+}
+
+/// Whether the hybrid's object defines `function` (as its worker says).
+fn runs_as_c(h: &radiff::hybrid::Hybrid, function: &str) -> bool {
+    h.workers.functions().unwrap().iter().any(|f| f == function)
 }
 
 /// `advice` on the whole file, then the file read 128 KiB at a time, on `fs`.
@@ -330,8 +370,8 @@ fn a_generic_fadvise_whose_sequential_gives_4x_parts_from_the_port_on_sequential
     let h = with_fadvise(|s| {
         s.replacen("file->f_ra.ra_pages = bdi->ra_pages * 2;", "file->f_ra.ra_pages = bdi->ra_pages * 4;", 1)
     });
-    let c = h.loaded.table(None).unwrap();
-    assert!(c.functions().contains(&"generic_fadvise"), "{:?}", c.functions());
+    let c = h.workers.clone();
+    assert!(runs_as_c(&h, "generic_fadvise"), "{:?}", c.functions());
     let input = advised_then_read(FsKind::Xfs, Advice::Sequential);
     let bdi = input.queue.read_ahead_kb * 1024 / 4096;
     let (port, hybrid) = port_and_hybrid(&c, &input);
@@ -361,7 +401,7 @@ fn a_generic_fadvise_whose_willneed_does_nothing_reads_nothing_ahead() {
     let h = with_fadvise(|s| {
         s.replacen("force_page_cache_readahead(mapping, file, start_index, nrpages);", "(void)nrpages;", 1)
     });
-    let c = h.loaded.table(None).unwrap();
+    let c = h.workers.clone();
     let willneed = |op: Op| radiff_model::Input::xfs_on_nvme(4 << 20, vec![op]);
     let requests = |t: &radiff_model::Trace| t.windows.iter().map(|w| w.requests.len()).sum::<usize>();
     // fadvise(WILLNEED) and readahead(2) (vfs_fadvise(..., POSIX_FADV_WILLNEED)) both.
@@ -381,7 +421,7 @@ fn a_generic_fadvise_whose_willneed_does_nothing_reads_nothing_ahead() {
 fn generic_fadvise_as_c_evicts_on_dontneed_as_the_port_does_on_ranges_with_partial_pages() {
     use radiff_model::{Advice, Op};
     let h = hybrid_of(&base_file("mm/fadvise.c"));
-    let c = h.loaded.table(None).unwrap();
+    let c = h.workers.clone();
     // Read 1 MiB, drop ranges of it (partial first and last pages, the end of the file,
     // len 0), then read it again: what was dropped is read again.
     let size = 1 << 20;
@@ -404,8 +444,7 @@ fn a_tree_whose_fadvise_c_does_not_compile_runs_readahead_c_as_c_and_names_the_e
     let error = h.fadvise.as_ref().expect("mm/fadvise.c compiled with a member struct file_ra_state lacks");
     assert!(error.first_error.starts_with(&format!("mm/fadvise.c:{line}:")), "{}", error.first_error);
     assert!(error.first_error.contains("no_such_member"), "{}", error.first_error);
-    let c = h.loaded.table(None).unwrap();
-    assert!(c.page_cache_sync_ra.is_some() && c.generic_fadvise.is_none(), "{:?}", c.functions());
+    assert!(runs_as_c(&h, "page_cache_sync_ra") && !runs_as_c(&h, "generic_fadvise"), "{:?}", h.workers.functions());
     let (text, agreed) = check_edited_file("mm/fadvise.c", broken);
     assert!(agreed, "{text}");
     // A function the file declares and no unit defines fails the link: the object is made
@@ -419,7 +458,7 @@ fn a_tree_whose_fadvise_c_does_not_compile_runs_readahead_c_as_c_and_names_the_e
     });
     let error = h.fadvise.as_ref().expect("mm/fadvise.c linked with a function nothing defines");
     assert!(error.first_error.contains("undefined reference to `radiff_test_nowhere'"), "{}", error.first_error);
-    assert!(h.loaded.table(None).unwrap().generic_fadvise.is_none());
+    assert!(!runs_as_c(&h, "generic_fadvise"));
     assert!(text.contains(&format!("generic_fadvise() stays the Rust port: mm/fadvise.c does not compile with radiff's header: mm/fadvise.c:{line}:")), "{text}");
 }
 

@@ -213,6 +213,10 @@ pub type EnterFn = unsafe extern "C" fn(*mut CEnv);
 /// ended it (the harness's signal handler jumps back through the header's `radiff_crashed`).
 pub type GuardFn = unsafe extern "C" fn(unsafe extern "C" fn(*mut c_void), *mut c_void) -> c_int;
 
+/// The function a [`Crash`] names when the process running the C died outside any call
+/// into it (it did not start, did not answer, or was killed).
+pub const WORKER: &str = "(the hybrid's worker)";
+
 /// How a C function of the hybrid crashed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Crash {
@@ -225,6 +229,9 @@ pub struct Crash {
     /// Index in `Input::ops` of the system call it happened in; `None` when a file was
     /// opened, before the first (`file_ra_state_init()`, `Model::c_open_files`).
     pub op: Option<usize>,
+    /// What the process that ran the C adds (the system call a filter refused, how a
+    /// worker died), in a sentence.
+    pub note: Option<String>,
 }
 
 impl std::fmt::Display for Crash {
@@ -235,8 +242,17 @@ impl std::fmt::Display for Crash {
             7 => "SIGBUS".to_string(),
             8 => "SIGFPE".to_string(),
             24 => "SIGXCPU (radiff's time limit on one call into the C: a loop that does not end?)".to_string(),
+            31 => "SIGSYS".to_string(),
+            0 => "no signal".to_string(),
             n => format!("signal {n}"),
         };
+        if self.function == WORKER {
+            write!(f, "radiff's hybrid worker {}", self.note.as_deref().unwrap_or("died"))?;
+            if self.signal != 0 {
+                write!(f, " (ended by {sig})")?;
+            }
+            return Ok(());
+        }
         match self.op {
             Some(op) => write!(f, "{}() crashed with {sig} in system call {op} of the scenario", self.function)?,
             None => write!(
@@ -247,6 +263,9 @@ impl std::fmt::Display for Crash {
         }
         if let Some((file, line)) = &self.bug {
             write!(f, " (BUG() at {file}:{line})")?;
+        }
+        if let Some(note) = &self.note {
+            write!(f, "; {note}")?;
         }
         Ok(())
     }
@@ -605,7 +624,7 @@ impl Model<'_> {
             };
             (c.radiff_enter)(std::ptr::null_mut());
             if signal != 0 {
-                self.crash = Some(Crash { function, signal, bug: (*fr).bug.take(), op: Some(self.op) });
+                self.crash = Some(Crash { function, signal, bug: (*fr).bug.take(), op: Some(self.op), note: None });
                 return;
             }
         }
@@ -694,13 +713,26 @@ mod tests {
 
     #[test]
     fn a_crash_says_in_which_system_call_or_that_it_was_at_open() {
-        let c = |function, op| Crash { function, signal: 11, bug: Some(("mm/readahead.c".into(), 145)), op };
+        let c =
+            |function, op| Crash { function, signal: 11, bug: Some(("mm/readahead.c".into(), 145)), op, note: None };
         assert_eq!(
             c("page_cache_sync_ra", Some(0)).to_string(),
             "page_cache_sync_ra() crashed with SIGSEGV in system call 0 of the scenario (BUG() at mm/readahead.c:145)"
         );
         let open = c("file_ra_state_init", None).to_string();
         assert!(open.starts_with("file_ra_state_init() crashed with SIGSEGV as a file was opened, before"), "{open}");
+        let noted = Crash {
+            signal: 31,
+            bug: None,
+            note: Some("the C made a system call (write)".into()),
+            ..c("page_cache_async_ra", Some(1))
+        };
+        assert_eq!(
+            noted.to_string(),
+            "page_cache_async_ra() crashed with SIGSYS in system call 1 of the scenario; the C made a system call (write)"
+        );
+        let died = Crash { function: WORKER, signal: 9, bug: None, op: None, note: Some("did not answer".into()) };
+        assert_eq!(died.to_string(), "radiff's hybrid worker did not answer (ended by signal 9)");
     }
 
     #[test]

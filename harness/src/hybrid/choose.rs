@@ -142,7 +142,7 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
             Choice::Not(format!("it changes {FADVISE_C}, and {}", does_not_compile(FADVISE_C, &tree, &error)))
         }
         super::Made::Ready(h) => {
-            let c = h.loaded.table(None)?;
+            let c = h.workers.clone();
             let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, h.fadvise.is_none(), &names);
             Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label }, changed: names }
         }

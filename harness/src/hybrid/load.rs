@@ -1,5 +1,7 @@
 //! Loading a compiled mm/readahead.c (`dlopen`) and building the model's table of its
-//! kernel functions.
+//! kernel functions, with the crash handler that turns a crash in the C into that call's
+//! failure. Only a hybrid worker process (worker.rs) loads an object: radiff's own process
+//! never runs a tree's C.
 
 use std::ffi::{CStr, CString};
 use std::path::Path;
@@ -37,6 +39,10 @@ impl Loaded {
     /// `dlopen()`s `so`, resolving every symbol now (a helper the header lacks is an
     /// error here, not a crash later).
     pub fn open(so: &Path) -> Result<Loaded> {
+        assert!(
+            std::env::var_os(super::worker::ENV_SO).is_some(),
+            "a tree's C is loaded only in a hybrid worker (hybrid/worker.rs)"
+        );
         let c = CString::new(so.as_os_str().as_encoded_bytes()).map_err(|e| Error::Other(e.to_string()))?;
         // SAFETY: loading a shared object radiff compiled from its own header; its
         // constructors are none (the header defines none and the kernel file has none).
@@ -66,7 +72,7 @@ impl Loaded {
         let enter = need("radiff_enter")?;
         let aops = need("radiff_aops")?;
         let guard = need("radiff_guard")?;
-        contain_crashes(need("radiff_crashed")?);
+        register_crashed(need("radiff_crashed")?);
         let want = |n: &str| only.is_none_or(|o| o.contains(&n));
         let get = |n: &str| if want(n) { self.symbol(n) } else { None };
         // SAFETY: each symbol is the header's declaration of that kernel function, whose
@@ -90,11 +96,8 @@ type CrashedFn = unsafe extern "C" fn(libc::c_int) -> libc::c_int;
 static CRASHED: [AtomicPtr<libc::c_void>; 64] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 64];
 static NR_CRASHED: AtomicUsize = AtomicUsize::new(0);
 
-/// Installs (once) the handler that turns a crash in a guarded C call (SIGSEGV, SIGBUS,
-/// SIGILL from `BUG()`, SIGFPE) into that call's failure, and registers `crashed`.
-/// A crash outside any guard gets the default action, as without the handler.
-fn contain_crashes(crashed: *mut libc::c_void) {
-    static INSTALL: std::sync::Once = std::sync::Once::new();
+/// Registers an object's `radiff_crashed` with the handler ([`install_crash_handler`]).
+fn register_crashed(crashed: *mut libc::c_void) {
     if CRASHED.iter().any(|p| p.load(Ordering::Acquire) == crashed) {
         return;
     }
@@ -102,22 +105,46 @@ fn contain_crashes(crashed: *mut libc::c_void) {
     if let Some(slot) = CRASHED.get(i) {
         slot.store(crashed, Ordering::Release);
     }
+}
+
+/// The number of the last system call the worker's seccomp filter refused (SIGSYS).
+static FORBIDDEN: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
+
+/// The system call behind the last SIGSYS: what the C tried.
+pub fn last_forbidden_syscall() -> i64 {
+    FORBIDDEN.load(Ordering::Acquire)
+}
+
+/// Installs (once) the handler that turns a crash in a guarded C call (SIGSEGV, SIGBUS,
+/// SIGILL from `BUG()`, SIGFPE, SIGSYS from a system call the worker's filter refuses, the
+/// watchdog's signal) into that call's failure. A crash outside any guard gets the default
+/// action, as without the handler. Installed before the worker's filters take
+/// `rt_sigaction` away.
+pub fn install_crash_handler() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {
         // SAFETY: a plain sigaction with a handler that only calls async-signal-safe code
-        // (the objects' radiff_crashed, signal()).
+        // (the objects' radiff_crashed, signal(), write()).
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_crash as *const () as usize;
             sa.sa_flags = libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_ONSTACK;
             libc::sigemptyset(&mut sa.sa_mask);
-            for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, super::watchdog::SIGNAL] {
+            for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGSYS, super::watchdog::SIGNAL]
+            {
                 libc::sigaction(sig, &sa, std::ptr::null_mut());
             }
         }
     });
 }
 
-extern "C" fn on_crash(sig: libc::c_int, _info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
+extern "C" fn on_crash(sig: libc::c_int, info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
+    if sig == libc::SIGSYS && !info.is_null() {
+        // SAFETY: the kernel's siginfo for SIGSYS: `_call_addr` (8 bytes), then `_syscall`
+        // (an int) after the 16-byte header.
+        let nr = unsafe { *(info as *const u8).add(24).cast::<libc::c_int>() };
+        FORBIDDEN.store(nr as i64, Ordering::Release);
+    }
     // The watchdog's signal is not acted on while the model's own Rust runs (a callback
     // may hold the allocator's lock): the watchdog sends it again until it lands in the C.
     if sig == super::watchdog::SIGNAL && radiff_model::hybrid::in_callback() {
@@ -135,7 +162,21 @@ extern "C" fn on_crash(sig: libc::c_int, _info: *mut libc::siginfo_t, _uc: *mut 
     if sig == super::watchdog::SIGNAL {
         return;
     }
-    // Not a guarded C call's: the default action when the instruction runs again.
-    // SAFETY: signal() is async-signal-safe.
-    unsafe { libc::signal(sig, libc::SIG_DFL) };
+    // Not a guarded C call's. The worker's filters take rt_sigaction away, so the default
+    // action cannot be restored: say what happened and end with 128 + the signal, as a
+    // shell reports a process a signal ended.
+    let mut msg = *b"radiff's hybrid worker: signal    outside any call into the C (system call     )\n";
+    let put = |msg: &mut [u8], at: usize, width: usize, mut n: i64| {
+        for i in (0..width).rev() {
+            msg[at + i] = if n > 0 || i == width - 1 { b'0' + (n % 10) as u8 } else { b' ' };
+            n /= 10;
+        }
+    };
+    put(&mut msg, 31, 2, sig as i64);
+    put(&mut msg, 75, 4, FORBIDDEN.load(Ordering::Acquire).max(0));
+    // SAFETY: write() and _exit() are async-signal-safe.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+        libc::_exit(128 + sig);
+    }
 }

@@ -5,8 +5,10 @@
 pub mod choose;
 pub mod compile;
 pub mod load;
+pub mod seccomp;
 pub mod verdict;
 pub mod watchdog;
+pub mod worker;
 
 use crate::cache::Cache;
 use crate::error::Result;
@@ -14,11 +16,12 @@ use crate::port::Files;
 
 pub use choose::{choose, Choice};
 pub use compile::{CompileError, FADVISE_C, HEADER, HEADER_PATH, READAHEAD_C, SOURCES};
-pub use load::Loaded;
+pub use worker::Workers;
 
-/// A tree's mm/readahead.c (and mm/fadvise.c), ready for the model.
+/// A tree's mm/readahead.c (and mm/fadvise.c), compiled, and the workers that run it for
+/// the model.
 pub struct Hybrid {
-    pub loaded: Loaded,
+    pub workers: std::sync::Arc<Workers>,
     /// The tree, described, for messages.
     pub tree: String,
     /// Why the tree's mm/fadvise.c is not in the object (`generic_fadvise()` stays the Rust
@@ -50,14 +53,18 @@ pub enum Made {
     },
 }
 
-/// Compiles (or finds in the cache) and loads the hybrid of `tree`.
+/// Compiles (or finds in the cache) the hybrid of `tree`; its workers load it.
 pub fn make(cache: &Cache, tree: &dyn Files) -> Result<Made> {
     let label = tree.describe();
     let Some(compiled) = compile::compile_tree(cache, tree)? else {
         return Err(crate::Error::Other(format!("{label} has no {}: no hybrid", compile::READAHEAD_C)));
     };
     match compiled {
-        Ok(c) => Ok(Made::Ready(Hybrid { loaded: Loaded::open(&c.so)?, tree: label, fadvise: c.fadvise })),
+        Ok(c) => Ok(Made::Ready(Hybrid {
+            workers: std::sync::Arc::new(Workers::new(&c.so)),
+            tree: label,
+            fadvise: c.fadvise,
+        })),
         Err(error) => Ok(Made::DoesNotCompile { tree: label, error }),
     }
 }

@@ -25,6 +25,11 @@ pub fn set_call_limit(limit: Duration) {
     LIMIT_MS.store(limit.as_millis().max(1) as u64, Ordering::Release);
 }
 
+/// The limit on one call into the C.
+pub fn call_limit() -> Duration {
+    Duration::from_millis(LIMIT_MS.load(Ordering::Acquire))
+}
+
 /// The signal a call past its limit gets.
 pub const SIGNAL: libc::c_int = libc::SIGXCPU;
 
@@ -83,15 +88,26 @@ fn now_ms() -> u64 {
 pub fn install(guard: GuardFn) -> GuardFn {
     let _ =
         GUARD.compare_exchange(std::ptr::null_mut(), guard as *mut libc::c_void, Ordering::AcqRel, Ordering::Acquire);
+    start();
+    timed_guard
+}
+
+/// Starts the watchdog thread (once) and returns when it runs: in a worker, before its
+/// filters take away thread creation and what a starting thread asks of the kernel (rseq).
+pub fn start() {
     static START: Once = Once::new();
     START.call_once(|| {
         epoch();
+        let (running, started) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("radiff-c-watchdog".into())
-            .spawn(watch)
+            .spawn(move || {
+                let _ = running.send(());
+                watch()
+            })
             .expect("a thread for the hybrid's time limit");
+        let _ = started.recv();
     });
-    timed_guard
 }
 
 fn watch() {

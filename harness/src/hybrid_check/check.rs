@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use radiff_model::hybrid::Crash;
-use radiff_model::{CReadahead, Input, ModelConfig, Policy, Trace};
+use radiff_model::{Input, ModelConfig, Policy, Trace};
+
+use crate::hybrid::worker::thread_cpu;
+use crate::hybrid::Workers;
 
 use crate::compare::{compare, render_between, Divergence};
 use crate::explore::generate::generate;
@@ -51,24 +54,21 @@ pub struct Checked {
     pub hybrid_time: Duration,
 }
 
-/// The CPU time this thread has used: what one core spent, whatever else the machine runs
-/// (a wall clock would charge the port or the hybrid for time the thread waited).
-fn thread_cpu() -> Duration {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: a valid clock id and a pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-}
-
 /// The Rust port's trace and the hybrid's, for `input` on `policy`, with the CPU time each
-/// took on this thread.
-pub fn both(input: &Input, policy: &Policy, c: &CReadahead) -> (Trace, Result<Trace, Crash>, [Duration; 2]) {
+/// took: the port's on this thread; the hybrid's on this thread (asking, reading the
+/// answer) plus its worker's, what one core spent, whatever else the machine runs (a wall
+/// clock would charge either side for time the thread waited).
+pub fn both(input: &Input, policy: &Policy, c: &Workers) -> (Trace, Result<Trace, Crash>, [Duration; 2]) {
     let config = ModelConfig::default();
     let t = thread_cpu();
     let rust = radiff_model::predict_with(input, policy, &config);
     let t1 = thread_cpu();
-    let hybrid = radiff_model::predict_hybrid(input, policy, &config, c);
-    (rust, hybrid, [t1 - t, thread_cpu() - t1])
+    let o = c.run(input, policy, &config);
+    let hybrid = match o.crash {
+        Some(crash) => Err(crash),
+        None => Ok(o.trace),
+    };
+    (rust, hybrid, [t1 - t, thread_cpu() - t1 + o.cpu])
 }
 
 /// Runs `policy`'s Rust port and the hybrid `c` on each of `files` and on generated
@@ -80,7 +80,7 @@ pub fn check(
     seed: u64,
     threads: usize,
     policy: &Policy,
-    c: &CReadahead,
+    c: &Workers,
 ) -> Checked {
     let started = Instant::now();
     let mut out = Checked::default();

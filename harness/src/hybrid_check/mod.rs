@@ -68,13 +68,13 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
             ))
         }
     };
-    let table = hybrid.loaded.table(None)?;
+    let functions = hybrid.workers.functions().map_err(crate::Error::Other)?;
     let files = scenario_files(root)?;
-    let checked: Checked = check(&files, o.count, o.seed, o.threads, &policy, &table);
+    let checked: Checked = check(&files, o.count, o.seed, o.threads, &policy, &hybrid.workers);
     let what = format!(
         "hybrid of {} ({} as C) against the Rust port with policy {policy_name}",
         hybrid.tree,
-        table.functions().join(", ")
+        functions.join(", ")
     );
     let mut text = checked.render(&what, o.show);
     if let Some(note) = hybrid.fadvise_note() {
