@@ -247,6 +247,7 @@ fn hybrid_line(kernels: &Kernels, cache: &Cache, run: &LoadedRun, base: &Trace, 
     let crate::hybrid::Choice::Hybrid { predictor, changed } = &*choice else {
         return match &*choice {
             crate::hybrid::Choice::Not(why) => format!("the hybrid cannot model {variant}: {why}\n"),
+            crate::hybrid::Choice::Failed(why) => format!("the hybrid of {variant} could not be made: {why}\n"),
             _ => String::new(),
         };
     };

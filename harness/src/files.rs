@@ -9,6 +9,35 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// `text` as a path below a folder: relative and made of plain names only (no leading `/`,
+/// no `..`, no `.`, no empty name), or why not. Every path radiff takes from a tree's or a
+/// mail's text goes through this before it is joined to a folder radiff writes in.
+pub fn below(text: &str) -> std::result::Result<&Path, String> {
+    use std::path::Component;
+    let path = Path::new(text);
+    let plain = !text.is_empty()
+        && !text.contains('\0')
+        && !text.split('/').any(|name| name.is_empty() || name == "." || name == "..")
+        && path.components().all(|c| matches!(c, Component::Normal(_)));
+    if plain {
+        Ok(path)
+    } else {
+        Err(format!("`{text}` is not a path inside the folder (absolute, `..`, or an empty name)"))
+    }
+}
+
+/// `rel` ([`below`]) joined to `root`, and, where it exists, checked to lie inside `root`
+/// once symbolic links are followed; why not, otherwise.
+pub fn inside(root: &Path, rel: &str) -> std::result::Result<PathBuf, String> {
+    let path = root.join(below(rel)?);
+    match (path.canonicalize(), root.canonicalize()) {
+        (Ok(real), Ok(top)) if !real.starts_with(&top) => {
+            Err(format!("`{rel}` in {} is a symbolic link to {}, outside it", root.display(), real.display()))
+        }
+        _ => Ok(path),
+    }
+}
+
 /// The text of `path`.
 pub fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
@@ -96,5 +125,30 @@ mod tests {
         remove_file(&f).unwrap();
         symlink(Path::new("a"), &d.path().join("l")).unwrap();
         assert_eq!(std::fs::read_link(d.path().join("l")).unwrap(), Path::new("a"));
+    }
+
+    #[test]
+    fn a_path_below_a_folder_is_relative_and_of_plain_names_only() {
+        assert_eq!(below("mm/readahead.c"), Ok(Path::new("mm/readahead.c")));
+        assert_eq!(below("linux/pagemap.h"), Ok(Path::new("linux/pagemap.h")));
+        for bad in ["/etc/shadow", "../x", "a/../../x", "a/./b", "a//b", "", ".", "a/", "x\0y"] {
+            assert!(below(bad).is_err(), "{bad:?} was taken");
+        }
+    }
+
+    #[test]
+    fn a_symbolic_link_out_of_the_folder_is_refused_and_one_within_is_not() {
+        let outside = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("canary"), "canary").unwrap();
+        std::fs::create_dir(root.path().join("mm")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("canary"), root.path().join("mm/out.c")).unwrap();
+        std::fs::write(root.path().join("mm/real.c"), "x").unwrap();
+        std::os::unix::fs::symlink("real.c", root.path().join("mm/in.c")).unwrap();
+        let why = inside(root.path(), "mm/out.c").unwrap_err();
+        assert!(why.contains("symbolic link") && why.contains("canary"), "{why}");
+        assert_eq!(inside(root.path(), "mm/in.c"), Ok(root.path().join("mm/in.c")));
+        assert_eq!(inside(root.path(), "mm/new.c"), Ok(root.path().join("mm/new.c")), "a file not yet made");
+        assert!(inside(root.path(), "/etc/shadow").is_err());
     }
 }

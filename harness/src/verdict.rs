@@ -219,7 +219,8 @@ pub fn judge(
         Ok(base.clone().expect("fetched above"))
     };
     let (scenario, variant, name, out) = (t.scenario, t.variant, t.name, t.out);
-    let (predictor, no_model) = crate::hybrid::choose::predictor(&lab.kernels, &lab.cache, variant, expectation);
+    let (predictor, no_model) = crate::hybrid::choose::predictor(&lab.kernels, &lab.cache, variant, expectation)
+        .map_err(|e| format!("{name}: {e}"))?;
     let profile = if cfg!(debug_assertions) { "" } else { "--release " };
     let rerun = format!("cargo test {profile}--test scenarios -- --exact {name}");
     let mut v = Verdict {

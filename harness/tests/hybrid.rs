@@ -512,3 +512,55 @@ fn assert_some_but_not_all_part(text: &str) {
     let (parted, total): (u64, u64) = (counts[0].parse().unwrap(), counts[2].parse().unwrap());
     assert!(parted > 0 && parted < total, "{first}");
 }
+
+/// Runs in a child of [`a_missing_gcc_fails_what_needs_the_hybrid_saying_so`] only, whose
+/// PATH has git and patch but no gcc.
+#[test]
+#[ignore = "run by a_missing_gcc_fails_what_needs_the_hybrid_saying_so, with a PATH that has no gcc"]
+fn without_gcc_the_hybrid_of_a_variant_no_policy_names_is_an_error_naming_gcc() {
+    use radiff::kernels::{ModelExpectation, Variant};
+    assert!(std::env::var_os("RADIFF_TEST_NO_GCC").is_some(), "run only by its parent test");
+    // A change no cached object holds (the time, as a statement): the compile must run.
+    let kernels = Kernels::load(&root()).unwrap();
+    let base = base_files(&Builder::new(&kernels, &Cache::from_env())).unwrap();
+    let text = base.read("mm/readahead.c").unwrap().unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let stamp = format!("(void){nanos}UL;");
+    let after = text.replacen("\ttrace_page_cache_async_ra(", &format!("\t{stamp}\n\ttrace_page_cache_async_ra("), 1);
+    let diff = similar::TextDiff::from_lines(&text, &after)
+        .unified_diff()
+        .header("a/mm/readahead.c", "b/mm/readahead.c")
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let patch = dir.path().join("0001-stamp.patch");
+    std::fs::write(
+        &patch,
+        format!("Subject: [PATCH] stamp\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n{diff}"),
+    )
+    .unwrap();
+    let mut kernels = kernels;
+    let name = "no-gcc";
+    kernels.variants.push(Variant { name: name.into(), patches: vec![patch], model: ModelExpectation::None });
+    let err = radiff::hybrid::choose::predictor(&kernels, &Cache::from_env(), name, &ModelExpectation::None)
+        .expect_err("no gcc, yet a model");
+    let err = err.to_string();
+    assert!(err.contains("the hybrid model of no-gcc could not be made") && err.contains("gcc"), "{err}");
+}
+
+#[test]
+fn a_missing_gcc_fails_what_needs_the_hybrid_saying_so() {
+    let bin = tempfile::tempdir().unwrap();
+    for tool in ["git", "patch"] {
+        let found = std::process::Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().unwrap();
+        let path = String::from_utf8(found.stdout).unwrap();
+        std::os::unix::fs::symlink(path.trim(), bin.path().join(tool)).unwrap();
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "without_gcc_the_hybrid_of_a_variant_no_policy_names_is_an_error_naming_gcc", "--ignored"])
+        .env("PATH", bin.path())
+        .env("RADIFF_TEST_NO_GCC", "1")
+        .output()
+        .unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && all.contains("1 passed"), "{all}");
+}

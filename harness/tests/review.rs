@@ -85,6 +85,65 @@ fn a_mail_without_a_diff_and_a_patch_that_does_not_apply_exit_2_and_make_nothing
     assert!(!repo.path().join("out").exists(), "and no review folder");
 }
 
+/// A mail whose one hunk adds `line` after the first line of the base's mm/readahead.c
+/// (read from the kernel source `./setup` fetched), as its line 2.
+fn mail_adding(dir: &Path, name: &str, line: &str) -> std::path::PathBuf {
+    let kernels = radiff::kernels::Kernels::load(&radiff::repo_root()).unwrap();
+    let cache = radiff::cache::Cache::from_env();
+    let base = radiff::port::base_files(&radiff::kernels::Builder::new(&kernels, &cache)).unwrap();
+    let text = base.read("mm/readahead.c").unwrap().expect("the base has mm/readahead.c");
+    let lines: Vec<&str> = text.lines().take(2).collect();
+    let mail = dir.join(name);
+    std::fs::write(
+        &mail,
+        format!("Subject: [PATCH] mm/readahead: {name}\n\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n--- a/mm/readahead.c\n+++ b/mm/readahead.c\n@@ -1,2 +1,3 @@\n {}\n+{line}\n {}\n", lines[0], lines[1]),
+    )
+    .unwrap();
+    mail
+}
+
+#[test]
+fn a_mail_whose_c_includes_a_file_outside_the_tree_exits_2_naming_the_line_and_changes_nothing() {
+    let repo = repo();
+    let before = variants(repo.path());
+    let outside = tempfile::tempdir().unwrap();
+    let canary = outside.path().join("canary.h");
+    std::fs::write(&canary, "kept\n").unwrap();
+    for (name, include) in [
+        ("absolute", format!("#include \"{}\"", canary.display())),
+        ("dotdot", format!("#include <../../../../../../../../../..{}>", canary.display())),
+    ] {
+        let mail = mail_adding(repo.path(), name, &include);
+        let out = review(repo.path(), &mail);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("radiff: error: {}: mm/readahead.c:2, as the patch leaves it: `", mail.display())),
+            "{name}: {stderr}"
+        );
+        assert!(stderr.contains("radiff refuses a header outside the tree"), "{name}: {stderr}");
+        assert_eq!(std::fs::read_to_string(&canary).unwrap(), "kept\n", "{name} touched the canary");
+    }
+    // A diff naming a file outside the tree is refused before patch runs.
+    let escape = repo.path().join("escape.mbox");
+    let target = outside.path().join("made");
+    std::fs::write(
+        &escape,
+        format!(
+            "Subject: [PATCH] mm: escape\n\n---\n--- /dev/null\n+++ b/../../../../../../../..{}\n@@ -0,0 +1 @@\n+x\n",
+            target.display()
+        ),
+    )
+    .unwrap();
+    let out = review(repo.path(), &escape);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("radiff refuses a patch that names a file outside the tree"), "{stderr}");
+    assert!(!target.exists(), "the patch made {}", target.display());
+    assert_eq!(variants(repo.path()), before, "bad input makes no variant");
+    assert!(!repo.path().join("out").exists(), "and no review folder");
+}
+
 /// A repository whose `scenarios/` holds only `names` (links to the real ones, and the fio
 /// jobs), with links to the rest.
 fn repo_with(names: &[&str]) -> tempfile::TempDir {

@@ -40,7 +40,7 @@ pub fn without_policy_in(kernels: Option<&crate::kernels::Kernels>, variants: &[
             Some(Ok(variant)) => {
                 // A variant the model predicts by neither a policy nor the hybrid.
                 let kernels = kernels.expect("a variant was found in them");
-                if let (None, why) = predictor(kernels, &crate::cache::Cache::from_env(), v, &variant.model) {
+                if let (None, why) = predictor(kernels, &crate::cache::Cache::from_env(), v, &variant.model)? {
                     if let Some(why) = why {
                         crate::progress::progress(&format!("explore: the model cannot predict {v}: {why}"));
                     }
@@ -85,7 +85,7 @@ pub fn policies_in(kernels: Option<&crate::kernels::Kernels>, variants: &[String
         .iter()
         .map(|v| {
             let (found, why) = match kernels.and_then(|k| Some((k, k.variant(v).ok()?))) {
-                Some((k, variant)) => predictor(k, &cache, v, &variant.model),
+                Some((k, variant)) => predictor(k, &cache, v, &variant.model)?,
                 None => (None, None),
             };
             let found = found.or_else(|| why.is_none().then(|| Policy::for_variant(v).map(Predictor::Port)).flatten());

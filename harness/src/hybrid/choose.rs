@@ -24,6 +24,10 @@ pub enum Choice {
     Hybrid { predictor: Predictor, changed: Vec<String> },
     /// No model can: why, in a sentence.
     Not(String),
+    /// Making the hybrid failed (a compiler missing, a tree that cannot be read, a header
+    /// outside the tree): an error of whatever needed the model, with its cause; never
+    /// taken for "no model".
+    Failed(String),
 }
 
 impl Choice {
@@ -32,7 +36,7 @@ impl Choice {
         match self {
             Choice::Port => Some(Predictor::Port(Policy::BASE)),
             Choice::Hybrid { predictor, .. } => Some(predictor.clone()),
-            Choice::Not(_) => None,
+            Choice::Not(_) | Choice::Failed(_) => None,
         }
     }
 }
@@ -40,15 +44,23 @@ impl Choice {
 /// What checks `kernel`'s runs, as `expectation` (its `ModelExpectation`) says: the policy
 /// it names (for the base, the hybrid where its tree moved in functions that run as C);
 /// for a variant without a policy, the hybrid or the port ([`choose`]); otherwise no
-/// model, with why (`None` for a base whose model is off: the trial says where).
+/// model, with why (`None` for a base whose model is off: the trial says where). An error
+/// where making the hybrid failed ([`Choice::Failed`]).
 pub fn predictor(
     kernels: &Kernels,
     cache: &Cache,
     kernel: &str,
     expectation: &ModelExpectation,
-) -> (Option<Predictor>, Option<String>) {
-    match expectation {
-        ModelExpectation::SameName(p) if p == "base" && kernel == "base" => match &*choose(kernels, cache, kernel) {
+) -> Result<(Option<Predictor>, Option<String>)> {
+    let chosen = || match choose(kernels, cache, kernel) {
+        c if matches!(&*c, Choice::Failed(_)) => {
+            let Choice::Failed(why) = &*c else { unreachable!() };
+            Err(crate::Error::Other(format!("the hybrid model of {kernel} could not be made: {why}")))
+        }
+        c => Ok(c),
+    };
+    Ok(match expectation {
+        ModelExpectation::SameName(p) if p == "base" && kernel == "base" => match &*chosen()? {
             Choice::Hybrid { predictor, .. } => (Some(predictor.clone()), None),
             // Unmoved, or moved where the hybrid cannot follow: the port, and on a
             // divergence port-check's explanation of what moved.
@@ -58,7 +70,7 @@ pub fn predictor(
             let policy = Policy::for_variant(p).expect("kernels/ checked the policy name when it loaded");
             (Some(Predictor::Port(policy)), None)
         }
-        ModelExpectation::None => match &*choose(kernels, cache, kernel) {
+        ModelExpectation::None => match &*chosen()? {
             Choice::Not(why) => (None, Some(why.clone())),
             choice => (choice.predictor(), None),
         },
@@ -67,7 +79,7 @@ pub fn predictor(
             (None, Some(format!("{}:{line} says `model: none`", file.display())))
         }
         ModelExpectation::BaseOff { .. } => (None, None),
-    }
+    })
 }
 
 /// The changed functions' names, or why one of them cannot run as C: each must be in the
@@ -100,7 +112,7 @@ pub fn choose(kernels: &Kernels, cache: &Cache, kernel: &str) -> Arc<Choice> {
     if let Some(c) = made.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return c.clone();
     }
-    let choice = Arc::new(decide(kernels, cache, kernel).unwrap_or_else(|e| Choice::Not(e.to_string())));
+    let choice = Arc::new(decide(kernels, cache, kernel).unwrap_or_else(|e| Choice::Failed(e.to_string())));
     made.lock().unwrap_or_else(|e| e.into_inner()).insert(key, choice.clone());
     choice
 }

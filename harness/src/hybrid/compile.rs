@@ -140,27 +140,29 @@ pub fn first_error(output: &str) -> String {
         .to_string()
 }
 
-/// The headers `source` includes, as written (`linux/pagemap.h`, `internal.h`).
-pub fn includes(source: &str) -> Vec<String> {
-    let mut out: Vec<String> = source
-        .lines()
-        .filter_map(|l| l.trim_start().strip_prefix('#'))
-        .filter_map(|l| l.trim_start().strip_prefix("include"))
-        .filter_map(|l| {
-            let l = l.trim();
-            let (open, close) = match l.chars().next()? {
-                '<' => ('<', '>'),
-                '"' => ('"', '"'),
-                _ => return None,
-            };
-            let rest = l.strip_prefix(open)?;
-            Some(rest[..rest.find(close)?].to_string())
-        })
-        .filter(|h| !h.contains(".."))
-        .collect();
+/// The headers `source` includes, as written (`linux/pagemap.h`, `internal.h`), each once;
+/// or the first that names a file outside the folder it is looked up in (an absolute path,
+/// `..`), with its line number and why: the compile makes an empty stand-in for each
+/// header, and a stand-in is never made outside radiff's scratch folder.
+pub fn includes(source: &str) -> std::result::Result<Vec<String>, (usize, String)> {
+    let mut out = Vec::new();
+    for (i, l) in source.lines().enumerate() {
+        let Some(l) = l.trim_start().strip_prefix('#').and_then(|l| l.trim_start().strip_prefix("include")) else {
+            continue;
+        };
+        let l = l.trim();
+        let (open, close) = match l.chars().next() {
+            Some('<') => ('<', '>'),
+            Some('"') => ('"', '"'),
+            _ => continue,
+        };
+        let Some(header) = l.strip_prefix(open).and_then(|rest| Some(&rest[..rest.find(close)?])) else { continue };
+        crate::files::below(header).map_err(|why| (i + 1, format!("`#include {open}{header}{close}`: {why}")))?;
+        out.push(header.to_string());
+    }
     out.sort();
     out.dedup();
-    out
+    Ok(out)
 }
 
 /// gcc's flags for each unit: position-independent code without the system's headers;
@@ -285,9 +287,22 @@ pub fn compile(
         std::fs::write(p, text).map_err(|e| Error::io(p, e))
     };
     let units = [("readahead.c", Some(&sources.readahead)), ("fadvise.c", sources.fadvise.as_ref())];
+    // Every unit's headers checked before a byte is written.
+    let mut headers = Vec::new();
     for (unit, text) in units {
         let Some(text) = text else { continue };
-        for h in includes(text) {
+        let tree_file = SOURCES.iter().find(|f| f.ends_with(unit)).copied().unwrap_or(unit);
+        headers.push(includes(text).map_err(|(line, why)| {
+            Error::input(
+                tree_file,
+                line,
+                format!("{why}: radiff refuses a header outside the tree (nothing was written; drop or fix the line)"),
+            )
+        })?);
+    }
+    for ((unit, text), headers) in units.into_iter().filter(|(_, t)| t.is_some()).zip(headers) {
+        let Some(text) = text else { continue };
+        for h in headers {
             // Quoted includes ("internal.h") are looked up beside the file first: both places.
             write(&w.join("include").join(&h), "")?;
             write(&w.join(&h), "")?;
@@ -377,7 +392,32 @@ mod tests {
     #[test]
     fn includes_are_the_headers_as_written_each_once() {
         let src = "#include <linux/mm.h>\n# include \"internal.h\"\n#include <linux/mm.h>\n#define X\n";
-        assert_eq!(includes(src), ["internal.h", "linux/mm.h"]);
+        assert_eq!(includes(src).unwrap(), ["internal.h", "linux/mm.h"]);
+    }
+
+    #[test]
+    fn an_include_outside_the_tree_is_refused_with_its_line_and_nothing_outside_is_touched() {
+        let outside = tempfile::tempdir().unwrap();
+        let canary = outside.path().join("canary.h");
+        std::fs::write(&canary, "kept\n").unwrap();
+        let rel = format!("../../../../../../../../..{}", canary.display());
+        let scratch = tempfile::tempdir().unwrap();
+        let cache = Cache { root: scratch.path().to_path_buf() };
+        for (include, line) in [(format!("\"{}\"", canary.display()), 3), (format!("<{rel}>"), 3)] {
+            let readahead = format!("#include <linux/mm.h>\n\n#include {include}\nint x;\n");
+            let sources = Sources { readahead, fadvise: None };
+            let err = compile(&cache, &sources, &Extras::default()).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("mm/readahead.c:{line}: `#include ")), "{err}");
+            assert!(err.contains("radiff refuses a header outside the tree"), "{err}");
+            assert_eq!(std::fs::read_to_string(&canary).unwrap(), "kept\n", "{include} emptied the canary");
+            assert!(!outside.path().join("radiff_kernel.h").exists());
+        }
+        // mm/fadvise.c's headers are checked as well, before mm/readahead.c is compiled.
+        let sources =
+            Sources { readahead: "int x;\n".into(), fadvise: Some(format!("#include \"{}\"\n", canary.display())) };
+        let err = compile(&cache, &sources, &Extras::default()).unwrap_err().to_string();
+        assert!(err.starts_with("mm/fadvise.c:1: "), "{err}");
+        assert_eq!(std::fs::read_to_string(&canary).unwrap(), "kept\n");
     }
 
     #[test]

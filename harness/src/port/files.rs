@@ -65,7 +65,9 @@ impl Files for DirFiles {
         if let Some(m) = &self.memory {
             return Ok(m.get(path).cloned());
         }
-        let p = self.root.join(path);
+        // A path from a tree's or a patch's text, and a tree that may hold symbolic links:
+        // nothing outside the tree is read.
+        let p = crate::files::inside(&self.root, path).map_err(|why| Error::input(&self.root, 0, why))?;
         match std::fs::read(&p) {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -117,7 +119,15 @@ impl<'a> PatchedFiles<'a> {
             tempfile::Builder::new().prefix("radiff-port-").tempdir().map_err(|e| Error::io(Path::new("/tmp"), e))?;
         let mut wanted: Vec<String> = also.iter().map(|s| s.to_string()).collect();
         for p in patches {
-            wanted.extend(touched_files(&crate::files::read_text(p)?));
+            let text = crate::files::read_text(p)?;
+            if let Some((line, why)) = outside_the_tree(&text) {
+                return Err(Error::input(
+                    p,
+                    line,
+                    format!("{why}: radiff refuses a patch that names a file outside the tree; nothing was applied"),
+                ));
+            }
+            wanted.extend(touched_files(&text));
         }
         wanted.sort();
         wanted.dedup();
@@ -149,6 +159,21 @@ impl Files for PatchedFiles<'_> {
     }
 }
 
+/// The first file a patch names (either side of a `---`/`+++` pair) that is not a path
+/// inside the tree once its first name (`a/`, `b/`) is stripped, with its line; `None`
+/// when every one is.
+pub fn outside_the_tree(patch: &str) -> Option<(usize, String)> {
+    patch.lines().enumerate().find_map(|(i, l)| {
+        let name = l.strip_prefix("+++ ").or_else(|| l.strip_prefix("--- "))?.split_whitespace().next()?;
+        if name == "/dev/null" {
+            return None;
+        }
+        let rel = name.split_once('/').map_or(name, |(_, rest)| rest);
+        let why = if name.starts_with('/') { crate::files::below(name).err() } else { crate::files::below(rel).err() };
+        why.map(|why| (i + 1, format!("`{l}`: {why}")))
+    })
+}
+
 /// The files a patch (a mail or a plain diff) changes: the `b/` side of its `+++` lines.
 pub fn touched_files(patch: &str) -> Vec<String> {
     patch
@@ -168,5 +193,18 @@ mod tests {
     fn a_patch_touches_the_b_side_of_its_headers() {
         let p = "Subject: x\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n--- a/mm/readahead.c\n+++ b/mm/readahead.c\t2026-01-01\n@@ -1 +1 @@\n-a\n+b\n--- /dev/null\n+++ b/mm/new.c\n";
         assert_eq!(touched_files(p), ["mm/readahead.c", "mm/new.c"]);
+        assert_eq!(outside_the_tree(p), None);
+    }
+
+    #[test]
+    fn a_patch_naming_a_file_outside_the_tree_is_found_with_its_line() {
+        for bad in ["+++ b/../../etc/x", "--- a/mm/../../x", "+++ /etc/passwd2"] {
+            let p = format!("Subject: x\n---\n--- a/mm/readahead.c\n{bad}\n@@ -1 +1 @@\n");
+            let found = outside_the_tree(&p);
+            let (line, why) = found.unwrap_or_else(|| panic!("{bad} was taken"));
+            assert!(line >= 3 && why.contains(bad), "{line}: {why}");
+        }
+        // `--- ` inside a mail's text (a signature dash line) is no file.
+        assert_eq!(outside_the_tree("Subject: x\n-- \nme\n"), None);
     }
 }

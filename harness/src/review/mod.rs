@@ -83,7 +83,7 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
         crate::port::port_check(&root, &lab.kernels, &cache, std::slice::from_ref(&v), crate::port::Shown::Names)?;
     let changed: Vec<(String, String)> =
         report.variants.iter().flat_map(|(_, c)| c.changed.iter().map(|f| (f.name.clone(), f.file.clone()))).collect();
-    let (patch, why) = predictor(&lab.kernels, &cache, &v, &variant.model);
+    let (patch, why) = predictor(&lab.kernels, &cache, &v, &variant.model)?;
     let mut review = Review {
         subject: prepared.subject.clone(),
         patches: variant.patches.len(),

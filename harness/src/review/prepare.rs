@@ -65,19 +65,22 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
         "review: applying {} to the base's files (patch -p1 --dry-run)",
         path.display()
     ));
-    if let Err(e) = crate::port::PatchedFiles::new(base.as_ref(), &variant, &paths, &[]) {
-        return Err(match e {
-            Error::PatchFailed { output, patch, .. } => Error::input(
-                path,
-                0,
-                format!(
-                    "{} does not apply to the base ({}); nothing was made. patch says:\n{output}",
-                    patch.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned()),
-                    base.describe()
+    match crate::port::PatchedFiles::new(base.as_ref(), &variant, &paths, &[]) {
+        Ok(patched) => refuse_outside_headers(path, &patched)?,
+        Err(e) => {
+            return Err(match e {
+                Error::PatchFailed { output, patch, .. } => Error::input(
+                    path,
+                    0,
+                    format!(
+                        "{} does not apply to the base ({}); nothing was made. patch says:\n{output}",
+                        patch.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+                        base.describe()
+                    ),
                 ),
-            ),
-            other => other,
-        });
+                other => other,
+            })
+        }
     }
     let dir = variants_dir.join(&variant);
     crate::files::make_dir(&dir)?;
@@ -93,6 +96,23 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
         subject: mail.subject,
         patch_subjects: subjects,
     })
+}
+
+/// Refuses a mail whose patches leave a file the hybrid compiles (mm/readahead.c,
+/// mm/fadvise.c) including a header outside the tree (an absolute path, `..`), naming the
+/// line, before any folder is made or kernel built.
+fn refuse_outside_headers(mail: &Path, patched: &dyn crate::port::Files) -> Result<()> {
+    for file in crate::hybrid::SOURCES {
+        let Some(text) = patched.read(file)? else { continue };
+        if let Err((line, why)) = crate::hybrid::compile::includes(&text) {
+            return Err(Error::input(
+                mail,
+                0,
+                format!("{file}:{line}, as the patch leaves it: {why}: radiff refuses a header outside the tree; nothing was made"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A folder of `kernels/variants/`, as it is.
