@@ -36,6 +36,7 @@ pub mod testing;
 pub mod verdict;
 pub mod vm;
 pub mod wire;
+pub mod worker;
 pub mod yaml;
 
 pub use error::{Error, Result};

@@ -10,10 +10,10 @@ use radiff_model::{Coverage, Input, ModelConfig, Op, Policy, Trace};
 
 use crate::compare::{self, Divergence, Timed};
 use crate::ftrace::Capture;
-use crate::hybrid::Workers;
 use crate::run::model_input_with;
 use crate::scenario::Scenario;
 use crate::wire::GuestEnv;
+use crate::worker::Workers;
 
 /// A run checked against the model under one policy.
 #[derive(Clone, Debug)]
@@ -58,7 +58,7 @@ impl Predictor {
     pub fn predict_with(&self, input: &Input, config: &ModelConfig) -> Trace {
         match self {
             Predictor::Port(p) => radiff_model::predict_with(input, p, config),
-            Predictor::Hybrid { policy, c, .. } => c.run(input, policy, config).trace,
+            Predictor::Hybrid { policy, c, .. } => c.predict(input, policy, config).trace,
         }
     }
 

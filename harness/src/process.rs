@@ -341,3 +341,47 @@ fn shell_quote(s: &str) -> String {
         format!("'{}'", s.replace('\'', r"'\''"))
     }
 }
+
+/// This program started again as a helper (a hybrid worker, worker/): `/proc/self/exe`,
+/// with only `env` for its environment, a pipe on its standard input and output, and its
+/// standard error in an unnamed file radiff reads when it stops.
+pub struct Helper {
+    child: std::process::Child,
+    pub to: std::process::ChildStdin,
+    pub from: std::process::ChildStdout,
+    stderr: std::fs::File,
+}
+
+impl Helper {
+    pub fn start(env: &[(&str, &std::ffi::OsStr)]) -> std::result::Result<Helper, String> {
+        use std::process::{Command, Stdio};
+        let stderr = tempfile::tempfile().map_err(|e| format!("a file for its standard error: {e}"))?;
+        let err = stderr.try_clone().map_err(|e| e.to_string())?;
+        let mut child = Command::new("/proc/self/exe")
+            .env_clear()
+            .envs(env.iter().copied())
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(err)
+            .spawn()
+            .map_err(|e| format!("/proc/self/exe: {e}"))?;
+        let to = child.stdin.take().expect("piped");
+        let from = child.stdout.take().expect("piped");
+        Ok(Helper { child, to, from, stderr })
+    }
+
+    /// Kills the helper and reaps it: the signal that ended it (a helper whose own handler
+    /// caught a signal ends with 128 + it; radiff's SIGKILL is not reported), and the last
+    /// `lines` of its standard error.
+    pub fn stop(&mut self, lines: usize) -> (Option<i32>, String) {
+        use std::os::unix::process::ExitStatusExt;
+        let _ = self.child.kill();
+        let status = self.child.wait().ok();
+        let mut text = String::new();
+        let _ = self.stderr.seek(SeekFrom::Start(0));
+        let _ = (&self.stderr).take(1 << 20).read_to_string(&mut text);
+        let signal = status.and_then(|s| s.signal().or(s.code().filter(|c| (129..160).contains(c)).map(|c| c - 128)));
+        (signal.filter(|&s| s != libc::SIGKILL), tail(&text, lines))
+    }
+}

@@ -12,6 +12,10 @@ pub const ENV_BASE_MODEL: &str = "RADIFF_BASE_MODEL";
 /// `RADIFF_KERNEL_TREE=~/src/mm` (and optionally `RADIFF_KERNEL_REV=mm-new`).
 pub const ENV_TREE: &str = "RADIFF_KERNEL_TREE";
 pub const ENV_REV: &str = "RADIFF_KERNEL_REV";
+/// Set by radiff for a hybrid worker it starts (worker/): the object it loads, and the
+/// limit on one call into its C in milliseconds.
+pub const ENV_WORKER_SO: &str = "RADIFF_HYBRID_WORKER_SO";
+pub const ENV_WORKER_LIMIT_MS: &str = "RADIFF_HYBRID_WORKER_LIMIT_MS";
 /// Set by `radiff bisect` for its children: the name of the tree whose lock it holds.
 pub const ENV_LOCKED: &str = "RADIFF_TREE_LOCKED";
 
@@ -45,6 +49,10 @@ pub struct Settings {
     pub guest: Option<PathBuf>,
     /// `RADIFF_BOOT_LOG`: a file each boot appends its timing line to.
     pub boot_log: Option<PathBuf>,
+    /// `RADIFF_HYBRID_WORKER_SO`: this process is a hybrid worker serving that object.
+    pub hybrid_worker: Option<PathBuf>,
+    /// `RADIFF_HYBRID_WORKER_LIMIT_MS`: its limit on one call into the C (text).
+    pub hybrid_worker_limit_ms: Option<String>,
     /// `NEXTEST_RUN_ID`, `NEXTEST_EXECUTION_MODE`, `NEXTEST_TEST_THREADS`: set by nextest.
     pub nextest_run_id: Option<String>,
     pub nextest_execution_mode: Option<String>,
@@ -76,6 +84,8 @@ impl Settings {
             build_timeout: text("RADIFF_BUILD_TIMEOUT"),
             guest: path("RADIFF_GUEST"),
             boot_log: path("RADIFF_BOOT_LOG"),
+            hybrid_worker: path(ENV_WORKER_SO),
+            hybrid_worker_limit_ms: text(ENV_WORKER_LIMIT_MS),
             nextest_run_id: text("NEXTEST_RUN_ID"),
             nextest_execution_mode: text("NEXTEST_EXECUTION_MODE"),
             nextest_test_threads: text("NEXTEST_TEST_THREADS"),

@@ -325,7 +325,7 @@ fn hybrid_trace(
     policy: &radiff_model::Policy,
     config: &radiff_model::ModelConfig,
 ) -> radiff_model::Trace {
-    let o = c.run(input, policy, config);
+    let o = c.predict(input, policy, config);
     assert!(o.crash.is_none(), "the hybrid crashed: {}", o.crash.unwrap());
     o.trace
 }

@@ -4,19 +4,15 @@
 
 pub mod choose;
 pub mod compile;
-pub mod load;
-pub mod seccomp;
 pub mod verdict;
-pub mod watchdog;
-pub mod worker;
 
 use crate::cache::Cache;
 use crate::error::Result;
 use crate::port::Files;
 
+pub use crate::worker::{watchdog, Workers};
 pub use choose::{choose, Choice};
 pub use compile::{CompileError, FADVISE_C, HEADER, HEADER_PATH, READAHEAD_C, SOURCES};
-pub use worker::Workers;
 
 /// A tree's mm/readahead.c (and mm/fadvise.c), compiled, and the workers that run it for
 /// the model.

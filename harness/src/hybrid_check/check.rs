@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 use radiff_model::hybrid::Crash;
 use radiff_model::{Input, ModelConfig, Policy, Trace};
 
-use crate::hybrid::worker::thread_cpu;
-use crate::hybrid::Workers;
+use crate::worker::{thread_cpu, Workers};
 
 use crate::compare::{compare, render_between, Divergence};
 use crate::explore::generate::generate;
@@ -63,7 +62,7 @@ pub fn both(input: &Input, policy: &Policy, c: &Workers) -> (Trace, Result<Trace
     let t = thread_cpu();
     let rust = radiff_model::predict_with(input, policy, &config);
     let t1 = thread_cpu();
-    let o = c.run(input, policy, &config);
+    let o = c.predict(input, policy, &config);
     let hybrid = match o.crash {
         Some(crash) => Err(crash),
         None => Ok(o.trace),

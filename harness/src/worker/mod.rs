@@ -1,4 +1,5 @@
-//! The hybrid's C in worker processes: a tree's compiled object is loaded only in a child
+//! The hybrid's C in worker processes (a room of its own, below the hybrid and the model
+//! check that use it): a tree's compiled object is loaded only in a child
 //! of radiff, confined before it loads (rlimits, seccomp: its pipe, memory and exit), which
 //! runs the hybrid model on each input it reads and writes back the trace. A crash, a loop
 //! or a forbidden system call ends the worker, never radiff (docs/trust.md).
@@ -7,10 +8,13 @@
 //! that links this library), started with [`ENV_SO`] set: a hook in `.init_array` sees it
 //! before `main` and serves instead, so the worker always runs the same model as radiff.
 
-use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+pub mod codec;
+pub mod load;
+pub mod seccomp;
+pub mod watchdog;
+
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -18,15 +22,17 @@ use radiff_model::hybrid::Crash;
 use radiff_model::{Coverage, Input, ModelConfig, Policy, Trace};
 use serde::{Deserialize, Serialize};
 
-/// The object a worker loads; set only in the worker's environment.
-pub const ENV_SO: &str = "RADIFF_HYBRID_WORKER_SO";
-/// The limit on one call into the C, in milliseconds, for the worker's watchdog.
-const ENV_LIMIT_MS: &str = "RADIFF_HYBRID_WORKER_LIMIT_MS";
+use crate::process::Helper;
+use crate::settings::{ENV_WORKER_LIMIT_MS, ENV_WORKER_SO};
 
 /// The worker's address space: the model's largest scenarios use a few hundred MiB.
 const MEMORY_LIMIT: u64 = 4 << 30;
 /// What the worker may write to its standard error (a file radiff reads when it dies).
 const STDERR_LIMIT: u64 = 1 << 20;
+/// The lines of its standard error a worker that died is reported with.
+const STDERR_LINES: usize = 5;
+/// The size radiff asks for each of a worker's pipes.
+const PIPE_SIZE: libc::c_int = 1 << 20;
 /// The largest reply radiff reads.
 const REPLY_LIMIT: usize = 1 << 30;
 /// How long radiff waits for a reply beyond the worker's own limit on one call into the C:
@@ -40,18 +46,20 @@ struct Hello {
     functions: Vec<String>,
 }
 
-/// One prediction asked of a worker.
+/// One prediction asked of a worker: this as JSON (its input without the operations),
+/// then the operations' bytes (codec.rs).
 #[derive(Serialize, Deserialize)]
 struct Request {
     input: Input,
     policy: Policy,
     config: ModelConfig,
+    /// Whether the Rust model's branches are wanted (recording them costs a fifth more).
+    coverage: bool,
 }
 
-/// A worker's answer.
+/// A worker's answer: this as JSON, then the trace (codec.rs).
 #[derive(Serialize, Deserialize)]
 struct Reply {
-    trace: Trace,
     /// Indexes of the model's branches taken.
     coverage: Vec<usize>,
     crash: Option<WireCrash>,
@@ -120,10 +128,19 @@ impl Workers {
         &self.so
     }
 
-    /// The hybrid's prediction of `input` in a worker.
+    /// The hybrid's prediction of `input` in a worker, with the Rust model's branches.
     pub fn run(&self, input: &Input, policy: &Policy, config: &ModelConfig) -> Outcome {
-        let request = serde_json::to_vec(&Request { input: input.clone(), policy: *policy, config: *config })
-            .expect("a model input serialises");
+        self.ask(input, policy, config, true)
+    }
+
+    /// The hybrid's prediction of `input` in a worker, without the branches (an empty
+    /// [`Outcome::coverage`]).
+    pub fn predict(&self, input: &Input, policy: &Policy, config: &ModelConfig) -> Outcome {
+        self.ask(input, policy, config, false)
+    }
+
+    fn ask(&self, input: &Input, policy: &Policy, config: &ModelConfig, coverage: bool) -> Outcome {
+        let head = Request { input: codec::without_ops(input), policy: *policy, config: *config, coverage };
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut worker = match idle {
             Some(w) => w,
@@ -132,10 +149,10 @@ impl Workers {
                 Err(why) => return died(format!("did not start: {why}"), None),
             },
         };
-        match worker.ask(&request) {
-            Ok(reply) => {
+        match worker.ask(&head, &input.ops) {
+            Ok((reply, trace)) => {
                 let crashed = reply.crash.is_some();
-                let outcome = outcome(reply);
+                let outcome = outcome(reply, trace);
                 if crashed {
                     // The C's state after a crash is not to be trusted: a new worker next time.
                     worker.stop();
@@ -171,7 +188,7 @@ fn died(why: String, signal: Option<i32>) -> Outcome {
     }
 }
 
-fn outcome(reply: Reply) -> Outcome {
+fn outcome(reply: Reply, trace: Trace) -> Outcome {
     let mut coverage = Coverage::default();
     for i in reply.coverage.into_iter().filter(|&i| i < radiff_model::BRANCHES.len()) {
         coverage.hit(i);
@@ -182,20 +199,20 @@ fn outcome(reply: Reply) -> Outcome {
         let note = c.syscall.map(|nr| {
             format!(
                 "the C made a system call ({}), which radiff's worker forbids: the call was not made and the worker was stopped",
-                super::seccomp::syscall_name(nr)
+                seccomp::syscall_name(nr)
             )
         });
         Crash { function, signal: c.signal, bug: c.bug, op: c.op, note }
     });
-    Outcome { trace: reply.trace, coverage, crash, cpu: Duration::from_nanos(reply.cpu_ns) }
+    Outcome { trace, coverage, crash, cpu: Duration::from_nanos(reply.cpu_ns) }
 }
 
 /// One worker process and its pipe.
 struct Worker {
-    child: Child,
-    to: std::process::ChildStdin,
-    from: std::process::ChildStdout,
-    stderr: std::fs::File,
+    /// What is sent and received, kept: a trace is often megabytes, and a buffer made anew
+    /// each time costs the page faults of zeroing it.
+    buf: Vec<u8>,
+    helper: Helper,
 }
 
 impl Worker {
@@ -203,27 +220,23 @@ impl Worker {
     fn start(so: &Path) -> Result<(Worker, Hello), String> {
         // The hook must be linked into this program for its copy to serve.
         std::hint::black_box(&WORKER_HOOK);
-        let stderr = tempfile::tempfile().map_err(|e| format!("a file for its standard error: {e}"))?;
-        let err = stderr.try_clone().map_err(|e| e.to_string())?;
-        let mut child = Command::new("/proc/self/exe")
-            .env_clear()
-            .env(ENV_SO, so)
-            .env(ENV_LIMIT_MS, super::watchdog::call_limit().as_millis().to_string())
-            .current_dir("/")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(err)
-            .spawn()
-            .map_err(|e| format!("/proc/self/exe: {e}"))?;
-        let to = child.stdin.take().expect("piped");
-        let from = child.stdout.take().expect("piped");
-        for fd in [to.as_raw_fd(), from.as_raw_fd()] {
-            // SAFETY: fcntl on a descriptor this process owns.
-            unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK) };
+        let limit = watchdog::call_limit().as_millis().to_string();
+        let helper = Helper::start(&[(ENV_WORKER_SO, so.as_os_str()), (ENV_WORKER_LIMIT_MS, limit.as_ref())])?;
+        for fd in [helper.to.as_raw_fd(), helper.from.as_raw_fd()] {
+            // SAFETY: fcntl on a descriptor this process owns. A pipe of 1 MiB (the
+            // default most a user may ask) holds a large trace in one go, where 64 KiB
+            // made the two processes take turns a dozen times for it.
+            unsafe {
+                libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK);
+                libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_SIZE);
+            }
         }
-        let mut w = Worker { child, to, from, stderr };
+        let mut w = Worker { buf: Vec::new(), helper };
         let deadline = Instant::now() + BACKSTOP;
-        match w.receive(deadline) {
+        let hello = w
+            .receive(deadline)
+            .and_then(|()| serde_json::from_slice(&w.buf).map_err(|e| format!("said what radiff cannot read: {e}")));
+        match hello {
             Ok(hello) => Ok((w, hello)),
             Err(why) => {
                 let (signal, tail) = w.stop();
@@ -233,42 +246,51 @@ impl Worker {
         }
     }
 
-    fn ask(&mut self, request: &[u8]) -> Result<Reply, String> {
-        let deadline = Instant::now() + BACKSTOP + super::watchdog::call_limit();
-        let mut framed = (request.len() as u32).to_le_bytes().to_vec();
-        framed.extend_from_slice(request);
-        io_until(self.to.as_raw_fd(), libc::POLLOUT, deadline, &mut Io::Write(&framed))?;
-        self.receive(deadline)
+    /// Sends the request (its JSON head, then the operations' bytes, each a frame) and reads
+    /// the reply and the trace.
+    fn ask(&mut self, head: &Request, ops: &[radiff_model::Op]) -> Result<(Reply, Trace), String> {
+        let deadline = Instant::now() + BACKSTOP + watchdog::call_limit();
+        self.buf.clear();
+        frame(&mut self.buf, |b| serde_json::to_writer(b, head).expect("a model input serialises"));
+        frame(&mut self.buf, |b| b.extend_from_slice(codec::ops_bytes(ops)));
+        io_until(self.helper.to.as_raw_fd(), libc::POLLOUT, deadline, &mut Io::Write(&self.buf))?;
+        self.receive(deadline)?;
+        let reply: Reply =
+            serde_json::from_slice(&self.buf).map_err(|e| format!("answered what radiff cannot read: {e}"))?;
+        self.receive(deadline)?;
+        let trace = codec::decode_trace(&self.buf).map_err(|e| format!("answered what radiff cannot read: {e}"))?;
+        Ok((reply, trace))
     }
 
-    /// One frame from the worker: its length, then its JSON.
-    fn receive<T: serde::de::DeserializeOwned>(&mut self, deadline: Instant) -> Result<T, String> {
+    /// One frame from the worker, its length then its bytes, into [`Worker::buf`].
+    fn receive(&mut self, deadline: Instant) -> Result<(), String> {
         let mut len = [0u8; 4];
-        io_until(self.from.as_raw_fd(), libc::POLLIN, deadline, &mut Io::Read(&mut len))?;
+        io_until(self.helper.from.as_raw_fd(), libc::POLLIN, deadline, &mut Io::Read(&mut len))?;
         let len = u32::from_le_bytes(len) as usize;
         if len > REPLY_LIMIT {
             return Err(format!("answered with {len} bytes, more than radiff reads"));
         }
-        let mut body = vec![0u8; len];
-        io_until(self.from.as_raw_fd(), libc::POLLIN, deadline, &mut Io::Read(&mut body))?;
-        serde_json::from_slice(&body).map_err(|e| format!("answered what radiff cannot read: {e}"))
+        self.buf.resize(len, 0);
+        io_until(self.helper.from.as_raw_fd(), libc::POLLIN, deadline, &mut Io::Read(&mut self.buf))
     }
 
     /// Ends the worker and reaps it: the signal that ended it, if one did, and the tail of
     /// what it wrote to its standard error.
     fn stop(&mut self) -> (Option<i32>, String) {
-        use std::os::unix::process::ExitStatusExt;
-        let _ = self.child.kill();
-        let status = self.child.wait().ok();
-        let mut text = String::new();
-        let _ = std::io::Seek::rewind(&mut self.stderr);
-        let _ = (&self.stderr).take(STDERR_LIMIT).read_to_string(&mut text);
-        let tail: Vec<&str> = text.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();
-        let tail = if tail.is_empty() { String::new() } else { format!("; it said: {}", tail.join(" | ")) };
-        // A signal the worker's handler caught outside the C ends it with 128 + the signal.
-        let signal = status.and_then(|s| s.signal().or(s.code().filter(|c| (129..160).contains(c)).map(|c| c - 128)));
-        (signal.filter(|&s| s != libc::SIGKILL), tail)
+        let (signal, tail) = self.helper.stop(STDERR_LINES);
+        let tail =
+            if tail.trim().is_empty() { String::new() } else { format!("; it said: {}", tail.replace('\n', " | ")) };
+        (signal, tail)
     }
+}
+
+/// Appends a frame to `buf`: the length of what `write` appends, then it.
+fn frame(buf: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+    let at = buf.len();
+    buf.extend_from_slice(&[0; 4]);
+    write(buf);
+    let len = u32::try_from(buf.len() - at - 4).expect("a frame under 4 GiB");
+    buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
 
 enum Io<'a> {
@@ -288,7 +310,7 @@ fn io_until(fd: RawFd, events: libc::c_short, deadline: Instant, io: &mut Io) ->
         if left.is_zero() {
             return Err(format!(
                 "did not answer within {} s and was killed",
-                (BACKSTOP + super::watchdog::call_limit()).as_secs()
+                (BACKSTOP + watchdog::call_limit()).as_secs()
             ));
         }
         let mut p = libc::pollfd { fd, events, revents: 0 };
@@ -332,11 +354,11 @@ fn io_until(fd: RawFd, events: libc::c_short, deadline: Instant, io: &mut Io) ->
 static WORKER_HOOK: extern "C" fn() = hook;
 
 extern "C" fn hook() {
-    if let Some(so) = std::env::var_os(ENV_SO) {
-        let code = match serve(Path::new(&so)) {
+    if let Some(so) = &crate::settings::get().hybrid_worker {
+        let code = match serve(so) {
             Ok(()) => 0,
             Err(why) => {
-                let _ = writeln!(std::io::stderr(), "radiff's hybrid worker: {why}");
+                eprintln!("radiff's hybrid worker: {why}");
                 3
             }
         };
@@ -358,63 +380,111 @@ fn serve(so: &Path) -> Result<(), String> {
     set_limit(libc::RLIMIT_FSIZE, STDERR_LIMIT);
     // SAFETY: closes every descriptor but the pipe and standard error.
     unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
-    if let Some(ms) = std::env::var(ENV_LIMIT_MS).ok().and_then(|v| v.parse().ok()) {
-        super::watchdog::set_call_limit(Duration::from_millis(ms));
+    if let Some(ms) = crate::settings::get().hybrid_worker_limit_ms.as_deref().and_then(|v| v.parse().ok()) {
+        watchdog::set_call_limit(Duration::from_millis(ms));
     }
     // What needs the calls the filters take away: the crash handler and the watchdog.
-    super::load::install_crash_handler();
-    super::watchdog::start();
-    super::seccomp::loading().install().map_err(|e| format!("seccomp (loading): {e}"))?;
-    let loaded = super::load::Loaded::open(so).map_err(|e| e.to_string())?;
+    load::install_crash_handler();
+    watchdog::start();
+    seccomp::loading().install().map_err(|e| format!("seccomp (loading): {e}"))?;
+    let loaded = load::Loaded::open(so).map_err(|e| e.to_string())?;
     let c = loaded.table(None).map_err(|e| e.to_string())?;
-    super::seccomp::serving().install().map_err(|e| format!("seccomp (serving): {e}"))?;
-    // SAFETY: the pipe's two ends, owned by this process for its life: never closed (the
-    // filter has no close, nor debug builds' fcntl check of a descriptor being closed).
-    let (mut input, mut output) = unsafe {
-        (
-            std::mem::ManuallyDrop::new(std::fs::File::from_raw_fd(0)),
-            std::mem::ManuallyDrop::new(std::fs::File::from_raw_fd(1)),
-        )
-    };
-    let send = |output: &mut std::mem::ManuallyDrop<std::fs::File>, body: Vec<u8>| -> Result<(), String> {
-        output.write_all(&(body.len() as u32).to_le_bytes()).map_err(|e| e.to_string())?;
-        output.write_all(&body).map_err(|e| e.to_string())
-    };
+    seccomp::serving().install().map_err(|e| format!("seccomp (serving): {e}"))?;
+    // The pipe's two ends, 0 and 1, used as raw descriptors for the process's life: never
+    // closed (the filter has no close).
+    let mut out = Vec::new();
     let hello = Hello { functions: c.functions().into_iter().map(str::to_string).collect() };
-    send(&mut output, serde_json::to_vec(&hello).map_err(|e| e.to_string())?)?;
-    loop {
+    frame(&mut out, |b| serde_json::to_writer(b, &hello).expect("a list of names serialises"));
+    write_all(1, &out)?;
+    // One frame into `buf`; false at the end of the input (radiff is done with us).
+    let read_frame = |buf: &mut Vec<u8>| -> Result<bool, String> {
         let mut len = [0u8; 4];
-        match input.read_exact(&mut len) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
-            Err(e) => return Err(format!("reading a request: {e}")),
+        if !read_exact(0, &mut len)? {
+            return Ok(false);
         }
-        let mut body = vec![0u8; u32::from_le_bytes(len) as usize];
-        input.read_exact(&mut body).map_err(|e| format!("reading a request: {e}"))?;
-        let request: Request = serde_json::from_slice(&body).map_err(|e| format!("a request: {e}"))?;
+        buf.resize(u32::from_le_bytes(len) as usize, 0);
+        if !read_exact(0, buf)? {
+            return Err("a request cut short".into());
+        }
+        Ok(true)
+    };
+    let mut buf = Vec::new();
+    loop {
+        if !read_frame(&mut buf)? {
+            return Ok(());
+        }
+        let mut request: Request = serde_json::from_slice(&buf).map_err(|e| format!("a request: {e}"))?;
+        if !read_frame(&mut buf)? {
+            return Err("a request without its operations".into());
+        }
+        // SAFETY: the bytes radiff's codec::ops_bytes wrote in this same executable (our
+        // parent started us from /proc/self/exe).
+        request.input.ops = unsafe { codec::ops_from_bytes(&buf) }?;
         let t = thread_cpu();
-        let (trace, coverage, crash) =
-            radiff_model::coverage_hybrid(&request.input, &request.policy, &request.config, &c);
+        let (input, policy, config) = (&request.input, &request.policy, &request.config);
+        let (trace, coverage, crash) = if request.coverage {
+            radiff_model::coverage_hybrid(input, policy, config, &c)
+        } else {
+            match radiff_model::predict_hybrid(input, policy, config, &c) {
+                Ok(trace) => (trace, Coverage::default(), None),
+                // The trace up to the crash: the run again, as far as it goes.
+                Err(_) => radiff_model::coverage_hybrid(input, policy, config, &c),
+            }
+        };
         let cpu_ns = (thread_cpu() - t).as_nanos() as u64;
         let crashed = crash.is_some();
         let reply = Reply {
-            trace,
             coverage: coverage.indexes().collect(),
             crash: crash.map(|c| WireCrash {
                 function: c.function.to_string(),
                 signal: c.signal,
                 bug: c.bug,
                 op: c.op,
-                syscall: (c.signal == libc::SIGSYS).then(super::load::last_forbidden_syscall),
+                syscall: (c.signal == libc::SIGSYS).then(load::last_forbidden_syscall),
             }),
             cpu_ns,
         };
-        send(&mut output, serde_json::to_vec(&reply).map_err(|e| e.to_string())?)?;
+        out.clear();
+        frame(&mut out, |b| serde_json::to_writer(b, &reply).expect("a reply serialises"));
+        frame(&mut out, |b| codec::encode_trace(&trace, b));
+        write_all(1, &out)?;
         if crashed {
             // What the C left behind is not to be trusted: radiff starts another worker.
             return Ok(());
         }
     }
+}
+
+/// Reads all of `buf` from `fd`; false at its end before the first byte.
+fn read_exact(fd: RawFd, buf: &mut [u8]) -> Result<bool, String> {
+    let mut done = 0;
+    while done < buf.len() {
+        // SAFETY: reads into the live buffer's remaining part.
+        let n = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
+        match n {
+            0 if done == 0 => return Ok(false),
+            0 => return Err("the pipe ended mid-frame".into()),
+            n if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            n if n < 0 => return Err(format!("reading: {}", std::io::Error::last_os_error())),
+            n => done += n as usize,
+        }
+    }
+    Ok(true)
+}
+
+/// Writes all of `buf` to `fd`.
+fn write_all(fd: RawFd, buf: &[u8]) -> Result<(), String> {
+    let mut done = 0;
+    while done < buf.len() {
+        // SAFETY: writes from the live buffer's remaining part.
+        let n = unsafe { libc::write(fd, buf[done..].as_ptr().cast(), buf.len() - done) };
+        match n {
+            n if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            n if n <= 0 => return Err(format!("writing: {}", std::io::Error::last_os_error())),
+            n => done += n as usize,
+        }
+    }
+    Ok(())
 }
 
 /// The CPU time this thread has used.

@@ -40,7 +40,7 @@ impl Loaded {
     /// error here, not a crash later).
     pub fn open(so: &Path) -> Result<Loaded> {
         assert!(
-            std::env::var_os(super::worker::ENV_SO).is_some(),
+            crate::settings::get().hybrid_worker.is_some(),
             "a tree's C is loaded only in a hybrid worker (hybrid/worker.rs)"
         );
         let c = CString::new(so.as_os_str().as_encoded_bytes()).map_err(|e| Error::Other(e.to_string()))?;
