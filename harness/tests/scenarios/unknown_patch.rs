@@ -1,0 +1,126 @@
+//! A patch the model has no policy for, and one declared `model: base`, checked on the
+//! headline's runs of the seed variants (shared with their own trials: no extra boot).
+
+use std::path::Path;
+
+use libtest_mimic::{Failed, Trial};
+use radiff::compare;
+use radiff::kernels::ModelExpectation;
+use radiff::run::{model_input, Need};
+use radiff::scenario::Scenario;
+use radiff::verdict::Failure;
+use radiff_model::{predict, Policy};
+
+use super::{check, headline, shared_run, Needs};
+
+pub fn trials(root: &Path, needs: &mut Needs) -> radiff::Result<Vec<Trial>> {
+    let (h1, h2) = (headline(root)?, headline(root)?);
+    let p = &h1.points[0];
+    needs.insert(
+        "unknown_patch::the_hybrid_checks_a_patch_without_a_policy".into(),
+        ["async-align-v1", "sync-ra-when-disabled", "f2fs-extent-ra", "base"]
+            .iter()
+            .map(|v| Need::new(&h1, p, v))
+            .collect(),
+    );
+    needs.insert(
+        "unknown_patch::model_base_fails_at_the_first_window".into(),
+        vec![Need::new(&h1, p, "async-align-v1")],
+    );
+    Ok(vec![
+        Trial::test("unknown_patch::the_hybrid_checks_a_patch_without_a_policy", move || {
+            the_hybrid_checks_a_patch_without_a_policy(&h1)
+        }),
+        Trial::test("unknown_patch::model_base_fails_at_the_first_window", move || {
+            model_base_fails_at_the_first_window(&h2)
+        }),
+    ])
+}
+
+/// A variant without a model policy is checked against the hybrid (its own mm/readahead.c
+/// running as C in the model) where its patch changes only functions of that file: seed
+/// 000's v1 (whose kernel the base model does not predict on the headline) and seed 001's
+/// patch pass with model == kernel. A patch to a function the hybrid does not run as C
+/// (f2fs-extent-ra's f2fs_mpage_readpages) gets no model check, says why, and shows its
+/// trace against the base kernel's.
+fn the_hybrid_checks_a_patch_without_a_policy(headline: &Scenario) -> Result<(), Failed> {
+    let point = &headline.points[0];
+    for (variant, base_model_parts) in [("async-align-v1", true), ("sync-ra-when-disabled", false)] {
+        let who = format!("unknown_patch::the_hybrid_checks_a_patch_without_a_policy ({variant})");
+        let out = shared_run(headline, point, variant, &who)?;
+        let v = check(headline, point, variant, &ModelExpectation::None, &out, &who)?;
+        if let Err(e) = v.render() {
+            return Err(format!("{who}: should pass with model == kernel on the hybrid:\n{e}").into());
+        }
+        let ran =
+            format!("model: the hybrid: mm/readahead.c and mm/fadvise.c of {variant} ran as C (the tree changes ");
+        if !v.summary.contains(&ran) {
+            return Err(format!("{who}: the summary does not say `{ran}`:\n{}", v.summary).into());
+        }
+        // The check is the C's: the base's Rust model parts from this kernel where the patch acts.
+        let base = radiff::model_check::check(headline, &out.env, &out.capture, &Policy::BASE);
+        if base.divergence.is_some() != base_model_parts {
+            return Err(format!(
+                "{who}: expected the base model to {} this kernel on the headline",
+                if base_model_parts { "part from" } else { "equal" }
+            )
+            .into());
+        }
+    }
+    let who = "unknown_patch::the_hybrid_checks_a_patch_without_a_policy (f2fs-extent-ra)";
+    let out = shared_run(headline, point, "f2fs-extent-ra", who)?;
+    let notes = check(headline, point, "f2fs-extent-ra", &ModelExpectation::None, &out, who)?
+        .render()
+        .map_err(|e| format!("{who}: should pass on its snapshot alone:\n{e}"))?;
+    eprint!("{notes}");
+    for want in [
+        "No model check: variant `f2fs-extent-ra` has no model policy and the hybrid cannot model it",
+        "f2fs_mpage_readpages() in fs/f2fs/data.c",
+        "trace equals the base kernel's",
+    ] {
+        if !notes.contains(want) {
+            return Err(format!("{who}: the notes do not say `{want}`:\n{notes}").into());
+        }
+    }
+    Ok(())
+}
+
+/// A variant declared `model: base` (a patch that must not change behaviour) whose kernel
+/// does change it fails at the first window where the base model and the kernel part:
+/// seed 000's v1 kernel, checked against the base policy, must fail where the base and v1
+/// models first differ.
+fn model_base_fails_at_the_first_window(headline: &Scenario) -> Result<(), Failed> {
+    let point = &headline.points[0];
+    let who = "unknown_patch::model_base_fails_at_the_first_window";
+    let out = shared_run(headline, point, "async-align-v1", who)?;
+    let file = radiff::repo_root().join("kernels/variants/async-align-v1").join(radiff::kernels::VARIANT_FILE);
+    let declared = ModelExpectation::Declared { policy: "base".into(), file, line: 1 };
+    let input = model_input(headline, &out.env, &out.capture.pfns);
+    let v1 = Policy::for_variant("async-align-v1").expect("a known policy");
+    let first = compare::compare(&predict(&input, &Policy::BASE), &predict(&input, &v1))
+        .ok_or_else(|| {
+            format!("{who}: the base and v1 models agree on the headline; this test needs a scenario where they part")
+        })?
+        .window;
+    let v = check(headline, point, "async-align-v1", &declared, &out, who)?;
+    let diverged = v.failures.iter().find_map(|f| match f {
+        Failure::Diverged { divergence, text } => Some((divergence.window, text)),
+        _ => None,
+    });
+    let declared_line = format!(
+        "{who}: checked against the model's `base` policy, as kernels/variants/async-align-v1/variant.yaml:1 says\n"
+    );
+    match (diverged, v.render()) {
+        (_, Ok(notes)) => Err(format!("{who}: passed, but the v1 kernel changes the base behaviour:\n{notes}").into()),
+        (Some((window, text)), Err(_)) if window == first && text.starts_with(&declared_line) => {
+            eprintln!(
+                "{who}: fails as it should, at window {first}:\n{}",
+                text.lines().take(8).collect::<Vec<_>>().join("\n")
+            );
+            Ok(())
+        }
+        (_, Err(e)) => {
+            Err(format!("{who}: expected a failure at window {first} naming variant.yaml, got:\n{e}").into())
+        }
+    }
+}
