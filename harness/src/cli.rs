@@ -263,7 +263,9 @@ pub struct ExploreArgs {
 
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
-    /// A raw patch mail (replies and all), an mbox of a series, or a folder of kernels/variants/.
+    /// A raw patch mail (replies and all, in any transfer encoding, the patch inline or
+    /// attached), an mbox of a series, a folder of kernels/variants/, or `-`: the mail on
+    /// standard input (`b4 am -o - MSGID | radiff review -`).
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
     /// Wall time of the whole review, builds included: 30s, 10m, 1h.

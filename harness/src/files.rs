@@ -43,6 +43,19 @@ pub fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
 }
 
+/// The bytes of `path` (a mail, which may be in any charset).
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::io(path, e))
+}
+
+/// All of standard input (`radiff review -`).
+pub fn read_stdin() -> Result<Vec<u8>> {
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin(), &mut raw)
+        .map_err(|e| Error::io(Path::new("standard input"), e))?;
+    Ok(raw)
+}
+
 /// The text of `path`, or `None` when there is none; any other error is an error.
 pub fn read_text_if_any(path: &Path) -> Result<Option<String>> {
     match std::fs::read_to_string(path) {

@@ -21,6 +21,7 @@ pub mod host;
 pub mod hybrid;
 pub mod hybrid_check;
 pub mod kernels;
+pub mod mail;
 pub mod model_check;
 pub mod port;
 pub mod process;

@@ -82,10 +82,15 @@ impl Rig {
 }
 
 fn rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
+    rig_with(READAHEAD_C, variants)
+}
+
+/// A rig whose base's mm/readahead.c is `readahead_c`.
+fn rig_with(readahead_c: &str, variants: &[(&str, &[(&str, &str)])]) -> Rig {
     let tmp = tempfile::tempdir().unwrap();
     let linux = tmp.path().join("linux");
     std::fs::create_dir_all(linux.join("mm")).unwrap();
-    std::fs::write(linux.join("mm/readahead.c"), READAHEAD_C).unwrap();
+    std::fs::write(linux.join("mm/readahead.c"), readahead_c).unwrap();
     std::fs::write(linux.join("Makefile"), "VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n").unwrap();
     sh(&linux, &["git", "init", "-q"]);
     sh(&linux, &["git", "add", "-A"]);
@@ -379,4 +384,93 @@ fn a_record_cut_short_is_made_again() {
     std::fs::write(tree.join(".radiff-unpacked"), "").unwrap();
     assert_eq!(builder.work_tree().unwrap(), tree);
     assert_recorded(&tree);
+}
+
+/// Seed 001's mail as the repository keeps it (lore's raw view), the plain one.
+fn seed_001() -> String {
+    let dir = radiff::repo_root().join("kernels/variants/sync-ra-when-disabled");
+    let mail = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "mbox"));
+    std::fs::read_to_string(mail.expect("seed 001's mail")).unwrap()
+}
+
+/// An mm/readahead.c that `diff`'s hunks apply to: each hunk's old side (context and
+/// removed lines) at the line its header names, filler lines between.
+fn old_side(diff: &[&str]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for line in diff {
+        if let Some(header) = line.strip_prefix("@@ -") {
+            let start: usize = header.split([',', ' ']).next().unwrap().parse().unwrap();
+            while out.len() + 1 < start {
+                out.push(format!("/* filler line {} */", out.len() + 1));
+            }
+        } else if let Some(old) = line.strip_prefix(' ').or_else(|| line.strip_prefix('-')) {
+            if !line.starts_with("--- ") {
+                out.push(old.to_string());
+            }
+        }
+    }
+    out.join("\n") + "\n/* the end */\n"
+}
+
+/// Seed 001's mail saved quoted-printable, base64 and as an attachment: each applies as a
+/// variant through the kernels' own `patch -p1` (the one place radiff applies a patch) and
+/// patches mm/readahead.c exactly as the plain mail does, where the raw copies would not.
+#[test]
+fn a_mail_as_clients_save_it_applies_as_a_variant_like_the_plain_one() {
+    let plain = seed_001();
+    let parsed = radiff::mail::parse(plain.as_bytes()).unwrap();
+    let base = old_side(&parsed.patches[0].diff());
+    let copies = radiff::testing::encoded_copies(&plain);
+    let texts: Vec<(String, String)> = std::iter::once(("plain".to_string(), plain.clone()))
+        .chain(copies.iter().map(|(how, raw)| (how.to_string(), String::from_utf8(raw.clone()).unwrap())))
+        .collect();
+    let files: Vec<(String, [(&str, &str); 1])> =
+        texts.iter().map(|(how, text)| (how.clone(), [("0001-seed-001.mbox", text.as_str())])).collect();
+    let variants: Vec<(&str, &[(&str, &str)])> = files.iter().map(|(how, f)| (how.as_str(), &f[..])).collect();
+    let rig = rig_with(&base, &variants);
+    let kernels = rig.kernels();
+    let tree = radiff::port::DirFiles::new(&rig.linux);
+    let patched = |name: &str| {
+        let variant = kernels.variant(name).unwrap();
+        let files = radiff::port::PatchedFiles::new(&tree, name, &variant.patches, &[])
+            .unwrap_or_else(|e| panic!("{name} does not apply: {e}"));
+        radiff::port::Files::read(&files, "mm/readahead.c").unwrap().unwrap()
+    };
+    let want = patched("plain");
+    assert_ne!(want, base, "the plain mail changes the file");
+    for (how, _) in &copies {
+        assert_eq!(patched(how), want, "{how}: patched as the plain mail patches it");
+    }
+    // The raw quoted-printable copy is not a patch `patch` can read as it is.
+    let raw = rig.repo.join("kernels/variants/quoted-printable/0001-seed-001.mbox");
+    let out =
+        Command::new("patch").args(["-p1", "--dry-run", "-i"]).arg(&raw).current_dir(&rig.linux).output().unwrap();
+    assert!(!out.status.success(), "the encoded copy applied undecoded: the test shows nothing");
+}
+
+/// `radiff review` takes the same copies: each is seed 001's diff (the repository's
+/// variant of it is reused), and made under a name of its own it is kept as it came and
+/// applies.
+#[test]
+fn review_takes_a_mail_as_clients_save_it() {
+    let plain = seed_001();
+    let parsed = radiff::mail::parse(plain.as_bytes()).unwrap();
+    let rig =
+        rig_with(&old_side(&parsed.patches[0].diff()), &[("sync-ra-when-disabled", &[("0001-seed.mbox", &plain)])]);
+    let kernels = rig.kernels();
+    for (how, raw) in radiff::testing::encoded_copies(&plain) {
+        let mail = rig.repo.join(format!("{how}.eml"));
+        std::fs::write(&mail, &raw).unwrap();
+        let same = radiff::review::prepare::prepare(&kernels, &rig.cache, &mail, None).unwrap();
+        assert_eq!(same.variant, "sync-ra-when-disabled", "{how}: {}", same.how);
+        assert_eq!(same.subject, parsed.subject, "{how}");
+        let made = radiff::review::prepare::prepare(&kernels, &rig.cache, &mail, Some(how))
+            .unwrap_or_else(|e| panic!("{how}: {e}"));
+        assert!(made.how.starts_with(&format!("made kernels/variants/{how}/")), "{how}: {}", made.how);
+        let kept = rig.repo.join("kernels/variants").join(how).join(format!("0001-{how}.mbox"));
+        assert_eq!(std::fs::read(&kept).unwrap(), raw, "{how}: the mail is kept as it came");
+    }
 }

@@ -144,6 +144,27 @@ fn a_mail_whose_c_includes_a_file_outside_the_tree_exits_2_naming_the_line_and_c
     assert!(!repo.path().join("out").exists(), "and no review folder");
 }
 
+/// `radiff review -` reads the mail from standard input, and bad input there is named so.
+#[test]
+fn a_mail_on_standard_input_is_read_and_named_in_its_error() {
+    let repo = repo();
+    let before = variants(repo.path());
+    let mut child = Command::new(RADIFF)
+        .args(["review", "-", "--out"])
+        .arg(repo.path().join("out"))
+        .env("RADIFF_ROOT", repo.path())
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"Subject: [PATCH] mm: x\n\nno diff here\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("radiff: error: standard input: it has no diff"), "{stderr}");
+    assert_eq!(variants(repo.path()), before, "bad input makes no variant");
+}
+
 /// A repository whose `scenarios/` holds only `names` (links to the real ones, and the fio
 /// jobs), with links to the rest.
 fn repo_with(names: &[&str]) -> tempfile::TempDir {

@@ -22,6 +22,7 @@ mod source;
 mod tree;
 
 pub(crate) use tree::apply_patch;
+pub use tree::patch_text;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -150,15 +150,38 @@ pub(super) fn reset_tree(tree: &Path, base: &str) -> Result<()> {
     Ok(())
 }
 
-/// Applies one patch (`patch -p1`, a raw mail as it is) in `tree`, first as a dry run so
-/// that a patch that does not apply changes nothing; the error carries patch's own account
-/// of the failing hunks. The one place radiff applies a patch.
+/// The text `patch -p1` gets of a variant's patch file: the mail decoded (quoted-printable,
+/// base64, an attachment, CRLF: [`crate::mail::patch_text`]); a plain mail or diff as it is.
+pub fn patch_text(patch: &Path) -> Result<String> {
+    decoded(patch, &std::fs::read(patch).map_err(|e| Error::io(patch, e))?)
+}
+
+fn decoded(patch: &Path, raw: &[u8]) -> Result<String> {
+    crate::mail::patch_text(raw)
+        .map_err(|why| Error::input(patch, 0, format!("{why}; save the mail as your mail client shows its source")))
+}
+
+/// Applies one patch (`patch -p1`, a raw mail decoded: [`patch_text`]) in `tree`, first as a
+/// dry run so that a patch that does not apply changes nothing; the error carries patch's
+/// own account of the failing hunks. The one place radiff applies a patch.
 pub(crate) fn apply_patch(tree: &Path, variant: &str, patch: &Path) -> Result<()> {
+    let raw = std::fs::read(patch).map_err(|e| Error::io(patch, e))?;
+    let text = decoded(patch, &raw)?;
+    // A mail that needed decoding goes to patch as its decoded text, in a file of its own.
+    let decoded = match raw == text.as_bytes() {
+        true => None,
+        false => {
+            let mut file = tempfile::NamedTempFile::new().map_err(|e| Error::io(Path::new("/tmp"), e))?;
+            std::io::Write::write_all(&mut file, text.as_bytes()).map_err(|e| Error::io(file.path(), e))?;
+            Some(file)
+        }
+    };
+    let input = decoded.as_ref().map_or(patch, |f| f.path());
     let patch_cmd = |dry: bool| {
         let mut cmd = Cmd::new("patch")
             .dir(tree)
             .args(["-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-r", "-", "-i"])
-            .arg(patch);
+            .arg(input);
         if dry {
             cmd = cmd.arg("--dry-run");
         }

@@ -119,7 +119,8 @@ impl<'a> PatchedFiles<'a> {
             tempfile::Builder::new().prefix("radiff-port-").tempdir().map_err(|e| Error::io(Path::new("/tmp"), e))?;
         let mut wanted: Vec<String> = also.iter().map(|s| s.to_string()).collect();
         for p in patches {
-            let text = crate::files::read_text(p)?;
+            // The decoded mail: an encoded body must not hide a name outside the tree.
+            let text = crate::kernels::patch_text(p)?;
             if let Some((line, why)) = outside_the_tree(&text) {
                 return Err(Error::input(
                     p,

@@ -16,7 +16,6 @@
 //! Exit status: 0 when the kernels show nothing worse, 1 when they do, 2 on bad input.
 
 pub mod evidence;
-pub mod mail;
 pub mod prepare;
 pub mod reply;
 mod write;
@@ -130,7 +129,7 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     // the ported functions' files (a change beside them elsewhere reaches every scenario).
     let mut files = Vec::new();
     for p in &variant.patches {
-        files.extend(crate::port::touched_files(&crate::files::read_text(p)?));
+        files.extend(crate::port::touched_files(&crate::kernels::patch_text(p)?));
     }
     files.sort();
     files.dedup();

@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::mail::{self, Mail};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels};
+use crate::mail::{self, Mail};
 
 /// The variant a review runs on.
 #[derive(Clone, Debug)]
@@ -21,17 +21,20 @@ pub struct Prepared {
     pub how: String,
 }
 
-/// The variant for `path` (a mail, an mbox, or a folder of `kernels/variants/`), made in
-/// `kernels` if needed under `name` (default: from the subject). Bad input changes nothing:
-/// a mail with no diff, or a patch that does not apply, is an error naming the file and the
-/// hunk, before any folder is made.
+/// The variant for `path` (a mail, an mbox, or a folder of `kernels/variants/`; `-`, a mail
+/// on standard input), made in `kernels` if needed under `name` (default: from the
+/// subject). Bad input changes nothing: a mail with no diff, or a patch that does not
+/// apply, is an error naming the file and the hunk, before any folder is made.
 pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>) -> Result<Prepared> {
     let variants_dir = kernels.dir.join("variants");
     if path.is_dir() {
         return existing_folder(kernels, &variants_dir, path);
     }
-    let text = crate::files::read_text(path)?;
-    let mail = mail::parse(&text).map_err(|why| Error::input(path, 0, why))?;
+    let (path, raw) = match path == Path::new("-") {
+        true => (Path::new(STDIN), crate::files::read_stdin()?),
+        false => (path, crate::files::read_bytes(path)?),
+    };
+    let mail = mail::parse(&raw).map_err(|why| Error::input(path, 0, why))?;
     let subjects: Vec<String> = mail.patches.iter().map(|m| m.subject.clone()).collect();
     // A name given asks for a variant of its own, even where another holds the same diff.
     if let Some(same) = name.is_none().then(|| same_diff(kernels, &mail)).transpose()?.flatten() {
@@ -42,7 +45,7 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
             patch_subjects: subjects,
         });
     }
-    let wanted = name.map(str::to_string).unwrap_or_else(|| mail::variant_name(&mail.subject));
+    let wanted = name.map(str::to_string).unwrap_or_else(|| mail.name.clone());
     if name.is_some() && variants_dir.join(&wanted).exists() {
         return Err(Error::Other(format!(
             "kernels/variants/{wanted}/ exists and holds another diff: give another --name, or review the folder itself"
@@ -132,8 +135,7 @@ fn existing_folder(kernels: &Kernels, variants_dir: &Path, path: &Path) -> Resul
     let variant = kernels.variant(&name)?;
     let mut subjects = Vec::new();
     for p in &variant.patches {
-        let text = crate::files::read_text(p)?;
-        let mail = mail::parse(&text).map_err(|why| Error::input(p, 0, why))?;
+        let mail = mail::parse(&crate::files::read_bytes(p)?).map_err(|why| Error::input(p, 0, why))?;
         subjects.extend(mail.patches.iter().map(|m| m.subject.clone()));
     }
     let subject = subjects.first().cloned().unwrap_or_else(|| format!("[PATCH] {name}"));
@@ -151,7 +153,7 @@ fn same_diff(kernels: &Kernels, mail: &Mail) -> Result<Option<String>> {
     for v in kernels.variants.iter().filter(|v| !v.patches.is_empty()) {
         let mut texts = Vec::new();
         for p in &v.patches {
-            texts.push(crate::files::read_text(p)?);
+            texts.push(crate::kernels::patch_text(p)?);
         }
         let theirs: Vec<&str> = texts.iter().flat_map(|t| mail::diff_lines(t)).collect();
         if theirs == wanted {
@@ -172,15 +174,19 @@ fn free_name(variants_dir: &Path, wanted: &str) -> String {
     name
 }
 
-/// The files a variant keeps: a raw mail as it is (`0001-NAME.mbox`); a series, one file
-/// per patch in its order (`0001-...patch`, applied in file-name order).
-fn patch_files(mail: &Mail, variant: &str) -> Vec<(PathBuf, String)> {
+/// The files a variant keeps, each message as it came (the kernels decode it as they apply
+/// it): a raw mail (`0001-NAME.mbox`); a series, one file per patch in its order
+/// (`0001-...patch`, applied in file-name order).
+fn patch_files(mail: &Mail, variant: &str) -> Vec<(PathBuf, Vec<u8>)> {
     if mail.patches.len() == 1 {
-        return vec![(PathBuf::from(format!("0001-{variant}.mbox")), mail.patches[0].text.clone())];
+        return vec![(PathBuf::from(format!("0001-{variant}.mbox")), mail.patches[0].raw.clone())];
     }
     mail.patches
         .iter()
         .enumerate()
-        .map(|(i, m)| (PathBuf::from(format!("{:04}-{}.patch", i + 1, mail::variant_name(&m.subject))), m.text.clone()))
+        .map(|(i, m)| (PathBuf::from(format!("{:04}-{}.patch", i + 1, m.name)), m.raw.clone()))
         .collect()
 }
+
+/// What a mail read from standard input (`radiff review -`) is called in messages.
+const STDIN: &str = "standard input";
