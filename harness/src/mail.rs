@@ -53,6 +53,19 @@ pub struct Thread {
     pub date: Option<String>,
 }
 
+impl Thread {
+    /// The sender's name as the attribution line gives it (`A Developer` of `A Developer
+    /// <dev@example.org>`, the address where it has no name).
+    pub fn author(&self) -> Option<String> {
+        let from = self.from.as_deref()?;
+        let single = match mailparse::addrparse(from).ok()?.first()? {
+            mailparse::MailAddr::Single(s) => s.clone(),
+            mailparse::MailAddr::Group(g) => g.addrs.first()?.clone(),
+        };
+        Some(single.display_name.filter(|n| !n.trim().is_empty()).unwrap_or(single.addr))
+    }
+}
+
 impl Message {
     /// The diff's own lines (headers, hunk headers, context, removed and added), in order:
     /// two mails with the same diff are the same patch, whatever their prose, replies and

@@ -85,6 +85,7 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     let (patch, why) = predictor(&lab.kernels, &cache, &v, &variant.model)?;
     let mut review = Review {
         subject: prepared.subject.clone(),
+        thread: prepared.thread.clone(),
         patches: variant.patches.len(),
         variant: v.clone(),
         kernels: format!("{} and the same with the patch, under QEMU", base_name(&lab.kernels.base, &report.kernel)),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
 use crate::kernels::{Builder, Kernels};
-use crate::mail::{self, Mail};
+use crate::mail::{self, Mail, Thread};
 
 /// The variant a review runs on.
 #[derive(Clone, Debug)]
@@ -15,6 +15,8 @@ pub struct Prepared {
     pub variant: String,
     /// The subject the reply answers.
     pub subject: String,
+    /// The headers of the mail it answers (empty for a mail saved without them).
+    pub thread: Thread,
     /// Each patch's subject, in the series' order.
     pub patch_subjects: Vec<String>,
     /// What was done to find it (`made kernels/variants/x/ from ...`, `the same diff as ...`).
@@ -42,6 +44,7 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
             how: format!("the same diff as kernels/variants/{same}/ (reused, with its kernel and model)"),
             variant: same,
             subject: mail.subject,
+            thread: mail.thread,
             patch_subjects: subjects,
         });
     }
@@ -97,6 +100,7 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
         how: format!("made kernels/variants/{variant}/ from {} ({} patch file(s))", path.display(), files.len()),
         variant,
         subject: mail.subject,
+        thread: mail.thread,
         patch_subjects: subjects,
     })
 }
@@ -134,14 +138,17 @@ fn existing_folder(kernels: &Kernels, variants_dir: &Path, path: &Path) -> Resul
     }
     let variant = kernels.variant(&name)?;
     let mut subjects = Vec::new();
+    let mut thread = None;
     for p in &variant.patches {
         let mail = mail::parse(&crate::files::read_bytes(p)?).map_err(|why| Error::input(p, 0, why))?;
         subjects.extend(mail.patches.iter().map(|m| m.subject.clone()));
+        thread.get_or_insert(mail.thread);
     }
     let subject = subjects.first().cloned().unwrap_or_else(|| format!("[PATCH] {name}"));
     Ok(Prepared {
         variant: name.clone(),
         subject,
+        thread: thread.unwrap_or_default(),
         patch_subjects: subjects,
         how: format!("kernels/variants/{name}/ as it is"),
     })

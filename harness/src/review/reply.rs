@@ -34,6 +34,8 @@ pub struct Placed {
 #[derive(Clone, Debug, Default)]
 pub struct Review {
     pub subject: String,
+    /// The mail it answers: whom to send it to, and where in the thread.
+    pub thread: crate::mail::Thread,
     pub variant: String,
     /// What the kernels were: `Linux 7.3.4 (Debian linux-source-7.3) under QEMU TCG`.
     pub kernels: String,
@@ -148,10 +150,11 @@ fn table(out: &mut String, c: &Case) {
     }
 }
 
-/// The reply as plain text.
+/// The reply as plain text: a mail a maintainer sends as it is (`git send-email`, `mutt
+/// -H`), its headers first, then a blank line and the body.
 pub fn text(r: &Review) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "Subject: Re: {}\n", r.subject.trim_start_matches("Re: "));
+    let mut s = headers(r);
+    s.push('\n');
     s.push_str(&wrap(
         &format!(
             "radiff ran this {} ({}) against {}. Every figure below that says \"kernels\" comes from two runs of each kernel that agree; {}",
@@ -215,6 +218,37 @@ pub fn text(r: &Review) -> String {
     }
     closing_part(&mut s, r);
     s
+}
+
+/// `Subject:`, and where the mail answered says it: `To:` its sender, `Cc:` its `To:` and
+/// `Cc:`, `In-Reply-To:` its Message-ID, `References:` its References and its Message-ID
+/// (one id a line), so that the reply joins its thread.
+fn headers(r: &Review) -> String {
+    let t = &r.thread;
+    let mut s = format!("Subject: Re: {}\n", r.subject.trim_start_matches("Re: "));
+    if let Some(from) = &t.from {
+        let _ = writeln!(s, "To: {from}");
+    }
+    let cc: Vec<&str> = [&t.to, &t.cc].into_iter().flatten().map(String::as_str).collect();
+    if !cc.is_empty() {
+        let _ = writeln!(s, "Cc: {}", cc.join(", "));
+    }
+    if let Some(id) = &t.message_id {
+        let _ = writeln!(s, "In-Reply-To: {id}");
+        let ids: Vec<&str> = t.references.iter().map(String::as_str).chain([id.as_str()]).collect();
+        let _ = writeln!(s, "References: {}", ids.join("\n "));
+    }
+    s
+}
+
+/// The usual line above a quote of the mail: `On DATE, NAME wrote:` (without the date
+/// where the mail has none); `None` when it names no sender.
+fn attribution(t: &crate::mail::Thread) -> Option<String> {
+    let name = t.author()?;
+    Some(match &t.date {
+        Some(date) => format!("On {date}, {name} wrote:"),
+        None => format!("{name} wrote:"),
+    })
 }
 
 fn repository_part(s: &mut String, r: &Review) {
@@ -310,8 +344,13 @@ fn parting_part(s: &mut String, r: &Review, i: usize, quoted: &mut Vec<usize>) {
             let _ = writeln!(s, "  in the hunk quoted above ({header})");
             continue;
         }
-        quoted.push(h);
         let _ = writeln!(s, "  in this hunk of the patch:");
+        if quoted.is_empty() {
+            if let Some(line) = attribution(&r.thread) {
+                s.push_str(&wrap(&line, "", ""));
+            }
+        }
+        quoted.push(h);
         for line in r.hunks[h].lines() {
             let _ = writeln!(s, "> {line}");
         }
@@ -401,10 +440,13 @@ fn closing_part(s: &mut String, r: &Review) {
 /// as tables and its hunks as diffs.
 pub fn markdown(r: &Review) -> String {
     let plain = text(r);
-    let mut md = String::new();
+    // The mail's headers but its subject are for sending, not for a page.
+    let (head, body) = plain.split_once("\n\n").unwrap_or((&plain, ""));
+    let subject = head.lines().find_map(|l| l.strip_prefix("Subject: ")).unwrap_or("");
+    let mut md = format!("# {subject}\n\n");
     let mut in_quote = false;
     let mut in_table = false;
-    for line in plain.lines() {
+    for line in body.lines() {
         let quoted = line.starts_with("> ");
         if quoted != in_quote {
             md.push_str(if quoted { "```diff\n" } else { "```\n" });
@@ -419,9 +461,7 @@ pub fn markdown(r: &Review) -> String {
             // A table ends at a blank line; the next line would be read as its row.
             md.push('\n');
         }
-        if let Some(subject) = line.strip_prefix("Subject: ") {
-            let _ = writeln!(md, "# {subject}");
-        } else if is_case_heading(line) {
+        if is_case_heading(line) {
             if !md.ends_with("\n\n") {
                 md.push('\n');
             }

@@ -157,3 +157,43 @@ fn the_headline_is_the_case_whose_reads_or_folios_change_most_not_its_window_cou
     ]);
     assert_eq!(r.headline().map(|h| r.cases[h].name.as_str()), Some("more_reads"));
 }
+
+#[test]
+fn a_reply_threads_under_the_mail_it_answers_and_attributes_the_quoted_hunk() {
+    let mail = crate::mail::parse(
+        b"From: A Developer <dev@example.org>\nTo: linux-mm@kvack.org\nCc: Reviewer <r@example.org>,\n Other <o@example.org>\nDate: Mon, 3 Aug 2026 10:00:00 +0000\nMessage-ID: <patch@example.org>\nReferences: <cover@example.org>\n <v1@example.org>\nSubject: [PATCH] mm/readahead: keep at least half\n\n---\n--- a/mm/readahead.c\n+++ b/mm/readahead.c\n@@ -1 +1 @@\n-a\n+b\n",
+    )
+    .unwrap();
+    let mut r = review(vec![case("1mib_after_4k", trace(40, 4, 2), trace(10, 16, 4), false)]);
+    r.thread = mail.thread;
+    let t = text(&r);
+    let (head, body) = t.split_once("\n\n").unwrap();
+    assert_eq!(
+        head,
+        "Subject: Re: [PATCH] mm/readahead: keep at least half of the async window when aligning it\n\
+         To: A Developer <dev@example.org>\n\
+         Cc: linux-mm@kvack.org, Reviewer <r@example.org>, Other <o@example.org>\n\
+         In-Reply-To: <patch@example.org>\n\
+         References: <cover@example.org>\n <v1@example.org>\n <patch@example.org>"
+    );
+    let quote = body.find("\n> @@ -713,6 +713,9 @@").expect("the hunk is quoted");
+    assert!(
+        body[..quote].ends_with("  in this hunk of the patch:\nOn Mon, 3 Aug 2026 10:00:00 +0000, A Developer wrote:"),
+        "the attribution line stands right above the first quote:\n{t}"
+    );
+    assert_eq!(t.matches(" wrote:").count(), 1, "{t}");
+    let md = markdown(&r);
+    assert!(md.starts_with("# Re: [PATCH] mm/readahead: keep at least half"), "{md}");
+    assert!(!md.contains("In-Reply-To") && !md.contains("\nTo: "), "the headers are the mail's, not the page's:\n{md}");
+
+    // A mail saved without headers (lore's raw view): a subject and no more, no attribution.
+    r.thread = crate::mail::Thread::default();
+    let t = text(&r);
+    assert!(
+        t.starts_with(
+            "Subject: Re: [PATCH] mm/readahead: keep at least half of the async window when aligning it\n\nradiff ran"
+        ),
+        "{t}"
+    );
+    assert!(!t.contains(" wrote:"), "{t}");
+}
