@@ -646,14 +646,13 @@ mod tests {
         assert!(p.gens.len() < 60, "{}", p.gens.len());
     }
 
-    fn hit(key: &str) -> Hit {
-        Hit { detector: "variant-change", key: key.into(), strength: 1.0, detail: String::new() }
-    }
-
     #[test]
     fn a_shrunk_change_must_stay_worse_when_it_was() {
-        let worse = hit("v: device reads more; worse on device reads");
-        let better = hit("v: device reads fewer");
+        use crate::explore::detect::Figure::DeviceReads;
+        let worse = crate::explore::testing::variant_hit(&[(DeviceReads, 1.0, 2.0)], true);
+        assert_eq!(worse.key, "v: device reads more; worse on device reads");
+        let better = crate::explore::testing::variant_hit(&[(DeviceReads, 2.0, 1.0)], true);
+        assert_eq!(better.key, "v: device reads fewer");
         assert!(same_way(&worse, &Some(worse.clone())));
         assert!(!same_way(&worse, &Some(better.clone())));
         assert!(!same_way(&worse, &None));

@@ -15,12 +15,12 @@ use std::collections::BTreeMap;
 
 use radiff_model::{Op, Submit, Trace, Trigger, Window};
 
-use crate::summary::Figures;
-
+mod change;
 mod hint;
 mod ramp;
 mod thresholds;
 
+pub use change::{changes, requests_or_folios_differ, variant_change, Change, Figure, VariantChange};
 pub use hint::{hint_shortfall, hints, Hint};
 pub use ramp::lost_ramp;
 pub use thresholds::{help as thresholds_help, Threshold, Thresholds};
@@ -72,6 +72,9 @@ pub struct Hit {
     pub strength: f64,
     /// What it saw, for a reviewer.
     pub detail: String,
+    /// A variant change's figures and their directions, which `key` renders (`None` for
+    /// the other detectors): what decides whether it is worse, never the key's text.
+    pub change: Option<VariantChange>,
 }
 
 /// A detector over one trace.
@@ -374,6 +377,7 @@ pub fn trimmed_window(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
     let mean = ratio_sum / trimmed as f64;
     Some(Hit {
         detector: "trimmed-window",
+        change: None,
         key: format!("~{p}->~{s} pages"),
         strength: trimmed as f64 / windows.max(1) as f64 * (1.0 - mean),
         detail: format!("{trimmed} of {windows} windows in sequential streams trimmed to {:.0} % of the one before (most often ~{p} -> ~{s} pages)", mean * 100.0),
@@ -406,6 +410,7 @@ pub fn order_collapse(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
             if best.as_ref().is_none_or(|b| strength > b.strength) {
                 best = Some(Hit {
                     detector: "order-collapse",
+                    change: None,
                     key: format!("o{median} of o{allowed}"),
                     strength,
                     detail: format!(
@@ -454,6 +459,7 @@ pub fn fragmentation(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit
             if best.as_ref().is_none_or(|b| strength > b.strength) {
                 best = Some(Hit {
                     detector: "fragmentation",
+                    change: None,
                     key: format!("~{} for ~{}", crate::summary::kib(*got), crate::summary::kib(*want)),
                     strength,
                     detail: format!(
@@ -572,98 +578,13 @@ pub fn amplification(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit
     let ratio = device as f64 / program as f64;
     (ratio >= t.get("amplification")).then(|| Hit {
         detector: "amplification",
+        change: None,
         key: format!("x{}", pow2_floor(ratio as u64)),
         strength: ratio,
         detail: format!(
             "the device read {} for {} the program read: x{ratio:.1}",
             crate::summary::kib(device),
             crate::summary::kib(program)
-        ),
-    })
-}
-
-/// One figure of a variant against the base.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Change {
-    pub figure: &'static str,
-    pub base: f64,
-    pub variant: f64,
-    /// True when the variant's value is worse (more reads or bytes, smaller folios).
-    pub worse: bool,
-}
-
-/// The figures a variant change is judged on: data reads, bytes read, folios, mean folio
-/// size (pages) and windows, with which direction is worse.
-pub fn changes(base: &Trace, variant: &Trace) -> Vec<Change> {
-    let (a, b) = (Figures::of(base), Figures::of(variant));
-    let pages = |f: &Figures| {
-        let total: u64 = f.folio_orders.iter().map(|(o, n)| n << o).sum();
-        if f.folios == 0 {
-            0.0
-        } else {
-            total as f64 / f.folios as f64
-        }
-    };
-    let rows = [
-        ("device reads", a.data_reads as f64, b.data_reads as f64, true),
-        ("bytes read", a.bytes_read as f64, b.bytes_read as f64, true),
-        ("folios", a.folios as f64, b.folios as f64, true),
-        ("pages per folio", pages(&a), pages(&b), false),
-        ("windows", a.windows as f64, b.windows as f64, true),
-    ];
-    rows.iter()
-        .filter(|r| r.1 != r.2)
-        .map(|&(figure, x, y, more_is_worse)| Change {
-            figure,
-            base: x,
-            variant: y,
-            worse: if more_is_worse { y > x } else { y < x },
-        })
-        .collect()
-}
-
-/// Whether two traces differ in their device requests or their folios (what a variant
-/// change is).
-pub fn requests_or_folios_differ(a: &Trace, b: &Trace) -> bool {
-    a.requests().ne(b.requests()) || a.folios().ne(b.folios())
-}
-
-/// Variant change: any difference in device requests or folios between the base's trace
-/// and a variant's, with its direction on each figure. The key lists the directions
-/// (`device reads fewer, pages per folio more`), so findings group by what changed how.
-pub fn variant_change(base: &Trace, variant: &Trace, name: &str) -> Option<Hit> {
-    if !requests_or_folios_differ(base, variant) {
-        return None;
-    }
-    let same_requests = base.requests().eq(variant.requests());
-    let changes = changes(base, variant);
-    let key: Vec<String> = changes
-        .iter()
-        .filter(|c| c.figure != "windows")
-        .map(|c| format!("{} {}", c.figure, if c.variant > c.base { "more" } else { "fewer" }))
-        .collect();
-    let worse: Vec<&str> = changes.iter().filter(|c| c.worse).map(|c| c.figure).collect();
-    let detail: Vec<String> =
-        changes.iter().map(|c| format!("{} {} -> {}", c.figure, fmt_num(c.base), fmt_num(c.variant))).collect();
-    // Strength: the largest relative change.
-    let strength = changes.iter().map(|c| (c.variant - c.base).abs() / c.base.abs().max(1.0)).fold(0.0, f64::max);
-    Some(Hit {
-        detector: "variant-change",
-        key: format!(
-            "{name}: {}{}",
-            if !key.is_empty() {
-                key.join(", ")
-            } else if !same_requests {
-                "same totals, other requests".to_string()
-            } else {
-                "same totals, other folios".to_string()
-            },
-            if worse.is_empty() { String::new() } else { format!("; worse on {}", worse.join(", ")) }
-        ),
-        strength,
-        detail: format!(
-            "{name} against base: {}",
-            if detail.is_empty() { "requests or folios differ, totals equal".into() } else { detail.join(", ") }
         ),
     })
 }

@@ -122,3 +122,11 @@ pub fn on_unknown_variant(lab: &Lab) -> std::result::Result<(), String> {
     ));
     Ok(())
 }
+
+/// A variant-change hit of variant `v` made from its figures (`(figure, base, variant)`),
+/// for the unit tests of what decides on hits.
+pub fn variant_hit(figures: &[(super::detect::Figure, f64, f64)], requests_differ: bool) -> super::detect::Hit {
+    use super::detect::{Change, VariantChange};
+    let changes = figures.iter().map(|&(f, base, variant)| Change::new(f, base, variant)).collect();
+    VariantChange { variant: "v".into(), changes, requests_differ }.hit()
+}

@@ -460,17 +460,23 @@ fn a_written_finding_parses_under_its_file_name_and_replays_as_a_trial() {
 
 #[test]
 fn variant_changes_say_whether_they_change_requests_and_are_worse() {
-    let h =
-        |key: &str| detect::Hit { detector: "variant-change", key: key.into(), strength: 1.0, detail: String::new() };
-    assert!(
-        is_worse(&h("v: bytes read more; worse on bytes read"))
-            && changes_requests(&h("v: bytes read more; worse on bytes read"))
-    );
-    assert!(!is_worse(&h("v: device reads fewer")) && changes_requests(&h("v: device reads fewer")));
-    assert!(!changes_requests(&h("v: folios fewer, pages per folio more")));
-    assert!(
-        !changes_requests(&h("v: same totals, other folios")) && changes_requests(&h("v: same totals, other requests"))
-    );
+    use detect::Figure::{BytesRead, DeviceReads, Folios, PagesPerFolio};
+    // Each hit made from its figures; its key, rendered once from them, is the one the
+    // assertions were written on.
+    let h = |figures: &[(detect::Figure, f64, f64)], requests_differ: bool, key: &str| {
+        let hit = crate::explore::testing::variant_hit(figures, requests_differ);
+        assert_eq!(hit.key, key, "the figures render to the key");
+        hit
+    };
+    let bytes_more = h(&[(BytesRead, 4096.0, 8192.0)], true, "v: bytes read more; worse on bytes read");
+    assert!(is_worse(&bytes_more) && changes_requests(&bytes_more));
+    let reads_fewer = h(&[(DeviceReads, 2.0, 1.0)], true, "v: device reads fewer");
+    assert!(!is_worse(&reads_fewer) && changes_requests(&reads_fewer));
+    let folios = h(&[(Folios, 2.0, 1.0), (PagesPerFolio, 1.0, 2.0)], false, "v: folios fewer, pages per folio more");
+    assert!(!changes_requests(&folios));
+    let other_folios = h(&[], false, "v: same totals, other folios");
+    let other_requests = h(&[], true, "v: same totals, other requests");
+    assert!(!changes_requests(&other_folios) && changes_requests(&other_requests));
 }
 
 // ---- several files ----

@@ -56,7 +56,10 @@ pub fn shrink_findings(
             done += 1;
             // A variant change shrinks to one that changes the same figures the same way
             // (a regression must stay one); the other detectors only need to fire.
-            let same = |h: &Hit| f.variant.is_none() || h.key == f.hit.key;
+            let same = |h: &Hit| match (&h.change, &f.hit.change) {
+                (Some(a), Some(b)) => a.same_pattern(b),
+                _ => f.variant.is_none(),
+            };
             let (gen, calls) = shrink::shrink(
                 &f.gen,
                 |g| fires(g, f.hit.detector, f.variant.as_deref(), policies, &o.thresholds).is_some_and(|h| same(&h)),
@@ -129,11 +132,10 @@ pub fn shrink_findings(
 
 /// Whether a variant change is worse on some figure.
 pub fn is_worse(hit: &Hit) -> bool {
-    hit.detector == "variant-change" && hit.key.contains("; worse on ")
+    hit.change.as_ref().is_some_and(|c| c.is_worse())
 }
 
 /// Whether a variant change changes the device's requests (not only the folios).
 pub fn changes_requests(hit: &Hit) -> bool {
-    hit.detector == "variant-change"
-        && (hit.key.contains("device reads") || hit.key.contains("bytes read") || hit.key.contains("other requests"))
+    hit.change.as_ref().is_some_and(|c| c.changes_requests())
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use radiff_model::{explain, ModelConfig, Policy, Trace};
 
-use crate::explore::detect::{changes, requests_or_folios_differ, Change};
+use crate::explore::detect::{changes, requests_or_folios_differ, Change, Figure};
 use crate::model_check::Predictor;
 use crate::run::Lab;
 use crate::scenario::Scenario;
@@ -131,7 +131,7 @@ impl Case {
     pub fn strength(&self) -> f64 {
         self.changes()
             .iter()
-            .filter(|c| c.figure != "windows")
+            .filter(|c| c.figure != Figure::Windows)
             .map(|c| (c.variant - c.base).abs() / c.base.abs().max(1.0))
             .fold(0.0, f64::max)
     }

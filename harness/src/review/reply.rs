@@ -312,7 +312,7 @@ fn headline_part(s: &mut String, r: &Review, h: usize, quoted: &mut Vec<usize>) 
             s.push_str(&wrap(&b.sizes_line(4), "  reads after    ", "                 "));
         }
     }
-    let worse: Vec<&str> = c.changes().iter().filter(|x| x.worse).map(|x| x.figure).collect();
+    let worse: Vec<&str> = c.changes().iter().filter(|x| x.worse).map(|x| x.figure.name()).collect();
     if !worse.is_empty() {
         s.push_str(&wrap(&format!("Worse on {}.", worse.join(", ")), "  ", "  "));
     }

@@ -184,6 +184,7 @@ pub fn hint_shortfall(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hi
     let io_pages = ctx.max_sectors_kb / 4;
     Some(Hit {
         detector: "hint-shortfall",
+        change: None,
         key: format!("{} read under 1/{} of it", h.kind, pow2_floor(e.asked / e.read.max(1)).max(1)),
         strength,
         detail: format!(

@@ -187,6 +187,7 @@ pub fn lost_ramp(trace: &Trace, ctx: &Context, t: &Thresholds) -> Option<Hit> {
             let what = if s.size <= first.size { "size" } else { "order" };
             best = Some(Hit {
                 detector: "lost-ramp",
+                change: None,
                 key: format!("{what} back to the start at a {} window", trigger_name(s.trigger)),
                 strength,
                 detail: format!(
