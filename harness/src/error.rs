@@ -58,6 +58,14 @@ pub enum Error {
     /// A patch of a variant's series does not apply to the base tree.
     #[error("variant `{variant}`: patch {} does not apply (the work tree was restored):\n{}", patch.display(), indent(output))]
     PatchFailed { variant: String, patch: PathBuf, output: String },
+    /// A kernel tree that does not define the tracepoints every run enables: refused
+    /// before it is built ([`crate::kernels::check_tree`]).
+    #[error(
+        "kernel `{variant}` cannot be traced: its tree {} lacks tracepoints every run enables:\n{}\nfix: use a base that has them (the Linux 7.3 source ./setup fetches does), or add them with a patch of the variant; nothing was built or booted",
+        tree.display(),
+        indent(&missing.join("\n"))
+    )]
+    Untraceable { tree: PathBuf, variant: String, missing: Vec<String> },
     /// A kernel build failed; the full log is kept at `log`.
     #[error("build of `{variant}` failed; full log: {}\nlast lines:\n{}", log.display(), indent(tail))]
     Build { variant: String, log: PathBuf, tail: String },

@@ -87,6 +87,30 @@ fn rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
 
 /// A rig whose base's mm/readahead.c is `readahead_c`.
 fn rig_with(readahead_c: &str, variants: &[(&str, &[(&str, &str)])]) -> Rig {
+    let rig = untraceable_rig(readahead_c, variants);
+    write_tracepoints(&rig.linux);
+    sh(&rig.linux, &["git", "add", "-A"]);
+    sh(&rig.linux, &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "tracepoints"]);
+    rig
+}
+
+/// The headers of every tracepoint radiff enables, each defined as the kernel does
+/// (`TRACE_EVENT(NAME, ...`), in `tree`.
+fn write_tracepoints(tree: &Path) {
+    let dir = tree.join("include/trace/events");
+    std::fs::create_dir_all(&dir).unwrap();
+    for event in radiff::kernels::needed_tracepoints() {
+        let (system, name) = event.split_once(':').unwrap();
+        let header = dir.join(format!("{system}.h"));
+        let mut text = std::fs::read_to_string(&header).unwrap_or_default();
+        text.push_str(&format!("TRACE_EVENT({name},\n\tTP_PROTO(void),\n);\n"));
+        std::fs::write(&header, text).unwrap();
+    }
+}
+
+/// A rig whose base has no tracepoint headers at all (as Debian's 6.12 has no
+/// include/trace/events/readahead.h).
+fn untraceable_rig(readahead_c: &str, variants: &[(&str, &[(&str, &str)])]) -> Rig {
     let tmp = tempfile::tempdir().unwrap();
     let linux = tmp.path().join("linux");
     std::fs::create_dir_all(linux.join("mm")).unwrap();
@@ -327,6 +351,7 @@ fn debian_rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
     let top = rig.linux.parent().unwrap().join("tarball");
     std::fs::create_dir_all(top.join("linux-source-7.3/mm")).unwrap();
     std::fs::write(top.join("linux-source-7.3/mm/readahead.c"), READAHEAD_C).unwrap();
+    write_tracepoints(&top.join("linux-source-7.3"));
     // A file the kernel's own .gitignore files would hide: the record must keep it.
     std::fs::write(top.join("linux-source-7.3/.gitignore"), "*.o\n").unwrap();
     std::fs::write(top.join("linux-source-7.3/mm/shipped.o"), "shipped").unwrap();
@@ -346,7 +371,13 @@ fn git_out(dir: &Path, args: &[&str]) -> String {
 fn assert_recorded(tree: &Path) {
     assert!(tree.join(".git/radiff-ready").is_file());
     let files = git_out(tree, &["ls-tree", "-r", "--name-only", "radiff-base"]);
-    assert_eq!(files, ".gitignore\nmm/readahead.c\nmm/shipped.o\n");
+    let mut headers: Vec<String> = radiff::kernels::needed_tracepoints()
+        .iter()
+        .map(|e| format!("include/trace/events/{}.h\n", e.split(':').next().unwrap()))
+        .collect();
+    headers.sort();
+    headers.dedup();
+    assert_eq!(files, format!(".gitignore\n{}mm/readahead.c\nmm/shipped.o\n", headers.concat()));
     assert_eq!(git_status(tree), "");
     assert!(!tree.join(".radiff-unpacked").exists());
 }
@@ -473,4 +504,68 @@ fn review_takes_a_mail_as_clients_save_it() {
         let kept = rig.repo.join("kernels/variants").join(how).join(format!("0001-{how}.mbox"));
         assert_eq!(std::fs::read(&kept).unwrap(), raw, "{how}: the mail is kept as it came");
     }
+}
+
+/// A base without the readahead tracepoints is refused before anything is built, naming
+/// the missing header and the fix, by the library and by `radiff kernels build` (exit 2);
+/// the work tree is left clean and no kernel folder is begun.
+#[test]
+fn a_tree_without_the_tracepoints_is_refused_before_any_build() {
+    let rig = untraceable_rig(READAHEAD_C, &[]);
+    let started = std::time::Instant::now();
+    let err = build_error(&rig, "base");
+    let Error::Untraceable { ref variant, ref missing, .. } = err else { panic!("expected Untraceable, got {err}") };
+    assert_eq!(variant, "base");
+    let headers: Vec<&str> = missing.iter().map(|m| m.split(':').next().unwrap()).collect();
+    assert_eq!(
+        headers,
+        [
+            "include/trace/events/readahead.h",
+            "include/trace/events/filemap.h",
+            "include/trace/events/huge_memory.h",
+            "include/trace/events/block.h"
+        ],
+        "each missing header named once"
+    );
+    let text = err.to_string();
+    for needle in [
+        "include/trace/events/readahead.h: no such file (radiff needs its page_cache_sync_ra",
+        "include/trace/events/block.h: no such file (radiff needs its block_rq_issue)",
+        "fix: use a base that has them",
+        "nothing was built or booted",
+    ] {
+        assert!(text.contains(needle), "the refusal does not say `{needle}`:\n{text}");
+    }
+    assert!(started.elapsed().as_secs() < 60, "refused in seconds, not after a build");
+    assert!(
+        !rig.cache.root.join("kernels").exists()
+            || std::fs::read_dir(rig.cache.root.join("kernels")).unwrap().next().is_none(),
+        "no kernel folder is begun"
+    );
+    assert_eq!(git_status(&work_tree(&rig.cache)), "");
+
+    // One header there but a tracepoint missing from it: named too.
+    write_tracepoints(&rig.linux);
+    let filemap = rig.linux.join("include/trace/events/filemap.h");
+    let text = std::fs::read_to_string(&filemap).unwrap().replace("TRACE_EVENT(mm_filemap_fault,", "");
+    std::fs::write(&filemap, text).unwrap();
+    sh(&rig.linux, &["git", "add", "-A"]);
+    sh(&rig.linux, &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "most tracepoints"]);
+    let err = build_error(&rig, "base").to_string();
+    assert!(err.contains("include/trace/events/filemap.h does not define mm_filemap_fault\n"), "{err}");
+    assert!(!err.contains("readahead.h"), "{err}");
+
+    // The command line: exit 2, the same message, nothing built.
+    let out = Command::new(env!("CARGO_BIN_EXE_radiff"))
+        .args(["kernels", "build", "base"])
+        .env("RADIFF_ROOT", &rig.repo)
+        .env("RADIFF_CACHE", &rig.cache.root)
+        .env_remove("RADIFF_KERNEL_TREE")
+        .env_remove("RADIFF_KERNEL_REV")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("radiff: error: kernel `base` cannot be traced"), "{stderr}");
+    assert!(stderr.contains("filemap.h does not define mm_filemap_fault"), "{stderr}");
 }

@@ -19,8 +19,10 @@ mod compile;
 mod configure;
 mod list;
 mod source;
+mod tracepoints;
 mod tree;
 
+pub use tracepoints::{check_tree, needed as needed_tracepoints};
 pub(crate) use tree::apply_patch;
 pub use tree::patch_text;
 
