@@ -54,6 +54,12 @@ Subject: [PATCH] mm/readahead: against some other tree
  	ra->async_size = ra->size;
 ";
 
+/// Commits everything in the git tree `dir`.
+fn commit_all(dir: &Path, message: &str) {
+    sh(dir, &["git", "add", "-A"]);
+    sh(dir, &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message]);
+}
+
 fn sh(dir: &Path, args: &[&str]) {
     let status = Command::new(args[0]).args(&args[1..]).current_dir(dir).status().unwrap();
     assert!(status.success(), "{args:?} failed");
@@ -89,8 +95,7 @@ fn rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
 fn rig_with(readahead_c: &str, variants: &[(&str, &[(&str, &str)])]) -> Rig {
     let rig = untraceable_rig(readahead_c, variants);
     write_tracepoints(&rig.linux);
-    sh(&rig.linux, &["git", "add", "-A"]);
-    sh(&rig.linux, &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "tracepoints"]);
+    commit_all(&rig.linux, "tracepoints");
     rig
 }
 
@@ -117,8 +122,7 @@ fn untraceable_rig(readahead_c: &str, variants: &[(&str, &[(&str, &str)])]) -> R
     std::fs::write(linux.join("mm/readahead.c"), readahead_c).unwrap();
     std::fs::write(linux.join("Makefile"), "VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n").unwrap();
     sh(&linux, &["git", "init", "-q"]);
-    sh(&linux, &["git", "add", "-A"]);
-    sh(&linux, &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]);
+    commit_all(&linux, "base");
     let repo = tmp.path().join("repo");
     std::fs::create_dir_all(repo.join("kernels/variants")).unwrap();
     std::fs::write(
@@ -549,8 +553,7 @@ fn a_tree_without_the_tracepoints_is_refused_before_any_build() {
     let filemap = rig.linux.join("include/trace/events/filemap.h");
     let text = std::fs::read_to_string(&filemap).unwrap().replace("TRACE_EVENT(mm_filemap_fault,", "");
     std::fs::write(&filemap, text).unwrap();
-    sh(&rig.linux, &["git", "add", "-A"]);
-    sh(&rig.linux, &["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "most tracepoints"]);
+    commit_all(&rig.linux, "most tracepoints");
     let err = build_error(&rig, "base").to_string();
     assert!(err.contains("include/trace/events/filemap.h does not define mm_filemap_fault\n"), "{err}");
     assert!(!err.contains("readahead.h"), "{err}");
