@@ -572,3 +572,23 @@ fn a_tree_without_the_tracepoints_is_refused_before_any_build() {
     assert!(stderr.contains("radiff: error: kernel `base` cannot be traced"), "{stderr}");
     assert!(stderr.contains("filemap.h does not define mm_filemap_fault"), "{stderr}");
 }
+
+/// A diff naming a file outside the tree is refused when the mail hides it in base64 as
+/// when it is plain: what is checked is what patch would read.
+#[test]
+fn an_encoded_mail_naming_a_file_outside_the_tree_is_refused() {
+    let plain = "[PATCH] mm: escape\n\n---\n--- /dev/null\n+++ b/../../outside\n@@ -0,0 +1 @@\n+x\n";
+    let [_, (_, base64), _] = radiff::testing::encoded_copies(plain);
+    let base64 = String::from_utf8(base64).unwrap();
+    assert!(!base64.contains("outside"), "the copy hides the name");
+    let rig = rig(&[("escape", &[("0001-escape.mbox", &base64)])]);
+    let kernels = rig.kernels();
+    let tree = radiff::port::DirFiles::new(&rig.linux);
+    let variant = kernels.variant("escape").unwrap();
+    let err = match radiff::port::PatchedFiles::new(&tree, "escape", &variant.patches, &[]) {
+        Ok(_) => panic!("the encoded escape was applied"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("radiff refuses a patch that names a file outside the tree"), "{err}");
+    assert!(!rig.linux.parent().unwrap().join("outside").exists());
+}
