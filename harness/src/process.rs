@@ -28,6 +28,8 @@ pub struct Cmd {
     pub env: Vec<(OsString, OsString)>,
     /// A lock's file descriptor the child (and its children) hold too: see [`Cmd::holding`].
     pub hold: Option<std::os::fd::RawFd>,
+    /// Run inside bubblewrap, with only these folders writable: see [`Cmd::confined`].
+    pub confine: Option<Vec<PathBuf>>,
 }
 
 /// git, as radiff runs it everywhere: `git ARGS` (a clone, which names its own paths).
@@ -42,7 +44,7 @@ pub fn git_in(dir: &Path) -> Cmd {
 
 impl Cmd {
     pub fn new(program: impl Into<OsString>) -> Cmd {
-        Cmd { program: program.into(), args: Vec::new(), dir: None, env: Vec::new(), hold: None }
+        Cmd { program: program.into(), args: Vec::new(), dir: None, env: Vec::new(), hold: None, confine: None }
     }
 
     pub fn arg(mut self, arg: impl Into<OsString>) -> Cmd {
@@ -74,6 +76,36 @@ impl Cmd {
         self
     }
 
+    /// Runs the command inside bubblewrap (`bwrap`): no network, the host's files read-only
+    /// but `writable` (which must exist), a `/tmp` of its own. For what a patch may have
+    /// changed: a kernel tree's Makefiles, Kconfig and scripts run in a build
+    /// (docs/trust.md).
+    pub fn confined(mut self, writable: &[&Path]) -> Cmd {
+        self.confine = Some(writable.iter().map(|p| p.to_path_buf()).collect());
+        self
+    }
+
+    /// The program and arguments that run: bwrap's, then the command's, when confined.
+    fn argv(&self) -> (OsString, Vec<OsString>) {
+        let Some(writable) = &self.confine else { return (self.program.clone(), self.args.clone()) };
+        let mut args: Vec<OsString> = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+            .into_iter()
+            .map(OsString::from)
+            .collect();
+        // Not --new-session: the command stays in radiff's process group for its timeout.
+        args.extend(["--unshare-net", "--unshare-ipc", "--die-with-parent"].map(OsString::from));
+        for dir in writable {
+            args.extend([OsString::from("--bind"), dir.clone().into(), dir.clone().into()]);
+        }
+        if let Some(dir) = &self.dir {
+            args.extend([OsString::from("--chdir"), dir.clone().into()]);
+        }
+        args.push("--".into());
+        args.push(self.program.clone());
+        args.extend(self.args.iter().cloned());
+        ("bwrap".into(), args)
+    }
+
     /// The command as a user would type it, for error messages and "rerun with" hints.
     pub fn display(&self) -> String {
         let mut parts = vec![self.program.to_string_lossy().into_owned()];
@@ -86,7 +118,8 @@ impl Cmd {
     }
 
     fn expression(&self) -> duct::Expression {
-        let mut expr = duct::cmd(&self.program, &self.args).unchecked();
+        let (program, args) = self.argv();
+        let mut expr = duct::cmd(program, args).unchecked();
         if let Some(dir) = &self.dir {
             expr = expr.dir(dir);
         }
@@ -99,8 +132,12 @@ impl Cmd {
     /// Runs to completion and returns stdout; a non-zero exit is an error carrying
     /// stdout and stderr.
     pub fn read(&self) -> Result<String> {
-        let output =
-            self.expression().stdout_capture().stderr_capture().run().map_err(|err| spawn_error(&self.program, err))?;
+        let output = self
+            .expression()
+            .stdout_capture()
+            .stderr_capture()
+            .run()
+            .map_err(|err| spawn_error(&self.argv().0, err))?;
         if !output.status.success() {
             let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
             text.push_str(&String::from_utf8_lossy(&output.stderr));
@@ -120,7 +157,7 @@ impl Cmd {
             .stderr_to_stdout()
             .stdout_capture()
             .run()
-            .map_err(|err| spawn_error(&self.program, err))?;
+            .map_err(|err| spawn_error(&self.argv().0, err))?;
         Ok((output.status, String::from_utf8_lossy(&output.stdout).into_owned()))
     }
 
@@ -177,7 +214,7 @@ impl Cmd {
                 Ok(())
             })
             .start()
-            .map_err(|err| spawn_error(&self.program, err))?;
+            .map_err(|err| spawn_error(&self.argv().0, err))?;
         let pgid = handle.pids()[0] as i32;
         let _running = Running::register(pgid);
         let started = Instant::now();
@@ -293,6 +330,7 @@ pub fn package_of(tool: &str) -> &'static str {
         "bison" => "bison",
         "bc" => "bc",
         "patch" => "patch",
+        "bwrap" => "bubblewrap",
         "git" => "git",
         "tar" => "tar",
         "xz" => "xz-utils",

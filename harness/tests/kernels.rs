@@ -592,3 +592,33 @@ fn an_encoded_mail_naming_a_file_outside_the_tree_is_refused() {
     assert!(err.contains("radiff refuses a patch that names a file outside the tree"), "{err}");
     assert!(!rig.linux.parent().unwrap().join("outside").exists());
 }
+
+#[test]
+fn a_patch_whose_makefile_writes_outside_its_folders_is_named_and_its_build_cannot() {
+    // The patch gives the rig's Makefile a `tinyconfig` target (configure's first make)
+    // that tries to write a file outside the build's folders, then records the network it
+    // sees in the build folder (which it may write).
+    // Not under /tmp, which the build sees as a folder of its own: on the host's disk.
+    let outside = tempfile::Builder::new().prefix("radiff-canary-").tempdir_in("/var/tmp").unwrap();
+    let canary = outside.path().join("written-by-the-makefile");
+    let patch = format!(
+        "Subject: [PATCH] build: a target\n---\ndiff --git a/Makefile b/Makefile\n--- a/Makefile\n+++ b/Makefile\n@@ -1,3 +1,7 @@\n VERSION = 7\n PATCHLEVEL = 3\n SUBLEVEL = 4\n+tinyconfig:\n+\t-touch {}\n+\tcat /proc/net/dev > $(O)/net.txt\n+\tfalse\n",
+        canary.display()
+    );
+    let rig = rig(&[("hostile-make", &[("0001-make.patch", patch.as_str())])]);
+    let err = build_error(&rig, "hostile-make");
+    let Error::Build { ref log, .. } = err else { panic!("expected the build to fail at configure, got {err}") };
+    let log_text = std::fs::read_to_string(log).unwrap();
+    assert!(!canary.exists(), "the patch's Makefile wrote {}", canary.display());
+    assert!(log_text.contains("Read-only file system"), "{log_text}");
+    assert!(
+        log_text.contains("hostile-make: its patches change what the build runs: Makefile; the build runs confined"),
+        "the file is named before the build:\n{log_text}"
+    );
+    // The build folder was writable; the only network it saw was its own loopback.
+    let build = rig.cache.root.join("build");
+    let net: Vec<PathBuf> = std::fs::read_dir(&build).unwrap().map(|e| e.unwrap().path().join("net.txt")).collect();
+    let seen = std::fs::read_to_string(net.iter().find(|p| p.exists()).expect("net.txt in the build folder")).unwrap();
+    let interfaces: Vec<&str> = seen.lines().skip(2).filter_map(|l| l.split(':').next()).map(str::trim).collect();
+    assert_eq!(interfaces, ["lo"], "{seen}");
+}

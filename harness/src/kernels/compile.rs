@@ -154,8 +154,20 @@ impl Builder<'_> {
         // The first and last lines say when and how long (`radiff bench --first-run` reads
         // them, with make's V=2 reasons and ccache's stats log beside it).
         crate::files::append_line(&log, &build_log_start(&variant.name, tree))?;
+        if let Some(named) = super::runs_in_build(&variant.patches)? {
+            let line = format!(
+                "{}: {named}; the build runs confined (no network; it writes only to its tree, build folder and ccache)",
+                variant.name
+            );
+            crate::progress::progress(&line);
+            crate::files::append_line(&log, &format!("# radiff: {line}"))?;
+        }
         self.configure(tree, &build, &config_text, &log).map_err(|e| no_space_in_build(e, &build, &log))?;
         let jobs = std::thread::available_parallelism().map(|n| n.get() + 1).unwrap_or(3);
+        // What a patch may have changed runs confined: the tree, its build folder, ccache's
+        // and the staging folder (ccache's stats log) are all it may write.
+        let ccache = self.cache.dir("ccache")?;
+        let writable = [tree, build.as_path(), ccache.as_path(), partial.as_path()];
         let make_cmd = || -> Result<Cmd> {
             // V=2: each step says why it ran ("- due to: include/linux/pagemap.h").
             let make = Cmd::new("make")
@@ -164,7 +176,11 @@ impl Builder<'_> {
                 .arg(format!("O={}", build.display()))
                 .arg(format!("-j{jobs}"))
                 .arg("V=2");
-            let make = self.with_ccache(make)?.env("CCACHE_STATSLOG", partial.join(CCACHE_LOG)).arg("bzImage");
+            let make = self
+                .with_ccache(make)?
+                .env("CCACHE_STATSLOG", partial.join(CCACHE_LOG))
+                .arg("bzImage")
+                .confined(&writable);
             Ok(match lock {
                 Some(lock) => make.holding(lock),
                 None => make,

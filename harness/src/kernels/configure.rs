@@ -35,7 +35,9 @@ impl Builder<'_> {
                 .arg(build.join(".config"))
                 .arg(&frag),
             Cmd::new("make").arg("-C").arg(tree).arg(&o).arg("olddefconfig"),
-        ];
+        ]
+        // The tree's Makefiles and scripts, which a patch may have changed: confined.
+        .map(|step| step.confined(&[tree, build]));
         for step in steps {
             let outcome = step.run_logged(log, Duration::from_secs(600), Duration::from_secs(60), |_| {})?;
             if !matches!(outcome, Outcome::Exited(s) if s.success()) {

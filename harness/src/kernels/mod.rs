@@ -25,6 +25,7 @@ mod tree;
 pub use tracepoints::{check_tree, needed as needed_tracepoints};
 pub(crate) use tree::apply_patch;
 pub use tree::patch_text;
+use tree::runs_in_build;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -161,6 +161,36 @@ fn decoded(patch: &Path, raw: &[u8]) -> Result<String> {
         .map_err(|why| Error::input(patch, 0, format!("{why}; save the mail as your mail client shows its source")))
 }
 
+/// The files `patches` change that a build runs rather than compiles (a Makefile, Kbuild,
+/// Kconfig, a script, anything under scripts/ or tools/: any file but C, headers, assembly,
+/// Rust and documentation), said in a phrase; `None` when there are none.
+pub(crate) fn runs_in_build(patches: &[PathBuf]) -> Result<Option<String>> {
+    let mut files = Vec::new();
+    for p in patches {
+        files.extend(build_runs(&crate::mail::touched_files(&patch_text(p)?)));
+    }
+    files.sort();
+    files.dedup();
+    Ok((!files.is_empty()).then(|| format!("its patches change what the build runs: {}", files.join(", "))))
+}
+
+/// Of `files` (paths in a tree), those a build runs rather than compiles.
+pub(crate) fn build_runs(files: &[String]) -> Vec<String> {
+    const COMPILED: [&str; 5] = [".c", ".h", ".S", ".rs", ".lds.S"];
+    const DOCS: [&str; 3] = [".rst", ".txt", ".md"];
+    files
+        .iter()
+        .filter(|f| {
+            let name = f.rsplit('/').next().unwrap_or(f);
+            let run_dir = f.starts_with("scripts/") || f.starts_with("tools/");
+            let compiled = COMPILED.iter().any(|s| name.ends_with(s));
+            let doc = f.starts_with("Documentation/") || DOCS.iter().any(|s| name.ends_with(s));
+            run_dir || !(compiled || doc)
+        })
+        .cloned()
+        .collect()
+}
+
 /// Applies one patch (`patch -p1`, a raw mail decoded: [`patch_text`]) in `tree`, first as a
 /// dry run so that a patch that does not apply changes nothing; the error carries patch's
 /// own account of the failing hunks. The one place radiff applies a patch.
@@ -204,4 +234,38 @@ pub(crate) fn apply_patch(tree: &Path, variant: &str, patch: &Path) -> Result<()
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_build_runs_is_told_from_what_it_compiles() {
+        let files: Vec<String> = [
+            "mm/readahead.c",
+            "include/linux/pagemap.h",
+            "arch/x86/entry/entry_64.S",
+            "Documentation/mm/readahead.rst",
+            "Makefile",
+            "mm/Makefile",
+            "mm/Kconfig",
+            "scripts/kconfig/merge_config.sh",
+            "tools/testing/vma/vma.c",
+            "lib/Kconfig.debug",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            build_runs(&files),
+            [
+                "Makefile",
+                "mm/Makefile",
+                "mm/Kconfig",
+                "scripts/kconfig/merge_config.sh",
+                "tools/testing/vma/vma.c",
+                "lib/Kconfig.debug"
+            ]
+        );
+    }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+pub use crate::mail::{outside_the_tree, touched_files};
 
 /// A kernel tree's files by path from its root (`mm/readahead.c`).
 pub trait Files {
@@ -157,55 +158,5 @@ impl Files for PatchedFiles<'_> {
 
     fn describe(&self) -> String {
         self.label.clone()
-    }
-}
-
-/// The first file a patch names (either side of a `---`/`+++` pair) that is not a path
-/// inside the tree once its first name (`a/`, `b/`) is stripped, with its line; `None`
-/// when every one is.
-pub fn outside_the_tree(patch: &str) -> Option<(usize, String)> {
-    patch.lines().enumerate().find_map(|(i, l)| {
-        let name = l.strip_prefix("+++ ").or_else(|| l.strip_prefix("--- "))?.split_whitespace().next()?;
-        if name == "/dev/null" {
-            return None;
-        }
-        let rel = name.split_once('/').map_or(name, |(_, rest)| rest);
-        let why = if name.starts_with('/') { crate::files::below(name).err() } else { crate::files::below(rel).err() };
-        why.map(|why| (i + 1, format!("`{l}`: {why}")))
-    })
-}
-
-/// The files a patch (a mail or a plain diff) changes: the `b/` side of its `+++` lines.
-pub fn touched_files(patch: &str) -> Vec<String> {
-    patch
-        .lines()
-        .filter_map(|l| l.strip_prefix("+++ "))
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|p| *p != "/dev/null")
-        .map(|p| p.split_once('/').map_or(p, |(_, rest)| rest).to_string())
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_patch_touches_the_b_side_of_its_headers() {
-        let p = "Subject: x\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n--- a/mm/readahead.c\n+++ b/mm/readahead.c\t2026-01-01\n@@ -1 +1 @@\n-a\n+b\n--- /dev/null\n+++ b/mm/new.c\n";
-        assert_eq!(touched_files(p), ["mm/readahead.c", "mm/new.c"]);
-        assert_eq!(outside_the_tree(p), None);
-    }
-
-    #[test]
-    fn a_patch_naming_a_file_outside_the_tree_is_found_with_its_line() {
-        for bad in ["+++ b/../../etc/x", "--- a/mm/../../x", "+++ /etc/passwd2"] {
-            let p = format!("Subject: x\n---\n--- a/mm/readahead.c\n{bad}\n@@ -1 +1 @@\n");
-            let found = outside_the_tree(&p);
-            let (line, why) = found.unwrap_or_else(|| panic!("{bad} was taken"));
-            assert!(line >= 3 && why.contains(bad), "{line}: {why}");
-        }
-        // `--- ` inside a mail's text (a signature dash line) is no file.
-        assert_eq!(outside_the_tree("Subject: x\n-- \nme\n"), None);
     }
 }
