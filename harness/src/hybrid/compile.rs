@@ -209,6 +209,39 @@ fn gcc_include() -> String {
     Cmd::new("gcc").arg("-print-file-name=include").read().map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
+/// C that fails to compile, naming the member, where gcc lays out one of `layout`'s
+/// members (radiff_model::hybrid::mirror_layout: struct, member, offset, size) elsewhere
+/// than the Rust mirror does; `(end)` is where the struct's own members end (its size
+/// with no member a tree adds).
+pub fn layout_asserts(layout: &[(&str, &str, usize, usize)]) -> String {
+    let mut c = String::new();
+    for (s, m, offset, size) in layout {
+        if *m == "(end)" {
+            c.push_str(&format!(
+                "_Static_assert(sizeof(struct {s}) == {offset}, \"struct {s} ends at {offset} in the Rust mirror\");\n"
+            ));
+        } else {
+            c.push_str(&format!("_Static_assert(__builtin_offsetof(struct {s}, {m}) == {offset}, \"struct {s}.{m} is at {offset} in the Rust mirror\");\n"));
+            c.push_str(&format!("_Static_assert(sizeof(((struct {s} *)0)->{m}) == {size}, \"struct {s}.{m} has {size} bytes in the Rust mirror\");\n"));
+        }
+    }
+    c
+}
+
+/// Compiles `unit` (C) against radiff's header as the hybrid's units are compiled; gcc's
+/// first error where it does not compile.
+pub fn check_against_header(unit: &str) -> Result<std::result::Result<(), String>> {
+    let work = tempfile::Builder::new().prefix("radiff-layout-").tempdir().map_err(|e| Error::io("/tmp", e))?;
+    let w = work.path();
+    let header = w.join("radiff_kernel.h");
+    for (p, text) in [(&header, HEADER), (&w.join("layout.c"), unit)] {
+        std::fs::write(p, text).map_err(|e| Error::io(p, e))?;
+    }
+    std::fs::create_dir_all(w.join("include")).map_err(|e| Error::io(w, e))?;
+    let (status, output) = gcc(w, &header, "layout.c", &[], "layout.o").output()?;
+    Ok(if status.success() { Ok(()) } else { Err(first_error(&output)) })
+}
+
 /// The texts of the tree's files the hybrid compiles.
 #[derive(Clone, Debug, Default)]
 pub struct Sources {
@@ -387,6 +420,22 @@ mod tests {
         assert!(h.starts_with("#define RADIFF_RAC_EXTRA bool may_shrink;\n"), "{}", &h[..80]);
         assert!(!h.contains("#define RADIFF_RA_EXTRA "));
         assert_eq!(Extras::default().header(), HEADER);
+    }
+
+    #[test]
+    fn the_rust_mirror_of_the_header_has_every_member_where_gcc_puts_it_and_a_swap_is_caught() {
+        let layout = radiff_model::hybrid::mirror_layout();
+        assert!(layout.len() > 50, "{}", layout.len());
+        assert_eq!(check_against_header(&layout_asserts(&layout)).unwrap(), Ok(()));
+        // Two members of one size swapped in the mirror: gcc names the first that moved.
+        let mut swapped = layout.clone();
+        let at = |m: &str| swapped.iter().position(|(s, n, ..)| *s == "file_ra_state" && *n == m).unwrap();
+        let (a, b) = (at("size"), at("async_size"));
+        let (oa, ob) = (swapped[a].2, swapped[b].2);
+        swapped[a].2 = ob;
+        swapped[b].2 = oa;
+        let why = check_against_header(&layout_asserts(&swapped)).unwrap().unwrap_err();
+        assert!(why.contains("struct file_ra_state.size is at"), "{why}");
     }
 
     #[test]
