@@ -47,6 +47,9 @@ pub struct ModelFigures {
     pub search_one: f64,
     pub search_all: f64,
     pub threads: usize,
+    /// The search on base and the base's own C as the hybrid (its workers), on one thread
+    /// and on every core; or why there is none (no kernel source, no gcc).
+    pub hybrid: std::result::Result<(f64, f64), String>,
 }
 
 /// The shortest of `n` predictions of `input`: the cost of the model, not of the machine's
@@ -79,7 +82,24 @@ pub fn model_figures(repo: &std::path::Path) -> Result<ModelFigures> {
     let mix_base = crate::explore::model_throughput(&["base".into()], 1, 2000, threads)?;
     let mix_two = crate::explore::model_throughput(&["base".into(), "async-align-v1".into()], 1, 2000, threads)?;
     let search_one = crate::explore::model_throughput(&["base".into()], 1, 2000, 1)?;
-    Ok(ModelFigures { headline, mmap_headline, mix_base, mix_two, search_one, search_all: mix_base, threads })
+    let hybrid = hybrid_search(repo, threads);
+    Ok(ModelFigures { headline, mmap_headline, mix_base, mix_two, search_one, search_all: mix_base, threads, hybrid })
+}
+
+/// The search's rate on base beside the base's own mm/readahead.c and mm/fadvise.c run as C
+/// in the hybrid's workers (hybrid/, worker/): on one thread, and on `threads`.
+fn hybrid_search(repo: &std::path::Path, threads: usize) -> std::result::Result<(f64, f64), String> {
+    let kernels = crate::kernels::Kernels::load(repo).map_err(|e| e.to_string())?;
+    let cache = Cache::from_env();
+    let base = crate::port::base_files(&crate::kernels::Builder::new(&kernels, &cache)).map_err(|e| e.to_string())?;
+    let hybrid = match crate::hybrid::make(&cache, base.as_ref()).map_err(|e| e.to_string())? {
+        crate::hybrid::Made::Ready(h) => h,
+        crate::hybrid::Made::DoesNotCompile { error, .. } => return Err(error.first_error),
+    };
+    let c = crate::model_check::Predictor::Hybrid { policy: Policy::BASE, c: hybrid.workers, label: "base's C".into() };
+    let pol = [("base".to_string(), crate::model_check::Predictor::Port(Policy::BASE)), ("base-as-c".to_string(), c)];
+    let rate = |threads| crate::explore::throughput_of(&pol, 1, 2000, threads);
+    Ok((rate(1), rate(threads)))
 }
 
 impl ModelFigures {
@@ -98,7 +118,15 @@ impl ModelFigures {
             self.search_all,
             self.threads,
             self.search_all / self.search_one.max(1e-9)
-        )
+        ) + &match &self.hybrid {
+            Ok((one, all)) => format!(
+                "\nhybrid (seed 1's first 2000 scenarios on base and the base's own C in workers): {one:.0} scenarios/s on 1 thread, {all:.0}/s on {} threads; two Rust ports (base,async-align-v1): {:.0}/s: x{:.2}",
+                self.threads,
+                self.mix_two,
+                all / self.mix_two.max(1e-9)
+            ),
+            Err(why) => format!("\nhybrid: not measured: {why}"),
+        }
     }
 }
 

@@ -63,7 +63,7 @@ pub use policy::{policies, policies_in, without_policy, without_policy_in};
 pub use schedule::{pick_group, Costs, Queued, GUESS_IMAGE, GUESS_RUN};
 use search::by_detector;
 pub use search::{context, detect_all, fires, predict_scenario, scenario_of, search, signature, Finding, SearchResult};
-pub use throughput::model_throughput;
+pub use throughput::{model_throughput, throughput_of};
 pub use triage::{changes_requests, is_worse, shrink_findings};
 
 /// The queue limits the guest would measure for `scenario`'s first point, synthesised
