@@ -52,12 +52,12 @@ pub fn predictor(
     kernel: &str,
     expectation: &ModelExpectation,
 ) -> Result<(Option<Predictor>, Option<String>)> {
-    let chosen = || match choose(kernels, cache, kernel) {
-        c if matches!(&*c, Choice::Failed(_)) => {
-            let Choice::Failed(why) = &*c else { unreachable!() };
-            Err(crate::Error::Other(format!("the hybrid model of {kernel} could not be made: {why}")))
+    let chosen = || {
+        let choice = choose(kernels, cache, kernel);
+        if let Choice::Failed(why) = &*choice {
+            return Err(crate::Error::Other(format!("the hybrid model of {kernel} could not be made: {why}")));
         }
-        c => Ok(c),
+        Ok(choice)
     };
     Ok(match expectation {
         ModelExpectation::SameName(p) if p == "base" && kernel == "base" => match &*chosen()? {

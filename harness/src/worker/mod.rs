@@ -123,11 +123,6 @@ impl Workers {
         Ok(w)
     }
 
-    /// The object the workers load.
-    pub fn object(&self) -> &Path {
-        &self.so
-    }
-
     /// The hybrid's prediction of `input` in a worker, with the Rust model's branches.
     pub fn run(&self, input: &Input, policy: &Policy, config: &ModelConfig) -> Outcome {
         self.ask(input, policy, config, true)
