@@ -100,12 +100,12 @@ fn check_edited(edit: impl Fn(&str) -> String) -> (String, bool) {
     check_edited_file("mm/readahead.c", edit)
 }
 
-/// hybrid-check on a tree of the base's mm/readahead.c and mm/fadvise.c, with `edit`
-/// applied to `file`, one of the two.
+/// hybrid-check on a tree of the base's mm/readahead.c, mm/fadvise.c and mm/filemap.c,
+/// with `edit` applied to `file`, one of the three.
 fn check_edited_file(file: &str, edit: impl Fn(&str) -> String) -> (String, bool) {
     let tree = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tree.path().join("mm")).unwrap();
-    for f in ["mm/readahead.c", "mm/fadvise.c"] {
+    for f in ["mm/readahead.c", "mm/fadvise.c", "mm/filemap.c"] {
         let source = base_file(f);
         let text = if f == file { edit(&source) } else { source.clone() };
         assert!(f != file || text != source, "the line this test edits is gone from the base's {f}");
@@ -277,7 +277,7 @@ fn explore_searches_a_patch_without_a_policy_with_the_hybrid_and_finds_where_it_
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(
         said[0].starts_with(
-            "unnamed-fix: the hybrid: mm/readahead.c and mm/fadvise.c of unnamed-fix ran as C (the tree changes "
+            "unnamed-fix: the hybrid: mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead() of unnamed-fix ran as C (the tree changes "
         ) && said[0].contains("page_cache_async_ra()"),
         "{said:?}"
     );
@@ -501,6 +501,131 @@ fn a_variant_whose_changed_generic_fadvise_does_not_compile_gets_no_model_and_sa
             "{why}"
         ),
         other => panic!("a changed generic_fadvise() that does not compile must leave no model: {other:?}"),
+    }
+}
+
+/// The read-around of 7.3.4's `do_sync_mmap_readahead()`: a quarter of the window async.
+const READ_AROUND: &str = "\t\tra->async_size = ra->ra_pages / 4;\n";
+
+/// The hybrid of the base's mm/readahead.c, mm/fadvise.c and its mm/filemap.c with `edit`.
+fn with_filemap(edit: impl Fn(&str) -> String) -> radiff::hybrid::Hybrid {
+    let filemap = base_file("mm/filemap.c");
+    let edited = edit(&filemap);
+    assert_ne!(edited, filemap, "the line this test edits is gone from the base's mm/filemap.c");
+    let (readahead, fadvise) = (base_readahead(), base_file("mm/fadvise.c"));
+    let tree = DirFiles::from_map([
+        ("mm/readahead.c", readahead.as_str()),
+        ("mm/fadvise.c", fadvise.as_str()),
+        ("mm/filemap.c", edited.as_str()),
+    ]);
+    match make(&Cache::from_env(), &tree).unwrap() {
+        Made::Ready(h) => h,
+        Made::DoesNotCompile { error, .. } => panic!("mm/readahead.c did not compile: {}", error.first_error),
+    }
+}
+
+/// The lookahead of the first fault's read-around in `t` (`page_cache_ra_unbounded()`'s).
+fn first_fault_lookahead(t: &radiff_model::Trace) -> u64 {
+    use radiff_model::{Submit, Trigger};
+    t.windows
+        .iter()
+        .filter(|w| w.trigger == Trigger::Fault)
+        .flat_map(|w| &w.submits)
+        .find_map(|s| match s {
+            Submit::Unbounded { lookahead_size, .. } => Some(*lookahead_size),
+            _ => None,
+        })
+        .expect("a fault that read around")
+}
+
+#[test]
+fn a_patched_do_sync_mmap_readahead_runs_as_c_and_parts_from_the_port_on_mappings_only() {
+    let half = "\t\tra->async_size = ra->ra_pages / 2;\n";
+    let h = with_filemap(|s| s.replacen(READ_AROUND, half, 1));
+    assert!(h.filemap.is_none(), "{:?}", h.filemap);
+    assert!(runs_as_c(&h, "do_sync_mmap_readahead") && runs_as_c(&h, "do_async_mmap_readahead"));
+    let input = |name: &str| {
+        let s = radiff::scenario::Scenario::load(&root().join("scenarios").join(name)).unwrap();
+        radiff::explore::synthetic_input(&s)
+    };
+    // A read() never faults: the patch changes nothing there.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &input("1mib_after_4k.yaml"));
+    assert_eq!(port, hybrid);
+    // A mapping read backwards: every fault reads around, with twice the async part.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &input("mmap_backward.yaml"));
+    assert_ne!(port, hybrid);
+    assert_eq!(first_fault_lookahead(&hybrid), 2 * first_fault_lookahead(&port));
+    // hybrid-check on the tree says so, scenario by scenario.
+    let (text, agreed) = check_edited_file("mm/filemap.c", |s| s.replacen(READ_AROUND, half, 1));
+    assert!(!agreed, "{text}");
+    assert!(text.contains("do_sync_mmap_readahead, do_async_mmap_readahead as C"), "{text}");
+    assert_some_but_not_all_part(&text);
+}
+
+#[test]
+fn a_do_sync_mmap_readahead_that_crashes_or_hits_bug_is_reported_with_its_function_and_filemap_line() {
+    let null = format!("\t\t*(volatile int *)0 = 1;\n{READ_AROUND}");
+    let (text, agreed) = check_edited_file("mm/filemap.c", |s| s.replacen(READ_AROUND, &null, 1));
+    assert!(!agreed, "{text}");
+    assert!(text.contains(": the hybrid's do_sync_mmap_readahead() crashed with SIGSEGV in system call "), "{text}");
+    assert_some_but_not_all_part(&text);
+    let bug = format!("\t\tBUG_ON(ra->ra_pages > 1);\n{READ_AROUND}");
+    let edited = base_file("mm/filemap.c").replacen(READ_AROUND, &bug, 1);
+    let line = edited.lines().position(|l| l.contains("BUG_ON(ra->ra_pages > 1)")).unwrap() + 1;
+    let (text, _) = check_edited_file("mm/filemap.c", |s| s.replacen(READ_AROUND, &bug, 1));
+    assert!(text.contains(&format!("(BUG() at mm/filemap.c:{line})")), "{text}");
+}
+
+#[test]
+fn a_do_sync_mmap_readahead_that_does_not_compile_leaves_the_fault_path_to_the_port_naming_its_line() {
+    let broken = |s: &str| s.replacen(READ_AROUND, "\t\tra->async_size = ra->no_such_member;\n", 1);
+    let h = with_filemap(broken);
+    let line = broken(&base_file("mm/filemap.c")).lines().position(|l| l.contains("no_such_member")).unwrap() + 1;
+    let error = h.filemap.as_ref().expect("mm/filemap.c's functions compiled with a member struct file_ra_state lacks");
+    assert!(error.first_error.starts_with(&format!("mm/filemap.c:{line}:")), "{}", error.first_error);
+    assert!(runs_as_c(&h, "page_cache_sync_ra") && runs_as_c(&h, "generic_fadvise"), "{:?}", h.workers.functions());
+    assert!(!runs_as_c(&h, "do_sync_mmap_readahead"), "{:?}", h.workers.functions());
+    let (text, agreed) = check_edited_file("mm/filemap.c", broken);
+    assert!(agreed, "{text}");
+    assert!(
+        text.contains(&format!("do_sync_mmap_readahead() and do_async_mmap_readahead() stay the Rust port: mm/filemap.c does not compile with radiff's header: mm/filemap.c:{line}:")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_variant_that_changes_do_sync_mmap_readahead_is_checked_against_the_hybrid() {
+    use radiff::hybrid::choose::{choose, Choice};
+    use radiff::kernels::{ModelExpectation, Variant};
+    let text = base_file("mm/filemap.c");
+    let after = text.replacen(READ_AROUND, "\t\tra->async_size = ra->ra_pages / 2;\n", 1);
+    assert_ne!(after, text, "7.3.4's do_sync_mmap_readahead() has no `{READ_AROUND}`");
+    let diff = similar::TextDiff::from_lines(&text, &after)
+        .unified_diff()
+        .header("a/mm/filemap.c", "b/mm/filemap.c")
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let patch = dir.path().join("0001-read-around.patch");
+    std::fs::write(
+        &patch,
+        format!("Subject: [PATCH] read-around\n---\ndiff --git a/mm/filemap.c b/mm/filemap.c\n{diff}"),
+    )
+    .unwrap();
+    let mut kernels = Kernels::load(&root()).unwrap();
+    // A name of this test's own: choose() decides once per name and process.
+    let name = "read-around-half-async";
+    kernels.variants.push(Variant { name: name.into(), patches: vec![patch], model: ModelExpectation::None });
+    match &*choose(&kernels, &Cache::from_env(), name) {
+        Choice::Hybrid { predictor, changed } => {
+            assert_eq!(changed, &["do_sync_mmap_readahead".to_string()]);
+            let s = radiff::scenario::Scenario::load(&root().join("scenarios/mmap_backward.yaml")).unwrap();
+            let input = radiff::explore::synthetic_input(&s);
+            let (trace, _, crash) = predictor.run(&input);
+            assert!(crash.is_none());
+            let port = radiff_model::predict(&input, &radiff_model::Policy::BASE);
+            assert_eq!(first_fault_lookahead(&trace), 2 * first_fault_lookahead(&port));
+        }
+        other => panic!("a patch to do_sync_mmap_readahead() must be the hybrid: {other:?}"),
     }
 }
 

@@ -1,4 +1,5 @@
-/* radiff_kernel.h: the slice of the kernel API that mm/readahead.c and mm/fadvise.c use, written for
+/* radiff_kernel.h: the slice of the kernel API that mm/readahead.c, mm/fadvise.c and the fault path's
+ * readahead of mm/filemap.c use, written for
  * radiff (not taken from the kernel), so that a tree's own mm/readahead.c compiles as a
  * user-space shared object and runs inside radiff's model (docs/hybrid.md).
  *
@@ -14,12 +15,18 @@
  * Nothing here allocates: folios are the model's (`struct folio` lives in memory the
  * model owns for the length of one call from the model into the C).
  *
- * The object has two translation units: mm/readahead.c, which holds radiff's runtime
- * below (the thread's context, the crash guard, the aops), and mm/fadvise.c, compiled
- * with RADIFF_UNIT_FADVISE defined, which only declares it.
+ * The object has up to three translation units: mm/readahead.c, which holds radiff's
+ * runtime below (the thread's context, the crash guard, the aops); mm/fadvise.c, compiled
+ * with RADIFF_UNIT_FADVISE defined; and the functions the harness takes from the tree's
+ * mm/filemap.c at run time, compiled with RADIFF_UNIT_FILEMAP defined. The last two only
+ * declare the runtime.
  */
 #ifndef RADIFF_KERNEL_H
 #define RADIFF_KERNEL_H
+
+#if defined(RADIFF_UNIT_FADVISE) || defined(RADIFF_UNIT_FILEMAP)
+#define RADIFF_RUNTIME_ELSEWHERE
+#endif
 
 #include <stddef.h>
 #include <stdbool.h>
@@ -293,7 +300,7 @@ struct radiff_env {
 /* The context of the call running on this thread, for helpers that get no mapping
  * (BUG(), blk_start_plug()): set by radiff_enter() around each call from the model. */
 extern __thread struct radiff_env *radiff_current;
-#ifndef RADIFF_UNIT_FADVISE
+#ifndef RADIFF_RUNTIME_ELSEWHERE
 __thread struct radiff_env *radiff_current;
 void radiff_enter(struct radiff_env *env) { radiff_current = env; }
 
@@ -335,7 +342,7 @@ static inline void radiff_bug(const char *file, int line)
 
 /* The a_ops the model gives every mapping: ->readahead is the model's file system. */
 void radiff_aops_readahead(struct readahead_control *rac);
-#ifndef RADIFF_UNIT_FADVISE
+#ifndef RADIFF_RUNTIME_ELSEWHERE
 const struct address_space_operations radiff_aops = { .readahead = radiff_aops_readahead };
 #endif
 
@@ -489,7 +496,7 @@ static inline struct fd class_fd_constructor(int fd) { (void)fd; return (struct 
 #define fd_file(f) ((f).file)
 #define IS_ANON_FILE(inode) false
 #define SYSCALL_DEFINE3(name, t1, a1, t2, a2, t3, a3) long radiff_sys_##name(t1 a1, t2 a2, t3 a3)
-#ifndef RADIFF_UNIT_FADVISE
+#ifndef RADIFF_RUNTIME_ELSEWHERE
 /* mm/fadvise.c's, for readahead(2), which the model never calls: the unit compiles alone. */
 static inline int vfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 {
@@ -510,6 +517,79 @@ void readahead_expand(struct readahead_control *, loff_t, size_t);
 void file_ra_state_init(struct file_ra_state *, struct address_space *);
 ssize_t ksys_readahead(int, loff_t, size_t);
 int generic_fadvise(struct file *, loff_t, loff_t, int);
+
+/* ---- the fault path: what mm/filemap.c's do_sync_mmap_readahead() and
+ * do_async_mmap_readahead() use (include/linux/mm.h, mm_types.h, mm/internal.h) ---- */
+typedef unsigned long vm_flags_t;
+/* The model's own bits (model/src/fault.rs): the C only tests them. */
+#define VM_SHARED ((vm_flags_t)1 << 0)
+#define VM_SEQ_READ ((vm_flags_t)1 << 1)
+#define VM_RAND_READ ((vm_flags_t)1 << 2)
+#define VM_HUGEPAGE ((vm_flags_t)1 << 3)
+#define VM_NOHUGEPAGE ((vm_flags_t)1 << 4)
+#define VM_EXEC ((vm_flags_t)1 << 5)
+/* enum fault_flag, include/linux/mm_types.h. */
+#define FAULT_FLAG_WRITE (1 << 0)
+#define FAULT_FLAG_ALLOW_RETRY (1 << 2)
+#define FAULT_FLAG_RETRY_NOWAIT (1 << 3)
+#define FAULT_FLAG_KILLABLE (1 << 4)
+#define FAULT_FLAG_TRIED (1 << 5)
+#define FAULT_FLAG_USER (1 << 6)
+#define FAULT_FLAG_VMA_LOCK (1 << 12)
+/* The kernel options the fault path tests: x86-64 with transparent huge pages. */
+#define IS_ENABLED(option) __radiff_enabled_##option
+#define __radiff_enabled_CONFIG_TRANSPARENT_HUGEPAGE 1
+#define SZ_2M 0x00200000
+#define HPAGE_PMD_ORDER 9
+/* include/asm-generic/getorder.h, at run time. */
+static inline int get_order(unsigned long size)
+{
+	size--;
+	size >>= PAGE_SHIFT;
+	return size ? 64 - __builtin_clzl(size) : 0;
+}
+/* include/linux/pgtable.h's generic one (x86 has no other). */
+static inline unsigned int exec_folio_order(void) { return 0; }
+
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+	pgoff_t vm_pgoff;
+	vm_flags_t vm_flags;
+	struct file *vm_file;
+};
+/* The members of struct vm_fault the fault path's readahead reads. */
+struct vm_fault {
+	struct vm_area_struct *vma;
+	pgoff_t pgoff;
+	unsigned long address;
+	unsigned int flags;
+};
+static inline unsigned long vma_pages(const struct vm_area_struct *vma)
+{
+	return (vma->vm_end - vma->vm_start) >> PAGE_SHIFT;
+}
+static inline pgoff_t vma_start_pgoff(const struct vm_area_struct *vma) { return vma->vm_pgoff; }
+static inline pgoff_t vma_end_pgoff(const struct vm_area_struct *vma) { return vma->vm_pgoff + vma_pages(vma); }
+static inline bool fault_flag_allow_retry_first(unsigned int flags)
+{
+	return (flags & FAULT_FLAG_ALLOW_RETRY) && !(flags & FAULT_FLAG_TRIED);
+}
+/* A file reference is not counted; the fault lock is the model's (its fault path drops it
+ * when the returned file is not NULL). */
+static inline struct file *get_file(struct file *f) { return f; }
+static inline void release_fault_lock(struct vm_fault *vmf) { (void)vmf; }
+/* mm/internal.h's inline, as the kernel computes it from the fault's flags. */
+static inline struct file *maybe_unlock_mmap_for_io(struct vm_fault *vmf, struct file *fpin)
+{
+	unsigned int flags = vmf->flags;
+
+	if (fpin)
+		return fpin;
+	if (fault_flag_allow_retry_first(flags) && !(flags & FAULT_FLAG_RETRY_NOWAIT))
+		fpin = get_file(vmf->vma->vm_file);
+	return fpin;
+}
 
 /* ---- mm/fadvise.c's helpers ---- */
 /* The inode is never DAX in the model. */

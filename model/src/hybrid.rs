@@ -16,9 +16,13 @@ use crate::trace::{Submit, Trigger};
 
 mod crash;
 mod fadvise;
+mod fault;
 pub mod functions;
+mod layout;
 
 pub use crash::{Crash, WORKER};
+pub use fault::{AsyncMmapRaFn, CVmFault, CVma, SyncMmapRaFn};
+pub use layout::mirror_layout;
 
 pub use functions::{runs_as_c, CFunction, CReadahead, ENTRIES, STATICS};
 
@@ -196,41 +200,6 @@ pub struct COps {
     invalidate: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong, *mut c_ulong) -> c_ulong,
 }
 
-/// Where the Rust mirrors above put each member of the header's structs they hold: (the
-/// C struct, the member, its offset, its size), every member the model reads or writes,
-/// and, as member `(end)`, where the kernel's own members end (the room for a tree's begins)
-/// in the two structs a tree may grow. The harness checks each against gcc's layout of
-/// model/c/radiff_kernel.h.
-pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
-    fn size<T, F>(_: impl Fn(&T) -> &F) -> usize {
-        std::mem::size_of::<F>()
-    }
-    macro_rules! members {
-        ($out:ident, $c:literal, $t:ty: $($m:ident),*) => {
-            $( $out.push(($c, stringify!($m), std::mem::offset_of!($t, $m), size(|s: &$t| &s.$m))); )*
-        };
-    }
-    let mut out = Vec::new();
-    members!(out, "file_ra_state", CFileRaState: start, size, async_size, ra_pages, order, mmap_miss, prev_pos);
-    out.push(("file_ra_state", "(end)", std::mem::offset_of!(CFileRaState, radiff_extra), 0));
-    members!(out, "readahead_control", CReadaheadControl: file, mapping, ra, _index, _nr_pages, _batch_count, dropbehind, _workingset, _pflags);
-    out.push(("readahead_control", "(end)", std::mem::offset_of!(CReadaheadControl, radiff_extra), 0));
-    members!(out, "folio", CFolio: index, order, flags, mapping, radiff);
-    members!(out, "backing_dev_info", CBdi: ra_pages, io_pages);
-    members!(out, "inode", CInode: i_mode, i_size, i_mapping, radiff_bdi);
-    members!(out, "address_space_operations", CAops: read_folio, readahead);
-    members!(out, "address_space", CAddressSpace: host, i_pages, invalidate_lock, gfp_mask, flags, a_ops, radiff, radiff_min_order, radiff_max_order);
-    members!(out, "file", CFile: f_mode, f_mapping, f_inode, radiff_fd, f_lock, f_op, f_ra);
-    // `f_ra` is the last member: the header's struct holds the kernel's members only (and a
-    // tree's), the mirror the whole room after them.
-    if let Some(f_ra) = out.last_mut() {
-        f_ra.3 = std::mem::offset_of!(CFileRaState, radiff_extra);
-    }
-    members!(out, "radiff_env", CEnv: ops, ctx);
-    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate);
-    out
-}
-
 /// `void page_cache_sync_ra(struct readahead_control *, unsigned long req_count)`.
 pub type SyncRaFn = unsafe extern "C" fn(*mut CReadaheadControl, c_ulong);
 /// `void page_cache_async_ra(struct readahead_control *, struct folio *, unsigned long)`.
@@ -315,6 +284,9 @@ struct Frame {
     mapping: CAddressSpace,
     file: CFile,
     rac: CReadaheadControl,
+    /// The fault's VMA and `struct vm_fault`, for the fault path's functions.
+    vma: CVma,
+    vmf: CVmFault,
     // Boxed: the C holds pointers to lent folios while the vector grows. The first `lent`
     // are this call's; the rest were a past call's, kept to be lent again.
     #[allow(clippy::vec_box, reason = "the C keeps pointers to each folio while more are lent")]
@@ -562,6 +534,8 @@ impl Model<'_> {
                 _pflags: 0,
                 radiff_extra: [0; 8],
             },
+            vma: CVma { vm_start: 0, vm_end: 0, vm_pgoff: 0, vm_flags: 0, vm_file: std::ptr::null_mut() },
+            vmf: CVmFault { vma: std::ptr::null_mut(), pgoff: 0, address: 0, flags: 0 },
             folios: Vec::new(),
             lent: 0,
             bug: None,
@@ -589,6 +563,8 @@ impl Model<'_> {
             (*fr).rac.file = &mut (*fr).file;
             (*fr).rac.mapping = &mut (*fr).mapping;
             (*fr).rac.ra = &mut (*fr).file.f_ra;
+            (*fr).vma.vm_file = &mut (*fr).file;
+            (*fr).vmf.vma = &mut (*fr).vma;
             (c.radiff_enter)(&mut (*fr).env);
             let signal = match c.radiff_guard {
                 Some(guard) => {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use radiff_model::Policy;
 
-use super::compile::{FADVISE_C, READAHEAD_C, SOURCES};
+use super::compile::{FADVISE_C, FILEMAP_C, READAHEAD_C, SOURCES};
 use super::Hybrid;
 use crate::cache::Cache;
 use crate::error::Result;
@@ -89,19 +89,36 @@ pub fn runs_as_c(changed: &[(String, String)]) -> std::result::Result<Vec<String
     for (name, file) in changed {
         if !SOURCES.contains(&file.as_str()) {
             return Err(format!(
-                "it changes {name}() in {file}, and the hybrid runs only {} as C (radiff kernels port-check)",
-                SOURCES.join(" and ")
+                "it changes {name}() in {file}, and the hybrid runs as C only {READAHEAD_C}, {} (radiff kernels port-check)",
+                partial_files()
             ));
         }
         let in_table = radiff_model::hybrid::functions::runs_as_c_named(name).is_some_and(|f| f.file == file);
         let not_called = file == READAHEAD_C && super::verdict::NOT_CALLED.contains(&name.as_str());
-        if !(in_table || not_called) {
-            return Err(format!(
-                "it changes {name}(), which the model calls from outside {file}, so it stays the Rust port"
-            ));
+        if in_table || not_called {
+            continue;
         }
+        return Err(if file == READAHEAD_C {
+            format!("it changes {name}(), which the model calls from outside {file}, so it stays the Rust port")
+        } else {
+            format!("it changes {name}() in {file}, of which the hybrid runs only {} as C", of_file(file, " and "))
+        });
     }
     Ok(changed.iter().map(|(n, _)| n.clone()).collect())
+}
+
+/// The functions of `file` the hybrid runs as C, named (`generic_fadvise()`), joined by `joiner`.
+fn of_file(file: &str, joiner: &str) -> String {
+    let names: Vec<String> = radiff_model::hybrid::functions::runs_as_c()
+        .filter(|f| f.file == file)
+        .map(|f| format!("{}()", f.name))
+        .collect();
+    names.join(joiner)
+}
+
+/// The files of which the hybrid runs some functions as C, with those functions.
+fn partial_files() -> String {
+    [FADVISE_C, FILEMAP_C].iter().map(|f| format!("{} of {f}", of_file(f, " and "))).collect::<Vec<_>>().join(" and ")
 }
 
 /// The choice for `kernel` (`base`, or a variant on the base), made once per process.
@@ -153,9 +170,15 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
         {
             Choice::Not(format!("it changes {FADVISE_C}, and {}", does_not_compile(FADVISE_C, &tree, &error)))
         }
+        super::Made::Ready(Hybrid { filemap: Some(error), tree, .. })
+            if changed.iter().any(|(_, f)| f == FILEMAP_C) =>
+        {
+            Choice::Not(format!("it changes {FILEMAP_C}, and {}", does_not_compile(FILEMAP_C, &tree, &error)))
+        }
         super::Made::Ready(h) => {
             let c = h.workers.clone();
-            let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, h.fadvise.is_none(), &names);
+            let files = Files { fadvise: h.fadvise.is_none(), filemap: h.filemap.is_none() };
+            let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, files, &names);
             Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label }, changed: names }
         }
         super::Made::DoesNotCompile { tree, error } => Choice::Not(does_not_compile(READAHEAD_C, &tree, &error)),
@@ -168,13 +191,28 @@ fn does_not_compile(file: &str, tree: &str, error: &super::CompileError) -> Stri
     format!("{file} of {tree} does not compile with radiff's header ({}): {}", super::HEADER_PATH, error.first_error)
 }
 
+/// Which of the files compiled in part ran as C beside mm/readahead.c.
+#[derive(Clone, Copy, Debug)]
+pub struct Files {
+    pub fadvise: bool,
+    pub filemap: bool,
+}
+
 /// What the trial, explore's summary and review say modelled a kernel: its tree's
-/// mm/readahead.c (and mm/fadvise.c, when `fadvise` compiled) ran as C, and which of its
-/// functions the tree changes.
-pub fn hybrid_label(tree: &str, fadvise: bool, changed: &[String]) -> String {
+/// mm/readahead.c (with mm/fadvise.c's and mm/filemap.c's functions, when they compiled)
+/// ran as C, and which of its functions the tree changes.
+pub fn hybrid_label(tree: &str, files: Files, changed: &[String]) -> String {
     let names: Vec<String> = changed.iter().map(|n| format!("{n}()")).collect();
-    let files = if fadvise { format!("{READAHEAD_C} and {FADVISE_C}") } else { READAHEAD_C.to_string() };
-    format!("{files} of {tree} ran as C (the tree changes {})", names.join(", "))
+    let mut ran = vec![READAHEAD_C.to_string()];
+    if files.fadvise {
+        ran.push(FADVISE_C.to_string());
+    }
+    if files.filemap {
+        ran.push(format!("{FILEMAP_C}'s {}", of_file(FILEMAP_C, ", ")));
+    }
+    let last = ran.pop().unwrap_or_default();
+    let ran = if ran.is_empty() { last } else { format!("{} and {last}", ran.join(", ")) };
+    format!("{ran} of {tree} ran as C (the tree changes {})", names.join(", "))
 }
 
 #[cfg(test)]
@@ -184,13 +222,18 @@ mod tests {
     #[test]
     fn the_label_names_the_tree_and_each_changed_function() {
         let changed = ["force_page_cache_ra".to_string(), "page_cache_sync_ra".to_string()];
+        let both = Files { fadvise: true, filemap: false };
         assert_eq!(
-            hybrid_label("my-fix", true, &changed),
+            hybrid_label("my-fix", both, &changed),
             "mm/readahead.c and mm/fadvise.c of my-fix ran as C (the tree changes force_page_cache_ra(), page_cache_sync_ra())"
         );
         assert_eq!(
-            hybrid_label("my-fix", false, &changed[..1]),
+            hybrid_label("my-fix", Files { fadvise: false, filemap: false }, &changed[..1]),
             "mm/readahead.c of my-fix ran as C (the tree changes force_page_cache_ra())"
+        );
+        assert_eq!(
+            hybrid_label("my-fix", Files { fadvise: true, filemap: true }, &changed[..1]),
+            "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead() of my-fix ran as C (the tree changes force_page_cache_ra())"
         );
     }
 
@@ -216,7 +259,21 @@ mod tests {
         // under another file.
         assert!(runs_as_c(&[ch("generic_fadvise", "mm/fadvise.c")]).is_ok());
         let why = runs_as_c(&[ch("vfs_fadvise", "mm/fadvise.c")]).unwrap_err();
-        assert!(why.contains("vfs_fadvise()") && why.contains("outside mm/fadvise.c"), "{why}");
+        assert!(
+            why.contains("vfs_fadvise() in mm/fadvise.c, of which the hybrid runs only generic_fadvise()"),
+            "{why}"
+        );
+        // The fault path's readahead of mm/filemap.c runs as C; the rest of the file does not.
+        assert!(runs_as_c(&[
+            ch("do_sync_mmap_readahead", "mm/filemap.c"),
+            ch("do_async_mmap_readahead", "mm/filemap.c")
+        ])
+        .is_ok());
+        let why = runs_as_c(&[ch("filemap_get_pages", "mm/filemap.c")]).unwrap_err();
+        assert!(
+            why.contains("of which the hybrid runs only do_sync_mmap_readahead() and do_async_mmap_readahead()"),
+            "{why}"
+        );
         assert!(runs_as_c(&[ch("generic_fadvise", "mm/readahead.c")]).is_err());
         // No file system the model ports calls readahead_expand(): a tree may change it.
         assert!(runs_as_c(&[ch("readahead_expand", "mm/readahead.c")]).is_ok());

@@ -1,11 +1,14 @@
-//! Compiling a tree's mm/readahead.c and mm/fadvise.c into one shared object with radiff's
-//! kernel header, cached under `hybrid/<key>.so` (docs/hybrid.md).
+//! Compiling a tree's mm/readahead.c and mm/fadvise.c, and the fault path's functions of its
+//! mm/filemap.c, into one shared object with radiff's kernel header, cached under
+//! `hybrid/<key>.so` (docs/hybrid.md).
 
 use std::path::{Path, PathBuf};
 
 use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
 use crate::process::Cmd;
+
+pub use super::unit::{FILEMAP_C, FILEMAP_ENTRIES};
 
 /// Where radiff's header is kept, from the repository's root.
 pub const HEADER_PATH: &str = "model/c/radiff_kernel.h";
@@ -22,7 +25,7 @@ pub const FADVISE_C: &str = "mm/fadvise.c";
 
 /// The tree's files the hybrid compiles: a patched tree copies each (`PatchedFiles`'s
 /// `also`), so every read sees the same tree.
-pub const SOURCES: [&str; 2] = [READAHEAD_C, FADVISE_C];
+pub const SOURCES: [&str; 3] = [READAHEAD_C, FADVISE_C, FILEMAP_C];
 
 /// The tree's header whose `struct readahead_control` a patch may grow.
 pub const PAGEMAP_H: &str = "include/linux/pagemap.h";
@@ -168,11 +171,12 @@ pub fn includes(source: &str) -> std::result::Result<Vec<String>, (usize, String
 /// gcc's flags for each unit: position-independent code without the system's headers;
 /// the kernel's own choices about aliasing and overflow; a call to a helper the header
 /// lacks is an error here, never a symbol missing at load time.
-const FLAGS: [&str; 11] = [
+const FLAGS: [&str; 12] = [
     "-O2",
     // __FILE__ (BUG()'s report) names the tree's file, not the scratch copy.
     "-fmacro-prefix-map=readahead.c=mm/readahead.c",
     "-fmacro-prefix-map=fadvise.c=mm/fadvise.c",
+    "-fmacro-prefix-map=filemap.c=mm/filemap.c",
     "-g",
     "-c",
     "-fPIC",
@@ -249,19 +253,25 @@ pub struct Sources {
     pub readahead: String,
     /// mm/fadvise.c, when the tree has it.
     pub fadvise: Option<String>,
+    /// The unit radiff takes from the tree's mm/filemap.c ([`super::unit::extracted`]),
+    /// when the tree defines the fault path's functions.
+    pub filemap: Option<String>,
 }
 
-/// A compiled object: its path, and why mm/fadvise.c is not in it (the compiler's first
-/// error) when the tree's did not compile (`generic_fadvise()` then stays the Rust port).
+/// A compiled object: its path, and why mm/fadvise.c or mm/filemap.c's functions are not
+/// in it (the compiler's first error) when they did not compile (their functions then stay
+/// the Rust port).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Compiled {
     pub so: PathBuf,
     pub fadvise: Option<CompileError>,
+    pub filemap: Option<CompileError>,
 }
 
-/// Compiles `tree`'s mm/readahead.c and mm/fadvise.c ([`compile`]) with the members its
-/// headers add to `struct readahead_control` and `struct file_ra_state`; `None` when the
-/// tree has no mm/readahead.c.
+/// Compiles `tree`'s mm/readahead.c and mm/fadvise.c, and the fault path's functions of its
+/// mm/filemap.c ([`compile`]), with the members its headers add to `struct
+/// readahead_control` and `struct file_ra_state`; `None` when the tree has no
+/// mm/readahead.c.
 pub fn compile_tree(
     cache: &Cache,
     tree: &dyn crate::port::Files,
@@ -271,7 +281,15 @@ pub fn compile_tree(
         Ok(extras) => extras,
         Err(first_error) => return Ok(Some(Err(CompileError { log: first_error.clone(), first_error }))),
     };
-    let sources = Sources { readahead, fadvise: tree.read(FADVISE_C)? };
+    let filemap = match tree.read(FILEMAP_C)? {
+        None => None,
+        Some(text) => match super::unit::extracted(FILEMAP_C, &text, &FILEMAP_ENTRIES, HEADER) {
+            Ok(unit) => unit,
+            // gcc reports it as the unit's first error.
+            Err(why) => Some(format!("#error \"{}\"\n", why.replace('"', "'"))),
+        },
+    };
+    let sources = Sources { readahead, fadvise: tree.read(FADVISE_C)?, filemap };
     compile(cache, &sources, &extras).map(Some)
 }
 
@@ -289,15 +307,24 @@ fn tree_error(output: String) -> CompileError {
     CompileError { first_error: first, log: output }
 }
 
-/// Where the cache keeps mm/fadvise.c's failure beside the object made without it.
-fn fadvise_error_path(so: &Path) -> PathBuf {
-    so.with_extension("fadvise-error")
+/// Where the cache keeps an optional unit's failure beside the object made without it.
+fn error_path(so: &Path, unit: &str) -> PathBuf {
+    so.with_extension(format!("{}-error", unit.trim_end_matches(".c")))
+}
+
+/// A unit the object may be made without: its scratch name, the `-D` that compiles it,
+/// its text.
+struct Optional<'a> {
+    unit: &'static str,
+    define: &'static str,
+    text: Option<&'a String>,
 }
 
 /// Compiles `sources` into `hybrid/<key>.so` in the cache, or finds it there, with
 /// `extras` ([`Extras`]) appended to the header's structs; the key covers the sources,
 /// the header and the extra members. mm/readahead.c's failure is the object's
-/// (`Err`, the compiler's first error); mm/fadvise.c's leaves it out ([`Compiled::fadvise`]).
+/// (`Err`, the compiler's first error); mm/fadvise.c's or mm/filemap.c's leaves that unit
+/// out ([`Compiled::fadvise`], [`Compiled::filemap`]).
 pub fn compile(
     cache: &Cache,
     sources: &Sources,
@@ -305,13 +332,25 @@ pub fn compile(
 ) -> Result<std::result::Result<Compiled, CompileError>> {
     let dir = cache.dir("hybrid")?;
     let header_text = extras.header();
-    let fadvise = sources.fadvise.as_deref().map(str::as_bytes).unwrap_or(b"(none)");
+    let none: &[u8] = b"(none)";
+    let fadvise = sources.fadvise.as_deref().map_or(none, str::as_bytes);
+    let filemap = sources.filemap.as_deref().map_or(none, str::as_bytes);
     let flags = format!("{} {}", FLAGS.join(" "), LINK_FLAGS.join(" "));
-    let key = cache::key([sources.readahead.as_bytes(), fadvise, header_text.as_bytes(), flags.as_bytes()]);
+    let key = cache::key([sources.readahead.as_bytes(), fadvise, filemap, header_text.as_bytes(), flags.as_bytes()]);
     let so = dir.join(format!("{key}.so"));
+    let optional = [
+        Optional { unit: "fadvise.c", define: "RADIFF_UNIT_FADVISE", text: sources.fadvise.as_ref() },
+        Optional { unit: "filemap.c", define: "RADIFF_UNIT_FILEMAP", text: sources.filemap.as_ref() },
+    ];
+    let compiled = |errors: &[Option<CompileError>; 2]| Compiled {
+        so: so.clone(),
+        fadvise: errors[0].clone(),
+        filemap: errors[1].clone(),
+    };
     if so.is_file() {
-        let fadvise = crate::files::read_text(&fadvise_error_path(&so)).ok().map(tree_error);
-        return Ok(Ok(Compiled { so, fadvise }));
+        let errors =
+            optional.each_ref().map(|o| crate::files::read_text(&error_path(&so, o.unit)).ok().map(tree_error));
+        return Ok(Ok(compiled(&errors)));
     }
     let work = tempfile::Builder::new().prefix("radiff-hybrid-").tempdir().map_err(|e| Error::io(&dir, e))?;
     let w = work.path();
@@ -319,7 +358,11 @@ pub fn compile(
         std::fs::create_dir_all(p.parent().unwrap()).map_err(|e| Error::io(p, e))?;
         std::fs::write(p, text).map_err(|e| Error::io(p, e))
     };
-    let units = [("readahead.c", Some(&sources.readahead)), ("fadvise.c", sources.fadvise.as_ref())];
+    let units = [
+        ("readahead.c", Some(&sources.readahead)),
+        ("fadvise.c", sources.fadvise.as_ref()),
+        ("filemap.c", sources.filemap.as_ref()),
+    ];
     // Every unit's headers checked before a byte is written.
     let mut headers = Vec::new();
     for (unit, text) in units {
@@ -348,35 +391,53 @@ pub fn compile(
     if !status.success() {
         return Ok(Err(tree_error(output)));
     }
-    let mut fadvise = None;
-    if sources.fadvise.is_some() {
-        let (status, output) = gcc(w, &header, "fadvise.c", &["RADIFF_UNIT_FADVISE"], "fadvise.o").output()?;
-        if !status.success() {
-            fadvise = Some(tree_error(output));
+    let object = |unit: &str| unit.replace(".c", ".o");
+    let mut errors: [Option<CompileError>; 2] = [None, None];
+    for (o, error) in optional.iter().zip(errors.iter_mut()) {
+        if o.text.is_some() {
+            let (status, output) = gcc(w, &header, o.unit, &[o.define], &object(o.unit)).output()?;
+            if !status.success() {
+                *error = Some(tree_error(output));
+            }
         }
     }
-    let link =
-        |objects: &[&str]| Cmd::new("gcc").dir(w).args(LINK_FLAGS).args(objects).arg("-o").arg("out.so").output();
-    let (mut status, mut output) = link(if fadvise.is_none() && sources.fadvise.is_some() {
-        &["readahead.o", "fadvise.o"]
-    } else {
-        &["readahead.o"]
-    })?;
-    if !status.success() && fadvise.is_none() && sources.fadvise.is_some() {
-        // The two did not link: the object without mm/fadvise.c, saying why.
-        fadvise = Some(tree_error(output));
-        (status, output) = link(&["readahead.o"])?;
+    let link = |with: &[bool]| {
+        let mut objects = vec!["readahead.o".to_string()];
+        objects.extend(optional.iter().zip(with).filter(|(_, w)| **w).map(|(o, _)| object(o.unit)));
+        Cmd::new("gcc").dir(w).args(LINK_FLAGS).args(&objects).arg("-o").arg("out.so").output()
+    };
+    let compiled_ok: Vec<bool> = optional.iter().zip(&errors).map(|(o, e)| o.text.is_some() && e.is_none()).collect();
+    let (mut status, mut output) = link(&compiled_ok)?;
+    if !status.success() && compiled_ok.iter().any(|c| *c) {
+        // They did not link together: each optional unit that links with mm/readahead.c
+        // alone is kept, the others are left out, saying why.
+        let mut keep = vec![false; optional.len()];
+        for i in 0..optional.len() {
+            if compiled_ok[i] {
+                let mut only = vec![false; optional.len()];
+                only[i] = true;
+                let (status, output) = link(&only)?;
+                if status.success() {
+                    keep[i] = true;
+                } else {
+                    errors[i] = Some(tree_error(output));
+                }
+            }
+        }
+        (status, output) = link(&keep)?;
     }
     if !status.success() {
         return Ok(Err(tree_error(output)));
     }
     let staged = w.join("out.so");
     let bytes = std::fs::read(&staged).map_err(|e| Error::io(&staged, e))?;
-    if let Some(e) = &fadvise {
-        cache::write_atomic(&fadvise_error_path(&so), e.log.as_bytes())?;
+    for (o, e) in optional.iter().zip(&errors) {
+        if let Some(e) = e {
+            cache::write_atomic(&error_path(&so, o.unit), e.log.as_bytes())?;
+        }
     }
     cache::write_atomic(&so, &bytes)?;
-    Ok(Ok(Compiled { so, fadvise }))
+    Ok(Ok(compiled(&errors)))
 }
 
 #[cfg(test)]
@@ -454,7 +515,7 @@ mod tests {
         let cache = Cache { root: scratch.path().to_path_buf() };
         for (include, line) in [(format!("\"{}\"", canary.display()), 3), (format!("<{rel}>"), 3)] {
             let readahead = format!("#include <linux/mm.h>\n\n#include {include}\nint x;\n");
-            let sources = Sources { readahead, fadvise: None };
+            let sources = Sources { readahead, ..Default::default() };
             let err = compile(&cache, &sources, &Extras::default()).unwrap_err().to_string();
             assert!(err.starts_with(&format!("mm/readahead.c:{line}: `#include ")), "{err}");
             assert!(err.contains("radiff refuses a header outside the tree"), "{err}");
@@ -462,8 +523,11 @@ mod tests {
             assert!(!outside.path().join("radiff_kernel.h").exists());
         }
         // mm/fadvise.c's headers are checked as well, before mm/readahead.c is compiled.
-        let sources =
-            Sources { readahead: "int x;\n".into(), fadvise: Some(format!("#include \"{}\"\n", canary.display())) };
+        let sources = Sources {
+            readahead: "int x;\n".into(),
+            fadvise: Some(format!("#include \"{}\"\n", canary.display())),
+            filemap: None,
+        };
         let err = compile(&cache, &sources, &Extras::default()).unwrap_err().to_string();
         assert!(err.starts_with("mm/fadvise.c:1: "), "{err}");
         assert_eq!(std::fs::read_to_string(&canary).unwrap(), "kept\n");

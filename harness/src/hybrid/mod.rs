@@ -4,6 +4,7 @@
 
 pub mod choose;
 pub mod compile;
+pub mod unit;
 pub mod verdict;
 
 use crate::cache::Cache;
@@ -12,7 +13,7 @@ use crate::port::Files;
 
 pub use crate::worker::{watchdog, Workers};
 pub use choose::{choose, Choice};
-pub use compile::{CompileError, FADVISE_C, HEADER, HEADER_PATH, READAHEAD_C, SOURCES};
+pub use compile::{CompileError, FADVISE_C, FILEMAP_C, HEADER, HEADER_PATH, READAHEAD_C, SOURCES};
 
 /// A tree's mm/readahead.c (and mm/fadvise.c), compiled, and the workers that run it for
 /// the model.
@@ -23,6 +24,9 @@ pub struct Hybrid {
     /// Why the tree's mm/fadvise.c is not in the object (`generic_fadvise()` stays the Rust
     /// port): the compiler's first error.
     pub fadvise: Option<CompileError>,
+    /// Why the fault path's functions of the tree's mm/filemap.c are not in the object (they
+    /// stay the Rust port): the compiler's first error.
+    pub filemap: Option<CompileError>,
 }
 
 impl Hybrid {
@@ -33,6 +37,18 @@ impl Hybrid {
             format!(
                 "generic_fadvise() stays the Rust port: {} does not compile with radiff's header: {}",
                 compile::FADVISE_C,
+                e.first_error
+            )
+        })
+    }
+
+    /// What the hybrid leaves to the Rust port of mm/filemap.c, in a sentence; `None` when
+    /// the fault path's functions run as C (or the tree has none of them).
+    pub fn filemap_note(&self) -> Option<String> {
+        self.filemap.as_ref().map(|e| {
+            format!(
+                "do_sync_mmap_readahead() and do_async_mmap_readahead() stay the Rust port: {} does not compile with radiff's header: {}",
+                compile::FILEMAP_C,
                 e.first_error
             )
         })
@@ -60,6 +76,7 @@ pub fn make(cache: &Cache, tree: &dyn Files) -> Result<Made> {
             workers: std::sync::Arc::new(Workers::new(&c.so)),
             tree: label,
             fadvise: c.fadvise,
+            filemap: c.filemap,
         })),
         Err(error) => Ok(Made::DoesNotCompile { tree: label, error }),
     }

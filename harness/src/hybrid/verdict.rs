@@ -1,7 +1,7 @@
 //! Whether a changed ported function runs as its tree's C in the hybrid, and if not why:
 //! the line `radiff kernels port-check` prints under each changed function.
 
-use super::compile::{compile_tree, FADVISE_C, READAHEAD_C, SOURCES};
+use super::compile::{compile_tree, FADVISE_C, FILEMAP_C, READAHEAD_C, SOURCES};
 use crate::cache::Cache;
 use crate::error::Result;
 use crate::kernels::{Builder, Kernels};
@@ -47,18 +47,29 @@ pub struct Compiles {
     pub readahead: std::result::Result<(), String>,
     /// `Ok` too when the tree has no mm/fadvise.c (nothing of it is then changed).
     pub fadvise: std::result::Result<(), String>,
+    /// The fault path's functions of mm/filemap.c; `Ok` too when the tree has none.
+    pub filemap: std::result::Result<(), String>,
 }
 
 impl Compiles {
-    /// Both compiled (or were not tried: no changed function needs them).
-    pub const OK: Compiles = Compiles { readahead: Ok(()), fadvise: Ok(()) };
+    /// All compiled (or were not tried: no changed function needs them).
+    pub const OK: Compiles = Compiles { readahead: Ok(()), fadvise: Ok(()), filemap: Ok(()) };
+
+    /// mm/readahead.c did not compile (or could not be tried), saying why.
+    fn readahead_failed(why: String) -> Compiles {
+        Compiles { readahead: Err(why), ..Compiles::OK }
+    }
 
     /// For a function of `file`: whether the files it needs compiled. Every function
-    /// needs mm/readahead.c (the object's), one of mm/fadvise.c needs its own file too.
+    /// needs mm/readahead.c (the object's), one of mm/fadvise.c or mm/filemap.c its own
+    /// unit too.
     pub fn for_file(&self, file: &str) -> std::result::Result<(), Failed> {
         self.readahead.clone().map_err(|e| (READAHEAD_C, e))?;
         if file == FADVISE_C {
             self.fadvise.clone().map_err(|e| (FADVISE_C, e))?;
+        }
+        if file == FILEMAP_C {
+            self.filemap.clone().map_err(|e| (FILEMAP_C, e))?;
         }
         Ok(())
     }
@@ -67,10 +78,14 @@ impl Compiles {
 /// Whether `tree`'s mm/readahead.c and mm/fadvise.c compile with radiff's header.
 pub fn compiles(cache: &Cache, tree: &dyn Files) -> Result<Compiles> {
     Ok(match compile_tree(cache, tree) {
-        Ok(None) => Compiles { readahead: Err(format!("{} has no {READAHEAD_C}", tree.describe())), fadvise: Ok(()) },
-        Ok(Some(Ok(c))) => Compiles { readahead: Ok(()), fadvise: c.fadvise.map_or(Ok(()), |e| Err(e.first_error)) },
-        Ok(Some(Err(e))) => Compiles { readahead: Err(e.first_error), fadvise: Ok(()) },
-        Err(e) => Compiles { readahead: Err(format!("could not run the compiler: {e}")), fadvise: Ok(()) },
+        Ok(None) => Compiles::readahead_failed(format!("{} has no {READAHEAD_C}", tree.describe())),
+        Ok(Some(Ok(c))) => Compiles {
+            readahead: Ok(()),
+            fadvise: c.fadvise.map_or(Ok(()), |e| Err(e.first_error)),
+            filemap: c.filemap.map_or(Ok(()), |e| Err(e.first_error)),
+        },
+        Ok(Some(Err(e))) => Compiles::readahead_failed(e.first_error),
+        Err(e) => Compiles::readahead_failed(format!("could not run the compiler: {e}")),
     })
 }
 
@@ -136,7 +151,7 @@ mod tests {
     #[test]
     fn generic_fadvise_runs_as_c_when_both_files_compile_and_names_the_file_that_did_not() {
         assert!(verdict("generic_fadvise", FADVISE_C, &Compiles::OK.for_file(FADVISE_C)).starts_with("runs as C"));
-        let fadvise_failed = Compiles { readahead: Ok(()), fadvise: Err("mm/fadvise.c:40:2: error: y".into()) };
+        let fadvise_failed = Compiles { fadvise: Err("mm/fadvise.c:40:2: error: y".into()), ..Compiles::OK };
         let v = verdict("generic_fadvise", FADVISE_C, &fadvise_failed.for_file(FADVISE_C));
         assert_eq!(
             v,
@@ -147,14 +162,22 @@ mod tests {
             verdict("page_cache_sync_ra", READAHEAD_C, &fadvise_failed.for_file(READAHEAD_C)).starts_with("runs as C")
         );
         // Without mm/readahead.c's object, nothing runs as C.
-        let readahead_failed = Compiles { readahead: Err("mm/readahead.c:1:1: error: z".into()), fadvise: Ok(()) };
+        let readahead_failed = Compiles::readahead_failed("mm/readahead.c:1:1: error: z".into());
         let v = verdict("generic_fadvise", FADVISE_C, &readahead_failed.for_file(FADVISE_C));
         assert!(v.starts_with("does not run as C: mm/readahead.c does not compile"), "{v}");
     }
 
     #[test]
     fn functions_the_hybrid_does_not_compile_or_call_stay_rust() {
-        assert!(verdict("filemap_get_pages", "mm/filemap.c", &Ok(())).contains("only mm/readahead.c"));
+        assert!(verdict("filemap_get_pages", "mm/filemap.c", &Ok(())).contains("of which the hybrid runs only"));
+        assert!(verdict("f2fs_mpage_readpages", "fs/f2fs/data.c", &Ok(())).contains("runs as C only mm/readahead.c"));
+        let filemap_failed = Compiles { filemap: Err("mm/filemap.c:3340:3: error: w".into()), ..Compiles::OK };
+        let v = verdict("do_sync_mmap_readahead", FILEMAP_C, &filemap_failed.for_file(FILEMAP_C));
+        assert_eq!(
+            v,
+            "does not run as C: mm/filemap.c does not compile with radiff's header: mm/filemap.c:3340:3: error: w"
+        );
+        assert!(verdict("do_async_mmap_readahead", FILEMAP_C, &Ok(())).starts_with("runs as C"));
         assert!(verdict("file_ra_state_expand", "mm/readahead.c", &Ok(())).contains("from outside"));
     }
 

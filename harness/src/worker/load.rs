@@ -74,7 +74,9 @@ impl Loaded {
         let guard = need("radiff_guard")?;
         register_crashed(need("radiff_crashed")?);
         let want = |n: &str| only.is_none_or(|o| o.contains(&n));
-        let get = |n: &str| if want(n) { self.symbol(n) } else { None };
+        // A function its file keeps static is found under its wrapper's name.
+        let prefix = radiff_model::hybrid::functions::static_entry("");
+        let get = |n: &str| if want(n.strip_prefix(prefix.as_str()).unwrap_or(n)) { self.symbol(n) } else { None };
         // SAFETY: each symbol is the header's declaration of that kernel function, whose
         // C signature the model's type spells out (model/src/hybrid/functions.rs); the
         // object stays loaded for the life of the process.

@@ -53,7 +53,7 @@ fn the_hybrid_checks_a_patch_without_a_policy(headline: &Scenario) -> Result<(),
             return Err(format!("{who}: should pass with model == kernel on the hybrid:\n{e}").into());
         }
         let ran =
-            format!("model: the hybrid: mm/readahead.c and mm/fadvise.c of {variant} ran as C (the tree changes ");
+            format!("model: the hybrid: mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead() of {variant} ran as C (the tree changes ");
         if !v.summary.contains(&ran) {
             return Err(format!("{who}: the summary does not say `{ran}`:\n{}", v.summary).into());
         }

@@ -96,6 +96,9 @@ impl Model<'_> {
     /// MMAP_LOTSAMISS, reads around the fault: `ra_pages` pages from `index - ra_pages / 2`,
     /// a quarter of them async. Returns whether the fault lock was dropped (fpin).
     pub(super) fn do_sync_mmap_readahead(&mut self, vmf: &VmFault) -> bool {
+        if let Some(fpin) = self.c_do_sync_mmap_readahead(vmf) {
+            return fpin;
+        }
         let fd = self.mm[vmf.map].as_ref().unwrap().fd;
         let mut ractl = ReadaheadControl::new(fd, vmf.pgoff);
         let vm_flags = vmf.vma.flags;
@@ -222,6 +225,9 @@ impl Model<'_> {
     /// VM_SEQ_READ) and, on PG_readahead, `page_cache_async_ra(ra_pages)` from the faulting
     /// page. Returns whether the fault lock was dropped.
     pub(super) fn do_async_mmap_readahead(&mut self, vmf: &VmFault, folio: FolioRef) -> bool {
+        if let Some(fpin) = self.c_do_async_mmap_readahead(vmf, folio) {
+            return fpin;
+        }
         let fd = self.mm[vmf.map].as_ref().unwrap().fd;
         let mut fpin = false;
         // "If we don't want any read-ahead, don't bother"

@@ -6,8 +6,15 @@
 use std::ffi::c_void;
 
 use super::{
-    AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn, RaOrderFn, RaUnboundedFn, SyncRaFn,
+    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn, RaOrderFn, RaUnboundedFn,
+    SyncMmapRaFn, SyncRaFn,
 };
+
+/// The name under which an object exports a function its file keeps `static` (the harness
+/// compiles such functions with a wrapper of this name that calls them).
+pub fn static_entry(name: &str) -> String {
+    format!("radiff_static_{name}")
+}
 
 /// A kernel function that runs as C: its name and the tree's file that defines it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +55,8 @@ macro_rules! entries {
                 out
             }
 
-            /// The table of the entries `symbol` finds (by name), with the header's
+            /// The table of the entries `symbol` finds (by name, or by [`static_entry`]'s
+            /// name for a function its file keeps static), with the header's
             /// `radiff_enter`, `radiff_aops` and guard.
             ///
             /// # Safety
@@ -62,7 +70,9 @@ macro_rules! entries {
                 radiff_guard: Option<GuardFn>,
             ) -> CReadahead {
                 CReadahead {
-                    $( $name: symbol(stringify!($name)).map(|p| std::mem::transmute::<*mut c_void, $ty>(p)), )*
+                    $( $name: symbol(stringify!($name))
+                        .or_else(|| symbol(&static_entry(stringify!($name))))
+                        .map(|p| std::mem::transmute::<*mut c_void, $ty>(p)), )*
                     radiff_enter,
                     radiff_aops,
                     radiff_guard,
@@ -84,6 +94,11 @@ entries! {
     /// Called for every fadvise(2), readahead(2) and madvise(MADV_WILLNEED) of a file, as
     /// the file system's ->fadvise does (f2fs's SEQUENTIAL is its own: the Rust port).
     generic_fadvise: GenericFadviseFn, "mm/fadvise.c";
+    /// Called where a fault finds no folio (`filemap_fault()`), taken from the tree's
+    /// mm/filemap.c with the file's macros and static functions it uses.
+    do_sync_mmap_readahead: SyncMmapRaFn, "mm/filemap.c";
+    /// Called where a fault finds a folio.
+    do_async_mmap_readahead: AsyncMmapRaFn, "mm/filemap.c";
 }
 
 /// The static functions the entries' C calls itself, not exported and never called by the

@@ -1,0 +1,238 @@
+//! A translation unit of functions taken from a tree's file that cannot be compiled whole
+//! (mm/filemap.c): the functions the model calls, the file's static functions they call and
+//! the file's macros they use, each under a `#line` of its place in the tree's file (so
+//! gcc's errors and `BUG()` name the tree's lines), then a wrapper that exports each
+//! function the file keeps `static`. Pure: the tree's text in, C out; nothing of the
+//! kernel is kept, the text is read from the tree at run time (docs/hybrid.md).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::port::{definitions, normalise};
+
+/// The tree's file the fault path's functions are taken from.
+pub const FILEMAP_C: &str = "mm/filemap.c";
+
+/// A function the model calls from a file compiled in part: its name and its signature
+/// (return type, then the parameters, as its wrapper declares them).
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    pub name: &'static str,
+    pub returns: &'static str,
+    pub params: &'static [(&'static str, &'static str)],
+}
+
+/// mm/filemap.c's functions the model calls as C (radiff_model::hybrid::functions, whose
+/// types these signatures follow).
+pub const FILEMAP_ENTRIES: [Entry; 2] = [
+    Entry { name: "do_sync_mmap_readahead", returns: "struct file *", params: &[("struct vm_fault *", "vmf")] },
+    Entry {
+        name: "do_async_mmap_readahead",
+        returns: "struct file *",
+        params: &[("struct vm_fault *", "vmf"), ("struct folio *", "folio")],
+    },
+];
+
+/// The identifiers of `code` outside comments and literals, in order, each once.
+fn identifiers(code: &str) -> Vec<String> {
+    let code = normalise(code);
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut k = 0;
+    while k < b.len() {
+        let c = b[k];
+        if c == b'"' || c == b'\'' {
+            k += 1;
+            while k < b.len() && b[k] != c {
+                k += if b[k] == b'\\' { 2 } else { 1 };
+            }
+            k += 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = k;
+            while k < b.len() && (b[k].is_ascii_alphanumeric() || b[k] == b'_') {
+                k += 1;
+            }
+            let id = &code[start..k];
+            if seen.insert(id.to_string()) {
+                out.push(id.to_string());
+            }
+        } else if c.is_ascii_digit() {
+            while k < b.len() && (b[k].is_ascii_alphanumeric() || b[k] == b'_' || b[k] == b'.') {
+                k += 1;
+            }
+        } else {
+            k += 1;
+        }
+    }
+    out
+}
+
+/// The file's `#define`s in column 0, by name (the first of each), as (1-based line,
+/// the lines with their continuations).
+fn defines(lines: &[&str]) -> BTreeMap<String, (usize, String)> {
+    let mut out = BTreeMap::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let start = i;
+        while lines[i].trim_end().ends_with('\\') && i + 1 < lines.len() {
+            i += 1;
+        }
+        if let Some(rest) = lines[start].strip_prefix("#define ") {
+            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            out.entry(name).or_insert_with(|| (start + 1, lines[start..=i].join("\n")));
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether radiff's header answers `name` itself (defines it as a macro, or declares or
+/// defines a function of that name): the file's own is then not taken.
+fn header_has(header: &str, name: &str) -> bool {
+    let macro_def = format!("#define {name}");
+    let call = format!(" {name}(");
+    let star_call = format!("*{name}(");
+    header.lines().any(|l| {
+        l.strip_prefix(&macro_def).is_some_and(|r| r.starts_with([' ', '(', '\t']) || r.is_empty())
+            || ((l.contains(&call) || l.contains(&star_call)) && !l.starts_with(['\t', ' ', '*', '/']))
+    })
+}
+
+/// The unit of `entries` taken from `text` (the tree's `file`), compiled against `header`;
+/// `Ok(None)` when the file defines none of them; `Err` (naming the file and line) when a
+/// definition cannot be read.
+pub fn extracted(file: &str, text: &str, entries: &[Entry], header: &str) -> Result<Option<String>, String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let macros = defines(&lines);
+    let read = |name: &str| definitions(text, name).map_err(|e| format!("{file}: {name}(): {e}"));
+    // What the unit holds, by first line: (first line, text).
+    let mut taken: BTreeMap<usize, String> = BTreeMap::new();
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    let mut todo: Vec<String> = Vec::new();
+    let mut found = Vec::new();
+    for e in entries {
+        if !read(e.name)?.is_empty() {
+            found.push(*e);
+            todo.push(e.name.to_string());
+        }
+    }
+    if found.is_empty() {
+        return Ok(None);
+    }
+    while let Some(name) = todo.pop() {
+        if !done.insert(name.clone()) {
+            continue;
+        }
+        let is_entry = found.iter().any(|e| e.name == name);
+        let body = if let Some((line, def)) = macros.get(&name).filter(|_| !is_entry) {
+            if header_has(header, &name) {
+                continue;
+            }
+            taken.insert(*line, def.clone());
+            def.clone()
+        } else {
+            if !is_entry && (header_has(header, &name) || !text.contains(&format!("{name}("))) {
+                continue;
+            }
+            let spans = read(&name)?;
+            // The file's static functions only: any other it calls is the kernel's, which
+            // the header answers (or gcc names it).
+            let spans: Vec<(usize, usize)> = spans
+                .into_iter()
+                .filter(|(s, e)| is_entry || lines[s - 1..*e].iter().take(3).any(|l| l.contains("static")))
+                .collect();
+            if spans.is_empty() {
+                continue;
+            }
+            let mut all = String::new();
+            for (s, e) in spans {
+                let def = lines[s - 1..e].join("\n");
+                all.push_str(&def);
+                all.push('\n');
+                taken.insert(s, def);
+            }
+            all
+        };
+        todo.extend(identifiers(&body).into_iter().filter(|i| !done.contains(i)));
+    }
+    let mut unit = format!("/* radiff: functions of the tree's {file}, taken at run time */\n");
+    for (line, def) in &taken {
+        unit.push_str(&format!("#line {line} \"{file}\"\n{def}\n"));
+    }
+    unit.push_str("#line 1 \"radiff-entries.c\"\n");
+    for e in &found {
+        let params: Vec<String> = e.params.iter().map(|(t, n)| format!("{t}{n}")).collect();
+        let args: Vec<&str> = e.params.iter().map(|(_, n)| *n).collect();
+        unit.push_str(&format!(
+            "{}{}({})\n{{\n\treturn {}({});\n}}\n",
+            e.returns,
+            radiff_model::hybrid::functions::static_entry(e.name),
+            params.join(", "),
+            e.name,
+            args.join(", ")
+        ));
+    }
+    Ok(Some(unit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "\
+#include <linux/mm.h>
+#define LOTS  (100)
+#define UNUSED 7
+#define min(a, b) ((a) < (b) ? (a) : (b))
+
+static int helper(int x)
+{
+\treturn x + LOTS; /* uses LOTS */
+}
+
+int exported(int x)
+{
+\treturn x;
+}
+
+static struct file *do_sync_mmap_readahead(struct vm_fault *vmf)
+{
+\tint n = helper(min(1, 2)) + exported(3);
+\tconst char *s = \"UNUSED(\";
+\treturn n ? vmf->vma->vm_file : 0;
+}
+";
+
+    #[test]
+    fn the_unit_holds_the_function_its_static_callees_and_macros_at_their_lines_and_a_wrapper() {
+        let header = "#define min(a, b) x\nint exported(int x);\n";
+        let unit = extracted("mm/filemap.c", FILE, &FILEMAP_ENTRIES, header).unwrap().unwrap();
+        assert!(unit.contains("#line 2 \"mm/filemap.c\"\n#define LOTS  (100)\n"), "{unit}");
+        assert!(unit.contains("#line 6 \"mm/filemap.c\"\nstatic int helper(int x)\n"), "{unit}");
+        assert!(unit.contains("#line 16 \"mm/filemap.c\"\nstatic struct file *do_sync_mmap_readahead("), "{unit}");
+        // Not taken: a macro only a string names, the header's own macro, a function the
+        // file exports (the kernel's: the header answers it), the include.
+        for absent in ["UNUSED 7", "#define min", "int exported(int x)\n{", "#include"] {
+            assert!(!unit.contains(absent), "{absent} in {unit}");
+        }
+        // The helper comes before its caller, as in the file.
+        assert!(unit.find("helper(int x)").unwrap() < unit.find("do_sync_mmap_readahead(struct").unwrap());
+        assert!(unit.ends_with(
+            "struct file *radiff_static_do_sync_mmap_readahead(struct vm_fault *vmf)\n{\n\treturn do_sync_mmap_readahead(vmf);\n}\n"
+        ));
+        assert!(!unit.contains("radiff_static_do_async"), "only the functions the file defines");
+    }
+
+    #[test]
+    fn a_file_without_the_functions_gives_no_unit_and_an_unbalanced_one_names_its_line() {
+        assert_eq!(extracted("mm/filemap.c", "int x;\n", &FILEMAP_ENTRIES, ""), Ok(None));
+        let cut = FILE.trim_end().trim_end_matches('}');
+        let why = extracted("mm/filemap.c", cut, &FILEMAP_ENTRIES, "").unwrap_err();
+        assert!(why.starts_with("mm/filemap.c: do_sync_mmap_readahead(): the definition at line 16"), "{why}");
+    }
+
+    #[test]
+    fn identifiers_skip_comments_literals_and_numbers() {
+        assert_eq!(identifiers("a(b) /* c */ \"d\" 'e' 0x1f + f_2;"), ["a", "b", "f_2"]);
+    }
+}

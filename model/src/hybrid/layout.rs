@@ -1,0 +1,41 @@
+//! Where the Rust mirrors of the header's structs put each member, for the harness to
+//! check against gcc's layout of model/c/radiff_kernel.h.
+
+use super::*;
+
+/// Where the Rust mirrors above put each member of the header's structs they hold: (the
+/// C struct, the member, its offset, its size), every member the model reads or writes,
+/// and, as member `(end)`, where the kernel's own members end (the room for a tree's begins)
+/// in the two structs a tree may grow. The harness checks each against gcc's layout of
+/// model/c/radiff_kernel.h.
+pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
+    fn size<T, F>(_: impl Fn(&T) -> &F) -> usize {
+        std::mem::size_of::<F>()
+    }
+    macro_rules! members {
+        ($out:ident, $c:literal, $t:ty: $($m:ident),*) => {
+            $( $out.push(($c, stringify!($m), std::mem::offset_of!($t, $m), size(|s: &$t| &s.$m))); )*
+        };
+    }
+    let mut out = Vec::new();
+    members!(out, "file_ra_state", CFileRaState: start, size, async_size, ra_pages, order, mmap_miss, prev_pos);
+    out.push(("file_ra_state", "(end)", std::mem::offset_of!(CFileRaState, radiff_extra), 0));
+    members!(out, "readahead_control", CReadaheadControl: file, mapping, ra, _index, _nr_pages, _batch_count, dropbehind, _workingset, _pflags);
+    out.push(("readahead_control", "(end)", std::mem::offset_of!(CReadaheadControl, radiff_extra), 0));
+    members!(out, "folio", CFolio: index, order, flags, mapping, radiff);
+    members!(out, "backing_dev_info", CBdi: ra_pages, io_pages);
+    members!(out, "inode", CInode: i_mode, i_size, i_mapping, radiff_bdi);
+    members!(out, "address_space_operations", CAops: read_folio, readahead);
+    members!(out, "address_space", CAddressSpace: host, i_pages, invalidate_lock, gfp_mask, flags, a_ops, radiff, radiff_min_order, radiff_max_order);
+    members!(out, "file", CFile: f_mode, f_mapping, f_inode, radiff_fd, f_lock, f_op, f_ra);
+    // `f_ra` is the last member: the header's struct holds the kernel's members only (and a
+    // tree's), the mirror the whole room after them.
+    if let Some(f_ra) = out.last_mut() {
+        f_ra.3 = std::mem::offset_of!(CFileRaState, radiff_extra);
+    }
+    members!(out, "vm_area_struct", CVma: vm_start, vm_end, vm_pgoff, vm_flags, vm_file);
+    members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags);
+    members!(out, "radiff_env", CEnv: ops, ctx);
+    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate);
+    out
+}
