@@ -476,23 +476,13 @@ fn a_generic_fadvise_that_dereferences_null_is_reported_per_scenario_and_the_run
 #[test]
 fn a_variant_whose_changed_generic_fadvise_does_not_compile_gets_no_model_and_says_why() {
     use radiff::hybrid::choose::{choose, Choice};
-    use radiff::kernels::{ModelExpectation, Variant};
     let text = base_file("mm/fadvise.c");
     let from = "file->f_ra.ra_pages = bdi->ra_pages * 2;";
     assert!(text.contains(from), "7.3.4's generic_fadvise() has no `{from}`");
     let after = text.replacen(from, "file->f_ra.no_such_member = 2;", 1);
-    let diff = similar::TextDiff::from_lines(&text, &after)
-        .unified_diff()
-        .header("a/mm/fadvise.c", "b/mm/fadvise.c")
-        .to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let patch = dir.path().join("0001-broken.patch");
-    std::fs::write(&patch, format!("Subject: [PATCH] broken\n---\ndiff --git a/mm/fadvise.c b/mm/fadvise.c\n{diff}"))
-        .unwrap();
-    let mut kernels = Kernels::load(&root()).unwrap();
     // A name of this test's own: choose() decides once per name and process.
     let name = "fadvise-does-not-compile";
-    kernels.variants.push(Variant { name: name.into(), patches: vec![patch], model: ModelExpectation::None });
+    let (kernels, _dir) = with_variant(Kernels::load(&root()).unwrap(), name, "mm/fadvise.c", &text, &after);
     match &*choose(&kernels, &Cache::from_env(), name) {
         Choice::Not(why) => assert!(
             why.starts_with("it changes mm/fadvise.c, and mm/fadvise.c of ")
@@ -596,25 +586,11 @@ fn a_do_sync_mmap_readahead_that_does_not_compile_leaves_the_fault_path_to_the_p
 #[test]
 fn a_variant_that_changes_do_sync_mmap_readahead_is_checked_against_the_hybrid() {
     use radiff::hybrid::choose::{choose, Choice};
-    use radiff::kernels::{ModelExpectation, Variant};
     let text = base_file("mm/filemap.c");
     let after = text.replacen(READ_AROUND, "\t\tra->async_size = ra->ra_pages / 2;\n", 1);
-    assert_ne!(after, text, "7.3.4's do_sync_mmap_readahead() has no `{READ_AROUND}`");
-    let diff = similar::TextDiff::from_lines(&text, &after)
-        .unified_diff()
-        .header("a/mm/filemap.c", "b/mm/filemap.c")
-        .to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let patch = dir.path().join("0001-read-around.patch");
-    std::fs::write(
-        &patch,
-        format!("Subject: [PATCH] read-around\n---\ndiff --git a/mm/filemap.c b/mm/filemap.c\n{diff}"),
-    )
-    .unwrap();
-    let mut kernels = Kernels::load(&root()).unwrap();
     // A name of this test's own: choose() decides once per name and process.
     let name = "read-around-half-async";
-    kernels.variants.push(Variant { name: name.into(), patches: vec![patch], model: ModelExpectation::None });
+    let (kernels, _dir) = with_variant(Kernels::load(&root()).unwrap(), name, "mm/filemap.c", &text, &after);
     match &*choose(&kernels, &Cache::from_env(), name) {
         Choice::Hybrid { predictor, changed } => {
             assert_eq!(changed, &["do_sync_mmap_readahead".to_string()]);
@@ -627,6 +603,28 @@ fn a_variant_that_changes_do_sync_mmap_readahead_is_checked_against_the_hybrid()
         }
         other => panic!("a patch to do_sync_mmap_readahead() must be the hybrid: {other:?}"),
     }
+}
+
+/// `kernels` with a variant `name` (no policy) whose one patch changes `file` from
+/// `before` to `after`; the folder holding the patch lives as long as the guard.
+fn with_variant(
+    mut kernels: Kernels,
+    name: &str,
+    file: &str,
+    before: &str,
+    after: &str,
+) -> (Kernels, tempfile::TempDir) {
+    use radiff::kernels::{ModelExpectation, Variant};
+    assert_ne!(before, after, "the patch changes nothing in {file}");
+    let diff = similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .header(&format!("a/{file}"), &format!("b/{file}"))
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let patch = dir.path().join("0001-change.patch");
+    std::fs::write(&patch, format!("Subject: [PATCH] {name}\n---\ndiff --git a/{file} b/{file}\n{diff}")).unwrap();
+    kernels.variants.push(Variant { name: name.into(), patches: vec![patch], model: ModelExpectation::None });
+    (kernels, dir)
 }
 
 /// hybrid-check's first line says some scenarios part, not all: "... policy base: P of T
@@ -643,7 +641,7 @@ fn assert_some_but_not_all_part(text: &str) {
 #[test]
 #[ignore = "run by a_missing_gcc_fails_what_needs_the_hybrid_saying_so, with a PATH that has no gcc"]
 fn without_gcc_the_hybrid_of_a_variant_no_policy_names_is_an_error_naming_gcc() {
-    use radiff::kernels::{ModelExpectation, Variant};
+    use radiff::kernels::ModelExpectation;
     assert!(std::env::var_os("RADIFF_TEST_NO_GCC").is_some(), "run only by its parent test");
     // A change no cached object holds (the time, as a statement): the compile must run.
     let kernels = Kernels::load(&root()).unwrap();
@@ -652,20 +650,8 @@ fn without_gcc_the_hybrid_of_a_variant_no_policy_names_is_an_error_naming_gcc() 
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let stamp = format!("(void){nanos}UL;");
     let after = text.replacen("\ttrace_page_cache_async_ra(", &format!("\t{stamp}\n\ttrace_page_cache_async_ra("), 1);
-    let diff = similar::TextDiff::from_lines(&text, &after)
-        .unified_diff()
-        .header("a/mm/readahead.c", "b/mm/readahead.c")
-        .to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let patch = dir.path().join("0001-stamp.patch");
-    std::fs::write(
-        &patch,
-        format!("Subject: [PATCH] stamp\n---\ndiff --git a/mm/readahead.c b/mm/readahead.c\n{diff}"),
-    )
-    .unwrap();
-    let mut kernels = kernels;
     let name = "no-gcc";
-    kernels.variants.push(Variant { name: name.into(), patches: vec![patch], model: ModelExpectation::None });
+    let (kernels, _dir) = with_variant(kernels, name, "mm/readahead.c", &text, &after);
     let err = radiff::hybrid::choose::predictor(&kernels, &Cache::from_env(), name, &ModelExpectation::None)
         .expect_err("no gcc, yet a model");
     let err = err.to_string();
