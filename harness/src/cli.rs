@@ -40,7 +40,12 @@ pub enum Command {
     Bench(BenchArgs),
     /// Each window of a run with the decisions that made it, in the base's kernel lines.
     Explain(ExplainArgs),
-    /// From a patch mail to a reply: what it changes, where better or worse, run on both kernels; exit 1 when worse.
+    /// From a patch mail to a reply: what it changes, where better or worse, run on both kernels.
+    ///
+    /// Exit status: 0 with a Tested-by (the model followed the patch, searched, and the kernels
+    /// ran all it found: nothing worse); 1 when the kernels show something worse; 2 on bad input;
+    /// 3 when nothing is worse but there is not enough evidence for a Tested-by (the reply says
+    /// what it could not look at and what would give it).
     Review(ReviewArgs),
 }
 

@@ -20,6 +20,9 @@ pub enum Origin {
     Repository,
     /// The search's smallest finding of its kind (`key`: the detector's grouping key).
     Found { key: String },
+    /// The generated covering set, run where the model cannot follow the patch
+    /// ([`super::covering`]).
+    Covering,
 }
 
 /// One scenario point, weighed.
@@ -40,6 +43,9 @@ pub struct Case {
     pub runs: Option<KernelRuns>,
     /// Why it was not run on the kernels, when it was not.
     pub not_run: Option<String>,
+    /// Whether it is of the patch's reach: the kernels were to run it (the model says it
+    /// changes, or the model cannot say and the patch can reach it).
+    pub wanted: bool,
 }
 
 /// The kernels' runs of a case: each kernel's figures per run and its first run's trace.
@@ -88,7 +94,18 @@ fn differing(a: &Figures, b: &Figures) -> String {
 impl Case {
     /// A case not yet predicted nor run.
     pub fn new(name: String, scenario: Scenario, point: usize, origin: Origin, file: PathBuf) -> Case {
-        Case { name, scenario, point, origin, file, model: None, parting: None, runs: None, not_run: None }
+        Case {
+            name,
+            scenario,
+            point,
+            origin,
+            file,
+            model: None,
+            parting: None,
+            runs: None,
+            not_run: None,
+            wanted: false,
+        }
     }
 
     /// Base's trace and the patch's: the kernels' first runs where they ran, else the model's.
@@ -134,6 +151,11 @@ impl Case {
             .filter(|c| c.figure != Figure::Windows)
             .map(|c| (c.variant - c.base).abs() / c.base.abs().max(1.0))
             .fold(0.0, f64::max)
+    }
+
+    /// Whether something weighed it: the model predicted it, or the kernels ran it.
+    pub fn weighed(&self) -> bool {
+        self.model.is_some() || self.runs.is_some()
     }
 
     /// Whether the kernels ran it twice each without a race and it changed there.

@@ -13,9 +13,16 @@
 //! 5. The reply ([`reply`]) with its evidence: `reply.txt`, `reply.md`, `scenarios/`,
 //!    `headline.svg`, in one folder.
 //!
-//! Exit status: 0 when the kernels show nothing worse, 1 when they do, 2 on bad input.
+//! Where no model follows the patch, the kernels run a generated covering set
+//! ([`covering`]) beside the repository's scenarios the patch can reach.
+//!
+//! Exit status ([`judge::Verdict::exit_code`]): 0 with a Tested-by, 1 when the kernels
+//! show something worse, 2 on bad input, 3 when nothing is worse but the evidence falls
+//! short of a Tested-by ([`judge`] says what a Tested-by claims).
 
+pub mod covering;
 pub mod evidence;
+pub mod judge;
 pub mod prepare;
 pub mod reply;
 mod write;
@@ -91,6 +98,8 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
         kernels: format!("{} and the same with the patch, under QEMU", base_name(&lab.kernels.base, &report.kernel)),
         touched: touched(&changed, patch.as_ref(), variant.model.policy(), why.as_deref()),
         model: model_sentence(patch.as_ref(), variant.model.policy()),
+        modelled: patch.is_some(),
+        why_not: why.clone(),
         ..Default::default()
     };
 
@@ -98,34 +107,6 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     let scenarios = crate::scenario::load_all(&root.join("scenarios"))?;
     let mut cases = evidence::repository(&scenarios);
     review.uncovered = uncovered(&cases, &changed);
-    if let Some(p) = &patch {
-        evidence::predict(&mut cases, &Policy::BASE, p);
-        // The program cases' recording on base boots a guest while the search runs on the
-        // model beside it: neither waits for the other.
-        let search = o.budget.mul_f64(SEARCH_SHARE).min(SEARCH_MAX);
-        // The search leaves the guest's vCPUs their cores while a recording runs.
-        let recording = cases.iter().any(|c| c.needs_recording());
-        let cores = crate::explore::all_cores();
-        let threads = if recording { cores.saturating_sub(lab.vcpus() as usize).max(1) } else { cores };
-        let (recorded, searched) = std::thread::scope(|s| {
-            let recording = s.spawn(|| evidence::record_programs(&lab, &cases, deadline, &|l| progress(l)));
-            let searched = search_cases(&v, search, threads, o.seed, &out, p);
-            (recording.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), searched)
-        });
-        evidence::predict_recorded(&mut cases, recorded?, &Policy::BASE, p, &|l| progress(l));
-        let predicted = cases.iter().filter(|c| c.model.is_some()).count();
-        let changing = cases.iter().filter(|c| c.changed()).count();
-        progress(&format!("review: the model: {changing} of {predicted} repository points change"));
-        let (found, said) = searched?;
-        review.searched = said;
-        cases.extend(found);
-    } else {
-        review.searched = format!(
-            "No search: the model cannot predict this patch, so only the repository's scenarios it can reach ran, on the kernels (`radiff explore --variants base,{v}` runs the base model's covering set on both kernels)."
-        );
-    }
-
-    progress("review: phase 4 of 5, the kernels, each case twice on each");
     // What the patch can reach when the model cannot say: every file it touches, not only
     // the ported functions' files (a change beside them elsewhere reaches every scenario).
     let mut files = Vec::new();
@@ -134,13 +115,32 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     }
     files.sort();
     files.dedup();
+    let file_systems = covering::file_systems(&files);
+    review.file_systems = file_systems.iter().map(|f| f.name().to_string()).collect();
+    if let Some(p) = &patch {
+        model_phase(&mut review, &mut cases, &lab, p, o, &out, deadline)?;
+    } else {
+        // No model to search with: the kernels search instead, on a small generated set
+        // of the usual questions on the file systems the patch can reach.
+        cases.extend(covering::cases(&file_systems, o.seed, &v, &out.join("scenarios"))?);
+        review.searched = format!(
+            "No search: the model cannot predict this patch, so the kernels ran the repository's scenarios it can reach and a generated covering set ({}) on {} (`radiff explore --variants base,{v}` runs the base model's covering set of branches on both kernels).",
+            covering::KINDS.join(", "),
+            review.file_systems.join(", ")
+        );
+    }
+
+    progress("review: phase 4 of 5, the kernels, each case twice on each");
     let mut todo: Vec<&mut Case> = cases
         .iter_mut()
         .filter(|c| if c.model.is_some() { c.changed() } else { evidence::reachable(c, &files) })
         .collect();
+    for c in todo.iter_mut() {
+        c.wanted = true;
+    }
     // What a reviewer asks first: where the model says it is worse; then the repository's
-    // changes, the search's better ones, and last what the model could not predict (each
-    // the strongest first; the sort is stable).
+    // changes, the search's better ones, and last what the model could not predict, the
+    // covering set first (each the strongest first; the sort is stable).
     todo.sort_by(|a, b| rank(a).cmp(&rank(b)).then(b.strength().total_cmp(&a.strength())));
     evidence::run(&lab, &v, &mut todo, deadline, &|l| progress(l))?;
     for c in cases.iter_mut().filter(|c| c.model.is_none() && c.runs.is_none() && c.not_run.is_none()) {
@@ -155,7 +155,54 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     let text = write::write(&mut review, &out)?;
     crate::progress::output(&text);
     progress(&format!("review: wrote {} in {:.0} s", out.join("reply.txt").display(), started.elapsed().as_secs_f64()));
-    Ok(if review.worse() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    let verdict = judge::judge(&judge::looked(&review));
+    progress(&format!(
+        "review: {}",
+        match verdict.exit_code() {
+            0 => "a Tested-by".to_string(),
+            1 => "the kernels show it worse".to_string(),
+            _ => format!("not enough evidence for a Tested-by (exit {})", judge::EXIT_NOT_ENOUGH),
+        }
+    ));
+    Ok(ExitCode::from(verdict.exit_code()))
+}
+
+/// Phase 3 where a model follows the patch: it predicts every repository point on base
+/// and on the patch (the program points from their calls, recorded on base while the
+/// search runs), then explore's search on the model, whose smallest findings join the
+/// cases.
+fn model_phase(
+    review: &mut Review,
+    cases: &mut Vec<Case>,
+    lab: &crate::run::Lab,
+    p: &Predictor,
+    o: &Options,
+    out: &std::path::Path,
+    deadline: Instant,
+) -> Result<()> {
+    evidence::predict(cases, &Policy::BASE, p);
+    // The program cases' recording on base boots a guest while the search runs on the
+    // model beside it: neither waits for the other.
+    let search = o.budget.mul_f64(SEARCH_SHARE).min(SEARCH_MAX);
+    // The search leaves the guest's vCPUs their cores while a recording runs.
+    let recording = cases.iter().any(|c| c.needs_recording());
+    let cores = crate::explore::all_cores();
+    let threads = if recording { cores.saturating_sub(lab.vcpus() as usize).max(1) } else { cores };
+    let v = review.variant.clone();
+    let (recorded, searched) = std::thread::scope(|s| {
+        let recording = s.spawn(|| evidence::record_programs(lab, cases, deadline, &|l| progress(l)));
+        let searched = search_cases(&v, search, threads, o.seed, out, p);
+        (recording.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), searched)
+    });
+    evidence::predict_recorded(cases, recorded?, &Policy::BASE, p, &|l| progress(l));
+    let predicted = cases.iter().filter(|c| c.model.is_some()).count();
+    let changing = cases.iter().filter(|c| c.changed()).count();
+    progress(&format!("review: the model: {changing} of {predicted} repository points change"));
+    let (found, said, facts) = searched?;
+    review.searched = said;
+    review.search = Some(facts);
+    cases.extend(found);
+    Ok(())
 }
 
 /// The order in which the kernels run cases (see [`review_command`]).
@@ -164,7 +211,8 @@ fn rank(c: &Case) -> u8 {
         (true, true, _) => 0,
         (true, false, Origin::Repository) => 1,
         (true, false, _) => 2,
-        (false, ..) => 3,
+        (false, _, Origin::Covering) => 3,
+        (false, ..) => 4,
     }
 }
 
@@ -237,6 +285,7 @@ fn touched(
                 (Some(Predictor::Hybrid { .. }), _) => "ran as this patch's C inside the model (the hybrid)".into(),
                 (None, _) => format!("the model cannot follow it: {}", why.unwrap_or("no policy and no hybrid")),
             },
+            modelled: patch.is_some(),
         })
         .collect()
 }
@@ -277,7 +326,7 @@ fn search_cases(
     seed: u64,
     out: &std::path::Path,
     patch: &Predictor,
-) -> Result<(Vec<Case>, String)> {
+) -> Result<(Vec<Case>, String, (Duration, u64))> {
     let o = crate::explore::Options {
         variants: vec!["base".into(), v.to_string()],
         budget,
@@ -316,5 +365,5 @@ fn search_cases(
         FOUND_EACH,
         o.out.join("summary.md").display()
     );
-    Ok((cases, said))
+    Ok((cases, said, (report.search.elapsed, report.search.scenarios)))
 }

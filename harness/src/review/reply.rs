@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::evidence::{Case, Origin};
+use super::judge::{judge, looked, shortfall_lines, Looked, Usual};
 use crate::report::{differences, percent, rows, Cell, Sample};
 use crate::summary::Figures;
 
@@ -16,6 +17,8 @@ pub struct Touched {
     pub function: String,
     pub file: String,
     pub how: String,
+    /// Whether the model follows it (a known policy, the hybrid).
+    pub modelled: bool,
 }
 
 /// Where base and patch part on a case, in the base's kernel lines.
@@ -50,6 +53,14 @@ pub struct Review {
     pub hunks: Vec<String>,
     /// The search, in a sentence (none when there was none, with why).
     pub searched: String,
+    /// The search's wall time and the generated scenarios it predicted, when one ran.
+    pub search: Option<(std::time::Duration, u64)>,
+    /// Whether a model predicts the patch (a known policy, the hybrid, the port).
+    pub modelled: bool,
+    /// Why no model follows the patch, when none does.
+    pub why_not: Option<String>,
+    /// The file systems the patch can reach (`xfs`, `ext4`, `f2fs`).
+    pub file_systems: Vec<String>,
     /// The patch's functions that no scenario's base path reached.
     pub uncovered: Vec<String>,
     /// How many patches (more than one: a series).
@@ -163,7 +174,7 @@ pub fn text(r: &Review) -> String {
             r.kernels,
             match &r.model {
                 Some(m) => format!("the model ({m}) chose what to run."),
-                None => "the model cannot predict this patch (below), so the kernels ran every repository scenario the patch can reach.".into(),
+                None => "the model cannot predict this patch (below), so the kernels ran every repository scenario the patch can reach and a small generated covering set of the usual questions: no model, no search, no Tested-by.".into(),
             }
         ),
         "",
@@ -426,14 +437,73 @@ fn closing_part(s: &mut String, r: &Review) {
     for line in series_lines(&r.series) {
         s.push_str(&wrap(&line, "", ""));
     }
+    let looked = looked(r);
+    looked_part(s, &looked);
+    let verdict = judge(&looked);
     let _ = writeln!(s);
-    if r.worse() {
-        s.push_str(&wrap("No Tested-by: the kernels show it worse above.", "", ""));
-    } else if !r.races().is_empty() {
-        s.push_str(&wrap("No Tested-by: races were set aside; rerun them before trusting the figures.", "", ""));
-    } else if r.cases.iter().any(|c| c.runs.is_some()) {
+    if verdict.tested_by() {
         let _ = writeln!(s, "Tested-by: radiff (nothing worse on the kernels above)");
+        return;
     }
+    if verdict.worse {
+        s.push_str(&wrap("No Tested-by: the kernels show it worse above.", "", ""));
+        if verdict.shortfalls.is_empty() {
+            return;
+        }
+        s.push_str("Nor, without that, is there enough evidence for a Tested-by:\n");
+    } else {
+        s.push_str("Not enough evidence for a Tested-by:\n");
+    }
+    for line in shortfall_lines(&verdict, &looked) {
+        s.push_str(&wrap(&line, "- ", "  "));
+    }
+}
+
+/// How far the review looked ([`Looked`]), a line per part: the model, the search, the
+/// kernels, the usual questions.
+fn looked_part(s: &mut String, l: &Looked) {
+    let _ = writeln!(s, "\nHow far it looked:");
+    let modelled = l.functions.iter().filter(|f| f.modelled).count();
+    let names: Vec<String> = l.functions.iter().map(|f| format!("{}()", f.function)).collect();
+    let model = match (l.modelled, l.functions.len()) {
+        (false, _) => "no model follows the patch".to_string(),
+        (true, 0) => "it follows the patch (it changes none of the functions the model ports)".to_string(),
+        (true, n) => format!("it follows {modelled} of the {n} changed functions ({})", names.join(", ")),
+    };
+    s.push_str(&wrap(&format!("The model: {model}."), "- ", "  "));
+    let search = match &l.search {
+        Some(x) => format!(
+            "{} generated scenarios on the model in {:.0} s; the kernels ran {} of the {} findings it kept",
+            x.scenarios,
+            x.elapsed.as_secs_f64(),
+            x.kept_ran,
+            x.kept
+        ),
+        None => "none".to_string(),
+    };
+    s.push_str(&wrap(&format!("The search: {search}."), "- ", "  "));
+    let covering = match l.covering {
+        0 => String::new(),
+        n => format!(" ({} of the {n} of the generated covering set among them)", l.covering_ran),
+    };
+    s.push_str(&wrap(
+        &format!(
+            "The kernels: {} of the {} points of the patch's reach ran twice on each kernel{covering}, on {}.",
+            l.reach_ran,
+            l.reach,
+            l.file_systems.join(", ")
+        ),
+        "- ",
+        "  ",
+    ));
+    let reached: Vec<&str> = Usual::ALL.iter().filter(|u| !l.unreached.contains(u)).map(|u| u.name()).collect();
+    let unreached: Vec<&str> = l.unreached.iter().map(|u| u.name()).collect();
+    let usual = match (reached.is_empty(), unreached.is_empty()) {
+        (_, true) => format!("each reached by some case: {}", reached.join("; ")),
+        (true, _) => format!("none reached: {}", unreached.join("; ")),
+        (false, false) => format!("reached: {}; no case reached: {}", reached.join("; "), unreached.join("; ")),
+    };
+    s.push_str(&wrap(&format!("The usual questions, {usual}."), "- ", "  "));
 }
 
 /// The reply as Markdown, for a web page or a cover letter: the same content, its tables

@@ -30,7 +30,9 @@ fn trace(windows: u64, pages: u64, order: u32) -> Trace {
 fn case(name: &str, base: Trace, patch: Trace, race: bool) -> Case {
     let scenario = Scenario::parse(
         &PathBuf::from(format!("scenarios/{name}.yaml")),
-        "description: 1 MiB reads after a 4 KiB read\ndevice: {kind: nvme, size: 1 GiB}\nfilesystem: xfs\nfile: {size: 1 MiB}\nreads:\n  - read: {offset: 0, size: 4 KiB}\n",
+        // Steps that ask each usual question (random reads, a hint, a mapping, a limit), so
+        // that a review of these cases can earn its Tested-by.
+        "description: 1 MiB reads after a 4 KiB read\ndevice: {kind: nvme, size: 1 GiB}\nfilesystem: xfs\nfile: {size: 1 MiB}\nqueue: {read_ahead_kb: 0}\nreads:\n  - read: {offset: 0, size: 4 KiB}\n  - random: {count: 2, size: 4 KiB, seed: 1}\n  - fadvise: {advice: willneed}\n  - mmap: {map: 0}\n  - touch: {map: 0, order: sequential}\n",
     )
     .unwrap();
     let (a, b) = (Figures::of(&base), Figures::of(&patch));
@@ -40,6 +42,7 @@ fn case(name: &str, base: Trace, patch: Trace, race: bool) -> Case {
     }
     let file = scenario.path.clone();
     let mut c = Case::new(name.into(), scenario, 0, Origin::Repository, file);
+    c.wanted = true;
     c.model = Some((base.clone(), patch.clone()));
     c.runs = Some(KernelRuns { base: vec![a, again], patch: vec![b.clone(), b], base_trace: base, patch_trace: patch });
     c
@@ -65,8 +68,12 @@ fn review(cases: Vec<Case>) -> Review {
             function: "page_cache_async_ra".into(),
             file: "mm/readahead.c".into(),
             how: "ran as this patch's C inside the model (the hybrid)".into(),
+            modelled: true,
         }],
         model: Some("the hybrid".into()),
+        modelled: true,
+        search: Some((std::time::Duration::from_secs(100), 100)),
+        file_systems: vec!["xfs".into(), "ext4".into(), "f2fs".into()],
         cases,
         placed,
         hunks: vec!["@@ -713,6 +713,9 @@ void page_cache_async_ra(struct readahead_control *ractl,\n \taligned_end = round_down(end, align);\n+\twhile (aligned_end > ra->start && 2 * (aligned_end - ra->start) < ra->size)\n+\t\talign >>= 1;".into()],
@@ -125,7 +132,10 @@ fn worse_on_the_kernels_withholds_the_tested_by_and_so_does_a_race() {
         t.contains("Set aside as races (two runs of one kernel differ):\n- 1mib_after_4k: two runs of base differ"),
         "{t}"
     );
-    assert!(t.contains("No Tested-by: races were set aside"), "{t}");
+    assert!(
+        t.ends_with("Not enough evidence for a Tested-by:\n- 1 case was set aside as races; what would give it: rerunning them\n  (`radiff report`) until both kernels repeat.\n"),
+        "{t}"
+    );
     assert!(t.contains("  1mib_after_4k (kernels: a race, set aside below)\n"), "no figures for a race:\n{t}");
     assert!(!t.contains("The headline"), "a race is no headline:\n{t}");
 }
@@ -196,4 +206,58 @@ fn a_reply_threads_under_the_mail_it_answers_and_attributes_the_quoted_hunk() {
         "{t}"
     );
     assert!(!t.contains(" wrote:"), "{t}");
+}
+
+/// A review no model follows: the kernels ran the covering set and nothing changed, yet
+/// the reply signs nothing, says how far it looked, and ends with what would give the
+/// Tested-by.
+#[test]
+fn a_review_the_model_cannot_follow_says_how_far_it_looked_and_ends_without_a_tested_by() {
+    let mut same = case("covering_random_f2fs", trace(4, 1, 0), trace(4, 1, 0), false);
+    same.origin = Origin::Covering;
+    same.model = None;
+    let mut unrun = case("covering_limits_f2fs", trace(4, 1, 0), trace(4, 1, 0), false);
+    unrun.origin = Origin::Covering;
+    (unrun.model, unrun.runs, unrun.not_run) = (None, None, Some("the budget".into()));
+    let mut r = review(vec![same, unrun]);
+    r.touched = vec![Touched {
+        function: "f2fs_mpage_readpages".into(),
+        file: "fs/f2fs/data.c".into(),
+        how: "the model cannot follow it: it changes f2fs_mpage_readpages() in fs/f2fs/data.c".into(),
+        modelled: false,
+    }];
+    (r.model, r.modelled, r.search) = (None, false, None);
+    r.why_not = Some("it changes f2fs_mpage_readpages() in fs/f2fs/data.c".into());
+    r.file_systems = vec!["f2fs".into()];
+    let t = text(&r);
+    assert!(!t.contains("Tested-by: radiff"), "{t}");
+    assert!(
+        t.contains("How far it looked:\n- The model: no model follows the patch.\n- The search: none.\n- The kernels: 1 of the 2 points of the patch's reach ran twice on each\n  kernel (1 of the 2 of the generated covering set among them), on f2fs.\n"),
+        "{t}"
+    );
+    let (_, tail) = t.rsplit_once("\n\n").unwrap();
+    let lines: Vec<&str> = tail.lines().filter(|l| l.starts_with("- ")).collect();
+    assert!(
+        tail.starts_with("Not enough evidence for a Tested-by:\n- the model does not follow the patch: it changes f2fs_mpage_readpages()\n  in fs/f2fs/data.c; what would give it:"),
+        "{t}"
+    );
+    assert!(lines[1].starts_with("- no search ran"), "{tail}");
+    assert!(lines[2].starts_with("- the kernels ran 1 of the 2 points of the patch's reach"), "{tail}");
+    assert_eq!(lines.len(), 3, "the usual questions were reached (the cases' steps ask each):\n{tail}");
+    assert_eq!(super::judge::judge(&super::judge::looked(&r)).exit_code(), super::judge::EXIT_NOT_ENOUGH);
+}
+
+/// A review whose kernels show it worse where no model follows it: no Tested-by for the
+/// worse case, and the shortfalls still said.
+#[test]
+fn worse_without_a_model_says_both_why_there_is_no_tested_by() {
+    let mut worse = case("covering_random_f2fs", trace(4, 1, 0), trace(4, 8, 0), false);
+    worse.origin = Origin::Covering;
+    worse.model = None;
+    let mut r = review(vec![worse]);
+    (r.model, r.modelled, r.search) = (None, false, None);
+    r.touched[0].modelled = false;
+    let t = text(&r);
+    assert!(t.contains("No Tested-by: the kernels show it worse above.\nNor, without that, is there enough evidence for a Tested-by:\n- the model does not follow page_cache_async_ra()"), "{t}");
+    assert_eq!(super::judge::judge(&super::judge::looked(&r)).exit_code(), 1);
 }
