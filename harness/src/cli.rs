@@ -286,6 +286,10 @@ pub struct ReviewArgs {
     /// The seed of the search's generated scenarios.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
+    /// Leave the variant folder the review makes in kernels/variants/ (by default it is the
+    /// review's alone and removed when the review ends; its patches stay in DIR/variant/).
+    #[arg(long)]
+    pub keep: bool,
 }
 
 impl ReviewArgs {
@@ -297,6 +301,7 @@ impl ReviewArgs {
             budget: self.budget,
             out: self.out.clone(),
             seed: self.seed,
+            keep: self.keep,
         }
     }
 }

@@ -224,12 +224,125 @@ fn a_review_of_a_variant_runs_what_changes_on_both_kernels_and_answers_in_kernel
     );
     assert!(reply.contains("\n> -\tif (!ra->ra_pages || blk_cgroup_congested()) {\n"), "the hunk quoted:\n{reply}");
     let tested = reply.contains("\nTested-by: radiff");
+    assert!(reply.contains("\nHow far it looked:\n- The model: it follows 1 of the 1 changed functions"), "{reply}");
+    assert!(reply.contains("\n- The search: "), "{reply}");
     match out.status.code() {
         Some(0) => assert!(tested, "exit 0 and no Tested-by:\n{reply}"),
         Some(1) => assert!(!tested && reply.contains("Where it is worse ("), "exit 1 without a worse case:\n{reply}"),
+        // 100 s leaves the search's findings or the repository's changes unrun.
+        Some(3) => assert!(
+            !tested
+                && reply.contains("\nNot enough evidence for a Tested-by:\n")
+                && reply.contains("a larger --budget"),
+            "exit 3 without the shortfall:\n{reply}"
+        ),
         other => panic!("exit {other:?}:\n{stderr}"),
     }
     for file in ["reply.md", "headline.svg", "scenarios/readahead_off_random.yaml"] {
         assert!(out_dir.path().join(file).is_file(), "{file} is missing:\n{stderr}");
     }
+}
+
+/// A variant folder a review left when it was killed (its process gone) is no variant of
+/// any other process, and the next review removes it, even one refused for bad input.
+#[test]
+fn a_variant_folder_a_killed_review_left_is_seen_by_no_one_and_the_next_review_removes_it() {
+    let repo = repo();
+    let before = variants(repo.path());
+    let left = repo.path().join("kernels/variants/left-by-a-killed-review");
+    std::fs::create_dir(&left).unwrap();
+    std::fs::copy(
+        repo.path().join("kernels/variants/async-align-v1").read_dir().unwrap().next().unwrap().unwrap().path(),
+        left.join("0001-x.mbox"),
+    )
+    .unwrap();
+    // No process has an id above the kernel's pid_max (at most 2^22).
+    std::fs::write(left.join(radiff::kernels::REVIEW_MARK), "99999999\n").unwrap();
+    let kernels = radiff::kernels::Kernels::load(repo.path()).unwrap();
+    assert!(kernels.variant("left-by-a-killed-review").is_err(), "{:?}", kernels.names());
+    assert!(kernels.variant("async-align-v1").is_ok());
+
+    let no_diff = repo.path().join("no-diff.txt");
+    std::fs::write(&no_diff, "Subject: [PATCH] mm: x\n\nno diff here\n").unwrap();
+    let out = review(repo.path(), &no_diff);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "review: removed kernels/variants/left-by-a-killed-review/, left by a review that did not finish"
+        ),
+        "{stderr}"
+    );
+    assert!(!left.exists());
+    assert_eq!(variants(repo.path()), before);
+}
+
+/// Seed 003's mail (an f2fs change the model cannot follow) reviewed under a name with no
+/// policy, in the default budget: no model, no search, so no Tested-by, and the reply says
+/// what it could not look at; the kernels run the f2fs scenarios and the generated covering
+/// set, and report the random-read change (each random 4 KiB read expanded to the extent,
+/// many more folios read: the kernels' own figures, checked for that direction, not a
+/// number). The review's variant folder is gone afterwards, its patch in the review folder.
+#[test]
+fn a_patch_the_model_cannot_follow_gets_no_tested_by_and_the_kernels_find_its_random_read_change() {
+    let repo = repo();
+    let before = variants(repo.path());
+    let mail = repo
+        .path()
+        .join("kernels/variants/f2fs-extent-ra/0001-f2fs-adjust-readahead-window-based-on-extent-length.mbox");
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = Command::new(RADIFF)
+        .args(["review", mail.to_str().unwrap(), "--name", "f2fs-renamed", "--out"])
+        .arg(out_dir.path())
+        .current_dir(repo.path())
+        .env("RADIFF_ROOT", repo.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let reply = std::fs::read_to_string(out_dir.path().join("reply.txt"))
+        .unwrap_or_else(|e| panic!("no reply.txt ({e}); exit {:?}:\n{stderr}", out.status.code()));
+    assert!(stderr.contains("review: made kernels/variants/f2fs-renamed/"), "{stderr}");
+    assert_eq!(variants(repo.path()), before, "the review's variant folder is gone:\n{stderr}");
+    assert!(out_dir.path().join("variant/0001-f2fs-renamed.mbox").is_file(), "its patch is kept:\n{stderr}");
+
+    // No Tested-by, and why.
+    assert!(!reply.contains("Tested-by: radiff"), "{reply}");
+    assert!(reply.contains("f2fs_mpage_readpages() (fs/f2fs/data.c): the model cannot follow it"), "{reply}");
+    assert!(
+        reply.contains("\nHow far it looked:\n- The model: no model follows the patch.\n- The search: none.\n"),
+        "{reply}"
+    );
+    let squeezed: String = reply.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        squeezed.contains("enough evidence for a Tested-by: - the model does not follow the patch: it changes f2fs_mpage_readpages() in fs/f2fs/data.c"),
+        "{reply}"
+    );
+    assert!(squeezed.contains("- no search ran"), "{reply}");
+    let worse = reply.contains("\nWhere it is worse (");
+    assert_eq!(out.status.code(), Some(if worse { 1 } else { 3 }), "{stderr}");
+
+    // Within the default budget, every point of the patch's reach ran: the covering set's
+    // and the repository's f2fs points (the figures say how many; none on another file system).
+    let ran = squeezed.split("- The kernels: ").nth(1).expect("the kernels' line");
+    let numbers: Vec<u64> = ran.split(' ').take(4).filter_map(|w| w.parse().ok()).collect();
+    assert!(numbers.len() == 2 && numbers[0] == numbers[1] && numbers[0] >= 5, "{ran}");
+    assert!(ran.contains("(5 of the 5 of the generated covering set among them), on f2fs."), "{ran}");
+    let seconds: f64 = stderr
+        .split("review: wrote ")
+        .nth(1)
+        .and_then(|r| r.split(" in ").nth(1))
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the review's wall time");
+    assert!(seconds <= 600.0, "over the default budget: {seconds} s");
+
+    // The random reads' change, from the kernels: the covering set's random 4 KiB reads on
+    // f2fs read many more folios with the patch.
+    assert!(out_dir.path().join("scenarios/covering_random_f2fs.yaml").is_file());
+    let shown = squeezed.split("Where it is better").nth(1).expect("the kernels' cases");
+    let at = shown.find("covering_random_f2fs").unwrap_or_else(|| panic!("the random reads did not change:\n{reply}"));
+    let folios = shown[at..].split("folios ").nth(1).expect("a folio figure");
+    let figures: Vec<u64> = folios.split(' ').take(3).filter_map(|w| w.trim_end_matches(',').parse().ok()).collect();
+    assert_eq!(figures.len(), 2, "{folios}");
+    assert!(figures[1] >= 4 * figures[0], "random 4 KiB reads: folios {} -> {}:\n{reply}", figures[0], figures[1]);
 }

@@ -197,6 +197,31 @@ fn check_kernel_tree(tree: &Path) -> std::result::Result<(), String> {
 /// A variant's own settings, beside its patches.
 pub const VARIANT_FILE: &str = "variant.yaml";
 
+/// The file `radiff review` puts in a variant folder it makes, holding its process id: the
+/// variant is that process's alone. Every other process leaves it out of `kernels/` (a
+/// `cargo test` beside a review, or after a review that was killed), and a later review
+/// removes a folder whose process is gone ([`remove_stale_reviews`]).
+pub const REVIEW_MARK: &str = ".radiff-review";
+
+/// The process id in `dir`'s [`REVIEW_MARK`], when it has one.
+fn review_of(dir: &Path) -> Option<u32> {
+    crate::files::read_text_if_any(&dir.join(REVIEW_MARK)).ok().flatten()?.trim().parse().ok()
+}
+
+/// Removes the folders of `variants_dir` that a review made whose process no longer runs
+/// (killed before it could remove them); returns their names.
+pub fn remove_stale_reviews(variants_dir: &Path) -> Vec<String> {
+    let mut removed = Vec::new();
+    for dir in crate::files::entries(variants_dir).unwrap_or_default() {
+        let Some(pid) = review_of(&dir) else { continue };
+        if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+            crate::files::remove_dir_quietly(&dir);
+            removed.push(dir.file_name().unwrap_or_default().to_string_lossy().into_owned());
+        }
+    }
+    removed
+}
+
 /// How to write `variant.yaml`'s `model:`, with the policies the model knows.
 pub fn model_help() -> String {
     format!(
@@ -327,6 +352,9 @@ impl Kernels {
             names.sort();
             for path in names {
                 let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if review_of(&path).is_some_and(|pid| pid != std::process::id()) {
+                    continue; // another process's review
+                }
                 if name == "base" {
                     return Err(Error::input(
                         &path,
@@ -450,6 +478,30 @@ mod tests {
     }
 
     const DEBIAN: &str = "base:\n  debian: linux-source-7.3\nconfig: config.fragment\n";
+
+    #[test]
+    fn a_reviews_variant_is_its_own_process_alone_and_a_dead_reviews_is_removed() {
+        let d = kernels_dir();
+        let ours = d.path().join("variants/ours");
+        std::fs::create_dir_all(&ours).unwrap();
+        std::fs::write(ours.join("0001.mbox"), "--- a/x\n+++ b/x\n").unwrap();
+        std::fs::write(ours.join(REVIEW_MARK), std::process::id().to_string()).unwrap();
+        // Another live process's review: our parent's (cargo's or the shell's).
+        let live = d.path().join("variants/live");
+        std::fs::create_dir_all(&live).unwrap();
+        std::fs::write(live.join("0001.mbox"), "--- a/x\n+++ b/x\n").unwrap();
+        std::fs::write(live.join(REVIEW_MARK), std::os::unix::process::parent_id().to_string()).unwrap();
+        // A review that was killed: a pid above pid_max runs nowhere.
+        let dead = d.path().join("variants/dead");
+        std::fs::create_dir_all(&dead).unwrap();
+        std::fs::write(dead.join("0001.mbox"), "--- a/x\n+++ b/x\n").unwrap();
+        std::fs::write(dead.join(REVIEW_MARK), "99999999\n").unwrap();
+        let k = Kernels::parse(d.path(), DEBIAN, &KernelsEnv::default()).unwrap();
+        assert_eq!(k.names(), ["base", "fix", "ours"], "only this process's review is a variant here");
+        assert_eq!(k.variant("ours").unwrap().patches, [ours.join("0001.mbox")], "the mark is no patch");
+        assert_eq!(remove_stale_reviews(&d.path().join("variants")), ["dead"]);
+        assert!(!dead.exists() && live.exists() && ours.exists());
+    }
 
     #[test]
     fn kernels_parse_from_text_without_the_environment() {

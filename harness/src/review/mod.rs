@@ -58,6 +58,36 @@ pub struct Options {
     pub out: Option<PathBuf>,
     /// The search's seed.
     pub seed: u64,
+    /// Leave a variant folder the review made in `kernels/variants/` (default: removed when
+    /// the review ends, its patches kept in the review folder's `variant/`).
+    pub keep: bool,
+}
+
+/// The variant folder a review made, removed when the review ends however it ends (an
+/// error, a panic): a folder left in `kernels/variants/` would be a variant of every later
+/// `cargo test`, failing for want of snapshots. A killed review's is removed by the next
+/// ([`crate::kernels::remove_stale_reviews`]) and seen by no other process meanwhile.
+struct MadeVariant {
+    dir: Option<PathBuf>,
+}
+
+impl MadeVariant {
+    /// Keeps the folder in `kernels/variants/` as if dropped in by hand (`--keep`): no longer
+    /// this process's alone.
+    fn keep(&mut self) -> Result<()> {
+        if let Some(dir) = self.dir.take() {
+            crate::files::remove_file(&dir.join(crate::kernels::REVIEW_MARK))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for MadeVariant {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            crate::files::remove_dir_quietly(dir);
+        }
+    }
 }
 
 /// The share of the budget the search on the model gets, at most [`SEARCH_MAX`].
@@ -74,6 +104,7 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     let cache = Cache::from_env();
     progress(&format!("review: reading {}", o.path.display()));
     let prepared = prepare::prepare(&Kernels::load(&root)?, &cache, &o.path, o.name.as_deref())?;
+    let mut made = MadeVariant { dir: prepared.made.clone() };
     progress(&format!("review: {}", prepared.how));
     let v = prepared.variant.clone();
     let out = o.out.clone().unwrap_or_else(|| PathBuf::from(format!("review-{v}")));
@@ -153,6 +184,16 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     series(&mut review, &lab, &prepared.patch_subjects, deadline)?;
     write::place(&mut review, &root, &lab.kernels, &cache)?;
     let text = write::write(&mut review, &out)?;
+    if made.dir.is_some() {
+        // The variant as it was made, for `cp -r OUT/variant kernels/variants/NAME`.
+        for p in &variant.patches {
+            let name = p.file_name().unwrap_or_default();
+            crate::cache::write_atomic(&out.join("variant").join(name), &crate::files::read_bytes(p)?)?;
+        }
+        if o.keep {
+            made.keep()?;
+        }
+    }
     crate::progress::output(&text);
     progress(&format!("review: wrote {} in {:.0} s", out.join("reply.txt").display(), started.elapsed().as_secs_f64()));
     let verdict = judge::judge(&judge::looked(&review));

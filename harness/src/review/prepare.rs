@@ -21,6 +21,9 @@ pub struct Prepared {
     pub patch_subjects: Vec<String>,
     /// What was done to find it (`made kernels/variants/x/ from ...`, `the same diff as ...`).
     pub how: String,
+    /// The folder it made for the review (marked [`crate::kernels::REVIEW_MARK`]: this
+    /// process's alone), `None` when it reused one.
+    pub made: Option<PathBuf>,
 }
 
 /// The variant for `path` (a mail, an mbox, or a folder of `kernels/variants/`; `-`, a mail
@@ -29,6 +32,11 @@ pub struct Prepared {
 /// apply, is an error naming the file and the hunk, before any folder is made.
 pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>) -> Result<Prepared> {
     let variants_dir = kernels.dir.join("variants");
+    for gone in crate::kernels::remove_stale_reviews(&variants_dir) {
+        crate::progress::progress(&format!(
+            "review: removed kernels/variants/{gone}/, left by a review that did not finish"
+        ));
+    }
     if path.is_dir() {
         return existing_folder(kernels, &variants_dir, path);
     }
@@ -46,6 +54,7 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
             subject: mail.subject,
             thread: mail.thread,
             patch_subjects: subjects,
+            made: None,
         });
     }
     let wanted = name.map(str::to_string).unwrap_or_else(|| mail.name.clone());
@@ -90,7 +99,8 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
     }
     let dir = variants_dir.join(&variant);
     crate::files::make_dir(&dir)?;
-    for (file, text) in &files {
+    let mark = (PathBuf::from(crate::kernels::REVIEW_MARK), std::process::id().to_string().into_bytes());
+    for (file, text) in files.iter().chain([&mark]) {
         if let Err(e) = crate::files::write(&dir.join(file), text) {
             crate::files::remove_dir_quietly(&dir);
             return Err(e);
@@ -102,6 +112,7 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
         subject: mail.subject,
         thread: mail.thread,
         patch_subjects: subjects,
+        made: Some(dir),
     })
 }
 
@@ -151,6 +162,7 @@ fn existing_folder(kernels: &Kernels, variants_dir: &Path, path: &Path) -> Resul
         thread: thread.unwrap_or_default(),
         patch_subjects: subjects,
         how: format!("kernels/variants/{name}/ as it is"),
+        made: None,
     })
 }
 
