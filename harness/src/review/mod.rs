@@ -155,9 +155,10 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
         // of the usual questions on the file systems the patch can reach.
         cases.extend(covering::cases(&file_systems, o.seed, &v, &out.join("scenarios"))?);
         review.searched = format!(
-            "No search: the model cannot predict this patch, so the kernels ran the repository's scenarios it can reach and a generated covering set ({}) on {} (`radiff explore --variants base,{v}` runs the base model's covering set of branches on both kernels).",
+            "No search: the model cannot predict this patch, so the kernels ran the repository's scenarios it can reach and a generated covering set ({}) on {} (`radiff explore --variants base,{v}`{} runs the base model's covering set of branches on both kernels).",
             covering::KINDS.join(", "),
-            review.file_systems.join(", ")
+            review.file_systems.join(", "),
+            if made.dir.is_some() { ", after a review with --keep," } else { "" }
         );
     }
 
