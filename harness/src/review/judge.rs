@@ -14,6 +14,7 @@ use radiff_model::{Step, TouchOrder};
 
 use super::evidence::Origin;
 use super::reply::Review;
+use crate::explore::generate::{Gen, GenStep, GenTouch};
 use crate::scenario::{Point, Scenario};
 
 /// The questions reviewers of a readahead patch ask first (seed 003's reviewer: "will we
@@ -87,6 +88,50 @@ pub fn usual_of(scenario: &Scenario, point: &Point) -> Vec<Usual> {
     out
 }
 
+/// Which of the [`Usual`] questions a generated scenario asks (as [`usual_of`] reads the
+/// scenario it renders to).
+pub fn usual_of_gen(g: &Gen) -> Vec<Usual> {
+    let mut out = Vec::new();
+    for step in &g.steps {
+        let asks: &[Usual] = match step {
+            GenStep::Random { .. } => &[Usual::RandomReads],
+            GenStep::Map { order: GenTouch::Random { .. }, advice: Some(_), .. } => {
+                &[Usual::RandomReads, Usual::Hints, Usual::Mappings]
+            }
+            GenStep::Map { order: GenTouch::Random { .. }, .. } => &[Usual::RandomReads, Usual::Mappings],
+            GenStep::Map { advice: Some(_), .. } => &[Usual::Hints, Usual::Mappings],
+            GenStep::Map { .. } => &[Usual::Mappings],
+            GenStep::Fadvise { .. } | GenStep::Readahead { .. } => &[Usual::Hints],
+            _ => &[],
+        };
+        out.extend_from_slice(asks);
+    }
+    if g.read_ahead_kb != DEFAULT_READ_AHEAD_KB || g.max_sectors_kb < g.device.max_kb() {
+        out.push(Usual::Limits);
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The usual questions the search's first `scenarios` generated scenarios of `seed` ask
+/// (at most the first 5000: the grammar draws each kind within far fewer).
+pub fn usual_of_search(seed: u64, scenarios: u64) -> Vec<Usual> {
+    let mut reached = Vec::new();
+    for index in 0..scenarios.min(5000) {
+        for u in usual_of_gen(&crate::explore::generate::generate(seed, index)) {
+            if !reached.contains(&u) {
+                reached.push(u);
+            }
+        }
+        if reached.len() == Usual::ALL.len() {
+            break;
+        }
+    }
+    reached.sort();
+    reached
+}
+
 /// A function the patch changes, and whether the model followed it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FunctionLooked {
@@ -148,6 +193,7 @@ pub fn looked(r: &Review) -> Looked {
     for c in r.cases.iter().filter(|c| c.weighed()) {
         reached.extend(usual_of(&c.scenario, &c.scenario.points[c.point]));
     }
+    reached.extend(r.search_reached.iter().copied());
     Looked {
         modelled: r.modelled,
         why_not: r.why_not.clone(),
@@ -284,9 +330,10 @@ pub fn shortfall_lines(v: &Verdict, looked: &Looked) -> Vec<String> {
             Shortfall::Unreached(usual) => {
                 let names: Vec<&str> = usual.iter().map(|u| u.name()).collect();
                 format!(
-                    "no case reached {} on {}; what would give it: a scenario of that kind in scenarios/ (or the model following the patch, whose search draws them).",
+                    "no case reached {} on {}; what would give it: a scenario of that kind in scenarios/{}.",
                     names.join(", "),
-                    looked.file_systems.join(", ")
+                    looked.file_systems.join(", "),
+                    if looked.modelled { ", or a longer search (--budget)" } else { " (or the model following the patch, whose search draws every kind)" }
                 )
             }
         })
@@ -442,6 +489,19 @@ mod tests {
         let v = judge(&l);
         assert_eq!(v.exit_code(), 1);
         assert!(!v.shortfalls.is_empty(), "the shortfalls are still said");
+    }
+
+    #[test]
+    fn each_usual_question_of_a_generated_scenario_is_what_its_yaml_asks() {
+        for index in 0..300 {
+            let g = crate::explore::generate::generate(3, index);
+            let Ok(s) = crate::explore::generate::Gen::scenario(&g, std::path::Path::new("x"), "x", "", &[]) else {
+                continue;
+            };
+            assert_eq!(usual_of_gen(&g), usual_of(&s, &s.points[0]), "scenario {index}:\n{}", g.yaml("", &[]));
+        }
+        assert_eq!(usual_of_search(0, 2000), Usual::ALL.to_vec(), "a search of 2000 scenarios asks every question");
+        assert!(usual_of_search(0, 1).len() < Usual::ALL.len(), "one scenario does not");
     }
 
     fn scenario(reads: &str, queue: &str) -> Scenario {

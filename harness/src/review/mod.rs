@@ -243,6 +243,7 @@ fn model_phase(
     let (found, said, facts) = searched?;
     review.searched = said;
     review.search = Some(facts);
+    review.search_reached = judge::usual_of_search(o.seed, facts.1);
     cases.extend(found);
     Ok(())
 }

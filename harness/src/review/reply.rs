@@ -55,6 +55,8 @@ pub struct Review {
     pub searched: String,
     /// The search's wall time and the generated scenarios it predicted, when one ran.
     pub search: Option<(std::time::Duration, u64)>,
+    /// The usual questions the search's generated scenarios asked (on the model).
+    pub search_reached: Vec<super::judge::Usual>,
     /// Whether a model predicts the patch (a known policy, the hybrid, the port).
     pub modelled: bool,
     /// Why no model follows the patch, when none does.
