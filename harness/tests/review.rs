@@ -183,6 +183,24 @@ fn repo_with(names: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// `radiff ARGS --out DIR` in `repo` (its RADIFF_ROOT): the output, its stderr, the reply
+/// written to DIR and DIR; no reply fails the test, with the exit status and stderr.
+fn review_in(repo: &std::path::Path, args: &[&str]) -> (std::process::Output, String, String, tempfile::TempDir) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = Command::new(RADIFF)
+        .args(args)
+        .arg("--out")
+        .arg(out_dir.path())
+        .current_dir(repo)
+        .env("RADIFF_ROOT", repo)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let reply = std::fs::read_to_string(out_dir.path().join("reply.txt"))
+        .unwrap_or_else(|e| panic!("no reply.txt ({e}); exit {:?}:\n{stderr}", out.status.code()));
+    (out, stderr, reply, out_dir)
+}
+
 /// The whole review on the real kernels, of a variant folder as it is, on two of the
 /// repository's scenarios (one a fio job) in a short budget (100 s, 20 s of it the search,
 /// which leaves every case run: the first group of cases always runs): port-check's
@@ -193,17 +211,8 @@ fn repo_with(names: &[&str]) -> tempfile::TempDir {
 #[test]
 fn a_review_of_a_variant_runs_what_changes_on_both_kernels_and_answers_in_kernel_lines() {
     let repo = repo_with(&["readahead_off_random", "fio_randread_ra_off", "1mib_after_4k"]);
-    let out_dir = tempfile::tempdir().unwrap();
-    let out = Command::new(RADIFF)
-        .args(["review", "kernels/variants/sync-ra-when-disabled", "--budget", "100s", "--out"])
-        .arg(out_dir.path())
-        .current_dir(repo.path())
-        .env("RADIFF_ROOT", repo.path())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let reply = std::fs::read_to_string(out_dir.path().join("reply.txt"))
-        .unwrap_or_else(|e| panic!("no reply.txt ({e}); exit {:?}:\n{stderr}", out.status.code()));
+    let (out, stderr, reply, out_dir) =
+        review_in(repo.path(), &["review", "kernels/variants/sync-ra-when-disabled", "--budget", "100s"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), reply, "the reply is printed too");
     assert!(
         reply.starts_with(
@@ -291,17 +300,8 @@ fn a_patch_the_model_cannot_follow_gets_no_tested_by_and_the_kernels_find_its_ra
     let mail = repo
         .path()
         .join("kernels/variants/f2fs-extent-ra/0001-f2fs-adjust-readahead-window-based-on-extent-length.mbox");
-    let out_dir = tempfile::tempdir().unwrap();
-    let out = Command::new(RADIFF)
-        .args(["review", mail.to_str().unwrap(), "--name", "f2fs-renamed", "--out"])
-        .arg(out_dir.path())
-        .current_dir(repo.path())
-        .env("RADIFF_ROOT", repo.path())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let reply = std::fs::read_to_string(out_dir.path().join("reply.txt"))
-        .unwrap_or_else(|e| panic!("no reply.txt ({e}); exit {:?}:\n{stderr}", out.status.code()));
+    let (out, stderr, reply, out_dir) =
+        review_in(repo.path(), &["review", mail.to_str().unwrap(), "--name", "f2fs-renamed"]);
     assert!(stderr.contains("review: made kernels/variants/f2fs-renamed/"), "{stderr}");
     assert_eq!(variants(repo.path()), before, "the review's variant folder is gone:\n{stderr}");
     assert!(out_dir.path().join("variant/0001-f2fs-renamed.mbox").is_file(), "its patch is kept:\n{stderr}");
