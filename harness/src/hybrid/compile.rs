@@ -8,7 +8,7 @@ use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
 use crate::process::Cmd;
 
-pub use super::unit::{FILEMAP_C, FILEMAP_ENTRIES};
+pub use super::unit::FILEMAP_C;
 
 /// Where radiff's header is kept, from the repository's root.
 pub const HEADER_PATH: &str = "model/c/radiff_kernel.h";
@@ -283,7 +283,7 @@ pub fn compile_tree(
     };
     let filemap = match tree.read(FILEMAP_C)? {
         None => None,
-        Some(text) => match super::unit::extracted(FILEMAP_C, &text, &FILEMAP_ENTRIES, HEADER) {
+        Some(text) => match super::unit::extracted(FILEMAP_C, &text, &super::unit::entries_of(FILEMAP_C), HEADER) {
             Ok(unit) => unit,
             // gcc reports it as the unit's first error.
             Err(why) => Some(format!("#error \"{}\"\n", why.replace('"', "'"))),

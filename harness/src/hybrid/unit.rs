@@ -1,7 +1,7 @@
 //! A translation unit of functions taken from a tree's file that cannot be compiled whole
 //! (mm/filemap.c): the functions the model calls, the file's static functions they call and
 //! the file's macros they use, each under a `#line` of its place in the tree's file (so
-//! gcc's errors and `BUG()` name the tree's lines), then a wrapper that exports each
+//! gcc's errors and `BUG()` name the tree's lines), then an alias that exports each
 //! function the file keeps `static`. Pure: the tree's text in, C out; nothing of the
 //! kernel is kept, the text is read from the tree at run time (docs/hybrid.md).
 
@@ -12,25 +12,11 @@ use crate::port::{definitions, normalise};
 /// The tree's file the fault path's functions are taken from.
 pub const FILEMAP_C: &str = "mm/filemap.c";
 
-/// A function the model calls from a file compiled in part: its name and its signature
-/// (return type, then the parameters, as its wrapper declares them).
-#[derive(Clone, Copy, Debug)]
-pub struct Entry {
-    pub name: &'static str,
-    pub returns: &'static str,
-    pub params: &'static [(&'static str, &'static str)],
+/// The functions of `file` the model calls as C: its entries in the model's table
+/// (radiff_model::hybrid::functions::ENTRIES).
+pub fn entries_of(file: &str) -> Vec<&'static str> {
+    radiff_model::hybrid::functions::ENTRIES.iter().filter(|f| f.file == file).map(|f| f.name).collect()
 }
-
-/// mm/filemap.c's functions the model calls as C (radiff_model::hybrid::functions, whose
-/// types these signatures follow).
-pub const FILEMAP_ENTRIES: [Entry; 2] = [
-    Entry { name: "do_sync_mmap_readahead", returns: "struct file *", params: &[("struct vm_fault *", "vmf")] },
-    Entry {
-        name: "do_async_mmap_readahead",
-        returns: "struct file *",
-        params: &[("struct vm_fault *", "vmf"), ("struct folio *", "folio")],
-    },
-];
 
 /// The identifiers of `code` outside comments and literals, in order, each once.
 fn identifiers(code: &str) -> Vec<String> {
@@ -101,7 +87,7 @@ fn header_has(header: &str, name: &str) -> bool {
 /// The unit of `entries` taken from `text` (the tree's `file`), compiled against `header`;
 /// `Ok(None)` when the file defines none of them; `Err` (naming the file and line) when a
 /// definition cannot be read.
-pub fn extracted(file: &str, text: &str, entries: &[Entry], header: &str) -> Result<Option<String>, String> {
+pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Result<Option<String>, String> {
     let lines: Vec<&str> = text.lines().collect();
     let macros = defines(&lines);
     let read = |name: &str| definitions(text, name).map_err(|e| format!("{file}: {name}(): {e}"));
@@ -111,9 +97,9 @@ pub fn extracted(file: &str, text: &str, entries: &[Entry], header: &str) -> Res
     let mut todo: Vec<String> = Vec::new();
     let mut found = Vec::new();
     for e in entries {
-        if !read(e.name)?.is_empty() {
+        if !read(e)?.is_empty() {
             found.push(*e);
-            todo.push(e.name.to_string());
+            todo.push(e.to_string());
         }
     }
     if found.is_empty() {
@@ -123,7 +109,7 @@ pub fn extracted(file: &str, text: &str, entries: &[Entry], header: &str) -> Res
         if !done.insert(name.clone()) {
             continue;
         }
-        let is_entry = found.iter().any(|e| e.name == name);
+        let is_entry = found.contains(&name.as_str());
         let body = if let Some((line, def)) = macros.get(&name).filter(|_| !is_entry) {
             if header_has(header, &name) {
                 continue;
@@ -161,16 +147,9 @@ pub fn extracted(file: &str, text: &str, entries: &[Entry], header: &str) -> Res
     }
     unit.push_str("#line 1 \"radiff-entries.c\"\n");
     for e in &found {
-        let params: Vec<String> = e.params.iter().map(|(t, n)| format!("{t}{n}")).collect();
-        let args: Vec<&str> = e.params.iter().map(|(_, n)| *n).collect();
-        unit.push_str(&format!(
-            "{}{}({})\n{{\n\treturn {}({});\n}}\n",
-            e.returns,
-            radiff_model::hybrid::functions::static_entry(e.name),
-            params.join(", "),
-            e.name,
-            args.join(", ")
-        ));
+        // The function under the name the model looks up, whatever the file made it.
+        let export = radiff_model::hybrid::functions::static_entry(e);
+        unit.push_str(&format!("extern __typeof__({e}) {export} __attribute__((alias(\"{e}\")));\n"));
     }
     Ok(Some(unit))
 }
@@ -204,9 +183,9 @@ static struct file *do_sync_mmap_readahead(struct vm_fault *vmf)
 ";
 
     #[test]
-    fn the_unit_holds_the_function_its_static_callees_and_macros_at_their_lines_and_a_wrapper() {
+    fn the_unit_holds_the_function_its_static_callees_and_macros_at_their_lines_and_an_export() {
         let header = "#define min(a, b) x\nint exported(int x);\n";
-        let unit = extracted("mm/filemap.c", FILE, &FILEMAP_ENTRIES, header).unwrap().unwrap();
+        let unit = extracted("mm/filemap.c", FILE, &entries_of(FILEMAP_C), header).unwrap().unwrap();
         assert!(unit.contains("#line 2 \"mm/filemap.c\"\n#define LOTS  (100)\n"), "{unit}");
         assert!(unit.contains("#line 6 \"mm/filemap.c\"\nstatic int helper(int x)\n"), "{unit}");
         assert!(unit.contains("#line 16 \"mm/filemap.c\"\nstatic struct file *do_sync_mmap_readahead("), "{unit}");
@@ -218,16 +197,16 @@ static struct file *do_sync_mmap_readahead(struct vm_fault *vmf)
         // The helper comes before its caller, as in the file.
         assert!(unit.find("helper(int x)").unwrap() < unit.find("do_sync_mmap_readahead(struct").unwrap());
         assert!(unit.ends_with(
-            "struct file *radiff_static_do_sync_mmap_readahead(struct vm_fault *vmf)\n{\n\treturn do_sync_mmap_readahead(vmf);\n}\n"
+            "extern __typeof__(do_sync_mmap_readahead) radiff_static_do_sync_mmap_readahead __attribute__((alias(\"do_sync_mmap_readahead\")));\n"
         ));
         assert!(!unit.contains("radiff_static_do_async"), "only the functions the file defines");
     }
 
     #[test]
     fn a_file_without_the_functions_gives_no_unit_and_an_unbalanced_one_names_its_line() {
-        assert_eq!(extracted("mm/filemap.c", "int x;\n", &FILEMAP_ENTRIES, ""), Ok(None));
+        assert_eq!(extracted("mm/filemap.c", "int x;\n", &entries_of(FILEMAP_C), ""), Ok(None));
         let cut = FILE.trim_end().trim_end_matches('}');
-        let why = extracted("mm/filemap.c", cut, &FILEMAP_ENTRIES, "").unwrap_err();
+        let why = extracted("mm/filemap.c", cut, &entries_of(FILEMAP_C), "").unwrap_err();
         assert!(why.starts_with("mm/filemap.c: do_sync_mmap_readahead(): the definition at line 16"), "{why}");
     }
 

@@ -8,7 +8,7 @@
 
 use std::ffi::{c_uint, c_ulong};
 
-use super::{CFile, CFolio};
+use super::{CFile, CFolio, Frame};
 use crate::fault::VmFault;
 use crate::model::Model;
 use crate::pagecache::FolioRef;
@@ -77,38 +77,43 @@ impl Model<'_> {
         (vma, c_vmf)
     }
 
-    /// The C's `do_sync_mmap_readahead()`, when the hybrid has it: whether it dropped the
-    /// fault lock (returned a file).
-    pub(crate) fn c_do_sync_mmap_readahead(&mut self, vmf: &VmFault) -> Option<bool> {
-        let f = self.c.and_then(|c| c.do_sync_mmap_readahead)?;
+    /// Runs `call` (one of the fault path's C functions) for the fault `vmf`, with the
+    /// fault's VMA and `struct vm_fault` in the frame: whether it dropped the fault lock
+    /// (returned a file).
+    fn call_fault(
+        &mut self,
+        function: &'static str,
+        vmf: &VmFault,
+        call: impl FnOnce(&mut Frame) -> *mut CFile,
+    ) -> bool {
         let fd = self.mm[vmf.map].as_ref().expect("a fault in a mapping").fd;
         let (vma, c_vmf) = self.c_fault(vmf);
         let mut ractl = ReadaheadControl::new(fd, vmf.pgoff);
         let mut fpin = false;
-        self.call_c("do_sync_mmap_readahead", &mut ractl, |fr| {
+        self.call_c(function, &mut ractl, |fr| {
             fr.vma = CVma { vm_file: fr.vma.vm_file, ..vma };
             fr.vmf = CVmFault { vma: fr.vmf.vma, ..c_vmf };
-            // SAFETY: the frame's objects follow the header; the VMA's file is the frame's.
-            fpin = !unsafe { f(&mut fr.vmf) }.is_null();
+            fpin = !call(fr).is_null();
         });
-        Some(fpin)
+        fpin
+    }
+
+    /// The C's `do_sync_mmap_readahead()`, when the hybrid has it: whether it dropped the
+    /// fault lock.
+    pub(crate) fn c_do_sync_mmap_readahead(&mut self, vmf: &VmFault) -> Option<bool> {
+        let f = self.c.and_then(|c| c.do_sync_mmap_readahead)?;
+        // SAFETY: the frame's objects follow the header; the VMA's file is the frame's.
+        Some(self.call_fault("do_sync_mmap_readahead", vmf, |fr| unsafe { f(&mut fr.vmf) }))
     }
 
     /// The C's `do_async_mmap_readahead()` on the cached `folio`, when the hybrid has it.
     pub(crate) fn c_do_async_mmap_readahead(&mut self, vmf: &VmFault, folio: FolioRef) -> Option<bool> {
         let f = self.c.and_then(|c| c.do_async_mmap_readahead)?;
-        let fd = self.mm[vmf.map].as_ref().expect("a fault in a mapping").fd;
-        let (vma, c_vmf) = self.c_fault(vmf);
         let dropbehind = self.cache.test_dropbehind(folio.index);
-        let mut ractl = ReadaheadControl::new(fd, vmf.pgoff);
-        let mut fpin = false;
-        self.call_c("do_async_mmap_readahead", &mut ractl, |fr| {
-            fr.vma = CVma { vm_file: fr.vma.vm_file, ..vma };
-            fr.vmf = CVmFault { vma: fr.vmf.vma, ..c_vmf };
+        Some(self.call_fault("do_async_mmap_readahead", vmf, |fr| {
             let folio = fr.lend_cached(folio, dropbehind);
             // SAFETY: as above; the folio is the frame's.
-            fpin = !unsafe { f(&mut fr.vmf, folio) }.is_null();
-        });
-        Some(fpin)
+            unsafe { f(&mut fr.vmf, folio) }
+        }))
     }
 }

@@ -11,7 +11,7 @@ use super::{
 };
 
 /// The name under which an object exports a function its file keeps `static` (the harness
-/// compiles such functions with a wrapper of this name that calls them).
+/// exports such functions under this name, an alias of theirs).
 pub fn static_entry(name: &str) -> String {
     format!("radiff_static_{name}")
 }
