@@ -17,6 +17,12 @@ fn root() -> PathBuf {
     radiff::repo_root()
 }
 
+/// The model's input for the repository's scenario `name` (under scenarios/).
+fn scenario_input(name: &str) -> radiff_model::Input {
+    let s = radiff::scenario::Scenario::load(&root().join("scenarios").join(name)).unwrap();
+    radiff::explore::synthetic_input(&s)
+}
+
 /// The base's mm/readahead.c; a test without gcc or the source fails, saying why.
 fn base_readahead() -> String {
     base_file("mm/readahead.c")
@@ -140,8 +146,7 @@ fn asyncs_with_member(member: &str, edit: impl Fn(&str) -> String) -> (usize, us
         panic!("the tree with a new member did not compile")
     };
     let c = hybrid.workers.clone();
-    let scenario = radiff::scenario::Scenario::load(&root().join("scenarios/1mib_after_4k.yaml")).unwrap();
-    let input = radiff::explore::synthetic_input(&scenario);
+    let input = scenario_input("1mib_after_4k.yaml");
     let policy = radiff_model::Policy::for_variant("base").unwrap();
     let config = radiff_model::ModelConfig::default();
     let asyncs =
@@ -243,8 +248,7 @@ fn a_kernel_without_a_policy_is_checked_against_the_hybrid_where_its_changes_run
         Choice::Hybrid { predictor, changed } => {
             assert_eq!(changed, &["page_cache_async_ra".to_string()]);
             // The predictor is the C: on the headline it gives v1's trace, not the base's.
-            let s = radiff::scenario::Scenario::load(&root().join("scenarios/1mib_after_4k.yaml")).unwrap();
-            let input = radiff::explore::synthetic_input(&s);
+            let input = scenario_input("1mib_after_4k.yaml");
             let (trace, _, crash) = predictor.run(&input);
             assert!(crash.is_none());
             let v1 = radiff_model::Policy::for_variant("async-align-v1").unwrap();
@@ -534,15 +538,11 @@ fn a_patched_do_sync_mmap_readahead_runs_as_c_and_parts_from_the_port_on_mapping
     let h = with_filemap(|s| s.replacen(READ_AROUND, half, 1));
     assert!(h.filemap.is_none(), "{:?}", h.filemap);
     assert!(runs_as_c(&h, "do_sync_mmap_readahead") && runs_as_c(&h, "do_async_mmap_readahead"));
-    let input = |name: &str| {
-        let s = radiff::scenario::Scenario::load(&root().join("scenarios").join(name)).unwrap();
-        radiff::explore::synthetic_input(&s)
-    };
     // A read() never faults: the patch changes nothing there.
-    let (port, hybrid) = port_and_hybrid(&h.workers, &input("1mib_after_4k.yaml"));
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("1mib_after_4k.yaml"));
     assert_eq!(port, hybrid);
     // A mapping read backwards: every fault reads around, with twice the async part.
-    let (port, hybrid) = port_and_hybrid(&h.workers, &input("mmap_backward.yaml"));
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("mmap_backward.yaml"));
     assert_ne!(port, hybrid);
     assert_eq!(first_fault_lookahead(&hybrid), 2 * first_fault_lookahead(&port));
     // hybrid-check on the tree says so, scenario by scenario.
@@ -594,8 +594,7 @@ fn a_variant_that_changes_do_sync_mmap_readahead_is_checked_against_the_hybrid()
     match &*choose(&kernels, &Cache::from_env(), name) {
         Choice::Hybrid { predictor, changed } => {
             assert_eq!(changed, &["do_sync_mmap_readahead".to_string()]);
-            let s = radiff::scenario::Scenario::load(&root().join("scenarios/mmap_backward.yaml")).unwrap();
-            let input = radiff::explore::synthetic_input(&s);
+            let input = scenario_input("mmap_backward.yaml");
             let (trace, _, crash) = predictor.run(&input);
             assert!(crash.is_none());
             let port = radiff_model::predict(&input, &radiff_model::Policy::BASE);
