@@ -445,7 +445,7 @@ fn a_tree_whose_fadvise_c_does_not_compile_runs_readahead_c_as_c_and_names_the_e
     let broken = |s: &str| s.replacen("file->f_ra.ra_pages = bdi->ra_pages * 2;", "file->f_ra.no_such_member = 2;", 1);
     let h = with_fadvise(broken);
     let line = broken(&base_file("mm/fadvise.c")).lines().position(|l| l.contains("no_such_member")).unwrap() + 1;
-    let error = h.fadvise.as_ref().expect("mm/fadvise.c compiled with a member struct file_ra_state lacks");
+    let error = h.left_out_of("mm/fadvise.c").expect("mm/fadvise.c compiled with a member struct file_ra_state lacks");
     assert!(error.first_error.starts_with(&format!("mm/fadvise.c:{line}:")), "{}", error.first_error);
     assert!(error.first_error.contains("no_such_member"), "{}", error.first_error);
     assert!(runs_as_c(&h, "page_cache_sync_ra") && !runs_as_c(&h, "generic_fadvise"), "{:?}", h.workers.functions());
@@ -460,7 +460,7 @@ fn a_tree_whose_fadvise_c_does_not_compile_runs_readahead_c_as_c_and_names_the_e
             1,
         )
     });
-    let error = h.fadvise.as_ref().expect("mm/fadvise.c linked with a function nothing defines");
+    let error = h.left_out_of("mm/fadvise.c").expect("mm/fadvise.c linked with a function nothing defines");
     assert!(error.first_error.contains("undefined reference to `radiff_test_nowhere'"), "{}", error.first_error);
     assert!(!runs_as_c(&h, "generic_fadvise"));
     assert!(text.contains(&format!("generic_fadvise() stays the Rust port: mm/fadvise.c does not compile with radiff's header: mm/fadvise.c:{line}:")), "{text}");
@@ -536,7 +536,7 @@ fn first_fault_lookahead(t: &radiff_model::Trace) -> u64 {
 fn a_patched_do_sync_mmap_readahead_runs_as_c_and_parts_from_the_port_on_mappings_only() {
     let half = "\t\tra->async_size = ra->ra_pages / 2;\n";
     let h = with_filemap(|s| s.replacen(READ_AROUND, half, 1));
-    assert!(h.filemap.is_none(), "{:?}", h.filemap);
+    assert!(h.runs("mm/filemap.c"), "{:?}", h.left_out);
     assert!(runs_as_c(&h, "do_sync_mmap_readahead") && runs_as_c(&h, "do_async_mmap_readahead"));
     // A read() never faults: the patch changes nothing there.
     let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("1mib_after_4k.yaml"));
@@ -571,7 +571,9 @@ fn a_do_sync_mmap_readahead_that_does_not_compile_leaves_the_fault_path_to_the_p
     let broken = |s: &str| s.replacen(READ_AROUND, "\t\tra->async_size = ra->no_such_member;\n", 1);
     let h = with_filemap(broken);
     let line = broken(&base_file("mm/filemap.c")).lines().position(|l| l.contains("no_such_member")).unwrap() + 1;
-    let error = h.filemap.as_ref().expect("mm/filemap.c's functions compiled with a member struct file_ra_state lacks");
+    let error = h
+        .left_out_of("mm/filemap.c")
+        .expect("mm/filemap.c's functions compiled with a member struct file_ra_state lacks");
     assert!(error.first_error.starts_with(&format!("mm/filemap.c:{line}:")), "{}", error.first_error);
     assert!(runs_as_c(&h, "page_cache_sync_ra") && runs_as_c(&h, "generic_fadvise"), "{:?}", h.workers.functions());
     assert!(!runs_as_c(&h, "do_sync_mmap_readahead"), "{:?}", h.workers.functions());

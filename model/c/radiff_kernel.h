@@ -15,16 +15,16 @@
  * Nothing here allocates: folios are the model's (`struct folio` lives in memory the
  * model owns for the length of one call from the model into the C).
  *
- * The object has up to three translation units: mm/readahead.c, which holds radiff's
+ * The object has up to four translation units: mm/readahead.c, which holds radiff's
  * runtime below (the thread's context, the crash guard, the aops); mm/fadvise.c, compiled
  * with RADIFF_UNIT_FADVISE defined; and the functions the harness takes from the tree's
- * mm/filemap.c at run time, compiled with RADIFF_UNIT_FILEMAP defined. The last two only
- * declare the runtime.
+ * mm/filemap.c and fs/f2fs/data.c at run time, compiled with RADIFF_UNIT_FILEMAP and
+ * RADIFF_UNIT_F2FS defined. The last three only declare the runtime.
  */
 #ifndef RADIFF_KERNEL_H
 #define RADIFF_KERNEL_H
 
-#if defined(RADIFF_UNIT_FADVISE) || defined(RADIFF_UNIT_FILEMAP)
+#if defined(RADIFF_UNIT_FADVISE) || defined(RADIFF_UNIT_FILEMAP) || defined(RADIFF_UNIT_F2FS)
 #define RADIFF_RUNTIME_ELSEWHERE
 #endif
 
@@ -263,6 +263,22 @@ struct blk_plug {
 	int radiff_unused;
 };
 
+/* A bio as the model lends it to a file system's C: the device, where it starts and how
+ * many bytes it holds; the model keeps its pages (radiff_id names it). */
+typedef unsigned long long sector_t;
+struct block_device {
+	int radiff_unused;
+};
+struct bvec_iter {
+	sector_t bi_sector;
+	unsigned int bi_size;
+};
+struct bio {
+	struct block_device *bi_bdev;
+	struct bvec_iter bi_iter;
+	unsigned long radiff_id;
+};
+
 /* ---- the calls into the model ---- */
 /* Every entry takes the model's opaque context first. Flags are RADIFF_PG_*. */
 struct radiff_ops {
@@ -290,6 +306,18 @@ struct radiff_ops {
 	 * (inclusive); the number evicted, and in *nr_failed (when not NULL) the number it
 	 * kept, as mm/truncate.c counts them. */
 	unsigned long (*invalidate)(void *ctx, pgoff_t start, pgoff_t end, unsigned long *nr_failed);
+	/* blk_start_plug() (start != 0) and blk_finish_plug(), after which the model decides
+	 * when the reads submitted complete. */
+	void (*plug)(void *ctx, int start);
+	/* The file's blocks from `lblk`: how many (at most `len`) are written and follow one
+	 * another on the device from *pblk; 0 in a hole. */
+	unsigned int (*map_blocks)(void *ctx, pgoff_t lblk, unsigned int len, unsigned long long *pblk);
+	/* bio_alloc(): a read bio at `sector` with room for `nr_vecs` segments (REQ_RAHEAD when
+	 * `rahead`); bio_add_folio(): whether the bio took `len` bytes of the folio at `off`;
+	 * submit_bio(). */
+	struct bio *(*bio_alloc)(void *ctx, sector_t sector, unsigned int nr_vecs, int rahead);
+	int (*bio_add_folio)(void *ctx, struct bio *bio, struct folio *folio, size_t len, size_t off);
+	void (*submit_bio)(void *ctx, struct bio *bio);
 };
 
 struct radiff_env {
@@ -455,10 +483,18 @@ static inline struct folio *readahead_folio(struct readahead_control *rac) { ret
 #define DEFINE_READAHEAD(ractl, f, r, m, i) \
 	struct readahead_control ractl = { .file = f, .mapping = m, .ra = r, ._index = i }
 
-/* ---- the block layer, the scheduler, memory pressure: the model's ->readahead holds the
- * plug (see docs/hybrid.md), nothing stalls, nothing reclaims ---- */
-static inline void blk_start_plug(struct blk_plug *plug) { (void)plug; }
-static inline void blk_finish_plug(struct blk_plug *plug) { (void)plug; }
+/* ---- the block layer, the scheduler, memory pressure: the plug is the model's, nothing
+ * stalls, nothing reclaims ---- */
+static inline void blk_start_plug(struct blk_plug *plug)
+{
+	(void)plug;
+	RADIFF_CALL(radiff_current, plug, 1);
+}
+static inline void blk_finish_plug(struct blk_plug *plug)
+{
+	(void)plug;
+	RADIFF_CALL(radiff_current, plug, 0);
+}
 static inline bool blk_cgroup_congested(void) { return false; }
 static inline void psi_memstall_enter(unsigned long *flags) { (void)flags; }
 static inline void psi_memstall_leave(unsigned long *flags) { (void)flags; }
@@ -630,5 +666,170 @@ static inline unsigned long invalidate_mapping_pages(struct address_space *m, pg
 {
 	return mapping_try_invalidate(m, start, end, NULL);
 }
+
+#ifdef RADIFF_UNIT_F2FS
+/* ---- f2fs's ->readahead and ->read_folio: what the functions the harness takes from
+ * fs/f2fs/data.c use (fs/f2fs/f2fs.h, include/linux/f2fs_fs.h). radiff's files are
+ * regular, uncompressed, unencrypted, without inline data or fs-verity, on one device with
+ * 4 KiB blocks; f2fs_map_blocks() and the bios are the model's. ---- */
+typedef u32 block_t;
+typedef u32 blk_opf_t;
+struct fsverity_info;
+#define REQ_RAHEAD ((blk_opf_t)1 << 19)
+#define EUCLEAN 117
+#define EFSCORRUPTED EUCLEAN
+#define EIO 5
+#define EAGAIN 11
+#define EOPNOTSUPP 95
+#define F2FS_BLKSIZE PAGE_SIZE
+#define F2FS_BLKSIZE_BITS PAGE_SHIFT
+#define F2FS_BYTES_TO_BLK(bytes) ((unsigned long long)(bytes) >> F2FS_BLKSIZE_BITS)
+#define F2FS_BLK_TO_BYTES(blk) ((unsigned long long)(blk) << F2FS_BLKSIZE_BITS)
+#define F2FS_MAP_NEW (1U << 0)
+#define F2FS_MAP_MAPPED (1U << 1)
+#define F2FS_MAP_DELALLOC (1U << 2)
+#define F2FS_GET_BLOCK_DEFAULT 0
+#define NO_CHECK_TYPE 0
+#define DATA_GENERIC_ENHANCE_READ 0
+#define F2FS_RD_DATA 0
+#define FS_DATA_READ_IO 0
+enum page_type { DATA = 0, NODE = 1, META = 2 };
+#define __radiff_enabled_CONFIG_FS_VERITY 0
+
+/* The garbage collector's I/O: never a read's (fio is NULL). */
+struct f2fs_io_info {
+	void *encrypted_page;
+};
+/* max_io_bytes 0: no mount option caps a bio. */
+struct f2fs_sb_info {
+	unsigned int max_io_bytes;
+};
+static struct f2fs_sb_info radiff_f2fs_sbi __maybe_unused;
+static struct block_device radiff_f2fs_bdev __maybe_unused;
+static inline struct f2fs_sb_info *F2FS_I_SB(const struct inode *inode)
+{
+	(void)inode;
+	return &radiff_f2fs_sbi;
+}
+
+struct f2fs_map_blocks {
+	struct block_device *m_bdev;
+	block_t m_pblk;
+	block_t m_lblk;
+	unsigned int m_len;
+	unsigned int m_flags;
+	unsigned long m_last_pblk;
+	pgoff_t *m_next_pgofs;
+	pgoff_t *m_next_extent;
+	int m_seg_type;
+	bool m_may_create;
+	bool m_multidev_dio;
+};
+
+/* f2fs_map_blocks() for a read: the written blocks from m_lblk that follow one another on
+ * the device ("blkaddr == (map->m_pblk + ofs)"), at most m_len, MAPPED; in a hole m_len 0
+ * and the next offset to look at one block on. */
+static inline int f2fs_map_blocks(struct inode *inode, struct f2fs_map_blocks *map, int flag)
+{
+	unsigned long long pblk = 0;
+	unsigned int len = RADIFF_CALL(inode->i_mapping->radiff, map_blocks, map->m_lblk, map->m_len, &pblk);
+
+	(void)flag;
+	map->m_flags = 0;
+	map->m_len = len;
+	if (len) {
+		map->m_pblk = (block_t)pblk;
+		map->m_flags = F2FS_MAP_MAPPED;
+	} else if (map->m_next_pgofs) {
+		*map->m_next_pgofs = (pgoff_t)map->m_lblk + 1;
+	}
+	return 0;
+}
+static inline struct block_device *f2fs_target_device(struct f2fs_sb_info *sbi, block_t blkaddr, sector_t *sector)
+{
+	(void)sbi;
+	if (sector)
+		*sector = (sector_t)blkaddr << (F2FS_BLKSIZE_BITS - 9);
+	return &radiff_f2fs_bdev;
+}
+static inline bool f2fs_is_valid_blkaddr(struct f2fs_sb_info *sbi, block_t blkaddr, int type)
+{
+	(void)sbi; (void)blkaddr; (void)type;
+	return true;
+}
+
+/* bio_alloc_bioset() with bio_max_segs(nr_pages) vecs, as f2fs_grab_read_bio() asks. */
+static inline unsigned int bio_max_segs(unsigned int nr_segs) { return nr_segs < 256 ? nr_segs : 256; }
+static inline struct bio *f2fs_grab_read_bio(struct inode *inode, struct fsverity_info *vi, block_t blkaddr,
+					     unsigned nr_pages, blk_opf_t op_flag, pgoff_t first_idx, bool for_write)
+{
+	sector_t sector;
+	struct bio *bio;
+
+	(void)vi; (void)first_idx; (void)for_write;
+	f2fs_target_device(F2FS_I_SB(inode), blkaddr, &sector);
+	bio = RADIFF_CALL(inode->i_mapping->radiff, bio_alloc, sector, bio_max_segs(nr_pages),
+			  (op_flag & REQ_RAHEAD) != 0);
+	bio->bi_bdev = &radiff_f2fs_bdev;
+	return bio;
+}
+static inline bool bio_add_folio(struct bio *bio, struct folio *folio, size_t len, size_t off)
+{
+	return RADIFF_CALL(folio->radiff, bio_add_folio, bio, folio, len, off);
+}
+static inline void f2fs_submit_read_bio(struct f2fs_sb_info *sbi, struct bio *bio, enum page_type type)
+{
+	(void)sbi; (void)type;
+	if (bio)
+		RADIFF_CALL(radiff_current, submit_bio, bio);
+}
+/* Not encrypted: any bio merges. */
+#define fscrypt_mergeable_bio(bio, inode, pos) ((void)(bio), true)
+static inline bool bio_has_crypt_ctx(struct bio *bio) { (void)bio; return false; }
+/* Nothing is under write-back; no statistics are kept. */
+#define f2fs_wait_on_block_writeback(inode, blkaddr) do { } while (0)
+#define inc_page_count(sbi, type) do { } while (0)
+#define f2fs_update_iostat(sbi, inode, type, size) do { } while (0)
+#define f2fs_update_read_folio_count(sbi, folio) do { } while (0)
+#define trace_f2fs_readpage(folio, type) do { } while (0)
+#define trace_f2fs_readpages(inode, start, nrpage) do { } while (0)
+#define prefetchw(x) ((void)(x))
+/* No compression, inline data or fs-verity. */
+static inline bool f2fs_is_compress_backend_ready(struct inode *inode) { (void)inode; return true; }
+static inline int f2fs_has_inline_data(struct inode *inode) { (void)inode; return 0; }
+static inline int f2fs_read_inline_data(struct inode *inode, struct folio *folio)
+{
+	(void)inode; (void)folio;
+	return -EAGAIN;
+}
+static inline struct fsverity_info *fsverity_get_info(const struct inode *inode) { (void)inode; return NULL; }
+static inline void fsverity_readahead(struct fsverity_info *vi, pgoff_t index, unsigned long nr_pages)
+{
+	(void)vi; (void)index; (void)nr_pages;
+}
+static inline bool fsverity_verify_folio(struct fsverity_info *vi, struct folio *folio)
+{
+	(void)vi; (void)folio;
+	return true;
+}
+#define IS_VERITY(inode) ((void)(inode), false)
+static inline unsigned long long max_file_blocks(struct inode *inode) { (void)inode; return 0; }
+/* Large folios only for immutable files (f2fs_iget()): radiff never makes one. */
+static inline int f2fs_read_data_large_folio(struct inode *inode, struct fsverity_info *vi,
+					     struct readahead_control *rac, struct folio *folio)
+{
+	(void)inode; (void)vi; (void)rac; (void)folio;
+	BUG();
+	return 0;
+}
+/* The folio's data are the disk's: zeroing a hole's page changes nothing the model keeps. */
+static inline size_t folio_size(const struct folio *folio) { return PAGE_SIZE << folio->order; }
+static inline void folio_zero_segment(struct folio *folio, size_t start, size_t end)
+{
+	(void)folio; (void)start; (void)end;
+}
+static inline void folio_mark_uptodate(struct folio *folio) { radiff_folio_flag(folio, RADIFF_PG_UPTODATE, 1); }
+static inline void folio_set_mappedtodisk(struct folio *folio) { (void)folio; }
+#endif /* RADIFF_UNIT_F2FS */
 
 #endif

@@ -26,7 +26,11 @@ impl Model<'_> {
                 self.ext4_mpage_readpages(&folios, true);
                 self.folio_buf = folios;
             }
-            FsKind::F2fs => self.f2fs_mpage_readpages(Some(ractl), None),
+            FsKind::F2fs => {
+                if !self.c_f2fs_readahead(ractl) {
+                    self.f2fs_mpage_readpages(Some(ractl), None)
+                }
+            }
         }
     }
 
@@ -39,12 +43,18 @@ impl Model<'_> {
                 self.iomap_read(&[folio], start, start + (PAGE_SIZE << folio.order), false);
             }
             FsKind::Ext4 => self.ext4_mpage_readpages(&[folio], false),
-            FsKind::F2fs => self.f2fs_mpage_readpages(None, Some(folio)),
+            FsKind::F2fs => {
+                // The C's `struct file` is any of the call's: f2fs's ->read_folio reads none.
+                let fd = self.input.ops.get(self.op).and_then(|o| o.fd()).unwrap_or(0) as usize;
+                if !self.c_f2fs_read_folio(fd, folio) {
+                    self.f2fs_mpage_readpages(None, Some(folio))
+                }
+            }
         }
     }
 
     /// The folio's read completes later: see `end_io_submission()`.
-    fn folio_under_io(&mut self, folio: &FolioRef) {
+    pub(crate) fn folio_under_io(&mut self, folio: &FolioRef) {
         if self.io_folios.last() != Some(&folio.index) {
             self.io_folios.push(folio.index);
         }

@@ -15,12 +15,14 @@ use crate::readahead::{FileRaState, ReadaheadControl};
 use crate::trace::{Submit, Trigger};
 
 mod crash;
+mod f2fs;
 mod fadvise;
 mod fault;
 pub mod functions;
 mod layout;
 
 pub use crash::{Crash, WORKER};
+pub use f2fs::{CBio, CBvecIter, F2fsReadaheadFn, ReadFolioFn};
 pub use fault::{AsyncMmapRaFn, CVmFault, CVma, SyncMmapRaFn};
 pub use layout::mirror_layout;
 
@@ -198,6 +200,11 @@ pub struct COps {
     trace_ra_order: unsafe extern "C" fn(*mut c_void, c_ulong, *mut CFileRaState),
     bug: unsafe extern "C" fn(*mut c_void, *const c_char, c_int),
     invalidate: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong, *mut c_ulong) -> c_ulong,
+    plug: unsafe extern "C" fn(*mut c_void, c_int),
+    map_blocks: unsafe extern "C" fn(*mut c_void, c_ulong, c_uint, *mut std::ffi::c_ulonglong) -> c_uint,
+    bio_alloc: unsafe extern "C" fn(*mut c_void, std::ffi::c_ulonglong, c_uint, c_int) -> *mut CBio,
+    bio_add_folio: unsafe extern "C" fn(*mut c_void, *mut CBio, *mut CFolio, usize, usize) -> c_int,
+    submit_bio: unsafe extern "C" fn(*mut c_void, *mut CBio),
 }
 
 /// `void page_cache_sync_ra(struct readahead_control *, unsigned long req_count)`.
@@ -266,6 +273,11 @@ static OPS: COps = COps {
     trace_ra_order: cb_trace_ra_order,
     bug: cb_bug,
     invalidate: fadvise::cb_invalidate,
+    plug: f2fs::cb_plug,
+    map_blocks: f2fs::cb_map_blocks,
+    bio_alloc: f2fs::cb_bio_alloc,
+    bio_add_folio: f2fs::cb_bio_add_folio,
+    submit_bio: f2fs::cb_submit_bio,
 };
 
 /// A past call's frame, kept in the model so that the next call into the C (thousands per
@@ -287,6 +299,10 @@ struct Frame {
     /// The fault's VMA and `struct vm_fault`, for the fault path's functions.
     vma: CVma,
     vmf: CVmFault,
+    /// The mapping's a_ops when f2fs's run as C (`mapping.a_ops` points here), and the
+    /// bios the C made.
+    aops: CAops,
+    bios: f2fs::Bios,
     // Boxed: the C holds pointers to lent folios while the vector grows. The first `lent`
     // are this call's; the rest were a past call's, kept to be lent again.
     #[allow(clippy::vec_box, reason = "the C keeps pointers to each folio while more are lent")]
@@ -393,6 +409,8 @@ unsafe extern "C" fn cb_folio_flag(ctx: *mut c_void, folio: *mut CFolio, flag: c
     let m = Frame::of(ctx).model();
     let head = (*folio).index;
     match (flag, set != 0) {
+        // folio_mark_uptodate(): a file system's C read the folio without I/O (a hole).
+        (PG_UPTODATE, true) => m.cache.set_uptodate(head),
         (PG_READAHEAD, true) => m.cache.set_readahead(head),
         (PG_READAHEAD, false) => m.cache.clear_readahead(head),
         (PG_DROPBEHIND, true) => m.cache.set_dropbehind(head),
@@ -405,8 +423,8 @@ unsafe extern "C" fn cb_remove_folio(ctx: *mut c_void, folio: *mut CFolio) {
     Frame::of(ctx).model().cache.remove_folio((*folio).index);
 }
 
-/// `mapping->a_ops->readahead(rac)` inside read_pages(): the model's file system reads the
-/// batch under a block plug, as the Rust `read_pages()` does, and consumes every folio.
+/// `mapping->a_ops->readahead(rac)` inside read_pages() (which holds the model's plug:
+/// `f2fs::cb_plug`): the model's file system reads the batch and consumes every folio.
 unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl) {
     let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
@@ -422,10 +440,7 @@ unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl)
         may_shrink: false,
         dropbehind: rac.dropbehind,
     };
-    m.blk_start_plug();
     m.aops_readahead(&mut r);
-    m.blk_finish_plug();
-    m.end_io_submission();
     rac._index = r.index + r.nr_pages;
     rac._nr_pages = 0;
     rac._batch_count = 0;
@@ -536,6 +551,8 @@ impl Model<'_> {
             },
             vma: CVma { vm_start: 0, vm_end: 0, vm_pgoff: 0, vm_flags: 0, vm_file: std::ptr::null_mut() },
             vmf: CVmFault { vma: std::ptr::null_mut(), pgoff: 0, address: 0, flags: 0 },
+            aops: f2fs::f2fs_aops(c).unwrap_or(CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() }),
+            bios: Default::default(),
             folios: Vec::new(),
             lent: 0,
             bug: None,
@@ -545,7 +562,9 @@ impl Model<'_> {
         let mut frame = match self.c_frame.0.take() {
             Some(mut old) => {
                 let folios = std::mem::take(&mut old.folios);
-                *old = Frame { folios, ..fresh };
+                let mut bios = std::mem::take(&mut old.bios);
+                bios.clear();
+                *old = Frame { folios, bios, ..fresh };
                 old
             }
             None => Box::new(fresh),
@@ -558,6 +577,9 @@ impl Model<'_> {
             (*fr).inode.radiff_bdi = &mut (*fr).bdi;
             (*fr).mapping.host = &mut (*fr).inode;
             (*fr).mapping.radiff = &mut (*fr).env;
+            if self.f2fs_runs_as_c() {
+                (*fr).mapping.a_ops = &(*fr).aops;
+            }
             (*fr).file.f_mapping = &mut (*fr).mapping;
             (*fr).file.f_inode = &mut (*fr).inode;
             (*fr).rac.file = &mut (*fr).file;

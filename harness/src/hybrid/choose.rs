@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use radiff_model::Policy;
 
-use super::compile::{FADVISE_C, FILEMAP_C, READAHEAD_C, SOURCES};
-use super::Hybrid;
+use super::compile::{OPTIONAL, READAHEAD_C, SOURCES};
 use crate::cache::Cache;
 use crate::error::Result;
 use crate::kernels::{Builder, Kernels, ModelExpectation};
@@ -118,7 +117,8 @@ fn of_file(file: &str, joiner: &str) -> String {
 
 /// The files of which the hybrid runs some functions as C, with those functions.
 fn partial_files() -> String {
-    [FADVISE_C, FILEMAP_C].iter().map(|f| format!("{} of {f}", of_file(f, " and "))).collect::<Vec<_>>().join(" and ")
+    let each: Vec<String> = OPTIONAL.iter().map(|u| format!("{} of {}", of_file(u.file, " and "), u.file)).collect();
+    super::join_and(&each)
 }
 
 /// The choice for `kernel` (`base`, or a variant on the base), made once per process.
@@ -165,20 +165,13 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
         super::make(cache, &patched)?
     };
     Ok(match made {
-        super::Made::Ready(Hybrid { fadvise: Some(error), tree, .. })
-            if changed.iter().any(|(_, f)| f == FADVISE_C) =>
-        {
-            Choice::Not(format!("it changes {FADVISE_C}, and {}", does_not_compile(FADVISE_C, &tree, &error)))
-        }
-        super::Made::Ready(Hybrid { filemap: Some(error), tree, .. })
-            if changed.iter().any(|(_, f)| f == FILEMAP_C) =>
-        {
-            Choice::Not(format!("it changes {FILEMAP_C}, and {}", does_not_compile(FILEMAP_C, &tree, &error)))
-        }
         super::Made::Ready(h) => {
+            if let Some((file, error)) = h.left_out.iter().find(|(f, _)| changed.iter().any(|(_, c)| c == f)) {
+                return Ok(Choice::Not(format!("it changes {file}, and {}", does_not_compile(file, &h.tree, error))));
+            }
             let c = h.workers.clone();
-            let files = Files { fadvise: h.fadvise.is_none(), filemap: h.filemap.is_none() };
-            let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, files, &names);
+            let ran: Vec<&str> = OPTIONAL.iter().map(|u| u.file).filter(|f| h.runs(f)).collect();
+            let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, &ran, &names);
             Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label }, changed: names }
         }
         super::Made::DoesNotCompile { tree, error } => Choice::Not(does_not_compile(READAHEAD_C, &tree, &error)),
@@ -191,28 +184,17 @@ fn does_not_compile(file: &str, tree: &str, error: &super::CompileError) -> Stri
     format!("{file} of {tree} does not compile with radiff's header ({}): {}", super::HEADER_PATH, error.first_error)
 }
 
-/// Which of the files compiled in part ran as C beside mm/readahead.c.
-#[derive(Clone, Copy, Debug)]
-pub struct Files {
-    pub fadvise: bool,
-    pub filemap: bool,
-}
-
 /// What the trial, explore's summary and review say modelled a kernel: its tree's
-/// mm/readahead.c (with mm/fadvise.c's and mm/filemap.c's functions, when they compiled)
-/// ran as C, and which of its functions the tree changes.
-pub fn hybrid_label(tree: &str, files: Files, changed: &[String]) -> String {
+/// mm/readahead.c ran as C with the optional units in `ran` (a file compiled whole by its
+/// name, one the hybrid takes functions from as `FILE's f(), g()`), and which of its
+/// functions the tree changes.
+pub fn hybrid_label(tree: &str, ran: &[&str], changed: &[String]) -> String {
     let names: Vec<String> = changed.iter().map(|n| format!("{n}()")).collect();
-    let mut ran = vec![READAHEAD_C.to_string()];
-    if files.fadvise {
-        ran.push(FADVISE_C.to_string());
+    let mut each = vec![READAHEAD_C.to_string()];
+    for u in OPTIONAL.iter().filter(|u| ran.contains(&u.file)) {
+        each.push(if u.whole { u.file.to_string() } else { format!("{}'s {}", u.file, of_file(u.file, ", ")) });
     }
-    if files.filemap {
-        ran.push(format!("{FILEMAP_C}'s {}", of_file(FILEMAP_C, ", ")));
-    }
-    let last = ran.pop().unwrap_or_default();
-    let ran = if ran.is_empty() { last } else { format!("{} and {last}", ran.join(", ")) };
-    format!("{ran} of {tree} ran as C (the tree changes {})", names.join(", "))
+    format!("{} of {tree} ran as C (the tree changes {})", super::join_and(&each), names.join(", "))
 }
 
 #[cfg(test)]
@@ -222,17 +204,16 @@ mod tests {
     #[test]
     fn the_label_names_the_tree_and_each_changed_function() {
         let changed = ["force_page_cache_ra".to_string(), "page_cache_sync_ra".to_string()];
-        let both = Files { fadvise: true, filemap: false };
         assert_eq!(
-            hybrid_label("my-fix", both, &changed),
+            hybrid_label("my-fix", &["mm/fadvise.c"], &changed),
             "mm/readahead.c and mm/fadvise.c of my-fix ran as C (the tree changes force_page_cache_ra(), page_cache_sync_ra())"
         );
         assert_eq!(
-            hybrid_label("my-fix", Files { fadvise: false, filemap: false }, &changed[..1]),
+            hybrid_label("my-fix", &[], &changed[..1]),
             "mm/readahead.c of my-fix ran as C (the tree changes force_page_cache_ra())"
         );
         assert_eq!(
-            hybrid_label("my-fix", Files { fadvise: true, filemap: true }, &changed[..1]),
+            hybrid_label("my-fix", &["mm/fadvise.c", "mm/filemap.c"], &changed[..1]),
             "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead() of my-fix ran as C (the tree changes force_page_cache_ra())"
         );
     }
@@ -250,9 +231,11 @@ mod tests {
     #[test]
     fn a_function_of_another_file_keeps_the_hybrid_out_and_says_which() {
         let why =
-            runs_as_c(&[ch("page_cache_sync_ra", "mm/readahead.c"), ch("f2fs_mpage_readpages", "fs/f2fs/data.c")])
+            runs_as_c(&[ch("page_cache_sync_ra", "mm/readahead.c"), ch("ext4_mpage_readpages", "fs/ext4/readpage.c")])
                 .unwrap_err();
-        assert!(why.contains("f2fs_mpage_readpages() in fs/f2fs/data.c"), "{why}");
+        assert!(why.contains("ext4_mpage_readpages() in fs/ext4/readpage.c"), "{why}");
+        // f2fs's ->readahead runs as C with the static functions it calls.
+        assert!(runs_as_c(&[ch("f2fs_mpage_readpages", "fs/f2fs/data.c")]).is_ok());
         let why = runs_as_c(&[ch("ractl_expand", "mm/readahead.c")]).unwrap_err();
         assert!(why.contains("ractl_expand()") && why.contains("outside"), "{why}");
         // mm/fadvise.c's generic_fadvise() runs as C; a function the table has is refused

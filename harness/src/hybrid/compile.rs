@@ -1,6 +1,7 @@
-//! Compiling a tree's mm/readahead.c and mm/fadvise.c, and the fault path's functions of its
-//! mm/filemap.c, into one shared object with radiff's kernel header, cached under
-//! `hybrid/<key>.so` (docs/hybrid.md).
+//! Compiling a tree's mm/readahead.c and mm/fadvise.c, and the functions the hybrid takes from
+//! its mm/filemap.c (the fault path's readahead) and fs/f2fs/data.c (f2fs's `->readahead`),
+//! into one shared object with radiff's kernel header, cached under `hybrid/<key>.so`
+//! (docs/hybrid.md).
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,7 @@ use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
 use crate::process::Cmd;
 
-pub use super::unit::FILEMAP_C;
+pub use super::unit::{F2FS_DATA_C, FILEMAP_C};
 
 /// Where radiff's header is kept, from the repository's root.
 pub const HEADER_PATH: &str = "model/c/radiff_kernel.h";
@@ -25,7 +26,32 @@ pub const FADVISE_C: &str = "mm/fadvise.c";
 
 /// The tree's files the hybrid compiles: a patched tree copies each (`PatchedFiles`'s
 /// `also`), so every read sees the same tree.
-pub const SOURCES: [&str; 3] = [READAHEAD_C, FADVISE_C, FILEMAP_C];
+pub const SOURCES: [&str; 4] = [READAHEAD_C, FADVISE_C, FILEMAP_C, F2FS_DATA_C];
+
+/// A file of the tree whose unit the object may be made without: when it does not compile
+/// (or link), its functions stay the Rust port and the object is made of the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unit {
+    /// The tree's file.
+    pub file: &'static str,
+    /// Its name in the scratch folder.
+    scratch: &'static str,
+    /// The `-D` it is compiled with (radiff's header declares the runtime elsewhere).
+    define: &'static str,
+    /// Compiled whole (mm/fadvise.c), or the functions the model calls taken from it with
+    /// what they use ([`super::unit::extracted`]).
+    pub whole: bool,
+}
+
+/// The optional units, in the object's order.
+pub const OPTIONAL: [Unit; 3] = [
+    Unit { file: FADVISE_C, scratch: "fadvise.c", define: "RADIFF_UNIT_FADVISE", whole: true },
+    Unit { file: FILEMAP_C, scratch: "filemap.c", define: "RADIFF_UNIT_FILEMAP", whole: false },
+    Unit { file: F2FS_DATA_C, scratch: "data.c", define: "RADIFF_UNIT_F2FS", whole: false },
+];
+
+/// For each of [`OPTIONAL`]'s units, in its order.
+pub type PerUnit<T> = [T; OPTIONAL.len()];
 
 /// The tree's header whose `struct readahead_control` a patch may grow.
 pub const PAGEMAP_H: &str = "include/linux/pagemap.h";
@@ -251,27 +277,30 @@ pub fn check_against_header(unit: &str) -> Result<std::result::Result<(), String
 pub struct Sources {
     /// mm/readahead.c.
     pub readahead: String,
-    /// mm/fadvise.c, when the tree has it.
-    pub fadvise: Option<String>,
-    /// The unit radiff takes from the tree's mm/filemap.c ([`super::unit::extracted`]),
-    /// when the tree defines the fault path's functions.
-    pub filemap: Option<String>,
+    /// Each of [`OPTIONAL`]'s units, when the tree has it: the file (mm/fadvise.c), or the
+    /// unit radiff takes from it ([`super::unit::extracted`]) when the tree defines the
+    /// functions the model calls.
+    pub optional: PerUnit<Option<String>>,
 }
 
-/// A compiled object: its path, and why mm/fadvise.c or mm/filemap.c's functions are not
-/// in it (the compiler's first error) when they did not compile (their functions then stay
-/// the Rust port).
+/// A compiled object: its path, and why each of [`OPTIONAL`]'s units that failed is not in
+/// it (the compiler's first error; its functions then stay the Rust port).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Compiled {
     pub so: PathBuf,
-    pub fadvise: Option<CompileError>,
-    pub filemap: Option<CompileError>,
+    pub failed: PerUnit<Option<CompileError>>,
 }
 
-/// Compiles `tree`'s mm/readahead.c and mm/fadvise.c, and the fault path's functions of its
-/// mm/filemap.c ([`compile`]), with the members its headers add to `struct
-/// readahead_control` and `struct file_ra_state`; `None` when the tree has no
-/// mm/readahead.c.
+impl Compiled {
+    /// The units left out, by tree file, with why.
+    pub fn left_out(&self) -> Vec<(&'static str, CompileError)> {
+        OPTIONAL.iter().zip(&self.failed).filter_map(|(u, e)| Some((u.file, e.clone()?))).collect()
+    }
+}
+
+/// Compiles `tree`'s mm/readahead.c and each of [`OPTIONAL`]'s units ([`compile`]), with
+/// the members its headers add to `struct readahead_control` and `struct file_ra_state`;
+/// `None` when the tree has no mm/readahead.c.
 pub fn compile_tree(
     cache: &Cache,
     tree: &dyn crate::port::Files,
@@ -281,16 +310,19 @@ pub fn compile_tree(
         Ok(extras) => extras,
         Err(first_error) => return Ok(Some(Err(CompileError { log: first_error.clone(), first_error }))),
     };
-    let filemap = match tree.read(FILEMAP_C)? {
-        None => None,
-        Some(text) => match super::unit::extracted(FILEMAP_C, &text, &super::unit::entries_of(FILEMAP_C), HEADER) {
-            Ok(unit) => unit,
-            // gcc reports it as the unit's first error.
-            Err(why) => Some(format!("#error \"{}\"\n", why.replace('"', "'"))),
-        },
-    };
-    let sources = Sources { readahead, fadvise: tree.read(FADVISE_C)?, filemap };
-    compile(cache, &sources, &extras).map(Some)
+    let mut optional = PerUnit::<Option<String>>::default();
+    for (u, text) in OPTIONAL.iter().zip(optional.iter_mut()) {
+        *text = match tree.read(u.file)? {
+            None => None,
+            Some(file) if u.whole => Some(file),
+            Some(file) => match super::unit::extracted(u.file, &file, &super::unit::entries_of(u.file), HEADER) {
+                Ok(unit) => unit,
+                // gcc reports it as the unit's first error.
+                Err(why) => Some(format!("#error \"{}\"\n", why.replace('"', "'"))),
+            },
+        };
+    }
+    compile(cache, &Sources { readahead, optional }, &extras).map(Some)
 }
 
 /// The compiler's first error in `output`, its scratch file named as the tree names it
@@ -312,19 +344,10 @@ fn error_path(so: &Path, unit: &str) -> PathBuf {
     so.with_extension(format!("{}-error", unit.trim_end_matches(".c")))
 }
 
-/// A unit the object may be made without: its scratch name, the `-D` that compiles it,
-/// its text.
-struct Optional<'a> {
-    unit: &'static str,
-    define: &'static str,
-    text: Option<&'a String>,
-}
-
 /// Compiles `sources` into `hybrid/<key>.so` in the cache, or finds it there, with
 /// `extras` ([`Extras`]) appended to the header's structs; the key covers the sources,
-/// the header and the extra members. mm/readahead.c's failure is the object's
-/// (`Err`, the compiler's first error); mm/fadvise.c's or mm/filemap.c's leaves that unit
-/// out ([`Compiled::fadvise`], [`Compiled::filemap`]).
+/// the header and the extra members. mm/readahead.c's failure is the object's (`Err`, the
+/// compiler's first error); an optional unit's leaves that unit out ([`Compiled::failed`]).
 pub fn compile(
     cache: &Cache,
     sources: &Sources,
@@ -332,25 +355,16 @@ pub fn compile(
 ) -> Result<std::result::Result<Compiled, CompileError>> {
     let dir = cache.dir("hybrid")?;
     let header_text = extras.header();
-    let none: &[u8] = b"(none)";
-    let fadvise = sources.fadvise.as_deref().map_or(none, str::as_bytes);
-    let filemap = sources.filemap.as_deref().map_or(none, str::as_bytes);
     let flags = format!("{} {}", FLAGS.join(" "), LINK_FLAGS.join(" "));
-    let key = cache::key([sources.readahead.as_bytes(), fadvise, filemap, header_text.as_bytes(), flags.as_bytes()]);
+    let mut parts: Vec<&[u8]> = vec![sources.readahead.as_bytes()];
+    parts.extend(sources.optional.iter().map(|t| t.as_deref().map_or(b"(none)".as_slice(), str::as_bytes)));
+    parts.extend([header_text.as_bytes(), flags.as_bytes()]);
+    let key = cache::key(parts);
     let so = dir.join(format!("{key}.so"));
-    let optional = [
-        Optional { unit: "fadvise.c", define: "RADIFF_UNIT_FADVISE", text: sources.fadvise.as_ref() },
-        Optional { unit: "filemap.c", define: "RADIFF_UNIT_FILEMAP", text: sources.filemap.as_ref() },
-    ];
-    let compiled = |errors: &[Option<CompileError>; 2]| Compiled {
-        so: so.clone(),
-        fadvise: errors[0].clone(),
-        filemap: errors[1].clone(),
-    };
+    let compiled = |failed: PerUnit<Option<CompileError>>| Compiled { so: so.clone(), failed };
     if so.is_file() {
-        let errors =
-            optional.each_ref().map(|o| crate::files::read_text(&error_path(&so, o.unit)).ok().map(tree_error));
-        return Ok(Ok(compiled(&errors)));
+        let failed = OPTIONAL.map(|u| crate::files::read_text(&error_path(&so, u.scratch)).ok().map(tree_error));
+        return Ok(Ok(compiled(failed)));
     }
     let work = tempfile::Builder::new().prefix("radiff-hybrid-").tempdir().map_err(|e| Error::io(&dir, e))?;
     let w = work.path();
@@ -358,16 +372,12 @@ pub fn compile(
         std::fs::create_dir_all(p.parent().unwrap()).map_err(|e| Error::io(p, e))?;
         std::fs::write(p, text).map_err(|e| Error::io(p, e))
     };
-    let units = [
-        ("readahead.c", Some(&sources.readahead)),
-        ("fadvise.c", sources.fadvise.as_ref()),
-        ("filemap.c", sources.filemap.as_ref()),
-    ];
+    let mut units = vec![(READAHEAD_C, "readahead.c", Some(&sources.readahead))];
+    units.extend(OPTIONAL.iter().zip(&sources.optional).map(|(u, t)| (u.file, u.scratch, t.as_ref())));
     // Every unit's headers checked before a byte is written.
     let mut headers = Vec::new();
-    for (unit, text) in units {
+    for (tree_file, _, text) in &units {
         let Some(text) = text else { continue };
-        let tree_file = SOURCES.iter().find(|f| f.ends_with(unit)).copied().unwrap_or(unit);
         headers.push(includes(text).map_err(|(line, why)| {
             Error::input(
                 tree_file,
@@ -376,14 +386,14 @@ pub fn compile(
             )
         })?);
     }
-    for ((unit, text), headers) in units.into_iter().filter(|(_, t)| t.is_some()).zip(headers) {
+    for ((_, scratch, text), headers) in units.iter().filter(|(_, _, t)| t.is_some()).zip(headers) {
         let Some(text) = text else { continue };
         for h in headers {
             // Quoted includes ("internal.h") are looked up beside the file first: both places.
             write(&w.join("include").join(&h), "")?;
             write(&w.join(&h), "")?;
         }
-        write(&w.join(unit), text)?;
+        write(&w.join(scratch), text)?;
     }
     let header = w.join("radiff_kernel.h");
     write(&header, &header_text)?;
@@ -392,10 +402,10 @@ pub fn compile(
         return Ok(Err(tree_error(output)));
     }
     let object = |unit: &str| unit.replace(".c", ".o");
-    let mut errors: [Option<CompileError>; 2] = [None, None];
-    for (o, error) in optional.iter().zip(errors.iter_mut()) {
-        if o.text.is_some() {
-            let (status, output) = gcc(w, &header, o.unit, &[o.define], &object(o.unit)).output()?;
+    let mut failed = PerUnit::<Option<CompileError>>::default();
+    for ((u, text), error) in OPTIONAL.iter().zip(&sources.optional).zip(failed.iter_mut()) {
+        if text.is_some() {
+            let (status, output) = gcc(w, &header, u.scratch, &[u.define], &object(u.scratch)).output()?;
             if !status.success() {
                 *error = Some(tree_error(output));
             }
@@ -403,24 +413,25 @@ pub fn compile(
     }
     let link = |with: &[bool]| {
         let mut objects = vec!["readahead.o".to_string()];
-        objects.extend(optional.iter().zip(with).filter(|(_, w)| **w).map(|(o, _)| object(o.unit)));
+        objects.extend(OPTIONAL.iter().zip(with).filter(|(_, w)| **w).map(|(u, _)| object(u.scratch)));
         Cmd::new("gcc").dir(w).args(LINK_FLAGS).args(&objects).arg("-o").arg("out.so").output()
     };
-    let compiled_ok: Vec<bool> = optional.iter().zip(&errors).map(|(o, e)| o.text.is_some() && e.is_none()).collect();
+    let compiled_ok: Vec<bool> =
+        sources.optional.iter().zip(&failed).map(|(t, e)| t.is_some() && e.is_none()).collect();
     let (mut status, mut output) = link(&compiled_ok)?;
     if !status.success() && compiled_ok.iter().any(|c| *c) {
         // They did not link together: each optional unit that links with mm/readahead.c
         // alone is kept, the others are left out, saying why.
-        let mut keep = vec![false; optional.len()];
-        for i in 0..optional.len() {
+        let mut keep = vec![false; OPTIONAL.len()];
+        for i in 0..OPTIONAL.len() {
             if compiled_ok[i] {
-                let mut only = vec![false; optional.len()];
+                let mut only = vec![false; OPTIONAL.len()];
                 only[i] = true;
                 let (status, output) = link(&only)?;
                 if status.success() {
                     keep[i] = true;
                 } else {
-                    errors[i] = Some(tree_error(output));
+                    failed[i] = Some(tree_error(output));
                 }
             }
         }
@@ -431,13 +442,13 @@ pub fn compile(
     }
     let staged = w.join("out.so");
     let bytes = std::fs::read(&staged).map_err(|e| Error::io(&staged, e))?;
-    for (o, e) in optional.iter().zip(&errors) {
+    for (u, e) in OPTIONAL.iter().zip(&failed) {
         if let Some(e) = e {
-            cache::write_atomic(&error_path(&so, o.unit), e.log.as_bytes())?;
+            cache::write_atomic(&error_path(&so, u.scratch), e.log.as_bytes())?;
         }
     }
     cache::write_atomic(&so, &bytes)?;
-    Ok(Ok(compiled(&errors)))
+    Ok(Ok(compiled(failed)))
 }
 
 #[cfg(test)]
@@ -523,11 +534,8 @@ mod tests {
             assert!(!outside.path().join("radiff_kernel.h").exists());
         }
         // mm/fadvise.c's headers are checked as well, before mm/readahead.c is compiled.
-        let sources = Sources {
-            readahead: "int x;\n".into(),
-            fadvise: Some(format!("#include \"{}\"\n", canary.display())),
-            filemap: None,
-        };
+        let mut sources = Sources { readahead: "int x;\n".into(), ..Default::default() };
+        sources.optional[0] = Some(format!("#include \"{}\"\n", canary.display()));
         let err = compile(&cache, &sources, &Extras::default()).unwrap_err().to_string();
         assert!(err.starts_with("mm/fadvise.c:1: "), "{err}");
         assert_eq!(std::fs::read_to_string(&canary).unwrap(), "kept\n");

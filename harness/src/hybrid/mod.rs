@@ -1,5 +1,5 @@
-//! The hybrid model's harness side: a tree's mm/readahead.c and mm/fadvise.c compiled with
-//! radiff's header, loaded, and handed to the model as a table of kernel functions
+//! The hybrid model's harness side: a tree's mm/readahead.c, mm/fadvise.c and the functions
+//! taken from its mm/filemap.c and fs/f2fs/data.c compiled with radiff's header, loaded, and handed to the model as a table of kernel functions
 //! (docs/hybrid.md).
 
 pub mod choose;
@@ -13,45 +13,56 @@ use crate::port::Files;
 
 pub use crate::worker::{watchdog, Workers};
 pub use choose::{choose, Choice};
-pub use compile::{CompileError, FADVISE_C, FILEMAP_C, HEADER, HEADER_PATH, READAHEAD_C, SOURCES};
+pub use compile::{CompileError, F2FS_DATA_C, FADVISE_C, FILEMAP_C, HEADER, HEADER_PATH, READAHEAD_C, SOURCES};
 
-/// A tree's mm/readahead.c (and mm/fadvise.c), compiled, and the workers that run it for
-/// the model.
+/// A tree's mm/readahead.c (with the optional units that compiled: mm/fadvise.c, the
+/// functions taken from mm/filemap.c and fs/f2fs/data.c), compiled, and the workers that
+/// run it for the model.
 pub struct Hybrid {
     pub workers: std::sync::Arc<Workers>,
     /// The tree, described, for messages.
     pub tree: String,
-    /// Why the tree's mm/fadvise.c is not in the object (`generic_fadvise()` stays the Rust
-    /// port): the compiler's first error.
-    pub fadvise: Option<CompileError>,
-    /// Why the fault path's functions of the tree's mm/filemap.c are not in the object (they
-    /// stay the Rust port): the compiler's first error.
-    pub filemap: Option<CompileError>,
+    /// The optional units left out of the object (their functions stay the Rust port), by
+    /// tree file, with the compiler's first error.
+    pub left_out: Vec<(&'static str, CompileError)>,
 }
 
 impl Hybrid {
-    /// What the hybrid leaves to the Rust port of mm/fadvise.c, in a sentence; `None` when
-    /// `generic_fadvise()` runs as C (or the tree has no mm/fadvise.c).
-    pub fn fadvise_note(&self) -> Option<String> {
-        self.fadvise.as_ref().map(|e| {
-            format!(
-                "generic_fadvise() stays the Rust port: {} does not compile with radiff's header: {}",
-                compile::FADVISE_C,
-                e.first_error
-            )
-        })
+    /// Whether the functions of `file` run as C (its unit is in the object).
+    pub fn runs(&self, file: &str) -> bool {
+        self.left_out_of(file).is_none()
     }
 
-    /// What the hybrid leaves to the Rust port of mm/filemap.c, in a sentence; `None` when
-    /// the fault path's functions run as C (or the tree has none of them).
-    pub fn filemap_note(&self) -> Option<String> {
-        self.filemap.as_ref().map(|e| {
-            format!(
-                "do_sync_mmap_readahead() and do_async_mmap_readahead() stay the Rust port: {} does not compile with radiff's header: {}",
-                compile::FILEMAP_C,
-                e.first_error
-            )
-        })
+    /// Why the unit of `file` was left out, when it was.
+    pub fn left_out_of(&self, file: &str) -> Option<&CompileError> {
+        self.left_out.iter().find(|(f, _)| *f == file).map(|(_, e)| e)
+    }
+
+    /// What the hybrid leaves to the Rust port, a sentence for each unit left out
+    /// ("generic_fadvise() stays the Rust port: mm/fadvise.c does not compile with radiff's
+    /// header: ...").
+    pub fn notes(&self) -> Vec<String> {
+        self.left_out
+            .iter()
+            .map(|(file, e)| {
+                let names: Vec<String> = unit::entries_of(file).iter().map(|n| format!("{n}()")).collect();
+                let verb = if names.len() == 1 { "stays" } else { "stay" };
+                format!(
+                    "{} {verb} the Rust port: {file} does not compile with radiff's header: {}",
+                    join_and(&names),
+                    e.first_error
+                )
+            })
+            .collect()
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 
@@ -75,8 +86,7 @@ pub fn make(cache: &Cache, tree: &dyn Files) -> Result<Made> {
         Ok(c) => Ok(Made::Ready(Hybrid {
             workers: std::sync::Arc::new(Workers::new(&c.so)),
             tree: label,
-            fadvise: c.fadvise,
-            filemap: c.filemap,
+            left_out: c.left_out(),
         })),
         Err(error) => Ok(Made::DoesNotCompile { tree: label, error }),
     }

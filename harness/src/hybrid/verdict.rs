@@ -1,7 +1,7 @@
 //! Whether a changed ported function runs as its tree's C in the hybrid, and if not why:
 //! the line `radiff kernels port-check` prints under each changed function.
 
-use super::compile::{compile_tree, FADVISE_C, FILEMAP_C, READAHEAD_C, SOURCES};
+use super::compile::{compile_tree, PerUnit, OPTIONAL, READAHEAD_C, SOURCES};
 use crate::cache::Cache;
 use crate::error::Result;
 use crate::kernels::{Builder, Kernels};
@@ -45,45 +45,49 @@ pub fn verdict(name: &str, file: &str, compiled: &std::result::Result<(), Failed
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Compiles {
     pub readahead: std::result::Result<(), String>,
-    /// `Ok` too when the tree has no mm/fadvise.c (nothing of it is then changed).
-    pub fadvise: std::result::Result<(), String>,
-    /// The fault path's functions of mm/filemap.c; `Ok` too when the tree has none.
-    pub filemap: std::result::Result<(), String>,
+    /// Each of the optional units ([`OPTIONAL`], in its order); `Ok` too when the tree has
+    /// no such file or none of the functions taken from it.
+    pub optional: PerUnit<std::result::Result<(), String>>,
 }
 
 impl Compiles {
     /// All compiled (or were not tried: no changed function needs them).
-    pub const OK: Compiles = Compiles { readahead: Ok(()), fadvise: Ok(()), filemap: Ok(()) };
+    pub const OK: Compiles = Compiles { readahead: Ok(()), optional: [const { Ok(()) }; OPTIONAL.len()] };
 
     /// mm/readahead.c did not compile (or could not be tried), saying why.
     fn readahead_failed(why: String) -> Compiles {
         Compiles { readahead: Err(why), ..Compiles::OK }
     }
 
+    /// All compiled but the optional unit of `file`, which failed with `why`.
+    pub fn unit_failed(file: &str, why: String) -> Compiles {
+        let mut c = Compiles::OK;
+        if let Some(i) = OPTIONAL.iter().position(|u| u.file == file) {
+            c.optional[i] = Err(why);
+        }
+        c
+    }
+
     /// For a function of `file`: whether the files it needs compiled. Every function
-    /// needs mm/readahead.c (the object's), one of mm/fadvise.c or mm/filemap.c its own
-    /// unit too.
+    /// needs mm/readahead.c (the object's), one of an optional unit's file its unit too.
     pub fn for_file(&self, file: &str) -> std::result::Result<(), Failed> {
         self.readahead.clone().map_err(|e| (READAHEAD_C, e))?;
-        if file == FADVISE_C {
-            self.fadvise.clone().map_err(|e| (FADVISE_C, e))?;
-        }
-        if file == FILEMAP_C {
-            self.filemap.clone().map_err(|e| (FILEMAP_C, e))?;
+        for (u, r) in OPTIONAL.iter().zip(&self.optional) {
+            if u.file == file {
+                r.clone().map_err(|e| (u.file, e))?;
+            }
         }
         Ok(())
     }
 }
 
-/// Whether `tree`'s mm/readahead.c and mm/fadvise.c compile with radiff's header.
+/// Whether `tree`'s mm/readahead.c and optional units compile with radiff's header.
 pub fn compiles(cache: &Cache, tree: &dyn Files) -> Result<Compiles> {
     Ok(match compile_tree(cache, tree) {
         Ok(None) => Compiles::readahead_failed(format!("{} has no {READAHEAD_C}", tree.describe())),
-        Ok(Some(Ok(c))) => Compiles {
-            readahead: Ok(()),
-            fadvise: c.fadvise.map_or(Ok(()), |e| Err(e.first_error)),
-            filemap: c.filemap.map_or(Ok(()), |e| Err(e.first_error)),
-        },
+        Ok(Some(Ok(c))) => {
+            Compiles { readahead: Ok(()), optional: c.failed.map(|e| e.map_or(Ok(()), |e| Err(e.first_error))) }
+        }
         Ok(Some(Err(e))) => Compiles::readahead_failed(e.first_error),
         Err(e) => Compiles::readahead_failed(format!("could not run the compiler: {e}")),
     })
@@ -127,6 +131,7 @@ pub fn annotate(report: &mut Report, kernels: &Kernels, cache: &Cache) -> Result
 
 #[cfg(test)]
 mod tests {
+    use super::super::compile::{FADVISE_C, FILEMAP_C};
     use super::*;
 
     #[test]
@@ -151,7 +156,7 @@ mod tests {
     #[test]
     fn generic_fadvise_runs_as_c_when_both_files_compile_and_names_the_file_that_did_not() {
         assert!(verdict("generic_fadvise", FADVISE_C, &Compiles::OK.for_file(FADVISE_C)).starts_with("runs as C"));
-        let fadvise_failed = Compiles { fadvise: Err("mm/fadvise.c:40:2: error: y".into()), ..Compiles::OK };
+        let fadvise_failed = Compiles::unit_failed(FADVISE_C, "mm/fadvise.c:40:2: error: y".into());
         let v = verdict("generic_fadvise", FADVISE_C, &fadvise_failed.for_file(FADVISE_C));
         assert_eq!(
             v,
@@ -170,8 +175,14 @@ mod tests {
     #[test]
     fn functions_the_hybrid_does_not_compile_or_call_stay_rust() {
         assert!(verdict("filemap_get_pages", "mm/filemap.c", &Ok(())).contains("of which the hybrid runs only"));
-        assert!(verdict("f2fs_mpage_readpages", "fs/f2fs/data.c", &Ok(())).contains("runs as C only mm/readahead.c"));
-        let filemap_failed = Compiles { filemap: Err("mm/filemap.c:3340:3: error: w".into()), ..Compiles::OK };
+        assert!(
+            verdict("ext4_mpage_readpages", "fs/ext4/readpage.c", &Ok(())).contains("runs as C only mm/readahead.c")
+        );
+        assert!(verdict("f2fs_mpage_readpages", "fs/f2fs/data.c", &Ok(())).starts_with("runs as C"));
+        let f2fs_failed = Compiles::unit_failed("fs/f2fs/data.c", "fs/f2fs/data.c:2294:35: error: v".into());
+        let v = verdict("f2fs_mpage_readpages", "fs/f2fs/data.c", &f2fs_failed.for_file("fs/f2fs/data.c"));
+        assert!(v.starts_with("does not run as C: fs/f2fs/data.c does not compile"), "{v}");
+        let filemap_failed = Compiles::unit_failed(FILEMAP_C, "mm/filemap.c:3340:3: error: w".into());
         let v = verdict("do_sync_mmap_readahead", FILEMAP_C, &filemap_failed.for_file(FILEMAP_C));
         assert_eq!(
             v,

@@ -77,7 +77,7 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
         functions.join(", ")
     );
     let mut text = checked.render(&what, o.show);
-    for note in [hybrid.fadvise_note(), hybrid.filemap_note()].into_iter().flatten() {
+    for note in hybrid.notes() {
         text.push_str(&format!("{note}\n"));
     }
     Ok((text, checked.parted.is_empty()))

@@ -6,8 +6,8 @@
 use std::ffi::c_void;
 
 use super::{
-    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn, RaOrderFn, RaUnboundedFn,
-    SyncMmapRaFn, SyncRaFn,
+    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, F2fsReadaheadFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn,
+    RaOrderFn, RaUnboundedFn, ReadFolioFn, SyncMmapRaFn, SyncRaFn,
 };
 
 /// The name under which an object exports a function its file keeps `static` (the harness
@@ -99,6 +99,11 @@ entries! {
     do_sync_mmap_readahead: SyncMmapRaFn, "mm/filemap.c";
     /// Called where a fault finds a folio.
     do_async_mmap_readahead: AsyncMmapRaFn, "mm/filemap.c";
+    /// An f2fs file's `->readahead`, taken from the tree's fs/f2fs/data.c with the static
+    /// functions it calls: the C `read_pages()` calls it through the mapping's a_ops.
+    f2fs_readahead: F2fsReadaheadFn, "fs/f2fs/data.c";
+    /// An f2fs file's `->read_folio`.
+    f2fs_read_data_folio: ReadFolioFn, "fs/f2fs/data.c";
 }
 
 /// The static functions the entries' C calls itself, not exported and never called by the
@@ -111,6 +116,8 @@ pub const STATICS: &[CFunction] = &[
     CFunction { name: "get_init_ra_size", file: "mm/readahead.c" },
     CFunction { name: "get_next_ra_size", file: "mm/readahead.c" },
     CFunction { name: "ractl_max_pages", file: "mm/readahead.c" },
+    CFunction { name: "f2fs_mpage_readpages", file: "fs/f2fs/data.c" },
+    CFunction { name: "f2fs_read_single_page", file: "fs/f2fs/data.c" },
 ];
 
 /// Every function the hybrid runs as C: the entries, then the statics.

@@ -36,6 +36,8 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     members!(out, "vm_area_struct", CVma: vm_start, vm_end, vm_pgoff, vm_flags, vm_file);
     members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags);
     members!(out, "radiff_env", CEnv: ops, ctx);
-    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate);
+    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio);
+    members!(out, "bvec_iter", CBvecIter: bi_sector, bi_size);
+    members!(out, "bio", CBio: bi_bdev, bi_iter, radiff_id);
     out
 }
