@@ -69,11 +69,13 @@ fn the_hybrid_of_the_unpatched_base_is_the_rust_port_on_every_scenario_and_gener
 }
 
 #[test]
-fn seed_000_v1_v2_and_seed_001_as_c_are_their_policies() {
-    // v2 adds a member to struct readahead_control (pagemap.h) and a static helper.
-    for v in ["async-align-v1", "async-align-v2", "sync-ra-when-disabled"] {
+fn every_seed_as_c_is_its_policy() {
+    // v2 adds a member to struct readahead_control (pagemap.h) and a static helper; seed
+    // 003 changes f2fs_mpage_readpages() in fs/f2fs/data.c.
+    for v in ["async-align-v1", "async-align-v2", "sync-ra-when-disabled", "f2fs-extent-ra"] {
         let (text, agreed) = check(Some(v), None, 300);
         assert!(agreed, "{v}: {text}");
+        assert!(text.contains("f2fs_readahead, f2fs_read_data_folio as C"), "{v}: {text}");
     }
 }
 
@@ -106,16 +108,17 @@ fn check_edited(edit: impl Fn(&str) -> String) -> (String, bool) {
     check_edited_file("mm/readahead.c", edit)
 }
 
-/// hybrid-check on a tree of the base's mm/readahead.c, mm/fadvise.c and mm/filemap.c,
-/// with `edit` applied to `file`, one of the three.
+/// hybrid-check on a tree of the base's files the hybrid compiles (mm/readahead.c,
+/// mm/fadvise.c, mm/filemap.c, fs/f2fs/data.c), with `edit` applied to `file`, one of them.
 fn check_edited_file(file: &str, edit: impl Fn(&str) -> String) -> (String, bool) {
     let tree = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(tree.path().join("mm")).unwrap();
-    for f in ["mm/readahead.c", "mm/fadvise.c", "mm/filemap.c"] {
+    for f in radiff::hybrid::SOURCES {
         let source = base_file(f);
         let text = if f == file { edit(&source) } else { source.clone() };
         assert!(f != file || text != source, "the line this test edits is gone from the base's {f}");
-        std::fs::write(tree.path().join(f), text).unwrap();
+        let path = tree.path().join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     let o = CheckOptions {
         tree: Some(tree.path().to_path_buf()),
@@ -675,4 +678,77 @@ fn a_missing_gcc_fails_what_needs_the_hybrid_saying_so() {
         .unwrap();
     let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && all.contains("1 passed"), "{all}");
+}
+
+/// The line of 7.3.4's `f2fs_read_single_page()` that puts a block into the bio.
+const F2FS_ADD: &str = "\tif (!bio_add_folio(bio, folio, blocksize, 0))\n";
+
+#[test]
+fn an_f2fs_read_path_that_crashes_or_hits_bug_is_reported_with_its_function_and_data_c_line() {
+    let null = format!("\t*(volatile int *)0 = 1;\n{F2FS_ADD}");
+    let (text, agreed) = check_edited_file("fs/f2fs/data.c", |s| s.replacen(F2FS_ADD, &null, 1));
+    assert!(!agreed, "{text}");
+    // The C read_pages() calls f2fs's ->readahead: the crash is named with the function
+    // the model called (page_cache_sync_ra(), ...), on f2fs files only.
+    assert!(text.contains("() crashed with SIGSEGV in system call "), "{text}");
+    assert_some_but_not_all_part(&text);
+    for line in text.lines().filter(|l| l.starts_with("scenarios/") && l.contains(" crashed with ")) {
+        let yaml = std::fs::read_to_string(root().join(line.split(':').next().unwrap())).unwrap();
+        assert!(yaml.contains("filesystem: f2fs"), "only f2fs reads through fs/f2fs/data.c, yet {line}");
+    }
+    let bug = format!("\tBUG_ON(block_nr > 1);\n{F2FS_ADD}");
+    let edited = base_file("fs/f2fs/data.c").replacen(F2FS_ADD, &bug, 1);
+    let line = edited.lines().position(|l| l.contains("BUG_ON(block_nr > 1)")).unwrap() + 1;
+    let (text, _) = check_edited_file("fs/f2fs/data.c", |s| s.replacen(F2FS_ADD, &bug, 1));
+    assert!(text.contains(&format!("(BUG() at fs/f2fs/data.c:{line})")), "{text}");
+}
+
+#[test]
+fn an_f2fs_read_path_that_does_not_compile_leaves_f2fs_to_the_port_naming_its_line() {
+    let broken = |s: &str| s.replacen(F2FS_ADD, "\tif (!bio_add_folio(bio, folio, blocksize, no_such_name))\n", 1);
+    let line = broken(&base_file("fs/f2fs/data.c")).lines().position(|l| l.contains("no_such_name")).unwrap() + 1;
+    let (text, agreed) = check_edited_file("fs/f2fs/data.c", broken);
+    assert!(agreed, "{text}");
+    assert!(!text.contains("f2fs_readahead, f2fs_read_data_folio as C"), "{text}");
+    assert!(
+        text.contains(&format!("f2fs_readahead() and f2fs_read_data_folio() stay the Rust port: fs/f2fs/data.c does not compile with radiff's header: fs/f2fs/data.c:{line}:")),
+        "{text}"
+    );
+}
+
+#[test]
+fn seed_003s_mail_under_a_name_with_no_policy_is_its_policy_as_c_and_parts_from_the_base_on_f2fs_only() {
+    use radiff::hybrid::choose::{choose, Choice};
+    use radiff::kernels::{ModelExpectation, Variant};
+    let mut kernels = Kernels::load(&root()).unwrap();
+    let patches = kernels.variant("f2fs-extent-ra").unwrap().patches.clone();
+    // A name of this test's own: choose() decides once per name and process.
+    let name = "f2fs-extent-ra-renamed";
+    kernels.variants.push(Variant { name: name.into(), patches, model: ModelExpectation::None });
+    let Choice::Hybrid { predictor, changed } = &*choose(&kernels, &Cache::from_env(), name) else {
+        panic!("seed 003's patch must be the hybrid: {:?}", choose(&kernels, &Cache::from_env(), name));
+    };
+    assert_eq!(changed, &["f2fs_mpage_readpages".to_string()]);
+    let policy = radiff_model::Policy::for_variant("f2fs-extent-ra").unwrap();
+    // The repository's scenarios, and one where the window is smaller than the file's one
+    // extent and read_ahead_kb lets it grow: what the patch changes.
+    let long_extent = "description: seed 003's case\ndevice: {kind: nvme, size: 1 GiB}\nfilesystem: f2fs\nfile: {size: 32 MiB}\nqueue: {read_ahead_kb: 2048}\nreads:\n  - sequential: {from: 0 B, size: 32 KiB, to: 8 MiB}\n";
+    let mut scenarios = radiff::scenario::load_each(&root().join("scenarios")).unwrap();
+    let path = PathBuf::from("long_extent.yaml");
+    scenarios.push((path.clone(), radiff::scenario::Scenario::parse(&path, long_extent)));
+    let mut f2fs_parted = Vec::new();
+    for (path, s) in scenarios {
+        let input = radiff::explore::synthetic_input(&s.unwrap());
+        let (trace, _, crash) = predictor.run(&input);
+        assert!(crash.is_none(), "{}", path.display());
+        assert_eq!(trace, radiff_model::predict(&input, &policy), "{}: the C and the policy part", path.display());
+        let base = radiff_model::predict(&input, &radiff_model::Policy::BASE);
+        if input.fs != radiff_model::FsKind::F2fs {
+            assert_eq!(trace, base, "{}: seed 003 changes f2fs only", path.display());
+        } else if trace != base {
+            f2fs_parted.push(path);
+        }
+    }
+    // The check has teeth: the patch's C is not the base's Rust port.
+    assert!(f2fs_parted.contains(&path), "seed 003's C parted from the base port only on {f2fs_parted:?}");
 }
