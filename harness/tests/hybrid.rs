@@ -75,7 +75,10 @@ fn every_seed_as_c_is_its_policy() {
     for v in ["async-align-v1", "async-align-v2", "sync-ra-when-disabled", "f2fs-extent-ra"] {
         let (text, agreed) = check(Some(v), None, 300);
         assert!(agreed, "{v}: {text}");
-        assert!(text.contains("f2fs_readahead, f2fs_read_data_folio as C"), "{v}: {text}");
+        assert!(
+            text.contains("f2fs_readahead, f2fs_read_data_folio, ext4_readahead, ext4_read_folio as C"),
+            "{v}: {text}"
+        );
     }
 }
 
@@ -125,7 +128,8 @@ fn check_edited_file(file: &str, edit: impl Fn(&str) -> String) -> (String, bool
         count: 40,
         seed: 3,
         threads: 2,
-        show: 1,
+        // Every scenario that parts, shown: tests check which file systems they are.
+        show: 10_000,
         ..Default::default()
     };
     hybrid_check(&root(), &Kernels::load(&root()).unwrap(), &Cache::from_env(), &o).unwrap()
@@ -260,9 +264,10 @@ fn a_kernel_without_a_policy_is_checked_against_the_hybrid_where_its_changes_run
         }
         other => panic!("async-align-v1: expected the hybrid, got {other:?}"),
     }
+    // Seed 003 changes f2fs_mpage_readpages() in fs/f2fs/data.c, which runs as C too.
     match &*choose(&kernels, &cache, "f2fs-extent-ra") {
-        Choice::Not(why) => assert!(why.contains("f2fs_mpage_readpages() in fs/f2fs/data.c"), "{why}"),
-        other => panic!("f2fs-extent-ra: expected no hybrid, got {other:?}"),
+        Choice::Hybrid { changed, .. } => assert_eq!(changed, &["f2fs_mpage_readpages".to_string()]),
+        other => panic!("f2fs-extent-ra: expected the hybrid, got {other:?}"),
     }
 }
 
@@ -284,7 +289,7 @@ fn explore_searches_a_patch_without_a_policy_with_the_hybrid_and_finds_where_it_
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(
         said[0].starts_with(
-            "unnamed-fix: the hybrid: mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead() of unnamed-fix ran as C (the tree changes "
+            "unnamed-fix: the hybrid: mm/readahead.c, mm/fadvise.c, mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), fs/f2fs/data.c's f2fs_readahead(), "
         ) && said[0].contains("page_cache_async_ra()"),
         "{said:?}"
     );
@@ -551,7 +556,7 @@ fn a_patched_do_sync_mmap_readahead_runs_as_c_and_parts_from_the_port_on_mapping
     // hybrid-check on the tree says so, scenario by scenario.
     let (text, agreed) = check_edited_file("mm/filemap.c", |s| s.replacen(READ_AROUND, half, 1));
     assert!(!agreed, "{text}");
-    assert!(text.contains("do_sync_mmap_readahead, do_async_mmap_readahead as C"), "{text}");
+    assert!(text.contains("do_sync_mmap_readahead, do_async_mmap_readahead, "), "{text}");
     assert_some_but_not_all_part(&text);
 }
 
@@ -682,38 +687,79 @@ fn a_missing_gcc_fails_what_needs_the_hybrid_saying_so() {
 
 /// The line of 7.3.4's `f2fs_read_single_page()` that puts a block into the bio.
 const F2FS_ADD: &str = "\tif (!bio_add_folio(bio, folio, blocksize, 0))\n";
+/// The line of 7.3.4's `ext4_mpage_readpages()` that sizes a folio's part of its bio.
+const EXT4_LENGTH: &str = "\t\tlength = first_hole << blkbits;\n";
 
-#[test]
-fn an_f2fs_read_path_that_crashes_or_hits_bug_is_reported_with_its_function_and_data_c_line() {
-    let null = format!("\t*(volatile int *)0 = 1;\n{F2FS_ADD}");
-    let (text, agreed) = check_edited_file("fs/f2fs/data.c", |s| s.replacen(F2FS_ADD, &null, 1));
+/// The repository scenario files whose `filesystem:` is not `fs` among the lines of
+/// hybrid-check's `text` that name a scenario where the two part or the C crashed.
+fn parted_elsewhere(text: &str, fs: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with("scenarios/") && (l.contains(" part at window") || l.contains(" crashed with ")))
+        .filter(|l| {
+            let yaml = std::fs::read_to_string(root().join(l.split(':').next().unwrap())).unwrap();
+            !yaml.contains(&format!("filesystem: {fs}"))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// A file system's read path with a NULL dereference inserted before `anchor` crashes on
+/// that file system's scenarios only (named with the function the model called: the C
+/// read_pages() calls ->readahead), and a BUG_ON there names `file`'s line.
+fn crash_and_bug_are_reported(file: &str, fs: &str, anchor: &str, indent: &str) {
+    let null = format!("{indent}*(volatile int *)0 = 1;\n{anchor}");
+    let (text, agreed) = check_edited_file(file, |s| s.replacen(anchor, &null, 1));
     assert!(!agreed, "{text}");
-    // The C read_pages() calls f2fs's ->readahead: the crash is named with the function
-    // the model called (page_cache_sync_ra(), ...), on f2fs files only.
     assert!(text.contains("() crashed with SIGSEGV in system call "), "{text}");
     assert_some_but_not_all_part(&text);
-    for line in text.lines().filter(|l| l.starts_with("scenarios/") && l.contains(" crashed with ")) {
-        let yaml = std::fs::read_to_string(root().join(line.split(':').next().unwrap())).unwrap();
-        assert!(yaml.contains("filesystem: f2fs"), "only f2fs reads through fs/f2fs/data.c, yet {line}");
-    }
-    let bug = format!("\tBUG_ON(block_nr > 1);\n{F2FS_ADD}");
-    let edited = base_file("fs/f2fs/data.c").replacen(F2FS_ADD, &bug, 1);
-    let line = edited.lines().position(|l| l.contains("BUG_ON(block_nr > 1)")).unwrap() + 1;
-    let (text, _) = check_edited_file("fs/f2fs/data.c", |s| s.replacen(F2FS_ADD, &bug, 1));
-    assert!(text.contains(&format!("(BUG() at fs/f2fs/data.c:{line})")), "{text}");
+    assert_eq!(parted_elsewhere(&text, fs), Vec::<String>::new(), "only {fs} reads through {file}");
+    let bug = format!("{indent}BUG_ON(folio->index > 1);\n{anchor}");
+    let edited = base_file(file).replacen(anchor, &bug, 1);
+    let line = edited.lines().position(|l| l.contains("BUG_ON(folio->index > 1)")).unwrap() + 1;
+    let (text, _) = check_edited_file(file, |s| s.replacen(anchor, &bug, 1));
+    assert!(text.contains(&format!("(BUG() at {file}:{line})")), "{text}");
+}
+
+/// A read path that does not compile (`broken` of the base's `file`) leaves the file
+/// system's `->readahead` and `->read_folio` (`entries`, as the note names them) to the
+/// port, naming the line, and every scenario agrees.
+fn a_unit_that_does_not_compile_is_named(file: &str, entries: &str, broken: impl Fn(&str) -> String) {
+    let line = broken(&base_file(file)).lines().position(|l| l.contains("no_such_name")).unwrap() + 1;
+    let (text, agreed) = check_edited_file(file, broken);
+    assert!(agreed, "{text}");
+    let note = format!("{entries} stay the Rust port: {file} does not compile with radiff's header: {file}:{line}:");
+    assert!(text.contains(&note), "{text}");
 }
 
 #[test]
-fn an_f2fs_read_path_that_does_not_compile_leaves_f2fs_to_the_port_naming_its_line() {
-    let broken = |s: &str| s.replacen(F2FS_ADD, "\tif (!bio_add_folio(bio, folio, blocksize, no_such_name))\n", 1);
-    let line = broken(&base_file("fs/f2fs/data.c")).lines().position(|l| l.contains("no_such_name")).unwrap() + 1;
-    let (text, agreed) = check_edited_file("fs/f2fs/data.c", broken);
-    assert!(agreed, "{text}");
-    assert!(!text.contains("f2fs_readahead, f2fs_read_data_folio as C"), "{text}");
-    assert!(
-        text.contains(&format!("f2fs_readahead() and f2fs_read_data_folio() stay the Rust port: fs/f2fs/data.c does not compile with radiff's header: fs/f2fs/data.c:{line}:")),
-        "{text}"
-    );
+fn an_f2fs_read_path_that_crashes_or_hits_bug_is_reported_with_its_function_and_data_c_line() {
+    crash_and_bug_are_reported("fs/f2fs/data.c", "f2fs", F2FS_ADD, "\t");
+}
+
+#[test]
+fn an_ext4_read_path_that_crashes_or_hits_bug_is_reported_with_its_function_and_readpage_c_line() {
+    crash_and_bug_are_reported("fs/ext4/readpage.c", "ext4", EXT4_LENGTH, "\t\t");
+}
+
+#[test]
+fn a_file_systems_read_path_that_does_not_compile_leaves_it_to_the_port_naming_its_line() {
+    a_unit_that_does_not_compile_is_named("fs/f2fs/data.c", "f2fs_readahead() and f2fs_read_data_folio()", |s| {
+        s.replacen(F2FS_ADD, "\tif (!bio_add_folio(bio, folio, blocksize, no_such_name))\n", 1)
+    });
+    a_unit_that_does_not_compile_is_named("fs/ext4/readpage.c", "ext4_readahead() and ext4_read_folio()", |s| {
+        s.replacen(EXT4_LENGTH, "\t\tlength = no_such_name;\n", 1)
+    });
+}
+
+#[test]
+fn a_patched_ext4_mpage_readpages_runs_as_c_and_parts_from_the_port_on_ext4_files_only() {
+    // Half of each folio's blocks in the bio: other requests, on ext4 only.
+    let half = |s: &str| s.replacen(EXT4_LENGTH, "\t\tlength = (first_hole << blkbits) / 2;\n", 1);
+    let (text, agreed) = check_edited_file("fs/ext4/readpage.c", half);
+    assert!(!agreed, "{text}");
+    assert!(text.contains("ext4_readahead, ext4_read_folio as C"), "{text}");
+    assert_some_but_not_all_part(&text);
+    assert_eq!(parted_elsewhere(&text, "ext4"), Vec::<String>::new());
 }
 
 #[test]

@@ -15,16 +15,18 @@
  * Nothing here allocates: folios are the model's (`struct folio` lives in memory the
  * model owns for the length of one call from the model into the C).
  *
- * The object has up to four translation units: mm/readahead.c, which holds radiff's
+ * The object has up to five translation units: mm/readahead.c, which holds radiff's
  * runtime below (the thread's context, the crash guard, the aops); mm/fadvise.c, compiled
  * with RADIFF_UNIT_FADVISE defined; and the functions the harness takes from the tree's
- * mm/filemap.c and fs/f2fs/data.c at run time, compiled with RADIFF_UNIT_FILEMAP and
- * RADIFF_UNIT_F2FS defined. The last three only declare the runtime.
+ * mm/filemap.c, fs/f2fs/data.c and fs/ext4/readpage.c at run time, compiled with
+ * RADIFF_UNIT_FILEMAP, RADIFF_UNIT_F2FS and RADIFF_UNIT_EXT4 defined. The last four only
+ * declare the runtime.
  */
 #ifndef RADIFF_KERNEL_H
 #define RADIFF_KERNEL_H
 
-#if defined(RADIFF_UNIT_FADVISE) || defined(RADIFF_UNIT_FILEMAP) || defined(RADIFF_UNIT_F2FS)
+#if defined(RADIFF_UNIT_FADVISE) || defined(RADIFF_UNIT_FILEMAP) || defined(RADIFF_UNIT_F2FS) || \
+	defined(RADIFF_UNIT_EXT4)
 #define RADIFF_RUNTIME_ELSEWHERE
 #endif
 
@@ -147,11 +149,20 @@ struct backing_dev_info {
 /* The bdi of a file system without one: never the model's (generic_fadvise() ignores advice on it). */
 static struct backing_dev_info noop_backing_dev_info __maybe_unused;
 
+struct super_block;
 struct inode {
 	umode_t i_mode;
 	loff_t i_size;
 	struct address_space *i_mapping;
 	struct backing_dev_info *radiff_bdi;
+	/* The file's block size (4 KiB where a file system's C reads it) and its super block. */
+	u8 i_blkbits;
+	struct super_block *i_sb;
+};
+/* The members ext4's read path reads. */
+struct super_block {
+	struct block_device *s_bdev;
+	loff_t s_maxbytes;
 };
 
 struct address_space_operations {
@@ -273,9 +284,14 @@ struct bvec_iter {
 	sector_t bi_sector;
 	unsigned int bi_size;
 };
+typedef unsigned int blk_opf_t;
+struct bio;
+typedef void(bio_end_io_t)(struct bio *);
 struct bio {
 	struct block_device *bi_bdev;
+	blk_opf_t bi_opf;
 	struct bvec_iter bi_iter;
+	bio_end_io_t *bi_end_io;
 	unsigned long radiff_id;
 };
 
@@ -318,6 +334,8 @@ struct radiff_ops {
 	struct bio *(*bio_alloc)(void *ctx, sector_t sector, unsigned int nr_vecs, int rahead);
 	int (*bio_add_folio)(void *ctx, struct bio *bio, struct folio *folio, size_t len, size_t off);
 	void (*submit_bio)(void *ctx, struct bio *bio);
+	/* block_read_full_folio(): the model reads the folio block by block. */
+	void (*read_full_folio)(void *ctx, struct folio *folio);
 };
 
 struct radiff_env {
@@ -667,20 +685,90 @@ static inline unsigned long invalidate_mapping_pages(struct address_space *m, pg
 	return mapping_try_invalidate(m, start, end, NULL);
 }
 
-#ifdef RADIFF_UNIT_F2FS
-/* ---- f2fs's ->readahead and ->read_folio: what the functions the harness takes from
- * fs/f2fs/data.c use (fs/f2fs/f2fs.h, include/linux/f2fs_fs.h). radiff's files are
- * regular, uncompressed, unencrypted, without inline data or fs-verity, on one device with
- * 4 KiB blocks; f2fs_map_blocks() and the bios are the model's. ---- */
-typedef u32 block_t;
-typedef u32 blk_opf_t;
+#if defined(RADIFF_UNIT_F2FS) || defined(RADIFF_UNIT_EXT4)
+/* ---- what the file systems' ->readahead and ->read_folio share: radiff's files are
+ * regular, uncompressed, unencrypted, without inline data or fs-verity, on one device;
+ * their block mapping and their bios are the model's ---- */
 struct fsverity_info;
+#define REQ_OP_READ ((blk_opf_t)0)
 #define REQ_RAHEAD ((blk_opf_t)1 << 19)
-#define EUCLEAN 117
-#define EFSCORRUPTED EUCLEAN
+#define GFP_KERNEL 0
+#define GFP_NOFS 0
 #define EIO 5
 #define EAGAIN 11
 #define EOPNOTSUPP 95
+#define EUCLEAN 117
+#define __radiff_enabled_CONFIG_FS_VERITY 0
+#define prefetchw(x) ((void)(x))
+static inline unsigned int bio_max_segs(unsigned int nr_segs) { return nr_segs < 256 ? nr_segs : 256; }
+/* bio_alloc(): the model's bio, which takes the sector and REQ_RAHEAD the C gives it after. */
+static inline struct bio *bio_alloc(struct block_device *bdev, unsigned short nr_vecs, blk_opf_t opf, gfp_t gfp)
+{
+	struct bio *bio = RADIFF_CALL(radiff_current, bio_alloc, 0, nr_vecs, (opf & REQ_RAHEAD) != 0);
+
+	(void)gfp;
+	bio->bi_bdev = bdev;
+	bio->bi_opf = opf;
+	return bio;
+}
+static inline bool bio_add_folio(struct bio *bio, struct folio *folio, size_t len, size_t off)
+{
+	return RADIFF_CALL(folio->radiff, bio_add_folio, bio, folio, len, off);
+}
+static inline void submit_bio(struct bio *bio) { RADIFF_CALL(radiff_current, submit_bio, bio); }
+static inline void blk_crypto_submit_bio(struct bio *bio) { submit_bio(bio); }
+/* The model's block mapping: how many blocks from `lblk` (at most `len`) are written and
+ * follow one another on the device from *pblk; 0 in a hole. */
+static inline unsigned int radiff_map_blocks(struct inode *inode, pgoff_t lblk, unsigned int len,
+					     unsigned long long *pblk)
+{
+	return RADIFF_CALL(inode->i_mapping->radiff, map_blocks, lblk, len, pblk);
+}
+/* Not encrypted: any bio merges. */
+#define fscrypt_mergeable_bio(bio, inode, pos) ((void)(bio), true)
+#define fscrypt_set_bio_crypt_ctx(bio, inode, pos, gfp) do { } while (0)
+static inline bool bio_has_crypt_ctx(struct bio *bio) { (void)bio; return false; }
+static inline struct fsverity_info *fsverity_get_info(const struct inode *inode) { (void)inode; return NULL; }
+static inline void fsverity_readahead(struct fsverity_info *vi, pgoff_t index, unsigned long nr_pages)
+{
+	(void)vi; (void)index; (void)nr_pages;
+}
+static inline bool fsverity_verify_folio(struct fsverity_info *vi, struct folio *folio)
+{
+	(void)vi; (void)folio;
+	return true;
+}
+#define IS_VERITY(inode) ((void)(inode), false)
+/* The folio's data are the disk's: zeroing a hole's page changes nothing the model keeps. */
+static inline size_t folio_size(const struct folio *folio) { return PAGE_SIZE << folio->order; }
+static inline loff_t folio_pos(const struct folio *folio) { return (loff_t)folio->index << PAGE_SHIFT; }
+static inline void folio_zero_segment(struct folio *folio, size_t start, size_t end)
+{
+	(void)folio; (void)start; (void)end;
+}
+static inline void folio_mark_uptodate(struct folio *folio) { radiff_folio_flag(folio, RADIFF_PG_UPTODATE, 1); }
+static inline void folio_end_read(struct folio *folio, bool success)
+{
+	if (success)
+		folio_mark_uptodate(folio);
+	folio_unlock(folio);
+}
+static inline void folio_set_mappedtodisk(struct folio *folio) { (void)folio; }
+/* No buffer heads: a folio that is not one contiguous run is read by the model. */
+#define folio_buffers(folio) ((void)(folio), (void *)0)
+#define block_read_full_folio(folio, get_block) radiff_block_read_full_folio(folio)
+static inline int radiff_block_read_full_folio(struct folio *folio)
+{
+	RADIFF_CALL(folio->radiff, read_full_folio, folio);
+	return 0;
+}
+#endif /* a file system's unit */
+
+#ifdef RADIFF_UNIT_F2FS
+/* ---- f2fs's ->readahead and ->read_folio: what the functions the harness takes from
+ * fs/f2fs/data.c use (fs/f2fs/f2fs.h, include/linux/f2fs_fs.h), 4 KiB blocks ---- */
+typedef u32 block_t;
+#define EFSCORRUPTED EUCLEAN
 #define F2FS_BLKSIZE PAGE_SIZE
 #define F2FS_BLKSIZE_BITS PAGE_SHIFT
 #define F2FS_BYTES_TO_BLK(bytes) ((unsigned long long)(bytes) >> F2FS_BLKSIZE_BITS)
@@ -694,7 +782,6 @@ struct fsverity_info;
 #define F2FS_RD_DATA 0
 #define FS_DATA_READ_IO 0
 enum page_type { DATA = 0, NODE = 1, META = 2 };
-#define __radiff_enabled_CONFIG_FS_VERITY 0
 
 /* The garbage collector's I/O: never a read's (fio is NULL). */
 struct f2fs_io_info {
@@ -732,7 +819,7 @@ struct f2fs_map_blocks {
 static inline int f2fs_map_blocks(struct inode *inode, struct f2fs_map_blocks *map, int flag)
 {
 	unsigned long long pblk = 0;
-	unsigned int len = RADIFF_CALL(inode->i_mapping->radiff, map_blocks, map->m_lblk, map->m_len, &pblk);
+	unsigned int len = radiff_map_blocks(inode, map->m_lblk, map->m_len, &pblk);
 
 	(void)flag;
 	map->m_flags = 0;
@@ -758,8 +845,6 @@ static inline bool f2fs_is_valid_blkaddr(struct f2fs_sb_info *sbi, block_t blkad
 	return true;
 }
 
-/* bio_alloc_bioset() with bio_max_segs(nr_pages) vecs, as f2fs_grab_read_bio() asks. */
-static inline unsigned int bio_max_segs(unsigned int nr_segs) { return nr_segs < 256 ? nr_segs : 256; }
 static inline struct bio *f2fs_grab_read_bio(struct inode *inode, struct fsverity_info *vi, block_t blkaddr,
 					     unsigned nr_pages, blk_opf_t op_flag, pgoff_t first_idx, bool for_write)
 {
@@ -773,19 +858,12 @@ static inline struct bio *f2fs_grab_read_bio(struct inode *inode, struct fsverit
 	bio->bi_bdev = &radiff_f2fs_bdev;
 	return bio;
 }
-static inline bool bio_add_folio(struct bio *bio, struct folio *folio, size_t len, size_t off)
-{
-	return RADIFF_CALL(folio->radiff, bio_add_folio, bio, folio, len, off);
-}
 static inline void f2fs_submit_read_bio(struct f2fs_sb_info *sbi, struct bio *bio, enum page_type type)
 {
 	(void)sbi; (void)type;
 	if (bio)
-		RADIFF_CALL(radiff_current, submit_bio, bio);
+		submit_bio(bio);
 }
-/* Not encrypted: any bio merges. */
-#define fscrypt_mergeable_bio(bio, inode, pos) ((void)(bio), true)
-static inline bool bio_has_crypt_ctx(struct bio *bio) { (void)bio; return false; }
 /* Nothing is under write-back; no statistics are kept. */
 #define f2fs_wait_on_block_writeback(inode, blkaddr) do { } while (0)
 #define inc_page_count(sbi, type) do { } while (0)
@@ -793,7 +871,6 @@ static inline bool bio_has_crypt_ctx(struct bio *bio) { (void)bio; return false;
 #define f2fs_update_read_folio_count(sbi, folio) do { } while (0)
 #define trace_f2fs_readpage(folio, type) do { } while (0)
 #define trace_f2fs_readpages(inode, start, nrpage) do { } while (0)
-#define prefetchw(x) ((void)(x))
 /* No compression, inline data or fs-verity. */
 static inline bool f2fs_is_compress_backend_ready(struct inode *inode) { (void)inode; return true; }
 static inline int f2fs_has_inline_data(struct inode *inode) { (void)inode; return 0; }
@@ -802,17 +879,6 @@ static inline int f2fs_read_inline_data(struct inode *inode, struct folio *folio
 	(void)inode; (void)folio;
 	return -EAGAIN;
 }
-static inline struct fsverity_info *fsverity_get_info(const struct inode *inode) { (void)inode; return NULL; }
-static inline void fsverity_readahead(struct fsverity_info *vi, pgoff_t index, unsigned long nr_pages)
-{
-	(void)vi; (void)index; (void)nr_pages;
-}
-static inline bool fsverity_verify_folio(struct fsverity_info *vi, struct folio *folio)
-{
-	(void)vi; (void)folio;
-	return true;
-}
-#define IS_VERITY(inode) ((void)(inode), false)
 static inline unsigned long long max_file_blocks(struct inode *inode) { (void)inode; return 0; }
 /* Large folios only for immutable files (f2fs_iget()): radiff never makes one. */
 static inline int f2fs_read_data_large_folio(struct inode *inode, struct fsverity_info *vi,
@@ -822,14 +888,54 @@ static inline int f2fs_read_data_large_folio(struct inode *inode, struct fsverit
 	BUG();
 	return 0;
 }
-/* The folio's data are the disk's: zeroing a hole's page changes nothing the model keeps. */
-static inline size_t folio_size(const struct folio *folio) { return PAGE_SIZE << folio->order; }
-static inline void folio_zero_segment(struct folio *folio, size_t start, size_t end)
-{
-	(void)folio; (void)start; (void)end;
-}
-static inline void folio_mark_uptodate(struct folio *folio) { radiff_folio_flag(folio, RADIFF_PG_UPTODATE, 1); }
-static inline void folio_set_mappedtodisk(struct folio *folio) { (void)folio; }
 #endif /* RADIFF_UNIT_F2FS */
+
+#ifdef RADIFF_UNIT_EXT4
+/* ---- ext4's ->readahead and ->read_folio: what the functions the harness takes from
+ * fs/ext4/readpage.c use (fs/ext4/ext4.h), extent-mapped files ---- */
+typedef u32 ext4_lblk_t;
+typedef u64 ext4_fsblk_t;
+typedef struct radiff_journal_handle handle_t;
+/* BIT(BH_New), BIT(BH_Mapped), ... of include/linux/buffer_head.h. */
+#define EXT4_MAP_NEW (1U << 5)
+#define EXT4_MAP_MAPPED (1U << 4)
+#define EXT4_MAP_UNWRITTEN (1U << 11)
+#define EXT4_MAP_BOUNDARY (1U << 9)
+#define EXT4_PG_TO_LBLK(inode, pnum) (((loff_t)(pnum) << PAGE_SHIFT) >> (inode)->i_blkbits)
+struct ext4_map_blocks {
+	ext4_fsblk_t m_pblk;
+	ext4_lblk_t m_lblk;
+	unsigned int m_len;
+	unsigned int m_flags;
+	u64 m_seq;
+};
+/* ext4_map_blocks() for a read: the written blocks from m_lblk that follow one another on
+ * the device, at most m_len, MAPPED (never BOUNDARY: extent-mapped); 0 in a hole (an
+ * unwritten extent reads as one). */
+static inline int ext4_map_blocks(handle_t *handle, struct inode *inode, struct ext4_map_blocks *map, int flags)
+{
+	unsigned long long pblk = 0;
+	unsigned int len = radiff_map_blocks(inode, map->m_lblk, map->m_len, &pblk);
+
+	(void)handle; (void)flags;
+	map->m_flags = 0;
+	if (!len)
+		return 0;
+	map->m_pblk = pblk;
+	map->m_len = len;
+	map->m_flags = EXT4_MAP_MAPPED;
+	return (int)len;
+}
+/* The bio's completion and fs-verity's work are the model's. */
+static inline void mpage_end_io(struct bio *bio) { (void)bio; }
+static inline void ext4_set_verity_work(struct bio *bio, struct fsverity_info *vi) { (void)bio; (void)vi; }
+static inline int ext4_has_inline_data(struct inode *inode) { (void)inode; return 0; }
+static inline int ext4_readpage_inline(struct inode *inode, struct folio *folio)
+{
+	(void)inode; (void)folio;
+	return -EAGAIN;
+}
+#define trace_ext4_read_folio(inode, folio) do { } while (0)
+#endif /* RADIFF_UNIT_EXT4 */
 
 #endif

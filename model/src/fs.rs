@@ -21,13 +21,16 @@ impl Model<'_> {
         match self.input.fs {
             FsKind::Xfs => self.iomap_readahead(ractl),
             FsKind::Ext4 => {
+                if self.c_fs_readahead(ractl) {
+                    return;
+                }
                 let mut folios = std::mem::take(&mut self.folio_buf);
                 self.cache.folios_in_into(ractl.index, ractl.index + ractl.nr_pages, &mut folios);
                 self.ext4_mpage_readpages(&folios, true);
                 self.folio_buf = folios;
             }
             FsKind::F2fs => {
-                if !self.c_f2fs_readahead(ractl) {
+                if !self.c_fs_readahead(ractl) {
                     self.f2fs_mpage_readpages(Some(ractl), None)
                 }
             }
@@ -42,12 +45,15 @@ impl Model<'_> {
                 let start = folio.index << PAGE_SHIFT;
                 self.iomap_read(&[folio], start, start + (PAGE_SIZE << folio.order), false);
             }
-            FsKind::Ext4 => self.ext4_mpage_readpages(&[folio], false),
-            FsKind::F2fs => {
-                // The C's `struct file` is any of the call's: f2fs's ->read_folio reads none.
+            FsKind::Ext4 | FsKind::F2fs => {
+                // The C's `struct file` is any of the call's: neither ->read_folio reads it.
                 let fd = self.input.ops.get(self.op).and_then(|o| o.fd()).unwrap_or(0) as usize;
-                if !self.c_f2fs_read_folio(fd, folio) {
-                    self.f2fs_mpage_readpages(None, Some(folio))
+                if self.c_fs_read_folio(fd, folio) {
+                    return;
+                }
+                match self.input.fs {
+                    FsKind::Ext4 => self.ext4_mpage_readpages(&[folio], false),
+                    _ => self.f2fs_mpage_readpages(None, Some(folio)),
                 }
             }
         }
@@ -220,7 +226,7 @@ impl Model<'_> {
 
     /// `block_read_full_folio()`, Linux 7.3.4 fs/buffer.c: one single-block bio per mapped
     /// block (`bh_submit(bh, REQ_OP_READ, ...)`, no REQ_RAHEAD), in block order.
-    fn block_read_full_folio(&mut self, folio: &FolioRef) {
+    pub(crate) fn block_read_full_folio(&mut self, folio: &FolioRef) {
         let lblock = self.isize.div_ceil(BLOCK_SIZE);
         let mut any = false;
         for block in folio.index..folio.next_index() {

@@ -9,23 +9,23 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void};
 
-use crate::model::Model;
+use crate::model::{Model, BLOCK_SIZE};
 use crate::pagecache::FolioRef;
 use crate::readahead::{FileRaState, ReadaheadControl};
 use crate::trace::{Submit, Trigger};
 
 mod crash;
-mod f2fs;
 mod fadvise;
 mod fault;
+mod fs;
 pub mod functions;
 mod layout;
 
 pub use crash::{Crash, WORKER};
-pub use f2fs::{CBio, CBvecIter, F2fsReadaheadFn, ReadFolioFn};
 pub use fault::{AsyncMmapRaFn, CVmFault, CVma, SyncMmapRaFn};
 pub use layout::mirror_layout;
 
+pub use fs::{CBio, CBvecIter, CSuperBlock, ReadFolioFn, ReadaheadFn};
 pub use functions::{runs_as_c, CFunction, CReadahead, ENTRIES, STATICS};
 
 /// The room after `struct file_ra_state`'s own members for those a tree adds
@@ -132,6 +132,9 @@ pub struct CInode {
     pub i_size: i64,
     pub i_mapping: *mut CAddressSpace,
     pub radiff_bdi: *mut CBdi,
+    /// The file's block size, 4 KiB where a file system's C reads it (ext4's, f2fs's).
+    pub i_blkbits: u8,
+    pub i_sb: *mut CSuperBlock,
 }
 
 /// `struct address_space_operations`: the header's `radiff_aops`.
@@ -205,6 +208,7 @@ pub struct COps {
     bio_alloc: unsafe extern "C" fn(*mut c_void, std::ffi::c_ulonglong, c_uint, c_int) -> *mut CBio,
     bio_add_folio: unsafe extern "C" fn(*mut c_void, *mut CBio, *mut CFolio, usize, usize) -> c_int,
     submit_bio: unsafe extern "C" fn(*mut c_void, *mut CBio),
+    read_full_folio: unsafe extern "C" fn(*mut c_void, *mut CFolio),
 }
 
 /// `void page_cache_sync_ra(struct readahead_control *, unsigned long req_count)`.
@@ -273,11 +277,12 @@ static OPS: COps = COps {
     trace_ra_order: cb_trace_ra_order,
     bug: cb_bug,
     invalidate: fadvise::cb_invalidate,
-    plug: f2fs::cb_plug,
-    map_blocks: f2fs::cb_map_blocks,
-    bio_alloc: f2fs::cb_bio_alloc,
-    bio_add_folio: f2fs::cb_bio_add_folio,
-    submit_bio: f2fs::cb_submit_bio,
+    plug: fs::cb_plug,
+    map_blocks: fs::cb_map_blocks,
+    bio_alloc: fs::cb_bio_alloc,
+    bio_add_folio: fs::cb_bio_add_folio,
+    submit_bio: fs::cb_submit_bio,
+    read_full_folio: fs::cb_read_full_folio,
 };
 
 /// A past call's frame, kept in the model so that the next call into the C (thousands per
@@ -299,10 +304,11 @@ struct Frame {
     /// The fault's VMA and `struct vm_fault`, for the fault path's functions.
     vma: CVma,
     vmf: CVmFault,
-    /// The mapping's a_ops when f2fs's run as C (`mapping.a_ops` points here), and the
-    /// bios the C made.
+    /// The mapping's a_ops when the file system's run as C (`mapping.a_ops` points here),
+    /// the bios the C made, the inode's super block.
     aops: CAops,
-    bios: f2fs::Bios,
+    bios: fs::Bios,
+    sb: CSuperBlock,
     // Boxed: the C holds pointers to lent folios while the vector grows. The first `lent`
     // are this call's; the rest were a past call's, kept to be lent again.
     #[allow(clippy::vec_box, reason = "the C keeps pointers to each folio while more are lent")]
@@ -516,6 +522,8 @@ impl Model<'_> {
                 i_size: self.isize as i64,
                 i_mapping: std::ptr::null_mut(),
                 radiff_bdi: std::ptr::null_mut(),
+                i_blkbits: BLOCK_SIZE.trailing_zeros() as u8,
+                i_sb: std::ptr::null_mut(),
             },
             mapping: CAddressSpace {
                 host: std::ptr::null_mut(),
@@ -551,8 +559,10 @@ impl Model<'_> {
             },
             vma: CVma { vm_start: 0, vm_end: 0, vm_pgoff: 0, vm_flags: 0, vm_file: std::ptr::null_mut() },
             vmf: CVmFault { vma: std::ptr::null_mut(), pgoff: 0, address: 0, flags: 0 },
-            aops: f2fs::f2fs_aops(c).unwrap_or(CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() }),
+            aops: fs::fs_aops(c, self.input.fs)
+                .unwrap_or(CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() }),
             bios: Default::default(),
+            sb: CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: i64::MAX },
             folios: Vec::new(),
             lent: 0,
             bug: None,
@@ -575,9 +585,10 @@ impl Model<'_> {
             (*fr).env.ctx = fr as *mut c_void;
             (*fr).inode.i_mapping = &mut (*fr).mapping;
             (*fr).inode.radiff_bdi = &mut (*fr).bdi;
+            (*fr).inode.i_sb = &mut (*fr).sb;
             (*fr).mapping.host = &mut (*fr).inode;
             (*fr).mapping.radiff = &mut (*fr).env;
-            if self.f2fs_runs_as_c() {
+            if self.fs_runs_as_c() {
                 (*fr).mapping.a_ops = &(*fr).aops;
             }
             (*fr).file.f_mapping = &mut (*fr).mapping;

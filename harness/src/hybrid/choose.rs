@@ -231,11 +231,12 @@ mod tests {
     #[test]
     fn a_function_of_another_file_keeps_the_hybrid_out_and_says_which() {
         let why =
-            runs_as_c(&[ch("page_cache_sync_ra", "mm/readahead.c"), ch("ext4_mpage_readpages", "fs/ext4/readpage.c")])
+            runs_as_c(&[ch("page_cache_sync_ra", "mm/readahead.c"), ch("iomap_readahead", "fs/iomap/buffered-io.c")])
                 .unwrap_err();
-        assert!(why.contains("ext4_mpage_readpages() in fs/ext4/readpage.c"), "{why}");
-        // f2fs's ->readahead runs as C with the static functions it calls.
+        assert!(why.contains("iomap_readahead() in fs/iomap/buffered-io.c"), "{why}");
+        // f2fs's and ext4's ->readahead run as C with the static functions they call.
         assert!(runs_as_c(&[ch("f2fs_mpage_readpages", "fs/f2fs/data.c")]).is_ok());
+        assert!(runs_as_c(&[ch("ext4_mpage_readpages", "fs/ext4/readpage.c")]).is_ok());
         let why = runs_as_c(&[ch("ractl_expand", "mm/readahead.c")]).unwrap_err();
         assert!(why.contains("ractl_expand()") && why.contains("outside"), "{why}");
         // mm/fadvise.c's generic_fadvise() runs as C; a function the table has is refused

@@ -1,5 +1,6 @@
 //! Compiling a tree's mm/readahead.c and mm/fadvise.c, and the functions the hybrid takes from
-//! its mm/filemap.c (the fault path's readahead) and fs/f2fs/data.c (f2fs's `->readahead`),
+//! its mm/filemap.c (the fault path's readahead), fs/f2fs/data.c and fs/ext4/readpage.c (the
+//! file systems' `->readahead`),
 //! into one shared object with radiff's kernel header, cached under `hybrid/<key>.so`
 //! (docs/hybrid.md).
 
@@ -9,7 +10,7 @@ use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
 use crate::process::Cmd;
 
-pub use super::unit::{F2FS_DATA_C, FILEMAP_C};
+pub use super::unit::{EXT4_READPAGE_C, F2FS_DATA_C, FILEMAP_C};
 
 /// Where radiff's header is kept, from the repository's root.
 pub const HEADER_PATH: &str = "model/c/radiff_kernel.h";
@@ -26,7 +27,7 @@ pub const FADVISE_C: &str = "mm/fadvise.c";
 
 /// The tree's files the hybrid compiles: a patched tree copies each (`PatchedFiles`'s
 /// `also`), so every read sees the same tree.
-pub const SOURCES: [&str; 4] = [READAHEAD_C, FADVISE_C, FILEMAP_C, F2FS_DATA_C];
+pub const SOURCES: [&str; 5] = [READAHEAD_C, FADVISE_C, FILEMAP_C, F2FS_DATA_C, EXT4_READPAGE_C];
 
 /// A file of the tree whose unit the object may be made without: when it does not compile
 /// (or link), its functions stay the Rust port and the object is made of the others.
@@ -44,10 +45,11 @@ pub struct Unit {
 }
 
 /// The optional units, in the object's order.
-pub const OPTIONAL: [Unit; 3] = [
+pub const OPTIONAL: [Unit; 4] = [
     Unit { file: FADVISE_C, scratch: "fadvise.c", define: "RADIFF_UNIT_FADVISE", whole: true },
     Unit { file: FILEMAP_C, scratch: "filemap.c", define: "RADIFF_UNIT_FILEMAP", whole: false },
     Unit { file: F2FS_DATA_C, scratch: "data.c", define: "RADIFF_UNIT_F2FS", whole: false },
+    Unit { file: EXT4_READPAGE_C, scratch: "readpage.c", define: "RADIFF_UNIT_EXT4", whole: false },
 ];
 
 /// For each of [`OPTIONAL`]'s units, in its order.

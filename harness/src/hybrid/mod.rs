@@ -13,7 +13,9 @@ use crate::port::Files;
 
 pub use crate::worker::{watchdog, Workers};
 pub use choose::{choose, Choice};
-pub use compile::{CompileError, F2FS_DATA_C, FADVISE_C, FILEMAP_C, HEADER, HEADER_PATH, READAHEAD_C, SOURCES};
+pub use compile::{
+    CompileError, EXT4_READPAGE_C, F2FS_DATA_C, FADVISE_C, FILEMAP_C, HEADER, HEADER_PATH, READAHEAD_C, SOURCES,
+};
 
 /// A tree's mm/readahead.c (with the optional units that compiled: mm/fadvise.c, the
 /// functions taken from mm/filemap.c and fs/f2fs/data.c), compiled, and the workers that

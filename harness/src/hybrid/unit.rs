@@ -1,5 +1,5 @@
 //! A translation unit of functions taken from a tree's file that cannot be compiled whole
-//! (mm/filemap.c, fs/f2fs/data.c): the functions the model calls, the file's static functions they call and
+//! (mm/filemap.c, fs/f2fs/data.c, fs/ext4/readpage.c): the functions the model calls, the file's static functions they call and
 //! the file's macros they use, each under a `#line` of its place in the tree's file (so
 //! gcc's errors and `BUG()` name the tree's lines), then an alias that exports each
 //! function the file keeps `static`. Pure: the tree's text in, C out; nothing of the
@@ -14,6 +14,9 @@ pub const FILEMAP_C: &str = "mm/filemap.c";
 
 /// The tree's file f2fs's `->readahead` and `->read_folio` are taken from.
 pub const F2FS_DATA_C: &str = "fs/f2fs/data.c";
+
+/// The tree's file ext4's `->readahead` and `->read_folio` are taken from.
+pub const EXT4_READPAGE_C: &str = "fs/ext4/readpage.c";
 
 /// The functions of `file` the model calls as C: its entries in the model's table
 /// (radiff_model::hybrid::functions::ENTRIES).

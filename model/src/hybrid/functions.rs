@@ -6,8 +6,8 @@
 use std::ffi::c_void;
 
 use super::{
-    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, F2fsReadaheadFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn,
-    RaOrderFn, RaUnboundedFn, ReadFolioFn, SyncMmapRaFn, SyncRaFn,
+    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn, RaOrderFn, RaUnboundedFn,
+    ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
 };
 
 /// The name under which an object exports a function its file keeps `static` (the harness
@@ -101,9 +101,13 @@ entries! {
     do_async_mmap_readahead: AsyncMmapRaFn, "mm/filemap.c";
     /// An f2fs file's `->readahead`, taken from the tree's fs/f2fs/data.c with the static
     /// functions it calls: the C `read_pages()` calls it through the mapping's a_ops.
-    f2fs_readahead: F2fsReadaheadFn, "fs/f2fs/data.c";
+    f2fs_readahead: ReadaheadFn, "fs/f2fs/data.c";
     /// An f2fs file's `->read_folio`.
     f2fs_read_data_folio: ReadFolioFn, "fs/f2fs/data.c";
+    /// An ext4 file's `->readahead`, from the tree's fs/ext4/readpage.c.
+    ext4_readahead: ReadaheadFn, "fs/ext4/readpage.c";
+    /// An ext4 file's `->read_folio`.
+    ext4_read_folio: ReadFolioFn, "fs/ext4/readpage.c";
 }
 
 /// The static functions the entries' C calls itself, not exported and never called by the
@@ -118,6 +122,7 @@ pub const STATICS: &[CFunction] = &[
     CFunction { name: "ractl_max_pages", file: "mm/readahead.c" },
     CFunction { name: "f2fs_mpage_readpages", file: "fs/f2fs/data.c" },
     CFunction { name: "f2fs_read_single_page", file: "fs/f2fs/data.c" },
+    CFunction { name: "ext4_mpage_readpages", file: "fs/ext4/readpage.c" },
 ];
 
 /// Every function the hybrid runs as C: the entries, then the statics.

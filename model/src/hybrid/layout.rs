@@ -24,7 +24,8 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     out.push(("readahead_control", "(end)", std::mem::offset_of!(CReadaheadControl, radiff_extra), 0));
     members!(out, "folio", CFolio: index, order, flags, mapping, radiff);
     members!(out, "backing_dev_info", CBdi: ra_pages, io_pages);
-    members!(out, "inode", CInode: i_mode, i_size, i_mapping, radiff_bdi);
+    members!(out, "inode", CInode: i_mode, i_size, i_mapping, radiff_bdi, i_blkbits, i_sb);
+    members!(out, "super_block", CSuperBlock: s_bdev, s_maxbytes);
     members!(out, "address_space_operations", CAops: read_folio, readahead);
     members!(out, "address_space", CAddressSpace: host, i_pages, invalidate_lock, gfp_mask, flags, a_ops, radiff, radiff_min_order, radiff_max_order);
     members!(out, "file", CFile: f_mode, f_mapping, f_inode, radiff_fd, f_lock, f_op, f_ra);
@@ -36,8 +37,8 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     members!(out, "vm_area_struct", CVma: vm_start, vm_end, vm_pgoff, vm_flags, vm_file);
     members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags);
     members!(out, "radiff_env", CEnv: ops, ctx);
-    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio);
+    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio, read_full_folio);
     members!(out, "bvec_iter", CBvecIter: bi_sector, bi_size);
-    members!(out, "bio", CBio: bi_bdev, bi_iter, radiff_id);
+    members!(out, "bio", CBio: bi_bdev, bi_opf, bi_iter, bi_end_io, radiff_id);
     out
 }
