@@ -23,6 +23,7 @@
 pub mod covering;
 pub mod evidence;
 pub mod judge;
+pub mod pick;
 pub mod prepare;
 pub mod reply;
 mod write;
@@ -386,21 +387,24 @@ fn search_cases(
     changes.sort_by(|a, b| a.gen.steps.len().cmp(&b.gen.steps.len()).then(b.hit.strength.total_cmp(&a.hit.strength)));
     let mut cases = Vec::new();
     let dir = out.join("scenarios");
-    for worse in [true, false] {
-        for f in changes.iter().filter(|f| crate::explore::is_worse(&f.hit) == worse).take(FOUND_EACH) {
-            let variants = f.variants("base");
-            let comment = format!("radiff review of {v}: {}\n{}", f.hit.key, f.hit.detail);
-            let path = dir.join(format!("{}.yaml", f.name()));
-            crate::cache::write_atomic(&path, f.gen.yaml(&comment, &variants).as_bytes())?;
-            let scenario = crate::scenario::Scenario::load(&path)?;
-            let mut c = Case::new(f.name(), scenario, 0, Origin::Found { key: f.hit.key.clone() }, path);
-            evidence::predict(std::slice::from_mut(&mut c), &Policy::BASE, patch);
-            cases.push(c);
-        }
+    let found: Vec<pick::Found> = changes
+        .iter()
+        .map(|f| pick::Found { worse: crate::explore::is_worse(&f.hit), asks: judge::usual_of_gen(&f.gen) })
+        .collect();
+    let picked = pick::chosen(&found, FOUND_EACH);
+    for f in picked.iter().map(|&i| changes[i]) {
+        let variants = f.variants("base");
+        let comment = format!("radiff review of {v}: {}\n{}", f.hit.key, f.hit.detail);
+        let path = dir.join(format!("{}.yaml", f.name()));
+        crate::cache::write_atomic(&path, f.gen.yaml(&comment, &variants).as_bytes())?;
+        let scenario = crate::scenario::Scenario::load(&path)?;
+        let mut c = Case::new(f.name(), scenario, 0, Origin::Found { key: f.hit.key.clone() }, path);
+        evidence::predict(std::slice::from_mut(&mut c), &Policy::BASE, patch);
+        cases.push(c);
     }
     let worse = changes.iter().filter(|f| crate::explore::is_worse(&f.hit)).count();
     let said = format!(
-        "The search (explore, seed {seed}) predicted {} generated scenarios on the model in {:.0} s: {} change requests or folios, in {} kinds after shrinking, {worse} of them worse on some figure; the smallest {} of each direction ran on the kernels (above, where they showed it). Every finding: {}.",
+        "The search (explore, seed {seed}) predicted {} generated scenarios on the model in {:.0} s: {} change requests or folios, in {} kinds after shrinking, {worse} of them worse on some figure; the smallest {} of each direction, and the smallest that asks each usual question those leave open, ran on the kernels (above, where they showed it). Every finding: {}.",
         report.search.scenarios,
         report.search.elapsed.as_secs_f64(),
         report.search.groups.values().filter(|f| f.variant.as_deref() == Some(v)).map(|f| f.group_size).sum::<u64>(),

@@ -1,0 +1,65 @@
+//! Which of the search's findings a review runs on the kernels. Pure: the findings'
+//! directions and the usual questions each asks, smallest first, in; their indices out.
+
+use super::judge::Usual;
+
+/// A finding as the choice sees it: whether the model found the patch worse on it, and
+/// which of the reviewers' usual questions its scenario asks (`judge::usual_of_gen`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub worse: bool,
+    pub asks: Vec<Usual>,
+}
+
+/// The indices of `found` (sorted smallest first) to run: the first `each` of each
+/// direction (worse first), then, for each usual question none of those asks, the first
+/// finding that asks it, so that a question the model saw the patch change is answered
+/// from the kernels (seed 003's reviewer: "will we suffer regression for random read
+/// case?").
+pub fn chosen(found: &[Found], each: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    for worse in [true, false] {
+        out.extend(found.iter().enumerate().filter(|(_, f)| f.worse == worse).take(each).map(|(i, _)| i));
+    }
+    for u in Usual::ALL {
+        if out.iter().any(|&i| found[i].asks.contains(&u)) {
+            continue;
+        }
+        if let Some(i) = found.iter().position(|f| f.asks.contains(&u)) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(worse: bool, asks: &[Usual]) -> Found {
+        Found { worse, asks: asks.to_vec() }
+    }
+
+    #[test]
+    fn the_smallest_of_each_direction_then_one_for_each_question_they_leave_open() {
+        let found = [
+            f(true, &[Usual::Hints]),
+            f(true, &[Usual::Limits]),
+            f(true, &[Usual::RandomReads]),
+            f(false, &[]),
+            f(true, &[Usual::RandomReads, Usual::Mappings]),
+            f(false, &[Usual::Mappings]),
+        ];
+        // Worse: 0 and 1; better: 3 and 5 (5 asks mappings); random reads: 2, the first.
+        assert_eq!(chosen(&found, 2), [0, 1, 3, 5, 2]);
+        // One of each: 0 (hints), 3; then random reads (2), mappings (4), limits (1).
+        assert_eq!(chosen(&found, 1), [0, 3, 2, 4, 1]);
+    }
+
+    #[test]
+    fn nothing_is_added_for_a_question_no_finding_asks_and_none_twice() {
+        let found = [f(true, &[Usual::RandomReads]), f(false, &[Usual::RandomReads])];
+        assert_eq!(chosen(&found, 2), [0, 1]);
+        assert_eq!(chosen(&[], 2), Vec::<usize>::new());
+    }
+}
