@@ -404,7 +404,7 @@ fn search_cases(
     }
     let worse = changes.iter().filter(|f| crate::explore::is_worse(&f.hit)).count();
     let said = format!(
-        "The search (explore, seed {seed}) predicted {} generated scenarios on the model in {:.0} s: {} change requests or folios, in {} kinds after shrinking, {worse} of them worse on some figure; the smallest {} of each direction, and the smallest that asks each usual question those leave open, ran on the kernels (above, where they showed it). Every finding: {}.",
+        "The search (explore, seed {seed}) predicted {} generated scenarios on the model in {:.0} s: {} change requests or folios, in {} kinds after shrinking, {worse} of them worse on some figure; the smallest {} of each direction, and of each direction the smallest that asks each usual question those leave open, ran on the kernels (above, where they showed it). Every finding: {}.",
         report.search.scenarios,
         report.search.elapsed.as_secs_f64(),
         report.search.groups.values().filter(|f| f.variant.as_deref() == Some(v)).map(|f| f.group_size).sum::<u64>(),
