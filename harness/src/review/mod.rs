@@ -25,6 +25,7 @@ pub mod evidence;
 pub mod judge;
 pub mod pick;
 pub mod prepare;
+pub mod questions;
 pub mod reply;
 mod write;
 
