@@ -20,6 +20,7 @@
 //! show something worse, 2 on bad input, 3 when nothing is worse but the evidence falls
 //! short of a Tested-by ([`judge`] says what a Tested-by claims).
 
+pub mod checklist;
 pub mod covering;
 pub mod evidence;
 pub mod judge;
@@ -133,6 +134,8 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
         model: model_sentence(patch.as_ref(), variant.model.policy()),
         modelled: patch.is_some(),
         why_not: why.clone(),
+        made: made.dir.is_some() && !o.keep,
+        command: format!("radiff review {} --budget {}s --seed {}", o.path.display(), o.budget.as_secs(), o.seed),
         ..Default::default()
     };
 

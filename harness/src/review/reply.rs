@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use super::checklist;
 use super::evidence::{Case, Origin};
 use super::judge::{judge, looked, shortfall_lines, Looked, Usual};
 use crate::report::{differences, percent, rows, Cell, Sample};
@@ -71,6 +72,12 @@ pub struct Review {
     pub series: Vec<(String, String)>,
     /// The headline's picture, relative to the review folder.
     pub picture: Option<String>,
+    /// The review's folder (`review-VARIANT`), once written.
+    pub folder: String,
+    /// Whether the variant's folder is the review's own (`cp -r FOLDER/variant` makes it one).
+    pub made: bool,
+    /// The `radiff review` command that made it.
+    pub command: String,
 }
 
 impl Review {
@@ -126,6 +133,35 @@ fn wrap(text: &str, first: &str, indent: &str) -> String {
     out.push_str(line.trim_end());
     out.push('\n');
     out
+}
+
+/// A shell command at [`WIDTH`] columns, indented by two, each line but the last ending
+/// in ` \\` (a word longer than a line keeps its line).
+fn wrap_command(command: &str) -> String {
+    // An option and its value stay on one line.
+    let mut words: Vec<String> = Vec::new();
+    for word in command.split_whitespace() {
+        match words.last_mut() {
+            Some(last) if last.starts_with("--") && !last.contains(' ') && !word.starts_with('-') => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => words.push(word.to_string()),
+        }
+    }
+    let mut lines: Vec<String> = vec!["  ".to_string()];
+    for word in &words {
+        let line = lines.last_mut().expect("one line");
+        if line.len() > 4 && line.len() + 1 + word.len() + 2 > WIDTH {
+            lines.push(format!("    {word}"));
+        } else {
+            if line.len() > 2 {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines.join(" \\\n") + "\n"
 }
 
 /// The figures that differ, base against patch, as `report --all` lists them: (figure,
@@ -195,6 +231,7 @@ pub fn text(r: &Review) -> String {
     if let Some(h) = headline {
         headline_part(&mut s, r, h, &mut quoted);
     }
+    checklist_part(&mut s, r);
     for worse in [false, true] {
         let mut shown: Vec<usize> = r
             .cases
@@ -230,7 +267,31 @@ pub fn text(r: &Review) -> String {
         }
     }
     closing_part(&mut s, r);
+    let _ = writeln!(s, "\n{}", checklist::CHANGELOG);
+    for line in checklist::changelog(r) {
+        match line.strip_prefix("  radiff ").or_else(|| line.strip_prefix("  cp ")) {
+            Some(_) => s.push_str(&wrap_command(line.trim_start())),
+            // `  folio orders  A -> B`: the figure's lines under its own column.
+            None => match line.strip_prefix("  ").and_then(|l| l.find("  ")) {
+                Some(at) => {
+                    let rest = line[2 + at..].trim_start();
+                    let first = &line[..line.len() - rest.len()];
+                    s.push_str(&wrap(rest, first, &" ".repeat(first.len())));
+                }
+                None => s.push_str(&wrap(&line, "", "  ")),
+            },
+        }
+    }
     s
+}
+
+/// The reviewers' questions, a line each ([`checklist`]): the answer, the figures, the
+/// case, and each detector that fired on the patch by name.
+fn checklist_part(s: &mut String, r: &Review) {
+    let _ = writeln!(s, "\nThe reviewers' questions:");
+    for said in checklist::checklist(&checklist::seen(r)) {
+        s.push_str(&wrap(&said.sentence(), "- ", "  "));
+    }
 }
 
 /// `Subject:`, and where the mail answered says it: `To:` its sender, `Cc:` its `To:` and
@@ -518,6 +579,10 @@ pub fn markdown(r: &Review) -> String {
     let mut md = format!("# {subject}\n\n");
     let mut in_quote = false;
     let mut in_table = false;
+    let (body, changelog) = match body.split_once(&format!("\n{}\n", checklist::CHANGELOG)) {
+        Some((before, after)) => (before, Some(after)),
+        None => (body, None),
+    };
     for line in body.lines() {
         let quoted = line.starts_with("> ");
         if quoted != in_quote {
@@ -556,6 +621,9 @@ pub fn markdown(r: &Review) -> String {
     }
     if in_quote {
         md.push_str("```\n");
+    }
+    if let Some(lines) = changelog {
+        let _ = write!(md, "\n## {}\n\n```\n{lines}```\n", checklist::CHANGELOG.trim_end_matches(':'));
     }
     md
 }

@@ -103,7 +103,17 @@ fn a_reply_is_72_columns_quotes_each_hunk_once_and_gives_the_headline_with_its_f
     assert!(t.contains("  in the hunk quoted above (@@ -713,6 +713,9 @@"), "{t}");
     assert!(t.contains("(mm/readahead.c:713-717)"), "{t}");
     assert!(t.contains("Where it is worse: nowhere the kernels showed."), "{t}");
-    assert!(t.ends_with("Tested-by: radiff (nothing worse on the kernels above)\n"), "{t}");
+    assert!(
+        t.contains("\nTested-by: radiff (nothing worse on the kernels above)\n\nFor the changelog (below ---):\nradiff, 1mib_after_4k: 1 MiB reads after a 4 KiB read\nBase -> patch, two runs of each kernel:\n  device reads  40 -> 10 (-75%)\n  bytes read    640 KiB (unchanged)\n  folio orders  40 o2 -> 10 o4\n  radiff report scenarios/1mib_after_4k.yaml --variants base,v1 \\\n    --runs 2\n"),
+        "the verdict, then the lines for the changelog:\n{t}"
+    );
+    assert!(
+        t.contains(
+            "\nThe reviewers' questions:\n- Limits kept (read_ahead_kb, max_sectors_kb): unchanged (kernels):\n"
+        ),
+        "the checklist:\n{t}"
+    );
+    assert!(t.contains("\n- Folio orders: better (kernels): "), "{t}");
     let md = markdown(&r);
     assert!(md.starts_with("# Re: [PATCH]"), "{md}");
     assert!(md.contains("```diff\n@@ -713,6 +713,9 @@"), "{md}");
@@ -112,6 +122,9 @@ fn a_reply_is_72_columns_quotes_each_hunk_once_and_gives_the_headline_with_its_f
         md.contains("| order-4 folios | 0 | 10 | new |\n\n### 64k_after_4k (kernels)\n"),
         "a blank line ends each table:\n{md}"
     );
+    assert!(md.contains("\n## The reviewers' questions\n- Limits kept"), "{md}");
+    assert!(md.contains("\n## For the changelog (below ---)\n\n```\nradiff, 1mib_after_4k"), "{md}");
+    assert!(md.ends_with("```\n"), "the changelog's lines are fenced as they are:\n{md}");
 }
 
 #[test]
@@ -133,7 +146,7 @@ fn worse_on_the_kernels_withholds_the_tested_by_and_so_does_a_race() {
         "{t}"
     );
     assert!(
-        t.ends_with("Not enough evidence for a Tested-by:\n- 1 case was set aside as races; what would give it: rerunning them\n  (`radiff report`) until both kernels repeat.\n"),
+        t.contains("Not enough evidence for a Tested-by:\n- 1 case was set aside as races; what would give it: rerunning them\n  (`radiff report`) until both kernels repeat.\n\nFor the changelog (below ---):\nradiff: no change"),
         "{t}"
     );
     assert!(t.contains("  1mib_after_4k (kernels: a race, set aside below)\n"), "no figures for a race:\n{t}");
@@ -235,7 +248,8 @@ fn a_review_the_model_cannot_follow_says_how_far_it_looked_and_ends_without_a_te
         t.contains("How far it looked:\n- The model: no model follows the patch.\n- The search: none.\n- The kernels: 1 of the 2 points of the patch's reach ran twice on each\n  kernel (1 of the 2 of the generated covering set among them), on f2fs.\n"),
         "{t}"
     );
-    let (_, tail) = t.rsplit_once("\n\n").unwrap();
+    let (body, _) = t.split_once("\n\nFor the changelog (below ---):\n").expect("the changelog's lines end the reply");
+    let (_, tail) = body.rsplit_once("\n\n").unwrap();
     let lines: Vec<&str> = tail.lines().filter(|l| l.starts_with("- ")).collect();
     assert!(
         tail.starts_with("Not enough evidence for a Tested-by:\n- the model does not follow the patch: it changes f2fs_mpage_readpages()\n  in fs/f2fs/data.c; what would give it:"),

@@ -83,6 +83,7 @@ pub fn write(review: &mut Review, out: &Path) -> Result<String> {
             review.picture = Some(path.display().to_string());
         }
     }
+    review.folder = out.display().to_string();
     let text = reply::text(review);
     crate::cache::write_atomic(&out.join("reply.txt"), text.as_bytes())?;
     crate::cache::write_atomic(&out.join("reply.md"), reply::markdown(review).as_bytes())?;
