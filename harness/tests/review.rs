@@ -389,3 +389,71 @@ fn the_random_read_figures_are_read_from_the_headline_or_a_case_among_the_worse(
     assert_eq!(worse_random_read_folios(&format!("{headline}{only_headline}")), [(1, 32)]);
     assert_eq!(worse_random_read_folios(&format!("{headline}Where it is better:\n")), Vec::<(u64, u64)>::new());
 }
+
+/// A repository with its own copy of `kernels/` (a review of a mail makes its variant
+/// there) whose `scenarios/` holds only `files` (links), with links to the rest.
+fn repo_of(files: &[&Path]) -> tempfile::TempDir {
+    let real = radiff::repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    for part in ["harness", "model"] {
+        std::os::unix::fs::symlink(real.join(part), dir.path().join(part)).unwrap();
+    }
+    copy_dir(&real.join("kernels"), &dir.path().join("kernels"));
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    for file in files {
+        std::os::unix::fs::symlink(file, scenarios.join(file.file_name().unwrap())).unwrap();
+    }
+    std::os::unix::fs::symlink(real.join("scenarios/jobs"), scenarios.join("jobs")).unwrap();
+    dir
+}
+
+/// A patch made for this test (`fixtures/window-past-ra/`: once page_cache_async_ra() has
+/// ramped a window up to max_pages it adds a sixteenth) reviewed on one scenario of 64 KiB
+/// reads under read_ahead_kb 256: the checklist's limits line, from the kernels, says that
+/// windows exceed read_ahead_kb, by name, with the kernels' window size against the
+/// scenario's read_ahead_kb and the case; so no Tested-by (exit 1), and the reply ends with
+/// the lines for the changelog and the commands that reproduce them.
+#[test]
+fn a_patch_that_lets_a_window_exceed_read_ahead_kb_is_said_to_by_name_with_its_case() {
+    let fixtures = radiff::repo_root().join("harness/tests/fixtures/window-past-ra");
+    let scenario = fixtures.join("seq_64k_ra256.yaml");
+    let repo = repo_of(&[&scenario]);
+    let mail = fixtures.join("0001-window-past-read-ahead-kb.mbox");
+    let (out, stderr, reply, out_dir) = review_in(repo.path(), &["review", mail.to_str().unwrap(), "--budget", "150s"]);
+    let squeezed: String = reply.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(squeezed.contains("The reviewers' questions: - Limits kept"), "{reply}");
+    let limits = squeezed
+        .split("- Limits kept (read_ahead_kb, max_sectors_kb): ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no limits line:\n{reply}"));
+    let said = limits
+        .strip_prefix("worse (kernels): windows exceed read_ahead_kb: ")
+        .unwrap_or_else(|| panic!("the limit is not said by name, from the kernels:\n{reply}"));
+    // `W KiB > L KiB in CASE`: W the kernels' window, L the case's read_ahead_kb (its
+    // scenario's, in the review's scenarios/): the smallest case that shows it, ours or one
+    // the search found as small.
+    let words: Vec<&str> = said.split(' ').take(7).collect();
+    let (window, limit): (u64, u64) = (words[0].parse().unwrap(), words[3].parse().unwrap());
+    assert_eq!((words[1], words[2], words[4], words[5]), ("KiB", ">", "KiB", "in"), "{said}");
+    assert!(window > limit, "{said}");
+    let case = words[6].trim_end_matches(';');
+    let yaml = std::fs::read_to_string(out_dir.path().join(format!("scenarios/{case}.yaml")))
+        .unwrap_or_else(|e| panic!("the case {case} is not in the review's scenarios ({e}):\n{reply}"));
+    assert!(yaml.contains(&format!("read_ahead_kb: {limit}\n")), "{case}'s read_ahead_kb is not {limit}:\n{yaml}");
+    if case != "seq_64k_ra256" {
+        assert!(said.contains("(and in "), "seq_64k_ra256 shows it too:\n{reply}");
+    }
+    assert!(!reply.contains("\nTested-by: radiff"), "{reply}");
+    assert_eq!(out.status.code(), Some(1), "a broken limit is worse:\n{stderr}");
+
+    let (_, changelog) = reply.split_once("\nFor the changelog (below ---):\n").expect("the changelog's lines");
+    // A command's lines go on with ` \`.
+    let changelog = changelog.replace(" \\\n    ", " ");
+    assert!(changelog.contains("\n  device reads  ") && changelog.contains("\n  folio orders  "), "{changelog}");
+    assert!(changelog.contains("radiff report ") && changelog.contains("--variants base,"), "{changelog}");
+    assert!(changelog.contains("radiff review "), "{changelog}");
+    let md = std::fs::read_to_string(out_dir.path().join("reply.md")).unwrap();
+    assert!(md.contains("\n## The reviewers' questions\n- Limits kept"), "{md}");
+    println!("{reply}");
+}

@@ -176,6 +176,23 @@ fn seen_case<'a>(c: &'a Case, base: &'a Trace, patch: &'a Trace, kernels: bool) 
     }
 }
 
+/// A window or request over its limit on the patch and not on base in case `c`, from the
+/// kernels (run twice on each, no race), said by name: `windows exceed read_ahead_kb: 272
+/// KiB > 256 KiB`. Such a case is worse whatever its other figures say.
+pub fn limit_broken(c: &Case) -> Option<String> {
+    let k = c.runs.as_ref().filter(|k| k.race().is_none())?;
+    let s = seen_case(c, &k.base_trace, &k.patch_trace, true);
+    [windows_over, requests_over]
+        .iter()
+        .find_map(|over| over(s.patch, &s.limits).filter(|_| over(s.base, &s.limits).is_none()))
+        .map(|o| o.said())
+}
+
+/// Whether some case of `r` breaks a limit on the kernels ([`limit_broken`]).
+pub fn limits_broken(r: &Review) -> bool {
+    r.cases.iter().any(|c| limit_broken(c).is_some())
+}
+
 /// One line of the checklist, answered.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Said {
@@ -197,7 +214,22 @@ impl Said {
             (_, true) => " (the model's figures; the kernels ran none of these cases)",
             (_, false) => " (kernels)",
         };
-        let news: Vec<String> = self.fired.iter().filter(|f| !f.on_base).map(Fired::sentence).collect();
+        // Each question once, in the smallest case that shows it, the others counted.
+        let mut news: Vec<String> = Vec::new();
+        let mut asked: Vec<&str> = Vec::new();
+        let new: Vec<&Fired> = self.fired.iter().filter(|f| !f.on_base).collect();
+        for f in &new {
+            let question = f.said.split(':').next().unwrap_or("");
+            if asked.contains(&question) {
+                continue;
+            }
+            asked.push(question);
+            let more = new.iter().filter(|g| g.said.split(':').next() == Some(question)).count() - 1;
+            news.push(match more {
+                0 => f.sentence(),
+                n => format!("{} (and in {})", f.sentence(), cases(n).replace("case", "more case")),
+            });
+        }
         let news = if news.is_empty() { String::new() } else { format!("{}; ", news.join("; ")) };
         format!("{}: {}{from}: {news}{}", self.line.name(), self.answer.name(), self.text)
     }
@@ -485,12 +517,10 @@ pub fn changelog(r: &Review) -> Vec<String> {
                 (_, true) => format!("scenarios/{file}"),
                 (_, false) => format!("{}/scenarios/{file}", r.folder),
             };
-            let setup = if r.made && !r.folder.is_empty() {
-                format!("cp -r {}/variant kernels/variants/{variant} && ", r.folder)
-            } else {
-                String::new()
-            };
-            out.push(format!("  {setup}radiff report {scenario} --variants base,{variant} --runs 2"));
+            if r.made && !r.folder.is_empty() {
+                out.push(format!("  cp -r {}/variant kernels/variants/{variant} &&", r.folder));
+            }
+            out.push(format!("  radiff report {scenario} --variants base,{variant} --runs 2"));
         }
         _ => {
             let ran = r.cases.iter().filter(|c| c.runs.as_ref().is_some_and(|k| k.race().is_none())).count();

@@ -73,12 +73,14 @@ fn a_window_over_read_ahead_kb_on_the_patch_alone_makes_limits_worse_and_names_t
     assert_eq!(limits.fired[0].case, "small", "the smallest case first");
     let s = limits.sentence();
     assert!(
-        s.starts_with("Limits kept (read_ahead_kb, max_sectors_kb): worse (kernels): windows exceed read_ahead_kb: 272 KiB > 256 KiB in small;"),
+        s.starts_with("Limits kept (read_ahead_kb, max_sectors_kb): worse (kernels): windows exceed read_ahead_kb: 272 KiB > 256 KiB in small (and in 1 more case);"),
         "{s}"
     );
     assert!(s.contains("largest window 256 KiB -> 272 KiB in small (read_ahead_kb 256)"), "{s}");
     assert!(s.contains("largest request 256 KiB -> 272 KiB in small (max_sectors_kb 512)"), "{s}");
     assert!(s.ends_with("; 2 cases."), "{s}");
+    assert_eq!(s.matches("windows exceed read_ahead_kb").count(), 1, "each question once:\n{s}");
+    assert!(s.contains("272 KiB > 256 KiB in small (and in 1 more case);"), "{s}");
 }
 
 #[test]
@@ -268,7 +270,8 @@ fn the_changelog_quotes_the_headlines_reads_bytes_and_orders_and_the_commands_th
             "  device reads  8 -> 2 (-75%)",
             "  bytes read    512 KiB (unchanged)",
             "  folio orders  32 o2 -> 8 o4",
-            "  cp -r review-my-fix/variant kernels/variants/my-fix && radiff report review-my-fix/scenarios/t.yaml --variants base,my-fix --runs 2",
+            "  cp -r review-my-fix/variant kernels/variants/my-fix &&",
+            "  radiff report review-my-fix/scenarios/t.yaml --variants base,my-fix --runs 2",
             "  radiff review my-fix.mbox --budget 600s --seed 0",
         ]
     );
@@ -300,4 +303,23 @@ fn a_review_gives_the_checklist_its_kernels_cases_with_their_limits_and_bytes_as
     assert_eq!(s[0].limits, Limits { read_ahead_kb: 128, max_sectors_kb: 512 }, "the kernel's defaults on this NVMe");
     assert_eq!(s[0].asked, Some(8 << 20), "64 KiB reads to the end of the 8 MiB file");
     assert_eq!(s[0].lines, vec![Line::Limits, Line::Sequential, Line::FolioOrders]);
+}
+
+#[test]
+fn a_limit_the_patch_alone_breaks_on_the_kernels_withholds_the_tested_by() {
+    // read_ahead_kb 128 (32 pages): a 34-page window is over it, a 32-page one is not.
+    let r = review(trace(2, 32, 2, 32), trace(2, 34, 2, 32));
+    assert!(limits_broken(&r));
+    assert!(crate::review::judge::looked(&r).worse, "a broken limit is worse");
+    let t = crate::review::reply::text(&r);
+    assert!(t.contains("\nWhere it is worse (1 case, the smallest first):\n- seq_64k: the headline above"), "{t}");
+    let headline = t.split("\nThe headline, seq_64k").nth(1).expect(&t);
+    assert!(
+        headline.contains("\n  windows exceed read_ahead_kb: 136 KiB > 128 KiB.\n"),
+        "said under the headline:\n{t}"
+    );
+    assert!(!limits_broken(&review(trace(2, 34, 2, 32), trace(2, 34, 2, 32))), "the base's own");
+    let mut model_only = review(trace(2, 32, 2, 32), trace(2, 34, 2, 32));
+    model_only.cases[0].runs = None;
+    assert!(!limits_broken(&model_only), "the model's word alone is no kernel evidence");
 }

@@ -175,7 +175,8 @@ pub struct Looked {
     pub file_systems: Vec<String>,
     /// The usual questions no case reached, on the model or on the kernels.
     pub unreached: Vec<Usual>,
-    /// Whether the kernels show something worse (run twice each, no race).
+    /// Whether the kernels show something worse (run twice each, no race): a figure, or a
+    /// window or request over its limit on the patch alone.
     pub worse: bool,
     /// Cases set aside because two runs of one kernel differed.
     pub races: usize,

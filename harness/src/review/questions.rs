@@ -53,9 +53,23 @@ pub struct Over {
     pub limit_kb: u64,
     /// The window's index in the trace (the request's window).
     pub window: usize,
-    /// For a window: the limit is the read's own size, not read_ahead_kb (ractl_max_pages()
-    /// lets a read larger than the window be read up to max_sectors_kb).
-    pub raised: bool,
+    /// For a window: what the limit is when it is not read_ahead_kb.
+    pub raised: Raised,
+}
+
+/// Why a window's limit is above read_ahead_kb.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Raised {
+    /// It is read_ahead_kb (ra_pages as the call saw it).
+    No,
+    /// The read's own size, up to max_sectors_kb (ractl_max_pages(), force_page_cache_ra()).
+    ReadSize,
+    /// A VM_HUGEPAGE fault's window: two PMDs (do_sync_mmap_readahead(): `ra->size =
+    /// HPAGE_PMD_NR`, doubled without VM_RAND_READ), kept by the async windows after it.
+    Hugepage,
+    /// The window before it: page_cache_async_ra() keeps the previous size where it is
+    /// larger than the ramp-up (`ra->size = max(ra->size, get_next_ra_size())`).
+    Kept,
 }
 
 impl Over {
@@ -65,7 +79,12 @@ impl Over {
             Held::Window => ("windows", "read_ahead_kb"),
             Held::Request => ("requests", "max_sectors_kb"),
         };
-        let raised = if self.raised { " (the read's own size, up to max_sectors_kb)" } else { "" };
+        let raised = match self.raised {
+            Raised::No => "",
+            Raised::ReadSize => " (the read's own size, up to max_sectors_kb)",
+            Raised::Hugepage => " (a VM_HUGEPAGE fault's window, two PMDs)",
+            Raised::Kept => " (the window before it)",
+        };
         format!("{what} exceed {limit}: {} KiB > {} KiB{raised}", self.kb, self.limit_kb)
     }
 }
@@ -102,7 +121,9 @@ pub fn largest_request_kb(trace: &Trace) -> u64 {
 /// The largest window of `trace` over what the kernel lets it be under `limits`, if any:
 /// a window the readahead state machine chose (`page_cache_ra_order`) may be
 /// max(ra_pages, min(req_count, io_pages)) (ractl_max_pages(); ra_pages as the call saw
-/// it, which POSIX_FADV_SEQUENTIAL doubles), or a PMD once a VM_HUGEPAGE fault read one; a
+/// it, which POSIX_FADV_SEQUENTIAL doubles), two PMDs once a VM_HUGEPAGE fault read them,
+/// an async window the size of the one before it (the first window past its limit is the
+/// one that breaks it); a
 /// forced read (`page_cache_ra_unbounded` alone) max(ra_pages, io_pages)
 /// (force_page_cache_ra()).
 pub fn windows_over(trace: &Trace, limits: &Limits) -> Option<Over> {
@@ -122,12 +143,16 @@ pub fn windows_over(trace: &Trace, limits: &Limits) -> Option<Over> {
         for &(_, pages, ordered) in sizes.iter().filter(|s| s.0 == i) {
             let raised_to = if ordered { w.req_count.min(limits.io_pages()) } else { limits.io_pages() };
             let mut allowed = ra_pages.max(raised_to);
-            if hugepage {
-                allowed = allowed.max(1 << HPAGE_PMD_ORDER);
+            let mut raised = if allowed > ra_pages { Raised::ReadSize } else { Raised::No };
+            if hugepage && allowed < 2 << HPAGE_PMD_ORDER {
+                (allowed, raised) = (2 << HPAGE_PMD_ORDER, Raised::Hugepage);
+            }
+            if ordered && w.trigger == Trigger::Async && w.ra.size > allowed {
+                (allowed, raised) = (w.ra.size, Raised::Kept);
             }
             let (kb, limit_kb) = (pages * PAGE / 1024, allowed * PAGE / 1024);
             if pages > allowed && worst.is_none_or(|o| kb - limit_kb > o.kb - o.limit_kb) {
-                worst = Some(Over { held: Held::Window, kb, limit_kb, window: i, raised: allowed > ra_pages });
+                worst = Some(Over { held: Held::Window, kb, limit_kb, window: i, raised });
             }
         }
     }
@@ -142,8 +167,13 @@ pub fn requests_over(trace: &Trace, limits: &Limits) -> Option<Over> {
         for r in w.requests.iter().filter(|r| r.is_read() && !r.is_metadata()) {
             let kb = r.bytes() / 1024;
             if kb > limits.max_sectors_kb && worst.is_none_or(|o| kb > o.kb) {
-                worst =
-                    Some(Over { held: Held::Request, kb, limit_kb: limits.max_sectors_kb, window: i, raised: false });
+                worst = Some(Over {
+                    held: Held::Request,
+                    kb,
+                    limit_kb: limits.max_sectors_kb,
+                    window: i,
+                    raised: Raised::No,
+                });
             }
         }
     }
@@ -197,12 +227,15 @@ pub struct OrderDrop {
 }
 
 impl OrderDrop {
-    /// `folio orders drop: largest o4 -> o2, 16.0 -> 4.0 pages per folio`.
+    /// `folio orders drop: largest o4 -> o2, 16.0 -> 4.0 pages per folio` (the largest
+    /// order where it fell).
     pub fn said(&self) -> String {
-        format!(
-            "folio orders drop: largest o{} -> o{}, {:.1} -> {:.1} pages per folio",
-            self.base_top, self.patch_top, self.base_pages, self.patch_pages
-        )
+        let top = if self.patch_top < self.base_top {
+            format!("largest o{} -> o{}, ", self.base_top, self.patch_top)
+        } else {
+            String::new()
+        };
+        format!("folio orders drop: {top}{:.1} -> {:.1} pages per folio", self.base_pages, self.patch_pages)
     }
 }
 

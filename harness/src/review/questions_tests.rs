@@ -34,7 +34,7 @@ fn a_window_past_read_ahead_kb_is_said_by_name_with_both_sizes() {
     assert_eq!(largest_window_kb(&kept), 256);
     let over = trace(vec![window(Trigger::Sync, 1, 64, 16, 0), window(Trigger::Async, 1, 64, 68, 2)]);
     let o = windows_over(&over, &RA256).expect("68 pages are past 64");
-    assert_eq!((o.held, o.kb, o.limit_kb, o.window, o.raised), (Held::Window, 272, 256, 1, false));
+    assert_eq!((o.held, o.kb, o.limit_kb, o.window, o.raised), (Held::Window, 272, 256, 1, Raised::No));
     assert_eq!(o.said(), "windows exceed read_ahead_kb: 272 KiB > 256 KiB");
     assert_eq!(largest_window_kb(&over), 272);
 }
@@ -45,7 +45,7 @@ fn a_read_larger_than_the_window_may_read_up_to_max_sectors_kb_and_no_further() 
     let limits = Limits { read_ahead_kb: 128, max_sectors_kb: 512 };
     assert_eq!(windows_over(&trace(vec![window(Trigger::Sync, 256, 32, 128, 2)]), &limits), None);
     let o = windows_over(&trace(vec![window(Trigger::Sync, 256, 32, 160, 2)]), &limits).unwrap();
-    assert_eq!((o.kb, o.limit_kb, o.raised), (640, 512, true));
+    assert_eq!((o.kb, o.limit_kb, o.raised), (640, 512, Raised::ReadSize));
     assert!(o.said().ends_with("(the read's own size, up to max_sectors_kb)"), "{}", o.said());
 }
 
@@ -59,12 +59,17 @@ fn fadvise_sequential_doubles_the_window_the_call_may_open() {
 #[test]
 fn a_vm_hugepage_fault_reads_a_pmd_whatever_read_ahead_kb_says() {
     let limits = Limits { read_ahead_kb: 128, max_sectors_kb: 512 };
-    let mut fault = window(Trigger::Fault, 1, 0, 512, 9);
+    // Two PMDs without VM_RAND_READ (do_sync_mmap_readahead() doubles HPAGE_PMD_NR).
+    let mut fault = window(Trigger::Fault, 1, 0, 1024, 9);
     fault.ra = RaState::default();
-    let then = window(Trigger::Async, 1, 32, 512, 9);
-    assert_eq!(windows_over(&trace(vec![fault, then.clone()]), &limits), None);
+    let then = window(Trigger::Async, 1, 32, 1024, 9);
+    assert_eq!(windows_over(&trace(vec![fault.clone(), then.clone()]), &limits), None);
     // Without the fault first, the same async window is over.
-    assert_eq!(windows_over(&trace(vec![then]), &limits).map(|o| o.kb), Some(2048));
+    assert_eq!(windows_over(&trace(vec![then]), &limits).map(|o| o.kb), Some(4096));
+    // And past two PMDs, over even after it.
+    let o = windows_over(&trace(vec![fault, window(Trigger::Async, 1, 32, 1026, 9)]), &limits).unwrap();
+    assert_eq!((o.kb, o.limit_kb, o.raised), (4104, 4096, Raised::Hugepage));
+    assert_eq!(o.said(), "windows exceed read_ahead_kb: 4104 KiB > 4096 KiB (a VM_HUGEPAGE fault's window, two PMDs)");
 }
 
 #[test]
@@ -123,9 +128,10 @@ fn folio_orders_drop_when_the_largest_order_falls_or_the_pages_per_folio_fall_by
     assert_eq!(order_drop(&f(2, 4), &f(2, 8)), None, "more of the same order is no drop");
     // The same largest order, but most pages now in order-0 folios.
     let mut mixed = f(2, 1);
-    *mixed.folio_orders.entry(0).or_default() += 12;
-    mixed.folios += 12;
-    assert!(order_drop(&f(2, 1), &mixed).is_some_and(|d| d.base_top == d.patch_top));
+    *mixed.folio_orders.entry(0).or_default() += 8;
+    mixed.folios += 8;
+    let same_top = order_drop(&f(2, 1), &mixed).expect("4.0 -> 2.0 pages per folio");
+    assert_eq!(same_top.said(), "folio orders drop: 4.0 -> 2.0 pages per folio", "no largest order that did not fall");
     assert_eq!(order_drop(&Figures::default(), &f(2, 1)), None, "no folios before, nothing to drop");
 }
 
@@ -135,4 +141,21 @@ fn a_fired_detector_names_its_case_and_whether_the_base_shows_it_too() {
     let fired = Fired { case: "seq_ra256".into(), said: o.said(), on_base: false };
     assert_eq!(fired.sentence(), "windows exceed read_ahead_kb: 272 KiB > 256 KiB in seq_ra256");
     assert!(Fired { on_base: true, ..fired }.sentence().ends_with("in seq_ra256 (base too)"));
+}
+
+#[test]
+fn an_async_window_may_keep_the_size_of_the_one_before_it_but_the_first_past_the_limit_is_said() {
+    let kept = |size: u64| {
+        let mut w = window(Trigger::Async, 1, 64, size, 2);
+        w.ra.size = 128;
+        w
+    };
+    // A 512 KiB window before it (a large read's): the next may keep 512 KiB.
+    assert_eq!(windows_over(&trace(vec![kept(128)]), &RA256), None);
+    let o = windows_over(&trace(vec![kept(136)]), &RA256).unwrap();
+    assert_eq!((o.kb, o.limit_kb, o.raised), (544, 512, Raised::Kept));
+    // The patch's first window past read_ahead_kb came after one within it.
+    let mut first = window(Trigger::Async, 1, 64, 68, 2);
+    first.ra.size = 64;
+    assert_eq!(windows_over(&trace(vec![first]), &RA256).map(|o| o.raised), Some(Raised::No));
 }

@@ -104,12 +104,18 @@ impl Review {
 
     /// Whether the kernels show anything worse (run twice each, no race).
     pub fn worse(&self) -> bool {
-        self.cases.iter().any(|c| c.shown_by_kernels() && c.worse())
+        self.cases.iter().any(|c| c.shown_by_kernels() && worse(c))
     }
 
     fn races(&self) -> Vec<(&Case, String)> {
         self.cases.iter().filter_map(|c| Some((c, c.runs.as_ref()?.race()?))).collect()
     }
+}
+
+/// Whether a case is worse: a figure, or a window or request over its limit on the patch
+/// alone ([`checklist::limit_broken`]).
+fn worse(c: &Case) -> bool {
+    c.worse() || checklist::limit_broken(c).is_some()
 }
 
 /// Wraps `text` at [`WIDTH`] columns, each line after the first indented by `indent`.
@@ -237,7 +243,7 @@ pub fn text(r: &Review) -> String {
             .cases
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.shown_by_kernels() && c.worse() == worse)
+            .filter(|(_, c)| c.shown_by_kernels() && self::worse(c) == worse)
             .map(|(i, _)| i)
             .collect();
         // The smallest first: fewest steps, then the smallest file.
@@ -390,6 +396,9 @@ fn headline_part(s: &mut String, r: &Review, h: usize, quoted: &mut Vec<usize>) 
     if !worse.is_empty() {
         s.push_str(&wrap(&format!("Worse on {}.", worse.join(", ")), "  ", "  "));
     }
+    if let Some(said) = checklist::limit_broken(c) {
+        s.push_str(&wrap(&format!("{said}."), "  ", "  "));
+    }
     parting_part(s, r, h, quoted);
     if let Some(p) = &r.picture {
         let _ = writeln!(s, "  The windows of both kernels: {p}");
@@ -459,6 +468,9 @@ fn case_part(s: &mut String, r: &Review, i: usize, quoted: &mut Vec<usize>) {
         }
     }
     s.push_str(&wrap(&one_line(c), "  ", "  "));
+    if let Some(said) = checklist::limit_broken(c) {
+        s.push_str(&wrap(&format!("{said}."), "  ", "  "));
+    }
     parting_part(s, r, i, quoted);
 }
 
