@@ -340,6 +340,14 @@ fn seed_003s_mail_under_a_new_name_is_modelled_searched_and_its_random_read_regr
     let folios = worse_random_read_folios(&reply);
     assert!(!folios.is_empty(), "no random 4 KiB reads on f2fs among the worse:\n{reply}");
     assert!(folios.iter().any(|(b, a)| *a >= 4 * *b), "random 4 KiB reads: folios {folios:?}:\n{reply}");
+
+    // Seed 003's reviewer asked "will we suffer regression for random read case?": the
+    // checklist answers it by name, from the kernels.
+    assert!(
+        squeezed.contains("- Random reads: worse (kernels): random reads amplified: "),
+        "the random-read question is not answered by name:\n{reply}"
+    );
+    println!("{reply}");
 }
 
 /// The kernels' folio figures (before, after) of each case a reply lists as worse that is
