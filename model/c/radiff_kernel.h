@@ -189,16 +189,17 @@ struct address_space {
 };
 
 /*
- * Members the tree adds to struct file_ra_state (a patch's new field), copied from its
- * include/linux/fs.h by the harness; they live in the room the model keeps after its own
- * members for each open file (model/src/hybrid.rs, radiff_extra), zero at open as the
- * kernel's memset of f_ra leaves them, and kept from one call to the next.
+ * struct file_ra_state is the tree's: the harness copies its members from the tree's
+ * include/linux/fs.h into RADIFF_RA_MEMBERS (a patch's new member, 6.12's `unsigned int
+ * mmap_miss`, a tree without `order`); without it, the one below. The model never reads
+ * the struct itself: the harness writes radiff_ra_load() and radiff_ra_store() for the
+ * tree's members into mm/readahead.c's unit, and the model keeps the bytes of each open
+ * file's in the room it has for them (model/src/hybrid.rs), zero at open as the kernel's
+ * memset of f_ra leaves them, from one call to the next.
  */
-#ifndef RADIFF_RA_EXTRA
-#define RADIFF_RA_EXTRA
-#endif
 #define RADIFF_RA_SIZE 64
 
+#ifndef RADIFF_RA_MEMBERS
 struct file_ra_state {
 	pgoff_t start;
 	unsigned int size;
@@ -207,8 +208,24 @@ struct file_ra_state {
 	unsigned short order;
 	unsigned short mmap_miss;
 	loff_t prev_pos;
-	RADIFF_RA_EXTRA
 };
+#else
+struct file_ra_state {
+	RADIFF_RA_MEMBERS
+};
+#endif
+/* The members of struct file_ra_state the model holds, as wide as it holds them. */
+struct radiff_ra {
+	unsigned long start;
+	unsigned long size;
+	unsigned long async_size;
+	unsigned long ra_pages;
+	unsigned long order;
+	unsigned long mmap_miss;
+	long long prev_pos;
+};
+void radiff_ra_load(const struct file_ra_state *ra, struct radiff_ra *m);
+void radiff_ra_store(struct file_ra_state *ra, const struct radiff_ra *m);
 _Static_assert(sizeof(struct file_ra_state) <= RADIFF_RA_SIZE,
 	       "the tree adds more to struct file_ra_state than the model keeps (radiff_extra)");
 
@@ -419,10 +436,11 @@ static inline void *xa_load(struct xarray *xa, unsigned long index)
 }
 /* The model's cache holds no shadow entries. */
 static inline bool xa_is_value(const void *entry) { (void)entry; return false; }
-static inline struct folio *filemap_alloc_folio(gfp_t gfp, unsigned int order, void *policy)
+/* A tree's call with a memory policy (7.3) or without (6.12). */
+#define filemap_alloc_folio(gfp, order, ...) radiff_filemap_alloc_folio(gfp, order)
+static inline struct folio *radiff_filemap_alloc_folio(gfp_t gfp, unsigned int order)
 {
 	(void)gfp;
-	(void)policy;
 	return RADIFF_CALL(radiff_current, alloc_folio, order);
 }
 static inline int filemap_add_folio(struct address_space *m, struct folio *folio, pgoff_t index, gfp_t gfp)
@@ -561,7 +579,12 @@ static inline int vfs_fadvise(struct file *file, loff_t offset, loff_t len, int 
 void radiff_aops_readahead(struct readahead_control *rac) { RADIFF_CALL(rac->mapping->radiff, readahead, rac); }
 #endif
 
-/* The functions of mm/readahead.c that call one another before their definitions. */
+/* The functions of mm/readahead.c and mm/fadvise.c that call one another (or that another
+ * unit calls) before their definitions: the harness declares them as the tree defines them
+ * (RADIFF_TREE_PROTOTYPES, each definition's own head); without it, as 7.3.4 does. */
+#ifdef RADIFF_TREE_PROTOTYPES
+RADIFF_TREE_PROTOTYPES
+#else
 void page_cache_ra_unbounded(struct readahead_control *, unsigned long, unsigned long);
 void page_cache_ra_order(struct readahead_control *, struct file_ra_state *);
 void force_page_cache_ra(struct readahead_control *, unsigned long);
@@ -571,6 +594,7 @@ void readahead_expand(struct readahead_control *, loff_t, size_t);
 void file_ra_state_init(struct file_ra_state *, struct address_space *);
 ssize_t ksys_readahead(int, loff_t, size_t);
 int generic_fadvise(struct file *, loff_t, loff_t, int);
+#endif
 
 /* ---- the fault path: what mm/filemap.c's do_sync_mmap_readahead() and
  * do_async_mmap_readahead() use (include/linux/mm.h, mm_types.h, mm/internal.h) ---- */
@@ -937,5 +961,25 @@ static inline int ext4_readpage_inline(struct inode *inode, struct folio *folio)
 }
 #define trace_ext4_read_folio(inode, folio) do { } while (0)
 #endif /* RADIFF_UNIT_EXT4 */
+
+/* The types the model calls each kernel function with (model/src/hybrid/functions.rs):
+ * the harness exports each function the tree defines as radiff_entry_NAME, NULL where the
+ * tree's type is another (the model then keeps its port of it). */
+typedef void radiff_type_page_cache_sync_ra(struct readahead_control *, unsigned long);
+typedef void radiff_type_page_cache_async_ra(struct readahead_control *, struct folio *, unsigned long);
+typedef void radiff_type_force_page_cache_ra(struct readahead_control *, unsigned long);
+typedef void radiff_type_page_cache_ra_order(struct readahead_control *, struct file_ra_state *);
+typedef void radiff_type_page_cache_ra_unbounded(struct readahead_control *, unsigned long, unsigned long);
+typedef void radiff_type_file_ra_state_init(struct file_ra_state *, struct address_space *);
+typedef int radiff_type_generic_fadvise(struct file *, loff_t, loff_t, int);
+typedef struct file *radiff_type_do_sync_mmap_readahead(struct vm_fault *);
+typedef struct file *radiff_type_do_async_mmap_readahead(struct vm_fault *, struct folio *);
+typedef void radiff_type_f2fs_readahead(struct readahead_control *);
+typedef int radiff_type_f2fs_read_data_folio(struct file *, struct folio *);
+typedef void radiff_type_ext4_readahead(struct readahead_control *);
+typedef int radiff_type_ext4_read_folio(struct file *, struct folio *);
+#define RADIFF_ENTRY(name) \
+	void *const radiff_entry_##name = __builtin_choose_expr( \
+		__builtin_types_compatible_p(__typeof__(name), radiff_type_##name), (void *)name, (void *)0)
 
 #endif

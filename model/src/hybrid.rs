@@ -28,57 +28,82 @@ pub use layout::mirror_layout;
 pub use fs::{CBio, CBvecIter, CSuperBlock, ReadFolioFn, ReadaheadFn};
 pub use functions::{runs_as_c, CFunction, CReadahead, ENTRIES, STATICS};
 
-/// The room after `struct file_ra_state`'s own members for those a tree adds
-/// (`RADIFF_RA_SIZE` in the header, less the 32 bytes of the kernel's members).
-pub type RaExtra = [u64; 4];
+/// `struct file_ra_state` as the C lays it out: the tree's own members, which the model
+/// never reads itself (it asks the object's `radiff_ra_load()` and `radiff_ra_store()`, made
+/// for the tree's struct), in the room the header allows (`RADIFF_RA_SIZE`). The model
+/// keeps each open file's bytes from one call to the next ([`crate::model::File::ra_raw`]),
+/// so a member a tree adds keeps its value.
+pub type RaRaw = [u64; 8];
 
-/// `struct file_ra_state`, the kernel's C types, and the room for members a tree adds.
+/// The room for a tree's `struct file_ra_state`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CFileRaState {
-    pub start: c_ulong,
-    pub size: c_uint,
-    pub async_size: c_uint,
-    pub ra_pages: c_uint,
-    pub order: u16,
-    pub mmap_miss: u16,
-    pub prev_pos: i64,
-    /// The tree's own members (the harness appends them to the header's struct), which
-    /// the model keeps per open file ([`crate::model::File::ra_extra`]).
-    pub radiff_extra: RaExtra,
+    pub raw: RaRaw,
 }
 
-impl CFileRaState {
-    fn from_model(ra: &FileRaState, extra: RaExtra) -> Self {
-        let mut c = CFileRaState { radiff_extra: extra, ..Default::default() };
-        c.set_from_model(ra);
-        c
-    }
+/// The header's `struct radiff_ra`: the members of `struct file_ra_state` the model holds,
+/// each as wide as the model holds it (the tree's may be narrower: the C converts).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CRadiffRa {
+    pub start: c_ulong,
+    pub size: c_ulong,
+    pub async_size: c_ulong,
+    pub ra_pages: c_ulong,
+    pub order: c_ulong,
+    pub mmap_miss: c_ulong,
+    pub prev_pos: i64,
+}
 
-    /// The kernel's members (a `struct file_ra_state` the C made itself may end before
-    /// the room: this reads no further than them).
-    fn model_state(&self) -> FileRaState {
-        FileRaState {
-            start: self.start,
-            size: self.size as u64,
-            async_size: self.async_size as u64,
-            ra_pages: self.ra_pages as u64,
-            order: self.order as u32,
-            mmap_miss: self.mmap_miss as u64,
-            prev_pos: self.prev_pos,
+impl CRadiffRa {
+    fn of(ra: &FileRaState) -> Self {
+        CRadiffRa {
+            start: ra.start,
+            size: ra.size,
+            async_size: ra.async_size,
+            ra_pages: ra.ra_pages,
+            order: ra.order as c_ulong,
+            mmap_miss: ra.mmap_miss,
+            prev_pos: ra.prev_pos,
         }
     }
 
-    /// Sets the kernel's members from the model's, keeping the tree's (and, as
-    /// [`CFileRaState::model_state`], touching nothing past the kernel's members).
-    fn set_from_model(&mut self, ra: &FileRaState) {
-        self.start = ra.start;
-        self.size = ra.size as c_uint;
-        self.async_size = ra.async_size as c_uint;
-        self.ra_pages = ra.ra_pages as c_uint;
-        self.order = ra.order as u16;
-        self.mmap_miss = ra.mmap_miss as u16;
-        self.prev_pos = ra.prev_pos;
+    fn model(&self) -> FileRaState {
+        FileRaState {
+            start: self.start,
+            size: self.size,
+            async_size: self.async_size,
+            ra_pages: self.ra_pages,
+            order: self.order as u32,
+            mmap_miss: self.mmap_miss,
+            prev_pos: self.prev_pos,
+        }
+    }
+}
+
+/// The object's `void radiff_ra_load(const struct file_ra_state *, struct radiff_ra *)`.
+pub type RaLoadFn = unsafe extern "C" fn(*const CFileRaState, *mut CRadiffRa);
+/// The object's `void radiff_ra_store(struct file_ra_state *, const struct radiff_ra *)`.
+pub type RaStoreFn = unsafe extern "C" fn(*mut CFileRaState, *const CRadiffRa);
+
+impl CReadahead {
+    /// The model's view of the C's `ra`.
+    ///
+    /// # Safety
+    /// `ra` points to a `struct file_ra_state` of the tree's layout (a frame's, or the C's).
+    unsafe fn ra_model(&self, ra: *const CFileRaState) -> FileRaState {
+        let mut m = CRadiffRa::default();
+        (self.radiff_ra_load)(ra, &mut m);
+        m.model()
+    }
+
+    /// Sets the members of the C's `ra` the model holds, keeping the rest.
+    ///
+    /// # Safety
+    /// As [`CReadahead::ra_model`].
+    unsafe fn set_ra(&self, ra: *mut CFileRaState, from: &FileRaState) {
+        (self.radiff_ra_store)(ra, &CRadiffRa::of(from));
     }
 }
 
@@ -438,7 +463,8 @@ unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl)
     let rac = &mut *rac;
     // ->readahead may grow the window (readahead_expand()): the model's file_ra_state is
     // the C's for the length of the call.
-    m.files[f.fd].ra = (*rac.ra).model_state();
+    let c = m.c.expect("a callback of the C");
+    m.files[f.fd].ra = c.ra_model(rac.ra);
     let mut r = ReadaheadControl {
         fd: f.fd,
         index: rac._index,
@@ -450,21 +476,23 @@ unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl)
     rac._index = r.index + r.nr_pages;
     rac._nr_pages = 0;
     rac._batch_count = 0;
-    (*rac.ra).set_from_model(&m.files[f.fd].ra);
+    c.set_ra(rac.ra, &m.files[f.fd].ra);
 }
 
 unsafe extern "C" fn cb_trace_sync_ra(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
     let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
-    m.rec.open(Trigger::Sync, index, req, &(*ra).model_state(), m.op, f.fd as u32);
+    let ra = m.c.expect("a callback of the C").ra_model(ra);
+    m.rec.open(Trigger::Sync, index, req, &ra, m.op, f.fd as u32);
 }
 
 unsafe extern "C" fn cb_trace_async_ra(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
     let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
-    m.rec.open(Trigger::Async, index, req, &(*ra).model_state(), m.op, f.fd as u32);
+    let ra = m.c.expect("a callback of the C").ra_model(ra);
+    m.rec.open(Trigger::Async, index, req, &ra, m.op, f.fd as u32);
 }
 
 unsafe extern "C" fn cb_trace_ra_unbounded(ctx: *mut c_void, index: c_ulong, nr_to_read: c_ulong, lookahead: c_ulong) {
@@ -476,7 +504,7 @@ unsafe extern "C" fn cb_trace_ra_unbounded(ctx: *mut c_void, index: c_ulong, nr_
 unsafe extern "C" fn cb_trace_ra_order(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState) {
     let _in_rust = InRust::enter();
     let m = Frame::of(ctx).model();
-    let ra = (*ra).model_state();
+    let ra = m.c.expect("a callback of the C").ra_model(ra);
     m.rec.submit(Submit::Order { index, size: ra.size, async_size: ra.async_size, order: ra.order });
 }
 
@@ -542,7 +570,7 @@ impl Model<'_> {
                 f_inode: std::ptr::null_mut(),
                 f_lock: 0,
                 f_op: std::ptr::null(),
-                f_ra: CFileRaState::from_model(&self.files[fd].ra, self.files[fd].ra_extra),
+                f_ra: CFileRaState { raw: self.files[fd].ra_raw },
                 radiff_fd: fd as c_uint,
             },
             rac: CReadaheadControl {
@@ -598,6 +626,7 @@ impl Model<'_> {
             (*fr).rac.ra = &mut (*fr).file.f_ra;
             (*fr).vma.vm_file = &mut (*fr).file;
             (*fr).vmf.vma = &mut (*fr).vma;
+            c.set_ra(&mut (*fr).file.f_ra, &self.files[fd].ra);
             (c.radiff_enter)(&mut (*fr).env);
             let signal = match c.radiff_guard {
                 Some(guard) => {
@@ -617,8 +646,9 @@ impl Model<'_> {
                 return;
             }
         }
-        self.files[fd].ra = frame.file.f_ra.model_state();
-        self.files[fd].ra_extra = frame.file.f_ra.radiff_extra;
+        // SAFETY: the frame's f_ra, of the tree's layout.
+        self.files[fd].ra = unsafe { c.ra_model(&frame.file.f_ra) };
+        self.files[fd].ra_raw = frame.file.f_ra.raw;
         // generic_fadvise() sets and clears them: the file's, as the C left them.
         self.files[fd].random = frame.file.f_mode & FMODE_RANDOM != 0;
         self.files[fd].noreuse = frame.file.f_mode & FMODE_NOREUSE != 0;
@@ -674,7 +704,7 @@ impl Model<'_> {
         for fd in 0..self.files.len() {
             self.switch_file(crate::pattern::file_of(fd as u32) as usize);
             self.files[fd].ra = FileRaState::default();
-            self.files[fd].ra_extra = RaExtra::default();
+            self.files[fd].ra_raw = RaRaw::default();
             let mut ractl = ReadaheadControl { fd, index: 0, nr_pages: 0, may_shrink: false, dropbehind: false };
             // SAFETY: as above; the state and the mapping are the frame's.
             self.call_c("file_ra_state_init", &mut ractl, |fr| unsafe { f(&mut fr.file.f_ra, &mut fr.mapping) });
@@ -725,10 +755,10 @@ mod tests {
     }
 
     #[test]
-    fn file_ra_state_crosses_to_the_c_and_back_unchanged() {
+    fn file_ra_state_crosses_to_radiff_ra_and_back_unchanged() {
         let ra =
             FileRaState { start: 48, size: 56, async_size: 56, ra_pages: 32, order: 6, mmap_miss: 3, prev_pos: -1 };
-        assert_eq!(CFileRaState::from_model(&ra, [0; 4]).model_state(), ra);
+        assert_eq!(CRadiffRa::of(&ra).model(), ra);
     }
 
     fn header_size(name: &str) -> usize {

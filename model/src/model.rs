@@ -31,10 +31,11 @@ pub struct File {
     pub random: bool,
     /// `FMODE_NOREUSE` (POSIX_FADV_NOREUSE): changes LRU handling only, kept for completeness.
     pub noreuse: bool,
-    /// The members a tree's C adds to `file->f_ra` (the hybrid's; the Rust port never
-    /// reads them): zero at open, as the kernel's `memset(&f->f_ra, 0, ...)` leaves them,
-    /// and kept from one call into the C to the next.
-    pub ra_extra: crate::hybrid::RaExtra,
+    /// `file->f_ra` as the tree's C lays it out (the hybrid's; the Rust port never reads
+    /// it): zero at open, as the kernel's `memset(&f->f_ra, 0, ...)` leaves it, and kept
+    /// from one call into the C to the next, so that the members a tree adds keep their
+    /// values; the model's own members are set in it before each call.
+    pub ra_raw: crate::hybrid::RaRaw,
 }
 
 /// The parts of `struct backing_dev_info` readahead looks at.
@@ -437,7 +438,7 @@ impl<'a> Model<'a> {
                 ra: FileRaState::file_ra_state_init(bdi.ra_pages),
                 random: false,
                 noreuse: false,
-                ra_extra: Default::default(),
+                ra_raw: Default::default(),
             })
             .collect();
         let parked = (0..input.nr_files())

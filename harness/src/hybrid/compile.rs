@@ -96,33 +96,72 @@ pub fn members(text: &str, name: &str) -> std::result::Result<Option<Vec<(String
 /// The tree's header whose `struct file_ra_state` a patch may grow.
 pub const FS_H: &str = "include/linux/fs.h";
 
-/// The members a tree adds to the two structs radiff's header lets it grow, as the
-/// header's `RADIFF_RAC_EXTRA` and `RADIFF_RA_EXTRA` hold them (`bool may_shrink;`).
+/// The members of `struct file_ra_state` the model holds (the header's `struct radiff_ra`).
+pub const RA_MODEL_MEMBERS: [&str; 7] = ["start", "size", "async_size", "ra_pages", "order", "mmap_miss", "prev_pos"];
+
+/// What the header takes from the tree's own headers: the members a tree adds to `struct
+/// readahead_control` (the header's `RADIFF_RAC_EXTRA`, `bool may_shrink;`), and the tree's
+/// whole `struct file_ra_state` (`RADIFF_RA_MEMBERS`), whatever its members' types.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Extras {
-    /// `struct readahead_control`, from the tree's include/linux/pagemap.h.
+    /// `struct readahead_control`'s added members, from the tree's include/linux/pagemap.h.
     pub rac: String,
-    /// `struct file_ra_state`, from the tree's include/linux/fs.h.
-    pub ra: String,
+    /// `struct file_ra_state`'s members, from the tree's include/linux/fs.h, one after
+    /// another; `None` when the tree does not define it there (radiff's own then).
+    pub ra: Option<String>,
+    /// Which of [`RA_MODEL_MEMBERS`] the tree's `struct file_ra_state` has (all of them
+    /// when it is radiff's own).
+    pub ra_names: Vec<String>,
 }
 
 impl Extras {
     /// The extras of `tree`, or why it has members the hybrid cannot copy (naming the header).
     pub fn of(tree: &dyn crate::port::Files) -> Result<std::result::Result<Extras, String>> {
         let rac = extra("readahead_control", tree.read(PAGEMAP_H)?.as_deref()).map_err(|w| format!("{PAGEMAP_H}: {w}"));
-        let ra = extra("file_ra_state", tree.read(FS_H)?.as_deref()).map_err(|w| format!("{FS_H}: {w}"));
-        Ok(rac.and_then(|rac| ra.map(|ra| Extras { rac, ra })))
+        let ra = tree.read(FS_H)?.map(|t| members(&t, "file_ra_state")).transpose().map(Option::flatten);
+        let ra = ra.map_err(|w| format!("{FS_H}: {w}"));
+        Ok(rac.and_then(|rac| ra.map(|ra| Extras::with(rac, ra))))
+    }
+
+    /// The extras with `rac`'s added members and the tree's `struct file_ra_state`
+    /// members as (name, declaration), `None` for radiff's own.
+    pub fn with(rac: String, ra: Option<Vec<(String, String)>>) -> Extras {
+        let ra_names = match &ra {
+            Some(m) => {
+                RA_MODEL_MEMBERS.iter().filter(|n| m.iter().any(|(t, _)| t == *n)).map(|n| n.to_string()).collect()
+            }
+            None => RA_MODEL_MEMBERS.iter().map(|n| n.to_string()).collect(),
+        };
+        let ra = ra.map(|m| m.iter().map(|(_, d)| format!("{d};")).collect::<Vec<_>>().join(" "));
+        Extras { rac, ra, ra_names }
     }
 
     /// The header with these members in its two structs.
     fn header(&self) -> String {
         let mut text = String::new();
-        for (name, decls) in [("RADIFF_RAC_EXTRA", &self.rac), ("RADIFF_RA_EXTRA", &self.ra)] {
-            if !decls.is_empty() {
-                text.push_str(&format!("#define {name} {decls}\n"));
-            }
+        if !self.rac.is_empty() {
+            text.push_str(&format!("#define RADIFF_RAC_EXTRA {}\n", self.rac));
+        }
+        if let Some(ra) = &self.ra {
+            text.push_str(&format!("#define RADIFF_RA_MEMBERS {ra}\n"));
         }
         text + HEADER
+    }
+
+    /// `radiff_ra_load()` and `radiff_ra_store()` for the tree's `struct file_ra_state`:
+    /// each member the model holds that the tree's struct has, converted by C's rules; the
+    /// others load as 0 and are not stored. Appended to mm/readahead.c's unit.
+    pub fn ra_accessors(&self) -> String {
+        let names = if self.ra.is_none() && self.ra_names.is_empty() {
+            RA_MODEL_MEMBERS.iter().map(|n| n.to_string()).collect()
+        } else {
+            self.ra_names.clone()
+        };
+        let load: String = names.iter().map(|n| format!("\tm->{n} = ra->{n};\n")).collect();
+        let store: String = names.iter().map(|n| format!("\tra->{n} = m->{n};\n")).collect();
+        format!(
+            "#line 1 \"radiff-ra.c\"\nvoid radiff_ra_load(const struct file_ra_state *ra, struct radiff_ra *m)\n{{\n\t*m = (struct radiff_ra){{ 0 }};\n{load}}}\nvoid radiff_ra_store(struct file_ra_state *ra, const struct radiff_ra *m)\n{{\n{store}}}\n"
+        )
     }
 }
 
@@ -254,7 +293,10 @@ pub fn layout_asserts(layout: &[(&str, &str, usize, usize)]) -> String {
             ));
         } else {
             c.push_str(&format!("_Static_assert(__builtin_offsetof(struct {s}, {m}) == {offset}, \"struct {s}.{m} is at {offset} in the Rust mirror\");\n"));
-            c.push_str(&format!("_Static_assert(sizeof(((struct {s} *)0)->{m}) == {size}, \"struct {s}.{m} has {size} bytes in the Rust mirror\");\n"));
+            // Size 0: a member whose size is the tree's (struct file's f_ra).
+            if *size > 0 {
+                c.push_str(&format!("_Static_assert(sizeof(((struct {s} *)0)->{m}) == {size}, \"struct {s}.{m} has {size} bytes in the Rust mirror\");\n"));
+            }
         }
     }
     c
@@ -356,7 +398,19 @@ pub fn compile(
     extras: &Extras,
 ) -> Result<std::result::Result<Compiled, CompileError>> {
     let dir = cache.dir("hybrid")?;
-    let header_text = extras.header();
+    // The tree's own declarations of the functions its files call before defining them.
+    let mut protos = super::unit::prototypes(&sources.readahead, &super::unit::PROTOTYPED);
+    for (u, t) in OPTIONAL.iter().zip(&sources.optional) {
+        if let (true, Some(t)) = (u.whole, t) {
+            let more = super::unit::prototypes(t, &super::unit::PROTOTYPED);
+            protos = format!("{protos} {more}").trim().to_string();
+        }
+    }
+    let header_text = if protos.is_empty() {
+        extras.header()
+    } else {
+        format!("#define RADIFF_TREE_PROTOTYPES {protos}\n{}", extras.header())
+    };
     let flags = format!("{} {}", FLAGS.join(" "), LINK_FLAGS.join(" "));
     let mut parts: Vec<&[u8]> = vec![sources.readahead.as_bytes()];
     parts.extend(sources.optional.iter().map(|t| t.as_deref().map_or(b"(none)".as_slice(), str::as_bytes)));
@@ -374,8 +428,22 @@ pub fn compile(
         std::fs::create_dir_all(p.parent().unwrap()).map_err(|e| Error::io(p, e))?;
         std::fs::write(p, text).map_err(|e| Error::io(p, e))
     };
-    let mut units = vec![(READAHEAD_C, "readahead.c", Some(&sources.readahead))];
-    units.extend(OPTIONAL.iter().zip(&sources.optional).map(|(u, t)| (u.file, u.scratch, t.as_ref())));
+    // mm/readahead.c's unit also holds the converters of the tree's struct file_ra_state;
+    // a unit compiled whole, the exports of the functions the model calls that it defines
+    // (an extracted unit has them already).
+    let exports = |file: &str, text: &str| {
+        let entries = super::unit::entries_of(file);
+        super::unit::entry_lines(&super::unit::defined(text, &entries))
+    };
+    let readahead =
+        format!("{}\n{}{}", sources.readahead, extras.ra_accessors(), exports(READAHEAD_C, &sources.readahead));
+    let whole: Vec<Option<String>> = OPTIONAL
+        .iter()
+        .zip(&sources.optional)
+        .map(|(u, t)| t.as_ref().map(|t| if u.whole { format!("{t}\n{}", exports(u.file, t)) } else { t.clone() }))
+        .collect();
+    let mut units = vec![(READAHEAD_C, "readahead.c", Some(&readahead))];
+    units.extend(OPTIONAL.iter().zip(&whole).map(|(u, t)| (u.file, u.scratch, t.as_ref())));
     // Every unit's headers checked before a byte is written.
     let mut headers = Vec::new();
     for (tree_file, _, text) in &units {
@@ -470,30 +538,27 @@ mod tests {
     }
 
     #[test]
-    fn a_member_a_tree_adds_to_struct_file_ra_state_is_copied_and_a_changed_type_is_refused() {
-        // The members as radiff's header declares them, in a tree's own layout (tabs,
-        // comments), with one the tree adds.
-        let ours = members(HEADER, "file_ra_state").unwrap().unwrap();
-        let body: String = ours
-            .iter()
-            .filter(|(n, _)| n != "RADIFF_RA_EXTRA")
-            .map(|(_, d)| format!("\t{d};\t/* a comment */\n"))
-            .collect();
-        let tree = format!("struct file_ra_state {{\n{body}\tunsigned int nr_async;\n}};\n");
-        assert_eq!(extra("file_ra_state", Some(&tree)).unwrap(), "unsigned int nr_async;");
-        let retyped = tree.replace("unsigned int size;", "unsigned long size;");
-        assert_ne!(retyped, tree);
-        let why = extra("file_ra_state", Some(&retyped)).unwrap_err();
-        assert!(why.contains("`unsigned long size`") && why.contains("`unsigned int size`"), "{why}");
-    }
-
-    #[test]
-    fn the_header_gets_each_structs_members_and_no_define_for_a_struct_the_tree_left_alone() {
-        let e = Extras { rac: "bool may_shrink;".into(), ra: String::new() };
-        let h = e.header();
-        assert!(h.starts_with("#define RADIFF_RAC_EXTRA bool may_shrink;\n"), "{}", &h[..80]);
-        assert!(!h.contains("#define RADIFF_RA_EXTRA "));
-        assert_eq!(Extras::default().header(), HEADER);
+    fn the_trees_struct_file_ra_state_is_the_headers_whatever_its_members_types_and_the_converters_follow_it() {
+        // 6.12's: `unsigned int mmap_miss`, no `order`, a comment; and a member a patch adds.
+        let tree = "struct file_ra_state {\n\tpgoff_t start;\n\tunsigned int size;\n\tunsigned int async_size;\n\tunsigned int ra_pages;\n\tunsigned int mmap_miss;\t/* Cache miss stat for mmap accesses */\n\tloff_t prev_pos;\n\tunsigned int nr_async;\n};\n";
+        let e = Extras::with(String::new(), members(tree, "file_ra_state").unwrap());
+        assert_eq!(
+            e.ra.as_deref(),
+            Some("pgoff_t start; unsigned int size; unsigned int async_size; unsigned int ra_pages; unsigned int mmap_miss; loff_t prev_pos; unsigned int nr_async;")
+        );
+        assert_eq!(e.ra_names, ["start", "size", "async_size", "ra_pages", "mmap_miss", "prev_pos"]);
+        assert!(e.header().starts_with("#define RADIFF_RA_MEMBERS pgoff_t start;"));
+        let c = e.ra_accessors();
+        assert!(
+            c.contains("\tm->mmap_miss = ra->mmap_miss;\n") && c.contains("\tra->prev_pos = m->prev_pos;\n"),
+            "{c}"
+        );
+        assert!(!c.contains("order") && !c.contains("nr_async"), "{c}");
+        // A tree without the header: radiff's struct, every member converted.
+        let own = Extras::default().ra_accessors();
+        assert!(RA_MODEL_MEMBERS.iter().all(|n| own.contains(&format!("m->{n} = ra->{n};"))), "{own}");
+        let nested = tree.replace("\tunsigned int nr_async;\n", "\tstruct { int a; } s;\n");
+        assert!(members(&nested, "file_ra_state").is_err());
     }
 
     #[test]
@@ -503,13 +568,13 @@ mod tests {
         assert_eq!(check_against_header(&layout_asserts(&layout)).unwrap(), Ok(()));
         // Two members of one size swapped in the mirror: gcc names the first that moved.
         let mut swapped = layout.clone();
-        let at = |m: &str| swapped.iter().position(|(s, n, ..)| *s == "file_ra_state" && *n == m).unwrap();
-        let (a, b) = (at("size"), at("async_size"));
+        let at = |m: &str| swapped.iter().position(|(s, n, ..)| *s == "readahead_control" && *n == m).unwrap();
+        let (a, b) = (at("_nr_pages"), at("_batch_count"));
         let (oa, ob) = (swapped[a].2, swapped[b].2);
         swapped[a].2 = ob;
         swapped[b].2 = oa;
         let why = check_against_header(&layout_asserts(&swapped)).unwrap().unwrap_err();
-        assert!(why.contains("struct file_ra_state.size is at"), "{why}");
+        assert!(why.contains("struct readahead_control._nr_pages is at"), "{why}");
     }
 
     #[test]

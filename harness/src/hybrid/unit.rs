@@ -151,13 +151,59 @@ pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Resu
     for (line, def) in &taken {
         unit.push_str(&format!("#line {line} \"{file}\"\n{def}\n"));
     }
-    unit.push_str("#line 1 \"radiff-entries.c\"\n");
-    for e in &found {
-        // The function under the name the model looks up, whatever the file made it.
-        let export = radiff_model::hybrid::functions::static_entry(e);
-        unit.push_str(&format!("extern __typeof__({e}) {export} __attribute__((alias(\"{e}\")));\n"));
-    }
+    unit.push_str(&entry_lines(&found));
     Ok(Some(unit))
+}
+
+/// The unit's exports of `entries` (the functions the model calls that it defines):
+/// `radiff_entry_NAME`, the function's address where its type is the one the model calls
+/// it with, NULL otherwise (the header's `RADIFF_ENTRY`), whatever the file made it
+/// (static or not).
+pub fn entry_lines(entries: &[&str]) -> String {
+    let mut out = String::from("#line 1 \"radiff-entries.c\"\n");
+    for e in entries {
+        out.push_str(&format!("RADIFF_ENTRY({e});\n"));
+    }
+    out
+}
+
+/// Of `entries`, those `text` defines.
+pub fn defined<'e>(text: &str, entries: &[&'e str]) -> Vec<&'e str> {
+    entries.iter().copied().filter(|e| definitions(text, e).is_ok_and(|d| !d.is_empty())).collect()
+}
+
+/// The functions the tree's mm/readahead.c and mm/fadvise.c define that other functions
+/// (or units) call before their definitions: the header declares them as the tree does.
+pub const PROTOTYPED: [&str; 9] = [
+    "page_cache_ra_unbounded",
+    "page_cache_ra_order",
+    "force_page_cache_ra",
+    "page_cache_sync_ra",
+    "page_cache_async_ra",
+    "readahead_expand",
+    "file_ra_state_init",
+    "ksys_readahead",
+    "generic_fadvise",
+];
+
+/// The head of each definition of `names` in `text` as a declaration on one line
+/// (`port::normalise`d, comments out: `void page_cache_ra_order(struct readahead_control*ractl,
+/// struct file_ra_state*ra);`), one after another.
+pub fn prototypes(text: &str, names: &[&str]) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for name in names {
+        let Ok(spans) = definitions(text, name) else { continue };
+        for (start, end) in spans {
+            let def = lines[start - 1..end].join("\n");
+            let Some(head) = def.split('{').next() else { continue };
+            let head: String = normalise(head).split_whitespace().collect::<Vec<_>>().join(" ");
+            if head.contains(&format!("{name}(")) && !head.starts_with("static") {
+                out.push(format!("{head};"));
+            }
+        }
+    }
+    out.join(" ")
 }
 
 #[cfg(test)]
@@ -202,10 +248,8 @@ static struct file *do_sync_mmap_readahead(struct vm_fault *vmf)
         }
         // The helper comes before its caller, as in the file.
         assert!(unit.find("helper(int x)").unwrap() < unit.find("do_sync_mmap_readahead(struct").unwrap());
-        assert!(unit.ends_with(
-            "extern __typeof__(do_sync_mmap_readahead) radiff_static_do_sync_mmap_readahead __attribute__((alias(\"do_sync_mmap_readahead\")));\n"
-        ));
-        assert!(!unit.contains("radiff_static_do_async"), "only the functions the file defines");
+        assert!(unit.ends_with("#line 1 \"radiff-entries.c\"\nRADIFF_ENTRY(do_sync_mmap_readahead);\n"), "{unit}");
+        assert!(!unit.contains("RADIFF_ENTRY(do_async"), "only the functions the file defines");
     }
 
     #[test]
@@ -214,6 +258,16 @@ static struct file *do_sync_mmap_readahead(struct vm_fault *vmf)
         let cut = FILE.trim_end().trim_end_matches('}');
         let why = extracted("mm/filemap.c", cut, &entries_of(FILEMAP_C), "").unwrap_err();
         assert!(why.starts_with("mm/filemap.c: do_sync_mmap_readahead(): the definition at line 16"), "{why}");
+    }
+
+    #[test]
+    fn a_prototype_is_the_head_of_the_trees_definition_on_one_line() {
+        let text = "/* x */\nvoid page_cache_ra_order(struct readahead_control *ractl,\n\t\tstruct file_ra_state *ra, unsigned int new_order)\n{\n\tint x;\n}\nEXPORT_SYMBOL(page_cache_ra_order);\nstatic void page_cache_sync_ra(int a)\n{\n}\n";
+        assert_eq!(
+            prototypes(text, &PROTOTYPED),
+            "void page_cache_ra_order(struct readahead_control*ractl,struct file_ra_state*ra,unsigned int new_order);"
+        );
+        assert_eq!(defined(text, &["page_cache_ra_order", "readahead_expand"]), ["page_cache_ra_order"]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
-use radiff_model::hybrid::{CAops, EnterFn, GuardFn};
+use radiff_model::hybrid::{CAops, EnterFn, GuardFn, RaLoadFn, RaStoreFn};
 use radiff_model::CReadahead;
 
 use crate::error::{Error, Result};
@@ -70,13 +70,20 @@ impl Loaded {
             self.symbol(n).ok_or_else(|| Error::Other(format!("the hybrid object has no {n}: not built by radiff")))
         };
         let enter = need("radiff_enter")?;
+        let ra_load = need("radiff_ra_load")?;
+        let ra_store = need("radiff_ra_store")?;
         let aops = need("radiff_aops")?;
         let guard = need("radiff_guard")?;
         register_crashed(need("radiff_crashed")?);
         let want = |n: &str| only.is_none_or(|o| o.contains(&n));
-        // A function its file keeps static is found under its wrapper's name.
-        let prefix = radiff_model::hybrid::functions::static_entry("");
-        let get = |n: &str| if want(n.strip_prefix(prefix.as_str()).unwrap_or(n)) { self.symbol(n) } else { None };
+        // Each function is exported as radiff_entry_NAME, NULL where the tree's type is not
+        // the one the model calls it with (the header's RADIFF_ENTRY).
+        let get = |n: &str| {
+            let p = self.symbol(&format!("radiff_entry_{n}")).filter(|_| want(n))?;
+            // SAFETY: radiff_entry_NAME is a `void *const` the unit defined.
+            let f = unsafe { *(p as *const *mut libc::c_void) };
+            (!f.is_null()).then_some(f)
+        };
         // SAFETY: each symbol is the header's declaration of that kernel function, whose
         // C signature the model's type spells out (model/src/hybrid/functions.rs); the
         // object stays loaded for the life of the process.
@@ -84,6 +91,10 @@ impl Loaded {
             Ok(CReadahead::from_symbols(
                 get,
                 std::mem::transmute::<*mut libc::c_void, EnterFn>(enter),
+                (
+                    std::mem::transmute::<*mut libc::c_void, RaLoadFn>(ra_load),
+                    std::mem::transmute::<*mut libc::c_void, RaStoreFn>(ra_store),
+                ),
                 aops as *const CAops,
                 Some(super::watchdog::install(std::mem::transmute::<*mut libc::c_void, GuardFn>(guard))),
             ))

@@ -6,8 +6,8 @@
 use std::ffi::c_void;
 
 use super::{
-    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn, RaOrderFn, RaUnboundedFn,
-    ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
+    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn, RaLoadFn, RaOrderFn,
+    RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
 };
 
 /// The name under which an object exports a function its file keeps `static` (the harness
@@ -39,6 +39,10 @@ macro_rules! entries {
         pub struct CReadahead {
             $( $(#[$doc])* pub $name: Option<$ty>, )*
             pub radiff_enter: EnterFn,
+            /// The object's converters between the tree's `struct file_ra_state` and the
+            /// model's `struct radiff_ra`.
+            pub radiff_ra_load: RaLoadFn,
+            pub radiff_ra_store: RaStoreFn,
             pub radiff_aops: *const CAops,
             /// The header's crash guard; `None` runs the C unguarded (a crash ends the process).
             pub radiff_guard: Option<GuardFn>,
@@ -66,6 +70,7 @@ macro_rules! entries {
             pub unsafe fn from_symbols(
                 symbol: impl Fn(&str) -> Option<*mut c_void>,
                 radiff_enter: EnterFn,
+                ra: (RaLoadFn, RaStoreFn),
                 radiff_aops: *const CAops,
                 radiff_guard: Option<GuardFn>,
             ) -> CReadahead {
@@ -74,6 +79,8 @@ macro_rules! entries {
                         .or_else(|| symbol(&static_entry(stringify!($name))))
                         .map(|p| std::mem::transmute::<*mut c_void, $ty>(p)), )*
                     radiff_enter,
+                    radiff_ra_load: ra.0,
+                    radiff_ra_store: ra.1,
                     radiff_aops,
                     radiff_guard,
                 }
@@ -140,6 +147,8 @@ mod tests {
     use super::*;
 
     unsafe extern "C" fn enter(_: *mut super::super::CEnv) {}
+    unsafe extern "C" fn ra_load(_: *const super::super::CFileRaState, _: *mut super::super::CRadiffRa) {}
+    unsafe extern "C" fn ra_store(_: *mut super::super::CFileRaState, _: *const super::super::CRadiffRa) {}
 
     #[test]
     fn a_table_built_from_symbols_has_the_entries_found_and_names_them_in_the_tables_order() {
@@ -147,7 +156,7 @@ mod tests {
         let found = ["file_ra_state_init", "page_cache_sync_ra"];
         let symbol = |n: &str| found.contains(&n).then_some(enter as *mut c_void);
         // SAFETY: nothing in the table is called.
-        let c = unsafe { CReadahead::from_symbols(symbol, enter, std::ptr::null(), None) };
+        let c = unsafe { CReadahead::from_symbols(symbol, enter, (ra_load, ra_store), std::ptr::null(), None) };
         assert_eq!(c.functions(), ["page_cache_sync_ra", "file_ra_state_init"]);
         assert!(c.page_cache_async_ra.is_none());
     }

@@ -18,8 +18,9 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
         };
     }
     let mut out = Vec::new();
-    members!(out, "file_ra_state", CFileRaState: start, size, async_size, ra_pages, order, mmap_miss, prev_pos);
-    out.push(("file_ra_state", "(end)", std::mem::offset_of!(CFileRaState, radiff_extra), 0));
+    // struct file_ra_state is the tree's: the model reads it through radiff_ra_load().
+    members!(out, "radiff_ra", CRadiffRa: start, size, async_size, ra_pages, order, mmap_miss, prev_pos);
+    out.push(("radiff_ra", "(end)", std::mem::size_of::<CRadiffRa>(), 0));
     members!(out, "readahead_control", CReadaheadControl: file, mapping, ra, _index, _nr_pages, _batch_count, dropbehind, _workingset, _pflags);
     out.push(("readahead_control", "(end)", std::mem::offset_of!(CReadaheadControl, radiff_extra), 0));
     members!(out, "folio", CFolio: index, order, flags, mapping, radiff);
@@ -28,12 +29,9 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     members!(out, "super_block", CSuperBlock: s_bdev, s_maxbytes);
     members!(out, "address_space_operations", CAops: read_folio, readahead);
     members!(out, "address_space", CAddressSpace: host, i_pages, invalidate_lock, gfp_mask, flags, a_ops, radiff, radiff_min_order, radiff_max_order);
-    members!(out, "file", CFile: f_mode, f_mapping, f_inode, radiff_fd, f_lock, f_op, f_ra);
-    // `f_ra` is the last member: the header's struct holds the kernel's members only (and a
-    // tree's), the mirror the whole room after them.
-    if let Some(f_ra) = out.last_mut() {
-        f_ra.3 = std::mem::offset_of!(CFileRaState, radiff_extra);
-    }
+    members!(out, "file", CFile: f_mode, f_mapping, f_inode, radiff_fd, f_lock, f_op);
+    // `f_ra` is the last member, the tree's struct, which may take less than the room.
+    out.push(("file", "f_ra", std::mem::offset_of!(CFile, f_ra), 0));
     members!(out, "vm_area_struct", CVma: vm_start, vm_end, vm_pgoff, vm_flags, vm_file);
     members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags);
     members!(out, "radiff_env", CEnv: ops, ctx);
