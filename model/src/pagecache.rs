@@ -269,7 +269,8 @@ impl PageCache {
 
     /// `folio_test_dropbehind()`.
     pub fn test_dropbehind(&self, head: u64) -> bool {
-        self.dropbehind.contains(&head)
+        // Most runs mark none: no hashing then (the hybrid asks this of every folio it lends).
+        !self.dropbehind.is_empty() && self.dropbehind.contains(&head)
     }
 
     /// `folio_test_clear_dropbehind()`: whether it was set; it is clear after.

@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Once;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use radiff_model::hybrid::GuardFn;
 
@@ -39,7 +39,7 @@ pub const SIGNAL: libc::c_int = libc::SIGXCPU;
 struct Slot {
     /// Whether a thread holds this slot (each thread that calls the C holds one while it lives).
     owned: AtomicBool,
-    /// Milliseconds since [`epoch`] plus one when the call entered; 0 when no call runs.
+    /// The coarse clock's milliseconds plus one ([`now_ms`]) when the call entered; 0 when no call runs.
     entered: AtomicU64,
     thread: AtomicU64,
 }
@@ -74,13 +74,13 @@ thread_local! {
     static MINE: Option<Claim> = claim();
 }
 
-fn epoch() -> Instant {
-    static E: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    *E.get_or_init(Instant::now)
-}
-
+/// Milliseconds of the coarse monotonic clock, plus one: read from the vDSO's data (no
+/// clock source, never a system call), at a few nanoseconds for each C call the guard times.
 fn now_ms() -> u64 {
-    epoch().elapsed().as_millis() as u64 + 1
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a timespec the call fills.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000 + 1
 }
 
 /// Registers `guard` (an object's `radiff_guard`) and starts the watchdog; returns the
@@ -97,7 +97,6 @@ pub fn install(guard: GuardFn) -> GuardFn {
 pub fn start() {
     static START: Once = Once::new();
     START.call_once(|| {
-        epoch();
         let (running, started) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("radiff-c-watchdog".into())
