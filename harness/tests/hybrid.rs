@@ -289,7 +289,7 @@ fn explore_searches_a_patch_without_a_policy_with_the_hybrid_and_finds_where_it_
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(
         said[0].starts_with(
-            "unnamed-fix: the hybrid: mm/readahead.c, mm/fadvise.c, mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), fs/f2fs/data.c's f2fs_readahead(), "
+            "unnamed-fix: the hybrid: mm/readahead.c, mm/fadvise.c, mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), fs/f2fs/data.c's f2fs_readahead(), "
         ) && said[0].contains("page_cache_async_ra()"),
         "{said:?}"
     );
@@ -588,9 +588,36 @@ fn a_do_sync_mmap_readahead_that_does_not_compile_leaves_the_fault_path_to_the_p
     let (text, agreed) = check_edited_file("mm/filemap.c", broken);
     assert!(agreed, "{text}");
     assert!(
-        text.contains(&format!("do_sync_mmap_readahead() and do_async_mmap_readahead() stay the Rust port: mm/filemap.c does not compile with radiff's header: mm/filemap.c:{line}:")),
+        text.contains(&format!("do_sync_mmap_readahead(), do_async_mmap_readahead() and filemap_get_read_batch() stay the Rust port: mm/filemap.c does not compile with radiff's header: mm/filemap.c:{line}:")),
         "{text}"
     );
+}
+
+/// 7.3.4's `filemap_get_read_batch()` ends a batch at a folio marked PG_readahead, so
+/// that `filemap_get_pages()` finds it last and starts the async window there.
+const BATCH_ENDS_AT_READAHEAD: &str = "\t\tif (folio_test_readahead(folio))\n\t\t\tbreak;\n";
+
+fn async_windows(t: &radiff_model::Trace) -> usize {
+    t.windows.iter().filter(|w| w.trigger == radiff_model::Trigger::Async).count()
+}
+
+#[test]
+fn a_patched_filemap_get_read_batch_runs_as_c_and_parts_from_the_port_on_reads_only() {
+    // The batch walks on past the marked folio: filemap_get_pages() no longer finds it last.
+    let h = with_filemap(|s| s.replacen(BATCH_ENDS_AT_READAHEAD, "", 1));
+    assert!(runs_as_c(&h, "filemap_get_read_batch"), "{:?}", h.workers.functions());
+    // A mapping read by faults never looks up a read batch: nothing changes there.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("mmap_backward.yaml"));
+    assert_eq!(port, hybrid);
+    // Sequential reads: the port's async windows start at the marked folio; the patch's
+    // batches step over it, so fewer of them start.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("1mib_after_4k.yaml"));
+    assert_ne!(port, hybrid);
+    assert!(async_windows(&port) > 0 && async_windows(&hybrid) < async_windows(&port), "{port:?}\n{hybrid:?}");
+    let (text, agreed) = check_edited_file("mm/filemap.c", |s| s.replacen(BATCH_ENDS_AT_READAHEAD, "", 1));
+    assert!(!agreed, "{text}");
+    assert!(text.contains(", filemap_get_read_batch, "), "{text}");
+    assert_some_but_not_all_part(&text);
 }
 
 #[test]

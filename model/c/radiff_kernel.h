@@ -669,6 +669,54 @@ static inline struct file *maybe_unlock_mmap_for_io(struct vm_fault *vmf, struct
 	return fpin;
 }
 
+/* ---- the read path's walk of the page cache (mm/filemap.c's filemap_get_read_batch();
+ * include/linux/xarray.h, folio_batch.h) ---- */
+/* An xarray cursor over the model's cache, by page index: loading any index of a folio
+ * gives that folio, as a multi-index entry does; the cache holds no value, sibling or
+ * retry entries. One task runs the call, so nothing changes the cache under the walk: a
+ * reload gives the entry loaded, and a reference is always taken. After xas_reset() the
+ * next xas_next() loads the same index again, as the kernel's restarted walk does. */
+struct xa_state {
+	struct xarray *xa;
+	unsigned long xa_index;
+	void *radiff_entry;
+	bool radiff_restart;
+};
+#define XA_STATE(name, array, index) \
+	struct xa_state name = { .xa = (array), .xa_index = (index), .radiff_entry = NULL, .radiff_restart = false }
+static inline void *xas_load(struct xa_state *xas)
+{
+	xas->radiff_restart = false;
+	return xas->radiff_entry = xa_load(xas->xa, xas->xa_index);
+}
+static inline void *xas_next(struct xa_state *xas)
+{
+	if (!xas->radiff_restart)
+		xas->xa_index++;
+	return xas_load(xas);
+}
+static inline void *xas_reload(struct xa_state *xas) { return xas->radiff_entry; }
+static inline void xas_reset(struct xa_state *xas) { xas->radiff_restart = true; }
+static inline void xas_advance(struct xa_state *xas, unsigned long index) { xas->xa_index = index; }
+static inline bool xas_retry(struct xa_state *xas, const void *entry) { (void)xas; (void)entry; return false; }
+static inline bool xa_is_sibling(const void *entry) { (void)entry; return false; }
+static inline bool folio_try_get(struct folio *folio) { (void)folio; return true; }
+/* include/linux/folio_batch.h: the model reads the batch back (model/src/hybrid/read.rs). */
+#define FOLIO_BATCH_SIZE 31
+struct folio_batch {
+	unsigned char nr;
+	unsigned char i;
+	bool percpu_pvec_drained;
+	struct folio *folios[FOLIO_BATCH_SIZE];
+};
+static inline unsigned int folio_batch_count(const struct folio_batch *fbatch) { return fbatch->nr; }
+static inline unsigned int folio_batch_space(const struct folio_batch *fbatch) { return FOLIO_BATCH_SIZE - fbatch->nr; }
+static inline unsigned int folio_batch_add(struct folio_batch *fbatch, struct folio *folio)
+{
+	fbatch->folios[fbatch->nr++] = folio;
+	return folio_batch_space(fbatch);
+}
+
 /* ---- mm/fadvise.c's helpers ---- */
 /* The inode is never DAX in the model. */
 #define IS_DAX(inode) ((void)(inode), false)
@@ -953,6 +1001,11 @@ static inline int ext4_map_blocks(handle_t *handle, struct inode *inode, struct 
 /* The bio's completion and fs-verity's work are the model's. */
 static inline void mpage_end_io(struct bio *bio) { (void)bio; }
 static inline void ext4_set_verity_work(struct bio *bio, struct fsverity_info *vi) { (void)bio; (void)vi; }
+/* Before 7.3 (7.2's fs/ext4/readpage.c) the same work was set up by this one. */
+static inline void ext4_set_bio_post_read_ctx(struct bio *bio, const struct inode *inode, struct fsverity_info *vi)
+{
+	(void)bio; (void)inode; (void)vi;
+}
 static inline int ext4_has_inline_data(struct inode *inode) { (void)inode; return 0; }
 static inline int ext4_readpage_inline(struct inode *inode, struct folio *folio)
 {
@@ -978,6 +1031,7 @@ typedef void radiff_type_f2fs_readahead(struct readahead_control *);
 typedef int radiff_type_f2fs_read_data_folio(struct file *, struct folio *);
 typedef void radiff_type_ext4_readahead(struct readahead_control *);
 typedef int radiff_type_ext4_read_folio(struct file *, struct folio *);
+typedef void radiff_type_filemap_get_read_batch(struct address_space *, pgoff_t, pgoff_t, struct folio_batch *);
 #define RADIFF_ENTRY(name) \
 	void *const radiff_entry_##name = __builtin_choose_expr( \
 		__builtin_types_compatible_p(__typeof__(name), radiff_type_##name), (void *)name, (void *)0)

@@ -129,8 +129,16 @@ impl Model<'_> {
     /// `filemap_get_read_batch()`, Linux 7.3.4 mm/filemap.c: the folios from `index`
     /// on, stopping after the first one that is not uptodate or has PG_readahead, after
     /// the one that holds `max`, at a missing page, or after `FOLIO_BATCH_SIZE` folios.
-    fn filemap_get_read_batch(&mut self, index: u64, max: u64, batch: &mut FolioBatch) {
+    fn filemap_get_read_batch(&mut self, fd: usize, index: u64, max: u64, batch: &mut FolioBatch) {
         batch.nr = 0;
+        if let Some(c) = self.c_filemap_get_read_batch(fd, index, max) {
+            for &head in c.heads() {
+                if let Some(folio) = self.cache.folio_at(head) {
+                    batch.add(folio);
+                }
+            }
+            return;
+        }
         if index > max {
             cover!(self.rec, "filemap_get_read_batch: index > max");
             return;
@@ -250,7 +258,7 @@ impl Model<'_> {
         // "last_index" is the index of the folio beyond the end of the read.
         let min_nrbytes = PAGE_SIZE << self.min_order();
         let last_index = ((pos + count).div_ceil(min_nrbytes) * min_nrbytes) >> PAGE_SHIFT;
-        self.filemap_get_read_batch(index, last_index - 1, batch);
+        self.filemap_get_read_batch(fd, index, last_index - 1, batch);
         if batch.nr == 0 {
             cover!(self.rec, "filemap_get_pages: batch empty: page_cache_sync_ra");
             let mut ractl = ReadaheadControl::new(fd, index);
@@ -258,7 +266,7 @@ impl Model<'_> {
             // allocations reclaim; "if (iocb->ki_flags & IOCB_DONTCACHE) ractl.dropbehind = 1;"
             ractl.dropbehind = self.ki_flags.dontcache;
             self.page_cache_sync_ra(&mut ractl, last_index - index);
-            self.filemap_get_read_batch(index, last_index - 1, batch);
+            self.filemap_get_read_batch(fd, index, last_index - 1, batch);
         }
         if batch.nr == 0 {
             cover!(self.rec, "filemap_get_pages: still empty: filemap_create_folio");

@@ -20,6 +20,7 @@ mod fault;
 mod fs;
 pub mod functions;
 mod layout;
+mod read;
 
 pub use crash::{Crash, WORKER};
 pub use fault::{AsyncMmapRaFn, CVmFault, CVma, SyncMmapRaFn};
@@ -531,16 +532,10 @@ unsafe extern "C" fn guarded_body<F: FnOnce(&mut Frame)>(data: *mut c_void) {
 }
 
 impl Model<'_> {
-    /// Runs `call` (one of the C's kernel functions) on `ractl` with the model's state as
-    /// its kernel: builds the kernel objects the C sees, lends them for the call, and
-    /// takes back `file_ra_state` and the control's window.
-    fn call_c<F: FnOnce(&mut Frame)>(&mut self, function: &'static str, ractl: &mut ReadaheadControl, call: F) {
-        let c = self.c.expect("call_c without C functions");
-        if self.crash.is_some() {
-            return;
-        }
+    /// A frame of the model's state for a call on `ractl`'s file, its pointers unset.
+    fn fresh_frame(&mut self, c: &CReadahead, ractl: &ReadaheadControl) -> Frame {
         let fd = ractl.fd;
-        let fresh = Frame {
+        Frame {
             model: (self as *mut Model<'_>).cast::<Model<'static>>(),
             fd,
             env: CEnv { ops: &OPS, ctx: std::ptr::null_mut() },
@@ -594,7 +589,31 @@ impl Model<'_> {
             folios: Vec::new(),
             lent: 0,
             bug: None,
-        };
+        }
+    }
+
+    /// Runs `call` (one of the C's kernel functions) on `ractl` with the model's state as
+    /// its kernel: builds the kernel objects the C sees, lends them for the call, and
+    /// takes back `file_ra_state` and the control's window.
+    fn call_c<F: FnOnce(&mut Frame)>(&mut self, function: &'static str, ractl: &mut ReadaheadControl, call: F) {
+        self.call_c_on(function, ractl, true, call)
+    }
+
+    /// [`Model::call_c`], where `with_file` is false for a function that sees no file
+    /// (only the mapping: `filemap_get_read_batch()`): the file's `f_ra` and modes are
+    /// then neither lent nor taken back, and the control is left as it was.
+    fn call_c_on<F: FnOnce(&mut Frame)>(
+        &mut self,
+        function: &'static str,
+        ractl: &mut ReadaheadControl,
+        with_file: bool,
+        call: F,
+    ) {
+        let c = self.c.expect("call_c without C functions");
+        if self.crash.is_some() {
+            return;
+        }
+        let fd = ractl.fd;
         // A call the C makes into the model that calls the C again finds no spare frame,
         // and makes its own.
         let mut frame = match self.c_frame.0.take() {
@@ -602,10 +621,10 @@ impl Model<'_> {
                 let folios = std::mem::take(&mut old.folios);
                 let mut bios = std::mem::take(&mut old.bios);
                 bios.clear();
-                *old = Frame { folios, bios, ..fresh };
+                *old = Frame { folios, bios, ..self.fresh_frame(c, ractl) };
                 old
             }
-            None => Box::new(fresh),
+            None => Box::new(self.fresh_frame(c, ractl)),
         };
         let fr: *mut Frame = &mut *frame;
         // SAFETY: every pointer is into the boxed frame, which outlives the call.
@@ -626,7 +645,9 @@ impl Model<'_> {
             (*fr).rac.ra = &mut (*fr).file.f_ra;
             (*fr).vma.vm_file = &mut (*fr).file;
             (*fr).vmf.vma = &mut (*fr).vma;
-            c.set_ra(&mut (*fr).file.f_ra, &self.files[fd].ra);
+            if with_file {
+                c.set_ra(&mut (*fr).file.f_ra, &self.files[fd].ra);
+            }
             (c.radiff_enter)(&mut (*fr).env);
             let signal = match c.radiff_guard {
                 Some(guard) => {
@@ -645,6 +666,10 @@ impl Model<'_> {
                 self.crash = Some(Crash { function, signal, bug: (*fr).bug.take(), op: Some(self.op), note: None });
                 return;
             }
+        }
+        if !with_file {
+            self.c_frame.0 = Some(frame);
+            return;
         }
         // SAFETY: the frame's f_ra, of the tree's layout.
         self.files[fd].ra = unsafe { c.ra_model(&frame.file.f_ra) };

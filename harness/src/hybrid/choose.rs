@@ -214,7 +214,7 @@ mod tests {
         );
         assert_eq!(
             hybrid_label("my-fix", &["mm/fadvise.c", "mm/filemap.c"], &changed[..1]),
-            "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead() of my-fix ran as C (the tree changes force_page_cache_ra())"
+            "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch() of my-fix ran as C (the tree changes force_page_cache_ra())"
         );
     }
 

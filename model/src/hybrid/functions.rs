@@ -5,16 +5,11 @@
 
 use std::ffi::c_void;
 
+use super::read::GetReadBatchFn;
 use super::{
     AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn, RaLoadFn, RaOrderFn,
     RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
 };
-
-/// The name under which an object exports a function its file keeps `static` (the harness
-/// exports such functions under this name, an alias of theirs).
-pub fn static_entry(name: &str) -> String {
-    format!("radiff_static_{name}")
-}
 
 /// A kernel function that runs as C: its name and the tree's file that defines it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,8 +54,8 @@ macro_rules! entries {
                 out
             }
 
-            /// The table of the entries `symbol` finds (by name, or by [`static_entry`]'s
-            /// name for a function its file keeps static), with the header's
+            /// The table of the entries `symbol` finds by name (the harness's loader reads
+            /// each from the object's `radiff_entry_NAME`), with the header's
             /// `radiff_enter`, `radiff_aops` and guard.
             ///
             /// # Safety
@@ -76,7 +71,6 @@ macro_rules! entries {
             ) -> CReadahead {
                 CReadahead {
                     $( $name: symbol(stringify!($name))
-                        .or_else(|| symbol(&static_entry(stringify!($name))))
                         .map(|p| std::mem::transmute::<*mut c_void, $ty>(p)), )*
                     radiff_enter,
                     radiff_ra_load: ra.0,
@@ -106,6 +100,9 @@ entries! {
     do_sync_mmap_readahead: SyncMmapRaFn, "mm/filemap.c";
     /// Called where a fault finds a folio.
     do_async_mmap_readahead: AsyncMmapRaFn, "mm/filemap.c";
+    /// Called for each batch of cached folios the read path looks up (`filemap_get_pages()`),
+    /// taken from the tree's mm/filemap.c as the fault path's functions are.
+    filemap_get_read_batch: GetReadBatchFn, "mm/filemap.c";
     /// An f2fs file's `->readahead`, taken from the tree's fs/f2fs/data.c with the static
     /// functions it calls: the C `read_pages()` calls it through the mapping's a_ops.
     f2fs_readahead: ReadaheadFn, "fs/f2fs/data.c";
