@@ -388,6 +388,23 @@ fn error_path(so: &Path, unit: &str) -> PathBuf {
     so.with_extension(format!("{}-error", unit.trim_end_matches(".c")))
 }
 
+/// The header's text for `sources`: the tree's members (`extras`) and the tree's own
+/// declarations of the functions its whole files call before defining them.
+fn header_for(sources: &Sources, extras: &Extras) -> String {
+    let mut protos = super::unit::prototypes(&sources.readahead, &super::unit::PROTOTYPED);
+    for (u, t) in OPTIONAL.iter().zip(&sources.optional) {
+        if let (true, Some(t)) = (u.whole, t) {
+            let more = super::unit::prototypes(t, &super::unit::PROTOTYPED);
+            protos = format!("{protos} {more}").trim().to_string();
+        }
+    }
+    if protos.is_empty() {
+        extras.header()
+    } else {
+        format!("#define RADIFF_TREE_PROTOTYPES {protos}\n{}", extras.header())
+    }
+}
+
 /// Compiles `sources` into `hybrid/<key>.so` in the cache, or finds it there, with
 /// `extras` ([`Extras`]) appended to the header's structs; the key covers the sources,
 /// the header and the extra members. mm/readahead.c's failure is the object's (`Err`, the
@@ -398,19 +415,7 @@ pub fn compile(
     extras: &Extras,
 ) -> Result<std::result::Result<Compiled, CompileError>> {
     let dir = cache.dir("hybrid")?;
-    // The tree's own declarations of the functions its files call before defining them.
-    let mut protos = super::unit::prototypes(&sources.readahead, &super::unit::PROTOTYPED);
-    for (u, t) in OPTIONAL.iter().zip(&sources.optional) {
-        if let (true, Some(t)) = (u.whole, t) {
-            let more = super::unit::prototypes(t, &super::unit::PROTOTYPED);
-            protos = format!("{protos} {more}").trim().to_string();
-        }
-    }
-    let header_text = if protos.is_empty() {
-        extras.header()
-    } else {
-        format!("#define RADIFF_TREE_PROTOTYPES {protos}\n{}", extras.header())
-    };
+    let header_text = header_for(sources, extras);
     let flags = format!("{} {}", FLAGS.join(" "), LINK_FLAGS.join(" "));
     let mut parts: Vec<&[u8]> = vec![sources.readahead.as_bytes()];
     parts.extend(sources.optional.iter().map(|t| t.as_deref().map_or(b"(none)".as_slice(), str::as_bytes)));
