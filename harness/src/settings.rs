@@ -16,6 +16,9 @@ pub const ENV_REV: &str = "RADIFF_KERNEL_REV";
 /// limit on one call into its C in milliseconds.
 pub const ENV_WORKER_SO: &str = "RADIFF_HYBRID_WORKER_SO";
 pub const ENV_WORKER_LIMIT_MS: &str = "RADIFF_HYBRID_WORKER_LIMIT_MS";
+/// Set by radiff for a worker that runs only some of the object's functions as C: their
+/// names, comma-separated (the others are the Rust port).
+pub const ENV_WORKER_ONLY: &str = "RADIFF_HYBRID_WORKER_ONLY";
 /// Set by `radiff bisect` for its children: the name of the tree whose lock it holds.
 pub const ENV_LOCKED: &str = "RADIFF_TREE_LOCKED";
 
@@ -53,6 +56,8 @@ pub struct Settings {
     pub hybrid_worker: Option<PathBuf>,
     /// `RADIFF_HYBRID_WORKER_LIMIT_MS`: its limit on one call into the C (text).
     pub hybrid_worker_limit_ms: Option<String>,
+    /// `RADIFF_HYBRID_WORKER_ONLY`: the functions it runs as C, when not all (text).
+    pub hybrid_worker_only: Option<String>,
     /// `NEXTEST_RUN_ID`, `NEXTEST_EXECUTION_MODE`, `NEXTEST_TEST_THREADS`: set by nextest.
     pub nextest_run_id: Option<String>,
     pub nextest_execution_mode: Option<String>,
@@ -86,6 +91,7 @@ impl Settings {
             boot_log: path("RADIFF_BOOT_LOG"),
             hybrid_worker: path(ENV_WORKER_SO),
             hybrid_worker_limit_ms: text(ENV_WORKER_LIMIT_MS),
+            hybrid_worker_only: text(ENV_WORKER_ONLY),
             nextest_run_id: text("NEXTEST_RUN_ID"),
             nextest_execution_mode: text("NEXTEST_EXECUTION_MODE"),
             nextest_test_threads: text("NEXTEST_TEST_THREADS"),

@@ -169,8 +169,17 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
             if let Some((file, error)) = h.left_out.iter().find(|(f, _)| changed.iter().any(|(_, c)| c == f)) {
                 return Ok(Choice::Not(format!("it changes {file}, and {}", does_not_compile(file, &h.tree, error))));
             }
-            let c = h.workers.clone();
-            let ran: Vec<&str> = OPTIONAL.iter().map(|u| u.file).filter(|f| h.runs(f)).collect();
+            // mm/readahead.c's C, and the functions of each other file the tree changes:
+            // the functions of a file it leaves as 7.3.4 has them are the port's (which
+            // hybrid-check holds equal to that C), and cost no call into the C.
+            let ran: Vec<&str> =
+                OPTIONAL.iter().map(|u| u.file).filter(|f| h.runs(f) && changed.iter().any(|(_, c)| c == f)).collect();
+            let entries = radiff_model::hybrid::functions::ENTRIES
+                .iter()
+                .filter(|e| e.file == READAHEAD_C || ran.contains(&e.file))
+                .map(|e| e.name.to_string())
+                .collect();
+            let c = std::sync::Arc::new(h.workers.only(entries));
             let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, &ran, &names);
             Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label }, changed: names }
         }

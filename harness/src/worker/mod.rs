@@ -23,7 +23,7 @@ use radiff_model::{Coverage, Input, ModelConfig, Policy, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::process::Helper;
-use crate::settings::{ENV_WORKER_LIMIT_MS, ENV_WORKER_SO};
+use crate::settings::{ENV_WORKER_LIMIT_MS, ENV_WORKER_ONLY, ENV_WORKER_SO};
 
 /// The worker's address space: the model's largest scenarios use a few hundred MiB.
 const MEMORY_LIMIT: u64 = 4 << 30;
@@ -91,6 +91,8 @@ pub struct Outcome {
 /// many predictions; a worker whose C crashed is not used again.
 pub struct Workers {
     so: PathBuf,
+    /// The functions the workers run as C, when not all the object has.
+    only: Option<Vec<String>>,
     idle: Mutex<Vec<Worker>>,
     functions: std::sync::OnceLock<Vec<String>>,
 }
@@ -104,7 +106,18 @@ impl std::fmt::Debug for Workers {
 impl Workers {
     /// Workers for the object `so` (none started until the first prediction).
     pub fn new(so: &Path) -> Workers {
-        Workers { so: so.to_path_buf(), idle: Mutex::new(Vec::new()), functions: Default::default() }
+        Workers { so: so.to_path_buf(), only: None, idle: Mutex::new(Vec::new()), functions: Default::default() }
+    }
+
+    /// Workers for the same object that run only `functions` of it as C (the model's Rust
+    /// port for the others).
+    pub fn only(&self, functions: Vec<String>) -> Workers {
+        Workers {
+            so: self.so.clone(),
+            only: Some(functions),
+            idle: Mutex::new(Vec::new()),
+            functions: Default::default(),
+        }
     }
 
     /// The kernel functions the object defines that the model calls as C, as a worker that
@@ -118,7 +131,7 @@ impl Workers {
     }
 
     fn start(&self) -> Result<Worker, String> {
-        let (w, hello) = Worker::start(&self.so)?;
+        let (w, hello) = Worker::start(&self.so, self.only.as_deref())?;
         let _ = self.functions.set(hello.functions);
         Ok(w)
     }
@@ -212,11 +225,16 @@ struct Worker {
 
 impl Worker {
     /// Starts a worker on `so` and waits for its hello.
-    fn start(so: &Path) -> Result<(Worker, Hello), String> {
+    fn start(so: &Path, only: Option<&[String]>) -> Result<(Worker, Hello), String> {
         // The hook must be linked into this program for its copy to serve.
         std::hint::black_box(&WORKER_HOOK);
         let limit = watchdog::call_limit().as_millis().to_string();
-        let helper = Helper::start(&[(ENV_WORKER_SO, so.as_os_str()), (ENV_WORKER_LIMIT_MS, limit.as_ref())])?;
+        let mut env = vec![(ENV_WORKER_SO, so.as_os_str()), (ENV_WORKER_LIMIT_MS, limit.as_ref())];
+        let only = only.map(|o| o.join(","));
+        if let Some(o) = &only {
+            env.push((ENV_WORKER_ONLY, o.as_ref()));
+        }
+        let helper = Helper::start(&env)?;
         for fd in [helper.to.as_raw_fd(), helper.from.as_raw_fd()] {
             // SAFETY: fcntl on a descriptor this process owns. A pipe of 1 MiB (the
             // default most a user may ask) holds a large trace in one go, where 64 KiB
@@ -383,7 +401,8 @@ fn serve(so: &Path) -> Result<(), String> {
     watchdog::start();
     seccomp::loading().install().map_err(|e| format!("seccomp (loading): {e}"))?;
     let loaded = load::Loaded::open(so).map_err(|e| e.to_string())?;
-    let c = loaded.table(None).map_err(|e| e.to_string())?;
+    let only: Option<Vec<&str>> = crate::settings::get().hybrid_worker_only.as_deref().map(|o| o.split(',').collect());
+    let c = loaded.table(only.as_deref()).map_err(|e| e.to_string())?;
     seccomp::serving().install().map_err(|e| format!("seccomp (serving): {e}"))?;
     // The pipe's two ends, 0 and 1, used as raw descriptors for the process's life: never
     // closed (the filter has no close).
