@@ -398,6 +398,7 @@ fn serve(so: &Path) -> Result<(), String> {
     }
     // What needs the calls the filters take away: the crash handler and the watchdog.
     load::install_crash_handler();
+    watchdog::end_with_parent();
     watchdog::start();
     seccomp::loading().install().map_err(|e| format!("seccomp (loading): {e}"))?;
     let loaded = load::Loaded::open(so).map_err(|e| e.to_string())?;

@@ -204,6 +204,7 @@ fn common() -> Vec<Rule> {
         Rule::any(SYS_nanosleep),
         Rule::any(SYS_getrandom),
         Rule::any(SYS_getpid),
+        Rule::any(SYS_getppid),
         Rule::any(SYS_gettid),
         Rule::any(SYS_sigaltstack),
     ];

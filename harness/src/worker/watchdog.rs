@@ -8,7 +8,7 @@
 //! object's own guard, and clears the slot. A watchdog thread, started with the first
 //! loaded object, looks at the slots a few times a second.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Once;
 use std::time::Duration;
 
@@ -92,6 +92,17 @@ pub fn install(guard: GuardFn) -> GuardFn {
     timed_guard
 }
 
+/// A worker's parent (radiff) as the worker started, 0 outside a worker: the watchdog ends
+/// the worker once its parent is gone, so that a worker left running in the model's own
+/// code (no C call for the time limit to stop) does not outlive a radiff that was killed.
+static PARENT: AtomicI32 = AtomicI32::new(0);
+
+/// Makes the watchdog end this process when its parent is gone (a worker's).
+pub fn end_with_parent() {
+    // SAFETY: getppid has no preconditions.
+    PARENT.store(unsafe { libc::getppid() }, Ordering::Release);
+}
+
 /// Starts the watchdog thread (once) and returns when it runs: in a worker, before its
 /// filters take away thread creation and what a starting thread asks of the kernel (rseq).
 pub fn start() {
@@ -112,6 +123,12 @@ pub fn start() {
 fn watch() {
     loop {
         std::thread::sleep(Duration::from_millis(100));
+        let parent = PARENT.load(Ordering::Acquire);
+        // SAFETY: getppid and _exit have no preconditions.
+        if parent != 0 && unsafe { libc::getppid() } != parent {
+            // Nothing reads what this worker makes any more.
+            unsafe { libc::_exit(4) };
+        }
         let (now, limit) = (now_ms(), LIMIT_MS.load(Ordering::Acquire));
         for slot in &TABLE {
             let entered = slot.entered.load(Ordering::Acquire);
