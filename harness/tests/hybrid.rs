@@ -840,3 +840,62 @@ fn seed_003s_mail_under_a_name_with_no_policy_is_its_policy_as_c_and_parts_from_
     // The check has teeth: the patch's C is not the base's Rust port.
     assert!(f2fs_parted.contains(&path), "seed 003's C parted from the base port only on {f2fs_parted:?}");
 }
+
+/// Runs in a child of [`a_worker_ends_when_the_radiff_that_started_it_is_killed`] only:
+/// starts a worker on a read batch that loops for ever, with a time limit on one call into
+/// the C longer than the test (so the worker is busy, and nothing of its own stops it),
+/// says so, and waits to be killed.
+#[test]
+#[ignore = "run by a_worker_ends_when_the_radiff_that_started_it_is_killed, which kills it"]
+fn a_process_with_a_busy_worker_waits_to_be_killed() {
+    use std::io::Write;
+    radiff::hybrid::watchdog::set_call_limit(std::time::Duration::from_secs(600));
+    let h = with_filemap(|s| s.replacen(BATCH_ENDS_AT_READAHEAD, "\t\twhile (1)\n\t\t\t;\n", 1));
+    let workers = h.workers.clone();
+    std::thread::spawn(move || port_and_hybrid(&workers, &scenario_input("1mib_after_4k.yaml")));
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    println!("worker started");
+    std::io::stdout().flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(120));
+}
+
+/// A worker does not outlive the radiff that started it, even one killed with SIGKILL while
+/// the worker is busy (in the C under a long limit here; in the model's own code, no limit
+/// at all).
+#[test]
+fn a_worker_ends_when_the_radiff_that_started_it_is_killed() {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "a_process_with_a_busy_worker_waits_to_be_killed", "--ignored", "--nocapture"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines.any(|l| l.is_ok_and(|l| l.contains("worker started"))), "the child started no worker");
+    // The workers: the children of each of the child's threads.
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap();
+    let workers: Vec<String> = tasks
+        .flat_map(|t| {
+            {
+                let t = t.unwrap().path();
+                std::fs::read_to_string(t.join("children")).unwrap_or_default()
+            }
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(!workers.is_empty(), "no worker among the child's children");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let running = |pid: &String| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while workers.iter().any(running) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left: Vec<&String> = workers.iter().filter(|p| running(p)).collect();
+    assert!(left.is_empty(), "workers {left:?} still run 5 s after their radiff was killed");
+}
