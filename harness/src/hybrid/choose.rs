@@ -100,7 +100,8 @@ pub fn runs_as_c(changed: &[(String, String)]) -> std::result::Result<Vec<String
         return Err(if file == READAHEAD_C {
             format!("it changes {name}(), which the model calls from outside {file}, so it stays the Rust port")
         } else {
-            format!("it changes {name}() in {file}, of which the hybrid runs only {} as C", of_file(file, " and "))
+            let names = names_of(file);
+            format!("it changes {name}() in {file}, of which the hybrid runs only {} as C", super::join_and(&names))
         });
     }
     Ok(changed.iter().map(|(n, _)| n.clone()).collect())
@@ -108,11 +109,12 @@ pub fn runs_as_c(changed: &[(String, String)]) -> std::result::Result<Vec<String
 
 /// The functions of `file` the hybrid runs as C, named (`generic_fadvise()`), joined by `joiner`.
 fn of_file(file: &str, joiner: &str) -> String {
-    let names: Vec<String> = radiff_model::hybrid::functions::runs_as_c()
-        .filter(|f| f.file == file)
-        .map(|f| format!("{}()", f.name))
-        .collect();
-    names.join(joiner)
+    names_of(file).join(joiner)
+}
+
+/// The functions of `file` the hybrid runs as C, named (`generic_fadvise()`).
+fn names_of(file: &str) -> Vec<String> {
+    radiff_model::hybrid::functions::runs_as_c().filter(|f| f.file == file).map(|f| format!("{}()", f.name)).collect()
 }
 
 /// The files of which the hybrid runs some functions as C, with those functions.
@@ -264,7 +266,7 @@ mod tests {
         .is_ok());
         let why = runs_as_c(&[ch("filemap_get_pages", "mm/filemap.c")]).unwrap_err();
         assert!(
-            why.contains("of which the hybrid runs only do_sync_mmap_readahead() and do_async_mmap_readahead()"),
+            why.contains("of which the hybrid runs only do_sync_mmap_readahead(), do_async_mmap_readahead() and filemap_get_read_batch() as C"),
             "{why}"
         );
         assert!(runs_as_c(&[ch("generic_fadvise", "mm/readahead.c")]).is_err());
