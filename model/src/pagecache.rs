@@ -269,8 +269,7 @@ impl PageCache {
 
     /// `folio_test_dropbehind()`.
     pub fn test_dropbehind(&self, head: u64) -> bool {
-        // Most runs mark none: no hashing then (the hybrid asks this of every folio it lends).
-        !self.dropbehind.is_empty() && self.dropbehind.contains(&head)
+        self.dropbehind.contains(&head)
     }
 
     /// `folio_test_clear_dropbehind()`: whether it was set; it is clear after.
