@@ -123,11 +123,8 @@ fn hybrid_search(repo: &std::path::Path, threads: usize) -> std::result::Result<
     let n = (checked.files + checked.generated) as f64;
     let per_core = |t: Duration| n / t.as_secs_f64().max(1e-9);
     let (port, c_rate) = (per_core(checked.rust_time), per_core(checked.hybrid_time));
-    let readahead_c: Vec<String> = radiff_model::hybrid::ENTRIES
-        .iter()
-        .filter(|e| e.file == crate::hybrid::READAHEAD_C)
-        .map(|e| e.name.to_string())
-        .collect();
+    let readahead_c =
+        crate::hybrid::unit::entries_of(crate::hybrid::READAHEAD_C).into_iter().map(String::from).collect();
     let alone = crate::hybrid_check::check::check(&[], 2000, 1, 1, &Policy::BASE, &hybrid.workers.only(readahead_c));
     let c_readahead = n / alone.hybrid_time.as_secs_f64().max(1e-9);
     let c = crate::model_check::Predictor::Hybrid { policy: Policy::BASE, c: hybrid.workers, label: "base's C".into() };

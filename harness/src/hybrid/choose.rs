@@ -176,10 +176,10 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
             // hybrid-check holds equal to that C), and cost no call into the C.
             let ran: Vec<&str> =
                 OPTIONAL.iter().map(|u| u.file).filter(|f| h.runs(f) && changed.iter().any(|(_, c)| c == f)).collect();
-            let entries = radiff_model::hybrid::functions::ENTRIES
-                .iter()
-                .filter(|e| e.file == READAHEAD_C || ran.contains(&e.file))
-                .map(|e| e.name.to_string())
+            let entries = std::iter::once(READAHEAD_C)
+                .chain(ran.iter().copied())
+                .flat_map(super::unit::entries_of)
+                .map(String::from)
                 .collect();
             let c = std::sync::Arc::new(h.workers.only(entries));
             let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, &ran, &names);
