@@ -102,7 +102,7 @@ pub const RA_MODEL_MEMBERS: [&str; 7] = ["start", "size", "async_size", "ra_page
 /// What the header takes from the tree's own headers: the members a tree adds to `struct
 /// readahead_control` (the header's `RADIFF_RAC_EXTRA`, `bool may_shrink;`), and the tree's
 /// whole `struct file_ra_state` (`RADIFF_RA_MEMBERS`), whatever its members' types.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Extras {
     /// `struct readahead_control`'s added members, from the tree's include/linux/pagemap.h.
     pub rac: String,
@@ -112,6 +112,13 @@ pub struct Extras {
     /// Which of [`RA_MODEL_MEMBERS`] the tree's `struct file_ra_state` has (all of them
     /// when it is radiff's own).
     pub ra_names: Vec<String>,
+}
+
+/// No member added to `struct readahead_control`, and radiff's own `struct file_ra_state`.
+impl Default for Extras {
+    fn default() -> Self {
+        Extras::with(String::new(), None)
+    }
 }
 
 impl Extras {
@@ -152,11 +159,7 @@ impl Extras {
     /// each member the model holds that the tree's struct has, converted by C's rules; the
     /// others load as 0 and are not stored. Appended to mm/readahead.c's unit.
     pub fn ra_accessors(&self) -> String {
-        let names = if self.ra.is_none() && self.ra_names.is_empty() {
-            RA_MODEL_MEMBERS.iter().map(|n| n.to_string()).collect()
-        } else {
-            self.ra_names.clone()
-        };
+        let names = &self.ra_names;
         let load: String = names.iter().map(|n| format!("\tm->{n} = ra->{n};\n")).collect();
         let store: String = names.iter().map(|n| format!("\tra->{n} = m->{n};\n")).collect();
         format!(
