@@ -106,18 +106,17 @@ impl std::fmt::Debug for Workers {
 impl Workers {
     /// Workers for the object `so` (none started until the first prediction).
     pub fn new(so: &Path) -> Workers {
-        Workers { so: so.to_path_buf(), only: None, idle: Mutex::new(Vec::new()), functions: Default::default() }
+        Workers::running(so, None)
     }
 
     /// Workers for the same object that run only `functions` of it as C (the model's Rust
     /// port for the others).
     pub fn only(&self, functions: Vec<String>) -> Workers {
-        Workers {
-            so: self.so.clone(),
-            only: Some(functions),
-            idle: Mutex::new(Vec::new()),
-            functions: Default::default(),
-        }
+        Workers::running(&self.so, Some(functions))
+    }
+
+    fn running(so: &Path, only: Option<Vec<String>>) -> Workers {
+        Workers { so: so.to_path_buf(), only, idle: Mutex::new(Vec::new()), functions: Default::default() }
     }
 
     /// The kernel functions the object defines that the model calls as C, as a worker that
