@@ -9,8 +9,9 @@ use crate::readahead::ReadaheadControl;
 use crate::trace::PAGE_SIZE;
 use crate::xarray::{ScanEnd, XArray};
 
-/// `FOLIO_BATCH_SIZE` (include/linux/folio_batch.h).
-const FOLIO_BATCH_SIZE: usize = 31;
+/// `FOLIO_BATCH_SIZE` (include/linux/folio_batch.h), the header's too (the hybrid's
+/// `struct folio_batch`).
+pub(crate) const FOLIO_BATCH_SIZE: usize = 31;
 
 /// `struct folio_batch`: up to `FOLIO_BATCH_SIZE` folios, kept on the stack (the model
 /// makes tens of thousands of them per run).

@@ -8,11 +8,9 @@
 use std::ffi::{c_uchar, c_ulong};
 
 use super::{CAddressSpace, CFolio};
+use crate::filemap::FOLIO_BATCH_SIZE;
 use crate::model::Model;
 use crate::readahead::ReadaheadControl;
-
-/// `FOLIO_BATCH_SIZE` as the header defines it (include/linux/folio_batch.h).
-pub const FOLIO_BATCH_SIZE: usize = 31;
 
 /// `struct folio_batch` as the header defines it.
 #[repr(C)]
