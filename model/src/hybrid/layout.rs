@@ -24,6 +24,7 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     members!(out, "readahead_control", CReadaheadControl: file, mapping, ra, _index, _nr_pages, _batch_count, dropbehind, _workingset, _pflags);
     out.push(("readahead_control", "(end)", std::mem::offset_of!(CReadaheadControl, radiff_extra), 0));
     members!(out, "folio", CFolio: index, order, flags, mapping, radiff);
+    members!(out, "folio_batch", super::read::CFolioBatch: nr, i, percpu_pvec_drained, folios);
     members!(out, "backing_dev_info", CBdi: ra_pages, io_pages);
     members!(out, "inode", CInode: i_mode, i_size, i_mapping, radiff_bdi, i_blkbits, i_sb);
     members!(out, "super_block", CSuperBlock: s_bdev, s_maxbytes);
