@@ -61,6 +61,7 @@ pub mod block;
 pub mod collapse;
 pub mod config;
 pub mod coverage;
+pub mod decide;
 pub mod direct;
 pub mod fadvise;
 pub mod fail_page_alloc;
@@ -83,6 +84,7 @@ pub mod xarray;
 
 pub use config::{FolioMemory, IoCompletion, ModelConfig, Touches};
 pub use coverage::{Branch, Coverage, BRANCHES};
+pub use decide::{decide, Decided, Decision};
 pub use hybrid::CReadahead;
 pub use input::{Extent, FileInput, FsKind, Input, LoadInFlight, MappingLimits, QueueLimits, ThpMode, VmSettings};
 pub use model::{Explained, Simulation, WindowNote};

@@ -38,6 +38,19 @@ impl FileRaState {
         FileRaState { ra_pages: bdi_ra_pages, prev_pos: -1, ..Default::default() }
     }
 
+    /// The state a readahead tracepoint printed (`ra`), with the `start` it does not print.
+    pub fn entered(ra: &RaState, start: u64) -> Self {
+        FileRaState {
+            start,
+            size: ra.size,
+            async_size: ra.async_size,
+            ra_pages: ra.ra_pages,
+            order: ra.order,
+            mmap_miss: ra.mmap_miss,
+            prev_pos: ra.prev_pos,
+        }
+    }
+
     /// The state as the readahead tracepoints print it (`start` is not printed: 0).
     pub fn traced(&self) -> RaState {
         RaState {
