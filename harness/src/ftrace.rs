@@ -294,6 +294,83 @@ fn ra_event(
     Ok(())
 }
 
+/// A readahead or page-cache event of the calls' trace instance (see
+/// `crate::calls::ra`), read with the same fields as [`parse`] reads them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RaEvent {
+    /// `page_cache_sync_ra` or `page_cache_async_ra`: a readahead call, with the state it
+    /// entered with.
+    Open { file: u32, trigger: Trigger, index: u64, req_count: u64, ra: RaState },
+    /// `page_cache_ra_order` or `page_cache_ra_unbounded`.
+    Submit { file: u32, submit: Submit },
+    /// `mm_filemap_add_to_page_cache`, with its page frame if the line has one.
+    Folio { file: u32, folio: Folio, pfn: Option<u64> },
+}
+
+/// The events [`ra_event_of`] reads.
+pub const RA_EVENT_NAMES: [&str; 5] = [
+    "page_cache_sync_ra",
+    "page_cache_async_ra",
+    "page_cache_ra_order",
+    "page_cache_ra_unbounded",
+    "mm_filemap_add_to_page_cache",
+];
+
+/// `event` with fields `body` as an [`RaEvent`] of one of `filter`'s files; `None` for
+/// another file or another event.
+pub fn ra_event_of(event: &str, body: &str, filter: &Filter) -> Result<Option<RaEvent>, String> {
+    if event == "mm_filemap_add_to_page_cache" {
+        let f = Fields::parse_filemap(body);
+        let Some(file) = f.file(filter)? else { return Ok(None) };
+        let ofs = f.num("ofs")?;
+        let pfn = f.get("pfn").ok().and_then(|p| u64::from_str_radix(p.trim_start_matches("0x"), 16).ok());
+        let folio = Folio { index: ofs / radiff_model::trace::PAGE_SIZE, order: f.num("order")? as u32 };
+        return Ok(Some(RaEvent::Folio { file, folio, pfn }));
+    }
+    let f = Fields::parse_eq(body);
+    let trigger = match event {
+        "page_cache_sync_ra" => Trigger::Sync,
+        "page_cache_async_ra" => Trigger::Async,
+        "page_cache_ra_order" | "page_cache_ra_unbounded" => Trigger::Start,
+        _ => return Ok(None),
+    };
+    let Some(file) = f.file(filter)? else { return Ok(None) };
+    Ok(Some(match event {
+        "page_cache_ra_order" => RaEvent::Submit {
+            file,
+            submit: Submit::Order {
+                index: f.num("index")?,
+                size: f.num("size")?,
+                async_size: f.num("async_size")?,
+                order: f.num("order")? as u32,
+            },
+        },
+        "page_cache_ra_unbounded" => RaEvent::Submit {
+            file,
+            submit: Submit::Unbounded {
+                index: f.num("index")?,
+                nr_to_read: f.num("nr_to_read")?,
+                lookahead_size: f.num("lookahead_size")?,
+            },
+        },
+        _ => RaEvent::Open {
+            file,
+            trigger,
+            index: f.num("index")?,
+            req_count: f.num("req_count")?,
+            ra: RaState {
+                start: 0,
+                size: f.num("size")?,
+                async_size: f.num("async_size")?,
+                order: f.num("order")? as u32,
+                ra_pages: f.num("ra_pages")?,
+                mmap_miss: f.num("mmap_miss")?,
+                prev_pos: f.signed("prev_pos")?,
+            },
+        },
+    }))
+}
+
 /// A fault event of [`parse`] (line `number`).
 ///
 /// mm_filemap_fault: "dev=%d:%d ino=%llx ofs=%lld" (ofs = index << PAGE_SHIFT);

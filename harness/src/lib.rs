@@ -11,6 +11,7 @@ pub mod cache;
 pub mod calls;
 pub mod cli;
 pub mod compare;
+pub mod decisions;
 pub mod error;
 pub mod explain;
 pub mod explore;

@@ -52,6 +52,14 @@ pub(super) enum Body {
         dev: String,
         sector: u64,
         sectors: u64,
+        /// The request's rwbs flags (`R`, `RA`, `RM`, ...).
+        rwbs: String,
+    },
+    /// A readahead or page-cache event ([`crate::ftrace::RA_EVENT_NAMES`]): its name and
+    /// fields, read with the scenario's files by [`crate::ftrace::ra_event_of`].
+    Ra {
+        event: String,
+        fields: String,
     },
     Other,
 }
@@ -129,6 +137,11 @@ fn parse_body(body: &str) -> Result<Body, String> {
             return block(fields, complete);
         }
     }
+    if let Some((event, fields)) = body.split_once(": ") {
+        if crate::ftrace::RA_EVENT_NAMES.contains(&event) {
+            return Ok(Body::Ra { event: event.to_string(), fields: fields.to_string() });
+        }
+    }
     let Some(call) = body.strip_prefix("sys_") else { return Ok(Body::Other) };
     if let Some((name, ret)) = call.split_once(" -> ") {
         let ret = match ret.trim().strip_prefix("0x") {
@@ -174,7 +187,8 @@ fn block(fields: &str, complete: bool) -> Result<Body, String> {
     let sectors =
         words.get(plus + 1).and_then(|w| w.parse().ok()).ok_or("a block request whose size is not a number")?;
     let dev = words.first().ok_or("a block request without its device")?.to_string();
-    Ok(Body::Block { complete, dev, sector, sectors })
+    let rwbs = words.get(1).ok_or("a block request without its rwbs flags")?.to_string();
+    Ok(Body::Block { complete, dev, sector, sectors, rwbs })
 }
 
 /// `a: 1, b: 0x2 "x, y"` split at the commas outside quotes.

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 mod line;
 mod maps;
+pub mod ra;
 
 use line::{Body, Line};
 
@@ -99,6 +100,11 @@ pub struct ProgramCalls {
     /// met a folio still locked is up to the device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raced: Option<String>,
+    /// Its tasks' readahead calls, each with the state it entered with (checked one by
+    /// one where the tasks' calls overlap: `crate::decisions`); empty when the calls were
+    /// read without the scenario's files' identities ([`parse`]).
+    #[serde(default, skip_serializing_if = "ra::RaCalls::is_empty")]
+    pub ra: ra::RaCalls,
 }
 
 impl ProgramCalls {
@@ -133,6 +139,17 @@ impl ProgramCalls {
 /// Parses `calls.txt`: each program's calls on the files at `paths` (file `f` at
 /// `paths[f]`, of `sizes[f]` bytes). Programs in the order of their markers.
 pub fn parse(text: &str, paths: &[String], sizes: &[u64]) -> Result<Vec<ProgramCalls>, String> {
+    parse_traced(text, paths, sizes, None)
+}
+
+/// [`parse`], and with `filter` (the scenario's device and inodes) each program's
+/// readahead calls ([`ProgramCalls::ra`]).
+pub fn parse_traced(
+    text: &str,
+    paths: &[String],
+    sizes: &[u64],
+    filter: Option<&crate::ftrace::Filter>,
+) -> Result<Vec<ProgramCalls>, String> {
     let mut segments: Vec<(u32, Vec<Line>)> = Vec::new();
     let mut out = Vec::new();
     for (n, raw) in text.lines().enumerate() {
@@ -155,7 +172,7 @@ pub fn parse(text: &str, paths: &[String], sizes: &[u64]) -> Result<Vec<ProgramC
                             ));
                         }
                         let pid = pid.parse().map_err(|_| format!("calls.txt:{}: pid `{pid}`", n + 1))?;
-                        out.push(follow(program, pid, &lines, paths, sizes));
+                        out.push(follow(program, pid, &lines, paths, sizes, filter));
                     }
                     _ => {}
                 }
@@ -178,6 +195,8 @@ struct Desc {
     n: u32,
     pos: u64,
     direct: bool,
+    /// FMODE_RANDOM (POSIX_FADV_RANDOM, until NORMAL or SEQUENTIAL).
+    random: bool,
 }
 
 /// A call entered and not yet returned, of one task.
@@ -212,10 +231,20 @@ struct Follow<'a> {
     /// The task of the last fault that found reads in flight, until its next line: the
     /// reads that complete meanwhile may have done so while the fault ran.
     faulting: Option<u32>,
+    /// The scenario's device and files, to read the readahead events with.
+    filter: Option<&'a crate::ftrace::Filter>,
     out: ProgramCalls,
 }
 
-fn follow(program: u32, pid: u32, lines: &[Line], paths: &[String], sizes: &[u64]) -> ProgramCalls {
+fn follow(
+    program: u32,
+    pid: u32,
+    lines: &[Line],
+    paths: &[String],
+    sizes: &[u64],
+    filter: Option<&crate::ftrace::Filter>,
+) -> ProgramCalls {
+    let dev = filter.map(|f| format!("{},{}", f.major, f.minor)).unwrap_or_default();
     let mut f = Follow {
         paths,
         sizes,
@@ -230,7 +259,8 @@ fn follow(program: u32, pid: u32, lines: &[Line], paths: &[String], sizes: &[u64
         inflight: HashMap::new(),
         last_completion: None,
         faulting: None,
-        out: ProgramCalls { program, pid, ..ProgramCalls::default() },
+        filter,
+        out: ProgramCalls { program, pid, ra: ra::RaCalls::new(dev), ..ProgramCalls::default() },
     };
     for l in lines {
         f.line(l);
@@ -241,7 +271,11 @@ fn follow(program: u32, pid: u32, lines: &[Line], paths: &[String], sizes: &[u64
 
 impl Follow<'_> {
     fn line(&mut self, l: &Line) {
-        if let Body::Block { complete, dev, sector, sectors } = &l.body {
+        if let Body::Ra { event, fields } = &l.body {
+            self.ra_event(l, event, fields);
+            return;
+        }
+        if let Body::Block { complete, dev, sector, sectors, rwbs } = &l.body {
             // Whichever task the block layer ran in: the interrupt's, for a completion.
             let key = (dev.clone(), *sector);
             if *complete {
@@ -250,6 +284,8 @@ impl Follow<'_> {
                 self.completed_after_fault(*sector, n);
             } else {
                 self.inflight.insert(key, *sectors);
+                let request = radiff_model::Request { sector: *sector, sectors: *sectors, rwbs: rwbs.as_str().into() };
+                self.out.ra.issued(l.pid, dev, request);
             }
             return;
         }
@@ -272,11 +308,14 @@ impl Follow<'_> {
                 self.forked.insert(*child, l.tgid);
                 self.forked_with_mappings(l);
             }
-            Body::Fault { address, error_code } => self.fault(l, *address, *error_code),
+            Body::Fault { address, error_code } => {
+                self.out.ra.ended(l.pid);
+                self.fault(l, *address, *error_code)
+            }
             Body::Gone { gone: true } => self.unmap_process(l.tgid),
             Body::Enter { name, args } => self.enter(l, name, args),
             Body::Exit { name, ret } => self.exit(l, name, *ret),
-            Body::Mark(_) | Body::Other | Body::Block { .. } | Body::Gone { gone: false } => {}
+            Body::Mark(_) | Body::Other | Body::Block { .. } | Body::Ra { .. } | Body::Gone { gone: false } => {}
         }
     }
 
@@ -331,6 +370,7 @@ impl Follow<'_> {
     }
 
     fn exit(&mut self, l: &Line, name: &str, ret: i64) {
+        self.out.ra.ended(l.pid);
         let Some(p) = self.pending.remove(&l.pid).filter(|p| p.name == name) else { return };
         match (name, p.desc) {
             ("openat" | "open", _) if ret >= 0 => self.opened(l, &p, ret as u64),
@@ -359,7 +399,7 @@ impl Follow<'_> {
         }
         self.opens[file] += 1;
         let direct = p.args.get("flags").is_some_and(|f| f.contains("O_DIRECT"));
-        self.descs.push(Desc { file: file as u32, n, pos: 0, direct });
+        self.descs.push(Desc { file: file as u32, n, pos: 0, direct, random: false });
         self.tables.entry(l.tgid).or_default().insert(fd, self.descs.len() - 1);
     }
 
@@ -424,6 +464,11 @@ impl Follow<'_> {
                     Some(5) => Advice::Noreuse,
                     other => return self.refuse(format!("fadvise64 by pid {} with advice {other:?}", l.pid)),
                 };
+                match advice {
+                    Advice::Random => self.descs[d].random = true,
+                    Advice::Normal | Advice::Sequential => self.descs[d].random = false,
+                    _ => {}
+                }
                 let (offset, len) = (num(&p.args, "offset").unwrap_or(0), num(&p.args, "len").unwrap_or(0));
                 self.push(Op::Fadvise { fd, offset, len, advice });
                 return;
@@ -449,6 +494,31 @@ impl Follow<'_> {
         } else {
             self.push(Op::ReadWith { fd, offset, len, how });
         }
+    }
+
+    /// A readahead or page-cache event: a folio added by any task; a readahead call of
+    /// one of the program's tasks, on the descriptor of its read in flight.
+    fn ra_event(&mut self, l: &Line, event: &str, fields: &str) {
+        let Some(filter) = self.filter else { return };
+        let Ok(Some(ev)) = crate::ftrace::ra_event_of(event, fields, filter) else { return };
+        if !matches!(ev, crate::ftrace::RaEvent::Folio { .. }) && !self.tree.contains(&l.pid) {
+            return;
+        }
+        let file = match &ev {
+            crate::ftrace::RaEvent::Open { file, .. }
+            | crate::ftrace::RaEvent::Submit { file, .. }
+            | crate::ftrace::RaEvent::Folio { file, .. } => *file,
+        };
+        let desc = self.pending.get(&l.pid).and_then(|p| p.desc).map(|d| &self.descs[d]).filter(|d| d.file == file);
+        let fd = desc.map(|d| (pattern::fd_of(d.file, d.n), d.random));
+        let mut overlapping: Vec<u32> = self
+            .pending
+            .iter()
+            .filter(|(pid, p)| **pid != l.pid && p.desc.is_some_and(|d| self.descs[d].file == file))
+            .map(|(pid, _)| *pid)
+            .collect();
+        overlapping.sort_unstable();
+        self.out.ra.event(l, ev, fd, overlapping);
     }
 
     fn push(&mut self, op: Op) {

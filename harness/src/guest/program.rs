@@ -43,6 +43,10 @@ impl Calls {
             events.push(format!("syscalls:sys_exit_{call}"));
         }
         events.extend(crate::calls::FAULT_EVENTS.iter().map(|e| e.to_string()));
+        // The readahead calls with their tasks, for the check of each decision where the
+        // tasks' calls overlap (crate::calls::ra).
+        events.extend(super::EVENTS.iter().filter(|e| e.starts_with("readahead:")).map(|e| e.to_string()));
+        events.push("filemap:mm_filemap_add_to_page_cache".into());
         for event in &events {
             std::fs::OpenOptions::new()
                 .append(true)

@@ -222,7 +222,7 @@ impl Lab {
         if !scenario.programs.is_empty() {
             let paths: Vec<String> = (0..scenario.file_sizes().len()).map(crate::wire::guest_path).collect();
             let calls = read("calls.txt")?;
-            capture.programs = crate::calls::parse(&calls, &paths, &scenario.file_sizes())
+            capture.programs = crate::calls::parse_traced(&calls, &paths, &scenario.file_sizes(), Some(&filter))
                 .map_err(|message| Error::Trace { file: dir.join("calls.txt"), line: 0, message })?;
         }
         let json =

@@ -1,0 +1,148 @@
+//! The readahead calls a program's tasks made, as the calls' trace instance recorded them
+//! (each line with its task): for each `page_cache_sync_ra`/`page_cache_async_ra`, the
+//! state it entered with, the task's descriptor, and what the task did until its next
+//! readahead call or the end of its system call (the submissions, the folios it added,
+//! the requests issued in its context). `crate::decisions` checks each against the model.
+
+use std::collections::HashMap;
+
+use radiff_model::{Folio, RaState, Request, Submit, Trigger};
+use serde::{Deserialize, Serialize};
+
+use super::line::Line;
+use crate::ftrace::RaEvent;
+
+/// One readahead call of a program's task.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaCall {
+    pub pid: u32,
+    /// The struct file it was made on: the program's descriptor (its model fd, before
+    /// `splice_programs` moves it), `None` when no read of the task was in flight on one
+    /// of the files (a page fault's readahead).
+    pub fd: Option<u32>,
+    /// FMODE_RANDOM on that struct file (a POSIX_FADV_RANDOM before).
+    #[serde(default)]
+    pub random: bool,
+    pub file: u32,
+    pub trigger: Trigger,
+    pub index: u64,
+    pub req_count: u64,
+    /// The state the call entered with (`start` is not traced: 0).
+    pub ra: RaState,
+    /// How many of the program's folio adds ([`RaCalls::adds`]) came before the call.
+    pub adds_before: usize,
+    pub submits: Vec<Submit>,
+    /// The folios the task added during the call, and their page frames.
+    pub folios: Vec<Folio>,
+    pub pfns: Vec<u64>,
+    /// The requests issued in the task's context during the call.
+    pub requests: Vec<Request>,
+    /// Requests of the device issued meanwhile in another context (a kworker's, another
+    /// task's plug): whose they were the trace does not say.
+    #[serde(default)]
+    pub elsewhere: u32,
+    /// The other tasks with a call on the same file in flight when it was made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlapping: Vec<u32>,
+    /// Folios other tasks added while it ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others_added: Vec<Folio>,
+}
+
+/// Every readahead call of one program, and every folio its tasks added, in trace order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaCalls {
+    pub calls: Vec<RaCall>,
+    /// (file, folio) for each folio added to one of the scenario's files while the
+    /// program ran, by any task.
+    pub adds: Vec<(u32, Folio)>,
+    /// The device's requests the calls' instance saw (`MAJOR,MINOR`): others are ignored.
+    #[serde(skip)]
+    pub(super) dev: String,
+    /// Each task's call still running: its index in `calls`.
+    #[serde(skip)]
+    open: HashMap<u32, usize>,
+}
+
+impl RaCalls {
+    /// No readahead call and no folio added (or not read: see `crate::calls::parse`).
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty() && self.adds.is_empty()
+    }
+
+    pub(super) fn new(dev: String) -> Self {
+        RaCalls { dev, ..RaCalls::default() }
+    }
+
+    /// A readahead event of task `l.pid`, made on struct file `fd` (`random`), while
+    /// `overlapping` had calls on the same file in flight.
+    pub(super) fn event(&mut self, l: &Line, event: RaEvent, fd: Option<(u32, bool)>, overlapping: Vec<u32>) {
+        match event {
+            RaEvent::Open { file, trigger, index, req_count, ra } => {
+                self.open.insert(l.pid, self.calls.len());
+                self.calls.push(RaCall {
+                    pid: l.pid,
+                    fd: fd.map(|(fd, _)| fd),
+                    random: fd.is_some_and(|(_, random)| random),
+                    file,
+                    trigger,
+                    index,
+                    req_count,
+                    ra,
+                    adds_before: self.adds.len(),
+                    submits: Vec::new(),
+                    folios: Vec::new(),
+                    pfns: Vec::new(),
+                    requests: Vec::new(),
+                    elsewhere: 0,
+                    overlapping,
+                    others_added: Vec::new(),
+                });
+            }
+            RaEvent::Submit { file, submit } => {
+                if let Some(c) = self.current(l.pid).filter(|c| c.file == file) {
+                    c.submits.push(submit);
+                }
+            }
+            RaEvent::Folio { file, folio, pfn } => {
+                self.adds.push((file, folio));
+                for (&pid, &i) in &self.open {
+                    let c = &mut self.calls[i];
+                    if c.file != file {
+                        continue;
+                    }
+                    if pid == l.pid {
+                        c.folios.push(folio);
+                        c.pfns.extend(pfn);
+                    } else {
+                        c.others_added.push(folio);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A request issued (`block_rq_issue`) in task `pid`'s context.
+    pub(super) fn issued(&mut self, pid: u32, dev: &str, request: Request) {
+        if dev != self.dev || request.rwbs.contains('M') {
+            return;
+        }
+        for (&task, &i) in &self.open {
+            if task == pid {
+                self.calls[i].requests.push(request.clone());
+            } else {
+                self.calls[i].elsewhere += 1;
+            }
+        }
+    }
+
+    /// Task `pid`'s system call returned, or it faulted: its readahead call is over.
+    pub(super) fn ended(&mut self, pid: u32) {
+        self.open.remove(&pid);
+    }
+
+    fn current(&mut self, pid: u32) -> Option<&mut RaCall> {
+        let i = *self.open.get(&pid)?;
+        self.calls.get_mut(i)
+    }
+}

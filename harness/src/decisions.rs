@@ -1,0 +1,254 @@
+//! Each readahead decision of a program's tasks checked against the model, from the state
+//! the kernel recorded: where tasks' calls overlap, the model cannot replay the calls in
+//! order (the interleaving is the scheduler's), but every `page_cache_sync_ra()` and
+//! `page_cache_async_ra()` call is in the calls' trace with its task and the
+//! `file_ra_state` it entered with ([`crate::calls::ra`]). For each, the page cache it met
+//! is rebuilt from the trace (the folios added before it, by any task), and the model is
+//! asked what that call does ([`radiff_model::decide`]): its window, the folios it adds
+//! and their orders, its requests.
+//!
+//! Pure: the run's values in, counts and the first call that parts out. What the trace
+//! cannot settle is set aside with its reason, counted, and never fails (docs/concurrency.md).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use radiff_model::readahead::FileRaState;
+use radiff_model::{Decision, Folio, Input, Policy, Submit, Trace, Trigger, Window};
+
+use crate::calls::ra::RaCall;
+use crate::calls::ProgramCalls;
+
+/// Why a decision was not checked.
+pub const FAULT: &str = "made by a page fault (the mapping's file_ra_state is not tied to a descriptor in the trace)";
+pub const START_UNKNOWN: &str = "an async call after a page fault's window on the file (ra->start, which the tracepoint does not print, is unknown)";
+pub const OTHERS_ADDED: &str = "another task added folios inside the window while the call ran (which of the two added a folio is the scheduler's)";
+pub const ELSEWHERE: &str =
+    "its requests differ and others were issued meanwhile in another context (whose they were the trace does not say)";
+pub const NOT_ALIGNED: &str =
+    "the program's folios are not a run of the whole trace's (the page cache before it is unknown)";
+
+/// What the check of one run's decisions found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    pub checked: usize,
+    /// Reason (one of this module's constants) and count.
+    pub set_aside: BTreeMap<&'static str, usize>,
+    /// The first decision where kernel and model part.
+    pub parted: Option<Parted>,
+}
+
+/// A decision where kernel and model part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parted {
+    pub program: u32,
+    /// The decision's number among the program's readahead calls.
+    pub call: usize,
+    pub pid: u32,
+    /// The other tasks with a call on the file in flight.
+    pub overlapping: Vec<u32>,
+    pub kernel: Window,
+    pub model: Option<Window>,
+}
+
+impl Checked {
+    pub fn set_aside_total(&self) -> usize {
+        self.set_aside.values().sum()
+    }
+
+    /// `412 decisions checked, 3 set aside (2 x REASON; 1 x REASON)`.
+    pub fn line(&self) -> String {
+        let mut s = format!("{} readahead decisions checked one by one", self.checked);
+        if !self.set_aside.is_empty() {
+            let why: Vec<String> = self.set_aside.iter().map(|(w, n)| format!("{n} x {w}")).collect();
+            let _ = write!(s, ", {} set aside ({})", self.set_aside_total(), why.join("; "));
+        }
+        s
+    }
+}
+
+impl Parted {
+    /// The kernel's and the model's windows for the call, and who else was reading.
+    pub fn render(&self, name: &str, rerun: &str) -> String {
+        let others = if self.overlapping.is_empty() {
+            "no other task had a call on the file in flight".to_string()
+        } else {
+            let pids: Vec<String> = self.overlapping.iter().map(u32::to_string).collect();
+            format!("while pid {} had a call on the file in flight", pids.join(", pid "))
+        };
+        let model =
+            self.model.as_ref().map_or("(no window: the call returns first)".to_string(), crate::summary::window_line);
+        format!(
+            "{name}: program {} decision {} (pid {}, {others}): kernel and model part\n- kernel {}\n+ model  {}\n  the model was given the state the kernel recorded for this call (its file_ra_state, the page cache the trace shows before it)\nrerun: {rerun}\n",
+            self.program,
+            self.call,
+            self.pid,
+            crate::summary::window_line(&self.kernel),
+            model
+        )
+    }
+}
+
+/// Checks every readahead call of `programs` against the model of `input` under
+/// `policy`; `whole` is the run's whole trace (where the page cache before each program
+/// comes from).
+pub fn check(input: &Input, policy: &Policy, whole: &Trace, programs: &[ProgramCalls]) -> Checked {
+    let mut out = Checked::default();
+    let all: Vec<(u32, Folio)> =
+        whole.windows.iter().flat_map(|w| w.folios.iter().map(move |f| (w.file, *f))).collect();
+    for p in programs {
+        let Some(before) = run_of(&all, &p.ra.adds) else {
+            *out.set_aside.entry(NOT_ALIGNED).or_default() += p.ra.calls.len();
+            continue;
+        };
+        program(input, policy, p, &all[..before], &mut out);
+        if out.parted.is_some() {
+            break;
+        }
+    }
+    out
+}
+
+fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Folio)], out: &mut Checked) {
+    // Each struct file's ra->start: 0 from file_ra_state_init(); None once a fault's window
+    // moved a state the trace cannot tie to a descriptor.
+    let mut start: HashMap<u32, Option<u64>> = HashMap::new();
+    let mut fault_moved: Vec<u32> = Vec::new();
+    for (i, c) in p.ra.calls.iter().enumerate() {
+        let Some(fd) = c.fd else {
+            *out.set_aside.entry(FAULT).or_default() += 1;
+            if c.submits.iter().any(|s| matches!(s, Submit::Order { .. })) {
+                fault_moved.push(c.file);
+            }
+            continue;
+        };
+        let known = *start.entry(fd).or_insert(Some(0));
+        let known = if fault_moved.contains(&c.file) { None } else { known };
+        let Some(ra_start) = known.or((c.trigger == Trigger::Sync).then_some(0)) else {
+            *out.set_aside.entry(START_UNKNOWN).or_default() += 1;
+            continue;
+        };
+        let cache: Vec<Folio> = before
+            .iter()
+            .chain(&p.ra.adds[..c.adds_before.min(p.ra.adds.len())])
+            .filter(|(f, _)| *f == c.file)
+            .map(|(_, folio)| *folio)
+            .collect();
+        let d = Decision {
+            file: c.file,
+            trigger: c.trigger,
+            index: c.index,
+            req_count: c.req_count,
+            ra: FileRaState::entered(&c.ra, ra_start),
+            random: c.random,
+            cache,
+            pfns: c.pfns.clone(),
+        };
+        let decided = radiff_model::decide(input, policy, &d);
+        let kernel = kernel_window(c);
+        let model = decided.windows.into_iter().next();
+        match judge(c, &kernel, model.as_ref()) {
+            Ok(()) => out.checked += 1,
+            Err(Some(why)) => *out.set_aside.entry(why).or_default() += 1,
+            Err(None) => {
+                out.parted = Some(Parted {
+                    program: p.program,
+                    call: i,
+                    pid: c.pid,
+                    overlapping: c.overlapping.clone(),
+                    kernel,
+                    model,
+                });
+                return;
+            }
+        }
+        if let Some(index) = c.submits.iter().rev().find_map(|s| match s {
+            Submit::Order { index, .. } => Some(*index),
+            Submit::Unbounded { .. } => None,
+        }) {
+            start.insert(fd, Some(index));
+        } else {
+            start.insert(fd, Some(decided.ra.start));
+        }
+    }
+}
+
+/// Whether the kernel's call (`kernel`, from `c`) is the model's: `Err(Some(reason))` where
+/// they differ in a way the trace cannot settle, `Err(None)` where they part.
+fn judge(c: &RaCall, kernel: &Window, model: Option<&Window>) -> Result<(), Option<&'static str>> {
+    let Some(m) = model else {
+        return if kernel.submits.is_empty() && kernel.folios.is_empty() { Ok(()) } else { Err(None) };
+    };
+    let same_but_requests =
+        Window { requests: Vec::new(), ..kernel.clone() } == Window { requests: Vec::new(), ..m.clone() };
+    if same_but_requests && kernel.requests == m.requests {
+        return Ok(());
+    }
+    // Folios of other tasks inside the window: the model met them cached, or not, where
+    // the kernel's call raced their adds.
+    let span = m.folios.iter().chain(&kernel.folios).map(|f| (f.index, f.index + (1 << f.order)));
+    let (lo, hi) = span.fold((u64::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+    if c.others_added.iter().any(|f| f.index < hi && f.index + (1 << f.order) > lo) {
+        return Err(Some(OTHERS_ADDED));
+    }
+    if same_but_requests && c.elsewhere > 0 {
+        return Err(Some(ELSEWHERE));
+    }
+    Err(None)
+}
+
+/// The kernel's call as a window of the trace.
+fn kernel_window(c: &RaCall) -> Window {
+    Window {
+        file: c.file,
+        trigger: c.trigger,
+        index: c.index,
+        req_count: c.req_count,
+        ra: c.ra,
+        submits: c.submits.clone(),
+        folios: c.folios.clone(),
+        requests: c.requests.clone(),
+    }
+}
+
+/// Where `run` (the program's folio adds) begins in `all` (the whole trace's), taken as
+/// multisets: two CPUs' adds may be ordered otherwise in the two trace instances.
+fn run_of(all: &[(u32, Folio)], run: &[(u32, Folio)]) -> Option<usize> {
+    if run.len() > all.len() {
+        return None;
+    }
+    if run.is_empty() {
+        return Some(all.len());
+    }
+    let mut want: HashMap<(u32, Folio), i64> = HashMap::new();
+    for x in run {
+        *want.entry(*x).or_default() += 1;
+    }
+    // `diff` counts the keys whose count in the window differs from `want`.
+    let mut have: HashMap<(u32, Folio), i64> = HashMap::new();
+    let mut diff = want.len();
+    let bump = |have: &mut HashMap<(u32, Folio), i64>, diff: &mut usize, k: (u32, Folio), by: i64| {
+        let target = want.get(&k).copied().unwrap_or(0);
+        let n = have.entry(k).or_default();
+        let was = *n == target;
+        *n += by;
+        match (was, *n == target) {
+            (true, false) => *diff += 1,
+            (false, true) => *diff -= 1,
+            _ => {}
+        }
+    };
+    for (i, x) in all.iter().enumerate() {
+        bump(&mut have, &mut diff, *x, 1);
+        if i >= run.len() {
+            bump(&mut have, &mut diff, all[i - run.len()], -1);
+        }
+        if i + 1 >= run.len() && diff == 0 {
+            return Some(i + 1 - run.len());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,185 @@
+use super::*;
+use crate::ftrace::Filter;
+use radiff_model::Op;
+
+const DATA: &str = "/tmp/radiff-mnt/data";
+
+/// Lines of the calls' instance for `w`, made by task `pid` (fields as 7.3.4 prints them).
+fn window_lines(w: &Window, pid: u32, out: &mut Vec<(u32, String)>) {
+    let r = &w.ra;
+    let open = if w.trigger == Trigger::Sync { "page_cache_sync_ra" } else { "page_cache_async_ra" };
+    out.push((pid, format!(
+        "{open}: dev=259:0 ino=83 index={} req_count={} order={} size={} async_size={} ra_pages={} mmap_miss={} prev_pos={}",
+        w.index, w.req_count, r.order, r.size, r.async_size, r.ra_pages, r.mmap_miss, r.prev_pos
+    )));
+    for s in &w.submits {
+        out.push((pid, match s {
+            Submit::Order { index, size, async_size, order } => format!(
+                "page_cache_ra_order: dev=259:0 ino=83 index={index} order={order} size={size} async_size={async_size} ra_pages={}",
+                r.ra_pages
+            ),
+            Submit::Unbounded { index, nr_to_read, lookahead_size } => format!(
+                "page_cache_ra_unbounded: dev=259:0 ino=83 index={index} nr_to_read={nr_to_read} lookahead_size={lookahead_size}"
+            ),
+        }));
+    }
+    for f in &w.folios {
+        out.push((
+            pid,
+            format!(
+                "mm_filemap_add_to_page_cache: dev 259:0 ino 83 pfn=0x1000 ofs={} order={}",
+                f.index * 4096,
+                f.order
+            ),
+        ));
+    }
+    for q in &w.requests {
+        out.push((
+            pid,
+            format!(
+                "block_rq_issue: 259,0 {} {} () {} + {} none,0,0 [python3]",
+                q.rwbs.as_str(),
+                q.sectors * 512,
+                q.sector,
+                q.sectors
+            ),
+        ));
+    }
+}
+
+/// The calls' trace of program 0 (pid `main`): `lines` of (task, body), the task's thread
+/// group `main`.
+fn trace(main: u32, lines: &[(u32, String)]) -> String {
+    let mut t = String::from("# tracer: nop\n");
+    t.push_str(
+        "    radiff-guest-50      (     50) [000] .....     1.000000: tracing_mark_write: radiff program 0 start\n",
+    );
+    for (i, (pid, body)) in lines.iter().enumerate() {
+        t.push_str(&format!("  python3-{pid} ({main:>7}) [001] ..... 1.{:06}: {body}\n", i + 1));
+    }
+    t.push_str(&format!("    radiff-guest-50      (     50) [000] .....     9.000000: tracing_mark_write: radiff program 0 pid {main} end\n"));
+    t
+}
+
+fn pread(pid: u32, offset: u64, len: u64) -> (u32, String) {
+    (pid, format!("sys_pread64(fd: 3, buf: 0x7f0000, count: 0x{len:x}, pos: 0x{offset:x})"))
+}
+
+fn returned(pid: u32, len: u64) -> (u32, String) {
+    (pid, format!("sys_pread64 -> 0x{len:x}"))
+}
+
+/// Two threads of one process (pids 80 and 81) on one descriptor: 80 reads `a` and 81
+/// reads `b`, each pair of calls overlapping (both entered, then 80's readahead, then
+/// 81's). The model's whole run of the same calls in that order gives the windows the
+/// kernel would record; `tamper` changes them first (a kernel that decides otherwise).
+fn overlapping(
+    a: &[(u64, u64)],
+    b: &[(u64, u64)],
+    tamper: impl Fn(&mut Vec<Window>),
+) -> (Input, Trace, Vec<ProgramCalls>) {
+    let mut ops = Vec::new();
+    for (x, y) in a.iter().zip(b) {
+        ops.push(Op::Read { fd: 0, offset: x.0, len: x.1 });
+        ops.push(Op::Read { fd: 0, offset: y.0, len: y.1 });
+    }
+    let input = Input::xfs_on_nvme(64 << 20, ops.clone());
+    let mut whole = radiff_model::predict(&input, &Policy::BASE);
+    tamper(&mut whole.windows);
+    let explained = radiff_model::explain(&input, &Policy::BASE, &radiff_model::ModelConfig::default());
+    let mut lines = vec![
+        (80, format!("sys_openat(dfd: 4294967196, filename: 140737488 \"{DATA}\", flags: O_RDONLY)")),
+        (80, "sys_openat -> 0x3".to_string()),
+        (80, "sched_process_fork: comm=python3 pid=80 child_comm=python3 child_pid=81".to_string()),
+    ];
+    for (k, (x, y)) in a.iter().zip(b).enumerate() {
+        lines.push(pread(80, x.0, x.1));
+        lines.push(pread(81, y.0, y.1));
+        for (w, note) in whole.windows.iter().zip(&explained.notes) {
+            if note.op == 2 * k {
+                window_lines(w, 80, &mut lines);
+            }
+        }
+        for (w, note) in whole.windows.iter().zip(&explained.notes) {
+            if note.op == 2 * k + 1 {
+                window_lines(w, 81, &mut lines);
+            }
+        }
+        lines.push(returned(80, x.1));
+        lines.push(returned(81, y.1));
+    }
+    let programs = crate::calls::parse_traced(
+        &trace(80, &lines),
+        &[DATA.to_string()],
+        &[64 << 20],
+        Some(&Filter::one(259, 0, 0x83)),
+    )
+    .unwrap();
+    (input, whole, programs)
+}
+
+const A: [(u64, u64); 3] = [(0, 16384), (16384, 65536), (81920, 262144)];
+const B: [(u64, u64); 3] = [(32 << 20, 16384), ((32 << 20) + 16384, 65536), ((32 << 20) + 81920, 262144)];
+
+#[test]
+fn every_decision_of_two_threads_reading_one_descriptor_at_once_is_checked() {
+    let (input, whole, programs) = overlapping(&A, &B, |_| {});
+    let calls = &programs[0].ra.calls;
+    assert_eq!(calls.len(), whole.windows.len(), "{calls:?}");
+    assert!(calls.iter().any(|c| c.pid == 81 && c.overlapping == vec![80]), "{calls:?}");
+    assert!(programs[0].unfollowable.as_deref().is_some_and(|w| w.contains("overlapping")));
+    let checked = check(&input, &Policy::BASE, &whole, &programs);
+    assert_eq!(checked, Checked { checked: whole.windows.len(), ..Checked::default() }, "{}", checked.line());
+}
+
+#[test]
+fn a_kernel_that_decides_otherwise_for_the_second_task_parts_at_that_decision_with_both_pids() {
+    // The kernel's window for 81's last call is one page larger than the model's.
+    let (input, whole, programs) = overlapping(&A, &B, |w| {
+        let i = w.iter().rposition(|w| w.index >= 8192).unwrap();
+        match w[i].submits.first_mut() {
+            Some(Submit::Order { size, .. }) => *size += 1,
+            Some(Submit::Unbounded { nr_to_read, .. }) => *nr_to_read += 1,
+            None => panic!("a window without a submission: {:?}", w[i]),
+        }
+    });
+    let checked = check(&input, &Policy::BASE, &whole, &programs);
+    let parted = checked.parted.as_ref().unwrap_or_else(|| panic!("parts: {}", checked.line()));
+    assert_eq!((parted.pid, parted.overlapping.clone()), (81, vec![80]));
+    let text = parted.render("t", "cargo test");
+    assert!(text.contains("pid 81, while pid 80 had a call on the file in flight"), "{text}");
+    assert!(checked.checked > 0);
+}
+
+#[test]
+fn folios_another_task_added_inside_the_window_set_the_decision_aside() {
+    // 81 adds page 2 while 80's first call runs: the kernel's 80 skips it, the model
+    // (given the cache before the call) adds it: the trace cannot say which came first.
+    let (input, whole, mut programs) = overlapping(&A, &B, |_| {});
+    let c = &mut programs[0].ra.calls[0];
+    assert_eq!(c.pid, 80);
+    c.folios.retain(|f| f.index != 2);
+    c.others_added.push(Folio { index: 2, order: 0 });
+    let checked = check(&input, &Policy::BASE, &whole, &programs);
+    assert_eq!(checked.parted, None);
+    assert_eq!(checked.set_aside.get(OTHERS_ADDED), Some(&1), "{}", checked.line());
+}
+
+#[test]
+fn a_program_whose_folios_are_not_in_the_whole_trace_is_set_aside() {
+    let (input, mut whole, programs) = overlapping(&A, &B, |_| {});
+    whole.windows.truncate(1);
+    let checked = check(&input, &Policy::BASE, &whole, &programs);
+    assert_eq!((checked.checked, checked.set_aside.get(NOT_ALIGNED)), (0, Some(&programs[0].ra.calls.len())));
+}
+
+#[test]
+fn the_program_run_is_found_in_the_whole_trace_in_either_order() {
+    let f = |i| (0u32, Folio { index: i, order: 0 });
+    let all = [f(9), f(1), f(2), f(3), f(7)];
+    assert_eq!(run_of(&all, &[f(1), f(2), f(3)]), Some(1));
+    assert_eq!(run_of(&all, &[f(3), f(1), f(2)]), Some(1));
+    assert_eq!(run_of(&all, &[f(7)]), Some(4));
+    assert_eq!(run_of(&all, &[f(4)]), None);
+    assert_eq!(run_of(&all, &[]), Some(5));
+}
