@@ -32,6 +32,9 @@ pub enum Failure {
     /// A program's populating call (MAP_POPULATE, MADV_POPULATE_READ, MADV_COLLAPSE) began
     /// with block requests in flight.
     LoadRace(String),
+    /// Where a program's tasks overlapped, a readahead decision the kernel made is not the
+    /// model's for the state it recorded ([`crate::decisions`]).
+    Decision(String),
     /// The scenario says `model_refuses` but the model followed every call (`got` none)
     /// or refused for another reason.
     RefusalChanged { path: PathBuf, expected: String, got: Option<String> },
@@ -134,6 +137,7 @@ impl Verdict {
             Failure::Snapshot(text)
             | Failure::NoSnapshot(text)
             | Failure::Crashed(text)
+            | Failure::Decision(text)
             | Failure::ProgramCalls(text) => text.clone(),
             Failure::LoadRace(text) => {
                 format!("{name}: {text}, run to run, so no trial can check it exactly; {LOAD_RACE_AVOID}\n")
@@ -261,8 +265,19 @@ pub fn judge(
     }
     match (&predictor, refused) {
         (_, Some(why)) => {
+            let decided = decisions_checked(scenario, out, predictor.as_ref());
+            let checks = match &decided {
+                Ok(c) => {
+                    report.push_str(&format!("decisions: {}\n", c.line()));
+                    if let Some(p) = &c.parted {
+                        v.failures.push(Failure::Decision(p.render(name, &rerun)));
+                    }
+                    format!("its snapshot, and each readahead decision against the model ({})", c.line())
+                }
+                Err(not) => format!("its snapshot only ({not})"),
+            };
             v.shown = Some(format!(
-                "{name}: checks run: the kernel's trace against its snapshot only. No model check: the model cannot follow {why}\n"
+                "{name}: checks run: the kernel's trace against {checks}. The model cannot replay the calls in order: {why}\n"
             ));
         }
         (Some(predictor), None) => {
@@ -335,6 +350,27 @@ fn summary_line(name: &str, out: &RunOutput, report: &str) -> String {
         report,
         out.dir.display()
     )
+}
+
+/// The readahead decisions of the run's programs checked one by one ([`crate::decisions`]),
+/// or why they were not.
+fn decisions_checked(
+    scenario: &Scenario,
+    out: &RunOutput,
+    predictor: Option<&Predictor>,
+) -> Result<crate::decisions::Checked, String> {
+    let policy = match predictor {
+        Some(Predictor::Port(policy)) => policy,
+        Some(Predictor::Hybrid { .. }) => {
+            return Err("the hybrid's C is not asked one decision at a time yet: the decisions are not checked".into())
+        }
+        None => return Err("no model for this kernel".into()),
+    };
+    if out.capture.programs.iter().all(|p| p.ra.calls.is_empty()) {
+        return Err("no readahead call of the programs is in the calls' trace".into());
+    }
+    let input = crate::run::model_input_with(scenario, &out.env, &out.capture);
+    Ok(crate::decisions::check(&input, policy, &out.capture.trace, &out.capture.programs))
 }
 
 /// What a program whose calls differ between kernels must do.
@@ -542,8 +578,9 @@ mod tests {
     #[test]
     fn a_scenario_that_says_the_model_refuses_fails_when_it_follows_or_refuses_otherwise() {
         let path = crate::repo_root().join("scenarios/threads_one_fd.yaml");
-        let s = Scenario::load(&path).unwrap();
-        let expected = s.model_refuses.clone().expect("threads_one_fd says model_refuses");
+        let mut s = Scenario::load(&path).unwrap();
+        s.model_refuses = Some("two tasks' calls overlapping".into());
+        let expected = s.model_refuses.clone().unwrap();
         let overlapping = format!("program 0 (python3): pread64 by pid 7 while pid 8's lseek on the file had not returned: {expected} on the scenario's files");
         assert!(refusal_check(&s, Some(&overlapping)).is_none());
         let text = |f: Option<Failure>| match f {
