@@ -264,22 +264,7 @@ pub fn judge(
         report.push_str(&format!("model: {said}\n"));
     }
     match (&predictor, refused) {
-        (_, Some(why)) => {
-            let decided = decisions_checked(scenario, out, predictor.as_ref());
-            let checks = match &decided {
-                Ok(c) => {
-                    report.push_str(&format!("decisions: {}\n", c.line()));
-                    if let Some(p) = &c.parted {
-                        v.failures.push(Failure::Decision(p.render(name, &rerun)));
-                    }
-                    format!("its snapshot, and each readahead decision against the model ({})", c.line())
-                }
-                Err(not) => format!("its snapshot only ({not})"),
-            };
-            v.shown = Some(format!(
-                "{name}: checks run: the kernel's trace against {checks}. The model cannot replay the calls in order: {why}\n"
-            ));
-        }
+        (_, Some(why)) => v.decisions_checked(scenario, out, predictor.as_ref(), &why, &mut report),
         (Some(predictor), None) => {
             let checked = checked.as_ref().expect("checked above for a predictor and no refused program");
             v.model_checked(lab, t, checked, predictor, expectation, &mut report);
@@ -352,9 +337,38 @@ fn summary_line(name: &str, out: &RunOutput, report: &str) -> String {
     )
 }
 
+impl Verdict {
+    /// Where the model cannot replay a program's calls in order (`why`): the readahead
+    /// decisions checked one by one ([`crate::decisions`]), said in `report` and in what the
+    /// trial shows; a decision that parts fails the trial.
+    fn decisions_checked(
+        &mut self,
+        scenario: &Scenario,
+        out: &RunOutput,
+        predictor: Option<&Predictor>,
+        why: &str,
+        report: &mut String,
+    ) {
+        let name = &self.name;
+        let checks = match decisions_of(scenario, out, predictor) {
+            Ok(c) => {
+                report.push_str(&format!("decisions: {}\n", c.line()));
+                if let Some(p) = &c.parted {
+                    self.failures.push(Failure::Decision(p.render(name, &self.rerun)));
+                }
+                format!("its snapshot, and each readahead decision against the model ({})", c.line())
+            }
+            Err(not) => format!("its snapshot only ({not})"),
+        };
+        self.shown = Some(format!(
+            "{name}: checks run: the kernel's trace against {checks}. The model cannot replay the calls in order: {why}\n"
+        ));
+    }
+}
+
 /// The readahead decisions of the run's programs checked one by one ([`crate::decisions`]),
 /// or why they were not.
-fn decisions_checked(
+fn decisions_of(
     scenario: &Scenario,
     out: &RunOutput,
     predictor: Option<&Predictor>,

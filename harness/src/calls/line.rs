@@ -55,8 +55,8 @@ pub(super) enum Body {
         /// The request's rwbs flags (`R`, `RA`, `RM`, ...).
         rwbs: String,
     },
-    /// A readahead or page-cache event ([`crate::ftrace::RA_EVENT_NAMES`]): its name and
-    /// fields, read with the scenario's files by [`crate::ftrace::ra_event_of`].
+    /// A readahead or page-cache event ([`super::ra::EVENT_NAMES`]): its name and
+    /// fields, read with the scenario's files by [`super::ra::event_of`].
     Ra {
         event: String,
         fields: String,
@@ -138,7 +138,7 @@ fn parse_body(body: &str) -> Result<Body, String> {
         }
     }
     if let Some((event, fields)) = body.split_once(": ") {
-        if crate::ftrace::RA_EVENT_NAMES.contains(&event) {
+        if super::ra::EVENT_NAMES.contains(&event) {
             return Ok(Body::Ra { event: event.to_string(), fields: fields.to_string() });
         }
     }

@@ -148,7 +148,7 @@ pub fn parse_traced(
     text: &str,
     paths: &[String],
     sizes: &[u64],
-    filter: Option<&crate::ftrace::Filter>,
+    filter: Option<&ra::RaFiles>,
 ) -> Result<Vec<ProgramCalls>, String> {
     let mut segments: Vec<(u32, Vec<Line>)> = Vec::new();
     let mut out = Vec::new();
@@ -232,7 +232,7 @@ struct Follow<'a> {
     /// reads that complete meanwhile may have done so while the fault ran.
     faulting: Option<u32>,
     /// The scenario's device and files, to read the readahead events with.
-    filter: Option<&'a crate::ftrace::Filter>,
+    filter: Option<&'a ra::RaFiles>,
     out: ProgramCalls,
 }
 
@@ -242,7 +242,7 @@ fn follow(
     lines: &[Line],
     paths: &[String],
     sizes: &[u64],
-    filter: Option<&crate::ftrace::Filter>,
+    filter: Option<&ra::RaFiles>,
 ) -> ProgramCalls {
     let dev = filter.map(|f| format!("{},{}", f.major, f.minor)).unwrap_or_default();
     let mut f = Follow {
@@ -500,15 +500,11 @@ impl Follow<'_> {
     /// one of the program's tasks, on the descriptor of its read in flight.
     fn ra_event(&mut self, l: &Line, event: &str, fields: &str) {
         let Some(filter) = self.filter else { return };
-        let Ok(Some(ev)) = crate::ftrace::ra_event_of(event, fields, filter) else { return };
-        if !matches!(ev, crate::ftrace::RaEvent::Folio { .. }) && !self.tree.contains(&l.pid) {
+        let Ok(Some(ev)) = ra::event_of(event, fields, filter) else { return };
+        if !matches!(ev, ra::RaEvent::Folio { .. }) && !self.tree.contains(&l.pid) {
             return;
         }
-        let file = match &ev {
-            crate::ftrace::RaEvent::Open { file, .. }
-            | crate::ftrace::RaEvent::Submit { file, .. }
-            | crate::ftrace::RaEvent::Folio { file, .. } => *file,
-        };
+        let file = ev.file();
         let desc = self.pending.get(&l.pid).and_then(|p| p.desc).map(|d| &self.descs[d]).filter(|d| d.file == file);
         let fd = desc.map(|d| (pattern::fd_of(d.file, d.n), d.random));
         let mut overlapping: Vec<u32> = self

@@ -10,7 +10,111 @@ use radiff_model::{Folio, RaState, Request, Submit, Trigger};
 use serde::{Deserialize, Serialize};
 
 use super::line::Line;
-use crate::ftrace::RaEvent;
+
+/// The scenario's device and files, as the readahead events name them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaFiles {
+    pub major: u32,
+    pub minor: u32,
+    /// The inode of each file: an event's file is its index here.
+    pub inos: Vec<u64>,
+}
+
+/// A readahead or page-cache event of the calls' trace instance, read with the fields
+/// `crate::ftrace` reads in the main trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RaEvent {
+    /// `page_cache_sync_ra` or `page_cache_async_ra`: a readahead call, with the state it
+    /// entered with.
+    Open { file: u32, trigger: Trigger, index: u64, req_count: u64, ra: RaState },
+    /// `page_cache_ra_order` or `page_cache_ra_unbounded`.
+    Submit { file: u32, submit: Submit },
+    /// `mm_filemap_add_to_page_cache`, with its page frame if the line has one.
+    Folio { file: u32, folio: Folio, pfn: Option<u64> },
+}
+
+impl RaEvent {
+    pub fn file(&self) -> u32 {
+        match self {
+            RaEvent::Open { file, .. } | RaEvent::Submit { file, .. } | RaEvent::Folio { file, .. } => *file,
+        }
+    }
+}
+
+/// The events [`event_of`] reads.
+pub const EVENT_NAMES: [&str; 5] = [
+    "page_cache_sync_ra",
+    "page_cache_async_ra",
+    "page_cache_ra_order",
+    "page_cache_ra_unbounded",
+    "mm_filemap_add_to_page_cache",
+];
+
+/// `event` with fields `body` (`dev=259:0 ino=83 index=0 ...`, or for a folio `dev 259:0
+/// ino 83 pfn=0x1234 ofs=4096 order=0`) as an [`RaEvent`] of one of `files`; `None` for
+/// another file or event.
+pub fn event_of(event: &str, body: &str, files: &RaFiles) -> Result<Option<RaEvent>, String> {
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    let mut tokens = body.split_whitespace();
+    while let Some(t) = tokens.next() {
+        match t.split_once('=') {
+            Some(kv) => pairs.push(kv),
+            None => pairs.extend(tokens.next().map(|v| (t, v))),
+        }
+    }
+    let get = |key: &str| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| *v).ok_or(format!("{event}: no `{key}`"));
+    let num = |key: &str| -> Result<u64, String> {
+        get(key)?.parse().map_err(|_| format!("{event}: `{key}` is not a number"))
+    };
+    let ino = u64::from_str_radix(get("ino")?, 16).map_err(|_| format!("{event}: `ino` is not hex"))?;
+    let Some(file) = (get("dev")? == format!("{}:{}", files.major, files.minor))
+        .then(|| files.inos.iter().position(|&i| i == ino))
+        .flatten()
+    else {
+        return Ok(None);
+    };
+    let file = file as u32;
+    Ok(Some(match event {
+        "mm_filemap_add_to_page_cache" => RaEvent::Folio {
+            file,
+            folio: Folio { index: num("ofs")? / radiff_model::trace::PAGE_SIZE, order: num("order")? as u32 },
+            pfn: get("pfn").ok().and_then(|p| u64::from_str_radix(p.trim_start_matches("0x"), 16).ok()),
+        },
+        "page_cache_ra_order" => RaEvent::Submit {
+            file,
+            submit: Submit::Order {
+                index: num("index")?,
+                size: num("size")?,
+                async_size: num("async_size")?,
+                order: num("order")? as u32,
+            },
+        },
+        "page_cache_ra_unbounded" => RaEvent::Submit {
+            file,
+            submit: Submit::Unbounded {
+                index: num("index")?,
+                nr_to_read: num("nr_to_read")?,
+                lookahead_size: num("lookahead_size")?,
+            },
+        },
+        "page_cache_sync_ra" | "page_cache_async_ra" => RaEvent::Open {
+            file,
+            trigger: if event == "page_cache_sync_ra" { Trigger::Sync } else { Trigger::Async },
+            index: num("index")?,
+            req_count: num("req_count")?,
+            ra: RaState {
+                start: 0,
+                size: num("size")?,
+                async_size: num("async_size")?,
+                order: num("order")? as u32,
+                ra_pages: num("ra_pages")?,
+                mmap_miss: num("mmap_miss")?,
+                prev_pos: get("prev_pos")?.parse().map_err(|_| format!("{event}: `prev_pos` is not a number"))?,
+            },
+        },
+        _ => return Ok(None),
+    }))
+}
 
 /// One readahead call of a program's task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 use super::*;
-use crate::ftrace::Filter;
+use crate::calls::ra::RaFiles;
 use radiff_model::Op;
 
 const DATA: &str = "/tmp/radiff-mnt/data";
@@ -112,7 +112,7 @@ fn overlapping(
         &trace(80, &lines),
         &[DATA.to_string()],
         &[64 << 20],
-        Some(&Filter::one(259, 0, 0x83)),
+        Some(&RaFiles { major: 259, minor: 0, inos: vec![0x83] }),
     )
     .unwrap();
     (input, whole, programs)

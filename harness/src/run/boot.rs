@@ -222,8 +222,17 @@ impl Lab {
         if !scenario.programs.is_empty() {
             let paths: Vec<String> = (0..scenario.file_sizes().len()).map(crate::wire::guest_path).collect();
             let calls = read("calls.txt")?;
-            capture.programs = crate::calls::parse_traced(&calls, &paths, &scenario.file_sizes(), Some(&filter))
-                .map_err(|message| Error::Trace { file: dir.join("calls.txt"), line: 0, message })?;
+            capture.programs = crate::calls::parse_traced(
+                &calls,
+                &paths,
+                &scenario.file_sizes(),
+                Some(&crate::calls::ra::RaFiles {
+                    major: filter.major,
+                    minor: filter.minor,
+                    inos: filter.inos.clone(),
+                }),
+            )
+            .map_err(|message| Error::Trace { file: dir.join("calls.txt"), line: 0, message })?;
         }
         let json =
             serde_json::to_vec_pretty(&capture).map_err(|e| Error::Json { file: dir.join("trace.json"), source: e })?;
