@@ -114,7 +114,12 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
     radiff_model::Input {
         folio_pfns: pfns.to_vec(),
         // The guest reports the mappings' addresses apart from the vm settings it read back.
-        vm: radiff_model::VmSettings { mmap_addrs: env.map_addresses.clone(), ..env.vm.clone() },
+        // ... and what its RWF_NOWAIT reads returned.
+        vm: radiff_model::VmSettings {
+            mmap_addrs: env.map_addresses.clone(),
+            nowait_returned: env.nowait_returned.clone(),
+            ..env.vm.clone()
+        },
         fs: scenario.fs,
         file_size: env.file_size,
         extents: env.extents.clone(),
@@ -138,6 +143,14 @@ pub fn model_input_with(scenario: &Scenario, env: &GuestEnv, capture: &Capture) 
         input.ops = spliced.ops;
         input.vm.mmap_addrs = spliced.mmap_addrs;
         input.vm.loads_in_flight = spliced.loads_in_flight;
+        // The scenario's own NOWAIT reads move past the programs' calls before them.
+        let own = input
+            .vm
+            .nowait_returned
+            .iter()
+            .filter_map(|r| spliced.moved.get(r.op).map(|&op| radiff_model::NowaitReturned { op, bytes: r.bytes }));
+        input.vm.nowait_returned = own.chain(spliced.nowait_returned).collect();
+        input.vm.nowait_returned.sort_by_key(|r| r.op);
     }
     input
 }
