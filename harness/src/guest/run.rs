@@ -73,14 +73,7 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec) -> GResult<()> {
         }
         let done = match *op {
             Op::ReadWith { fd, offset, len, how } => {
-                read_with(&files, &direct, fd, offset, len, how, &buf).map(|n| {
-                    env.bytes_read += n;
-                    // Where an RWF_NOWAIT read stopped is the device's doing: the model
-                    // follows it (radiff_model::VmSettings::nowait_returned).
-                    if how.nowait {
-                        env.nowait_returned.push(radiff_model::NowaitReturned { op: i, bytes: n });
-                    }
-                })
+                read_with(&files, &direct, fd, offset, len, how, &buf).map(|n| returned(&mut env, i, how, n))
             }
             Op::Program { program } => run_program(g, calls.as_ref(), programs, program, *program_timeout_s),
             _ => do_op(&files, &mut maps, op, &buf, &mut env.bytes_read),
@@ -310,6 +303,16 @@ fn read_with(
         return Err(format!("{call} returned wrong data"));
     }
     Ok(n)
+}
+
+/// What the `i`-th op, a read of `how`, returned: `n` bytes. Where an RWF_NOWAIT read
+/// stopped is the device's doing: the model follows it
+/// (radiff_model::VmSettings::nowait_returned).
+fn returned(env: &mut GuestEnv, i: usize, how: radiff_model::ReadHow, n: u64) {
+    env.bytes_read += n;
+    if how.nowait {
+        env.nowait_returned.push(radiff_model::NowaitReturned { op: i, bytes: n });
+    }
 }
 
 /// Whether `op` is a pread(2), which the guest runs without waiting for the device first.

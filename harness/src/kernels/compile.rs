@@ -144,9 +144,7 @@ impl Builder<'_> {
         let build = self.cache.dir("build")?.join(&base.tree_name);
         // Patches first: one that does not apply should cost (and leave) nothing else;
         // then the tracepoints and the fragment's options, as the patched tree defines them.
-        for patch in &variant.patches {
-            apply_patch(tree, &variant.name, patch)?;
-        }
+        variant.patches.iter().try_for_each(|patch| apply_patch(tree, &variant.name, patch))?;
         super::check_tree(tree, &variant.name)?;
         super::kconfig::check_tree(tree, &variant.name, &self.kernels.config, &config_text)?;
         std::fs::create_dir_all(&build).map_err(|e| Error::io(&build, e))?;
