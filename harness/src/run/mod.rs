@@ -68,7 +68,9 @@ pub struct Job<'a> {
     pub name: &'a str,
 }
 
-fn disk(scenario: &Scenario, image: &Path) -> Disk {
+/// The scenario's disk on `image`; `throttled`: with its `iops_limit` (runs, not the
+/// image's preparation).
+fn disk(scenario: &Scenario, image: &Path, throttled: bool) -> Disk {
     match scenario.device.kind {
         DeviceKind::Nvme => Disk::Nvme {
             image: image.to_path_buf(),
@@ -76,6 +78,7 @@ fn disk(scenario: &Scenario, image: &Path) -> Disk {
             logical_block_size: scenario.device.logical_block_size,
             opt_io_size: scenario.device.optimal_io_size,
             min_io_size: None,
+            iops_limit: scenario.device.iops_limit.filter(|_| throttled),
         },
         DeviceKind::Ufs => Disk::Ufs { image: image.to_path_buf() },
     }
