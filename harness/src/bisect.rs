@@ -96,8 +96,9 @@ pub struct Checked {
 }
 
 /// Builds `tree` as it is checked out (`git bisect run` moves it), runs the scenario and
-/// compares. A tree that does not build, or lacks the tracepoints radiff records (a commit
-/// older than them), is [`Verdict::Untestable`], not a failure.
+/// compares. A tree that does not build, lacks the tracepoints radiff records (a commit
+/// older than them) or an option the config fragment turns on, is [`Verdict::Untestable`],
+/// not a failure.
 pub fn check_tree(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, against: Against) -> Result<Checked> {
     // The host is checked before the build ([`Lab::open_with`]), as every command does.
     let lab = Lab::open_with(Cache::from_env(), Kernels::load(repo)?.in_place(tree))?;
@@ -106,7 +107,7 @@ pub fn check_tree(repo: &Path, tree: &Path, scenario: &Scenario, point: &Point, 
     let base = lab.kernels.variant("base")?;
     if let Err(e) = builder.build(base) {
         return match e {
-            Error::Build { .. } | Error::Untraceable { .. } => Ok(Checked {
+            Error::Build { .. } | Error::Untraceable { .. } | Error::Unconfigurable { .. } => Ok(Checked {
                 verdict: Verdict::Untestable(e.to_string()),
                 build: started.elapsed(),
                 run: Duration::ZERO,

@@ -237,7 +237,7 @@ pub struct RaceMark {
 }
 
 /// Every race the model marks.
-pub const RACE_MARKS: [RaceMark; 3] = [
+pub const RACE_MARKS: [RaceMark; 4] = [
     RaceMark {
         id: radiff_model::collapse::COLLAPSE_RACE,
         why: "a MADV_COLLAPSE here reads a window of several requests (pages already cached, or an extent boundary, inside the range split it): \
@@ -255,6 +255,12 @@ pub const RACE_MARKS: [RaceMark; 3] = [
         why: "a program's load faulted here while a read it had started (the block requests the guest recorded in flight) held a folio the fault looks at: \
               the kernel's fault met that folio locked (and waited, or fault-around skipped it) or not, as the device finished",
         avoid: "give the device time between loads (fio's `thinktime`, a sleep), so that each fault finds the reads before it completed (docs/scenarios.md, Programs)",
+    },
+    RaceMark {
+        id: radiff_model::filemap::NOWAIT_RACE,
+        why: "an RWF_NOWAIT read here returned other than the model can follow: it stopped at a folio the model had complete (a read the guest's \
+              wait for an idle device should have finished), or read past where the model must stop",
+        avoid: "start each NOWAIT read on pages cached or just submitted by its own readahead (docs/scenarios.md, \"preadv2 flags and O_DIRECT reads\")",
     },
 ];
 
@@ -591,5 +597,25 @@ mod tests {
         input.vm.loads_in_flight =
             vec![LoadInFlight { op: 2, requests: vec![(sector(16), 128)], completed_after: vec![(sector(16), 128)] }];
         assert_eq!(races_marked(&radiff_model::coverage(&input, &radiff_model::Policy::BASE).1).count(), 0);
+    }
+
+    /// An RWF_NOWAIT read that returned what the model cannot follow is a race the trial
+    /// names; one the model follows (it read on where the kernel did) is not.
+    #[test]
+    fn a_nowait_return_the_model_cannot_follow_is_a_race_mark() {
+        use radiff_model::{Input, NowaitReturned, Op, ReadHow};
+        let nowait = ReadHow { nowait: true, ..ReadHow::default() };
+        // 16 KiB at 0 caches [0, 8) (the guest lets it complete); a NOWAIT read of 8 KiB
+        // inside it that returned nothing stopped where the model has every folio uptodate.
+        let ops =
+            vec![Op::Read { fd: 0, offset: 0, len: 16384 }, Op::ReadWith { fd: 0, offset: 0, len: 8192, how: nowait }];
+        let mut input = Input::xfs_on_nvme(8 << 20, ops);
+        let marks = |input: &Input| -> Vec<&str> {
+            races_marked(&radiff_model::coverage(input, &radiff_model::Policy::BASE).1).map(|m| m.id).collect()
+        };
+        input.vm.nowait_returned = vec![NowaitReturned { op: 1, bytes: 0 }];
+        assert_eq!(marks(&input), vec![radiff_model::filemap::NOWAIT_RACE]);
+        input.vm.nowait_returned = vec![NowaitReturned { op: 1, bytes: 8192 }];
+        assert_eq!(marks(&input), Vec::<&str>::new());
     }
 }

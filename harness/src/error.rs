@@ -66,6 +66,15 @@ pub enum Error {
         indent(&missing.join("\n"))
     )]
     Untraceable { tree: PathBuf, variant: String, missing: Vec<String> },
+    /// A kernel tree whose Kconfig files do not declare options the config fragment turns
+    /// on: refused before it is configured (`kernels/kconfig.rs`).
+    #[error(
+        "kernel `{variant}` cannot be configured: its tree {} does not declare options that {} turns on:\n{}\nfix: change or remove those lines of the fragment (a `# CONFIG_X is not set` line may name an option the tree lacks), or use a base that has them; nothing was built or booted",
+        tree.display(),
+        fragment.display(),
+        indent(&missing.join("\n"))
+    )]
+    Unconfigurable { tree: PathBuf, variant: String, fragment: PathBuf, missing: Vec<String> },
     /// A kernel build failed; the full log is kept at `log`.
     #[error("build of `{variant}` failed; full log: {}\nlast lines:\n{}", log.display(), indent(tail))]
     Build { variant: String, log: PathBuf, tail: String },

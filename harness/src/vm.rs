@@ -29,6 +29,8 @@ pub enum Disk {
         logical_block_size: Option<u64>,
         opt_io_size: Option<u64>,
         min_io_size: Option<u64>,
+        /// QEMU's drive throttling, requests a second (`throttling.iops-total`).
+        iops_limit: Option<u64>,
     },
     /// QEMU's UFS host controller with one logical unit.
     Ufs { image: PathBuf },
@@ -49,6 +51,10 @@ impl Disk {
     /// several times in one boot (each its own overlay). `aio` is QEMU's way of reading the
     /// image (`io_uring`, or "" for its default, a thread pool: see [`host_aio`]).
     pub fn qemu_opts(&self, snapshot: bool, n: usize, aio: &str) -> String {
+        let iops = match self {
+            Disk::Nvme { iops_limit: Some(n), .. } => format!(",throttling.iops-total={n}"),
+            _ => String::new(),
+        };
         let drive = |id: &str| {
             format!(
                 // werror/rerror=report: a write that meets a full host file system is an I/O
@@ -57,7 +63,7 @@ impl Disk {
                 // page cache; with cache=none each was an O_DIRECT read of the host's disk.
                 // The guest's pattern time of fio_randread_ra_off (23462 reads of 4 KiB)
                 // went from 11.1 s to 7.7-7.9 s; no trace or snapshot changed.
-                "-drive file={},if=none,id={id},format=raw,cache=writeback,werror=report,rerror=report{}{}",
+                "-drive file={},if=none,id={id},format=raw,cache=writeback,werror=report,rerror=report{}{}{iops}",
                 self.image().display(),
                 if snapshot { ",snapshot=on" } else { "" },
                 if aio.is_empty() { String::new() } else { format!(",aio={aio}") }
@@ -607,6 +613,7 @@ mod tests {
             logical_block_size: Some(4096),
             opt_io_size: None,
             min_io_size: None,
+            iops_limit: None,
         };
         let ufs = Disk::Ufs { image: "/i/b.img".into() };
         assert_eq!(

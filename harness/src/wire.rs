@@ -177,6 +177,10 @@ pub struct GuestEnv {
     pub pattern_ns: u64,
     /// Bytes the reads returned (short reads show here).
     pub bytes_read: u64,
+    /// What each RWF_NOWAIT read returned (0 for EAGAIN), by the index of its op: the
+    /// model follows where each stopped ([`radiff_model::VmSettings::nowait_returned`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nowait_returned: Vec<radiff_model::NowaitReturned>,
     /// The files after the first (`ino`, `file_size` and `extents` above are the first's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_files: Vec<FileEnv>,

@@ -113,6 +113,12 @@ fn write_tracepoints(tree: &Path) {
     }
 }
 
+/// The one option of the rigs' fragment, declared in `tree` as arch/x86/Kconfig does.
+fn write_kconfig(tree: &Path) {
+    std::fs::create_dir_all(tree.join("arch/x86")).unwrap();
+    std::fs::write(tree.join("arch/x86/Kconfig"), "config 64BIT\n\tbool \"64-bit kernel\"\n").unwrap();
+}
+
 /// A rig whose base has no tracepoint headers at all (as Debian's 6.12 has no
 /// include/trace/events/readahead.h).
 fn untraceable_rig(readahead_c: &str, variants: &[(&str, &[(&str, &str)])]) -> Rig {
@@ -121,6 +127,7 @@ fn untraceable_rig(readahead_c: &str, variants: &[(&str, &[(&str, &str)])]) -> R
     std::fs::create_dir_all(linux.join("mm")).unwrap();
     std::fs::write(linux.join("mm/readahead.c"), readahead_c).unwrap();
     std::fs::write(linux.join("Makefile"), "VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n").unwrap();
+    write_kconfig(&linux);
     sh(&linux, &["git", "init", "-q"]);
     commit_all(&linux, "base");
     let repo = tmp.path().join("repo");
@@ -356,6 +363,7 @@ fn debian_rig(variants: &[(&str, &[(&str, &str)])]) -> Rig {
     std::fs::create_dir_all(top.join("linux-source-7.3/mm")).unwrap();
     std::fs::write(top.join("linux-source-7.3/mm/readahead.c"), READAHEAD_C).unwrap();
     write_tracepoints(&top.join("linux-source-7.3"));
+    write_kconfig(&top.join("linux-source-7.3"));
     // A file the kernel's own .gitignore files would hide: the record must keep it.
     std::fs::write(top.join("linux-source-7.3/.gitignore"), "*.o\n").unwrap();
     std::fs::write(top.join("linux-source-7.3/mm/shipped.o"), "shipped").unwrap();
@@ -381,7 +389,7 @@ fn assert_recorded(tree: &Path) {
         .collect();
     headers.sort();
     headers.dedup();
-    assert_eq!(files, format!(".gitignore\n{}mm/readahead.c\nmm/shipped.o\n", headers.concat()));
+    assert_eq!(files, format!(".gitignore\narch/x86/Kconfig\n{}mm/readahead.c\nmm/shipped.o\n", headers.concat()));
     assert_eq!(git_status(tree), "");
     assert!(!tree.join(".radiff-unpacked").exists());
 }
@@ -512,7 +520,8 @@ fn review_takes_a_mail_as_clients_save_it() {
 
 /// A base without the readahead tracepoints is refused before anything is built, naming
 /// the missing header and the fix, by the library and by `radiff kernels build` (exit 2);
-/// the work tree is left clean and no kernel folder is begun.
+/// the work tree is left clean and no kernel folder is begun. The same for a base whose
+/// Kconfig lacks an option the fragment turns on.
 #[test]
 fn a_tree_without_the_tracepoints_is_refused_before_any_build() {
     let rig = untraceable_rig(READAHEAD_C, &[]);
@@ -571,6 +580,45 @@ fn a_tree_without_the_tracepoints_is_refused_before_any_build() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("radiff: error: kernel `base` cannot be traced"), "{stderr}");
     assert!(stderr.contains("filemap.h does not define mm_filemap_fault"), "{stderr}");
+
+    // Every tracepoint there, but the fragment turns on an option no Kconfig file of the
+    // tree declares (and turns off another the tree lacks, which is allowed): refused
+    // before any build, naming the line and the fix, by the library and the command line.
+    write_tracepoints(&rig.linux);
+    commit_all(&rig.linux, "every tracepoint");
+    std::fs::write(
+        rig.repo.join("kernels/config.fragment"),
+        "CONFIG_64BIT=y\n# CONFIG_ACPI is not set\nCONFIG_RADIFF_NOWHERE=y\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let err = build_error(&rig, "base");
+    let Error::Unconfigurable { ref missing, .. } = err else { panic!("expected Unconfigurable, got {err}") };
+    assert_eq!(missing, &["line 3: CONFIG_RADIFF_NOWHERE=y (no `config RADIFF_NOWHERE` in any Kconfig file)"]);
+    let text = err.to_string();
+    for needle in
+        ["kernels/config.fragment turns on", "fix: change or remove those lines", "nothing was built or booted"]
+    {
+        assert!(text.contains(needle), "the refusal does not say `{needle}`:\n{text}");
+    }
+    assert!(started.elapsed().as_secs() < 60, "refused in seconds, not after a build");
+    assert!(
+        !rig.cache.root.join("kernels").exists()
+            || std::fs::read_dir(rig.cache.root.join("kernels")).unwrap().next().is_none(),
+        "no kernel folder is begun"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_radiff"))
+        .args(["kernels", "build", "base"])
+        .env("RADIFF_ROOT", &rig.repo)
+        .env("RADIFF_CACHE", &rig.cache.root)
+        .env_remove("RADIFF_KERNEL_TREE")
+        .env_remove("RADIFF_KERNEL_REV")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("radiff: error: kernel `base` cannot be configured"), "{stderr}");
+    assert!(stderr.contains("line 3: CONFIG_RADIFF_NOWHERE=y"), "{stderr}");
 }
 
 /// A diff naming a file outside the tree is refused when the mail hides it in base64 as

@@ -30,6 +30,8 @@ mod batch;
 mod bisect;
 #[path = "scenarios/boots.rs"]
 mod boots;
+#[path = "scenarios/nowait_late.rs"]
+mod nowait_late;
 #[path = "scenarios/program_errors.rs"]
 mod program_errors;
 #[path = "scenarios/unknown_patch.rs"]
@@ -218,6 +220,12 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
         let lab = lab()?;
         program_errors::trial(lab, &programs, "program_errors").map_err(Failed::from)
     }));
+    // An RWF_NOWAIT read whose own async window completes late on a throttled drive.
+    let late = nowait_late::scenario(root)?;
+    trials.push(Trial::test(
+        "nowait_late::the_device_is_late_and_the_model_stops_where_the_kernel_did::base",
+        move || nowait_late::trial(lab()?, &late).map_err(Failed::from),
+    ));
     trials.extend(batch::trials(root, &mut needs)?);
     trials.extend(vm_faults::trials(root)?);
     trials.extend(bisect::trials(root)?);

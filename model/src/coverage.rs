@@ -217,6 +217,8 @@ pub const BRANCHES: &[Branch] = &[
     b("filemap_create_folio: IOCB_NOWAIT: -EAGAIN"),
     b("filemap_create_folio: IOCB_DONTCACHE: dropbehind"),
     b("filemap_update_page: IOCB_NOWAIT, folio locked: -EAGAIN"),
+    b("filemap_update_page: IOCB_NOWAIT, the kernel's read went on: folio uptodate"),
+    b("filemap_read: IOCB_NOWAIT: the kernel returned what the model cannot follow: the kernel races"),
     b("filemap_read: -EAGAIN"),
     b("filemap_end_dropbehind_read: dropbehind: removed"),
     b("ractl_alloc_folio: dropbehind"),

@@ -39,8 +39,16 @@ impl Model<'_> {
             return;
         }
         self.ki_flags = how;
-        self.filemap_read(fd, offset, len);
+        let read = self.filemap_read(fd, offset, len);
         self.ki_flags = ReadHow::default();
+        // Where the guest recorded what the kernel's RWF_NOWAIT read returned, the model
+        // stopped where the kernel did or the two part here (see crate::filemap::NOWAIT_RACE).
+        if how.nowait && self.nowait_end().is_some_and(|end| end != offset + read) {
+            cover!(
+                self.rec,
+                "filemap_read: IOCB_NOWAIT: the kernel returned what the model cannot follow: the kernel races"
+            );
+        }
     }
 
     /// `xfs_file_dio_read()`, Linux 7.3.4 fs/xfs/xfs_file.c: `iomap_dio_read_simple()`
@@ -226,6 +234,60 @@ mod tests {
         p.run();
         assert_eq!(p.files[0].ra.prev_pos, 65536);
         assert_eq!(asyncs(&p.rec.windows), vec![4, 8]);
+    }
+
+    /// A 4 KiB pread at 0 under read_ahead_kb 64 opens [0, 2) with the mark on page 1; an
+    /// RWF_NOWAIT read of pages 1-2 (op 1) reaches it, submits the async window from page 2
+    /// and then looks page 2 up, locked by that read unless the device was quick. `returned`:
+    /// what the guest recorded op 1 returning, if anything. Gives `ra->prev_pos` after op 1,
+    /// the async windows' indexes and whether the model marked the race.
+    fn nowait_into_its_own_window(returned: Option<u64>) -> (i64, Vec<u64>, bool) {
+        let ops = vec![
+            Op::Read { fd: 0, offset: 0, len: 4096 },
+            Op::ReadWith { fd: 0, offset: 4096, len: 8192, how: NOWAIT },
+        ];
+        let mut inp = Input::xfs_on_nvme(4 << 20, ops);
+        inp.queue = crate::QueueLimits::nvme_qemu(64, 512);
+        inp.vm.nowait_returned = returned.map(|bytes| crate::NowaitReturned { op: 1, bytes }).into_iter().collect();
+        let (trace, cov) = crate::coverage(&inp, &Policy::BASE);
+        let mut m = crate::model::Model::new(&inp, Policy::BASE, crate::ModelConfig::default(), false);
+        m.run();
+        assert_eq!(trace.windows, m.rec.windows);
+        let asyncs = trace.windows.iter().filter(|w| w.trigger == Trigger::Async).map(|w| w.index).collect();
+        (m.files[0].ra.prev_pos, asyncs, cov.contains(crate::filemap::NOWAIT_RACE))
+    }
+
+    #[test]
+    fn a_nowait_read_whose_folio_completed_late_stops_at_it_as_the_kernel_did() {
+        // The kernel returned 4 KiB: it met page 2 locked. Without a record the model
+        // assumes the same. Both windows are started either way (page 2's folio carries
+        // the async window's own mark, and filemap_get_pages() reads it before the trylock).
+        let (unrecorded, asyncs, _) = nowait_into_its_own_window(None);
+        assert_eq!(unrecorded, 4096 + 4096);
+        assert_eq!(asyncs, vec![1, 2]);
+        assert_eq!(nowait_into_its_own_window(Some(4096)), (unrecorded, asyncs, false));
+    }
+
+    #[test]
+    fn a_nowait_read_whose_folio_completed_early_reads_on_as_the_kernel_did() {
+        // The kernel returned all 8 KiB: page 2's read had completed when it looked.
+        let (late, late_asyncs, _) = nowait_into_its_own_window(Some(4096));
+        let (early, asyncs, raced) = nowait_into_its_own_window(Some(8192));
+        assert_eq!(early, 4096 + 8192);
+        assert!(early > late);
+        assert_eq!(asyncs, late_asyncs, "the same windows, only where the read stopped differs");
+        assert!(!raced);
+    }
+
+    #[test]
+    fn a_nowait_return_the_model_cannot_follow_is_marked_as_the_kernels_race() {
+        // 0 bytes: the kernel stopped at page 1, which the pread before brought in and the
+        // guest let complete; the model reads it, and says the two part here.
+        let (prev_pos, _, raced) = nowait_into_its_own_window(Some(0));
+        assert!(raced);
+        assert_eq!(prev_pos, 4096 + 4096, "the model keeps its own reading");
+        // A record the model follows marks nothing.
+        assert!(!nowait_into_its_own_window(Some(4096)).2);
     }
 
     #[test]

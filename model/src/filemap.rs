@@ -41,6 +41,14 @@ impl FolioBatch {
     }
 }
 
+/// The coverage id that marks an RWF_NOWAIT read whose recorded return the model cannot
+/// follow: the kernel's read stopped before a folio the model finds uptodate (one whose
+/// read the model took as complete, the kernel met still locked), or went past where the
+/// model must stop. Where the kernel went on past a folio its own readahead had just
+/// submitted, the model follows it (`filemap_update_page()`); this is the rest.
+pub const NOWAIT_RACE: &str =
+    "filemap_read: IOCB_NOWAIT: the kernel returned what the model cannot follow: the kernel races";
+
 /// Why `filemap_get_pages()` returned no folios.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum GetPagesError {
@@ -225,16 +233,34 @@ impl Model<'_> {
     /// `->read_folio` retry after locking is never needed.
     ///
     /// Under IOCB_NOWAIT, "if (!folio_trylock(folio)) {" fails with -EAGAIN rather than
-    /// wait: the folio is locked by its read, which in the model is in flight for the
-    /// whole system call (the invalidate lock's trylock before it has no other taker in
-    /// the guest).
+    /// wait (the invalidate lock's trylock before it has no other taker in the guest).
+    /// Whether the folio is still locked by its read is the device's doing: where the
+    /// guest recorded what the read returned ([`crate::VmSettings::nowait_returned`]) and
+    /// the kernel's read went past the folio's first byte, its read had completed when the
+    /// kernel looked (the trylock took an unlocked, uptodate folio), and the model
+    /// completes it and looks again, as [`Model::folio_wait_locked`] does for a read that
+    /// waits; otherwise (no record: a read in flight for the whole system call, as
+    /// everywhere in the model) -EAGAIN.
     fn filemap_update_page(&mut self, folio: FolioRef) -> GetPagesError {
         if self.ki_flags.nowait {
-            cover!(self.rec, "filemap_update_page: IOCB_NOWAIT, folio locked: -EAGAIN");
-            return GetPagesError::Again;
+            if self.nowait_end().is_none_or(|end| end <= folio.index << PAGE_SHIFT) {
+                cover!(self.rec, "filemap_update_page: IOCB_NOWAIT, folio locked: -EAGAIN");
+                return GetPagesError::Again;
+            }
+            cover!(self.rec, "filemap_update_page: IOCB_NOWAIT, the kernel's read went on: folio uptodate");
         }
         self.folio_wait_locked(folio.index);
         GetPagesError::Retry
+    }
+
+    /// Where the kernel's RWF_NOWAIT read of the current op ended (its offset plus the
+    /// bytes the guest recorded it returned); `None` without a record.
+    pub(crate) fn nowait_end(&self) -> Option<u64> {
+        let returned = self.input.vm.nowait_returned.iter().find(|r| r.op == self.op)?;
+        match self.input.ops.get(self.op)? {
+            crate::Op::ReadWith { offset, .. } => Some(offset + returned.bytes),
+            _ => None,
+        }
     }
 
     /// `filemap_readahead()`, Linux 7.3.4 mm/filemap.c: the batch ended at a folio with

@@ -187,6 +187,20 @@ pub struct VmSettings {
     /// touches, which wait for the device to go idle.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loads_in_flight: Vec<LoadInFlight>,
+    /// What each RWF_NOWAIT read returned in the guest, by the index of its
+    /// `Op::ReadWith` in `ops`: whether the folios its own readahead had just submitted
+    /// were still locked when the read looked them up is the device's doing, and the
+    /// bytes it returned say where it stopped (see `crate::filemap`, `filemap_update_page`).
+    /// Empty without a run (the model then takes every such folio as still locked).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nowait_returned: Vec<NowaitReturned>,
+}
+
+/// What the RWF_NOWAIT read `ops[op]` returned: `bytes` read (0 for -EAGAIN).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NowaitReturned {
+    pub op: usize,
+    pub bytes: u64,
 }
 
 /// The block requests in flight when the load of `ops[op]` (an `Op::Touch`) faulted:
@@ -219,6 +233,7 @@ impl Default for VmSettings {
             thp_enabled: ThpMode::Always,
             mmap_addrs: Vec::new(),
             loads_in_flight: Vec::new(),
+            nowait_returned: Vec::new(),
         }
     }
 }

@@ -86,7 +86,9 @@ pub use config::{FolioMemory, IoCompletion, ModelConfig, Touches};
 pub use coverage::{Branch, Coverage, BRANCHES};
 pub use decide::{decide, Decided, Decision};
 pub use hybrid::CReadahead;
-pub use input::{Extent, FileInput, FsKind, Input, LoadInFlight, MappingLimits, QueueLimits, ThpMode, VmSettings};
+pub use input::{
+    Extent, FileInput, FsKind, Input, LoadInFlight, MappingLimits, NowaitReturned, QueueLimits, ThpMode, VmSettings,
+};
 pub use model::{Explained, Simulation, WindowNote};
 pub use pattern::{Advice, MadvAdvice, Op, ReadHow, SizeRange, Step, TouchOrder};
 pub use trace::{Folio, RaState, Request, ScanResult, Submit, Trace, Trigger, Window};

@@ -95,6 +95,10 @@ pub struct ProgramCalls {
     /// looked at them ([`radiff_model::fault::LOAD_RACE`]). See [`maps`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loads_in_flight: Vec<radiff_model::LoadInFlight>,
+    /// What each of its RWF_NOWAIT reads returned, by the index in `ops` of its
+    /// `Op::ReadWith` (whose `len` is that return: the trace has no asked length).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nowait_returned: Vec<radiff_model::NowaitReturned>,
     /// The first populating call (MAP_POPULATE, MADV_POPULATE_READ, MADV_COLLAPSE) on a
     /// mapping that began with a block request in flight, said in a sentence: whether it
     /// met a folio still locked is up to the device.
@@ -492,6 +496,9 @@ impl Follow<'_> {
         if how == ReadHow::default() {
             self.push(Op::Read { fd, offset, len });
         } else {
+            if how.nowait && self.out.unfollowable.is_none() {
+                self.out.nowait_returned.push(radiff_model::NowaitReturned { op: self.out.ops.len(), bytes: len });
+            }
             self.push(Op::ReadWith { fd, offset, len, how });
         }
     }
@@ -552,6 +559,10 @@ pub struct Spliced {
     pub mmap_addrs: Vec<u64>,
     /// The programs' loads that faulted with requests in flight, by their index in `ops`.
     pub loads_in_flight: Vec<radiff_model::LoadInFlight>,
+    /// The programs' RWF_NOWAIT reads' returns, by their index in `ops`.
+    pub nowait_returned: Vec<radiff_model::NowaitReturned>,
+    /// The index in `ops` of each op of the scenario's own (`moved[i]` is the i-th's).
+    pub moved: Vec<usize>,
 }
 
 /// The model's ops of a scenario with its programs' recorded calls in place of each
@@ -572,6 +583,7 @@ pub fn splice_programs(ops: &[Op], own_addrs: &[u64], programs: &[ProgramCalls])
     };
     for op in ops {
         let Op::Program { program } = *op else {
+            out.moved.push(out.ops.len());
             if let Some(fd) = op.fd() {
                 note(&mut next, fd);
             }
@@ -582,6 +594,7 @@ pub fn splice_programs(ops: &[Op], own_addrs: &[u64], programs: &[ProgramCalls])
             out.ops.push(*op);
             continue;
         };
+        out.moved.push(out.ops.len());
         let Some(calls) = programs.iter().find(|p| p.program == program) else {
             out.ops.push(*op);
             continue;
@@ -590,6 +603,9 @@ pub fn splice_programs(ops: &[Op], own_addrs: &[u64], programs: &[ProgramCalls])
         for (j, op) in calls.ops.iter().enumerate() {
             if let Some(l) = calls.loads_in_flight.iter().find(|l| l.op == j) {
                 out.loads_in_flight.push(radiff_model::LoadInFlight { op: out.ops.len(), ..l.clone() });
+            }
+            if let Some(r) = calls.nowait_returned.iter().find(|r| r.op == j) {
+                out.nowait_returned.push(radiff_model::NowaitReturned { op: out.ops.len(), ..*r });
             }
             let mut op = *op;
             if let Some(fd) = op.fd() {

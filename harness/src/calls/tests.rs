@@ -143,6 +143,27 @@ fn an_o_direct_open_reads_direct_and_preadv2_flags_are_kept() {
             Op::ReadWith { fd: 1, offset: 8192, len: 4096, how: nowait },
         ]
     );
+    // What the NOWAIT read returned is kept for the model, by its op.
+    assert_eq!(got[0].nowait_returned, vec![radiff_model::NowaitReturned { op: 1, bytes: 4096 }]);
+}
+
+/// Where a program's calls are spliced in, the NOWAIT reads' returns move with their ops:
+/// the program's own from its ops, the scenario's past the program's calls before them.
+#[test]
+fn nowait_returns_follow_their_reads_through_the_splice() {
+    let nowait = ReadHow { nowait: true, ..ReadHow::default() };
+    let read = |len| Op::ReadWith { fd: 0, offset: 0, len, how: nowait };
+    let calls = ProgramCalls {
+        program: 0,
+        ops: vec![Op::Read { fd: 0, offset: 0, len: 4096 }, read(8192)],
+        nowait_returned: vec![radiff_model::NowaitReturned { op: 1, bytes: 8192 }],
+        ..ProgramCalls::default()
+    };
+    let ops = vec![read(4096), Op::Program { program: 0 }, read(4096)];
+    let spliced = splice_programs(&ops, &[], &[calls]);
+    assert_eq!(spliced.moved, vec![0, 1, 3]);
+    assert_eq!(spliced.ops[2], Op::ReadWith { fd: 1, offset: 0, len: 8192, how: nowait });
+    assert_eq!(spliced.nowait_returned, vec![radiff_model::NowaitReturned { op: 2, bytes: 8192 }]);
 }
 
 #[test]

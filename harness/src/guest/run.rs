@@ -56,7 +56,7 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec) -> GResult<()> {
     let mut pattern_result = Ok(());
     // Whether the device has been idle since the last op (nothing can be in flight).
     let mut settled = true;
-    for op in ops {
+    for (i, op) in ops.iter().enumerate() {
         // The contract (README, "Writing a scenario"): every read an op started has
         // completed before the next op that is not a pread. readahead(2), fadvise and
         // madvise WILLNEED return with their reads in flight, and so does a pread with
@@ -73,7 +73,7 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec) -> GResult<()> {
         }
         let done = match *op {
             Op::ReadWith { fd, offset, len, how } => {
-                read_with(&files, &direct, fd, offset, len, how, &buf, &mut env.bytes_read)
+                read_with(&files, &direct, fd, offset, len, how, &buf).map(|n| returned(&mut env, i, how, n))
             }
             Op::Program { program } => run_program(g, calls.as_ref(), programs, program, *program_timeout_s),
             _ => do_op(&files, &mut maps, op, &buf, &mut env.bytes_read),
@@ -268,8 +268,7 @@ fn read_with(
     len: u64,
     how: radiff_model::ReadHow,
     buf: &AlignedBuf,
-    bytes_read: &mut u64,
-) -> GResult<()> {
+) -> GResult<u64> {
     use nix::libc;
     let table = if how.direct { direct } else { files };
     let file = table
@@ -291,7 +290,7 @@ fn read_with(
     if n < 0 {
         let e = std::io::Error::last_os_error();
         if how.nowait && e.raw_os_error() == Some(libc::EAGAIN) {
-            return Ok(());
+            return Ok(0);
         }
         return Err(format!("{call}: {e}"));
     }
@@ -303,8 +302,17 @@ fn read_with(
     if n >= skip + 8 && data[skip as usize..skip as usize + 8] != (offset + skip).to_le_bytes() {
         return Err(format!("{call} returned wrong data"));
     }
-    *bytes_read += n;
-    Ok(())
+    Ok(n)
+}
+
+/// What the `i`-th op, a read of `how`, returned: `n` bytes. Where an RWF_NOWAIT read
+/// stopped is the device's doing: the model follows it
+/// (radiff_model::VmSettings::nowait_returned).
+fn returned(env: &mut GuestEnv, i: usize, how: radiff_model::ReadHow, n: u64) {
+    env.bytes_read += n;
+    if how.nowait {
+        env.nowait_returned.push(radiff_model::NowaitReturned { op: i, bytes: n });
+    }
 }
 
 /// Whether `op` is a pread(2), which the guest runs without waiting for the device first.

@@ -143,11 +143,10 @@ impl Builder<'_> {
         // incremental rebuild too (kbuild recompiles what depends on the changed options).
         let build = self.cache.dir("build")?.join(&base.tree_name);
         // Patches first: one that does not apply should cost (and leave) nothing else;
-        // then the tracepoints, as the patched tree defines them.
-        for patch in &variant.patches {
-            apply_patch(tree, &variant.name, patch)?;
-        }
+        // then the tracepoints and the fragment's options, as the patched tree defines them.
+        variant.patches.iter().try_for_each(|patch| apply_patch(tree, &variant.name, patch))?;
         super::check_tree(tree, &variant.name)?;
+        super::kconfig::check_tree(tree, &variant.name, &self.kernels.config, &config_text)?;
         std::fs::create_dir_all(&build).map_err(|e| Error::io(&build, e))?;
         let partial = cache::begin_partial(dir)?;
         let log = partial.join("build.log");

@@ -17,6 +17,7 @@
 
 mod compile;
 mod configure;
+mod kconfig;
 mod list;
 mod source;
 mod tracepoints;

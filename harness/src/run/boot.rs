@@ -343,7 +343,7 @@ fn stage_points(batch: &Path, jobs: &[Job], points: &[(usize, PathBuf)]) -> Resu
             &dir.join("spec.json"),
             &serde_json::to_vec_pretty(&spec).map_err(|e| Error::Other(e.to_string()))?,
         )?;
-        disks.push(disk(job.scenario, image));
+        disks.push(disk(job.scenario, image, true));
     }
     Ok(disks)
 }

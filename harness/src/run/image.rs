@@ -89,7 +89,7 @@ impl Lab {
             },
             other_files: guest_files(scenario),
         };
-        let disk = disk(scenario, &partial_image);
+        let disk = disk(scenario, &partial_image, false);
         let timeout = Duration::from_secs(300 + 300 * (total_size(scenario) >> 30));
         // While the guest works: its step and how much of the image it has written so far
         // (the blocks the image file has, of the files' bytes).

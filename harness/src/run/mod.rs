@@ -68,7 +68,9 @@ pub struct Job<'a> {
     pub name: &'a str,
 }
 
-fn disk(scenario: &Scenario, image: &Path) -> Disk {
+/// The scenario's disk on `image`; `throttled`: with its `iops_limit` (runs, not the
+/// image's preparation).
+fn disk(scenario: &Scenario, image: &Path, throttled: bool) -> Disk {
     match scenario.device.kind {
         DeviceKind::Nvme => Disk::Nvme {
             image: image.to_path_buf(),
@@ -76,6 +78,7 @@ fn disk(scenario: &Scenario, image: &Path) -> Disk {
             logical_block_size: scenario.device.logical_block_size,
             opt_io_size: scenario.device.optimal_io_size,
             min_io_size: None,
+            iops_limit: scenario.device.iops_limit.filter(|_| throttled),
         },
         DeviceKind::Ufs => Disk::Ufs { image: image.to_path_buf() },
     }
@@ -114,7 +117,12 @@ pub fn model_input(scenario: &Scenario, env: &GuestEnv, pfns: &[u64]) -> radiff_
     radiff_model::Input {
         folio_pfns: pfns.to_vec(),
         // The guest reports the mappings' addresses apart from the vm settings it read back.
-        vm: radiff_model::VmSettings { mmap_addrs: env.map_addresses.clone(), ..env.vm.clone() },
+        // ... and what its RWF_NOWAIT reads returned.
+        vm: radiff_model::VmSettings {
+            mmap_addrs: env.map_addresses.clone(),
+            nowait_returned: env.nowait_returned.clone(),
+            ..env.vm.clone()
+        },
         fs: scenario.fs,
         file_size: env.file_size,
         extents: env.extents.clone(),
@@ -138,6 +146,14 @@ pub fn model_input_with(scenario: &Scenario, env: &GuestEnv, capture: &Capture) 
         input.ops = spliced.ops;
         input.vm.mmap_addrs = spliced.mmap_addrs;
         input.vm.loads_in_flight = spliced.loads_in_flight;
+        // The scenario's own NOWAIT reads move past the programs' calls before them.
+        let own = input
+            .vm
+            .nowait_returned
+            .iter()
+            .filter_map(|r| spliced.moved.get(r.op).map(|&op| radiff_model::NowaitReturned { op, bytes: r.bytes }));
+        input.vm.nowait_returned = own.chain(spliced.nowait_returned).collect();
+        input.vm.nowait_returned.sort_by_key(|r| r.op);
     }
     input
 }

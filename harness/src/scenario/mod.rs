@@ -41,6 +41,10 @@ pub struct Device {
     pub transfer_limit: u64,
     pub optimal_io_size: Option<u64>,
     pub logical_block_size: Option<u64>,
+    /// NVMe only: QEMU throttles the drive to this many requests a second (its leaky
+    /// bucket: a request that finds the last one's cost not yet drained waits), so that a
+    /// read submitted right after another completes late; for runs only, not the image.
+    pub iops_limit: Option<u64>,
 }
 
 impl Device {
@@ -352,6 +356,14 @@ matrix:
         let e = error(&GOOD.replace("size: 512 MiB", "size: 512 MB"));
         assert!(e.starts_with("scenarios/t.yaml:8: "), "{e}");
         assert!(e.contains("unknown unit `MB`"), "{e}");
+    }
+
+    #[test]
+    fn an_iops_limit_is_an_nvme_drives_and_at_least_one() {
+        let limited = GOOD.replace("transfer_limit: 2 MiB", "transfer_limit: 2 MiB\n  iops_limit: 10");
+        assert_eq!(parse(&limited).unwrap().device.iops_limit, Some(10));
+        let e = error(&limited.replace("iops_limit: 10", "iops_limit: 0"));
+        assert!(e.contains("device.iops_limit") && e.contains("at least 1"), "{e}");
     }
 
     #[test]

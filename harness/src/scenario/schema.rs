@@ -39,6 +39,7 @@ pub(super) struct DeviceFile {
     pub(super) transfer_limit: Option<Size>,
     pub(super) optimal_io_size: Option<Size>,
     pub(super) logical_block_size: Option<Size>,
+    pub(super) iops_limit: Option<u64>,
 }
 
 /// `file:`: the one file of a scenario that reads one.

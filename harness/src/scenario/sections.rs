@@ -92,7 +92,14 @@ pub(super) fn device(at: &At, d: DeviceFile) -> Result<Device> {
             }
         }
     }
+    if d.iops_limit.is_some_and(|n| n == 0 || d.kind == DeviceKind::Ufs) {
+        return Err(at.err(
+            &["device", "iops_limit"],
+            "device.iops_limit: requests a second of an NVMe device, at least 1 (UFS: remove the key)".into(),
+        ));
+    }
     Ok(Device {
+        iops_limit: d.iops_limit,
         kind: d.kind,
         size: d.size.0,
         transfer_limit,
