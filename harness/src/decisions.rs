@@ -22,9 +22,10 @@ use crate::calls::ProgramCalls;
 /// Why a decision was not checked.
 pub const FAULT: &str = "made by a page fault (the mapping's file_ra_state is not tied to a descriptor in the trace)";
 pub const START_UNKNOWN: &str = "an async call after a page fault's window on the file (ra->start, which the tracepoint does not print, is unknown)";
-pub const OTHERS_ADDED: &str = "another task added folios inside the window while the call ran (which of the two added a folio is the scheduler's)";
+pub const OTHERS_ADDED: &str = "another task added folios inside the window while the call ran or just after (a folio is in the page cache before its tracepoint fires: whether the call met it is the scheduler's)";
 pub const ELSEWHERE: &str =
     "its requests differ and others were issued meanwhile in another context (whose they were the trace does not say)";
+pub const SHARED_STATE: &str = "another task's readahead call on the same struct file ran at the same time (file_ra_state is shared and read without a lock: what this call read may be the other's)";
 pub const NOT_ALIGNED: &str =
     "the program's folios are not a run of the whole trace's (the page cache before it is unknown)";
 
@@ -110,9 +111,9 @@ pub fn check(input: &Input, policy: &Policy, whole: &Trace, programs: &[ProgramC
 }
 
 fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Folio)], out: &mut Checked) {
-    // Each struct file's ra->start: 0 from file_ra_state_init(); None once a fault's window
-    // moved a state the trace cannot tie to a descriptor.
-    let mut start: HashMap<u32, Option<u64>> = HashMap::new();
+    // Each struct file's windows (page_cache_ra_order()'s index, size, async_size), where
+    // ra->start comes from.
+    let mut windows: HashMap<u32, Vec<Left>> = HashMap::new();
     let mut fault_moved: Vec<u32> = Vec::new();
     for (i, c) in p.ra.calls.iter().enumerate() {
         let Some(fd) = c.fd else {
@@ -122,9 +123,9 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
             }
             continue;
         };
-        let known = *start.entry(fd).or_insert(Some(0));
-        let known = if fault_moved.contains(&c.file) { None } else { known };
-        let Some(ra_start) = known.or((c.trigger == Trigger::Sync).then_some(0)) else {
+        let known =
+            (!fault_moved.contains(&c.file)).then(|| starts_of(windows.get(&fd).map_or(&[][..], Vec::as_slice), c));
+        let Some(starts) = known.or((c.trigger == Trigger::Sync).then(|| vec![0])) else {
             *out.set_aside.entry(START_UNKNOWN).or_default() += 1;
             continue;
         };
@@ -134,20 +135,32 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
             .filter(|(f, _)| *f == c.file)
             .map(|(_, folio)| *folio)
             .collect();
-        let d = Decision {
-            file: c.file,
-            trigger: c.trigger,
-            index: c.index,
-            req_count: c.req_count,
-            ra: FileRaState::entered(&c.ra, ra_start),
-            random: c.random,
-            cache,
-            pfns: c.pfns.clone(),
-        };
-        let decided = radiff_model::decide(input, policy, &d);
         let kernel = kernel_window(c);
-        let model = decided.windows.into_iter().next();
-        match judge(c, &kernel, model.as_ref()) {
+        // The first start whose window is the kernel's, else the first start's verdict.
+        let mut outcome = None;
+        for &ra_start in &starts {
+            let d = Decision {
+                file: c.file,
+                trigger: c.trigger,
+                index: c.index,
+                req_count: c.req_count,
+                ra: FileRaState::entered(&c.ra, ra_start),
+                random: c.random,
+                cache: cache.clone(),
+                pfns: c.pfns.clone(),
+            };
+            let model = radiff_model::decide(input, policy, &d).windows.into_iter().next();
+            let judged = judge(c, shares_state(&p.ra.calls, i), &kernel, model.as_ref());
+            let matched = judged.is_ok();
+            if matched || outcome.is_none() {
+                outcome = Some((judged, model));
+            }
+            if matched {
+                break;
+            }
+        }
+        let (judged, model) = outcome.expect("at least one start");
+        match judged {
             Ok(()) => out.checked += 1,
             Err(Some(why)) => *out.set_aside.entry(why).or_default() += 1,
             Err(None) => {
@@ -162,39 +175,77 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
                 return;
             }
         }
-        if let Some(index) = c.submits.iter().rev().find_map(|s| match s {
-            Submit::Order { index, .. } => Some(*index),
-            Submit::Unbounded { .. } => None,
-        }) {
-            start.insert(fd, Some(index));
-        } else {
-            start.insert(fd, Some(decided.ra.start));
+        for s in &c.submits {
+            if let Submit::Order { index, size, async_size, .. } = *s {
+                windows.entry(fd).or_default().push(Left { start: index, size, async_size, at: c.at });
+            }
         }
     }
 }
 
-/// Whether the kernel's call (`kernel`, from `c`) is the model's: `Err(Some(reason))` where
-/// they differ in a way the trace cannot settle, `Err(None)` where they part.
-fn judge(c: &RaCall, kernel: &Window, model: Option<&Window>) -> Result<(), Option<&'static str>> {
-    let Some(m) = model else {
-        return if kernel.submits.is_empty() && kernel.folios.is_empty() { Ok(()) } else { Err(None) };
-    };
+/// A window a call left in its struct file's state (`page_cache_ra_order()`'s fields), and
+/// the times of the call's first and last events.
+#[derive(Clone, Copy, Debug)]
+struct Left {
+    start: u64,
+    size: u64,
+    async_size: u64,
+    at: (u64, u64),
+}
+
+/// What `ra->start` may have been when call `c` entered: the start of the last window of
+/// its struct file (`windows`, in trace order) that left the `size` and `async_size` the
+/// call entered with, and of every other such window whose call ran while that one did or
+/// after (where tasks share the state, two CPUs' events close in time may be listed in
+/// either order, and the state shows only whose window it holds); else the last window's;
+/// 0 before any (file_ra_state_init()).
+fn starts_of(windows: &[Left], c: &RaCall) -> Vec<u64> {
+    let left = |w: &&Left| (w.size, w.async_size) == (c.ra.size, c.ra.async_size);
+    let Some(last) = windows.iter().rev().find(left).or(windows.last()) else { return vec![0] };
+    let mut starts = vec![last.start];
+    for w in windows.iter().rev().filter(left).filter(|w| w.at.1 >= last.at.0) {
+        if !starts.contains(&w.start) {
+            starts.push(w.start);
+        }
+    }
+    starts
+}
+
+/// Whether the kernel's call (`kernel`, from `c`; `shared`: another task's call on the
+/// same struct file ran at the same time) is the model's: `Err(Some(reason))` where they
+/// differ in a way the trace cannot settle, `Err(None)` where they part.
+fn judge(c: &RaCall, shared: bool, kernel: &Window, model: Option<&Window>) -> Result<(), Option<&'static str>> {
+    // No window: an async call that returned before its tracepoint (the model's cache
+    // holds no folio at the index); the kernel's must have done nothing either.
+    let none = Window { submits: Vec::new(), folios: Vec::new(), requests: Vec::new(), ..kernel.clone() };
+    let m = model.unwrap_or(&none);
     let same_but_requests =
         Window { requests: Vec::new(), ..kernel.clone() } == Window { requests: Vec::new(), ..m.clone() };
     if same_but_requests && kernel.requests == m.requests {
         return Ok(());
     }
     // Folios of other tasks inside the window: the model met them cached, or not, where
-    // the kernel's call raced their adds.
+    // the kernel's call raced their adds. The folio the call was made on counts too: an
+    // async call on a folio the trace lists later finds nothing in the model's cache.
     let span = m.folios.iter().chain(&kernel.folios).map(|f| (f.index, f.index + (1 << f.order)));
-    let (lo, hi) = span.fold((u64::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+    let (lo, hi) = span.fold((c.index, c.index + 1), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
     if c.others_added.iter().any(|f| f.index < hi && f.index + (1 << f.order) > lo) {
         return Err(Some(OTHERS_ADDED));
     }
     if same_but_requests && c.elsewhere > 0 {
         return Err(Some(ELSEWHERE));
     }
+    if shared {
+        return Err(Some(SHARED_STATE));
+    }
     Err(None)
+}
+
+/// Whether another task's readahead call on the same struct file as call `i` ran while it
+/// did (their first-to-last event times meet, ties included: the clock cannot order them).
+fn shares_state(calls: &[RaCall], i: usize) -> bool {
+    let c = &calls[i];
+    calls.iter().any(|d| d.pid != c.pid && d.fd == c.fd && d.at.0 <= c.at.1 && c.at.0 <= d.at.1)
 }
 
 /// The kernel's call as a window of the trace.

@@ -116,6 +116,9 @@ pub fn event_of(event: &str, body: &str, files: &RaFiles) -> Result<Option<RaEve
     }))
 }
 
+/// How many of a task's last calls watch other tasks' folio adds.
+const WATCHED: usize = 4;
+
 /// One readahead call of a program's task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RaCall {
@@ -148,9 +151,17 @@ pub struct RaCall {
     /// The other tasks with a call on the same file in flight when it was made.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overlapping: Vec<u32>,
-    /// Folios other tasks added while it ran.
+    /// Folios other tasks added from its start to the task's next readahead call, or
+    /// later in the trace but stamped no later than its last event (a folio is in the page
+    /// cache a moment before its tracepoint fires, and two CPUs' events of one microsecond
+    /// are listed in either order: one listed after the call may have been there when it
+    /// looked).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub others_added: Vec<Folio>,
+    /// The times (microseconds, the instance's global clock) of its first and last event:
+    /// while it read and wrote its `file_ra_state`.
+    #[serde(default)]
+    pub at: (u64, u64),
 }
 
 /// Every readahead call of one program, and every folio its tasks added, in trace order.
@@ -166,6 +177,13 @@ pub struct RaCalls {
     /// Each task's call still running: its index in `calls`.
     #[serde(skip)]
     open: HashMap<u32, usize>,
+    /// Each task's last calls (the newest last): the folios other tasks add until its next
+    /// call, or stamped no later than a call's last event, are its `others_added`.
+    #[serde(skip)]
+    watch: HashMap<u32, Vec<usize>>,
+    /// The task and time of each of `adds`.
+    #[serde(skip)]
+    added_by: Vec<(u32, u64)>,
 }
 
 impl RaCalls {
@@ -184,6 +202,19 @@ impl RaCalls {
         match event {
             RaEvent::Open { file, trigger, index, req_count, ra } => {
                 self.open.insert(l.pid, self.calls.len());
+                // Other tasks' folios of the same microsecond listed before it: the clock cannot
+                // order them, and one may have come after the call looked.
+                let tied: Vec<Folio> = (0..self.adds.len())
+                    .rev()
+                    .take_while(|&k| self.added_by[k].1 >= l.micros)
+                    .filter(|&k| self.added_by[k].0 != l.pid && self.adds[k].0 == file)
+                    .map(|k| self.adds[k].1)
+                    .collect();
+                let recent = self.watch.entry(l.pid).or_default();
+                if recent.len() == WATCHED {
+                    recent.remove(0);
+                }
+                recent.push(self.calls.len());
                 self.calls.push(RaCall {
                     pid: l.pid,
                     fd: fd.map(|(fd, _)| fd),
@@ -200,26 +231,31 @@ impl RaCalls {
                     requests: Vec::new(),
                     elsewhere: 0,
                     overlapping,
-                    others_added: Vec::new(),
+                    others_added: tied,
+                    at: (l.micros, l.micros),
                 });
             }
             RaEvent::Submit { file, submit } => {
                 if let Some(c) = self.current(l.pid).filter(|c| c.file == file) {
                     c.submits.push(submit);
+                    c.at.1 = l.micros;
                 }
             }
             RaEvent::Folio { file, folio, pfn } => {
                 self.adds.push((file, folio));
-                for (&pid, &i) in &self.open {
-                    let c = &mut self.calls[i];
-                    if c.file != file {
-                        continue;
-                    }
-                    if pid == l.pid {
-                        c.folios.push(folio);
-                        c.pfns.extend(pfn);
-                    } else {
-                        c.others_added.push(folio);
+                self.added_by.push((l.pid, l.micros));
+                if let Some(c) = self.current(l.pid).filter(|c| c.file == file) {
+                    c.folios.push(folio);
+                    c.pfns.extend(pfn);
+                    c.at.1 = l.micros;
+                }
+                for (&pid, recent) in &self.watch {
+                    for (k, &i) in recent.iter().enumerate() {
+                        let c = &mut self.calls[i];
+                        let newest = k + 1 == recent.len();
+                        if pid != l.pid && c.file == file && (newest || l.micros <= c.at.1) {
+                            c.others_added.push(folio);
+                        }
                     }
                 }
             }

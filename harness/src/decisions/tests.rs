@@ -183,3 +183,139 @@ fn the_program_run_is_found_in_the_whole_trace_in_either_order() {
     assert_eq!(run_of(&all, &[f(4)]), None);
     assert_eq!(run_of(&all, &[]), Some(5));
 }
+
+/// A call of `pid` on descriptor 0 that entered with window (`size`, `async_size`) and
+/// whose events ran from `at.0` to `at.1` microseconds.
+fn call(pid: u32, size: u64, async_size: u64, at: (u64, u64)) -> RaCall {
+    RaCall {
+        pid,
+        fd: Some(0),
+        random: false,
+        file: 0,
+        trigger: Trigger::Async,
+        index: 0,
+        req_count: 1,
+        ra: radiff_model::RaState { size, async_size, ..Default::default() },
+        adds_before: 0,
+        submits: Vec::new(),
+        folios: Vec::new(),
+        pfns: Vec::new(),
+        requests: Vec::new(),
+        elsewhere: 0,
+        overlapping: Vec::new(),
+        others_added: Vec::new(),
+        at,
+    }
+}
+
+fn left(start: u64, size: u64, async_size: u64, at: (u64, u64)) -> Left {
+    Left { start, size, async_size, at }
+}
+
+#[test]
+fn ra_start_is_the_last_window_that_left_the_state_the_call_entered_with() {
+    // Before any window: file_ra_state_init()'s 0.
+    assert_eq!(starts_of(&[], &call(80, 0, 0, (50, 50))), vec![0]);
+    // Two windows of the same shape, one after the other: the later one's start.
+    let w = [left(0, 4, 2, (10, 12)), left(4, 8, 4, (20, 22)), left(12, 8, 4, (30, 32))];
+    assert_eq!(starts_of(&w, &call(80, 8, 4, (40, 41))), vec![12]);
+    // A state no window left (another task's window overwrote part of it): the last one's.
+    assert_eq!(starts_of(&w, &call(80, 16, 8, (40, 41))), vec![12]);
+    // Two tasks' windows of that shape at the same time: either may be the one the state
+    // holds, the later listed first.
+    let w = [left(0, 4, 2, (10, 12)), left(100, 8, 4, (20, 30)), left(12, 8, 4, (25, 26))];
+    assert_eq!(starts_of(&w, &call(80, 8, 4, (40, 41))), vec![12, 100]);
+}
+
+#[test]
+fn a_call_shares_its_state_with_another_tasks_call_on_the_same_descriptor_in_time_only() {
+    let calls = [
+        call(80, 0, 0, (10, 20)),
+        call(81, 0, 0, (20, 25)),
+        call(80, 0, 0, (30, 40)),
+        RaCall { fd: Some(1), ..call(81, 0, 0, (30, 40)) },
+        call(80, 0, 0, (50, 60)),
+    ];
+    assert!(shares_state(&calls, 0), "ends the microsecond the other's begins");
+    assert!(shares_state(&calls, 1));
+    assert!(!shares_state(&calls, 2), "81's call at that time is on another descriptor");
+    assert!(!shares_state(&calls, 4), "no other task's call at that time");
+}
+
+/// A calls' trace of program 0 (pid `main`) whose lines carry their own times
+/// (microseconds after 1 s).
+fn trace_at(main: u32, lines: &[(u32, u64, String)]) -> String {
+    let mut t = String::from("# tracer: nop\n");
+    t.push_str(
+        "    radiff-guest-50      (     50) [000] .....     1.000000: tracing_mark_write: radiff program 0 start\n",
+    );
+    for (pid, micros, body) in lines {
+        t.push_str(&format!("  python3-{pid} ({main:>7}) [001] ..... 1.{micros:06}: {body}\n"));
+    }
+    t.push_str(&format!("    radiff-guest-50      (     50) [000] .....     9.000000: tracing_mark_write: radiff program 0 pid {main} end\n"));
+    t
+}
+
+fn sync_ra(index: u64) -> String {
+    format!("page_cache_sync_ra: dev=259:0 ino=83 index={index} req_count=4 order=0 size=0 async_size=0 ra_pages=32 mmap_miss=0 prev_pos=-1")
+}
+
+fn added(index: u64) -> String {
+    format!("mm_filemap_add_to_page_cache: dev 259:0 ino 83 pfn=0x1000 ofs={} order=0", index * 4096)
+}
+
+/// Program 80 and its thread 81 on one descriptor, `middle` between their first reads'
+/// entries and 81's second call.
+fn two_tasks(middle: &[(u32, u64, String)]) -> Vec<RaCall> {
+    let at = |pid, micros, body: (u32, String)| (pid, micros, body.1);
+    let mut lines = vec![
+        (80, 1, format!("sys_openat(dfd: 4294967196, filename: 140737488 \"{DATA}\", flags: O_RDONLY)")),
+        (80, 2, "sys_openat -> 0x3".to_string()),
+        (80, 3, "sched_process_fork: comm=python3 pid=80 child_comm=python3 child_pid=81".to_string()),
+        at(80, 4, pread(80, 0, 16384)),
+        at(81, 5, pread(81, 1 << 20, 16384)),
+    ];
+    lines.extend_from_slice(middle);
+    lines.push(at(80, 900, returned(80, 16384)));
+    lines.push(at(81, 901, returned(81, 16384)));
+    let programs = crate::calls::parse_traced(
+        &trace_at(80, &lines),
+        &[DATA.to_string()],
+        &[64 << 20],
+        Some(&RaFiles { major: 259, minor: 0, inos: vec![0x83] }),
+    )
+    .unwrap();
+    programs[0].ra.calls.clone()
+}
+
+#[test]
+fn another_tasks_folio_of_the_same_microsecond_listed_before_a_call_counts_as_added_meanwhile() {
+    let calls = two_tasks(&[
+        (80, 10, sync_ra(0)),
+        (80, 20, added(0)),
+        (80, 30, added(1)),
+        (81, 30, sync_ra(256)),
+        (81, 31, added(256)),
+    ]);
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let pages = |c: &RaCall| c.others_added.iter().map(|f| f.index).collect::<Vec<_>>();
+    assert_eq!(pages(&calls[1]), vec![1], "80's page 1 is tied with 81's call; page 0 came before it");
+    assert_eq!(pages(&calls[0]), vec![256], "81's folio came while 80's call was its newest");
+    assert_eq!(calls[1].at, (1_000_030, 1_000_031));
+}
+
+#[test]
+fn another_tasks_folio_after_an_older_call_ended_is_not_that_calls() {
+    let calls = two_tasks(&[
+        (80, 10, sync_ra(0)),
+        (80, 11, added(0)),
+        (80, 20, sync_ra(64)),
+        (80, 21, added(64)),
+        (81, 30, sync_ra(256)),
+        (81, 31, added(256)),
+    ]);
+    let pages = |c: &RaCall| c.others_added.iter().map(|f| f.index).collect::<Vec<_>>();
+    assert_eq!(pages(&calls[0]), Vec::<u64>::new(), "80's first call ended at 11, before 81's add");
+    assert_eq!(pages(&calls[1]), vec![256], "80's newest call watches until its next");
+    assert!(calls.iter().all(|c| c.at.0 <= c.at.1));
+}
