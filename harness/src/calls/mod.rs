@@ -270,6 +270,11 @@ fn follow(
         f.line(l);
     }
     f.unmap_at_exit();
+    if f.out.unfollowable.is_none() {
+        // The model replays the calls in order: the decisions one by one are not asked
+        // for (crate::decisions), and a long read's folios need not be kept twice.
+        f.out.ra = ra::RaCalls::default();
+    }
     f.out
 }
 

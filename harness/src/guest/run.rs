@@ -31,7 +31,8 @@ pub(super) fn run(g: &mut Guest, spec: &GuestSpec) -> GResult<()> {
     tracing_setup(&tracing, buffer_kb)?;
     let calls = match programs.is_empty() {
         true => None,
-        false => Some(super::program::Calls::setup(&tracing, buffer_kb.min(8192))?),
+        // As large as the main trace's: it holds every folio added too (calls::ra).
+        false => Some(super::program::Calls::setup(&tracing, buffer_kb)?),
     };
     write_file(&tracing.join("tracing_on"), "1")?;
     // Opened with tracing on, as `xfs_io -c pread` would: reading the evicted inode back is

@@ -84,10 +84,12 @@ fn disk(scenario: &Scenario, image: &Path, throttled: bool) -> Disk {
     }
 }
 
-/// Enough for the whole file in the page cache plus the guest and the trace buffer, so
-/// that reclaim never changes what readahead does.
+/// Enough for the whole file in the page cache plus the guest and the trace buffers (per
+/// vCPU: the main trace's, and the programs' calls' of the same size), so that reclaim
+/// never changes what readahead does.
 fn memory_mb(scenario: &Scenario) -> u64 {
-    let trace_mb = scenario.trace_buffer_kb * 2 / 1024;
+    let buffers = if scenario.programs.is_empty() { 1 } else { 2 };
+    let trace_mb = scenario.trace_buffer_kb * u64::from(lab::VM_CPUS) * buffers / 1024;
     ((total_size(scenario) >> 20) + trace_mb + 1024).max(2048)
 }
 
