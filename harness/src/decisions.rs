@@ -136,30 +136,7 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
             .map(|(_, folio)| *folio)
             .collect();
         let kernel = kernel_window(c);
-        // The first start whose window is the kernel's, else the first start's verdict.
-        let mut outcome = None;
-        for &ra_start in &starts {
-            let d = Decision {
-                file: c.file,
-                trigger: c.trigger,
-                index: c.index,
-                req_count: c.req_count,
-                ra: FileRaState::entered(&c.ra, ra_start),
-                random: c.random,
-                cache: cache.clone(),
-                pfns: c.pfns.clone(),
-            };
-            let model = radiff_model::decide(input, policy, &d).windows.into_iter().next();
-            let judged = judge(c, shares_state(&p.ra.calls, i), &kernel, model.as_ref());
-            let matched = judged.is_ok();
-            if matched || outcome.is_none() {
-                outcome = Some((judged, model));
-            }
-            if matched {
-                break;
-            }
-        }
-        let (judged, model) = outcome.expect("at least one start");
+        let (judged, model) = first_match(input, policy, c, shares_state(&p.ra.calls, i), &kernel, &starts, cache);
         match judged {
             Ok(()) => out.checked += 1,
             Err(Some(why)) => *out.set_aside.entry(why).or_default() += 1,
@@ -181,6 +158,64 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
             }
         }
     }
+}
+
+/// The model's window for call `c` (`kernel`: its window in the trace) judged against the
+/// kernel's: for each of the `ra->start`s it may have entered with, the page cache before it
+/// (`cache`), then, where other tasks added folios while it ran, that cache with theirs
+/// inside the window, then with all of theirs (a page another task added while the call ran
+/// was there when the call reached it, or the call would have added it itself: a folio
+/// present and one whose add failed with -EEXIST are skipped alike). The first that gives
+/// the kernel's window, else the first's verdict.
+fn first_match(
+    input: &Input,
+    policy: &Policy,
+    c: &RaCall,
+    shared: bool,
+    kernel: &Window,
+    starts: &[u64],
+    cache: Vec<Folio>,
+) -> (Result<(), Option<&'static str>>, Option<Window>) {
+    let own =
+        |f: &Folio| c.folios.iter().any(|o| o.index < f.index + (1 << f.order) && f.index < o.index + (1 << o.order));
+    let theirs: Vec<Folio> = c.others_added.iter().filter(|f| !own(f)).copied().collect();
+    let (lo, hi) = (c.index, c.index + c.req_count.max(1));
+    let span = kernel
+        .folios
+        .iter()
+        .map(|f| (f.index, f.index + (1 << f.order)))
+        .fold((lo, hi), |(a, b), (x, y)| (a.min(x), b.max(y)));
+    let inside: Vec<Folio> =
+        theirs.iter().filter(|f| f.index < span.1 && f.index + (1 << f.order) > span.0).copied().collect();
+    let mut caches = vec![cache.clone()];
+    for more in [inside, theirs] {
+        let with: Vec<Folio> = cache.iter().chain(&more).copied().collect();
+        if !more.is_empty() && !caches.contains(&with) {
+            caches.push(with);
+        }
+    }
+    let mut outcome = None;
+    for &ra_start in starts {
+        for cache in &caches {
+            let d = Decision {
+                file: c.file,
+                trigger: c.trigger,
+                index: c.index,
+                req_count: c.req_count,
+                ra: FileRaState::entered(&c.ra, ra_start),
+                random: c.random,
+                cache: cache.clone(),
+                pfns: c.pfns.clone(),
+            };
+            let model = radiff_model::decide(input, policy, &d).windows.into_iter().next();
+            let judged = judge(c, shared, kernel, model.as_ref());
+            if judged.is_ok() {
+                return (judged, model);
+            }
+            outcome.get_or_insert((judged, model));
+        }
+    }
+    outcome.expect("at least one start")
 }
 
 /// A window a call left in its struct file's state (`page_cache_ra_order()`'s fields), and

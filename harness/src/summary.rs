@@ -287,6 +287,41 @@ pub fn snapshot_files(trace: &Trace, files: &[FileLoc]) -> String {
     s
 }
 
+/// The first line of the snapshot of a run whose tasks' readahead raced
+/// ([`crate::calls::ra::RaCalls::raced`]).
+pub const RACED_FORM: &str = "form: what repeats only: several tasks' readahead calls raced (which task made which window, the folios' orders and the requests are the scheduler's; each decision is checked alone: docs/concurrency.md)";
+
+/// The snapshot text of a trace whose tasks' readahead raced: only what repeats from run
+/// to run, the pages of each file that were brought in (as `[index+pages)` runs) and the
+/// data bytes the device read.
+pub fn raced_snapshot(trace: &Trace, files: &[FileLoc]) -> String {
+    let mut pages: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
+    for w in &trace.windows {
+        let runs = pages.entry(w.file).or_default();
+        runs.extend(w.folios.iter().map(|f| (f.index, f.index + (1u64 << f.order))));
+    }
+    let mut s = format!("{RACED_FORM}\n");
+    for (file, mut runs) in pages {
+        runs.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for (a, b) in runs {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        let name = match files.get(file as usize) {
+            Some(f) if files.len() > 1 => format!("{} ", f.name),
+            _ if file > 0 => format!("file{file} "),
+            _ => String::new(),
+        };
+        let text: Vec<String> = merged.iter().map(|(a, b)| format!("[{a}+{})", b - a)).collect();
+        let _ = writeln!(s, "pages brought in: {name}{}", text.join(" "));
+    }
+    let _ = writeln!(s, "data bytes read: {}", Figures::of(trace).bytes_read);
+    s
+}
+
 /// The totals a snapshot starts with, one figure a line.
 pub fn totals(f: &Figures) -> String {
     let mut s = String::new();
@@ -342,6 +377,7 @@ pub fn trial_snapshot(
     env: &crate::wire::GuestEnv,
     trace: &Trace,
     normalised: Option<&str>,
+    raced: bool,
 ) -> TrialSnapshot {
     let name = scenario.trial_name(variant, point);
     let stem = name.trim_start_matches("scenario_").replace("::", "__").replace(['=', ','], "_");
@@ -377,7 +413,7 @@ pub fn trial_snapshot(
     } else {
         vec![FileLoc { name: "", extents: &env.extents }]
     };
-    let contents = snapshot_files(trace, &files);
+    let contents = if raced { raced_snapshot(trace, &files) } else { snapshot_files(trace, &files) };
     TrialSnapshot { stem, description: format!("{}: {}", scenario.name, scenario.description), info, contents }
 }
 
@@ -500,6 +536,36 @@ mod tests {
         assert_eq!(f.requests_line(), "4 (2 data reads + 1 metadata read + 1 other)");
         assert_eq!(f.orders_line(), "2 o0, 3 o2");
         assert_eq!(f.sizes_line(1), "1 x 16 KiB, 1 other sizes");
+    }
+
+    #[test]
+    fn a_raced_snapshot_keeps_the_pages_brought_in_and_the_bytes_read_whoever_made_the_windows() {
+        let files = [FileLoc { name: "", extents: &[] }];
+        // Pages 0..16 in two tasks' windows, made in one order with order-2 folios ...
+        let one = Trace {
+            windows: vec![
+                window(Trigger::Sync, &[(0, 2), (4, 2)], &[(0, 64, "RA")]),
+                window(Trigger::Sync, &[(8, 2), (12, 2)], &[(64, 64, "RA"), (900, 8, "RM")]),
+            ],
+        };
+        // ... and in the other order, with other folios and requests.
+        let other = Trace {
+            windows: vec![
+                window(Trigger::Sync, &[(8, 3)], &[(64, 32, "RA"), (96, 32, "RA")]),
+                window(Trigger::Async, &[(0, 0), (1, 0), (2, 1), (4, 2)], &[(0, 64, "RA")]),
+            ],
+        };
+        let text = raced_snapshot(&one, &files);
+        assert_eq!(text, format!("{RACED_FORM}\npages brought in: [0+16)\ndata bytes read: {}\n", 128 * 512));
+        assert_eq!(raced_snapshot(&other, &files), text);
+        // A page left out is a gap; a second file has its own line, by name.
+        let gap = Trace { windows: vec![window(Trigger::Sync, &[(0, 2), (8, 2)], &[(0, 64, "RA")])] };
+        assert!(raced_snapshot(&gap, &files).contains("pages brought in: [0+4) [8+4)\n"));
+        let mut two = one.clone();
+        two.windows[1].file = 1;
+        let named = [FileLoc { name: "a", extents: &[] }, FileLoc { name: "b", extents: &[] }];
+        let text = raced_snapshot(&two, &named);
+        assert!(text.contains("pages brought in: a [0+8)\npages brought in: b [8+8)\n"), "{text}");
     }
 
     #[test]

@@ -406,10 +406,13 @@ pub fn calls_differ(base: &[radiff_model::Op], theirs: &[radiff_model::Op], vari
     ))
 }
 
-/// The snapshot of a run: its trace as [`compare::normalise_for_snapshot`] leaves it.
+/// The snapshot of a run: its trace as [`compare::normalise_for_snapshot`] leaves it, or
+/// where its programs' tasks' readahead raced, what repeats of it
+/// ([`summary::raced_snapshot`]).
 pub fn snapshot_of(scenario: &Scenario, point: &Point, variant: &str, out: &RunOutput) -> summary::TrialSnapshot {
     let (trace, step) = compare::normalise_for_snapshot(&out.capture.trace, &out.env.queue);
-    summary::trial_snapshot(scenario, point, variant, &out.env, &trace, step)
+    let raced = out.capture.programs.iter().any(|p| p.ra.raced());
+    summary::trial_snapshot(scenario, point, variant, &out.env, &trace, step, raced)
 }
 
 /// What a program whose populating call raced its reads can do instead.

@@ -196,6 +196,15 @@ impl RaCalls {
         RaCalls { dev, ..RaCalls::default() }
     }
 
+    /// Whether two of the program's tasks made readahead calls on one file at the same
+    /// time (a call made while another task that made readahead calls had a call on the
+    /// file in flight): then which of them made which window, the folios' orders and the
+    /// requests are the scheduler's, and no two runs' traces need be the same.
+    pub fn raced(&self) -> bool {
+        let readers: std::collections::HashSet<u32> = self.calls.iter().map(|c| c.pid).collect();
+        readers.len() > 1 && self.calls.iter().any(|c| c.overlapping.iter().any(|p| readers.contains(p)))
+    }
+
     /// A readahead event of task `l.pid`, made on struct file `fd` (`random`), while
     /// `overlapping` had calls on the same file in flight.
     pub(super) fn event(&mut self, l: &Line, event: RaEvent, fd: Option<(u32, bool)>, overlapping: Vec<u32>) {

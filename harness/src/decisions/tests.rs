@@ -319,3 +319,49 @@ fn another_tasks_folio_after_an_older_call_ended_is_not_that_calls() {
     assert_eq!(pages(&calls[1]), vec![256], "80's newest call watches until its next");
     assert!(calls.iter().all(|c| c.at.0 <= c.at.1));
 }
+
+#[test]
+fn tasks_whose_readahead_calls_overlap_raced_and_one_reader_beside_another_call_did_not() {
+    let mut ra = crate::calls::ra::RaCalls::default();
+    ra.calls = two_tasks(&[(80, 10, sync_ra(0)), (80, 11, added(0)), (81, 30, sync_ra(256)), (81, 31, added(256))]);
+    assert!(ra.calls.iter().any(|c| !c.overlapping.is_empty()), "{:?}", ra.calls);
+    assert!(ra.raced(), "both tasks read while the other's pread was in flight");
+    // One task's calls only (the other's call on the file made no readahead, as
+    // threads_one_fd's lseek): the trace is that task's and repeats.
+    ra.calls.retain(|c| c.pid == 80);
+    assert!(!ra.calls[0].overlapping.is_empty() && !ra.raced());
+    // Two readers one after the other (no call in flight of the other's).
+    let mut apart = two_tasks(&[(80, 10, sync_ra(0)), (81, 30, sync_ra(256))]);
+    apart.iter_mut().for_each(|c| c.overlapping.clear());
+    ra.calls = apart;
+    assert!(!ra.raced());
+}
+
+#[test]
+fn a_window_that_skipped_another_tasks_folio_added_while_it_ran_is_checked_with_that_folio_cached() {
+    // 81 adds page 2 while 80's first call runs, and 80's call skipped it as the kernel
+    // does a folio it finds: its folios and requests are the model's with page 2 cached.
+    let (input, whole, mut programs) = overlapping(&A, &B, |_| {});
+    let c = &mut programs[0].ra.calls[0];
+    let theirs = Folio { index: 2, order: 0 };
+    let d = Decision {
+        file: c.file,
+        trigger: c.trigger,
+        index: c.index,
+        req_count: c.req_count,
+        ra: FileRaState::entered(&c.ra, 0),
+        random: c.random,
+        cache: vec![theirs],
+        pfns: c.pfns.clone(),
+    };
+    let skipped = radiff_model::decide(&input, &Policy::BASE, &d).windows.remove(0);
+    assert!(!skipped.folios.contains(&theirs) && skipped.folios.len() + 1 == c.folios.len(), "{skipped:?}");
+    (c.folios, c.requests, c.submits) = (skipped.folios, skipped.requests, skipped.submits);
+    c.others_added.push(theirs);
+    let checked = check(&input, &Policy::BASE, &whole, &programs);
+    assert_eq!(checked, Checked { checked: whole.windows.len(), ..Checked::default() }, "{}", checked.line());
+    // The same call with page 2 where the kernel's call added it itself would not have
+    // skipped it: without the folio among the others', it parts.
+    programs[0].ra.calls[0].others_added.clear();
+    assert!(check(&input, &Policy::BASE, &whole, &programs).parted.is_some());
+}
