@@ -48,6 +48,8 @@ pub struct Parted {
     pub pid: u32,
     /// The other tasks with a call on the file in flight.
     pub overlapping: Vec<u32>,
+    /// The task that added the folio the call was made on.
+    pub folio_by: Option<u32>,
     pub kernel: Window,
     pub model: Option<Window>,
 }
@@ -77,10 +79,14 @@ impl Parted {
             let pids: Vec<String> = self.overlapping.iter().map(u32::to_string).collect();
             format!("while pid {} had a call on the file in flight", pids.join(", pid "))
         };
+        let folio = match self.folio_by {
+            Some(by) if by != self.pid => format!("on a folio pid {by} added, "),
+            _ => String::new(),
+        };
         let model =
             self.model.as_ref().map_or("(no window: the call returns first)".to_string(), crate::summary::window_line);
         format!(
-            "{name}: program {} decision {} (pid {}, {others}): kernel and model part\n- kernel {}\n+ model  {}\n  the model was given the state the kernel recorded for this call (its file_ra_state, the page cache the trace shows before it)\nrerun: {rerun}\n",
+            "{name}: program {} decision {} (pid {}, {folio}{others}): kernel and model part\n- kernel {}\n+ model  {}\n  the model was given the state the kernel recorded for this call (its file_ra_state, the page cache the trace shows before it)\nrerun: {rerun}\n",
             self.program,
             self.call,
             self.pid,
@@ -146,6 +152,7 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
                     call: i,
                     pid: c.pid,
                     overlapping: c.overlapping.clone(),
+                    folio_by: c.folio_by,
                     kernel,
                     model,
                 });
@@ -163,10 +170,11 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
 /// The model's window for call `c` (`kernel`: its window in the trace) judged against the
 /// kernel's: for each of the `ra->start`s it may have entered with, the page cache before it
 /// (`cache`), then, where other tasks added folios while it ran, that cache with theirs
-/// inside the window, then with all of theirs (a page another task added while the call ran
-/// was there when the call reached it, or the call would have added it itself: a folio
-/// present and one whose add failed with -EEXIST are skipped alike). The first that gives
-/// the kernel's window, else the first's verdict.
+/// inside the window, and with each run of theirs in the order the trace lists them (a
+/// page another task added while the call ran was there when the call reached it, or the
+/// call would have added it itself: a folio present and one whose add failed with -EEXIST
+/// are skipped alike). Ok where one of them gives the kernel's window; else [`judge`]'s
+/// verdict over all of them, and the model's window from the first.
 fn first_match(
     input: &Input,
     policy: &Policy,
@@ -188,13 +196,13 @@ fn first_match(
     let inside: Vec<Folio> =
         theirs.iter().filter(|f| f.index < span.1 && f.index + (1 << f.order) > span.0).copied().collect();
     let mut caches = vec![cache.clone()];
-    for more in [inside, theirs] {
-        let with: Vec<Folio> = cache.iter().chain(&more).copied().collect();
+    for more in std::iter::once(&inside[..]).chain((1..=theirs.len()).map(|k| &theirs[..k])) {
+        let with: Vec<Folio> = cache.iter().chain(more).copied().collect();
         if !more.is_empty() && !caches.contains(&with) {
             caches.push(with);
         }
     }
-    let mut outcome = None;
+    let mut models = Vec::new();
     for &ra_start in starts {
         for cache in &caches {
             let d = Decision {
@@ -208,14 +216,14 @@ fn first_match(
                 pfns: c.pfns.clone(),
             };
             let model = radiff_model::decide(input, policy, &d).windows.into_iter().next();
-            let judged = judge(c, shared, kernel, model.as_ref());
-            if judged.is_ok() {
-                return (judged, model);
+            if judge(c, shared, kernel, std::slice::from_ref(&model)).is_ok() {
+                return (Ok(()), model);
             }
-            outcome.get_or_insert((judged, model));
+            models.push(model);
         }
     }
-    outcome.expect("at least one start")
+    let judged = judge(c, shared, kernel, &models);
+    (judged, models.into_iter().next().flatten())
 }
 
 /// A window a call left in its struct file's state (`page_cache_ra_order()`'s fields), and
@@ -247,24 +255,29 @@ fn starts_of(windows: &[Left], c: &RaCall) -> Vec<u64> {
 }
 
 /// Whether the kernel's call (`kernel`, from `c`; `shared`: another task's call on the
-/// same struct file ran at the same time) is the model's: `Err(Some(reason))` where they
-/// differ in a way the trace cannot settle, `Err(None)` where they part.
-fn judge(c: &RaCall, shared: bool, kernel: &Window, model: Option<&Window>) -> Result<(), Option<&'static str>> {
+/// same struct file ran at the same time) is one of the model's windows for the states it
+/// may have met (`models`): `Err(Some(reason))` where they differ in a way the trace cannot
+/// settle, `Err(None)` where they part.
+fn judge(c: &RaCall, shared: bool, kernel: &Window, models: &[Option<Window>]) -> Result<(), Option<&'static str>> {
     // No window: an async call that returned before its tracepoint (the model's cache
     // holds no folio at the index); the kernel's must have done nothing either.
     let none = Window { submits: Vec::new(), folios: Vec::new(), requests: Vec::new(), ..kernel.clone() };
-    let m = model.unwrap_or(&none);
-    let same_but_requests =
-        Window { requests: Vec::new(), ..kernel.clone() } == Window { requests: Vec::new(), ..m.clone() };
-    if same_but_requests && kernel.requests == m.requests {
+    let windows: Vec<&Window> = models.iter().map(|m| m.as_ref().unwrap_or(&none)).collect();
+    if windows.contains(&kernel) {
         return Ok(());
     }
+    let bare = |w: &Window| Window { requests: Vec::new(), ..w.clone() };
+    let same_but_requests = windows.iter().any(|m| bare(m) == bare(kernel));
     // Folios of other tasks inside the window: the model met them cached, or not, where
-    // the kernel's call raced their adds. The folio the call was made on counts too: an
-    // async call on a folio the trace lists later finds nothing in the model's cache.
-    let span = m.folios.iter().chain(&kernel.folios).map(|f| (f.index, f.index + (1 << f.order)));
+    // the kernel's call raced their adds; that changes which folios the call added and
+    // its requests, not the window it chose (the states with their folios were tried).
+    // The folio the call was made on counts too: an async call on a folio the trace lists
+    // later finds nothing in the model's cache.
+    let span =
+        windows.iter().flat_map(|m| &m.folios).chain(&kernel.folios).map(|f| (f.index, f.index + (1 << f.order)));
     let (lo, hi) = span.fold((c.index, c.index + 1), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
-    if c.others_added.iter().any(|f| f.index < hi && f.index + (1 << f.order) > lo) {
+    let same_window = windows.iter().any(|m| m.submits.first() == kernel.submits.first());
+    if same_window && c.others_added.iter().any(|f| f.index < hi && f.index + (1 << f.order) > lo) {
         return Err(Some(OTHERS_ADDED));
     }
     if same_but_requests && c.elsewhere > 0 {

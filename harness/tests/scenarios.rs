@@ -34,6 +34,8 @@ mod boots;
 mod nowait_late;
 #[path = "scenarios/program_errors.rs"]
 mod program_errors;
+#[path = "scenarios/race_teeth.rs"]
+mod race_teeth;
 #[path = "scenarios/unknown_patch.rs"]
 mod unknown_patch;
 #[path = "scenarios/vm_faults.rs"]
@@ -226,6 +228,10 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
         "nowait_late::the_device_is_late_and_the_model_stops_where_the_kernel_did::base",
         move || nowait_late::trial(lab()?, &late).map_err(Failed::from),
     ));
+    // Racing readers on a kernel that differs only where a window meets another task's
+    // readahead in flight: the base model's decisions part there.
+    let racing = race_teeth::scenario(root)?;
+    trials.push(Trial::test(race_teeth::NAME, move || race_teeth::trial(lab()?, &racing).map_err(Failed::from)));
     trials.extend(batch::trials(root, &mut needs)?);
     trials.extend(vm_faults::trials(root)?);
     trials.extend(bisect::trials(root)?);

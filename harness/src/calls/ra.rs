@@ -119,6 +119,10 @@ pub fn event_of(event: &str, body: &str, files: &RaFiles) -> Result<Option<RaEve
 /// How many of a task's last calls watch other tasks' folio adds.
 const WATCHED: usize = 4;
 
+/// The largest folio order looked for where a page's folio is found (a PMD's, 9, and
+/// beyond on larger base pages).
+const MAX_ORDER: u32 = 12;
+
 /// One readahead call of a program's task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RaCall {
@@ -162,6 +166,10 @@ pub struct RaCall {
     /// while it read and wrote its `file_ra_state`.
     #[serde(default)]
     pub at: (u64, u64),
+    /// The task that added the folio at `index` (the marked folio of an async call), where
+    /// one of the program's tasks did before the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folio_by: Option<u32>,
 }
 
 /// Every readahead call of one program, and every folio its tasks added, in trace order.
@@ -184,6 +192,9 @@ pub struct RaCalls {
     /// The task and time of each of `adds`.
     #[serde(skip)]
     added_by: Vec<(u32, u64)>,
+    /// The last folio added at each (file, index): its order and task.
+    #[serde(skip)]
+    by_index: HashMap<(u32, u64), (u32, u32)>,
 }
 
 impl RaCalls {
@@ -194,6 +205,14 @@ impl RaCalls {
 
     pub(super) fn new(dev: String) -> Self {
         RaCalls { dev, ..RaCalls::default() }
+    }
+
+    /// The task that added the folio holding page `index` of `file`, if one was added.
+    fn added_at(&self, file: u32, index: u64) -> Option<u32> {
+        (0..=MAX_ORDER).find_map(|order| {
+            let start = index >> order << order;
+            self.by_index.get(&(file, start)).filter(|(o, _)| *o >= order).map(|(_, pid)| *pid)
+        })
     }
 
     /// Whether two of the program's tasks made readahead calls on one file at the same
@@ -242,6 +261,7 @@ impl RaCalls {
                     overlapping,
                     others_added: tied,
                     at: (l.micros, l.micros),
+                    folio_by: self.added_at(file, index),
                 });
             }
             RaEvent::Submit { file, submit } => {
@@ -253,6 +273,7 @@ impl RaCalls {
             RaEvent::Folio { file, folio, pfn } => {
                 self.adds.push((file, folio));
                 self.added_by.push((l.pid, l.micros));
+                self.by_index.insert((file, folio.index), (folio.order, l.pid));
                 if let Some(c) = self.current(l.pid).filter(|c| c.file == file) {
                     c.folios.push(folio);
                     c.pfns.extend(pfn);

@@ -205,6 +205,7 @@ fn call(pid: u32, size: u64, async_size: u64, at: (u64, u64)) -> RaCall {
         overlapping: Vec::new(),
         others_added: Vec::new(),
         at,
+        folio_by: None,
     }
 }
 
@@ -302,6 +303,7 @@ fn another_tasks_folio_of_the_same_microsecond_listed_before_a_call_counts_as_ad
     assert_eq!(pages(&calls[1]), vec![1], "80's page 1 is tied with 81's call; page 0 came before it");
     assert_eq!(pages(&calls[0]), vec![256], "81's folio came while 80's call was its newest");
     assert_eq!(calls[1].at, (1_000_030, 1_000_031));
+    assert_eq!((calls[0].folio_by, calls[1].folio_by), (None, None), "page 256 was not in the cache before 81's call");
 }
 
 #[test]
@@ -364,4 +366,33 @@ fn a_window_that_skipped_another_tasks_folio_added_while_it_ran_is_checked_with_
     // skipped it: without the folio among the others', it parts.
     programs[0].ra.calls[0].others_added.clear();
     assert!(check(&input, &Policy::BASE, &whole, &programs).parted.is_some());
+}
+
+#[test]
+fn a_window_of_another_size_parts_even_where_another_task_added_folios_inside_it() {
+    // Other tasks' folios may change which folios a call adds, not the window it chose:
+    // the states with their folios are tried, and none gives a window one page larger.
+    let (input, whole, mut programs) = overlapping(&A, &B, |_| {});
+    let c = &mut programs[0].ra.calls[0];
+    c.others_added.push(Folio { index: 2, order: 0 });
+    match c.submits.first_mut() {
+        Some(Submit::Order { size, .. }) => *size += 1,
+        Some(Submit::Unbounded { nr_to_read, .. }) => *nr_to_read += 1,
+        None => panic!("a call without a submission: {c:?}"),
+    }
+    let checked = check(&input, &Policy::BASE, &whole, &programs);
+    let parted = checked.parted.as_ref().unwrap_or_else(|| panic!("parts: {}", checked.line()));
+    assert_eq!((parted.pid, parted.call), (80, 0));
+}
+
+#[test]
+fn an_async_call_names_the_task_that_added_its_folio() {
+    // 80's window brings pages 0..4 in as one order-2 folio; 81's async call on page 2
+    // (inside it) was made on 80's folio.
+    let calls = two_tasks(&[
+        (80, 10, sync_ra(0)),
+        (80, 11, added(0).replace("order=0", "order=2")),
+        (81, 30, "page_cache_async_ra: dev=259:0 ino=83 index=2 req_count=4 order=2 size=4 async_size=2 ra_pages=32 mmap_miss=0 prev_pos=-1".to_string()),
+    ]);
+    assert_eq!(calls.iter().map(|c| (c.pid, c.folio_by)).collect::<Vec<_>>(), vec![(80, None), (81, Some(80))]);
 }
