@@ -21,6 +21,7 @@ use crate::calls::ProgramCalls;
 
 /// Why a decision was not checked.
 pub const FAULT: &str = "made by a page fault (the mapping's file_ra_state is not tied to a descriptor in the trace)";
+pub const AROUND: &str = "a page fault's read-around (do_sync_mmap_readahead(): whether it reads around depends on mmap_miss, which its tracepoint does not print)";
 pub const START_UNKNOWN: &str = "an async call after a page fault's window on the file (ra->start, which the tracepoint does not print, is unknown)";
 pub const OTHERS_ADDED: &str = "another task added folios inside the window while the call ran or just after (a folio is in the page cache before its tracepoint fires: whether the call met it is the scheduler's)";
 pub const ELSEWHERE: &str =
@@ -129,6 +130,12 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
             }
             continue;
         };
+        if c.trigger == Trigger::Fault {
+            // Its window is known (the state's next ra->start), not why it was made.
+            *out.set_aside.entry(AROUND).or_default() += 1;
+            left(&mut windows, fd, c);
+            continue;
+        }
         let known =
             (!fault_moved.contains(&c.file)).then(|| starts_of(windows.get(&fd).map_or(&[][..], Vec::as_slice), c));
         let Some(starts) = known.or((c.trigger == Trigger::Sync).then(|| vec![0])) else {
@@ -159,10 +166,15 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
                 return;
             }
         }
-        for s in &c.submits {
-            if let Submit::Order { index, size, async_size, .. } = *s {
-                windows.entry(fd).or_default().push(Left { start: index, size, async_size, at: c.at });
-            }
+        left(&mut windows, fd, c);
+    }
+}
+
+/// Notes the windows call `c` left in struct file `fd`'s state.
+fn left(windows: &mut HashMap<u32, Vec<Left>>, fd: u32, c: &RaCall) {
+    for s in &c.submits {
+        if let Submit::Order { index, size, async_size, .. } = *s {
+            windows.entry(fd).or_default().push(Left { start: index, size, async_size, at: c.at });
         }
     }
 }

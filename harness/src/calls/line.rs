@@ -69,7 +69,7 @@ pub(super) fn parse(raw: &str) -> Result<Line, String> {
     let cpu = find_cpu(raw).ok_or("no `(TGID) [CPU]` field")?;
     let head = &raw[..cpu];
     let open = head.rfind('(').ok_or("no `(TGID)`")?;
-    let tgid_text = head[open + 1..].trim();
+    let tgid_text = head[open + 1..].trim_end_matches(')').trim();
     let task_pid = head[..open].trim_end();
     let dash = task_pid.rfind('-').ok_or("no `TASK-PID`")?;
     let pid: u32 = task_pid[dash + 1..].parse().map_err(|_| "a pid that is not a number")?;

@@ -153,8 +153,11 @@ fn what_the_model_cannot_follow_on_a_mapping_is_refused_with_its_first_call() {
     };
     let why = refused(vec![fault(ADDR + 0x3000, 6)]);
     assert!(why.starts_with("a page fault by pid 76 at 0x7fffdde03000 with error code 0x6 (a write"), "{why}");
-    let why = refused(vec![fio("sched_process_fork: comm=fio pid=76 child_comm=fio child_pid=90")]);
-    assert!(why.starts_with("a fork by pid 76 with a mapping of the file"), "{why}");
+    let why = refused(vec![
+        fio("sched_process_fork: comm=fio pid=76 child_comm=fio child_pid=90"),
+        (0, "fio-90", "sys_close(fd: 9)".to_string()),
+    ]);
+    assert!(why.starts_with("a fork by pid 76 with a mapping of the file: the child's copy (pid 90)"), "{why}");
     let why =
         refused(vec![fio(&format!("sys_munmap(addr: {:#x}, len: 0x1000)", ADDR + 0x1000)), fio("sys_munmap -> 0x0")]);
     assert!(why.starts_with("munmap by pid 76 of 0x7fffdde01000+0x1000, across or part of a mapping"), "{why}");
@@ -230,4 +233,20 @@ fn the_guest_records_every_event_the_reader_follows() {
         assert_ne!(l.body, line::Body::Other, "{body}");
     }
     assert_eq!(FAULT_EVENTS.len(), samples.len(), "an event enabled that nothing reads");
+}
+
+#[test]
+fn a_thread_made_with_a_mapping_shares_it_and_a_process_forked_with_one_does_not() {
+    // The child's first line gives its thread group: 76's own (a thread, the same
+    // address space) or its own pid (a process, a copy).
+    let child_line = |tgid: u32| {
+        let mut t = trace(&mapped());
+        let end = t.rfind(" radiff-guest-50").unwrap();
+        t.insert_str(end, &format!(" fio-76 (     76) [001] d.... 1.000100: sched_process_fork: comm=fio pid=76 child_comm=fio child_pid=91\n fio-91 ({tgid:>7}) [001] d.... 1.000101: sys_close(fd: 9)\n"));
+        parse(&t, &[DATA.to_string()], &[64 << 20]).unwrap().remove(0)
+    };
+    let thread = child_line(76);
+    assert_eq!(thread.unfollowable, None);
+    let why = child_line(91).unfollowable.expect("a process forked with the mapping");
+    assert!(why.starts_with("a fork by pid 76 with a mapping of the file: the child's copy (pid 91)"), "{why}");
 }

@@ -25,6 +25,8 @@ pub(super) struct Mapping {
     map: u32,
     start: u64,
     len: u64,
+    /// The open file it maps (`Follow::descs`): the `file_ra_state` its faults use.
+    desc: usize,
 }
 
 impl Mapping {
@@ -72,7 +74,7 @@ impl Follow<'_> {
         let fd = pattern::fd_of(desc.file, desc.n);
         let map = self.out.map_addrs.len() as u32;
         self.out.map_addrs.push(ret as u64);
-        self.maps.entry(l.tgid).or_default().push(Mapping { map, start: ret as u64, len });
+        self.maps.entry(l.tgid).or_default().push(Mapping { map, start: ret as u64, len, desc: d });
         // MAP_TYPE 0x0f holds MAP_PRIVATE 0x02; PROT_EXEC 0x4; MAP_POPULATE 0x8000.
         let shared = flags & 0x0f != 0x02;
         let (exec, populate) = (prot & 0x4 != 0, flags & 0x8000 != 0);
@@ -136,6 +138,8 @@ impl Follow<'_> {
         let Some(m) = self.maps.get(&l.tgid).and_then(|v| v.iter().find(|m| m.overlaps(address, 1))).cloned() else {
             return;
         };
+        // Its readahead, until the task's next call, is on the mapping's open file.
+        self.fault_desc.insert(l.pid, m.desc);
         *self.out.calls.entry("page fault".to_string()).or_default() += 1;
         // X86_PF_PROT 0x1 (a present page), X86_PF_WRITE 0x2 (arch/x86/include/asm/trap_pf.h).
         if error_code & 0x3 != 0 {
@@ -218,12 +222,14 @@ impl Follow<'_> {
         ));
     }
 
-    /// A fork by a process with live mappings: the child's copy of them is another address
-    /// space, with page tables of its own, which the model does not have.
-    pub(super) fn forked_with_mappings(&mut self, l: &Line) {
-        if self.maps.get(&l.tgid).is_some_and(|v| !v.is_empty()) {
+    /// The first line of `l.pid`, a new process forked by thread group `parent` (a new
+    /// thread shares its parent's address space): where the parent had live mappings, the
+    /// child's copy of them is another address space, with page tables of its own, which
+    /// the model does not have.
+    pub(super) fn forked_with_mappings(&mut self, l: &Line, parent: u32) {
+        if self.maps.get(&parent).is_some_and(|v| !v.is_empty()) {
             self.refuse(format!(
-                "a fork by pid {} with a mapping of the file: the child's copy is an address space the model does not have",
+                "a fork by pid {parent} with a mapping of the file: the child's copy (pid {}) is an address space the model does not have",
                 l.pid
             ));
         }

@@ -124,7 +124,7 @@ impl ProgramCalls {
             self.ops.len()
         );
         if let Some(why) = &self.unfollowable {
-            s.push_str(&format!("; the model cannot follow it: {why}"));
+            s.push_str(&format!("; the model stops replaying its calls in order at: {why}"));
         }
         if !self.loads_in_flight.is_empty() {
             let faults = self.ops.iter().filter(|o| matches!(o, Op::Touch { .. })).count();
@@ -237,6 +237,9 @@ struct Follow<'a> {
     faulting: Option<u32>,
     /// The scenario's device and files, to read the readahead events with.
     filter: Option<&'a ra::RaFiles>,
+    /// Each task's last page fault on a mapping of the scenario's files, until its next
+    /// system call: the open file (`descs`) whose `file_ra_state` its readahead uses.
+    fault_desc: HashMap<u32, usize>,
     out: ProgramCalls,
 }
 
@@ -264,6 +267,7 @@ fn follow(
         last_completion: None,
         faulting: None,
         filter,
+        fault_desc: HashMap::new(),
         out: ProgramCalls { program, pid, ra: ra::RaCalls::new(dev), ..ProgramCalls::default() },
     };
     for l in lines {
@@ -306,16 +310,17 @@ impl Follow<'_> {
         }
         if let Some(parent_tgid) = self.forked.remove(&l.pid) {
             if l.tgid != parent_tgid && !self.tables.contains_key(&l.tgid) {
-                // A new process: fork copied its parent's descriptor table.
+                // A new process: fork copied its parent's descriptor table, and its
+                // mappings (a thread shares both).
                 let table = self.tables.get(&parent_tgid).cloned().unwrap_or_default();
                 self.tables.insert(l.tgid, table);
+                self.forked_with_mappings(l, parent_tgid);
             }
         }
         match &l.body {
             Body::Fork { child } => {
                 self.tree.insert(*child);
                 self.forked.insert(*child, l.tgid);
-                self.forked_with_mappings(l);
             }
             Body::Fault { address, error_code } => {
                 self.out.ra.ended(l.pid);
@@ -339,6 +344,7 @@ impl Follow<'_> {
     }
 
     fn enter(&mut self, l: &Line, name: &str, args: &BTreeMap<String, String>) {
+        self.fault_desc.remove(&l.pid);
         if ASYNC_CALLS.contains(&name) {
             self.refuse(format!("{name} by pid {}: asynchronous I/O (libaio, io_uring) is not replayed", l.pid));
         }
@@ -517,7 +523,10 @@ impl Follow<'_> {
             return;
         }
         let file = ev.file();
-        let desc = self.pending.get(&l.pid).and_then(|p| p.desc).map(|d| &self.descs[d]).filter(|d| d.file == file);
+        // The read in flight's open file, else the mapping's of the task's fault.
+        let read = self.pending.get(&l.pid).and_then(|p| p.desc).filter(|&d| self.descs[d].file == file);
+        let fault = self.fault_desc.get(&l.pid).copied().filter(|&d| self.descs[d].file == file);
+        let desc = read.or(fault).map(|d| &self.descs[d]);
         let fd = desc.map(|d| (pattern::fd_of(d.file, d.n), d.random));
         let mut overlapping: Vec<u32> = self
             .pending
@@ -526,7 +535,7 @@ impl Follow<'_> {
             .map(|(pid, _)| *pid)
             .collect();
         overlapping.sort_unstable();
-        self.out.ra.event(l, ev, fd, overlapping);
+        self.out.ra.event(l, ev, fd, overlapping, read.is_none() && fault.is_some());
     }
 
     fn push(&mut self, op: Op) {

@@ -217,16 +217,46 @@ impl RaCalls {
 
     /// Whether two of the program's tasks made readahead calls on one file at the same
     /// time (a call made while another task that made readahead calls had a call on the
-    /// file in flight): then which of them made which window, the folios' orders and the
+    /// file in flight, or two tasks' readahead calls interleaved, as faults' do): then which of them made which window, the folios' orders and the
     /// requests are the scheduler's, and no two runs' traces need be the same.
     pub fn raced(&self) -> bool {
         let readers: std::collections::HashSet<u32> = self.calls.iter().map(|c| c.pid).collect();
-        readers.len() > 1 && self.calls.iter().any(|c| c.overlapping.iter().any(|p| readers.contains(p)))
+        if readers.len() < 2 {
+            return false;
+        }
+        if self.calls.iter().any(|c| c.overlapping.iter().any(|p| readers.contains(p))) {
+            return true;
+        }
+        // Faults are not calls in flight: two tasks whose readahead calls interleave.
+        let mut spans: HashMap<u32, (u64, u64)> = HashMap::new();
+        for c in &self.calls {
+            let s = spans.entry(c.pid).or_insert(c.at);
+            *s = (s.0.min(c.at.0), s.1.max(c.at.1));
+        }
+        let spans: Vec<(u64, u64)> = spans.into_values().collect();
+        spans.iter().enumerate().any(|(i, a)| spans[i + 1..].iter().any(|b| a.0 <= b.1 && b.0 <= a.1))
     }
 
     /// A readahead event of task `l.pid`, made on struct file `fd` (`random`), while
-    /// `overlapping` had calls on the same file in flight.
-    pub(super) fn event(&mut self, l: &Line, event: RaEvent, fd: Option<(u32, bool)>, overlapping: Vec<u32>) {
+    /// `overlapping` had calls on the same file in flight; `fault`: in a page fault on a
+    /// mapping of that file.
+    pub(super) fn event(
+        &mut self,
+        l: &Line,
+        event: RaEvent,
+        fd: Option<(u32, bool)>,
+        overlapping: Vec<u32>,
+        fault: bool,
+    ) {
+        // A fault's read-around (do_sync_mmap_readahead()) traces no call, only its
+        // window: it opens a call of its own, Trigger::Fault, with the window's fields.
+        if let RaEvent::Submit { file, submit: Submit::Order { index, size, async_size, order } } = event {
+            if fault && self.current(l.pid).is_none_or(|c| c.file != file) {
+                let ra = RaState { start: index, size, async_size, order, ..RaState::default() };
+                let open = RaEvent::Open { file, trigger: Trigger::Fault, index, req_count: size, ra };
+                self.event(l, open, fd, overlapping.clone(), fault);
+            }
+        }
         match event {
             RaEvent::Open { file, trigger, index, req_count, ra } => {
                 self.open.insert(l.pid, self.calls.len());
