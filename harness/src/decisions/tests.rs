@@ -396,3 +396,89 @@ fn an_async_call_names_the_task_that_added_its_folio() {
     ]);
     assert_eq!(calls.iter().map(|c| (c.pid, c.folio_by)).collect::<Vec<_>>(), vec![(80, None), (81, Some(80))]);
 }
+
+const MAP: u64 = 0x7fff_0000_0000;
+
+/// Program 80 maps the file (descriptor 3) and faults at page 0 (a read-around of
+/// `around` pages, async mark `around / 4` from its end); its thread 81 (same thread
+/// group, so the same mapping) faults at the marked page: the async call the model makes from that state (`tamper` changes it
+/// first). The calls' trace and the decisions' input.
+fn faults_on_one_mapping(around: u64, tamper: impl Fn(&mut Window)) -> (Input, Vec<ProgramCalls>) {
+    let input = Input::xfs_on_nvme(64 << 20, Vec::new());
+    let async_size = around / 4;
+    let mark = around - async_size;
+    let entered = radiff_model::RaState {
+        start: 0,
+        size: around,
+        async_size,
+        order: 0,
+        ra_pages: 32,
+        mmap_miss: 0,
+        prev_pos: -1,
+    };
+    let d = Decision {
+        file: 0,
+        trigger: Trigger::Async,
+        index: mark,
+        req_count: 32,
+        ra: FileRaState::entered(&entered, 0),
+        random: false,
+        cache: (0..around).map(|index| Folio { index, order: 0 }).collect(),
+        pfns: vec![0x1000; 64],
+    };
+    let mut window = radiff_model::decide(&input, &Policy::BASE, &d).windows.remove(0);
+    window.ra = entered;
+    tamper(&mut window);
+    let at = |pid: u32, body: String| (pid, body);
+    let mut lines = vec![
+        at(80, format!("sys_openat(dfd: 4294967196, filename: 140737488 \"{DATA}\", flags: O_RDONLY)")),
+        at(80, "sys_openat -> 0x3".to_string()),
+        at(80, "sys_mmap(addr: 0, len: 0x4000000, prot: 1, flags: 1, fd: 3, off: 0)".to_string()),
+        at(80, format!("sys_mmap -> {MAP:#x}")),
+        at(80, "sched_process_fork: comm=python3 pid=80 child_comm=python3 child_pid=81".to_string()),
+        at(80, format!("page_fault_user: address={MAP:#x} ip=0x4000 error_code=0x4")),
+        at(80, format!("page_cache_ra_order: dev=259:0 ino=83 index=0 order=0 size={around} async_size={async_size} ra_pages=32")),
+    ];
+    lines.extend((0..around).map(|i| at(80, added(i))));
+    lines.push(at(81, format!("page_fault_user: address={:#x} ip=0x4000 error_code=0x4", MAP + mark * 4096)));
+    window_lines(&window, 81, &mut lines);
+    let programs = crate::calls::parse_traced(
+        &trace(80, &lines),
+        &[DATA.to_string()],
+        &[64 << 20],
+        Some(&RaFiles { major: 259, minor: 0, inos: vec![0x83] }),
+    )
+    .unwrap();
+    (input, programs)
+}
+
+#[test]
+fn a_faults_async_call_is_checked_on_the_mappings_open_file_after_its_read_around() {
+    let (input, programs) = faults_on_one_mapping(32, |_| {});
+    let calls = &programs[0].ra.calls;
+    let seen: Vec<(u32, Option<u32>, Trigger)> = calls.iter().map(|c| (c.pid, c.fd, c.trigger)).collect();
+    let fd = Some(radiff_model::pattern::fd_of(0, 0));
+    assert_eq!(seen, vec![(80, fd, Trigger::Fault), (81, fd, Trigger::Async)], "{calls:?}");
+    assert_eq!(calls[0].folios.len(), 32);
+    let whole = Trace {
+        windows: vec![Window {
+            file: 0,
+            trigger: Trigger::Fault,
+            index: 0,
+            req_count: 1,
+            ra: radiff_model::RaState::default(),
+            submits: Vec::new(),
+            folios: programs[0].ra.adds.iter().map(|a| a.1).collect(),
+            requests: Vec::new(),
+        }],
+    };
+    let checked = check(&input, &Policy::BASE, &whole, &programs);
+    assert_eq!((checked.checked, checked.set_aside.get(AROUND)), (1, Some(&1)), "{}", checked.line());
+    // A kernel whose async window is one page larger parts there, a thread's pid named.
+    let (input, programs) = faults_on_one_mapping(32, |w| match w.submits.first_mut() {
+        Some(Submit::Order { size, .. }) => *size += 1,
+        other => panic!("{other:?}"),
+    });
+    let checked = check(&input, &Policy::BASE, &whole, &programs);
+    assert_eq!(checked.parted.as_ref().map(|p| (p.pid, p.call)), Some((81, 1)), "{}", checked.line());
+}
