@@ -78,6 +78,41 @@ pub(super) fn program(argv: &[String], names: &[String]) -> Result<Program, Stri
     Ok(Program { argv, job: None, label, at: String::new() })
 }
 
+/// A `threads:` step (`step`, checked as `interleaved:`'s streams; `sizes`: the files'
+/// bytes) as a program: a Python script that opens the streams' descriptors (one per
+/// descriptor the step names: shared, or each stream its own), starts a thread per stream,
+/// lets them go together, and each reads its stream with `pread` from its start to the next
+/// stream's of the same file (or `to`, or the file's end). Run as a program, its calls are
+/// traced and its readahead decisions checked one by one (docs/concurrency.md).
+pub(super) fn threads(step: &radiff_model::Step, sizes: &[u64]) -> Result<Program, String> {
+    use radiff_model::{pattern::file_of, Step};
+    let Step::Interleaved { fds, size, starts, to } = step else {
+        return Err("threads: not a set of streams".into());
+    };
+    let mut streams = Vec::new();
+    for (i, (&fd, &start)) in fds.iter().zip(starts).enumerate() {
+        let file = file_of(fd);
+        let end = to.unwrap_or(sizes.get(file as usize).copied().unwrap_or(0));
+        let limit = (i + 1..fds.len()).find(|&j| file_of(fds[j]) == file).map_or(end, |j| starts[j]);
+        streams.push(format!("({fd}, {:?}, {start}, {limit})", guest_path(file as usize)));
+    }
+    let script = format!(
+        "import os, threading\n\
+         streams = [{}]\n\
+         fds = {{}}\n\
+         for fd, path, _, _ in streams:\n    fds.setdefault(fd, os.open(path, os.O_RDONLY))\n\
+         together = threading.Barrier(len(streams))\n\
+         def read(fd, path, start, end):\n    together.wait()\n    for off in range(start, end, {size}):\n        os.pread(fds[fd], min({size}, end - off), off)\n\
+         threads = [threading.Thread(target=read, args=s) for s in streams]\n\
+         for t in threads:\n    t.start()\n\
+         for t in threads:\n    t.join()\n",
+        streams.join(", ")
+    );
+    let shared = if fds.windows(2).any(|w| w[0] == w[1]) { "shared descriptors" } else { "a descriptor each" };
+    let label = format!("threads: {} streams of {} reads, {shared}", fds.len(), super::size::Size(*size));
+    Ok(Program { argv: vec!["python3".into(), "-c".into(), script], job: None, label, at: String::new() })
+}
+
 /// Where a `fio:` step's `job` is: relative to the repository, the folder above `scenarios/`
 /// (a scenario at `ROOT/scenarios/x.yaml` names `scenarios/jobs/x.fio`).
 pub(super) fn job_path(scenario: &Path, job: &str) -> PathBuf {
@@ -200,6 +235,40 @@ mod tests {
             Path::new("/r/scenarios/jobs/x.fio")
         );
         assert_eq!(job_path(Path::new("/r/scenarios/a.yaml"), "/abs/x.fio"), Path::new("/abs/x.fio"));
+    }
+
+    #[test]
+    fn a_threads_step_is_a_program_of_one_thread_per_stream_on_the_descriptors_it_names() {
+        let parse = |step: &str| {
+            crate::scenario::Scenario::parse(Path::new("/r/scenarios/t.yaml"), &format!("{SCENARIO}  - {step}\n"))
+        };
+        let s = parse("threads: {streams: 4, size: 128 KiB}").unwrap();
+        assert_eq!(s.steps[1], radiff_model::Step::Program { program: 0 });
+        let p = &s.programs[0];
+        assert_eq!(p.label, "threads: 4 streams of 128 KiB reads, shared descriptors");
+        assert_eq!(p.at, "/r/scenarios/t.yaml:7");
+        let script = &p.argv[2];
+        // Each stream its quarter of the 64 MiB file, on the one descriptor.
+        for (k, (start, end)) in
+            [(0, 16u64 << 20), (16 << 20, 32 << 20), (32 << 20, 48 << 20), (48 << 20, 64 << 20)].iter().enumerate()
+        {
+            assert!(script.contains(&format!("(0, \"/tmp/radiff-mnt/data\", {start}, {end})")), "stream {k}: {script}");
+        }
+        assert!(script.contains("os.pread(fds[fd], min(131072, end - off), off)"), "{script}");
+        let own =
+            parse("threads: {streams: 2, size: 64 KiB, starts: [0, 1 MiB], to: 2 MiB, separate_fds: true}").unwrap();
+        let script = &own.programs[0].argv[2];
+        assert!(script.contains("streams = [(0, \"/tmp/radiff-mnt/data\", 0, 1048576), (1, \"/tmp/radiff-mnt/data\", 1048576, 2097152)]"), "{script}");
+        assert!(own.programs[0].label.ends_with("a descriptor each"));
+        // The real interpreter reads the script (compile only: nothing is run).
+        let checked = std::process::Command::new("python3")
+            .args(["-c", "import sys; compile(sys.argv[1], 'threads', 'exec')", script])
+            .status()
+            .expect("python3 runs (the guest runs the script with it)");
+        assert!(checked.success(), "{script}");
+        // The streams' checks are interleaved:'s, named as this step.
+        let e = parse("threads: {streams: 1, size: 4 KiB}").unwrap_err().to_string();
+        assert!(e.contains("threads: need streams >= 2") && e.contains("t.yaml"), "{e}");
     }
 
     const SCENARIO: &str = "description: t\ndevice: {kind: nvme, size: 1 GiB}\nfilesystem: xfs\nfile: {size: 64 MiB}\nreads:\n  - read: {offset: 0, size: 4 KiB}\n";

@@ -143,6 +143,17 @@ pub(super) enum StepFile {
         file: Option<String>,
         files: Option<Vec<String>>,
     },
+    /// The streams of `interleaved:`, each read by a thread of its own, all at once.
+    Threads {
+        streams: Option<u32>,
+        size: Size,
+        starts: Option<Vec<Size>>,
+        to: Option<Size>,
+        #[serde(default)]
+        separate_fds: bool,
+        file: Option<String>,
+        files: Option<Vec<String>>,
+    },
     Fadvise {
         advice: Advice,
         #[serde(default = "zero")]

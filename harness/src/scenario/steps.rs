@@ -118,7 +118,14 @@ pub(super) fn steps(
                 random(&s, count, size, seed, align, from, to, fd, file)?
             }
             StepFile::Interleaved { streams, size, starts, to, separate_fds, file, files } => {
-                interleaved(&s, streams, size, starts, to, separate_fds, file, files)?
+                interleaved(&s, "interleaved", streams, size, starts, to, separate_fds, file, files)?
+            }
+            StepFile::Threads { streams, size, starts, to, separate_fds, file, files: list } => {
+                let step = interleaved(&s, "threads", streams, size, starts, to, separate_fds, file, list)?;
+                let sizes: Vec<u64> = files.defs.iter().map(|f| f.size).collect();
+                let program = super::program::threads(&step, &sizes).map_err(|m| s.bad(m))?;
+                programs.push(Program { at: format!("{}:{}", at.path.display(), s.line()), ..program });
+                Step::Program { program: programs.len() as u32 - 1 }
             }
             StepFile::Fadvise { advice, offset, len, fd, file } => {
                 let (fd, file_size) = s.fd_on(&file, fd)?;
@@ -280,6 +287,7 @@ fn random(
 )]
 fn interleaved(
     s: &StepAt,
+    what: &str,
     streams: Option<u32>,
     size: Size,
     starts: Option<Vec<Size>>,
@@ -291,17 +299,17 @@ fn interleaved(
     // The file of each stream: `files:` (one each), or `file:` for all.
     let stream_files: Vec<(u32, u64)> = match (file, files) {
         (Some(_), Some(_)) => {
-            return Err(s.bad(
-                "interleaved: give `file:` (every stream on one file) or `files:` (one per stream), not both".into(),
-            ))
+            return Err(s.bad(format!(
+                "{what}: give `file:` (every stream on one file) or `files:` (one per stream), not both"
+            )))
         }
         (None, Some(list)) => {
             if list.len() as u64 > MAX_STREAMS {
-                return Err(s.bad(format!("interleaved: `files` names {} streams: at most {MAX_STREAMS}", list.len())));
+                return Err(s.bad(format!("{what}: `files` names {} streams: at most {MAX_STREAMS}", list.len())));
             }
             if streams.is_some_and(|n| n as usize != list.len()) {
                 return Err(s.bad(format!(
-                    "interleaved: `streams` {} but `files` names {}: one file per stream",
+                    "{what}: `streams` {} but `files` names {}: one file per stream",
                     streams.unwrap_or(0),
                     list.len()
                 )));
@@ -311,7 +319,7 @@ fn interleaved(
         (file, None) => {
             if let Some(n) = streams.filter(|&n| u64::from(n) > MAX_STREAMS) {
                 return Err(s.bad(format!(
-                    "interleaved: `streams` {n}: at most {MAX_STREAMS} (a file has {} descriptors)",
+                    "{what}: `streams` {n}: at most {MAX_STREAMS} (a file has {} descriptors)",
                     pattern::FDS_PER_FILE
                 )));
             }
@@ -337,7 +345,7 @@ fn interleaved(
         ok &= end <= fsize && starts.get(k).is_some_and(|&s| s < end && earlier.is_none_or(|e| e < s));
     }
     if !ok {
-        return Err(s.bad("interleaved: need streams >= 2 (or `files:` naming 2 or more), size > 0, and `starts`: one offset per stream, increasing among the streams of one file, below the file's end (or `to`)".to_string()));
+        return Err(s.bad(format!("{what}: need streams >= 2 (or `files:` naming 2 or more), size > 0, and `starts`: one offset per stream, increasing among the streams of one file, below the file's end (or `to`)")));
     }
     let mut next_fd: BTreeMap<u32, u32> = BTreeMap::new();
     let mut fds = Vec::new();
