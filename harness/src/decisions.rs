@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use radiff_model::readahead::FileRaState;
 use radiff_model::{Decision, Folio, Input, Policy, Submit, Trace, Trigger, Window};
 
-use crate::calls::ra::RaCall;
+use crate::calls::ra::{RaCall, RaCalls};
 use crate::calls::ProgramCalls;
 
 /// Why a decision was not checked.
@@ -142,12 +142,7 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
             *out.set_aside.entry(START_UNKNOWN).or_default() += 1;
             continue;
         };
-        let cache: Vec<Folio> = before
-            .iter()
-            .chain(&p.ra.adds[..c.adds_before.min(p.ra.adds.len())])
-            .filter(|(f, _)| *f == c.file)
-            .map(|(_, folio)| *folio)
-            .collect();
+        let cache = cache_before(before, &p.ra, c);
         let kernel = kernel_window(c);
         let (judged, model) = first_match(input, policy, c, shares_state(&p.ra.calls, i), &kernel, &starts, cache);
         match judged {
@@ -168,6 +163,28 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
         }
         left(&mut windows, fd, c);
     }
+}
+
+/// The folios of call `c`'s file in the page cache when it was made: those before the
+/// program (`before`), then the program's adds and removals in the order they came.
+fn cache_before(before: &[(u32, Folio)], ra: &RaCalls, c: &RaCall) -> Vec<Folio> {
+    let mut cache: Vec<(u32, Folio)> = before.to_vec();
+    let gone = |cache: &mut Vec<(u32, Folio)>, file: u32, folio: &Folio| {
+        if let Some(i) = cache.iter().rposition(|(f, x)| *f == file && x.index == folio.index) {
+            cache.remove(i);
+        }
+    };
+    let mut removed = ra.removed[..c.removed_before.min(ra.removed.len())].iter().peekable();
+    for (k, add) in ra.adds[..c.adds_before.min(ra.adds.len())].iter().enumerate() {
+        while let Some((_, file, folio)) = removed.next_if(|(at, ..)| *at <= k) {
+            gone(&mut cache, *file, folio);
+        }
+        cache.push(*add);
+    }
+    for (_, file, folio) in removed {
+        gone(&mut cache, *file, folio);
+    }
+    cache.into_iter().filter(|(f, _)| *f == c.file).map(|(_, folio)| folio).collect()
 }
 
 /// Notes the windows call `c` left in struct file `fd`'s state.

@@ -519,7 +519,7 @@ impl Follow<'_> {
     fn ra_event(&mut self, l: &Line, event: &str, fields: &str) {
         let Some(filter) = self.filter else { return };
         let Ok(Some(ev)) = ra::event_of(event, fields, filter) else { return };
-        if !matches!(ev, ra::RaEvent::Folio { .. }) && !self.tree.contains(&l.pid) {
+        if !matches!(ev, ra::RaEvent::Folio { .. } | ra::RaEvent::Removed { .. }) && !self.tree.contains(&l.pid) {
             return;
         }
         let file = ev.file();

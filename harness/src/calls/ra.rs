@@ -31,23 +31,30 @@ pub enum RaEvent {
     Submit { file: u32, submit: Submit },
     /// `mm_filemap_add_to_page_cache`, with its page frame if the line has one.
     Folio { file: u32, folio: Folio, pfn: Option<u64> },
+    /// `mm_filemap_delete_from_page_cache`: a folio gone (POSIX_FADV_DONTNEED, truncation,
+    /// reclaim).
+    Removed { file: u32, folio: Folio },
 }
 
 impl RaEvent {
     pub fn file(&self) -> u32 {
         match self {
-            RaEvent::Open { file, .. } | RaEvent::Submit { file, .. } | RaEvent::Folio { file, .. } => *file,
+            RaEvent::Open { file, .. }
+            | RaEvent::Submit { file, .. }
+            | RaEvent::Folio { file, .. }
+            | RaEvent::Removed { file, .. } => *file,
         }
     }
 }
 
 /// The events [`event_of`] reads.
-pub const EVENT_NAMES: [&str; 5] = [
+pub const EVENT_NAMES: [&str; 6] = [
     "page_cache_sync_ra",
     "page_cache_async_ra",
     "page_cache_ra_order",
     "page_cache_ra_unbounded",
     "mm_filemap_add_to_page_cache",
+    "mm_filemap_delete_from_page_cache",
 ];
 
 /// `event` with fields `body` (`dev=259:0 ino=83 index=0 ...`, or for a folio `dev 259:0
@@ -79,6 +86,10 @@ pub fn event_of(event: &str, body: &str, files: &RaFiles) -> Result<Option<RaEve
             file,
             folio: Folio { index: num("ofs")? / radiff_model::trace::PAGE_SIZE, order: num("order")? as u32 },
             pfn: get("pfn").ok().and_then(|p| u64::from_str_radix(p.trim_start_matches("0x"), 16).ok()),
+        },
+        "mm_filemap_delete_from_page_cache" => RaEvent::Removed {
+            file,
+            folio: Folio { index: num("ofs")? / radiff_model::trace::PAGE_SIZE, order: num("order")? as u32 },
         },
         "page_cache_ra_order" => RaEvent::Submit {
             file,
@@ -142,6 +153,9 @@ pub struct RaCall {
     pub ra: RaState,
     /// How many of the program's folio adds ([`RaCalls::adds`]) came before the call.
     pub adds_before: usize,
+    /// How many of the folios removed ([`RaCalls::removed`]) went before the call.
+    #[serde(default)]
+    pub removed_before: usize,
     pub submits: Vec<Submit>,
     /// The folios the task added during the call, and their page frames.
     pub folios: Vec<Folio>,
@@ -179,6 +193,10 @@ pub struct RaCalls {
     /// (file, folio) for each folio added to one of the scenario's files while the
     /// program ran, by any task.
     pub adds: Vec<(u32, Folio)>,
+    /// (adds before it, file, folio) for each folio removed from one of the scenario's
+    /// files while the program ran, by any task.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<(usize, u32, Folio)>,
     /// The device's requests the calls' instance saw (`MAJOR,MINOR`): others are ignored.
     #[serde(skip)]
     pub(super) dev: String,
@@ -283,6 +301,7 @@ impl RaCalls {
                     req_count,
                     ra,
                     adds_before: self.adds.len(),
+                    removed_before: self.removed.len(),
                     submits: Vec::new(),
                     folios: Vec::new(),
                     pfns: Vec::new(),
@@ -299,6 +318,10 @@ impl RaCalls {
                     c.submits.push(submit);
                     c.at.1 = l.micros;
                 }
+            }
+            RaEvent::Removed { file, folio } => {
+                self.removed.push((self.adds.len(), file, folio));
+                self.by_index.remove(&(file, folio.index));
             }
             RaEvent::Folio { file, folio, pfn } => {
                 self.adds.push((file, folio));

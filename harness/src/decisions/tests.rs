@@ -197,6 +197,7 @@ fn call(pid: u32, size: u64, async_size: u64, at: (u64, u64)) -> RaCall {
         req_count: 1,
         ra: radiff_model::RaState { size, async_size, ..Default::default() },
         adds_before: 0,
+        removed_before: 0,
         submits: Vec::new(),
         folios: Vec::new(),
         pfns: Vec::new(),
@@ -481,4 +482,38 @@ fn a_faults_async_call_is_checked_on_the_mappings_open_file_after_its_read_aroun
     });
     let checked = check(&input, &Policy::BASE, &whole, &programs);
     assert_eq!(checked.parted.as_ref().map(|p| (p.pid, p.call)), Some((81, 1)), "{}", checked.line());
+}
+
+fn removed(index: u64) -> String {
+    format!("mm_filemap_delete_from_page_cache: dev 259:0 ino 83 pfn=0x1000 ofs={} order=0", index * 4096)
+}
+
+#[test]
+fn folios_another_task_dropped_are_not_in_the_cache_a_later_call_meets() {
+    // 80 brings pages 0 and 1 in; 81 drops both (POSIX_FADV_DONTNEED, as fio's
+    // invalidate does at a job's start); 80's next call at page 0 meets neither, and the
+    // page 1 it adds again is cached for the call after.
+    let calls_trace = two_tasks(&[
+        (80, 10, sync_ra(0)),
+        (80, 11, added(0)),
+        (80, 12, added(1)),
+        (81, 20, removed(0)),
+        (81, 21, removed(1)),
+        (80, 30, sync_ra(0)),
+        (80, 31, added(1)),
+        (80, 40, sync_ra(2)),
+    ]);
+    let mut ra = crate::calls::ra::RaCalls::default();
+    ra.adds = [0, 1, 1].iter().map(|&index| (0, Folio { index, order: 0 })).collect();
+    ra.removed = vec![(2, 0, Folio { index: 0, order: 0 }), (2, 0, Folio { index: 1, order: 0 })];
+    assert_eq!(
+        calls_trace.iter().map(|c| (c.adds_before, c.removed_before)).collect::<Vec<_>>(),
+        vec![(0, 0), (2, 2), (3, 2)],
+        "the calls' places among the adds and removals"
+    );
+    let before = [(0u32, Folio { index: 9, order: 0 })];
+    let pages = |c: &RaCall| cache_before(&before, &ra, c).iter().map(|f| f.index).collect::<Vec<_>>();
+    assert_eq!(pages(&calls_trace[0]), vec![9]);
+    assert_eq!(pages(&calls_trace[1]), vec![9], "pages 0 and 1 were dropped");
+    assert_eq!(pages(&calls_trace[2]), vec![9, 1]);
 }

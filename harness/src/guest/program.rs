@@ -47,6 +47,7 @@ impl Calls {
         // tasks' calls overlap (crate::calls::ra).
         events.extend(super::EVENTS.iter().filter(|e| e.starts_with("readahead:")).map(|e| e.to_string()));
         events.push("filemap:mm_filemap_add_to_page_cache".into());
+        events.push("filemap:mm_filemap_delete_from_page_cache".into());
         for event in &events {
             std::fs::OpenOptions::new()
                 .append(true)
