@@ -319,10 +319,15 @@ fn judge(c: &RaCall, shared: bool, kernel: &Window, models: &[Option<Window>]) -
 }
 
 /// Whether another task's readahead call on the same struct file as call `i` ran while it
-/// did (their first-to-last event times meet, ties included: the clock cannot order them).
+/// did: from its first event to its last, or for a call that opened no window, until it
+/// was over for sure ([`RaCall::until`]: a task preempted after its tracepoint reads the
+/// state when it runs again, where one with a window has read it before its window's
+/// event), ties included (the clock cannot order them).
 fn shares_state(calls: &[RaCall], i: usize) -> bool {
     let c = &calls[i];
-    calls.iter().any(|d| d.pid != c.pid && d.fd == c.fd && d.at.0 <= c.at.1 && c.at.0 <= d.at.1)
+    let span = |c: &RaCall| (c.at.0, if c.submits.is_empty() { c.at.1.max(c.until) } else { c.at.1 });
+    let (from, to) = span(c);
+    calls.iter().any(|d| d.pid != c.pid && d.fd == c.fd && d.at.0 <= to && from <= span(d).1)
 }
 
 /// The kernel's call as a window of the trace.

@@ -323,7 +323,7 @@ impl Follow<'_> {
                 self.forked.insert(*child, l.tgid);
             }
             Body::Fault { address, error_code } => {
-                self.out.ra.ended(l.pid);
+                self.out.ra.ended(l.pid, l.micros);
                 self.fault(l, *address, *error_code)
             }
             Body::Gone { gone: true } => self.unmap_process(l.tgid),
@@ -385,7 +385,7 @@ impl Follow<'_> {
     }
 
     fn exit(&mut self, l: &Line, name: &str, ret: i64) {
-        self.out.ra.ended(l.pid);
+        self.out.ra.ended(l.pid, l.micros);
         let Some(p) = self.pending.remove(&l.pid).filter(|p| p.name == name) else { return };
         match (name, p.desc) {
             ("openat" | "open", _) if ret >= 0 => self.opened(l, &p, ret as u64),

@@ -180,6 +180,11 @@ pub struct RaCall {
     /// while it read and wrote its `file_ra_state`.
     #[serde(default)]
     pub at: (u64, u64),
+    /// When the call was over for sure (microseconds): the task's next line after it (the
+    /// end of its system call, its next fault or readahead call). A task preempted inside
+    /// the call, after its tracepoint, reads its `file_ra_state` when it runs again.
+    #[serde(default)]
+    pub until: u64,
     /// The task that added the folio at `index` (the marked folio of an async call), where
     /// one of the program's tasks did before the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,6 +282,7 @@ impl RaCalls {
         }
         match event {
             RaEvent::Open { file, trigger, index, req_count, ra } => {
+                self.ended(l.pid, l.micros);
                 self.open.insert(l.pid, self.calls.len());
                 // Other tasks' folios of the same microsecond listed before it: the clock cannot
                 // order them, and one may have come after the call looked.
@@ -310,6 +316,7 @@ impl RaCalls {
                     overlapping,
                     others_added: tied,
                     at: (l.micros, l.micros),
+                    until: l.micros,
                     folio_by: self.added_at(file, index),
                 });
             }
@@ -360,8 +367,10 @@ impl RaCalls {
     }
 
     /// Task `pid`'s system call returned, or it faulted: its readahead call is over.
-    pub(super) fn ended(&mut self, pid: u32) {
-        self.open.remove(&pid);
+    pub(super) fn ended(&mut self, pid: u32, micros: u64) {
+        if let Some(i) = self.open.remove(&pid) {
+            self.calls[i].until = self.calls[i].until.max(micros);
+        }
     }
 
     fn current(&mut self, pid: u32) -> Option<&mut RaCall> {

@@ -206,6 +206,7 @@ fn call(pid: u32, size: u64, async_size: u64, at: (u64, u64)) -> RaCall {
         overlapping: Vec::new(),
         others_added: Vec::new(),
         at,
+        until: at.1,
         folio_by: None,
     }
 }
@@ -242,6 +243,15 @@ fn a_call_shares_its_state_with_another_tasks_call_on_the_same_descriptor_in_tim
     assert!(shares_state(&calls, 1));
     assert!(!shares_state(&calls, 2), "81's call at that time is on another descriptor");
     assert!(!shares_state(&calls, 4), "no other task's call at that time");
+    // A call that opened no window, preempted after its tracepoint: over only at its
+    // task's next line (a call of another task's on the descriptor meanwhile shares its
+    // state); one that opened a window read the state before its window's event.
+    let preempted = [RaCall { until: 35, ..call(80, 0, 0, (10, 10)) }, call(81, 0, 0, (30, 31))];
+    assert!(shares_state(&preempted, 0) && shares_state(&preempted, 1));
+    assert!(!shares_state(&[call(80, 0, 0, (10, 10)), call(81, 0, 0, (30, 31))], 0));
+    let order = Submit::Order { index: 0, size: 4, async_size: 2, order: 0 };
+    let windowed = [RaCall { until: 35, submits: vec![order], ..call(80, 0, 0, (10, 12)) }, call(81, 0, 0, (30, 31))];
+    assert!(!shares_state(&windowed, 0));
 }
 
 /// A calls' trace of program 0 (pid `main`) whose lines carry their own times
