@@ -144,7 +144,7 @@ fn program(input: &Input, policy: &Policy, p: &ProgramCalls, before: &[(u32, Fol
         };
         let cache = cache_before(before, &p.ra, c);
         let kernel = kernel_window(c);
-        let (judged, model) = first_match(input, policy, c, shares_state(&p.ra.calls, i), &kernel, &starts, cache);
+        let (judged, model) = first_match(input, policy, c, shares_state(&p.ra.calls, i), &kernel, &starts, &cache);
         match judged {
             Ok(()) => out.checked += 1,
             Err(Some(why)) => *out.set_aside.entry(why).or_default() += 1,
@@ -211,7 +211,7 @@ fn first_match(
     shared: bool,
     kernel: &Window,
     starts: &[u64],
-    cache: Vec<Folio>,
+    cache: &[Folio],
 ) -> (Result<(), Option<&'static str>>, Option<Window>) {
     let own =
         |f: &Folio| c.folios.iter().any(|o| o.index < f.index + (1 << f.order) && f.index < o.index + (1 << o.order));
@@ -224,16 +224,15 @@ fn first_match(
         .fold((lo, hi), |(a, b), (x, y)| (a.min(x), b.max(y)));
     let inside: Vec<Folio> =
         theirs.iter().filter(|f| f.index < span.1 && f.index + (1 << f.order) > span.0).copied().collect();
-    let mut caches = vec![cache.clone()];
-    for more in std::iter::once(&inside[..]).chain((1..=theirs.len()).map(|k| &theirs[..k])) {
-        let with: Vec<Folio> = cache.iter().chain(more).copied().collect();
-        if !more.is_empty() && !caches.contains(&with) {
-            caches.push(with);
-        }
-    }
+    // The others' folios each state adds to `cache`: none, those inside, each run in
+    // order (a run equal to those inside is that state again). Each state's cache is made
+    // when it is tried: a call that matches first makes none.
+    let prefixes = (1..=theirs.len()).map(|k| &theirs[..k]).filter(|run| *run != &inside[..]);
+    let extras: Vec<&[Folio]> =
+        std::iter::once(&[][..]).chain(Some(&inside[..]).filter(|i| !i.is_empty())).chain(prefixes).collect();
     let mut models = Vec::new();
     for &ra_start in starts {
-        for cache in &caches {
+        for more in &extras {
             let d = Decision {
                 file: c.file,
                 trigger: c.trigger,
@@ -241,7 +240,7 @@ fn first_match(
                 req_count: c.req_count,
                 ra: FileRaState::entered(&c.ra, ra_start),
                 random: c.random,
-                cache: cache.clone(),
+                cache: cache.iter().chain(*more).copied().collect(),
                 pfns: c.pfns.clone(),
             };
             let model = radiff_model::decide(input, policy, &d).windows.into_iter().next();

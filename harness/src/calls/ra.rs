@@ -240,8 +240,9 @@ impl RaCalls {
 
     /// Whether two of the program's tasks made readahead calls on one file at the same
     /// time (a call made while another task that made readahead calls had a call on the
-    /// file in flight, or two tasks' readahead calls interleaved, as faults' do): then which of them made which window, the folios' orders and the
-    /// requests are the scheduler's, and no two runs' traces need be the same.
+    /// file in flight, or two tasks' readahead calls interleaved, as faults' do): then
+    /// which of them made which window, the folios' orders and the requests are the
+    /// scheduler's, and no two runs' traces need be the same.
     pub fn raced(&self) -> bool {
         let readers: std::collections::HashSet<u32> = self.calls.iter().map(|c| c.pid).collect();
         if readers.len() < 2 {
