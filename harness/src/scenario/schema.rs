@@ -133,27 +133,9 @@ pub(super) enum StepFile {
         fd: u32,
         file: Option<String>,
     },
-    Interleaved {
-        streams: Option<u32>,
-        size: Size,
-        starts: Option<Vec<Size>>,
-        to: Option<Size>,
-        #[serde(default)]
-        separate_fds: bool,
-        file: Option<String>,
-        files: Option<Vec<String>>,
-    },
+    Interleaved(StreamsFile),
     /// The streams of `interleaved:`, each read by a thread of its own, all at once.
-    Threads {
-        streams: Option<u32>,
-        size: Size,
-        starts: Option<Vec<Size>>,
-        to: Option<Size>,
-        #[serde(default)]
-        separate_fds: bool,
-        file: Option<String>,
-        files: Option<Vec<String>>,
-    },
+    Threads(StreamsFile),
     Fadvise {
         advice: Advice,
         #[serde(default = "zero")]
@@ -222,12 +204,20 @@ pub(super) enum StepFile {
         file: Option<String>,
     },
     /// Arms fail_page_alloc for the steps after it (see `steps::fail_alloc`).
-    FailAlloc { times: u32, min_order: Option<u32> },
+    FailAlloc {
+        times: u32,
+        min_order: Option<u32>,
+    },
     /// Runs a program in the guest; `{file}` / `{file:NAME}` in `argv` are the file's path.
-    Program { argv: Vec<String> },
+    Program {
+        argv: Vec<String>,
+    },
     /// Runs a fio job file (`scenarios/jobs/NAME.fio`) on the scenario's file (`file:` of
     /// several).
-    Fio { job: String, file: Option<String> },
+    Fio {
+        job: String,
+        file: Option<String>,
+    },
 }
 
 /// A `flags:` item of `read:` and `sequential:`: a preadv2(2) flag.
@@ -264,4 +254,18 @@ fn zero() -> Size {
 
 fn yes() -> bool {
     true
+}
+
+/// The streams of an `interleaved:` or a `threads:` step.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct StreamsFile {
+    pub(super) streams: Option<u32>,
+    pub(super) size: Size,
+    pub(super) starts: Option<Vec<Size>>,
+    pub(super) to: Option<Size>,
+    #[serde(default)]
+    pub(super) separate_fds: bool,
+    pub(super) file: Option<String>,
+    pub(super) files: Option<Vec<String>>,
 }

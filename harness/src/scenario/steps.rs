@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use radiff_model::{pattern, Op, ReadHow, SizeRange, Step, TouchOrder};
 
 use super::bounds::{MAX_MAPS, MAX_OPS, MAX_STREAMS, MAX_TOUCHES};
-use super::schema::{OrderName, RwfFlag, SpliceVia, StepFile};
+use super::schema::{OrderName, RwfFlag, SpliceVia, StepFile, StreamsFile};
 use super::sections::{At, Files};
 use super::size::{Size, SizeOrRange};
 use super::PAGE;
@@ -117,11 +117,9 @@ pub(super) fn steps(
             StepFile::Random { count, size, seed, align, from, to, fd, file } => {
                 random(&s, count, size, seed, align, from, to, fd, file)?
             }
-            StepFile::Interleaved { streams, size, starts, to, separate_fds, file, files } => {
-                interleaved(&s, "interleaved", streams, size, starts, to, separate_fds, file, files)?
-            }
-            StepFile::Threads { streams, size, starts, to, separate_fds, file, files: list } => {
-                let step = interleaved(&s, "threads", streams, size, starts, to, separate_fds, file, list)?;
+            StepFile::Interleaved(streams) => interleaved(&s, "interleaved", streams)?,
+            StepFile::Threads(streams) => {
+                let step = interleaved(&s, "threads", streams)?;
                 let sizes: Vec<u64> = files.defs.iter().map(|f| f.size).collect();
                 let program = super::program::threads(&step, &sizes).map_err(|m| s.bad(m))?;
                 programs.push(Program { at: format!("{}:{}", at.path.display(), s.line()), ..program });
@@ -281,21 +279,9 @@ fn random(
     Ok(Step::Random { fd, count, size: SizeRange { min, max, align }, seed, from: from.0, to: to.map(|t| t.0) })
 }
 
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one argument per field of the step's YAML mapping, as the schema names them"
-)]
-fn interleaved(
-    s: &StepAt,
-    what: &str,
-    streams: Option<u32>,
-    size: Size,
-    starts: Option<Vec<Size>>,
-    to: Option<Size>,
-    separate_fds: bool,
-    file: Option<String>,
-    files: Option<Vec<String>>,
-) -> Result<Step> {
+/// The streams of an `interleaved:` (or, named `what`, a `threads:`) step, checked.
+fn interleaved(s: &StepAt, what: &str, streams: StreamsFile) -> Result<Step> {
+    let StreamsFile { streams, size, starts, to, separate_fds, file, files } = streams;
     // The file of each stream: `files:` (one each), or `file:` for all.
     let stream_files: Vec<(u32, u64)> = match (file, files) {
         (Some(_), Some(_)) => {
