@@ -329,6 +329,19 @@ pub fn touch_count(order: &TouchOrder, from: u64, to: u64) -> u64 {
     }
 }
 
+/// Where each stream of an interleaved step (descriptors `fds`, `starts`) ends: where the
+/// next one of its file starts, the last at `to` or its file's end (`size_of` a
+/// descriptor's file).
+pub fn stream_ends(fds: &[u32], starts: &[u64], to: Option<u64>, size_of: impl Fn(u32) -> u64) -> Vec<u64> {
+    (0..starts.len())
+        .map(|i| {
+            let file = file_of(fds[i]);
+            let end = to.unwrap_or(size_of(fds[i]));
+            (i + 1..starts.len()).find(|&j| file_of(fds[j]) == file).map_or(end, |j| starts[j])
+        })
+        .collect()
+}
+
 /// How many ops [`expand_files`] makes of `steps`, counted without expanding them
 /// (saturating, so a count near `u64::MAX` stays a large number).
 pub fn op_count(steps: &[Step], file_sizes: &[u64]) -> u64 {
@@ -346,13 +359,10 @@ pub fn op_counts(steps: &[Step], file_sizes: &[u64]) -> Vec<u64> {
                 to.unwrap_or(size_of(*fd)).saturating_sub(*from).div_ceil((*size).max(1))
             }
             Step::Random { count, .. } => *count,
-            Step::Interleaved { fds, size, starts, to } => (0..starts.len())
-                .map(|i| {
-                    let file = file_of(fds[i]);
-                    let end = to.unwrap_or(size_of(fds[i]));
-                    let limit = (i + 1..starts.len()).find(|&j| file_of(fds[j]) == file).map_or(end, |j| starts[j]);
-                    limit.saturating_sub(starts[i]).div_ceil((*size).max(1))
-                })
+            Step::Interleaved { fds, size, starts, to } => stream_ends(fds, starts, *to, size_of)
+                .iter()
+                .zip(starts)
+                .map(|(limit, start)| limit.saturating_sub(*start).div_ceil((*size).max(1)))
                 .fold(0, u64::saturating_add),
             Step::Mmap { map, len, .. } => {
                 lens.insert(*map, *len);
@@ -418,15 +428,7 @@ pub fn expand_files(steps: &[Step], file_sizes: &[u64]) -> Vec<Op> {
             }
             Step::Interleaved { fds, size, starts, to } => {
                 let mut pos: Vec<u64> = starts.clone();
-                // A stream ends where the next one of its file starts, the last at `to`
-                // or its file's end.
-                let limits: Vec<u64> = (0..starts.len())
-                    .map(|i| {
-                        let file = file_of(fds[i]);
-                        let end = to.unwrap_or(size_of(fds[i]));
-                        (i + 1..starts.len()).find(|&j| file_of(fds[j]) == file).map_or(end, |j| starts[j])
-                    })
-                    .collect();
+                let limits = stream_ends(fds, starts, *to, size_of);
                 loop {
                     let mut any = false;
                     for i in 0..pos.len() {

@@ -89,13 +89,11 @@ pub(super) fn threads(step: &radiff_model::Step, sizes: &[u64]) -> Result<Progra
     let Step::Interleaved { fds, size, starts, to } = step else {
         return Err("threads: not a set of streams".into());
     };
-    let mut streams = Vec::new();
-    for (i, (&fd, &start)) in fds.iter().zip(starts).enumerate() {
-        let file = file_of(fd);
-        let end = to.unwrap_or(sizes.get(file as usize).copied().unwrap_or(0));
-        let limit = (i + 1..fds.len()).find(|&j| file_of(fds[j]) == file).map_or(end, |j| starts[j]);
-        streams.push(format!("({fd}, {:?}, {start}, {limit})", guest_path(file as usize)));
-    }
+    let size_of = |fd: u32| sizes.get(file_of(fd) as usize).copied().unwrap_or(0);
+    let ends = radiff_model::pattern::stream_ends(fds, starts, *to, size_of);
+    let streams: Vec<String> = (0..fds.len())
+        .map(|i| format!("({}, {:?}, {}, {})", fds[i], guest_path(file_of(fds[i]) as usize), starts[i], ends[i]))
+        .collect();
     let script = format!(
         "import os, threading\n\
          streams = [{}]\n\
