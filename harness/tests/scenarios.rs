@@ -239,6 +239,20 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
     Ok((trials, needs))
 }
 
+/// The kernel of a test-only variant, `harness/tests/variants/NAME` (its patches in name
+/// order, no model policy): built, or found built, by the lab's builder.
+fn test_variant_kernel(lab: &Lab, name: &str) -> Result<PathBuf, String> {
+    let dir = radiff::repo_root().join("harness/tests/variants").join(name);
+    let mut patches: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    patches.sort();
+    let variant = radiff::kernels::Variant { name: name.into(), patches, model: ModelExpectation::None };
+    let builder = radiff::kernels::Builder::new(&lab.kernels, &lab.cache);
+    Ok(builder.build(&variant).map_err(|e| e.to_string())?.bzimage)
+}
+
 /// The headline scenario, which the bisect and unknown-patch trials run on.
 fn headline(root: &Path) -> radiff::Result<Scenario> {
     Scenario::load(&root.join("scenarios/1mib_after_4k.yaml"))

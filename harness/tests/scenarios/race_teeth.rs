@@ -7,9 +7,8 @@
 //! job whose folio it was made on. The base kernel's run of the same scenario passes
 //! (`scenario_fio_four_jobs::base`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use radiff::kernels::{ModelExpectation, Variant};
 use radiff::run::Lab;
 use radiff::scenario::Scenario;
 use radiff_model::Policy;
@@ -21,16 +20,8 @@ pub fn scenario(root: &Path) -> radiff::Result<Scenario> {
 }
 
 pub fn trial(lab: &Lab, scenario: &Scenario) -> Result<(), String> {
-    let dir = radiff::repo_root().join("harness/tests/variants/race-teeth");
-    let mut patches: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    patches.sort();
-    let variant = Variant { name: "race-teeth".into(), patches, model: ModelExpectation::None };
-    let kernel = radiff::kernels::Builder::new(&lab.kernels, &lab.cache).build(&variant).map_err(|e| e.to_string())?;
-    let out =
-        lab.run_kernel(scenario, &scenario.points[0], "race-teeth", &kernel.bzimage).map_err(|e| e.to_string())?;
+    let kernel = super::test_variant_kernel(lab, "race-teeth")?;
+    let out = lab.run_kernel(scenario, &scenario.points[0], "race-teeth", &kernel).map_err(|e| e.to_string())?;
     let input = radiff::run::model_input_with(scenario, &out.env, &out.capture);
     let checked = radiff::decisions::check(&input, &Policy::BASE, &out.capture.trace, &out.capture.programs);
     let Some(parted) = &checked.parted else {

@@ -1,17 +1,16 @@
 //! The test-only fault-test kernel: a panic and a hang inside a batch's reads, and the
 //! batch goes on past them in a fresh boot.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use libtest_mimic::{Failed, Trial};
 use radiff::compare;
-use radiff::kernels::ModelExpectation;
 use radiff::run::{Job, RunOutput};
 use radiff::scenario::Scenario;
 
-use super::{lab, SCHEDULE};
+use super::{lab, test_variant_kernel, SCHEDULE};
 
 pub fn trials(root: &Path) -> radiff::Result<Vec<Trial>> {
     let faults = Arc::new(
@@ -47,17 +46,7 @@ fn fault_batch(scenarios: &[Scenario]) -> Result<&'static FaultBatch, String> {
     BATCH
         .get_or_init(|| {
             let lab = lab().map_err(|e| format!("{e:?}"))?;
-            let root = radiff::repo_root();
-            let dir = root.join("harness/tests/variants/fault-test");
-            let mut patches: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .map_err(|e| format!("{}: {e}", dir.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .collect();
-            patches.sort();
-            let variant =
-                radiff::kernels::Variant { name: "fault-test".into(), patches, model: ModelExpectation::None };
-            let builder = radiff::kernels::Builder::new(&lab.kernels, &lab.cache);
-            let kernel = builder.build(&variant).map_err(|e| e.to_string())?.bzimage;
+            let kernel = test_variant_kernel(lab, "fault-test")?;
             let names = ["fault-test~before", "fault-test", "fault-test", "fault-test~after"];
             let jobs: Vec<Job> =
                 scenarios.iter().zip(names).map(|(s, name)| Job { scenario: s, point: &s.points[0], name }).collect();
