@@ -430,6 +430,58 @@ fn a_generic_fadvise_whose_willneed_does_nothing_reads_nothing_ahead() {
     assert!(port == hybrid, "DONTNEED parts");
 }
 
+/// The file read 128 KiB at a time up to 2 MiB, a WILLNEED of `[4, 5)` MiB, then read on
+/// to 8 MiB: a hint in the middle of a stream ("does a WILLNEED in the middle of a stream
+/// destroy the readahead state?").
+fn willneed_mid_stream() -> radiff_model::Input {
+    use radiff_model::{Advice, Op};
+    let read = |i: u64| Op::Read { fd: 0, offset: i * (128 << 10), len: 128 << 10 };
+    let mut ops: Vec<Op> = (0..16).map(read).collect();
+    ops.push(Op::Fadvise { fd: 0, offset: 4 << 20, len: 1 << 20, advice: Advice::Willneed });
+    ops.extend((16..64).map(read));
+    radiff_model::Input::xfs_on_nvme(8 << 20, ops)
+}
+
+/// The review's hint detectors on `input` with the port as base and `c` as the patch: the
+/// traces with its hints and without them, then what `hints_ignored` and `hints_reset` say.
+fn hint_detectors(c: &radiff::hybrid::Workers, input: &radiff_model::Input) -> (Option<String>, Option<String>) {
+    use radiff::review::questions::{hints_ignored, hints_reset, without_hints, Hinted};
+    let unhinted = radiff_model::Input { ops: without_hints(&input.ops).expect("a hint"), ..input.clone() };
+    let (base, patch) = port_and_hybrid(c, input);
+    let (base0, patch0) = port_and_hybrid(c, &unhinted);
+    let (b, p) = (Hinted { with: &base, without: &base0 }, Hinted { with: &patch, without: &patch0 });
+    (hints_ignored(b, p), hints_reset(b, p))
+}
+
+#[test]
+fn the_reviews_hint_detectors_name_a_willneed_the_patch_ignores_and_one_that_resets_the_stream() {
+    // The base's own C: neither fires.
+    let same =
+        with_fadvise(|s| s.replacen("\tcase POSIX_FADV_WILLNEED:", "\tcase POSIX_FADV_WILLNEED: /* as is */", 1));
+    assert_eq!(hint_detectors(&same.workers, &willneed_mid_stream()), (None, None));
+    // WILLNEED does nothing: the same reads with it as without, where base reads ahead.
+    let ignored = with_fadvise(|s| {
+        s.replacen("force_page_cache_readahead(mapping, file, start_index, nrpages);", "(void)nrpages;", 1)
+    });
+    let (said, reset) = hint_detectors(&ignored.workers, &willneed_mid_stream());
+    assert!(said.as_deref().is_some_and(|s| s.starts_with("hints change nothing: ")), "{said:?}");
+    assert_eq!(reset, None);
+    // WILLNEED reads ahead, then forgets the stream (file_ra_state_init(): prev_pos -1).
+    let forgets = with_fadvise(|s| {
+        s.replacen(
+            "force_page_cache_readahead(mapping, file, start_index, nrpages);",
+            "force_page_cache_readahead(mapping, file, start_index, nrpages);\n\t\tfile_ra_state_init(&file->f_ra, mapping);",
+            1,
+        )
+    });
+    let (ignored, said) = hint_detectors(&forgets.workers, &willneed_mid_stream());
+    assert_eq!(ignored, None, "it heeds the hint");
+    assert!(
+        said.as_deref().is_some_and(|s| s.starts_with("hints reset the stream: 1 readahead call found")),
+        "{said:?}"
+    );
+}
+
 #[test]
 fn generic_fadvise_as_c_evicts_on_dontneed_as_the_port_does_on_ranges_with_partial_pages() {
     use radiff_model::{Advice, Op};

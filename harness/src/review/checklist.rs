@@ -1,5 +1,6 @@
 //! The checklist every reply answers: the questions readahead reviewers ask of every patch
-//! (limits kept, sequential reads, random reads, folio orders, hints, the mmap fault path),
+//! (limits kept, sequential reads, random reads, folio orders, hints, the mmap fault path,
+//! interleaved streams and several files),
 //! each from the kernels' figures (the model's where only the model ran, marked so), and
 //! the lines a patch author pastes below `---`. Pure: the review's cases in, lines out; the
 //! detectors are [`super::questions`]'.
@@ -9,8 +10,8 @@ use radiff_model::{Step, Trace};
 use super::evidence::{Case, Origin};
 use super::judge::{usual_of, Usual};
 use super::questions::{
-    amplification, asked_bytes, largest_request_kb, largest_window_kb, order_drop, pages_per_folio, random_amplified,
-    requests_over, size, windows_over, Fired, Limits,
+    amplification, asked_bytes, hints_ignored, hints_reset, largest_request_kb, largest_window_kb, order_drop,
+    pages_per_folio, random_amplified, requests_over, size, windows_over, Fired, Hinted, Limits,
 };
 use super::reply::Review;
 use crate::report::percent;
@@ -26,11 +27,12 @@ pub enum Line {
     FolioOrders,
     Hints,
     Mmap,
+    Streams,
 }
 
 impl Line {
-    pub const ALL: [Line; 6] =
-        [Line::Limits, Line::Sequential, Line::RandomReads, Line::FolioOrders, Line::Hints, Line::Mmap];
+    pub const ALL: [Line; 7] =
+        [Line::Limits, Line::Sequential, Line::RandomReads, Line::FolioOrders, Line::Hints, Line::Mmap, Line::Streams];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -40,6 +42,7 @@ impl Line {
             Line::FolioOrders => "Folio orders",
             Line::Hints => "Hints honoured",
             Line::Mmap => "The mmap fault path",
+            Line::Streams => "Interleaved streams and several files",
         }
     }
 
@@ -51,6 +54,7 @@ impl Line {
             Line::RandomReads => "no case read at random",
             Line::Hints => "no case gave a hint (fadvise, madvise, readahead(2))",
             Line::Mmap => "no case mapped the file",
+            Line::Streams => "no case read several streams or several files",
         }
     }
 }
@@ -92,6 +96,9 @@ pub struct Seen<'a> {
     pub kernels: bool,
     /// How small it is (steps, file size): the smallest case that shows a thing is named.
     pub smallness: (usize, u64),
+    /// The model's traces of base and of the patch with the case's hints and without them
+    /// (the hint detectors'), where it gives hints and the model predicted it.
+    pub hinted: Option<(Hinted<'a>, Hinted<'a>)>,
 }
 
 /// The lines `point` of `scenario` asks: limits and folio orders always; sequential reads
@@ -109,6 +116,9 @@ pub fn lines_of(scenario: &Scenario, point: &Point) -> Vec<Line> {
     if in_order && !usual.contains(&Usual::RandomReads) {
         lines.push(Line::Sequential);
     }
+    if streams(scenario) {
+        lines.push(Line::Streams);
+    }
     for (u, line) in
         [(Usual::RandomReads, Line::RandomReads), (Usual::Hints, Line::Hints), (Usual::Mappings, Line::Mmap)]
     {
@@ -118,6 +128,24 @@ pub fn lines_of(scenario: &Scenario, point: &Point) -> Vec<Line> {
     }
     lines.push(Line::FolioOrders);
     lines
+}
+
+/// Whether `scenario` reads several streams at once or several files: an interleaved step,
+/// a second file, a `threads:` step or a fio job of several jobs (each a program of its
+/// own descriptors on one file).
+fn streams(scenario: &Scenario) -> bool {
+    let several_jobs = |job: &str| {
+        job.lines().filter(|l| l.trim_start().starts_with('[') && !l.contains("[global]")).count() > 1
+            || job
+                .lines()
+                .any(|l| l.trim().strip_prefix("numjobs=").and_then(|n| n.trim().parse::<u32>().ok()) > Some(1))
+    };
+    scenario.steps.iter().any(|s| matches!(s, Step::Interleaved { .. }))
+        || !scenario.other_files.is_empty()
+        || scenario
+            .programs
+            .iter()
+            .any(|p| p.label.starts_with(crate::scenario::THREADS) || p.job.as_deref().is_some_and(several_jobs))
 }
 
 /// The hints `scenario`'s steps give, each once, in order.
@@ -173,6 +201,10 @@ fn seen_case<'a>(c: &'a Case, base: &'a Trace, patch: &'a Trace, kernels: bool) 
         patch,
         kernels,
         smallness: (c.scenario.steps.len().max(1), c.scenario.file_size),
+        hinted: match (&c.model, &c.unhinted) {
+            (Some((a, b)), Some((a0, b0))) => Some((Hinted { with: a, without: a0 }, Hinted { with: b, without: b0 })),
+            _ => None,
+        },
     }
 }
 
@@ -296,15 +328,39 @@ pub fn checklist(seen: &[Seen]) -> Vec<Said> {
                     fired: Vec::new(),
                 };
             }
-            let (answer, text, fired) = match line {
+            let (mut answer, text, mut fired) = match line {
                 Line::Limits => limits(&pool),
                 Line::FolioOrders => orders(&pool),
                 Line::RandomReads => random(&pool),
-                Line::Sequential | Line::Hints | Line::Mmap => reads(line, &pool),
+                Line::Sequential | Line::Hints | Line::Mmap | Line::Streams => reads(line, &pool),
             };
+            if line == Line::Hints {
+                // On the model: the kernels ran no case without its hints.
+                let mut hinted: Vec<&Seen> = seen.iter().filter(|s| s.hinted.is_some()).collect();
+                hinted.sort_by_key(|s| s.smallness);
+                fired.extend(hints_fired(&hinted));
+                if fired.iter().any(|f| !f.on_base) {
+                    answer = Answer::Worse;
+                }
+            }
             Said { line, answer, text, model, fired }
         })
         .collect()
+}
+
+/// The hint detectors on the model's traces of `pool` with and without their hints: hints
+/// the patch ignores where base heeds them, and hints that empty the patch's readahead
+/// state more often than base's.
+fn hints_fired(pool: &[&Seen]) -> Vec<Fired> {
+    let mut out = Vec::new();
+    for s in pool {
+        let Some((base, patch)) = s.hinted else { continue };
+        for said in [hints_ignored(base, patch), hints_reset(base, patch)].into_iter().flatten() {
+            let hints = if s.hints.is_empty() { String::new() } else { format!(" ({})", s.hints.join(", ")) };
+            out.push(Fired { case: format!("{}{hints}, on the model", s.name), said, on_base: false });
+        }
+    }
+    out
 }
 
 /// The case a line names: the smallest worse, else the one that changed most, else the

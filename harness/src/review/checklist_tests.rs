@@ -39,6 +39,7 @@ fn seen_of<'a>(name: &'a str, lines: &[Line], base: &'a Trace, patch: &'a Trace)
         patch,
         kernels: true,
         smallness: (1, 1 << 20),
+        hinted: None,
     }
 }
 
@@ -190,6 +191,55 @@ fn hints_name_the_hints_given_and_the_fault_path_its_faults() {
     assert!(mmap.sentence().contains("faults 0 -> 1"), "{}", mmap.sentence());
 }
 
+/// `trace(..)` whose second window found the readahead state emptied (a fresh open's).
+fn emptied(t: &Trace) -> Trace {
+    let mut t = t.clone();
+    for (i, w) in t.windows.iter_mut().enumerate() {
+        w.ra.size = if i == 1 { 0 } else { 64 };
+        w.ra.prev_pos = 0;
+    }
+    t
+}
+
+#[test]
+fn a_hint_the_patch_ignores_or_that_resets_its_stream_makes_hints_worse_on_the_models_figures() {
+    let (a, b) = (trace(2, 64, 2, 64), trace(2, 64, 2, 64));
+    let mut hinted = seen_of("willneed_mid_stream", &[Line::Hints], &a, &b);
+    hinted.hints = vec!["fadvise willneed".into()];
+    // Base reads other requests with its hint than without; the patch the same.
+    let unhinted = trace(4, 32, 2, 64);
+    hinted.hinted = Some((Hinted { with: &a, without: &unhinted }, Hinted { with: &b, without: &b }));
+    let said = checklist(std::slice::from_ref(&hinted));
+    let hints = line(&said, Line::Hints);
+    assert_eq!(hints.answer, Answer::Worse, "{hints:?}");
+    assert_eq!(hints.fired.len(), 1);
+    assert_eq!(hints.fired[0].case, "willneed_mid_stream (fadvise willneed), on the model");
+    assert!(
+        hints.sentence().starts_with("Hints honoured: worse (kernels): hints change nothing: the same requests and folios with them as without (base: device reads 4 -> 2, folios 32 -> 32, without -> with) in willneed_mid_stream (fadvise willneed), on the model;"),
+        "{}",
+        hints.sentence()
+    );
+    // Both heed it, and the patch's stream finds its state emptied after the hint.
+    let reset = emptied(&b);
+    let kept = {
+        let mut t = unhinted.clone();
+        t.windows.iter_mut().for_each(|w| (w.ra.size, w.ra.prev_pos) = (64, 0));
+        t
+    };
+    let mut patch_with = reset.clone();
+    patch_with.windows[0].requests[0].sectors += 8;
+    hinted.hinted = Some((Hinted { with: &a, without: &kept }, Hinted { with: &patch_with, without: &kept }));
+    let said = checklist(std::slice::from_ref(&hinted));
+    let hints = line(&said, Line::Hints);
+    assert_eq!(hints.answer, Answer::Worse);
+    assert!(hints.fired[0].said.starts_with("hints reset the stream: 1 readahead call found"), "{:?}", hints.fired);
+    // A reset the base's hint makes too is not the patch's.
+    hinted.hinted = Some((Hinted { with: &reset, without: &kept }, Hinted { with: &patch_with, without: &kept }));
+    let said = checklist(std::slice::from_ref(&hinted));
+    assert_eq!(line(&said, Line::Hints).fired, Vec::new());
+    assert_eq!(line(&said, Line::Hints).answer, Answer::Unchanged);
+}
+
 #[test]
 fn a_line_only_the_model_saw_says_so_and_the_kernels_cases_are_preferred() {
     let (a, b) = (trace(8, 16, 2, 64), trace(2, 64, 2, 64));
@@ -236,6 +286,13 @@ fn each_case_asks_the_lines_its_steps_ask() {
         of("  - mmap: {map: 0}\n  - madvise: {map: 0, advice: random}\n  - touch: {map: 0, order: sequential}\n"),
         all(&[Line::Hints, Line::Mmap])
     );
+    assert_eq!(of("  - interleaved: {streams: 2, size: 32 KiB}\n"), all(&[Line::Sequential, Line::Streams]));
+    let two = Scenario::parse(
+        Path::new("scenarios/t.yaml"),
+        "description: t\ndevice: {kind: nvme, size: 1 GiB}\nfilesystem: xfs\nfiles:\n  - {name: a, size: 8 MiB}\n  - {name: b, size: 8 MiB}\nreads:\n  - sequential: {file: b, from: 0, size: 64 KiB}\n",
+    )
+    .unwrap();
+    assert!(lines_of(&two, &two.points[0]).contains(&Line::Streams), "a second file");
     let s = scenario(
         "  - fadvise: {advice: willneed}\n  - readahead: {offset: 0, size: 1 MiB}\n  - fadvise: {advice: willneed}\n",
     );

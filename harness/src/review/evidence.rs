@@ -37,6 +37,10 @@ pub struct Case {
     pub file: PathBuf,
     /// The model's traces on base and on the patch (on one contiguous extent).
     pub model: Option<(Trace, Trace)>,
+    /// The model's traces on base and on the patch with the case's hints left out
+    /// ([`crate::review::questions::without_hints`]), where it gives some: what the hint
+    /// detectors weigh the hints against.
+    pub unhinted: Option<(Trace, Trace)>,
     /// Where the model's two traces part, and the base's decisions there.
     pub parting: Option<(usize, Vec<String>)>,
     /// What the kernels did.
@@ -101,6 +105,7 @@ impl Case {
             origin,
             file,
             model: None,
+            unhinted: None,
             parting: None,
             runs: None,
             not_run: None,
@@ -213,6 +218,10 @@ fn predict_on(c: &mut Case, input: &radiff_model::Input, base: &Policy, patch: &
         c.parting = crate::explore::cause::parting_from(&explained, input, patch, &crate::explore::cause::keys_a_cause);
     }
     c.model = Some((explained.trace, other));
+    c.unhinted = super::questions::without_hints(&input.ops).map(|ops| {
+        let without = radiff_model::Input { ops, ..input.clone() };
+        (radiff_model::predict(&without, base), patch.predict(&without))
+    });
 }
 
 /// The program cases, which the model can predict only from their calls: each runs once on

@@ -1,11 +1,17 @@
 //! The questions readahead reviewers ask of every patch, as detectors over trace data: a
 //! window or a request over its limit ("will the window exceed read_ahead_kb?"), random
 //! reads amplified ("will random reads regress?"), folio orders that drop ("how did the
-//! folio orders change?"). Pure: traces, figures and limits in, what fired out; the reply
+//! folio orders change?"), a hint that changes nothing or resets the stream ("what if the
+//! file was marked FMODE_RANDOM before?", "does a WILLNEED in the middle of a stream destroy
+//! the readahead state?"). Pure: traces, figures and limits in, what fired out; the reply
 //! names each by its question ([`Fired::sentence`]). Nothing here reads text.
 
-use radiff_model::pattern::Op;
+use std::collections::BTreeSet;
+
+use radiff_model::pattern::{Advice, MadvAdvice, Op};
 use radiff_model::{Submit, Trace, Trigger};
+
+use crate::explore::detect::requests_or_folios_differ;
 
 use crate::summary::{kib, Figures};
 
@@ -253,6 +259,89 @@ pub fn order_drop(base: &Figures, patch: &Figures) -> Option<OrderDrop> {
     let (base_top, patch_top) = (top(base)?, top(patch)?);
     let d = OrderDrop { base_top, patch_top, base_pages: pages_per_folio(base), patch_pages: pages_per_folio(patch) };
     (patch_top < base_top || d.patch_pages <= 0.75 * d.base_pages).then_some(d)
+}
+
+/// `ops` without their readahead hints: fadvise but POSIX_FADV_DONTNEED (which drops pages
+/// rather than advising), readahead(2), and the madvise advice on how a mapping is read
+/// (NORMAL, RANDOM, SEQUENTIAL, WILLNEED, HUGEPAGE, NOHUGEPAGE); `None` where there is none.
+pub fn without_hints(ops: &[Op]) -> Option<Vec<Op>> {
+    let hint = |op: &Op| match op {
+        Op::Fadvise { advice, .. } => *advice != Advice::Dontneed,
+        Op::Readahead { .. } => true,
+        Op::Madvise { advice, .. } => matches!(
+            advice,
+            MadvAdvice::Normal
+                | MadvAdvice::Random
+                | MadvAdvice::Sequential
+                | MadvAdvice::Willneed
+                | MadvAdvice::Hugepage
+                | MadvAdvice::Nohugepage
+        ),
+        _ => false,
+    };
+    ops.iter().any(hint).then(|| ops.iter().filter(|o| !hint(o)).cloned().collect())
+}
+
+/// One kernel's traces of a case: as it ran, with its hints, and with them left out.
+#[derive(Clone, Copy, Debug)]
+pub struct Hinted<'a> {
+    pub with: &'a Trace,
+    pub without: &'a Trace,
+}
+
+impl Hinted<'_> {
+    /// Whether the hints change the device's requests or the folios.
+    fn matter(&self) -> bool {
+        requests_or_folios_differ(self.with, self.without)
+    }
+
+    /// Calls that found the readahead state emptied ([`restarts`]) with the hints, less
+    /// those without them.
+    fn resets(&self) -> i64 {
+        restarts(self.with) as i64 - restarts(self.without) as i64
+    }
+}
+
+/// The hints change nothing on the patch (the same requests and folios with them as
+/// without) where on base they change something: `hints change nothing: ...`.
+pub fn hints_ignored(base: Hinted, patch: Hinted) -> Option<String> {
+    if !base.matter() || patch.matter() {
+        return None;
+    }
+    let (with, without) = (Figures::of(base.with), Figures::of(base.without));
+    Some(format!(
+        "hints change nothing: the same requests and folios with them as without (base: device reads {} -> {}, folios {} -> {}, without -> with)",
+        without.data_reads, with.data_reads, without.folios, with.folios
+    ))
+}
+
+/// Readahead calls (page_cache_sync_ra(), page_cache_async_ra()) that found their file's
+/// `file_ra_state` as a fresh open leaves it (no window, or `prev_pos` -1) after an earlier
+/// call on that file had found a window: a stream that lost its state.
+pub fn restarts(t: &Trace) -> usize {
+    let mut had = BTreeSet::new();
+    let mut n = 0;
+    for w in t.windows.iter().filter(|w| matches!(w.trigger, Trigger::Sync | Trigger::Async)) {
+        if w.ra.size == 0 || w.ra.prev_pos == -1 {
+            n += usize::from(had.contains(&w.file));
+        } else {
+            had.insert(w.file);
+        }
+    }
+    n
+}
+
+/// The hints empty the readahead state on the patch more often than on base (calls that
+/// found it fresh mid-stream, with the hints less without them): `hints reset the stream:
+/// ...`.
+pub fn hints_reset(base: Hinted, patch: Hinted) -> Option<String> {
+    let (b, p) = (base.resets().max(0), patch.resets());
+    (p > b).then(|| {
+        format!(
+            "hints reset the stream: {p} readahead call{} found the file's readahead state emptied after them (base: {b})",
+            if p == 1 { "" } else { "s" }
+        )
+    })
 }
 
 /// One detector that fired on a case: its question's sentence, by name, with the figures.

@@ -159,3 +159,74 @@ fn an_async_window_may_keep_the_size_of_the_one_before_it_but_the_first_past_the
     first.ra.size = 64;
     assert_eq!(windows_over(&trace(vec![first]), &RA256).map(|o| o.raised), Some(Raised::No));
 }
+
+#[test]
+fn hints_are_left_out_but_dontneed_and_what_acts_on_a_mapping() {
+    use radiff_model::pattern::{Advice, MadvAdvice};
+    let read = Op::Read { fd: 0, offset: 0, len: 4096 };
+    let ops = vec![
+        Op::Fadvise { fd: 0, offset: 0, len: 0, advice: Advice::Random },
+        read,
+        Op::Fadvise { fd: 0, offset: 0, len: 0, advice: Advice::Dontneed },
+        Op::Readahead { fd: 0, offset: 0, len: 1 << 20 },
+        Op::Madvise { map: 0, offset: 0, len: 4096, advice: MadvAdvice::Sequential },
+        Op::Madvise { map: 0, offset: 0, len: 4096, advice: MadvAdvice::PopulateRead },
+    ];
+    assert_eq!(
+        without_hints(&ops),
+        Some(vec![
+            read,
+            Op::Fadvise { fd: 0, offset: 0, len: 0, advice: Advice::Dontneed },
+            Op::Madvise { map: 0, offset: 0, len: 4096, advice: MadvAdvice::PopulateRead },
+        ])
+    );
+    assert_eq!(without_hints(&[read]), None, "nothing to leave out");
+}
+
+/// Windows of file 0 finding `(size, prev_pos)` each.
+fn states(of: &[(u64, i64)]) -> Trace {
+    trace(
+        of.iter()
+            .map(|&(size, prev_pos)| {
+                let mut w = window(Trigger::Async, 1, 64, 16, 0);
+                w.ra.size = size;
+                w.ra.prev_pos = prev_pos;
+                w
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn a_stream_restarts_where_a_call_finds_its_files_state_fresh_after_one_found_a_window() {
+    assert_eq!(restarts(&states(&[(0, -1), (16, 0), (32, 65536)])), 0, "the first call finds it fresh");
+    assert_eq!(restarts(&states(&[(0, -1), (16, 0), (0, -1), (16, 0)])), 1);
+    assert_eq!(restarts(&states(&[(0, -1), (16, 0), (16, -1)])), 1, "prev_pos forgotten");
+    let mut other = states(&[(16, 0), (0, -1)]);
+    other.windows[1].file = 1;
+    assert_eq!(restarts(&other), 0, "another file's first call");
+    let mut fault = states(&[(16, 0), (0, -1)]);
+    fault.windows[1].trigger = Trigger::Fault;
+    assert_eq!(restarts(&fault), 0, "a fault's window records no state");
+}
+
+#[test]
+fn a_hint_is_ignored_where_only_base_reads_otherwise_with_it_and_resets_where_only_the_patch_restarts() {
+    let heeded = states(&[(0, -1), (16, 0)]);
+    let mut other = heeded.clone();
+    other.windows[1].folios.pop();
+    let h = |with, without| Hinted { with, without };
+    let said = hints_ignored(h(&heeded, &other), h(&heeded, &heeded)).expect("base heeds it, the patch does not");
+    assert!(said.starts_with("hints change nothing: "), "{said}");
+    assert_eq!(hints_ignored(h(&heeded, &other), h(&heeded, &other)), None, "both heed it");
+    assert_eq!(hints_ignored(h(&heeded, &heeded), h(&heeded, &heeded)), None, "neither: nothing to heed");
+
+    let fresh = states(&[(0, -1), (16, 0), (0, -1), (16, 0)]);
+    let said = hints_reset(h(&heeded, &heeded), h(&fresh, &heeded)).expect("the patch's hint empties the state");
+    assert_eq!(
+        said,
+        "hints reset the stream: 1 readahead call found the file's readahead state emptied after them (base: 0)"
+    );
+    assert_eq!(hints_reset(h(&fresh, &heeded), h(&fresh, &heeded)), None, "base's hint does the same");
+    assert_eq!(hints_reset(h(&heeded, &heeded), h(&fresh, &fresh)), None, "the hint is not what empties it");
+}

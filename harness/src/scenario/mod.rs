@@ -16,6 +16,7 @@ use crate::yaml;
 mod bounds;
 mod collapse;
 mod program;
+pub use program::THREADS;
 mod read_flags;
 mod schema;
 mod sections;

@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 
 use crate::wire::{guest_path, Program};
 
+/// How a `threads:` step's program label starts (`threads: 4 streams of 128 KiB reads, ...`):
+/// what tells it from a `program:` step once it is a [`Program`].
+pub const THREADS: &str = "threads:";
+
 /// The keys of a fio job that choose its files: radiff sets `filename` itself.
 const FIO_FILE_KEYS: [&str; 4] = ["filename", "directory", "filename_format", "opendir"];
 
@@ -107,7 +111,7 @@ pub(super) fn threads(step: &radiff_model::Step, sizes: &[u64]) -> Result<Progra
         streams.join(", ")
     );
     let shared = if fds.windows(2).any(|w| w[0] == w[1]) { "shared descriptors" } else { "a descriptor each" };
-    let label = format!("threads: {} streams of {} reads, {shared}", fds.len(), super::size::Size(*size));
+    let label = format!("{THREADS} {} streams of {} reads, {shared}", fds.len(), super::size::Size(*size));
     Ok(Program { argv: vec!["python3".into(), "-c".into(), script], job: None, label, at: String::new() })
 }
 
