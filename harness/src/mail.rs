@@ -24,6 +24,9 @@ pub struct Mail {
     pub thread: Thread,
     /// Each message that carries a diff, in order, with its own subject.
     pub patches: Vec<Message>,
+    /// Every message, replies included, as its sender (where its headers give one) and its
+    /// decoded text, in order: what the thread said.
+    pub said: Vec<(Option<String>, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,7 +107,9 @@ pub fn parse(raw: &[u8]) -> Result<Mail, String> {
     let answered = cover.or_else(|| messages.iter().find(|(_, d)| !diff_lines(&d.text).is_empty()));
     let thread = answered.map(|(_, d)| d.thread.clone()).unwrap_or_default();
     let subject = cover.and_then(|(_, d)| d.subject.clone()).or(subject_of_all);
+    let said = messages.iter().map(|(_, d)| (d.thread.from.clone(), d.text.clone())).collect();
     Ok(Mail {
+        said,
         name: subject.as_deref().and_then(variant_name).unwrap_or_else(|| patches[0].name.clone()),
         subject: subject.unwrap_or_else(|| patches[0].subject.clone()),
         thread,

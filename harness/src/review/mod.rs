@@ -20,6 +20,7 @@
 //! show something worse, 2 on bad input, 3 when nothing is worse but the evidence falls
 //! short of a Tested-by ([`judge`] says what a Tested-by claims).
 
+pub mod asked;
 pub mod checklist;
 pub mod covering;
 pub mod evidence;
@@ -126,6 +127,7 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     let (patch, why) = predictor(&lab.kernels, &cache, &v, &variant.model)?;
     let mut review = Review {
         subject: prepared.subject.clone(),
+        asked: prepared.asked.clone(),
         thread: prepared.thread.clone(),
         patches: variant.patches.len(),
         variant: v.clone(),

@@ -21,6 +21,8 @@ pub struct Prepared {
     pub patch_subjects: Vec<String>,
     /// What was done to find it (`made kernels/variants/x/ from ...`, `the same diff as ...`).
     pub how: String,
+    /// What the thread's reviewers asked of the checklist ([`super::asked`]).
+    pub asked: Vec<super::asked::Asked>,
     /// The folder it made for the review (marked [`crate::kernels::REVIEW_MARK`]: this
     /// process's alone), `None` when it reused one.
     pub made: Option<PathBuf>,
@@ -51,6 +53,7 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
         return Ok(Prepared {
             how: format!("the same diff as kernels/variants/{same}/ (reused, with its kernel and model)"),
             variant: same,
+            asked: super::asked::asked(&mail.said),
             subject: mail.subject,
             thread: mail.thread,
             patch_subjects: subjects,
@@ -109,6 +112,7 @@ pub fn prepare(kernels: &Kernels, cache: &Cache, path: &Path, name: Option<&str>
     Ok(Prepared {
         how: format!("made kernels/variants/{variant}/ from {} ({} patch file(s))", path.display(), files.len()),
         variant,
+        asked: super::asked::asked(&mail.said),
         subject: mail.subject,
         thread: mail.thread,
         patch_subjects: subjects,
@@ -150,10 +154,12 @@ fn existing_folder(kernels: &Kernels, variants_dir: &Path, path: &Path) -> Resul
     let variant = kernels.variant(&name)?;
     let mut subjects = Vec::new();
     let mut thread = None;
+    let mut said = Vec::new();
     for p in &variant.patches {
         let mail = mail::parse(&crate::files::read_bytes(p)?).map_err(|why| Error::input(p, 0, why))?;
         subjects.extend(mail.patches.iter().map(|m| m.subject.clone()));
         thread.get_or_insert(mail.thread);
+        said.extend(mail.said);
     }
     let subject = subjects.first().cloned().unwrap_or_else(|| format!("[PATCH] {name}"));
     Ok(Prepared {
@@ -162,6 +168,7 @@ fn existing_folder(kernels: &Kernels, variants_dir: &Path, path: &Path) -> Resul
         thread: thread.unwrap_or_default(),
         patch_subjects: subjects,
         how: format!("kernels/variants/{name}/ as it is"),
+        asked: super::asked::asked(&said),
         made: None,
     })
 }

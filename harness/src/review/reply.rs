@@ -38,6 +38,8 @@ pub struct Placed {
 #[derive(Clone, Debug, Default)]
 pub struct Review {
     pub subject: String,
+    /// What the thread's reviewers asked of the checklist: each quoted at its line.
+    pub asked: Vec<super::asked::Asked>,
     /// The mail it answers: whom to send it to, and where in the thread.
     pub thread: crate::mail::Thread,
     pub variant: String,
@@ -292,11 +294,12 @@ pub fn text(r: &Review) -> String {
 }
 
 /// The reviewers' questions, a line each ([`checklist`]): the answer, the figures, the
-/// case, and each detector that fired on the patch by name.
+/// case, and each detector that fired on the patch by name; who asked it in the thread,
+/// quoted after its name ([`super::asked`]).
 fn checklist_part(s: &mut String, r: &Review) {
     let _ = writeln!(s, "\nThe reviewers' questions:");
     for said in checklist::checklist(&checklist::seen(r)) {
-        s.push_str(&wrap(&said.sentence(), "- ", "  "));
+        s.push_str(&wrap(&super::asked::at_line(&r.asked, said.line, &said.sentence()), "- ", "  "));
     }
 }
 

@@ -114,6 +114,18 @@ fn a_reply_is_72_columns_quotes_each_hunk_once_and_gives_the_headline_with_its_f
         "the checklist:\n{t}"
     );
     assert!(t.contains("\n- Folio orders: better (kernels): "), "{t}");
+    // A reviewer who asked a line is quoted at it.
+    let mut asked = r.clone();
+    asked.asked = vec![crate::review::asked::Asked {
+        who: "Jan Kara".into(),
+        said: "how order of folios changed".into(),
+        line: crate::review::checklist::Line::FolioOrders,
+    }];
+    let t = text(&asked);
+    assert!(
+        t.contains("\n- Folio orders (Jan Kara asked: \"how order of folios changed\"): better\n  (kernels): "),
+        "{t}"
+    );
     let md = markdown(&r);
     assert!(md.starts_with("# Re: [PATCH]"), "{md}");
     assert!(md.contains("```diff\n@@ -713,6 +713,9 @@"), "{md}");
