@@ -296,21 +296,8 @@ pub const RACED_FORM: &str = "form: what repeats only: several tasks' readahead 
 /// bytes read: where a task drops pages (fio's `invalidate`) while another reads, how many
 /// are read again is the scheduler's, and where none is, the pages say it.
 pub fn raced_snapshot(trace: &Trace, files: &[FileLoc]) -> String {
-    let mut pages: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
-    for w in &trace.windows {
-        let runs = pages.entry(w.file).or_default();
-        runs.extend(w.folios.iter().map(|f| (f.index, f.index + (1u64 << f.order))));
-    }
     let mut s = format!("{RACED_FORM}\n");
-    for (file, mut runs) in pages {
-        runs.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::new();
-        for (a, b) in runs {
-            match merged.last_mut() {
-                Some(last) if a <= last.1 => last.1 = last.1.max(b),
-                _ => merged.push((a, b)),
-            }
-        }
+    for (file, merged) in pages_brought_in(trace) {
         let name = match files.get(file as usize) {
             Some(f) if files.len() > 1 => format!("{} ", f.name),
             _ if file > 0 => format!("file{file} "),
@@ -320,6 +307,36 @@ pub fn raced_snapshot(trace: &Trace, files: &[FileLoc]) -> String {
         let _ = writeln!(s, "pages brought in: {name}{}", text.join(" "));
     }
     s
+}
+
+/// The pages of each file a trace brought in, as sorted, merged `[first, end)` runs, by file.
+pub type Pages = BTreeMap<u32, Vec<(u64, u64)>>;
+
+/// The pages each file of `trace` brought in (its folios'), merged into runs: what repeats
+/// of a run whose tasks raced ([`raced_snapshot`]).
+pub fn pages_brought_in(trace: &Trace) -> Pages {
+    let mut pages: Pages = BTreeMap::new();
+    for w in &trace.windows {
+        let runs = pages.entry(w.file).or_default();
+        runs.extend(w.folios.iter().map(|f| (f.index, f.index + (1u64 << f.order))));
+    }
+    for runs in pages.values_mut() {
+        runs.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for &(a, b) in runs.iter() {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        *runs = merged;
+    }
+    pages
+}
+
+/// How many pages `pages` holds.
+pub fn page_count(pages: &Pages) -> u64 {
+    pages.values().flatten().map(|(a, b)| b - a).sum()
 }
 
 /// The totals a snapshot starts with, one figure a line.

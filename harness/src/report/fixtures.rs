@@ -28,7 +28,7 @@ pub(super) fn trace(windows: u64, sectors: u64, order: u32) -> Trace {
 }
 
 pub(super) fn sample(t: &Trace, ms: u64) -> Sample {
-    Sample { figures: Figures::of(t), pattern_ns: ms * 1_000_000 }
+    Sample::of(t, ms * 1_000_000, false)
 }
 
 /// base: 40 windows of 4-page (o2) folios read as 32 KiB; v1: 10 windows of 16-page
@@ -96,6 +96,14 @@ pub(super) fn cell_of(point: Option<&str>, variant: &str, f: &Figures, times_ms:
     Cell {
         point: point.map(str::to_string),
         variant: variant.into(),
-        samples: times_ms.iter().map(|ms| Sample { figures: f.clone(), pattern_ns: ms * 1_000_000 }).collect(),
+        samples: times_ms
+            .iter()
+            .map(|ms| Sample {
+                figures: f.clone(),
+                pattern_ns: ms * 1_000_000,
+                raced: false,
+                pages: Default::default(),
+            })
+            .collect(),
     }
 }

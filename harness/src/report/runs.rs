@@ -10,7 +10,6 @@ use super::stats::{rows, Cell, Sample};
 use crate::error::{Error, Result};
 use crate::run::{Job, Lab, BATCH_POINTS};
 use crate::scenario::{Point, Scenario};
-use crate::summary::Figures;
 use crate::vm::Accel;
 
 /// What the runs of one scenario point produced.
@@ -176,7 +175,11 @@ impl Lanes<'_> {
                 match result {
                     Ok(out) => {
                         st.done[r.point][r.variant][r.run - 1] = Some(Done {
-                            sample: Sample { figures: Figures::of(&out.capture.trace), pattern_ns: out.env.pattern_ns },
+                            sample: Sample::of(
+                                &out.capture.trace,
+                                out.env.pattern_ns,
+                                out.capture.programs.iter().any(|p| p.ra.raced()),
+                            ),
                             env: (variant.clone(), out.env.release.clone(), out.accel),
                             trace: (r.run == 1).then_some(out.capture.trace),
                         });

@@ -114,9 +114,19 @@ impl Col {
 pub struct Sample {
     pub figures: Figures,
     pub pattern_ns: u64,
+    /// Whether its programs' tasks' readahead raced: then only [`Sample::pages`] repeats
+    /// ([`crate::summary::raced_snapshot`]).
+    pub raced: bool,
+    /// The pages each file brought in.
+    pub pages: crate::summary::Pages,
 }
 
 impl Sample {
+    /// The sample of a run with `trace`, `pattern_ns` of guest time, whose tasks raced or not.
+    pub fn of(trace: &radiff_model::Trace, pattern_ns: u64, raced: bool) -> Sample {
+        Sample { figures: Figures::of(trace), pattern_ns, raced, pages: crate::summary::pages_brought_in(trace) }
+    }
+
     pub fn value(&self, col: Col) -> f64 {
         let f = &self.figures;
         (match col {
@@ -341,7 +351,7 @@ mod tests {
             folio_orders: [(2, 9)].into_iter().collect(),
             ..Figures::default()
         };
-        let s = Sample { figures: f, pattern_ns: 10 };
+        let s = Sample { figures: f, pattern_ns: 10, raced: false, pages: Default::default() };
         let cols = [
             Col::DataReads,
             Col::MetadataReads,

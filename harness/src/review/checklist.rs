@@ -166,12 +166,13 @@ pub fn hints_of(scenario: &Scenario) -> Vec<String> {
 }
 
 /// What the review's cases give the checklist: every case the kernels ran twice each
-/// without a race, or else the model predicted (a race's kernel runs count neither way).
+/// without a race, or else the model predicted (a race's kernel runs count neither way, nor
+/// do the runs of a case whose tasks raced: only their pages repeat, not these figures).
 pub fn seen(r: &Review) -> Vec<Seen<'_>> {
     let mut out = Vec::new();
     for c in &r.cases {
         let (base, patch, kernels) = match (&c.runs, &c.model) {
-            (Some(k), _) if k.race().is_none() => (&k.base_trace, &k.patch_trace, true),
+            (Some(k), _) if k.race().is_none() && k.raced.is_none() => (&k.base_trace, &k.patch_trace, true),
             (_, Some((a, b))) => (a, b, false),
             (_, None) => continue,
         };
@@ -564,9 +565,14 @@ pub fn changelog(r: &Review) -> Vec<String> {
             let (a, b) = (&k.base[0], &k.patch[0]);
             out.push(format!("radiff, {}: {}", c.name, c.scenario.description.trim_end_matches('.')));
             out.push("Base -> patch, two runs of each kernel:".to_string());
-            out.push(format!("  device reads  {}", from_to(a.data_reads, b.data_reads)));
-            out.push(format!("  bytes read    {}", bytes_to(a.bytes_read, b.bytes_read)));
-            out.push(format!("  folio orders  {} -> {}", a.orders_line(), b.orders_line()));
+            if let Some((x, y)) = c.raced_pages() {
+                let (x, y) = (crate::summary::page_count(x), crate::summary::page_count(y));
+                out.push(format!("  pages brought in  {} (its tasks raced: only the pages repeat)", from_to(x, y)));
+            } else {
+                out.push(format!("  device reads  {}", from_to(a.data_reads, b.data_reads)));
+                out.push(format!("  bytes read    {}", bytes_to(a.bytes_read, b.bytes_read)));
+                out.push(format!("  folio orders  {} -> {}", a.orders_line(), b.orders_line()));
+            }
             let file = c.file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
             let scenario = match (&c.origin, r.folder.is_empty()) {
                 (Origin::Repository, true) => c.file.display().to_string(),

@@ -305,8 +305,13 @@ fn review(base: Trace, patch: Trace) -> Review {
     let mut c = Case::new("seq_64k".into(), s.clone(), 0, Origin::Repository, s.path.clone());
     c.model = Some((base.clone(), patch.clone()));
     let (a, b) = (Figures::of(&base), Figures::of(&patch));
-    c.runs =
-        Some(KernelRuns { base: vec![a.clone(), a], patch: vec![b.clone(), b], base_trace: base, patch_trace: patch });
+    c.runs = Some(KernelRuns {
+        base: vec![a.clone(), a],
+        patch: vec![b.clone(), b],
+        base_trace: base,
+        patch_trace: patch,
+        raced: None,
+    });
     Review {
         variant: "my-fix".into(),
         cases: vec![c],

@@ -11,7 +11,7 @@ use crate::explore::detect::{changes, requests_or_folios_differ, Change, Figure}
 use crate::model_check::Predictor;
 use crate::run::Lab;
 use crate::scenario::Scenario;
-use crate::summary::Figures;
+use crate::summary::{page_count, Figures, Pages};
 
 /// Where a case comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,11 +59,28 @@ pub struct KernelRuns {
     pub patch: Vec<Figures>,
     pub base_trace: Trace,
     pub patch_trace: Trace,
+    /// Where some run's tasks' readahead raced (threads, fio jobs on one file), the pages
+    /// each run of base and of the patch brought in: then only they repeat, and only they
+    /// are compared ([`crate::summary::raced_snapshot`], as the trials' snapshots).
+    pub raced: Option<(Vec<Pages>, Vec<Pages>)>,
 }
 
 impl KernelRuns {
-    /// Why the runs cannot be trusted to repeat: two runs of one kernel that differ.
+    /// Why the runs cannot be trusted to repeat: two runs of one kernel that differ (where
+    /// the tasks raced, in the pages they brought in).
     pub fn race(&self) -> Option<String> {
+        if let Some((base, patch)) = &self.raced {
+            for (name, runs) in [("base", base), ("the patch", patch)] {
+                if let Some(other) = runs.iter().skip(1).find(|p| **p != runs[0]) {
+                    return Some(format!(
+                        "two runs of {name} differ in the pages brought in, the one figure that repeats where tasks race: {} vs {} pages",
+                        page_count(&runs[0]),
+                        page_count(other)
+                    ));
+                }
+            }
+            return None;
+        }
         for (name, runs) in [("base", &self.base), ("the patch", &self.patch)] {
             if let Some(other) = runs.iter().skip(1).find(|f| **f != runs[0]) {
                 return Some(format!("two runs of {name} differ: {}", differing(&runs[0], other)));
@@ -122,8 +139,15 @@ impl Case {
         }
     }
 
-    /// What changed, base against patch, from the kernels where they ran, else the model.
+    /// What changed, base against patch, from the kernels where they ran, else the model;
+    /// where the kernels' tasks raced, the pages brought in alone.
     pub fn changes(&self) -> Vec<Change> {
+        if let Some((base, patch)) = self.raced_pages() {
+            return match base == patch {
+                true => Vec::new(),
+                false => vec![Change::new(Figure::PagesIn, page_count(base) as f64, page_count(patch) as f64)],
+            };
+        }
         match self.traces() {
             Some((a, b)) if requests_or_folios_differ(a, b) => changes(a, b),
             _ => Vec::new(),
@@ -136,9 +160,20 @@ impl Case {
         self.model.is_none() && !self.scenario.programs.is_empty()
     }
 
-    /// Whether the kernels (or, not run, the model) show a change of requests or folios.
+    /// Whether the kernels (or, not run, the model) show a change of requests or folios;
+    /// where the kernels' tasks raced, of the pages brought in.
     pub fn changed(&self) -> bool {
+        if let Some((base, patch)) = self.raced_pages() {
+            return base != patch;
+        }
         self.traces().is_some_and(|(a, b)| requests_or_folios_differ(a, b))
+    }
+
+    /// The pages base's first run and the patch's brought in, where the kernels ran it and
+    /// its tasks raced.
+    pub fn raced_pages(&self) -> Option<(&Pages, &Pages)> {
+        let (base, patch) = self.runs.as_ref()?.raced.as_ref()?;
+        Some((base.first()?, patch.first()?))
     }
 
     pub fn worse(&self) -> bool {
@@ -367,13 +402,17 @@ pub fn run(
 
 fn kernel_runs(r: crate::report::PointRuns) -> KernelRuns {
     let figures = |k: usize| r.cells[k].samples.iter().map(|s| s.figures.clone()).collect::<Vec<_>>();
+    let pages = |k: usize| r.cells[k].samples.iter().map(|s| s.pages.clone()).collect::<Vec<_>>();
+    let raced = r.cells.iter().flat_map(|c| &c.samples).any(|s| s.raced);
     let (base, patch) = (figures(0), figures(1));
+    let raced = raced.then(|| (pages(0), pages(1)));
     let mut traces = r.traces.into_iter().map(|(_, t)| t);
     KernelRuns {
         base,
         patch,
         base_trace: traces.next().unwrap_or_default(),
         patch_trace: traces.next().unwrap_or_default(),
+        raced,
     }
 }
 
@@ -410,8 +449,35 @@ mod tests {
             patch: vec![f(3), f(3)],
             base_trace: Trace::default(),
             patch_trace: Trace::default(),
+            raced: None,
         };
         assert_eq!(runs(vec![f(1), f(1)]).race(), None);
         assert_eq!(runs(vec![f(1), f(2)]).race().unwrap(), "two runs of base differ: device reads 1 vs 2");
+    }
+
+    #[test]
+    fn where_tasks_raced_only_the_pages_brought_in_are_compared_between_runs_and_kernels() {
+        let f = |reads| Figures { data_reads: reads, ..Default::default() };
+        let pages = |end: u64| crate::summary::Pages::from([(0, vec![(0, end)])]);
+        let runs = |b: [u64; 2], p: [u64; 2]| KernelRuns {
+            // Figures that differ from run to run, as the scheduler leaves them.
+            base: vec![f(1), f(2)],
+            patch: vec![f(3), f(4)],
+            base_trace: Trace::default(),
+            patch_trace: Trace::default(),
+            raced: Some((b.iter().map(|&e| pages(e)).collect(), p.iter().map(|&e| pages(e)).collect())),
+        };
+        assert_eq!(runs([16, 16], [16, 16]).race(), None, "the pages repeat");
+        assert_eq!(
+            runs([16, 12], [16, 16]).race().unwrap(),
+            "two runs of base differ in the pages brought in, the one figure that repeats where tasks race: 16 vs 12 pages"
+        );
+        let mut c = case(FsKind::Xfs);
+        c.runs = Some(runs([16, 16], [16, 16]));
+        assert!(!c.changed() && c.changes().is_empty(), "the same pages on both kernels: unchanged whatever the figures");
+        c.runs = Some(runs([16, 16], [32, 32]));
+        assert!(c.changed() && c.shown_by_kernels());
+        assert_eq!(c.changes(), vec![Change::new(Figure::PagesIn, 16.0, 32.0)]);
+        assert!(c.worse(), "more pages brought in");
     }
 }

@@ -90,18 +90,23 @@ impl Review {
     /// The case that shows the patch most: the strongest change shown by the kernels,
     /// among the repository's first.
     pub fn headline(&self) -> Option<usize> {
-        let best = |repo: bool| {
+        // A case whose tasks raced shows only its pages: any other first.
+        let best = |repo: bool, raced: bool| {
             self.cases
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| c.shown_by_kernels() && (c.origin == Origin::Repository) == repo)
+                .filter(|(_, c)| {
+                    c.shown_by_kernels()
+                        && (c.origin == Origin::Repository) == repo
+                        && c.raced_pages().is_some() == raced
+                })
                 .fold(None, |best: Option<(usize, f64)>, (i, c)| match best {
                     Some((_, s)) if s >= c.strength() => best,
                     _ => Some((i, c.strength())),
                 })
                 .map(|(i, _)| i)
         };
-        best(true).or_else(|| best(false))
+        [(true, false), (false, false), (true, true), (false, true)].into_iter().find_map(|(r, raced)| best(r, raced))
     }
 
     /// Whether the kernels show anything worse (run twice each, no race).
@@ -178,7 +183,10 @@ pub fn figure_rows(base: &[Figures], patch: &[Figures]) -> Vec<[String; 4]> {
     let cell = |v: &str, f: &[Figures]| Cell {
         point: None,
         variant: v.into(),
-        samples: f.iter().map(|f| Sample { figures: f.clone(), pattern_ns: 0 }).collect(),
+        samples: f
+            .iter()
+            .map(|f| Sample { figures: f.clone(), pattern_ns: 0, raced: false, pages: Default::default() })
+            .collect(),
     };
     let r = rows(&[cell("base", base), cell("patch", patch)]);
     differences(&r[0], &r[1])
@@ -198,6 +206,13 @@ fn figures_of(c: &Case) -> (Vec<Figures>, Vec<Figures>, &'static str) {
 
 /// The figure rows of a case, aligned under its name.
 fn table(out: &mut String, c: &Case) {
+    if let Some((x, y)) = c.raced_pages() {
+        // The tasks raced: only the pages brought in repeat (docs/concurrency.md).
+        let (x, y) = (crate::summary::page_count(x), crate::summary::page_count(y));
+        let change = crate::report::percent(x as f64, y as f64);
+        let _ = writeln!(out, "    {:<22}  {x:>10}  {y:>10}  {change:>8}", "pages brought in");
+        return;
+    }
     let (a, b, _) = figures_of(c);
     if a.is_empty() {
         return;
@@ -379,7 +394,14 @@ fn headline_part(s: &mut String, r: &Review, h: usize, quoted: &mut Vec<usize>) 
     let c = &r.cases[h];
     let _ = writeln!(s);
     s.push_str(&wrap(&format!("The headline, {}: {}.", c.name, c.scenario.description), "", ""));
-    if let Some(k) = &c.runs {
+    if let Some((x, y)) = c.raced_pages() {
+        let (x, y) = (crate::summary::page_count(x), crate::summary::page_count(y));
+        let _ = writeln!(
+            s,
+            "  pages brought in  {x} -> {y} ({}); its tasks raced: only the pages repeat",
+            percent(x as f64, y as f64)
+        );
+    } else if let Some(k) = &c.runs {
         let (a, b) = (&k.base[0], &k.patch[0]);
         let _ = writeln!(
             s,

@@ -44,7 +44,13 @@ fn case(name: &str, base: Trace, patch: Trace, race: bool) -> Case {
     let mut c = Case::new(name.into(), scenario, 0, Origin::Repository, file);
     c.wanted = true;
     c.model = Some((base.clone(), patch.clone()));
-    c.runs = Some(KernelRuns { base: vec![a, again], patch: vec![b.clone(), b], base_trace: base, patch_trace: patch });
+    c.runs = Some(KernelRuns {
+        base: vec![a, again],
+        patch: vec![b.clone(), b],
+        base_trace: base,
+        patch_trace: patch,
+        raced: None,
+    });
     c
 }
 

@@ -14,6 +14,9 @@ pub enum Figure {
     Folios,
     PagesPerFolio,
     Windows,
+    /// Pages brought into the page cache (the one figure that repeats where tasks race:
+    /// `review`'s kernels only).
+    PagesIn,
 }
 
 impl Figure {
@@ -24,6 +27,7 @@ impl Figure {
             Figure::Folios => "folios",
             Figure::PagesPerFolio => "pages per folio",
             Figure::Windows => "windows",
+            Figure::PagesIn => "pages brought in",
         }
     }
 
