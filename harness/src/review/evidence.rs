@@ -474,7 +474,10 @@ mod tests {
         );
         let mut c = case(FsKind::Xfs);
         c.runs = Some(runs([16, 16], [16, 16]));
-        assert!(!c.changed() && c.changes().is_empty(), "the same pages on both kernels: unchanged whatever the figures");
+        assert!(
+            !c.changed() && c.changes().is_empty(),
+            "the same pages on both kernels: unchanged whatever the figures"
+        );
         c.runs = Some(runs([16, 16], [32, 32]));
         assert!(c.changed() && c.shown_by_kernels());
         assert_eq!(c.changes(), vec![Change::new(Figure::PagesIn, 16.0, 32.0)]);

@@ -366,6 +366,21 @@ fn uncovered(cases: &[Case], changed: &[(String, String)]) -> Vec<String> {
         .collect()
 }
 
+/// The questions generated scenario `g` asks ([`pick::Ask`]): the usual ones, and the
+/// checklist lines not every case asks, read from the scenario it renders to.
+fn asks_of(g: &crate::explore::generate::Gen) -> Vec<pick::Ask> {
+    let mut asks: Vec<pick::Ask> = judge::usual_of_gen(g).into_iter().map(pick::Ask::Usual).collect();
+    if let Ok(s) = crate::scenario::Scenario::parse(std::path::Path::new("search.yaml"), &g.yaml("", &[])) {
+        asks.extend(
+            checklist::lines_of(&s, &s.points[0])
+                .into_iter()
+                .filter(|l| pick::Ask::ALL.contains(&pick::Ask::Line(*l)))
+                .map(pick::Ask::Line),
+        );
+    }
+    asks
+}
+
 /// explore's search of base against the patch on the model for `budget` on `threads`
 /// threads (no kernels), its smallest variant changes of each direction as cases with their
 /// scenario files under `out/scenarios/`, and a sentence on the search.
@@ -395,7 +410,7 @@ fn search_cases(
     let dir = out.join("scenarios");
     let found: Vec<pick::Found> = changes
         .iter()
-        .map(|f| pick::Found { worse: crate::explore::is_worse(&f.hit), asks: judge::usual_of_gen(&f.gen) })
+        .map(|f| pick::Found { worse: crate::explore::is_worse(&f.hit), asks: asks_of(&f.gen) })
         .collect();
     let picked = pick::chosen(&found, FOUND_EACH);
     for f in picked.iter().map(|&i| changes[i]) {
@@ -410,7 +425,7 @@ fn search_cases(
     }
     let worse = changes.iter().filter(|f| crate::explore::is_worse(&f.hit)).count();
     let said = format!(
-        "The search (explore, seed {seed}) predicted {} generated scenarios on the model in {:.0} s: {} change requests or folios, in {} kinds after shrinking, {worse} of them worse on some figure; the smallest {} of each direction, and of each direction the smallest that asks each usual question those leave open, ran on the kernels (above, where they showed it). Every finding: {}.",
+        "The search (explore, seed {seed}) predicted {} generated scenarios on the model in {:.0} s: {} change requests or folios, in {} kinds after shrinking, {worse} of them worse on some figure; the smallest {} of each direction, and of each direction the smallest that asks each usual question or checklist line (sequential reads, interleaved streams and several files) those leave open, ran on the kernels (above, where they showed it). Every finding: {}.",
         report.search.scenarios,
         report.search.elapsed.as_secs_f64(),
         report.search.groups.values().filter(|f| f.variant.as_deref() == Some(v)).map(|f| f.group_size).sum::<u64>(),

@@ -1,19 +1,41 @@
 //! Which of the search's findings a review runs on the kernels. Pure: the findings'
-//! directions and the usual questions each asks, smallest first, in; their indices out.
+//! directions and the questions each asks, smallest first, in; their indices out.
 
+use super::checklist::Line;
 use super::judge::Usual;
 
+/// A question a finding's scenario can ask: one of the reviewers' usual ones
+/// (`judge::usual_of_gen`), or a checklist line not every case asks (sequential reads,
+/// interleaved streams and several files: `checklist::lines_of`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ask {
+    Usual(Usual),
+    Line(Line),
+}
+
+impl Ask {
+    /// Every question the choice fills, in the order it fills them.
+    pub const ALL: [Ask; 6] = [
+        Ask::Usual(Usual::RandomReads),
+        Ask::Usual(Usual::Hints),
+        Ask::Usual(Usual::Mappings),
+        Ask::Usual(Usual::Limits),
+        Ask::Line(Line::Sequential),
+        Ask::Line(Line::Streams),
+    ];
+}
+
 /// A finding as the choice sees it: whether the model found the patch worse on it, and
-/// which of the reviewers' usual questions its scenario asks (`judge::usual_of_gen`).
+/// which questions its scenario asks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
     pub worse: bool,
-    pub asks: Vec<Usual>,
+    pub asks: Vec<Ask>,
 }
 
 /// The indices of `found` (sorted smallest first) to run: the first `each` of each
-/// direction (worse first), then, for each usual question and direction that none of those
-/// covers, the first finding of that direction that asks it, so that a question the model
+/// direction (worse first), then, for each question ([`Ask::ALL`]) and direction that none
+/// of those covers, the first finding of that direction that asks it, so that a question the model
 /// saw the patch change is answered from the kernels, a regression above all (seed 003's
 /// reviewer: "will we suffer regression for random read case?").
 pub fn chosen(found: &[Found], each: usize) -> Vec<usize> {
@@ -22,7 +44,7 @@ pub fn chosen(found: &[Found], each: usize) -> Vec<usize> {
         out.extend(found.iter().enumerate().filter(|(_, f)| f.worse == worse).take(each).map(|(i, _)| i));
     }
     for worse in [true, false] {
-        for u in Usual::ALL {
+        for u in Ask::ALL {
             let asks = |f: &Found| f.worse == worse && f.asks.contains(&u);
             if out.iter().any(|&i| asks(&found[i])) {
                 continue;
@@ -40,7 +62,14 @@ mod tests {
     use super::*;
 
     fn f(worse: bool, asks: &[Usual]) -> Found {
-        Found { worse, asks: asks.to_vec() }
+        Found { worse, asks: asks.iter().map(|&u| Ask::Usual(u)).collect() }
+    }
+
+    #[test]
+    fn a_checklist_line_no_choice_reads_gets_its_smallest_finding_too() {
+        let streams = Found { worse: false, asks: vec![Ask::Line(Line::Streams)] };
+        let found = [f(true, &[]), f(false, &[]), f(false, &[]), streams.clone(), streams];
+        assert_eq!(chosen(&found, 1), [0, 1, 3], "interleaved streams: the smallest that reads them");
     }
 
     #[test]
