@@ -467,3 +467,33 @@ fn a_patch_that_lets_a_window_exceed_read_ahead_kb_is_said_to_by_name_with_its_c
     assert!(md.contains("\n## The reviewers' questions\n- Limits kept"), "{md}");
     println!("{reply}");
 }
+
+/// A patch made for this test (`fixtures/willneed-forgets/`: generic_fadvise() calls
+/// file_ra_state_init() after POSIX_FADV_WILLNEED), mailed with a reviewer's reply that asks
+/// whether a WILLNEED in the middle of a stream destroys the readahead state, reviewed on
+/// the repository's willneed_mid_stream: the checklist's hints line quotes the reviewer
+/// and says, from the kernels (the case run with its hint and without it, twice each on
+/// each kernel), that the hint resets the stream; so no Tested-by (exit 1).
+#[test]
+fn a_hint_that_resets_the_stream_is_said_to_by_name_from_the_kernels_at_the_line_the_reviewer_asked() {
+    let fixtures = radiff::repo_root().join("harness/tests/fixtures/willneed-forgets");
+    let scenario = radiff::repo_root().join("scenarios/willneed_mid_stream.yaml");
+    let repo = repo_of(&[&scenario]);
+    let mail = fixtures.join("0001-willneed-forgets-the-stream.mbox");
+    let (out, stderr, reply, _out_dir) =
+        review_in(repo.path(), &["review", mail.to_str().unwrap(), "--budget", "150s"]);
+    let squeezed: String = reply.split_whitespace().collect::<Vec<_>>().join(" ");
+    let hints = squeezed
+        .split("- Hints honoured (Rev Iewer asked: \"Does a WILLNEED in the middle of a stream destroy the readahead state now?\"): ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no hints line quoting the reviewer:\n{reply}"));
+    assert!(hints.starts_with("worse (kernels): hints reset the stream: "), "the reset is not said by name:\n{reply}");
+    let said = hints.split(" - ").next().unwrap();
+    assert!(
+        said.contains("in willneed_mid_stream (fadvise willneed), on the kernels, run without them too"),
+        "not from the kernels, on the repository's case:\n{reply}"
+    );
+    assert!(!reply.contains("\nTested-by: radiff"), "{reply}");
+    assert_eq!(out.status.code(), Some(1), "a hint that resets the stream is worse:\n{stderr}");
+    println!("{reply}");
+}

@@ -116,8 +116,10 @@ fn cut(s: &str, line: Line) -> String {
     out
 }
 
-/// A sender's name as the reply gives it: `Chao Yu` of `Chao Yu via Linux-f2fs-devel`.
+/// A sender's name as the reply gives it: `Chao Yu` of `Chao Yu via Linux-f2fs-devel` or
+/// of `"Chao Yu" <c@example.org>`.
 fn shown(name: &str) -> String {
+    let name = name.split('<').next().unwrap_or(name);
     name.split(" via ").next().unwrap_or(name).trim().trim_matches('"').to_string()
 }
 
@@ -136,7 +138,12 @@ pub fn asked(messages: &[(Option<String>, String)]) -> Vec<Asked> {
         if author.is_none() {
             author = who.as_deref().map(person);
         }
-        let lines = text.lines().chain(std::iter::once(""));
+        // A message with its headers: they say nothing a reviewer asked.
+        let body = match from {
+            Some(_) => text.split_once("\n\n").map_or("", |(_, body)| body),
+            None => text.as_str(),
+        };
+        let lines = body.lines().chain(std::iter::once(""));
         for line in lines {
             let named = speaker(line);
             in_diff |= line.starts_with("diff --git ") || line == "---";
@@ -216,11 +223,16 @@ mod tests {
                 Some("Ann Author <ann@example.org>".to_string()),
                 "The patch keeps read_ahead_kb.\n\ndiff --git a/x b/x\n".to_string(),
             ),
-            (Some("\"Rev Iewer\" <rev@example.org>".to_string()), "Does read_ahead_kb still hold?\n".to_string()),
+            (
+                Some("\"Rev Iewer\" <rev@example.org>".to_string()),
+                "From: \"Rev Iewer\" <rev@example.org>\nSubject: Re: [PATCH] keep read_ahead_kb\n\nDoes read_ahead_kb still hold?\n"
+                    .to_string(),
+            ),
         ];
         let got = asked(&messages);
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!((got[0].line, got[0].said.as_str()), (Line::Limits, "Does read_ahead_kb still hold?"));
+        assert_eq!(got[0].who, "Rev Iewer", "the name, not the address");
     }
 
     #[test]

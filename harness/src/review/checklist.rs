@@ -7,7 +7,7 @@
 
 use radiff_model::{Step, Trace};
 
-use super::evidence::{Case, Origin};
+use super::evidence::{Case, KernelRuns, Origin};
 use super::judge::{usual_of, Usual};
 use super::questions::{
     amplification, asked_bytes, hints_ignored, hints_reset, largest_request_kb, largest_window_kb, order_drop,
@@ -96,9 +96,12 @@ pub struct Seen<'a> {
     pub kernels: bool,
     /// How small it is (steps, file size): the smallest case that shows a thing is named.
     pub smallness: (usize, u64),
-    /// The model's traces of base and of the patch with the case's hints and without them
-    /// (the hint detectors'), where it gives hints and the model predicted it.
+    /// Base's traces and the patch's with the case's hints and without them (the hint
+    /// detectors'): the kernels' where they ran both twice each without a race, else the
+    /// model's, where it gives hints and the model predicted it.
     pub hinted: Option<(Hinted<'a>, Hinted<'a>)>,
+    /// Whether [`Seen::hinted`] is the kernels'.
+    pub hinted_kernels: bool,
 }
 
 /// The lines `point` of `scenario` asks: limits and folio orders always; sequential reads
@@ -148,10 +151,10 @@ fn streams(scenario: &Scenario) -> bool {
             .any(|p| p.label.starts_with(crate::scenario::THREADS) || p.job.as_deref().is_some_and(several_jobs))
 }
 
-/// The hints `scenario`'s steps give, each once, in order.
+/// The hints `scenario`'s steps give ([`super::questions::is_hint_step`]), each once, in order.
 pub fn hints_of(scenario: &Scenario) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for s in &scenario.steps {
+    for s in scenario.steps.iter().filter(|s| super::questions::is_hint_step(s)) {
         let hint = match s {
             Step::Fadvise { advice, .. } => format!("fadvise {}", format!("{advice:?}").to_lowercase()),
             Step::Madvise { advice, .. } => format!("madvise {}", format!("{advice:?}").to_lowercase()),
@@ -192,6 +195,14 @@ fn seen_case<'a>(c: &'a Case, base: &'a Trace, patch: &'a Trace, kernels: bool) 
     } else {
         None
     };
+    let repeats = |k: &KernelRuns| k.race().is_none() && k.raced.is_none();
+    let on_kernels = match (&c.runs, &c.unhinted_runs) {
+        (Some(k), Some(u)) if repeats(k) && repeats(u) => Some((
+            Hinted { with: &k.base_trace, without: &u.base_trace },
+            Hinted { with: &k.patch_trace, without: &u.patch_trace },
+        )),
+        _ => None,
+    };
     Seen {
         name: &c.name,
         lines: lines_of(&c.scenario, &c.scenario.points[c.point]),
@@ -202,10 +213,11 @@ fn seen_case<'a>(c: &'a Case, base: &'a Trace, patch: &'a Trace, kernels: bool) 
         patch,
         kernels,
         smallness: (c.scenario.steps.len().max(1), c.scenario.file_size),
-        hinted: match (&c.model, &c.unhinted) {
+        hinted: on_kernels.or(match (&c.model, &c.unhinted) {
             (Some((a, b)), Some((a0, b0))) => Some((Hinted { with: a, without: a0 }, Hinted { with: b, without: b0 })),
             _ => None,
-        },
+        }),
+        hinted_kernels: on_kernels.is_some(),
     }
 }
 
@@ -219,6 +231,22 @@ pub fn limit_broken(c: &Case) -> Option<String> {
         .iter()
         .find_map(|over| over(s.patch, &s.limits).filter(|_| over(s.base, &s.limits).is_none()))
         .map(|o| o.said())
+}
+
+/// Hints of case `c` the patch ignores where base heeds them, or that reset the patch's
+/// stream and not base's, on the kernels (the case run twice on each with its hints and
+/// without them, no race), said by name: `hints reset the stream: ...`.
+pub fn hints_broken(c: &Case) -> Option<String> {
+    let k = c.runs.as_ref()?;
+    let s = seen_case(c, &k.base_trace, &k.patch_trace, true);
+    let (base, patch) = s.hinted.filter(|_| s.hinted_kernels)?;
+    hints_ignored(base, patch).or_else(|| hints_reset(base, patch))
+}
+
+/// What the kernels show broken on case `c` whatever its figures say: a limit
+/// ([`limit_broken`]), else hints ([`hints_broken`]).
+pub fn broken(c: &Case) -> Option<String> {
+    limit_broken(c).or_else(|| hints_broken(c))
 }
 
 /// Whether some case of `r` breaks a limit on the kernels ([`limit_broken`]).
@@ -336,9 +364,10 @@ pub fn checklist(seen: &[Seen]) -> Vec<Said> {
                 Line::Sequential | Line::Hints | Line::Mmap | Line::Streams => reads(line, &pool),
             };
             if line == Line::Hints {
-                // On the model: the kernels ran no case without its hints.
+                // Each hinted case's own: on the kernels where they ran it without its
+                // hints too, else on the model; the kernels' first.
                 let mut hinted: Vec<&Seen> = seen.iter().filter(|s| s.hinted.is_some()).collect();
-                hinted.sort_by_key(|s| s.smallness);
+                hinted.sort_by_key(|s| (!s.hinted_kernels, s.smallness));
                 fired.extend(hints_fired(&hinted));
                 if fired.iter().any(|f| !f.on_base) {
                     answer = Answer::Worse;
@@ -349,16 +378,17 @@ pub fn checklist(seen: &[Seen]) -> Vec<Said> {
         .collect()
 }
 
-/// The hint detectors on the model's traces of `pool` with and without their hints: hints
-/// the patch ignores where base heeds them, and hints that empty the patch's readahead
-/// state more often than base's.
+/// The hint detectors on `pool`'s traces with and without their hints (the kernels' where
+/// they ran both, else the model's): hints the patch ignores where base heeds them, and
+/// hints that empty the patch's readahead state more often than base's.
 fn hints_fired(pool: &[&Seen]) -> Vec<Fired> {
     let mut out = Vec::new();
     for s in pool {
         let Some((base, patch)) = s.hinted else { continue };
         for said in [hints_ignored(base, patch), hints_reset(base, patch)].into_iter().flatten() {
             let hints = if s.hints.is_empty() { String::new() } else { format!(" ({})", s.hints.join(", ")) };
-            out.push(Fired { case: format!("{}{hints}, on the model", s.name), said, on_base: false });
+            let from = if s.hinted_kernels { "the kernels, run without them too" } else { "the model" };
+            out.push(Fired { case: format!("{}{hints}, on {from}", s.name), said, on_base: false });
         }
     }
     out

@@ -40,6 +40,7 @@ fn seen_of<'a>(name: &'a str, lines: &[Line], base: &'a Trace, patch: &'a Trace)
         kernels: true,
         smallness: (1, 1 << 20),
         hinted: None,
+        hinted_kernels: false,
     }
 }
 
@@ -384,4 +385,41 @@ fn a_limit_the_patch_alone_breaks_on_the_kernels_withholds_the_tested_by() {
     let mut model_only = review(trace(2, 32, 2, 32), trace(2, 34, 2, 32));
     model_only.cases[0].runs = None;
     assert!(!limits_broken(&model_only), "the model's word alone is no kernel evidence");
+}
+
+#[test]
+fn a_case_the_hint_detectors_fire_on_runs_without_its_hints_and_the_kernels_decide() {
+    let hinted = "  - fadvise: {advice: willneed, offset: 0, len: 1 MiB}\n  - sequential: {from: 0, size: 64 KiB}\n  - fadvise: {advice: dontneed}\n";
+    let s = scenario(hinted);
+    let mut c = Case::new("willneed".into(), s.clone(), 0, Origin::Repository, s.path.clone());
+    assert_eq!(c.unhinted_single().steps, s.steps[1..].to_vec(), "the WILLNEED goes, DONTNEED stays");
+    let (heeded, without) = (trace(2, 64, 2, 64), trace(4, 32, 2, 64));
+    // The model: base reads otherwise with its hint, the patch the same.
+    c.model = Some((heeded.clone(), without.clone()));
+    c.unhinted = Some((without.clone(), without.clone()));
+    assert!(c.hints_fire_on_model());
+    let runs = |base: &Trace, patch: &Trace| {
+        let (a, b) = (Figures::of(base), Figures::of(patch));
+        KernelRuns {
+            base: vec![a.clone(), a],
+            patch: vec![b.clone(), b],
+            base_trace: base.clone(),
+            patch_trace: patch.clone(),
+            raced: None,
+        }
+    };
+    c.runs = Some(runs(&heeded, &without));
+    // The kernels, run without the hint too, show the patch heeds it as base does.
+    c.unhinted_runs = Some(runs(&without, &heeded));
+    let r = Review { cases: vec![c.clone()], ..Default::default() };
+    let hints = checklist(&seen(&r)).into_iter().find(|s| s.line == Line::Hints).unwrap();
+    assert_eq!(hints.fired, Vec::new(), "the kernels decide: {hints:?}");
+    assert_eq!(hints_broken(&c), None);
+    // They show it ignored.
+    c.unhinted_runs = Some(runs(&without, &without));
+    assert!(broken(&c).is_some_and(|s| s.starts_with("hints change nothing: ")), "{:?}", broken(&c));
+    let r = Review { cases: vec![c], ..Default::default() };
+    let hints = checklist(&seen(&r)).into_iter().find(|s| s.line == Line::Hints).unwrap();
+    assert_eq!(hints.answer, Answer::Worse);
+    assert_eq!(hints.fired[0].case, "willneed (fadvise willneed), on the kernels, run without them too");
 }

@@ -45,6 +45,9 @@ pub struct Case {
     pub parting: Option<(usize, Vec<String>)>,
     /// What the kernels did.
     pub runs: Option<KernelRuns>,
+    /// What the kernels did with the case's hints left out, where the model's hint
+    /// detectors fire on it ([`Case::hints_fire_on_model`]): what the kernels check them on.
+    pub unhinted_runs: Option<KernelRuns>,
     /// Why it was not run on the kernels, when it was not.
     pub not_run: Option<String>,
     /// Whether it is of the patch's reach: the kernels were to run it (the model says it
@@ -125,6 +128,7 @@ impl Case {
             unhinted: None,
             parting: None,
             runs: None,
+            unhinted_runs: None,
             not_run: None,
             wanted: false,
         }
@@ -201,6 +205,23 @@ impl Case {
     /// Whether the kernels ran it twice each without a race and it changed there.
     pub fn shown_by_kernels(&self) -> bool {
         self.runs.as_ref().is_some_and(|r| r.race().is_none()) && self.changed()
+    }
+
+    /// Whether the model's hint detectors fire on this case (the patch ignores its hints
+    /// where base heeds them, or they reset its stream): then the kernels run it with its
+    /// hints left out too ([`Case::unhinted_single`]).
+    pub fn hints_fire_on_model(&self) -> bool {
+        use super::questions::{hints_ignored, hints_reset, Hinted};
+        let (Some((a, b)), Some((a0, b0))) = (&self.model, &self.unhinted) else { return false };
+        let (base, patch) = (Hinted { with: a, without: a0 }, Hinted { with: b, without: b0 });
+        hints_ignored(base, patch).is_some() || hints_reset(base, patch).is_some()
+    }
+
+    /// [`Case::single`] with its hint steps left out ([`super::questions::is_hint_step`]).
+    pub fn unhinted_single(&self) -> Scenario {
+        let mut s = self.single();
+        s.steps.retain(|step| !super::questions::is_hint_step(step));
+        s
     }
 
     /// The model's input for this case's point (one contiguous extent per file).
@@ -376,13 +397,27 @@ pub fn run(
             break;
         }
         let started = Instant::now();
-        let singles: Vec<Scenario> = cases[i..end].iter().map(|c| c.single()).collect();
+        let mut singles: Vec<Scenario> = cases[i..end].iter().map(|c| c.single()).collect();
+        // A case the model's hint detectors fire on runs again without its hints, beside it.
+        let unhinted: Vec<usize> = (i..end).filter(|&k| cases[k].hints_fire_on_model()).collect();
+        singles.extend(unhinted.iter().map(|&k| cases[k].unhinted_single()));
         let points: Vec<(&Scenario, &crate::scenario::Point)> = singles.iter().map(|s| (s, &s.points[0])).collect();
-        let results = crate::report::run_points(lab, &points, &pair, RUNS, true, progress)?;
+        let mut results = crate::report::run_points(lab, &points, &pair, RUNS, true, progress)?;
+        let rest = results.split_off(end - i);
         for (c, r) in cases[i..end].iter_mut().zip(results) {
             match r {
                 Ok(r) => c.runs = Some(kernel_runs(r)),
                 Err(e) => c.not_run = Some(format!("its run failed: {}", e.to_string().lines().next().unwrap_or(""))),
+            }
+        }
+        for (&k, r) in unhinted.iter().zip(rest) {
+            match r {
+                Ok(r) => cases[k].unhinted_runs = Some(kernel_runs(r)),
+                Err(e) => progress(&format!(
+                    "review: {} without its hints failed on the kernels, its hints are judged on the model: {}",
+                    cases[k].name,
+                    e.to_string().lines().next().unwrap_or("")
+                )),
             }
         }
         per_case = Some(started.elapsed() / (end - i) as u32);

@@ -172,7 +172,9 @@ pub fn review_command(o: &Options) -> Result<ExitCode> {
     progress("review: phase 4 of 5, the kernels, each case twice on each");
     let mut todo: Vec<&mut Case> = cases
         .iter_mut()
-        .filter(|c| if c.model.is_some() { c.changed() } else { evidence::reachable(c, &files) })
+        .filter(
+            |c| if c.model.is_some() { c.changed() || c.hints_fire_on_model() } else { evidence::reachable(c, &files) },
+        )
         .collect();
     for c in todo.iter_mut() {
         c.wanted = true;

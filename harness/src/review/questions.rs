@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use radiff_model::pattern::{Advice, MadvAdvice, Op};
-use radiff_model::{Submit, Trace, Trigger};
+use radiff_model::{Step, Submit, Trace, Trigger};
 
 use crate::explore::detect::requests_or_folios_differ;
 
@@ -261,25 +261,46 @@ pub fn order_drop(base: &Figures, patch: &Figures) -> Option<OrderDrop> {
     (patch_top < base_top || d.patch_pages <= 0.75 * d.base_pages).then_some(d)
 }
 
-/// `ops` without their readahead hints: fadvise but POSIX_FADV_DONTNEED (which drops pages
-/// rather than advising), readahead(2), and the madvise advice on how a mapping is read
-/// (NORMAL, RANDOM, SEQUENTIAL, WILLNEED, HUGEPAGE, NOHUGEPAGE); `None` where there is none.
+/// Whether fadvise `advice` is a readahead hint (all but POSIX_FADV_DONTNEED, which drops
+/// pages rather than advising).
+fn hint_advice(advice: Advice) -> bool {
+    advice != Advice::Dontneed
+}
+
+/// Whether madvise `advice` says how a mapping is read (NORMAL, RANDOM, SEQUENTIAL,
+/// WILLNEED, HUGEPAGE, NOHUGEPAGE), not what to do to it (POPULATE_READ, COLLAPSE, ...).
+fn hint_madvice(advice: MadvAdvice) -> bool {
+    matches!(
+        advice,
+        MadvAdvice::Normal
+            | MadvAdvice::Random
+            | MadvAdvice::Sequential
+            | MadvAdvice::Willneed
+            | MadvAdvice::Hugepage
+            | MadvAdvice::Nohugepage
+    )
+}
+
+/// `ops` without their readahead hints (fadvise but DONTNEED, readahead(2), madvise's
+/// [`hint_madvice`]); `None` where there is none.
 pub fn without_hints(ops: &[Op]) -> Option<Vec<Op>> {
-    let hint = |op: &Op| match op {
-        Op::Fadvise { advice, .. } => *advice != Advice::Dontneed,
+    let hint = |op: &Op| match *op {
+        Op::Fadvise { advice, .. } => hint_advice(advice),
         Op::Readahead { .. } => true,
-        Op::Madvise { advice, .. } => matches!(
-            advice,
-            MadvAdvice::Normal
-                | MadvAdvice::Random
-                | MadvAdvice::Sequential
-                | MadvAdvice::Willneed
-                | MadvAdvice::Hugepage
-                | MadvAdvice::Nohugepage
-        ),
+        Op::Madvise { advice, .. } => hint_madvice(advice),
         _ => false,
     };
     ops.iter().any(hint).then(|| ops.iter().filter(|o| !hint(o)).cloned().collect())
+}
+
+/// Whether a scenario's step is a readahead hint, as [`without_hints`] leaves out its op.
+pub fn is_hint_step(step: &Step) -> bool {
+    match *step {
+        Step::Fadvise { advice, .. } => hint_advice(advice),
+        Step::Readahead { .. } => true,
+        Step::Madvise { advice, .. } => hint_madvice(advice),
+        _ => false,
+    }
 }
 
 /// One kernel's traces of a case: as it ran, with its hints, and with them left out.

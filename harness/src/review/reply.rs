@@ -119,10 +119,11 @@ impl Review {
     }
 }
 
-/// Whether a case is worse: a figure, or a window or request over its limit on the patch
-/// alone ([`checklist::limit_broken`]).
+/// Whether a case is worse: a figure, or what the kernels show broken on the patch alone
+/// (a window or request over its limit, hints ignored or resetting the stream:
+/// [`checklist::broken`]).
 fn worse(c: &Case) -> bool {
-    c.worse() || checklist::limit_broken(c).is_some()
+    c.worse() || checklist::broken(c).is_some()
 }
 
 /// Wraps `text` at [`WIDTH`] columns, each line after the first indented by `indent`.
@@ -421,7 +422,7 @@ fn headline_part(s: &mut String, r: &Review, h: usize, quoted: &mut Vec<usize>) 
     if !worse.is_empty() {
         s.push_str(&wrap(&format!("Worse on {}.", worse.join(", ")), "  ", "  "));
     }
-    if let Some(said) = checklist::limit_broken(c) {
+    if let Some(said) = checklist::broken(c) {
         s.push_str(&wrap(&format!("{said}."), "  ", "  "));
     }
     parting_part(s, r, h, quoted);
@@ -493,7 +494,7 @@ fn case_part(s: &mut String, r: &Review, i: usize, quoted: &mut Vec<usize>) {
         }
     }
     s.push_str(&wrap(&one_line(c), "  ", "  "));
-    if let Some(said) = checklist::limit_broken(c) {
+    if let Some(said) = checklist::broken(c) {
         s.push_str(&wrap(&format!("{said}."), "  ", "  "));
     }
     parting_part(s, r, i, quoted);
