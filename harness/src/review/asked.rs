@@ -7,37 +7,52 @@
 
 use super::checklist::Line;
 
-/// A sentence of a reviewer's that asks a checklist line's question.
+/// What a reviewer's sentence asks for: a checklist line's answer, or numbers for the
+/// changelog ("include the performance testing results in the actual changelog").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Topic {
+    Line(Line),
+    Changelog,
+}
+
+/// A sentence of a reviewer's that asks a checklist line's question, or for the changelog's
+/// numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Asked {
     pub who: String,
     /// The sentence, on one line, at most [`SENTENCE_MAX`] characters.
     pub said: String,
-    pub line: Line,
+    pub topic: Topic,
 }
 
 /// The longest sentence quoted; a longer one is cut at a word and ends in `...`.
 pub const SENTENCE_MAX: usize = 160;
 
-/// The words that ask each line's question (lower case; a sentence holding one asks it).
-const TOPICS: [(Line, &[&str]); 7] = [
-    (Line::FolioOrders, &["order of folios", "orders of folios", "folio order", "large folio", "folio size"]),
-    (Line::RandomReads, &["random read", "randread", "random i/o", "random io"]),
-    (Line::Sequential, &["sequential read", "sequential i/o", "sequential io", "streaming read"]),
-    (Line::Limits, &["read_ahead_kb", "max_sectors_kb", "ra_pages", "io_pages", "max_pages"]),
-    (Line::Hints, &["fadvise", "madvise", "fmode_random", "willneed", "posix_fadv", "readahead(2)", "madv_"]),
-    (Line::Mmap, &["mmap", "page fault", "fault path", "filemap_fault", "fault-around"]),
-    (Line::Streams, &["interleaved", "several files", "multiple files", "multiple streams", "concurrent read"]),
+/// The words that ask each topic (lower case; a sentence holding one asks it).
+const TOPICS: [(Topic, &[&str]); 8] = [
+    (
+        Topic::Line(Line::FolioOrders),
+        &["order of folios", "orders of folios", "folio order", "large folio", "folio size"],
+    ),
+    (Topic::Line(Line::RandomReads), &["random read", "randread", "random i/o", "random io"]),
+    (Topic::Line(Line::Sequential), &["sequential read", "sequential i/o", "sequential io", "streaming read"]),
+    (Topic::Line(Line::Limits), &["read_ahead_kb", "max_sectors_kb", "ra_pages", "io_pages", "max_pages"]),
+    (
+        Topic::Line(Line::Hints),
+        &["fadvise", "madvise", "fmode_random", "willneed", "posix_fadv", "readahead(2)", "madv_"],
+    ),
+    (Topic::Line(Line::Mmap), &["mmap", "page fault", "fault path", "filemap_fault", "fault-around"]),
+    (
+        Topic::Line(Line::Streams),
+        &["interleaved", "several files", "multiple files", "multiple streams", "concurrent read"],
+    ),
+    (Topic::Changelog, &["changelog"]),
 ];
 
-/// The lines `sentence` asks, in [`Line::ALL`]'s order.
-pub fn lines_asked(sentence: &str) -> Vec<Line> {
+/// The topics `sentence` asks, in [`TOPICS`]' order.
+pub fn topics_asked(sentence: &str) -> Vec<Topic> {
     let lower = sentence.to_lowercase();
-    Line::ALL
-        .iter()
-        .copied()
-        .filter(|l| TOPICS.iter().any(|(t, words)| t == l && words.iter().any(|w| lower.contains(w))))
-        .collect()
+    TOPICS.iter().filter(|(_, words)| words.iter().any(|w| lower.contains(w))).map(|(t, _)| *t).collect()
 }
 
 /// A name as a mail shows it, for comparing senders: `Daejun Park via B4 Relay` and
@@ -79,8 +94,8 @@ fn sentences(text: &str) -> Vec<String> {
 
 /// The words a line's question starts at in `words`: the first whose rest, in lower case
 /// and without an opening bracket or quote, starts with one of the line's words.
-fn asked_at(words: &[&str], line: Line) -> usize {
-    let topic = TOPICS.iter().find(|(t, _)| *t == line).map_or(&[][..], |(_, w)| *w);
+fn asked_at(words: &[&str], topic: Topic) -> usize {
+    let topic = TOPICS.iter().find(|(t, _)| *t == topic).map_or(&[][..], |(_, w)| *w);
     (0..words.len())
         .find(|&i| {
             let rest = words[i..].join(" ").to_lowercase();
@@ -92,12 +107,12 @@ fn asked_at(words: &[&str], line: Line) -> usize {
 
 /// `s` cut at words to at most [`SENTENCE_MAX`] characters around where it asks `line`
 /// (a few words before it), `...` where it was cut.
-fn cut(s: &str, line: Line) -> String {
+fn cut(s: &str, topic: Topic) -> String {
     if s.chars().count() <= SENTENCE_MAX {
         return s.to_string();
     }
     let words: Vec<&str> = s.split_whitespace().collect();
-    let from = asked_at(&words, line).saturating_sub(6);
+    let from = asked_at(&words, topic).saturating_sub(6);
     let mut out = if from > 0 { "...".to_string() } else { String::new() };
     let mut cut = false;
     for w in &words[from..] {
@@ -160,9 +175,9 @@ pub fn asked(messages: &[(Option<String>, String)]) -> Vec<Asked> {
             let text = std::mem::take(&mut paragraph);
             if let Some(name) = who.as_deref().filter(|w| author.as_deref() != Some(person(w).as_str())) {
                 for sentence in sentences(&text) {
-                    for line in lines_asked(&sentence) {
-                        if !out.iter().any(|a| a.line == line && person(&a.who) == person(name)) {
-                            out.push(Asked { who: shown(name), said: cut(&sentence, line), line });
+                    for topic in topics_asked(&sentence) {
+                        if !out.iter().any(|a| a.topic == topic && person(&a.who) == person(name)) {
+                            out.push(Asked { who: shown(name), said: cut(&sentence, topic), topic });
                         }
                     }
                 }
@@ -181,16 +196,16 @@ pub fn asked(messages: &[(Option<String>, String)]) -> Vec<Asked> {
 
 /// Who asked `line`'s question in the thread, quoted: ` (Chao Yu asked: "will we suffer
 /// regression for random read case?")`, each reviewer's; `None` where no one did.
-pub fn quoted(asked: &[Asked], line: Line) -> Option<String> {
+pub fn quoted(asked: &[Asked], topic: Topic) -> Option<String> {
     let all: Vec<String> =
-        asked.iter().filter(|a| a.line == line).map(|a| format!("{} asked: \"{}\"", a.who, a.said)).collect();
+        asked.iter().filter(|a| a.topic == topic).map(|a| format!("{} asked: \"{}\"", a.who, a.said)).collect();
     (!all.is_empty()).then(|| format!(" ({})", all.join("; ")))
 }
 
 /// `sentence`, a checklist line's (it starts with the line's name), with who asked it
 /// quoted after the name.
 pub fn at_line(asked: &[Asked], line: Line, sentence: &str) -> String {
-    match quoted(asked, line) {
+    match quoted(asked, Topic::Line(line)) {
         Some(q) => sentence.replacen(line.name(), &format!("{}{q}", line.name()), 1),
         None => sentence.to_string(),
     }
@@ -206,10 +221,14 @@ mod tests {
     #[test]
     fn a_reviewers_sentences_outside_quotes_ask_their_lines_and_the_authors_own_do_not() {
         let got = asked(&[(None, THREAD.to_string())]);
-        let lines: Vec<(Line, &str)> = got.iter().map(|a| (a.line, a.who.as_str())).collect();
+        let lines: Vec<(Topic, &str)> = got.iter().map(|a| (a.topic, a.who.as_str())).collect();
         assert_eq!(
             lines,
-            [(Line::FolioOrders, "Rev Iewer"), (Line::Mmap, "Rev Iewer"), (Line::RandomReads, "Rev Iewer")],
+            [
+                (Topic::Line(Line::FolioOrders), "Rev Iewer"),
+                (Topic::Line(Line::Mmap), "Rev Iewer"),
+                (Topic::Line(Line::RandomReads), "Rev Iewer")
+            ],
             "{got:?}"
         );
         assert_eq!(got[0].said, "What about the order of folios after your change (large folios matter here)?");
@@ -231,7 +250,7 @@ mod tests {
         ];
         let got = asked(&messages);
         assert_eq!(got.len(), 1, "{got:?}");
-        assert_eq!((got[0].line, got[0].said.as_str()), (Line::Limits, "Does read_ahead_kb still hold?"));
+        assert_eq!((got[0].topic, got[0].said.as_str()), (Topic::Line(Line::Limits), "Does read_ahead_kb still hold?"));
         assert_eq!(got[0].who, "Rev Iewer", "the name, not the address");
     }
 
@@ -243,16 +262,17 @@ mod tests {
         assert!(got[0].said.ends_with(" ...") && got[0].said.chars().count() <= SENTENCE_MAX, "{}", got[0].said);
         assert!(got[0].said.starts_with("The fadvise word"), "{}", got[0].said);
         let late = format!("{} and then the order of folios changed, did it not?", "word ".repeat(60));
-        let said = cut(&late, Line::FolioOrders);
+        let said = cut(&late, Topic::Line(Line::FolioOrders));
         assert!(
             said.starts_with("... word word") && said.contains("the order of folios changed, did it not?"),
             "{said}"
         );
         assert_eq!(
-            lines_asked("Any numbers for sequential reads? And random reads?"),
-            [Line::Sequential, Line::RandomReads]
+            topics_asked("Any numbers for sequential reads? And random reads?"),
+            [Topic::Line(Line::RandomReads), Topic::Line(Line::Sequential)]
         );
-        assert_eq!(lines_asked("Looks good to me."), Vec::<Line>::new());
+        assert_eq!(topics_asked("Put the numbers in the changelog."), [Topic::Changelog]);
+        assert_eq!(topics_asked("Looks good to me."), Vec::<Topic>::new());
     }
 
     #[test]
@@ -268,7 +288,7 @@ mod tests {
 
     /// What the reviewers asked in a variant's mail in `kernels/variants/` (a thread as
     /// lore's flat view saves it).
-    fn asked_in(variant: &str) -> Vec<(Line, String)> {
+    fn asked_in(variant: &str) -> Vec<(Topic, String)> {
         let dir = crate::repo_root().join("kernels/variants").join(variant);
         let file = crate::files::entries(&dir)
             .unwrap()
@@ -276,20 +296,22 @@ mod tests {
             .find(|p| p.extension().is_some_and(|e| e == "mbox"))
             .unwrap();
         let mail = crate::mail::parse(&crate::files::read_bytes(&file).unwrap()).unwrap();
-        asked(&mail.said).into_iter().map(|a| (a.line, a.who)).collect()
+        asked(&mail.said).into_iter().map(|a| (a.topic, a.who)).collect()
     }
 
     #[test]
     fn the_seed_threads_reviewers_ask_the_lines_they_ask() {
         // Jan Kara on seed 000: "I actually miss evaluation how order of folios changed".
         let seed000 = asked_in("async-align-v1");
-        assert!(seed000.contains(&(Line::FolioOrders, "Jan Kara".into())), "{seed000:?}");
-        assert_eq!(seed000.len(), 1, "the author's own sentences ask nothing: {seed000:?}");
+        assert!(seed000.contains(&(Topic::Line(Line::FolioOrders), "Jan Kara".into())), "{seed000:?}");
+        // Andrew Morton: "include the performance testing results in the actual changelog".
+        assert!(seed000.contains(&(Topic::Changelog, "Andrew Morton".into())), "{seed000:?}");
+        assert_eq!(seed000.len(), 2, "the author's own sentences ask nothing: {seed000:?}");
         // Chao Yu on seed 003: sequential read numbers, and "will we suffer regression for
         // random read case?".
         let seed003 = asked_in("f2fs-extent-ra");
         for line in [Line::Sequential, Line::RandomReads] {
-            assert!(seed003.contains(&(line, "Chao Yu".into())), "{line:?}: {seed003:?}");
+            assert!(seed003.contains(&(Topic::Line(line), "Chao Yu".into())), "{line:?}: {seed003:?}");
         }
     }
 }

@@ -291,6 +291,11 @@ pub fn text(r: &Review) -> String {
         }
     }
     closing_part(&mut s, r);
+    if let Some(q) = super::asked::quoted(&r.asked, super::asked::Topic::Changelog) {
+        let q = q.trim().trim_start_matches('(').trim_end_matches(')');
+        s.push('\n');
+        s.push_str(&wrap(&format!("{q}: the lines below are the numbers."), "", ""));
+    }
     let _ = writeln!(s, "\n{}", checklist::CHANGELOG);
     for line in checklist::changelog(r) {
         match line.strip_prefix("  radiff ").or_else(|| line.strip_prefix("  cp ")) {

@@ -125,13 +125,23 @@ fn a_reply_is_72_columns_quotes_each_hunk_once_and_gives_the_headline_with_its_f
     asked.asked = vec![crate::review::asked::Asked {
         who: "Jan Kara".into(),
         said: "how order of folios changed".into(),
-        line: crate::review::checklist::Line::FolioOrders,
+        topic: crate::review::asked::Topic::Line(crate::review::checklist::Line::FolioOrders),
     }];
+    asked.asked.push(crate::review::asked::Asked {
+        who: "Andrew Morton".into(),
+        said: "include the results in the changelog.".into(),
+        topic: crate::review::asked::Topic::Changelog,
+    });
     let t = text(&asked);
     assert!(
         t.contains("\n- Folio orders (Jan Kara asked: \"how order of folios changed\"): better\n  (kernels): "),
         "{t}"
     );
+    assert!(
+        t.contains("\n\nAndrew Morton asked: \"include the results in the changelog.\": the lines\nbelow are the numbers.\n\nFor the changelog (below ---):\n"),
+        "{t}"
+    );
+    assert!(markdown(&asked).contains("\n## For the changelog (below ---)\n\n```\nradiff, "), "the lines stay fenced");
     let md = markdown(&r);
     assert!(md.starts_with("# Re: [PATCH]"), "{md}");
     assert!(md.contains("```diff\n@@ -713,6 +713,9 @@"), "{md}");
