@@ -34,8 +34,21 @@ const TOPICS: [(Topic, &[&str]); 8] = [
         Topic::Line(Line::FolioOrders),
         &["order of folios", "orders of folios", "folio order", "large folio", "folio size"],
     ),
-    (Topic::Line(Line::RandomReads), &["random read", "randread", "random i/o", "random io"]),
-    (Topic::Line(Line::Sequential), &["sequential read", "sequential i/o", "sequential io", "streaming read"]),
+    (
+        Topic::Line(Line::RandomReads),
+        &["random read", "randread", "random i/o", "random io", "random access", "random workload"],
+    ),
+    (
+        Topic::Line(Line::Sequential),
+        &[
+            "sequential read",
+            "sequential i/o",
+            "sequential io",
+            "sequential access",
+            "sequential workload",
+            "streaming read",
+        ],
+    ),
     (Topic::Line(Line::Limits), &["read_ahead_kb", "max_sectors_kb", "ra_pages", "io_pages", "max_pages"]),
     (
         Topic::Line(Line::Hints),
