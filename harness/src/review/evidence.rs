@@ -274,7 +274,10 @@ fn predict_on(c: &mut Case, input: &radiff_model::Input, base: &Policy, patch: &
         c.parting = crate::explore::cause::parting_from(&explained, input, patch, &crate::explore::cause::keys_a_cause);
     }
     c.model = Some((explained.trace, other));
-    c.unhinted = super::questions::without_hints(&input.ops).map(|ops| {
+    // A program's own hints (fio's fadvise_hint) cannot be left out of its run: only a
+    // scenario's hint steps are weighed.
+    let steps = c.scenario.programs.is_empty();
+    c.unhinted = super::questions::without_hints(&input.ops).filter(|_| steps).map(|ops| {
         let without = radiff_model::Input { ops, ..input.clone() };
         (radiff_model::predict(&without, base), patch.predict(&without))
     });
