@@ -29,6 +29,7 @@ pub mod pick;
 pub mod prepare;
 pub mod questions;
 pub mod reply;
+mod thread;
 mod write;
 
 #[cfg(test)]

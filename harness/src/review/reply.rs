@@ -226,7 +226,7 @@ fn table(out: &mut String, c: &Case) {
 /// The reply as plain text: a mail a maintainer sends as it is (`git send-email`, `mutt
 /// -H`), its headers first, then a blank line and the body.
 pub fn text(r: &Review) -> String {
-    let mut s = headers(r);
+    let mut s = super::thread::headers(r);
     s.push('\n');
     s.push_str(&wrap(
         &format!(
@@ -322,37 +322,6 @@ fn checklist_part(s: &mut String, r: &Review) {
     for said in checklist::checklist(&checklist::seen(r)) {
         s.push_str(&wrap(&super::asked::at_line(&r.asked, said.line, &said.sentence()), "- ", "  "));
     }
-}
-
-/// `Subject:`, and where the mail answered says it: `To:` its sender, `Cc:` its `To:` and
-/// `Cc:`, `In-Reply-To:` its Message-ID, `References:` its References and its Message-ID
-/// (one id a line), so that the reply joins its thread.
-fn headers(r: &Review) -> String {
-    let t = &r.thread;
-    let mut s = format!("Subject: Re: {}\n", r.subject.trim_start_matches("Re: "));
-    if let Some(from) = &t.from {
-        let _ = writeln!(s, "To: {from}");
-    }
-    let cc: Vec<&str> = [&t.to, &t.cc].into_iter().flatten().map(String::as_str).collect();
-    if !cc.is_empty() {
-        let _ = writeln!(s, "Cc: {}", cc.join(", "));
-    }
-    if let Some(id) = &t.message_id {
-        let _ = writeln!(s, "In-Reply-To: {id}");
-        let ids: Vec<&str> = t.references.iter().map(String::as_str).chain([id.as_str()]).collect();
-        let _ = writeln!(s, "References: {}", ids.join("\n "));
-    }
-    s
-}
-
-/// The usual line above a quote of the mail: `On DATE, NAME wrote:` (without the date
-/// where the mail has none); `None` when it names no sender.
-fn attribution(t: &crate::mail::Thread) -> Option<String> {
-    let name = t.author()?;
-    Some(match &t.date {
-        Some(date) => format!("On {date}, {name} wrote:"),
-        None => format!("{name} wrote:"),
-    })
 }
 
 fn repository_part(s: &mut String, r: &Review) {
@@ -460,7 +429,7 @@ fn parting_part(s: &mut String, r: &Review, i: usize, quoted: &mut Vec<usize>) {
         }
         let _ = writeln!(s, "  in this hunk of the patch:");
         if quoted.is_empty() {
-            if let Some(line) = attribution(&r.thread) {
+            if let Some(line) = super::thread::attribution(&r.thread) {
                 s.push_str(&wrap(&line, "", ""));
             }
         }
