@@ -344,9 +344,9 @@ fn seed_003s_mail_under_a_new_name_is_modelled_searched_and_its_random_read_regr
     assert!(folios.iter().any(|(b, a)| *a >= 4 * *b), "random 4 KiB reads: folios {folios:?}:\n{reply}");
 
     // Seed 003's reviewer asked "will we suffer regression for random read case?": the
-    // checklist answers it by name, from the kernels.
+    // checklist quotes the question at its line and answers it by name, from the kernels.
     assert!(
-        squeezed.contains("- Random reads: worse (kernels): random reads amplified: "),
+        squeezed.contains("- Random reads (Chao Yu asked: \"In addition, will we suffer regression for random read case?\"): worse (kernels): random reads amplified: "),
         "the random-read question is not answered by name:\n{reply}"
     );
     println!("{reply}");
