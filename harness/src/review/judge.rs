@@ -13,6 +13,7 @@ use std::time::Duration;
 use radiff_model::{Step, TouchOrder};
 
 use super::evidence::Origin;
+use super::questions::{hint_advice, hint_madvice, is_hint_step};
 use super::reply::Review;
 use crate::explore::generate::{Gen, GenStep, GenTouch};
 use crate::scenario::{Point, Scenario};
@@ -48,7 +49,8 @@ impl Usual {
 /// The kernel's read_ahead_kb when nothing sets it (VM_READAHEAD_PAGES, 128 KiB).
 const DEFAULT_READ_AHEAD_KB: u64 = 128;
 
-/// Which of the [`Usual`] questions `point` of `scenario` asks.
+/// Which of the [`Usual`] questions `point` of `scenario` asks (hints: readahead hints, as
+/// [`is_hint_step`] reads them).
 pub fn usual_of(scenario: &Scenario, point: &Point) -> Vec<Usual> {
     let mut out = Vec::new();
     let mut add = |u: Usual| {
@@ -63,7 +65,8 @@ pub fn usual_of(scenario: &Scenario, point: &Point) -> Vec<Usual> {
                 add(Usual::RandomReads);
                 add(Usual::Mappings);
             }
-            Step::Fadvise { .. } | Step::Readahead { .. } | Step::Madvise { .. } => add(Usual::Hints),
+            // A readahead hint, not an action (DONTNEED, POPULATE_READ, COLLAPSE).
+            s if is_hint_step(s) => add(Usual::Hints),
             Step::Mmap { .. } | Step::Touch { .. } => add(Usual::Mappings),
             _ => {}
         }
@@ -95,13 +98,14 @@ pub fn usual_of_gen(g: &Gen) -> Vec<Usual> {
     for step in &g.steps {
         let asks: &[Usual] = match step {
             GenStep::Random { .. } => &[Usual::RandomReads],
-            GenStep::Map { order: GenTouch::Random { .. }, advice: Some(_), .. } => {
+            GenStep::Map { order: GenTouch::Random { .. }, advice: Some(a), .. } if hint_madvice(*a) => {
                 &[Usual::RandomReads, Usual::Hints, Usual::Mappings]
             }
             GenStep::Map { order: GenTouch::Random { .. }, .. } => &[Usual::RandomReads, Usual::Mappings],
-            GenStep::Map { advice: Some(_), .. } => &[Usual::Hints, Usual::Mappings],
+            GenStep::Map { advice: Some(a), .. } if hint_madvice(*a) => &[Usual::Hints, Usual::Mappings],
             GenStep::Map { .. } => &[Usual::Mappings],
-            GenStep::Fadvise { .. } | GenStep::Readahead { .. } => &[Usual::Hints],
+            GenStep::Fadvise { advice, .. } if hint_advice(*advice) => &[Usual::Hints],
+            GenStep::Readahead { .. } => &[Usual::Hints],
             _ => &[],
         };
         out.extend_from_slice(asks);

@@ -263,13 +263,13 @@ pub fn order_drop(base: &Figures, patch: &Figures) -> Option<OrderDrop> {
 
 /// Whether fadvise `advice` is a readahead hint (all but POSIX_FADV_DONTNEED, which drops
 /// pages rather than advising).
-fn hint_advice(advice: Advice) -> bool {
+pub fn hint_advice(advice: Advice) -> bool {
     advice != Advice::Dontneed
 }
 
 /// Whether madvise `advice` says how a mapping is read (NORMAL, RANDOM, SEQUENTIAL,
 /// WILLNEED, HUGEPAGE, NOHUGEPAGE), not what to do to it (POPULATE_READ, COLLAPSE, ...).
-fn hint_madvice(advice: MadvAdvice) -> bool {
+pub fn hint_madvice(advice: MadvAdvice) -> bool {
     matches!(
         advice,
         MadvAdvice::Normal
