@@ -399,7 +399,15 @@ fn a_generic_fadvise_whose_sequential_gives_4x_parts_from_the_port_on_sequential
         assert!(port == hybrid, "{fs:?} {advice:?}: the hybrid parts from the port");
     }
     // On generated scenarios: every one where they part has SEQUENTIAL advice.
-    let checked = radiff::hybrid_check::check::check(&[], 400, 11, 2, &radiff_model::Policy::BASE, &c);
+    let checked = radiff::hybrid_check::check::check(
+        &[],
+        400,
+        11,
+        2,
+        &radiff_model::Policy::BASE,
+        &c,
+        radiff::hybrid_check::check::Compare::Windows,
+    );
     assert!(!checked.parted.is_empty(), "no generated scenario parts on a 4x SEQUENTIAL");
     for p in &checked.parted {
         let radiff::hybrid_check::check::Reproducer::Yaml(yaml) = &p.reproducer else { unreachable!() };

@@ -119,13 +119,29 @@ fn hybrid_search(repo: &std::path::Path, threads: usize) -> std::result::Result<
         crate::hybrid::Made::DoesNotCompile { error, .. } => return Err(error.first_error),
     };
     let functions = hybrid.workers.functions()?;
-    let checked = crate::hybrid_check::check::check(&[], 2000, 1, 1, &Policy::BASE, &hybrid.workers);
+    let checked = crate::hybrid_check::check::check(
+        &[],
+        2000,
+        1,
+        1,
+        &Policy::BASE,
+        &hybrid.workers,
+        crate::hybrid_check::check::Compare::Windows,
+    );
     let n = (checked.files + checked.generated) as f64;
     let per_core = |t: Duration| n / t.as_secs_f64().max(1e-9);
     let (port, c_rate) = (per_core(checked.rust_time), per_core(checked.hybrid_time));
     let readahead_c =
         crate::hybrid::unit::entries_of(crate::hybrid::READAHEAD_C).into_iter().map(String::from).collect();
-    let alone = crate::hybrid_check::check::check(&[], 2000, 1, 1, &Policy::BASE, &hybrid.workers.only(readahead_c));
+    let alone = crate::hybrid_check::check::check(
+        &[],
+        2000,
+        1,
+        1,
+        &Policy::BASE,
+        &hybrid.workers.only(readahead_c),
+        crate::hybrid_check::check::Compare::Windows,
+    );
     let c_readahead = n / alone.hybrid_time.as_secs_f64().max(1e-9);
     let c = crate::model_check::Predictor::Hybrid { policy: Policy::BASE, c: hybrid.workers, label: "base's C".into() };
     let pol = [("base".to_string(), crate::model_check::Predictor::Port(Policy::BASE)), ("base-as-c".to_string(), c)];

@@ -93,21 +93,9 @@ pub fn flat(t: &Trace) -> Trace {
 }
 
 /// Runs `policy`'s Rust port and the hybrid `c` on each of `files` and on generated
-/// scenarios `0..count` of `seed`, on `threads` threads; the scenarios where they part,
-/// files first, then generated ones in index order.
+/// scenarios `0..count` of `seed`, on `threads` threads, comparing as `how` says; the
+/// scenarios where they part, files first, then generated ones in index order.
 pub fn check(
-    files: &[(PathBuf, Scenario)],
-    count: u64,
-    seed: u64,
-    threads: usize,
-    policy: &Policy,
-    c: &Workers,
-) -> Checked {
-    check_as(files, count, seed, threads, policy, c, Compare::Windows)
-}
-
-/// [`check`], comparing as `how` says.
-pub fn check_as(
     files: &[(PathBuf, Scenario)],
     count: u64,
     seed: u64,

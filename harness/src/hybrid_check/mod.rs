@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::hybrid::{make, Made};
 use crate::kernels::{Builder, Kernels};
 use crate::port::{base_files, DirFiles, Files, PatchedFiles};
-use check::{check_as, Checked, Compare};
+use check::{check, Checked, Compare};
 
 /// What `hybrid-check` was asked.
 #[derive(Clone, Debug, Default)]
@@ -75,7 +75,7 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
     let traced =
         tree.read(crate::hybrid::compile::READAHEAD_C)?.is_some_and(|t| t.contains("trace_page_cache_sync_ra("));
     let how = if traced { Compare::Windows } else { Compare::Flat };
-    let checked: Checked = check_as(&files, o.count, o.seed, o.threads, &policy, &hybrid.workers, how);
+    let checked: Checked = check(&files, o.count, o.seed, o.threads, &policy, &hybrid.workers, how);
     let what = format!(
         "hybrid of {} ({} as C) against the Rust port with policy {policy_name}",
         hybrid.tree,
