@@ -71,9 +71,7 @@ pub fn topics_asked(sentence: &str) -> Vec<Topic> {
 /// A name as a mail shows it, for comparing senders: `Daejun Park via B4 Relay` and
 /// `Daejun Park <d@x>` are both `daejun park`.
 fn person(name: &str) -> String {
-    let name = name.split(" via ").next().unwrap_or(name);
-    let name = name.split('<').next().unwrap_or(name);
-    name.trim().trim_matches('"').to_lowercase()
+    shown(name).to_lowercase()
 }
 
 /// Who speaks from this line on, where it says: a lore thread's `[Jan Kara]` line, a
