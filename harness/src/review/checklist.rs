@@ -213,10 +213,7 @@ fn seen_case<'a>(c: &'a Case, base: &'a Trace, patch: &'a Trace, kernels: bool) 
         patch,
         kernels,
         smallness: (c.scenario.steps.len().max(1), c.scenario.file_size),
-        hinted: on_kernels.or(match (&c.model, &c.unhinted) {
-            (Some((a, b)), Some((a0, b0))) => Some((Hinted { with: a, without: a0 }, Hinted { with: b, without: b0 })),
-            _ => None,
-        }),
+        hinted: on_kernels.or_else(|| c.model_hinted()),
         hinted_kernels: on_kernels.is_some(),
     }
 }
@@ -595,8 +592,7 @@ pub fn changelog(r: &Review) -> Vec<String> {
             let (a, b) = (&k.base[0], &k.patch[0]);
             out.push(format!("radiff, {}: {}", c.name, c.scenario.description.trim_end_matches('.')));
             out.push("Base -> patch, two runs of each kernel:".to_string());
-            if let Some((x, y)) = c.raced_pages() {
-                let (x, y) = (crate::summary::page_count(x), crate::summary::page_count(y));
+            if let Some((x, y)) = c.raced_page_counts() {
                 out.push(format!("  pages brought in  {} (its tasks raced: only the pages repeat)", from_to(x, y)));
             } else {
                 out.push(format!("  device reads  {}", from_to(a.data_reads, b.data_reads)));

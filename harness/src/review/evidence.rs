@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use radiff_model::{explain, ModelConfig, Policy, Trace};
 
+use super::questions::Hinted;
 use crate::explore::detect::{changes, requests_or_folios_differ, Change, Figure};
 use crate::model_check::Predictor;
 use crate::run::Lab;
@@ -211,10 +212,22 @@ impl Case {
     /// where base heeds them, or they reset its stream): then the kernels run it with its
     /// hints left out too ([`Case::unhinted_single`]).
     pub fn hints_fire_on_model(&self) -> bool {
-        use super::questions::{hints_ignored, hints_reset, Hinted};
-        let (Some((a, b)), Some((a0, b0))) = (&self.model, &self.unhinted) else { return false };
-        let (base, patch) = (Hinted { with: a, without: a0 }, Hinted { with: b, without: b0 });
-        hints_ignored(base, patch).is_some() || hints_reset(base, patch).is_some()
+        use super::questions::{hints_ignored, hints_reset};
+        self.model_hinted()
+            .is_some_and(|(base, patch)| hints_ignored(base, patch).is_some() || hints_reset(base, patch).is_some())
+    }
+
+    /// The model's traces of base and of the patch with the case's hints and without them,
+    /// where it predicted both.
+    pub fn model_hinted(&self) -> Option<(Hinted<'_>, Hinted<'_>)> {
+        let (Some((a, b)), Some((a0, b0))) = (&self.model, &self.unhinted) else { return None };
+        Some((Hinted { with: a, without: a0 }, Hinted { with: b, without: b0 }))
+    }
+
+    /// How many pages base's first run and the patch's brought in, where the kernels ran it
+    /// and its tasks raced ([`Case::raced_pages`]).
+    pub fn raced_page_counts(&self) -> Option<(u64, u64)> {
+        self.raced_pages().map(|(x, y)| (page_count(x), page_count(y)))
     }
 
     /// [`Case::single`] with its hint steps left out ([`super::questions::is_hint_step`]).

@@ -207,9 +207,8 @@ fn figures_of(c: &Case) -> (Vec<Figures>, Vec<Figures>, &'static str) {
 
 /// The figure rows of a case, aligned under its name.
 fn table(out: &mut String, c: &Case) {
-    if let Some((x, y)) = c.raced_pages() {
+    if let Some((x, y)) = c.raced_page_counts() {
         // The tasks raced: only the pages brought in repeat (docs/concurrency.md).
-        let (x, y) = (crate::summary::page_count(x), crate::summary::page_count(y));
         let change = crate::report::percent(x as f64, y as f64);
         let _ = writeln!(out, "    {:<22}  {x:>10}  {y:>10}  {change:>8}", "pages brought in");
         return;
@@ -369,8 +368,7 @@ fn headline_part(s: &mut String, r: &Review, h: usize, quoted: &mut Vec<usize>) 
     let c = &r.cases[h];
     let _ = writeln!(s);
     s.push_str(&wrap(&format!("The headline, {}: {}.", c.name, c.scenario.description), "", ""));
-    if let Some((x, y)) = c.raced_pages() {
-        let (x, y) = (crate::summary::page_count(x), crate::summary::page_count(y));
+    if let Some((x, y)) = c.raced_page_counts() {
         let _ = writeln!(
             s,
             "  pages brought in  {x} -> {y} ({}); its tasks raced: only the pages repeat",
