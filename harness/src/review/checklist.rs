@@ -195,14 +195,7 @@ fn seen_case<'a>(c: &'a Case, base: &'a Trace, patch: &'a Trace, kernels: bool) 
     } else {
         None
     };
-    let repeats = |k: &KernelRuns| k.race().is_none() && k.raced.is_none();
-    let on_kernels = match (&c.runs, &c.unhinted_runs) {
-        (Some(k), Some(u)) if repeats(k) && repeats(u) => Some((
-            Hinted { with: &k.base_trace, without: &u.base_trace },
-            Hinted { with: &k.patch_trace, without: &u.patch_trace },
-        )),
-        _ => None,
-    };
+    let on_kernels = kernels_hinted(c);
     Seen {
         name: &c.name,
         lines: lines_of(&c.scenario, &c.scenario.points[c.point]),
@@ -234,10 +227,19 @@ pub fn limit_broken(c: &Case) -> Option<String> {
 /// stream and not base's, on the kernels (the case run twice on each with its hints and
 /// without them, no race), said by name: `hints reset the stream: ...`.
 pub fn hints_broken(c: &Case) -> Option<String> {
-    let k = c.runs.as_ref()?;
-    let s = seen_case(c, &k.base_trace, &k.patch_trace, true);
-    let (base, patch) = s.hinted.filter(|_| s.hinted_kernels)?;
+    let (base, patch) = kernels_hinted(c)?;
     hints_ignored(base, patch).or_else(|| hints_reset(base, patch))
+}
+
+/// The kernels' traces of base and of the patch with case `c`'s hints and without them,
+/// where they ran both twice each without a race and their tasks did not race.
+fn kernels_hinted(c: &Case) -> Option<(Hinted<'_>, Hinted<'_>)> {
+    let repeats = |k: &KernelRuns| k.race().is_none() && k.raced.is_none();
+    let (k, u) = (c.runs.as_ref().filter(|k| repeats(k))?, c.unhinted_runs.as_ref().filter(|u| repeats(u))?);
+    Some((
+        Hinted { with: &k.base_trace, without: &u.base_trace },
+        Hinted { with: &k.patch_trace, without: &u.patch_trace },
+    ))
 }
 
 /// What the kernels show broken on case `c` whatever its figures say: a limit
