@@ -76,7 +76,9 @@ fn every_seed_as_c_is_its_policy() {
         let (text, agreed) = check(Some(v), None, 300);
         assert!(agreed, "{v}: {text}");
         assert!(
-            text.contains("f2fs_readahead, f2fs_read_data_folio, ext4_readahead, ext4_read_folio as C"),
+            text.contains(
+                "f2fs_readahead, f2fs_read_data_folio, ext4_readahead, ext4_read_folio, madvise_willneed as C"
+            ),
             "{v}: {text}"
         );
     }
@@ -681,6 +683,78 @@ fn a_patched_filemap_get_read_batch_runs_as_c_and_parts_from_the_port_on_reads_o
     assert_some_but_not_all_part(&text);
 }
 
+/// 7.3.4's `madvise_willneed()` advises the VMA's part of the range.
+const WILLNEED_RANGE: &str = "vfs_fadvise(file, offset, end - start, POSIX_FADV_WILLNEED);";
+
+/// The hybrid of the base's mm/readahead.c, mm/fadvise.c and its mm/madvise.c with `edit`.
+fn with_madvise(edit: impl Fn(&str) -> String) -> radiff::hybrid::Hybrid {
+    let madvise = base_file("mm/madvise.c");
+    let edited = edit(&madvise);
+    assert_ne!(edited, madvise, "the line this test edits is gone from the base's mm/madvise.c");
+    let (readahead, fadvise) = (base_readahead(), base_file("mm/fadvise.c"));
+    let tree = DirFiles::from_map([
+        ("mm/readahead.c", readahead.as_str()),
+        ("mm/fadvise.c", fadvise.as_str()),
+        ("mm/madvise.c", edited.as_str()),
+    ]);
+    match make(&Cache::from_env(), &tree).unwrap() {
+        Made::Ready(h) => h,
+        Made::DoesNotCompile { error, .. } => panic!("mm/readahead.c did not compile: {}", error.first_error),
+    }
+}
+
+/// Where each forced read of `t` starts (readahead(2), fadvise and madvise WILLNEED:
+/// `page_cache_ra_unbounded()` without a lookahead).
+fn forced_reads(t: &radiff_model::Trace) -> Vec<u64> {
+    use radiff_model::Submit;
+    t.windows
+        .iter()
+        .flat_map(|w| &w.submits)
+        .filter_map(|s| match s {
+            Submit::Unbounded { index, lookahead_size: 0, .. } => Some(*index),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_patched_madvise_willneed_runs_as_c_with_the_trees_struct_and_parts_from_the_port_on_madvise_only() {
+    // The patch advises the range that follows the one asked.
+    let next = "vfs_fadvise(file, offset + (end - start), end - start, POSIX_FADV_WILLNEED);";
+    let h = with_madvise(|s| s.replacen(WILLNEED_RANGE, next, 1));
+    assert!(h.runs("mm/madvise.c"), "{:?}", h.left_out);
+    assert!(runs_as_c(&h, "madvise_willneed"), "{:?}", h.workers.functions());
+    // Reads and faults without MADV_WILLNEED: nothing changes.
+    for name in ["1mib_after_4k.yaml", "mmap_backward.yaml"] {
+        let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input(name));
+        assert_eq!(port, hybrid, "{name}");
+    }
+    // readahead(2) of the file's first MiB, then MADV_WILLNEED of its second (256 pages):
+    // the port reads from the second MiB's first page, the patch from the third's.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("hint_then_touch.yaml"));
+    let (p, c) = (forced_reads(&port), forced_reads(&hybrid));
+    assert_eq!((p.len(), c.len()), (2, 2), "{p:?} {c:?}");
+    assert_eq!((c[0], c[1]), (p[0], p[1] + 256), "{p:?} {c:?}");
+    // The base's own madvise_willneed() as C is the port there.
+    let same = with_madvise(|s| s.replacen(WILLNEED_RANGE, &format!("{WILLNEED_RANGE}\n"), 1));
+    assert!(runs_as_c(&same, "madvise_willneed"));
+    assert_eq!(port_and_hybrid(&same.workers, &scenario_input("hint_then_touch.yaml")).1, port);
+    let (text, agreed) = check_edited_file("mm/madvise.c", |s| s.replacen(WILLNEED_RANGE, next, 1));
+    assert!(!agreed, "{text}");
+    assert!(text.contains(", madvise_willneed as C)"), "{text}");
+    assert_some_but_not_all_part(&text);
+}
+
+#[test]
+fn a_madvise_willneed_whose_tree_drops_its_struct_member_leaves_it_to_the_port_naming_the_line() {
+    // The tree's own struct madvise_behavior is taken: one without `range` does not
+    // compile with the header's shim, and the error names the shim's line.
+    let h = with_madvise(|s| s.replacen("\tstruct madvise_behavior_range range;\n", "", 1));
+    let error = h.left_out_of("mm/madvise.c").expect("a struct madvise_behavior without range compiled");
+    assert!(error.first_error.contains("range"), "{}", error.first_error);
+    assert!(!runs_as_c(&h, "madvise_willneed") && runs_as_c(&h, "generic_fadvise"), "{:?}", h.workers.functions());
+}
+
 /// Workers told to run some of an object's functions load only those: a patched batch
 /// left out is the port's, so reads predict as the port does.
 #[test]
@@ -859,7 +933,7 @@ fn a_patched_ext4_mpage_readpages_runs_as_c_and_parts_from_the_port_on_ext4_file
     let half = |s: &str| s.replacen(EXT4_LENGTH, "\t\tlength = (first_hole << blkbits) / 2;\n", 1);
     let (text, agreed) = check_edited_file("fs/ext4/readpage.c", half);
     assert!(!agreed, "{text}");
-    assert!(text.contains("ext4_readahead, ext4_read_folio as C"), "{text}");
+    assert!(text.contains("ext4_readahead, ext4_read_folio, "), "{text}");
     assert_some_but_not_all_part(&text);
     assert_eq!(parted_elsewhere(&text, "ext4"), Vec::<String>::new());
 }

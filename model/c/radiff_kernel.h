@@ -15,18 +15,18 @@
  * Nothing here allocates: folios are the model's (`struct folio` lives in memory the
  * model owns for the length of one call from the model into the C).
  *
- * The object has up to five translation units: mm/readahead.c, which holds radiff's
+ * The object has up to six translation units: mm/readahead.c, which holds radiff's
  * runtime below (the thread's context, the crash guard, the aops); mm/fadvise.c, compiled
  * with RADIFF_UNIT_FADVISE defined; and the functions the harness takes from the tree's
- * mm/filemap.c, fs/f2fs/data.c and fs/ext4/readpage.c at run time, compiled with
- * RADIFF_UNIT_FILEMAP, RADIFF_UNIT_F2FS and RADIFF_UNIT_EXT4 defined. The last four only
- * declare the runtime.
+ * mm/filemap.c, fs/f2fs/data.c, fs/ext4/readpage.c and mm/madvise.c at run time, compiled
+ * with RADIFF_UNIT_FILEMAP, RADIFF_UNIT_F2FS, RADIFF_UNIT_EXT4 and RADIFF_UNIT_MADVISE
+ * defined. The last five only declare the runtime.
  */
 #ifndef RADIFF_KERNEL_H
 #define RADIFF_KERNEL_H
 
 #if defined(RADIFF_UNIT_FADVISE) || defined(RADIFF_UNIT_FILEMAP) || defined(RADIFF_UNIT_F2FS) || \
-	defined(RADIFF_UNIT_EXT4)
+	defined(RADIFF_UNIT_EXT4) || defined(RADIFF_UNIT_MADVISE)
 #define RADIFF_RUNTIME_ELSEWHERE
 #endif
 
@@ -1015,6 +1015,39 @@ static inline int ext4_readpage_inline(struct inode *inode, struct folio *folio)
 #define trace_ext4_read_folio(inode, folio) do { } while (0)
 #endif /* RADIFF_UNIT_EXT4 */
 
+#ifdef RADIFF_UNIT_MADVISE
+/* ---- mm/madvise.c's madvise_willneed(): MADV_WILLNEED on one VMA of a file mapping ---- */
+/* The mmap lock and the file's reference are the model's: nothing to take or drop. */
+struct mm_struct;
+static inline void mmap_read_lock(struct mm_struct *mm) { (void)mm; }
+static inline void mmap_read_unlock(struct mm_struct *mm) { (void)mm; }
+static inline void fput(struct file *f) { (void)f; }
+/* The model's mappings are of regular files, never shmem; CONFIG_SWAP is left undefined,
+ * which leaves the same path for a file (the anonymous and shmem ones are never taken). */
+static inline bool shmem_mapping(struct address_space *m) { (void)m; return false; }
+static inline void shmem_swapin_range(struct vm_area_struct *vma, unsigned long start, unsigned long end,
+				      struct address_space *mapping)
+{
+	(void)vma; (void)start; (void)end; (void)mapping;
+	BUG();
+}
+/* mm/fadvise.c's, in its unit: the file's ->fadvise (f_op) is NULL, so generic_fadvise(),
+ * as XFS's (which only locks around it), ext4's and f2fs's for WILLNEED (which adds only
+ * its extent precache) come to. */
+int vfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice);
+#define MADV_WILLNEED 3
+/* The model calls it on one VMA's part [start, end) of the range, as madvise_walk_vmas()
+ * does: the shim fills the tree's own struct madvise_behavior (its layout is the tree's)
+ * for MADV_WILLNEED under the mmap read lock. */
+#define RADIFF_SHIM_madvise_willneed \
+	long radiff_shim_madvise_willneed(struct vm_area_struct *vma, unsigned long start, unsigned long end) \
+	{ \
+		struct madvise_behavior b = { .behavior = MADV_WILLNEED, .lock_mode = MADVISE_MMAP_READ_LOCK, \
+					      .range = { .start = start, .end = end }, .vma = vma }; \
+		return ((radiff_type_madvise_willneed *)madvise_willneed)(&b); \
+	}
+#endif /* RADIFF_UNIT_MADVISE */
+
 /* The types the model calls each kernel function with (model/src/hybrid/functions.rs):
  * the harness exports each function the tree defines as radiff_entry_NAME, NULL where the
  * tree's type is another (the model then keeps its port of it). */
@@ -1035,5 +1068,13 @@ typedef void radiff_type_filemap_get_read_batch(struct address_space *, pgoff_t,
 #define RADIFF_ENTRY(name) \
 	void *const radiff_entry_##name = __builtin_choose_expr( \
 		__builtin_types_compatible_p(__typeof__(name), radiff_type_##name), (void *)name, (void *)0)
+/* A function the model calls through radiff's shim (RADIFF_SHIM_name, which builds the
+ * tree's struct from the model's arguments): the shim's address where the tree's function
+ * has the type the shim calls it with. */
+struct madvise_behavior;
+typedef long radiff_type_madvise_willneed(struct madvise_behavior *);
+#define RADIFF_SHIM_ENTRY(name) \
+	void *const radiff_entry_##name = __builtin_choose_expr( \
+		__builtin_types_compatible_p(__typeof__(name), radiff_type_##name), (void *)radiff_shim_##name, (void *)0)
 
 #endif

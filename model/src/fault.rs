@@ -311,19 +311,21 @@ impl Model<'_> {
             }
             MadvAdvice::Willneed => {
                 let (fd, pgoff) = (area.fd, area.pgoff);
-                let pieces: Vec<(u64, u64)> = area
+                let pieces: Vec<(Vma, u64, u64)> = area
                     .vmas
                     .iter()
                     .filter(|v| v.start < end && start < v.end)
-                    .map(|v| (v.start.max(start), v.end.min(end)))
+                    .map(|v| (*v, v.start.max(start), v.end.min(end)))
                     .collect();
                 // madvise_do_behavior()'s plug holds madvise_walk_vmas() too: every
                 // chunk's read_pages() plug nests in it, so the requests of all chunks wait
                 // in one plug (merging across chunk ends, flushed at BLK_MAX_REQUEST_COUNT
                 // or a large request) until the call ends.
                 self.blk_start_plug();
-                for (s, e) in pieces {
-                    self.madvise_willneed(fd, pgoff, s, e);
+                for (vma, s, e) in pieces {
+                    if !self.c_madvise_willneed(map, vma, s, e) {
+                        self.madvise_willneed(fd, pgoff, s, e);
+                    }
                 }
                 self.blk_finish_plug();
                 return;

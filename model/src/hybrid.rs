@@ -20,12 +20,14 @@ mod fault;
 mod fs;
 pub mod functions;
 mod layout;
+mod madvise;
 mod ra;
 mod read;
 
 pub use crash::{Crash, WORKER};
 pub use fault::{AsyncMmapRaFn, CVmFault, CVma, SyncMmapRaFn};
 pub use layout::mirror_layout;
+pub use madvise::MadviseWillneedFn;
 pub use ra::{CFileRaState, CRadiffRa, RaLoadFn, RaRaw, RaStoreFn};
 
 pub use fs::{CBio, CBvecIter, CSuperBlock, ReadFolioFn, ReadaheadFn};
@@ -117,11 +119,22 @@ pub struct CFile {
     pub radiff_fd: c_uint,
     /// `spinlock_t f_lock`: a lock nothing waits on.
     pub f_lock: c_int,
-    /// `const struct file_operations *f_op`: NULL (the model calls `generic_fadvise()`
-    /// itself, never `vfs_fadvise()`).
-    pub f_op: *const c_void,
+    /// `const struct file_operations *f_op`: [`NO_FADVISE`], whose `->fadvise` is NULL, so
+    /// the C's `vfs_fadvise()` (`madvise_willneed()`'s) is the tree's `generic_fadvise()`.
+    pub f_op: *const CFileOperations,
     pub f_ra: CFileRaState,
 }
+
+/// `struct file_operations`, its one member the C reads.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CFileOperations {
+    pub fadvise: Option<unsafe extern "C" fn(*mut CFile, i64, i64, c_int) -> c_int>,
+}
+
+/// Every file's operations in the frame: no `->fadvise` of the file system's (the model's
+/// own `->fadvise` runs before it calls the C: f2fs's SEQUENTIAL).
+pub static NO_FADVISE: CFileOperations = CFileOperations { fadvise: None };
 
 const FMODE_RANDOM: c_uint = 1 << 12;
 const FMODE_NOREUSE: c_uint = 1 << 23;
@@ -487,7 +500,7 @@ impl Model<'_> {
                 f_mapping: std::ptr::null_mut(),
                 f_inode: std::ptr::null_mut(),
                 f_lock: 0,
-                f_op: std::ptr::null(),
+                f_op: &NO_FADVISE,
                 f_ra: CFileRaState { raw: self.files[fd].ra_raw },
                 radiff_fd: fd as c_uint,
             },

@@ -10,7 +10,7 @@ use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
 use crate::process::Cmd;
 
-pub use super::unit::{EXT4_READPAGE_C, F2FS_DATA_C, FILEMAP_C};
+pub use super::unit::{EXT4_READPAGE_C, F2FS_DATA_C, FILEMAP_C, MADVISE_C};
 
 /// Where radiff's header is kept, from the repository's root.
 pub const HEADER_PATH: &str = "model/c/radiff_kernel.h";
@@ -27,7 +27,7 @@ pub const FADVISE_C: &str = "mm/fadvise.c";
 
 /// The tree's files the hybrid compiles: a patched tree copies each (`PatchedFiles`'s
 /// `also`), so every read sees the same tree.
-pub const SOURCES: [&str; 5] = [READAHEAD_C, FADVISE_C, FILEMAP_C, F2FS_DATA_C, EXT4_READPAGE_C];
+pub const SOURCES: [&str; 6] = [READAHEAD_C, FADVISE_C, FILEMAP_C, F2FS_DATA_C, EXT4_READPAGE_C, MADVISE_C];
 
 /// A file of the tree whose unit the object may be made without: when it does not compile
 /// (or link), its functions stay the Rust port and the object is made of the others.
@@ -45,11 +45,12 @@ pub struct Unit {
 }
 
 /// The optional units, in the object's order.
-pub const OPTIONAL: [Unit; 4] = [
+pub const OPTIONAL: [Unit; 5] = [
     Unit { file: FADVISE_C, scratch: "fadvise.c", define: "RADIFF_UNIT_FADVISE", whole: true },
     Unit { file: FILEMAP_C, scratch: "filemap.c", define: "RADIFF_UNIT_FILEMAP", whole: false },
     Unit { file: F2FS_DATA_C, scratch: "data.c", define: "RADIFF_UNIT_F2FS", whole: false },
     Unit { file: EXT4_READPAGE_C, scratch: "readpage.c", define: "RADIFF_UNIT_EXT4", whole: false },
+    Unit { file: MADVISE_C, scratch: "madvise.c", define: "RADIFF_UNIT_MADVISE", whole: false },
 ];
 
 /// For each of [`OPTIONAL`]'s units, in its order.
@@ -498,12 +499,13 @@ pub fn compile(
         sources.optional.iter().zip(&failed).map(|(t, e)| t.is_some() && e.is_none()).collect();
     let (mut status, mut output) = link(&compiled_ok)?;
     if !status.success() && compiled_ok.iter().any(|c| *c) {
-        // They did not link together: each optional unit that links with mm/readahead.c
-        // alone is kept, the others are left out, saying why.
+        // They did not link together: each optional unit, in order, that links with
+        // mm/readahead.c and the units kept before it is kept (mm/madvise.c's calls
+        // mm/fadvise.c's vfs_fadvise()), the others are left out, saying why.
         let mut keep = vec![false; OPTIONAL.len()];
         for i in 0..OPTIONAL.len() {
             if compiled_ok[i] {
-                let mut only = vec![false; OPTIONAL.len()];
+                let mut only = keep.clone();
                 only[i] = true;
                 let (status, output) = link(&only)?;
                 if status.success() {

@@ -18,6 +18,15 @@ pub const F2FS_DATA_C: &str = "fs/f2fs/data.c";
 /// The tree's file ext4's `->readahead` and `->read_folio` are taken from.
 pub const EXT4_READPAGE_C: &str = "fs/ext4/readpage.c";
 
+/// The tree's file MADV_WILLNEED's `madvise_willneed()` is taken from.
+pub const MADVISE_C: &str = "mm/madvise.c";
+
+/// The entries the model calls through a shim of radiff's header (`RADIFF_SHIM_NAME`,
+/// which takes the model's arguments and builds the tree's own struct from them: the model
+/// cannot know its layout), exported as the shim where the tree's function has the type
+/// the shim calls it with.
+pub const SHIMMED: [&str; 1] = ["madvise_willneed"];
+
 /// The functions of `file` the model calls as C: its entries in the model's table
 /// (radiff_model::hybrid::functions::ENTRIES).
 pub fn entries_of(file: &str) -> Vec<&'static str> {
@@ -78,6 +87,23 @@ fn defines(lines: &[&str]) -> BTreeMap<String, (usize, String)> {
     out
 }
 
+/// The file's `struct NAME {` and `enum NAME {` definitions in column 0, by name, as
+/// (1-based line, the lines through the `};` that ends it).
+fn types(lines: &[&str]) -> BTreeMap<String, (usize, String)> {
+    let mut out = BTreeMap::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line.strip_prefix("struct ").or_else(|| line.strip_prefix("enum ")) else { continue };
+        let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        if name.is_empty() || rest[name.len()..].trim() != "{" {
+            continue;
+        }
+        if let Some(end) = lines[i..].iter().position(|l| l.starts_with("};")) {
+            out.entry(name).or_insert_with(|| (i + 1, lines[i..=i + end].join("\n")));
+        }
+    }
+    out
+}
+
 /// Whether radiff's header answers `name` itself (defines it as a macro, or declares or
 /// defines a function of that name): the file's own is then not taken.
 fn header_has(header: &str, name: &str) -> bool {
@@ -96,6 +122,7 @@ fn header_has(header: &str, name: &str) -> bool {
 pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Result<Option<String>, String> {
     let lines: Vec<&str> = text.lines().collect();
     let macros = defines(&lines);
+    let structs = types(&lines);
     let read = |name: &str| definitions(text, name).map_err(|e| format!("{file}: {name}(): {e}"));
     // What the unit holds, by first line: (first line, text).
     let mut taken: BTreeMap<usize, String> = BTreeMap::new();
@@ -116,6 +143,14 @@ pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Resu
             continue;
         }
         let is_entry = found.contains(&name.as_str());
+        // The tree's own struct or enum of that name (its layout is the tree's), unless
+        // the header has one; a function of the same name is looked for as well.
+        if let Some((line, def)) = structs.get(&name) {
+            if !header.contains(&format!("struct {name} {{")) && !header.contains(&format!("enum {name} {{")) {
+                taken.insert(*line, def.clone());
+                todo.extend(identifiers(def).into_iter().filter(|i| !done.contains(i)));
+            }
+        }
         let body = if let Some((line, def)) = macros.get(&name).filter(|_| !is_entry) {
             if header_has(header, &name) {
                 continue;
@@ -158,11 +193,15 @@ pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Resu
 /// The unit's exports of `entries` (the functions the model calls that it defines):
 /// `radiff_entry_NAME`, the function's address where its type is the one the model calls
 /// it with, NULL otherwise (the header's `RADIFF_ENTRY`), whatever the file made it
-/// (static or not).
+/// (static or not). A [`SHIMMED`] entry's export is its shim's (`RADIFF_SHIM_ENTRY`).
 pub fn entry_lines(entries: &[&str]) -> String {
     let mut out = String::from("#line 1 \"radiff-entries.c\"\n");
     for e in entries {
-        out.push_str(&format!("RADIFF_ENTRY({e});\n"));
+        if SHIMMED.contains(e) {
+            out.push_str(&format!("RADIFF_SHIM_{e}\nRADIFF_SHIM_ENTRY({e});\n"));
+        } else {
+            out.push_str(&format!("RADIFF_ENTRY({e});\n"));
+        }
     }
     out
 }
@@ -250,6 +289,40 @@ static struct file *do_sync_mmap_readahead(struct vm_fault *vmf)
         assert!(unit.find("helper(int x)").unwrap() < unit.find("do_sync_mmap_readahead(struct").unwrap());
         assert!(unit.ends_with("#line 1 \"radiff-entries.c\"\nRADIFF_ENTRY(do_sync_mmap_readahead);\n"), "{unit}");
         assert!(!unit.contains("RADIFF_ENTRY(do_async"), "only the functions the file defines");
+    }
+
+    #[test]
+    fn the_unit_takes_the_files_own_structs_and_enums_its_functions_use_but_not_the_headers() {
+        let file = "\
+enum lock_mode {
+\tNO_LOCK,
+\tREAD_LOCK,
+};
+
+struct madvise_behavior {
+\tenum lock_mode lock_mode;
+\tstruct folio *folio;
+};
+
+struct unused {
+\tint x;
+};
+
+static long madvise_willneed(struct madvise_behavior *b)
+{
+\treturn b->lock_mode == READ_LOCK;
+}
+";
+        let header = "struct folio {\n\tint i;\n};\n";
+        let unit = extracted("mm/madvise.c", file, &entries_of(MADVISE_C), header).unwrap().unwrap();
+        assert!(unit.contains("#line 1 \"mm/madvise.c\"\nenum lock_mode {\n"), "{unit}");
+        assert!(unit.contains("#line 6 \"mm/madvise.c\"\nstruct madvise_behavior {\n"), "{unit}");
+        assert!(!unit.contains("struct unused"), "{unit}");
+        assert!(unit.ends_with("RADIFF_SHIM_madvise_willneed\nRADIFF_SHIM_ENTRY(madvise_willneed);\n"), "{unit}");
+        // A struct the header defines is the header's, even where the file has its own.
+        let file = format!("struct folio {{\n\tlong other;\n}};\n{file}");
+        let unit = extracted("mm/madvise.c", &file, &entries_of(MADVISE_C), header).unwrap().unwrap();
+        assert!(!unit.contains("long other"), "{unit}");
     }
 
     #[test]

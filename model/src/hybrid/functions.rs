@@ -7,8 +7,8 @@ use std::ffi::c_void;
 
 use super::read::GetReadBatchFn;
 use super::{
-    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, RaInitFn, RaLoadFn, RaOrderFn,
-    RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
+    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, MadviseWillneedFn, RaInitFn,
+    RaLoadFn, RaOrderFn, RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
 };
 
 /// A kernel function that runs as C: its name and the tree's file that defines it.
@@ -112,6 +112,10 @@ entries! {
     ext4_readahead: ReadaheadFn, "fs/ext4/readpage.c";
     /// An ext4 file's `->read_folio`.
     ext4_read_folio: ReadFolioFn, "fs/ext4/readpage.c";
+    /// Called for MADV_WILLNEED on each VMA of the range (`madvise_walk_vmas()`), taken
+    /// from the tree's mm/madvise.c with its `struct madvise_behavior`, through the
+    /// header's shim.
+    madvise_willneed: MadviseWillneedFn, "mm/madvise.c";
 }
 
 /// The static functions the entries' C calls itself, not exported and never called by the

@@ -30,6 +30,7 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     members!(out, "super_block", CSuperBlock: s_bdev, s_maxbytes);
     members!(out, "address_space_operations", CAops: read_folio, readahead);
     members!(out, "address_space", CAddressSpace: host, i_pages, invalidate_lock, gfp_mask, flags, a_ops, radiff, radiff_min_order, radiff_max_order);
+    members!(out, "file_operations", super::CFileOperations: fadvise);
     members!(out, "file", CFile: f_mode, f_mapping, f_inode, radiff_fd, f_lock, f_op);
     // `f_ra` is the last member, the tree's struct, which may take less than the room.
     out.push(("file", "f_ra", std::mem::offset_of!(CFile, f_ra), 0));
