@@ -77,7 +77,7 @@ fn every_seed_as_c_is_its_policy() {
         assert!(agreed, "{v}: {text}");
         assert!(
             text.contains(
-                "f2fs_readahead, f2fs_read_data_folio, ext4_readahead, ext4_read_folio, madvise_willneed as C"
+                "f2fs_readahead, f2fs_read_data_folio, ext4_readahead, ext4_read_folio, madvise_willneed, do_fault_around as C"
             ),
             "{v}: {text}"
         );
@@ -574,14 +574,19 @@ const READ_AROUND: &str = "\t\tra->async_size = ra->ra_pages / 4;\n";
 
 /// The hybrid of the base's mm/readahead.c, mm/fadvise.c and its mm/filemap.c with `edit`.
 fn with_filemap(edit: impl Fn(&str) -> String) -> radiff::hybrid::Hybrid {
-    let filemap = base_file("mm/filemap.c");
-    let edited = edit(&filemap);
-    assert_ne!(edited, filemap, "the line this test edits is gone from the base's mm/filemap.c");
+    with_edited("mm/filemap.c", edit)
+}
+
+/// The hybrid of the base's mm/readahead.c, mm/fadvise.c and its `file` with `edit`.
+fn with_edited(file: &str, edit: impl Fn(&str) -> String) -> radiff::hybrid::Hybrid {
+    let source = base_file(file);
+    let edited = edit(&source);
+    assert_ne!(edited, source, "the line this test edits is gone from the base's {file}");
     let (readahead, fadvise) = (base_readahead(), base_file("mm/fadvise.c"));
     let tree = DirFiles::from_map([
         ("mm/readahead.c", readahead.as_str()),
         ("mm/fadvise.c", fadvise.as_str()),
-        ("mm/filemap.c", edited.as_str()),
+        (file, edited.as_str()),
     ]);
     match make(&Cache::from_env(), &tree).unwrap() {
         Made::Ready(h) => h,
@@ -688,19 +693,7 @@ const WILLNEED_RANGE: &str = "vfs_fadvise(file, offset, end - start, POSIX_FADV_
 
 /// The hybrid of the base's mm/readahead.c, mm/fadvise.c and its mm/madvise.c with `edit`.
 fn with_madvise(edit: impl Fn(&str) -> String) -> radiff::hybrid::Hybrid {
-    let madvise = base_file("mm/madvise.c");
-    let edited = edit(&madvise);
-    assert_ne!(edited, madvise, "the line this test edits is gone from the base's mm/madvise.c");
-    let (readahead, fadvise) = (base_readahead(), base_file("mm/fadvise.c"));
-    let tree = DirFiles::from_map([
-        ("mm/readahead.c", readahead.as_str()),
-        ("mm/fadvise.c", fadvise.as_str()),
-        ("mm/madvise.c", edited.as_str()),
-    ]);
-    match make(&Cache::from_env(), &tree).unwrap() {
-        Made::Ready(h) => h,
-        Made::DoesNotCompile { error, .. } => panic!("mm/readahead.c did not compile: {}", error.first_error),
-    }
+    with_edited("mm/madvise.c", edit)
 }
 
 /// Where each forced read of `t` starts (readahead(2), fadvise and madvise WILLNEED:
@@ -741,7 +734,7 @@ fn a_patched_madvise_willneed_runs_as_c_with_the_trees_struct_and_parts_from_the
     assert_eq!(port_and_hybrid(&same.workers, &scenario_input("hint_then_touch.yaml")).1, port);
     let (text, agreed) = check_edited_file("mm/madvise.c", |s| s.replacen(WILLNEED_RANGE, next, 1));
     assert!(!agreed, "{text}");
-    assert!(text.contains(", madvise_willneed as C)"), "{text}");
+    assert!(text.contains(", madvise_willneed, "), "{text}");
     assert_some_but_not_all_part(&text);
 }
 
@@ -753,6 +746,49 @@ fn a_madvise_willneed_whose_tree_drops_its_struct_member_leaves_it_to_the_port_n
     let error = h.left_out_of("mm/madvise.c").expect("a struct madvise_behavior without range compiled");
     assert!(error.first_error.contains("range"), "{}", error.first_error);
     assert!(!runs_as_c(&h, "madvise_willneed") && runs_as_c(&h, "generic_fadvise"), "{:?}", h.workers.functions());
+}
+
+/// 7.3.4's `do_fault_around()` maps up to `fault_around_pages` pages from the aligned start.
+const FAULT_AROUND_END: &str = "to_pte = min3(from_pte + nr_pages, ";
+
+/// The pages of each fault-around in `t` (`mm_filemap_map_pages`: the range asked).
+fn fault_arounds(t: &radiff_model::Trace) -> Vec<u64> {
+    t.windows.iter().filter(|w| w.trigger == radiff_model::Trigger::FaultAround).map(|w| w.req_count).collect()
+}
+
+#[test]
+fn a_patched_do_fault_around_runs_as_c_and_parts_from_the_port_on_mappings_only() {
+    // The patch maps half as many pages around a fault.
+    let half = |s: &str| s.replacen(FAULT_AROUND_END, "to_pte = min3(from_pte + nr_pages / 2, ", 1);
+    let h = with_edited("mm/memory.c", half);
+    assert!(h.runs("mm/memory.c"), "{:?}", h.left_out);
+    assert!(runs_as_c(&h, "do_fault_around"), "{:?}", h.workers.functions());
+    // read(2) never faults: nothing changes.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("1mib_after_4k.yaml"));
+    assert_eq!(port, hybrid);
+    // A sequential touch of a mapping: each range the patch maps is at most half the
+    // port's widest, and more of them are needed.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("mmap_seq_8mib.yaml"));
+    let (p, c) = (fault_arounds(&port), fault_arounds(&hybrid));
+    let widest = *p.iter().max().expect("the port faults around on a sequential touch");
+    assert!(c.iter().all(|&n| n <= widest / 2) && c.contains(&(widest / 2)), "{p:?}\n{c:?}");
+    assert!(c.len() > p.len(), "{p:?}\n{c:?}");
+    let (text, agreed) = check_edited_file("mm/memory.c", half);
+    assert!(!agreed, "{text}");
+    assert!(text.contains(", do_fault_around as C)"), "{text}");
+    assert!(text.contains("scenarios/mmap_seq_8mib.yaml: rust port and hybrid part"), "{text}");
+    assert!(!text.contains("scenarios/1mib_after_4k.yaml: rust port"), "{text}");
+    assert_some_but_not_all_part(&text);
+}
+
+#[test]
+fn a_do_fault_around_that_does_not_compile_leaves_it_to_the_port_naming_its_line() {
+    let broken = |s: &str| s.replacen(FAULT_AROUND_END, "to_pte = min3(from_pte + vmf->no_such_member, ", 1);
+    let h = with_edited("mm/memory.c", broken);
+    let line = broken(&base_file("mm/memory.c")).lines().position(|l| l.contains("no_such_member")).unwrap() + 1;
+    let error = h.left_out_of("mm/memory.c").expect("mm/memory.c compiled with a member struct vm_fault lacks");
+    assert!(error.first_error.starts_with(&format!("mm/memory.c:{line}:")), "{}", error.first_error);
+    assert!(!runs_as_c(&h, "do_fault_around") && runs_as_c(&h, "page_cache_sync_ra"), "{:?}", h.workers.functions());
 }
 
 /// Workers told to run some of an object's functions load only those: a patched batch

@@ -15,18 +15,18 @@
  * Nothing here allocates: folios are the model's (`struct folio` lives in memory the
  * model owns for the length of one call from the model into the C).
  *
- * The object has up to six translation units: mm/readahead.c, which holds radiff's
+ * The object has up to seven translation units: mm/readahead.c, which holds radiff's
  * runtime below (the thread's context, the crash guard, the aops); mm/fadvise.c, compiled
  * with RADIFF_UNIT_FADVISE defined; and the functions the harness takes from the tree's
- * mm/filemap.c, fs/f2fs/data.c, fs/ext4/readpage.c and mm/madvise.c at run time, compiled
- * with RADIFF_UNIT_FILEMAP, RADIFF_UNIT_F2FS, RADIFF_UNIT_EXT4 and RADIFF_UNIT_MADVISE
- * defined. The last five only declare the runtime.
+ * mm/filemap.c, fs/f2fs/data.c, fs/ext4/readpage.c, mm/madvise.c and mm/memory.c at run
+ * time, compiled with RADIFF_UNIT_FILEMAP, RADIFF_UNIT_F2FS, RADIFF_UNIT_EXT4,
+ * RADIFF_UNIT_MADVISE and RADIFF_UNIT_MEMORY defined. The last six only declare the runtime.
  */
 #ifndef RADIFF_KERNEL_H
 #define RADIFF_KERNEL_H
 
 #if defined(RADIFF_UNIT_FADVISE) || defined(RADIFF_UNIT_FILEMAP) || defined(RADIFF_UNIT_F2FS) || \
-	defined(RADIFF_UNIT_EXT4) || defined(RADIFF_UNIT_MADVISE)
+	defined(RADIFF_UNIT_EXT4) || defined(RADIFF_UNIT_MADVISE) || defined(RADIFF_UNIT_MEMORY)
 #define RADIFF_RUNTIME_ELSEWHERE
 #endif
 
@@ -353,6 +353,8 @@ struct radiff_ops {
 	void (*submit_bio)(void *ctx, struct bio *bio);
 	/* block_read_full_folio(): the model reads the folio block by block. */
 	void (*read_full_folio)(void *ctx, struct folio *folio);
+	/* mm/memory.c's fault_around_pages, as the guest's debugfs set it. */
+	unsigned long (*fault_around_pages)(void *ctx);
 };
 
 struct radiff_env {
@@ -629,19 +631,34 @@ static inline int get_order(unsigned long size)
 /* include/linux/pgtable.h's generic one (x86 has no other). */
 static inline unsigned int exec_folio_order(void) { return 0; }
 
+struct mm_struct;
+struct vm_operations_struct;
 struct vm_area_struct {
 	unsigned long vm_start;
 	unsigned long vm_end;
 	pgoff_t vm_pgoff;
 	vm_flags_t vm_flags;
 	struct file *vm_file;
+	/* NULL: the mmap lock and the page tables are the model's. */
+	struct mm_struct *vm_mm;
+	const struct vm_operations_struct *vm_ops;
 };
+/* A PMD entry: 0 none, else the model's (a page table, or a huge mapping). */
+typedef struct { unsigned long pmd; } pmd_t;
+typedef struct page *pgtable_t;
+typedef unsigned int vm_fault_t;
 /* The members of struct vm_fault the fault path's readahead reads. */
 struct vm_fault {
 	struct vm_area_struct *vma;
 	pgoff_t pgoff;
 	unsigned long address;
 	unsigned int flags;
+	pmd_t *pmd;
+	pgtable_t prealloc_pte;
+};
+/* ->map_pages: the model's filemap_map_pages() (model/src/hybrid/fault.rs). */
+struct vm_operations_struct {
+	vm_fault_t (*map_pages)(struct vm_fault *vmf, pgoff_t start_pgoff, pgoff_t end_pgoff);
 };
 static inline unsigned long vma_pages(const struct vm_area_struct *vma)
 {
@@ -1018,7 +1035,6 @@ static inline int ext4_readpage_inline(struct inode *inode, struct folio *folio)
 #ifdef RADIFF_UNIT_MADVISE
 /* ---- mm/madvise.c's madvise_willneed(): MADV_WILLNEED on one VMA of a file mapping ---- */
 /* The mmap lock and the file's reference are the model's: nothing to take or drop. */
-struct mm_struct;
 static inline void mmap_read_lock(struct mm_struct *mm) { (void)mm; }
 static inline void mmap_read_unlock(struct mm_struct *mm) { (void)mm; }
 static inline void fput(struct file *f) { (void)f; }
@@ -1048,6 +1064,33 @@ int vfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice);
 	}
 #endif /* RADIFF_UNIT_MADVISE */
 
+#ifdef RADIFF_UNIT_MEMORY
+/* ---- mm/memory.c's do_fault_around() ---- */
+/* The file's static variable, read from the model at each use (an lvalue, for READ_ONCE()). */
+static inline const unsigned long *radiff_fault_around_pages(void)
+{
+	static __thread unsigned long pages;
+	pages = RADIFF_CALL(radiff_current, fault_around_pages);
+	return &pages;
+}
+#define fault_around_pages (*radiff_fault_around_pages())
+/* x86-64's page tables: 512 entries a table. */
+#define PTRS_PER_PTE 512
+static inline unsigned long pte_index(unsigned long address) { return (address >> PAGE_SHIFT) & (PTRS_PER_PTE - 1); }
+/* include/uapi/linux/const.h's arithmetic, for a power-of-two a. */
+#define ALIGN_DOWN(x, a) ((((x) - ((a) - 1)) + ((__typeof__(x))(a) - 1)) & ~((__typeof__(x))(a) - 1))
+#define min3(x, y, z) min(min(x, y), z)
+static inline int pmd_none(pmd_t pmd) { return !pmd.pmd; }
+/* The model installs the page table itself (its filemap_map_pmd()): a token, never NULL. */
+static inline pgtable_t pte_alloc_one(struct mm_struct *mm)
+{
+	static char token;
+	(void)mm;
+	return (pgtable_t)(void *)&token;
+}
+#define VM_FAULT_OOM 0x000001
+#endif /* RADIFF_UNIT_MEMORY */
+
 /* The types the model calls each kernel function with (model/src/hybrid/functions.rs):
  * the harness exports each function the tree defines as radiff_entry_NAME, NULL where the
  * tree's type is another (the model then keeps its port of it). */
@@ -1073,6 +1116,7 @@ typedef void radiff_type_filemap_get_read_batch(struct address_space *, pgoff_t,
  * has the type the shim calls it with. */
 struct madvise_behavior;
 typedef long radiff_type_madvise_willneed(struct madvise_behavior *);
+typedef vm_fault_t radiff_type_do_fault_around(struct vm_fault *);
 #define RADIFF_SHIM_ENTRY(name) \
 	void *const radiff_entry_##name = __builtin_choose_expr( \
 		__builtin_types_compatible_p(__typeof__(name), radiff_type_##name), (void *)radiff_shim_##name, (void *)0)

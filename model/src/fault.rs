@@ -487,7 +487,7 @@ impl Model<'_> {
     }
 
     /// `fault_around_pages`, mm/memory.c, from the debugfs value the guest read back.
-    fn fault_around_pages(&self) -> u64 {
+    pub(crate) fn fault_around_pages(&self) -> u64 {
         (self.input.vm.fault_around_bytes / PAGE_SIZE).max(1)
     }
 
@@ -495,7 +495,10 @@ impl Model<'_> {
     /// map the page; then `finish_fault()`.
     fn do_read_fault(&mut self, vmf: &mut VmFault) -> u32 {
         if self.should_fault_around() {
-            let ret = self.do_fault_around(vmf);
+            let ret = match self.c_do_fault_around(vmf) {
+                Some(ret) => ret,
+                None => self.do_fault_around(vmf),
+            };
             if ret != 0 {
                 cover!(self.rec, "do_read_fault: fault-around mapped the page");
                 return ret;

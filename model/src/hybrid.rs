@@ -25,7 +25,7 @@ mod ra;
 mod read;
 
 pub use crash::{Crash, WORKER};
-pub use fault::{AsyncMmapRaFn, CVmFault, CVma, SyncMmapRaFn};
+pub use fault::{AsyncMmapRaFn, CPmd, CVmFault, CVmOps, CVma, FaultAroundFn, MapPagesFn, SyncMmapRaFn};
 pub use layout::mirror_layout;
 pub use madvise::MadviseWillneedFn;
 pub use ra::{CFileRaState, CRadiffRa, RaLoadFn, RaRaw, RaStoreFn};
@@ -171,6 +171,7 @@ pub struct COps {
     bio_add_folio: unsafe extern "C" fn(*mut c_void, *mut CBio, *mut CFolio, usize, usize) -> c_int,
     submit_bio: unsafe extern "C" fn(*mut c_void, *mut CBio),
     read_full_folio: unsafe extern "C" fn(*mut c_void, *mut CFolio),
+    fault_around_pages: unsafe extern "C" fn(*mut c_void) -> c_ulong,
 }
 
 /// `void page_cache_sync_ra(struct readahead_control *, unsigned long req_count)`.
@@ -245,6 +246,7 @@ static OPS: COps = COps {
     bio_add_folio: fs::cb_bio_add_folio,
     submit_bio: fs::cb_submit_bio,
     read_full_folio: fs::cb_read_full_folio,
+    fault_around_pages: fault::cb_fault_around_pages,
 };
 
 /// A past call's frame, kept in the model so that the next call into the C (thousands per
@@ -266,6 +268,11 @@ struct Frame {
     /// The fault's VMA and `struct vm_fault`, for the fault path's functions.
     vma: CVma,
     vmf: CVmFault,
+    /// The PMD `vmf.pmd` points at, the VMA's operations (`vma.vm_ops`), and the model's
+    /// own fault, for `do_fault_around()`'s `->map_pages`.
+    pmd: CPmd,
+    vm_ops: CVmOps,
+    fault: *mut crate::fault::VmFault,
     /// The mapping's a_ops when the file system's run as C (`mapping.a_ops` points here),
     /// the bios the C made, the inode's super block.
     aops: CAops,
@@ -516,8 +523,11 @@ impl Model<'_> {
                 _pflags: 0,
                 radiff_extra: [0; 8],
             },
-            vma: CVma { vm_start: 0, vm_end: 0, vm_pgoff: 0, vm_flags: 0, vm_file: std::ptr::null_mut() },
-            vmf: CVmFault { vma: std::ptr::null_mut(), pgoff: 0, address: 0, flags: 0 },
+            vma: CVma::new(0, 0, 0, 0),
+            vmf: CVmFault::new(0, 0, 0),
+            pmd: CPmd::default(),
+            vm_ops: CVmOps { map_pages: Some(fault::cb_map_pages) },
+            fault: std::ptr::null_mut(),
             aops: fs::fs_aops(c, self.input.fs)
                 .unwrap_or(CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() }),
             bios: Default::default(),
@@ -580,7 +590,9 @@ impl Model<'_> {
             (*fr).rac.mapping = &mut (*fr).mapping;
             (*fr).rac.ra = &mut (*fr).file.f_ra;
             (*fr).vma.vm_file = &mut (*fr).file;
+            (*fr).vma.vm_ops = &(*fr).vm_ops;
             (*fr).vmf.vma = &mut (*fr).vma;
+            (*fr).vmf.pmd = &mut (*fr).pmd;
             if with_file {
                 c.set_ra(&mut (*fr).file.f_ra, &self.files[fd].ra);
             }

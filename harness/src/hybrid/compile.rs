@@ -10,7 +10,7 @@ use crate::cache::{self, Cache};
 use crate::error::{Error, Result};
 use crate::process::Cmd;
 
-pub use super::unit::{EXT4_READPAGE_C, F2FS_DATA_C, FILEMAP_C, MADVISE_C};
+pub use super::unit::{EXT4_READPAGE_C, F2FS_DATA_C, FILEMAP_C, MADVISE_C, MEMORY_C};
 
 /// Where radiff's header is kept, from the repository's root.
 pub const HEADER_PATH: &str = "model/c/radiff_kernel.h";
@@ -27,7 +27,7 @@ pub const FADVISE_C: &str = "mm/fadvise.c";
 
 /// The tree's files the hybrid compiles: a patched tree copies each (`PatchedFiles`'s
 /// `also`), so every read sees the same tree.
-pub const SOURCES: [&str; 6] = [READAHEAD_C, FADVISE_C, FILEMAP_C, F2FS_DATA_C, EXT4_READPAGE_C, MADVISE_C];
+pub const SOURCES: [&str; 7] = [READAHEAD_C, FADVISE_C, FILEMAP_C, F2FS_DATA_C, EXT4_READPAGE_C, MADVISE_C, MEMORY_C];
 
 /// A file of the tree whose unit the object may be made without: when it does not compile
 /// (or link), its functions stay the Rust port and the object is made of the others.
@@ -45,12 +45,13 @@ pub struct Unit {
 }
 
 /// The optional units, in the object's order.
-pub const OPTIONAL: [Unit; 5] = [
+pub const OPTIONAL: [Unit; 6] = [
     Unit { file: FADVISE_C, scratch: "fadvise.c", define: "RADIFF_UNIT_FADVISE", whole: true },
     Unit { file: FILEMAP_C, scratch: "filemap.c", define: "RADIFF_UNIT_FILEMAP", whole: false },
     Unit { file: F2FS_DATA_C, scratch: "data.c", define: "RADIFF_UNIT_F2FS", whole: false },
     Unit { file: EXT4_READPAGE_C, scratch: "readpage.c", define: "RADIFF_UNIT_EXT4", whole: false },
     Unit { file: MADVISE_C, scratch: "madvise.c", define: "RADIFF_UNIT_MADVISE", whole: false },
+    Unit { file: MEMORY_C, scratch: "memory.c", define: "RADIFF_UNIT_MEMORY", whole: false },
 ];
 
 /// For each of [`OPTIONAL`]'s units, in its order.

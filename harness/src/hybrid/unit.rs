@@ -21,11 +21,14 @@ pub const EXT4_READPAGE_C: &str = "fs/ext4/readpage.c";
 /// The tree's file MADV_WILLNEED's `madvise_willneed()` is taken from.
 pub const MADVISE_C: &str = "mm/madvise.c";
 
+/// The tree's file `do_fault_around()` is taken from.
+pub const MEMORY_C: &str = "mm/memory.c";
+
 /// The entries the model calls through a shim of radiff's header (`RADIFF_SHIM_NAME`,
 /// which takes the model's arguments and builds the tree's own struct from them: the model
 /// cannot know its layout), exported as the shim where the tree's function has the type
-/// the shim calls it with.
-pub const SHIMMED: [&str; 1] = ["madvise_willneed"];
+/// the shim calls it with; each with the struct of the tree's file the shim fills.
+pub const SHIMMED: [(&str, &str); 1] = [("madvise_willneed", "madvise_behavior")];
 
 /// The functions of `file` the model calls as C: its entries in the model's table
 /// (radiff_model::hybrid::functions::ENTRIES).
@@ -138,6 +141,15 @@ pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Resu
     if found.is_empty() {
         return Ok(None);
     }
+    // A shim fills the tree's struct: a file without it is an older signature, named at
+    // the function's line by gcc (the unit's first error).
+    let mut unit = format!("/* radiff: functions of the tree's {file}, taken at run time */\n");
+    for (e, s) in SHIMMED.iter().filter(|(e, s)| found.contains(e) && !structs.contains_key(*s)) {
+        let line = read(e)?.first().map_or(1, |(l, _)| *l);
+        unit.push_str(&format!(
+            "#line {line} \"{file}\"\n#error \"radiff's shim calls {e}() with the tree's struct {s}, which {file} does not define (another signature): {e}() stays the Rust port\"\n"
+        ));
+    }
     while let Some(name) = todo.pop() {
         if !done.insert(name.clone()) {
             continue;
@@ -182,7 +194,6 @@ pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Resu
         };
         todo.extend(identifiers(&body).into_iter().filter(|i| !done.contains(i)));
     }
-    let mut unit = format!("/* radiff: functions of the tree's {file}, taken at run time */\n");
     for (line, def) in &taken {
         unit.push_str(&format!("#line {line} \"{file}\"\n{def}\n"));
     }
@@ -197,7 +208,7 @@ pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Resu
 pub fn entry_lines(entries: &[&str]) -> String {
     let mut out = String::from("#line 1 \"radiff-entries.c\"\n");
     for e in entries {
-        if SHIMMED.contains(e) {
+        if SHIMMED.iter().any(|(s, _)| s == e) {
             out.push_str(&format!("RADIFF_SHIM_{e}\nRADIFF_SHIM_ENTRY({e});\n"));
         } else {
             out.push_str(&format!("RADIFF_ENTRY({e});\n"));
@@ -323,6 +334,15 @@ static long madvise_willneed(struct madvise_behavior *b)
         let file = format!("struct folio {{\n\tlong other;\n}};\n{file}");
         let unit = extracted("mm/madvise.c", &file, &entries_of(MADVISE_C), header).unwrap().unwrap();
         assert!(!unit.contains("long other"), "{unit}");
+        assert!(!unit.contains("#error"), "{unit}");
+    }
+
+    #[test]
+    fn a_shimmed_function_whose_file_lacks_the_shims_struct_is_an_error_at_its_line() {
+        // An older madvise_willneed(), taking the VMA and range: no struct to fill.
+        let file = "int x;\n\nstatic long madvise_willneed(struct vm_area_struct *vma, unsigned long start)\n{\n\treturn 0;\n}\n";
+        let unit = extracted("mm/madvise.c", file, &entries_of(MADVISE_C), "").unwrap().unwrap();
+        assert!(unit.contains("#line 3 \"mm/madvise.c\"\n#error \"radiff's shim calls madvise_willneed() with the tree's struct madvise_behavior, which mm/madvise.c does not define"), "{unit}");
     }
 
     #[test]

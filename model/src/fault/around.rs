@@ -63,7 +63,7 @@ impl Model<'_> {
     /// folio first found may be mapped by a PMD instead. Emits `mm_filemap_map_pages`
     /// unless no folio was found or a PMD was mapped. Decrements `mmap_miss` for each folio
     /// that mapped the faulting page (first try, no VM_SEQ_READ).
-    pub(super) fn filemap_map_pages(&mut self, vmf: &mut VmFault, start_pgoff: u64, end_pgoff: u64) -> u32 {
+    pub(crate) fn filemap_map_pages(&mut self, vmf: &mut VmFault, start_pgoff: u64, end_pgoff: u64) -> u32 {
         let file_end = self.isize.div_ceil(PAGE_SIZE).wrapping_sub(1);
         if end_pgoff > file_end {
             cover!(self.rec, "filemap_map_pages: end_pgoff clamped to file_end");

@@ -6,10 +6,10 @@
 //! and whatever they leave in `file->f_ra` (`mmap_miss`, the window) is the file's after
 //! the call (docs/hybrid.md).
 
-use std::ffi::{c_uint, c_ulong};
+use std::ffi::{c_uint, c_ulong, c_void};
 
-use super::{CFile, CFolio, Frame};
-use crate::fault::VmFault;
+use super::{CFile, CFolio, Frame, InRust};
+use crate::fault::{Pmd, VmFault};
 use crate::model::Model;
 use crate::pagecache::FolioRef;
 use crate::readahead::ReadaheadControl;
@@ -24,9 +24,48 @@ pub struct CVma {
     /// The model's own `VM_*` bits (model/src/fault.rs), which the header names.
     pub vm_flags: c_ulong,
     pub vm_file: *mut CFile,
+    /// `struct mm_struct *vm_mm`: NULL (the mmap lock and the page tables are the model's).
+    pub vm_mm: *mut c_void,
+    /// `const struct vm_operations_struct *vm_ops`: the frame's.
+    pub vm_ops: *const CVmOps,
 }
 
-/// `struct vm_fault`, the members the fault path's readahead reads.
+impl CVma {
+    /// A VMA of `[vm_start, vm_end)` (addresses) at file page `vm_pgoff`, the frame to
+    /// fill in its file and operations.
+    pub(super) fn new(vm_start: u64, vm_end: u64, vm_pgoff: u64, vm_flags: u64) -> CVma {
+        CVma {
+            vm_start,
+            vm_end,
+            vm_pgoff,
+            vm_flags,
+            vm_file: std::ptr::null_mut(),
+            vm_mm: std::ptr::null_mut(),
+            vm_ops: std::ptr::null(),
+        }
+    }
+}
+
+/// `pmd_t`: 0 for none, else the model's [`crate::fault::Pmd`] (1 a page table, 2 huge).
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct CPmd {
+    pub pmd: c_ulong,
+}
+
+/// `struct vm_operations_struct`, its one member the C calls.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CVmOps {
+    pub map_pages: Option<MapPagesFn>,
+}
+
+/// `vm_fault_t (*map_pages)(struct vm_fault *, pgoff_t start_pgoff, pgoff_t end_pgoff)`.
+pub type MapPagesFn = unsafe extern "C" fn(*mut CVmFault, c_ulong, c_ulong) -> c_uint;
+/// `static vm_fault_t do_fault_around(struct vm_fault *)` (mm/memory.c).
+pub type FaultAroundFn = unsafe extern "C" fn(*mut CVmFault) -> c_uint;
+
+/// `struct vm_fault`, the members the fault path's readahead and fault-around read.
 #[repr(C)]
 #[derive(Debug)]
 pub struct CVmFault {
@@ -35,6 +74,24 @@ pub struct CVmFault {
     pub address: c_ulong,
     /// `enum fault_flag`'s bits.
     pub flags: c_uint,
+    /// The PMD the faulting address is under: the frame's.
+    pub pmd: *mut CPmd,
+    /// `pgtable_t prealloc_pte`: what `pte_alloc_one()` gave (the model's page table is
+    /// installed by its `filemap_map_pmd()`), or NULL.
+    pub prealloc_pte: *mut c_void,
+}
+
+impl CVmFault {
+    pub(super) fn new(pgoff: u64, address: u64, flags: c_uint) -> CVmFault {
+        CVmFault {
+            vma: std::ptr::null_mut(),
+            pgoff,
+            address,
+            flags,
+            pmd: std::ptr::null_mut(),
+            prealloc_pte: std::ptr::null_mut(),
+        }
+    }
 }
 
 /// `static struct file *do_sync_mmap_readahead(struct vm_fault *)` (mm/filemap.c): the
@@ -54,13 +111,12 @@ impl Model<'_> {
     /// frame's, set by `call_c`): a user fault that may retry, FAULT_FLAG_TRIED on the retry.
     fn c_fault(&self, vmf: &VmFault) -> (CVma, CVmFault) {
         let map = self.mm[vmf.map].as_ref().expect("a fault in a mapping");
-        let vma = CVma {
-            vm_start: (map.vstart + vmf.vma.start) << crate::model::PAGE_SHIFT,
-            vm_end: (map.vstart + vmf.vma.end) << crate::model::PAGE_SHIFT,
-            vm_pgoff: map.pgoff + vmf.vma.start,
-            vm_flags: vmf.vma.flags as u64,
-            vm_file: std::ptr::null_mut(),
-        };
+        let vma = CVma::new(
+            (map.vstart + vmf.vma.start) << crate::model::PAGE_SHIFT,
+            (map.vstart + vmf.vma.end) << crate::model::PAGE_SHIFT,
+            map.pgoff + vmf.vma.start,
+            vmf.vma.flags as u64,
+        );
         let mut flags = FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_KILLABLE | FAULT_FLAG_USER;
         if vmf.tried {
             flags |= FAULT_FLAG_TRIED;
@@ -68,12 +124,7 @@ impl Model<'_> {
         if vmf.vma_lock {
             flags |= FAULT_FLAG_VMA_LOCK;
         }
-        let c_vmf = CVmFault {
-            vma: std::ptr::null_mut(),
-            pgoff: vmf.pgoff,
-            address: vmf.vpn << crate::model::PAGE_SHIFT,
-            flags,
-        };
+        let c_vmf = CVmFault::new(vmf.pgoff, vmf.vpn << crate::model::PAGE_SHIFT, flags);
         (vma, c_vmf)
     }
 
@@ -91,8 +142,8 @@ impl Model<'_> {
         let mut ractl = ReadaheadControl::new(fd, vmf.pgoff);
         let mut fpin = false;
         self.call_c(function, &mut ractl, |fr| {
-            fr.vma = CVma { vm_file: fr.vma.vm_file, ..vma };
-            fr.vmf = CVmFault { vma: fr.vmf.vma, ..c_vmf };
+            fr.vma = CVma { vm_file: fr.vma.vm_file, vm_ops: fr.vma.vm_ops, ..vma };
+            fr.vmf = CVmFault { vma: fr.vmf.vma, pmd: fr.vmf.pmd, ..c_vmf };
             fpin = !call(fr).is_null();
         });
         fpin
@@ -116,4 +167,48 @@ impl Model<'_> {
             unsafe { f(&mut fr.vmf, folio) }
         }))
     }
+
+    /// The C's `do_fault_around()` (mm/memory.c) for the fault `vmf`, when the hybrid has
+    /// it: what `->map_pages` returned. Its `->map_pages` is the model's
+    /// `filemap_map_pages()` ([`cb_map_pages`]), which keeps `mmap_miss` in the model's file
+    /// itself: the call lends no `f_ra`.
+    pub(crate) fn c_do_fault_around(&mut self, vmf: &mut VmFault) -> Option<u32> {
+        let f = self.c.and_then(|c| c.do_fault_around)?;
+        let area = self.mm[vmf.map].as_ref().expect("a fault in a mapping");
+        let pmd = match area.pmd(vmf.vpn) {
+            None => 0,
+            Some(Pmd::Table) => 1,
+            Some(Pmd::Huge) => 2,
+        };
+        let (vma, c_vmf) = self.c_fault(vmf);
+        let mut ractl = ReadaheadControl::new(area.fd, vmf.pgoff);
+        let rust_vmf: *mut VmFault = vmf;
+        let mut ret = 0;
+        self.call_c_on("do_fault_around", &mut ractl, false, |fr| {
+            fr.vma = CVma { vm_file: fr.vma.vm_file, vm_ops: fr.vma.vm_ops, ..vma };
+            fr.vmf = CVmFault { vma: fr.vmf.vma, pmd: fr.vmf.pmd, ..c_vmf };
+            fr.pmd = CPmd { pmd };
+            fr.fault = rust_vmf;
+            // SAFETY: the frame's objects follow the header; the fault is the caller's,
+            // borrowed for the call.
+            ret = unsafe { f(&mut fr.vmf) };
+        });
+        Some(ret)
+    }
+}
+
+/// `->map_pages` of the frame's VMA: the model's `filemap_map_pages()` on the fault the
+/// C's `do_fault_around()` was called for.
+pub(super) unsafe extern "C" fn cb_map_pages(vmf: *mut CVmFault, start: c_ulong, end: c_ulong) -> c_uint {
+    let _in_rust = InRust::enter();
+    // The kernel's way to its state: the VMA's file's mapping.
+    let ctx = (*(*(*(*(*vmf).vma).vm_file).f_mapping).radiff).ctx;
+    let fr = Frame::of(ctx);
+    fr.model().filemap_map_pages(&mut *fr.fault, start, end)
+}
+
+/// `fault_around_pages` (mm/memory.c's static), as the model holds it.
+pub(super) unsafe extern "C" fn cb_fault_around_pages(ctx: *mut c_void) -> c_ulong {
+    let _in_rust = InRust::enter();
+    Frame::of(ctx).model().fault_around_pages()
 }

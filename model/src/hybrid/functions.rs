@@ -7,8 +7,8 @@ use std::ffi::c_void;
 
 use super::read::GetReadBatchFn;
 use super::{
-    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, MadviseWillneedFn, RaInitFn,
-    RaLoadFn, RaOrderFn, RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
+    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, FaultAroundFn, ForceRaFn, GenericFadviseFn, GuardFn, MadviseWillneedFn,
+    RaInitFn, RaLoadFn, RaOrderFn, RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
 };
 
 /// A kernel function that runs as C: its name and the tree's file that defines it.
@@ -116,6 +116,9 @@ entries! {
     /// from the tree's mm/madvise.c with its `struct madvise_behavior`, through the
     /// header's shim.
     madvise_willneed: MadviseWillneedFn, "mm/madvise.c";
+    /// Called for each read fault when `fault_around_pages` > 1, taken from the tree's
+    /// mm/memory.c; its `->map_pages` is the model's `filemap_map_pages()`.
+    do_fault_around: FaultAroundFn, "mm/memory.c";
 }
 
 /// The static functions the entries' C calls itself, not exported and never called by the

@@ -34,10 +34,11 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     members!(out, "file", CFile: f_mode, f_mapping, f_inode, radiff_fd, f_lock, f_op);
     // `f_ra` is the last member, the tree's struct, which may take less than the room.
     out.push(("file", "f_ra", std::mem::offset_of!(CFile, f_ra), 0));
-    members!(out, "vm_area_struct", CVma: vm_start, vm_end, vm_pgoff, vm_flags, vm_file);
-    members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags);
+    members!(out, "vm_area_struct", CVma: vm_start, vm_end, vm_pgoff, vm_flags, vm_file, vm_mm, vm_ops);
+    members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags, pmd, prealloc_pte);
+    members!(out, "vm_operations_struct", super::CVmOps: map_pages);
     members!(out, "radiff_env", CEnv: ops, ctx);
-    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio, read_full_folio);
+    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio, read_full_folio, fault_around_pages);
     members!(out, "bvec_iter", CBvecIter: bi_sector, bi_size);
     members!(out, "bio", CBio: bi_bdev, bi_opf, bi_iter, bi_end_io, radiff_id);
     out

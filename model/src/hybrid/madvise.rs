@@ -21,17 +21,16 @@ impl Model<'_> {
     pub(crate) fn c_madvise_willneed(&mut self, map: usize, vma: Vma, start: u64, end: u64) -> bool {
         let Some(f) = self.c.and_then(|c| c.madvise_willneed) else { return false };
         let area = self.mm[map].as_ref().expect("madvise in a mapping");
-        let c_vma = CVma {
-            vm_start: (area.vstart + vma.start) << PAGE_SHIFT,
-            vm_end: (area.vstart + vma.end) << PAGE_SHIFT,
-            vm_pgoff: area.pgoff + vma.start,
-            vm_flags: vma.flags as u64,
-            vm_file: std::ptr::null_mut(),
-        };
+        let c_vma = CVma::new(
+            (area.vstart + vma.start) << PAGE_SHIFT,
+            (area.vstart + vma.end) << PAGE_SHIFT,
+            area.pgoff + vma.start,
+            vma.flags as u64,
+        );
         let (from, to) = ((area.vstart + start) << PAGE_SHIFT, (area.vstart + end) << PAGE_SHIFT);
         let mut ractl = ReadaheadControl::new(area.fd, 0);
         self.call_c("madvise_willneed", &mut ractl, |fr| {
-            fr.vma = CVma { vm_file: fr.vma.vm_file, ..c_vma };
+            fr.vma = CVma { vm_file: fr.vma.vm_file, vm_ops: fr.vma.vm_ops, ..c_vma };
             // SAFETY: the frame's VMA and file follow the header; the file's f_op is the
             // frame's (no ->fadvise).
             unsafe { f(&mut fr.vma, from, to) };
