@@ -643,22 +643,39 @@ fn a_do_sync_mmap_readahead_that_crashes_or_hits_bug_is_reported_with_its_functi
 }
 
 #[test]
-fn a_do_sync_mmap_readahead_that_does_not_compile_leaves_the_fault_path_to_the_port_naming_its_line() {
+fn a_do_sync_mmap_readahead_that_does_not_compile_stays_the_port_naming_its_line_and_the_files_others_run_as_c() {
     let broken = |s: &str| s.replacen(READ_AROUND, "\t\tra->async_size = ra->no_such_member;\n", 1);
     let h = with_filemap(broken);
     let line = broken(&base_file("mm/filemap.c")).lines().position(|l| l.contains("no_such_member")).unwrap() + 1;
+    // The error is in a function only do_sync_mmap_readahead() takes: it leaves the unit.
+    assert!(h.runs("mm/filemap.c"), "{:?}", h.left_out);
     let error = h
-        .left_out_of("mm/filemap.c")
-        .expect("mm/filemap.c's functions compiled with a member struct file_ra_state lacks");
+        .dropped_function("do_sync_mmap_readahead", "mm/filemap.c")
+        .expect("do_sync_mmap_readahead() compiled with a member struct file_ra_state lacks");
     assert!(error.first_error.starts_with(&format!("mm/filemap.c:{line}:")), "{}", error.first_error);
-    assert!(runs_as_c(&h, "page_cache_sync_ra") && runs_as_c(&h, "generic_fadvise"), "{:?}", h.workers.functions());
     assert!(!runs_as_c(&h, "do_sync_mmap_readahead"), "{:?}", h.workers.functions());
+    for other in ["do_async_mmap_readahead", "filemap_get_read_batch", "filemap_map_pages", "page_cache_sync_ra"] {
+        assert!(runs_as_c(&h, other), "{other}: {:?}", h.workers.functions());
+    }
     let (text, agreed) = check_edited_file("mm/filemap.c", broken);
     assert!(agreed, "{text}");
     assert!(
-        text.contains(&format!("do_sync_mmap_readahead(), do_async_mmap_readahead() and filemap_get_read_batch() stay the Rust port: mm/filemap.c does not compile with radiff's header: mm/filemap.c:{line}:")),
+        text.contains(&format!("do_sync_mmap_readahead() of mm/filemap.c stays the Rust port (the file's other functions run as C): it does not compile with radiff's header: mm/filemap.c:{line}:")),
         "{text}"
     );
+    // A variant that changes it gets no model, saying why.
+    let text = base_file("mm/filemap.c");
+    let name = "read-around-does-not-compile";
+    let (kernels, _dir) = with_variant(Kernels::load(&root()).unwrap(), name, "mm/filemap.c", &text, &broken(&text));
+    match &*radiff::hybrid::choose::choose(&kernels, &Cache::from_env(), name) {
+        radiff::hybrid::Choice::Not(why) => assert!(
+            why.contains(
+                "it changes do_sync_mmap_readahead() in mm/filemap.c, and do_sync_mmap_readahead() of mm/filemap.c"
+            ) && why.contains(&format!("mm/filemap.c:{line}:")),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }
 
 /// 7.3.4's `filemap_get_read_batch()` ends a batch at a folio marked PG_readahead, so
@@ -789,6 +806,31 @@ fn a_do_fault_around_that_does_not_compile_leaves_it_to_the_port_naming_its_line
     let error = h.left_out_of("mm/memory.c").expect("mm/memory.c compiled with a member struct vm_fault lacks");
     assert!(error.first_error.starts_with(&format!("mm/memory.c:{line}:")), "{}", error.first_error);
     assert!(!runs_as_c(&h, "do_fault_around") && runs_as_c(&h, "page_cache_sync_ra"), "{:?}", h.workers.functions());
+}
+
+/// 7.3.4's `next_uptodate_folio()` (a static helper of `filemap_map_pages()`) leaves a
+/// folio marked PG_readahead unmapped, so that touching it faults and reads ahead.
+const SKIP_READAHEAD_FOLIO: &str = "if (!folio_test_uptodate(folio) || folio_test_readahead(folio))";
+
+#[test]
+fn a_patched_filemap_map_pages_helper_runs_as_c_and_parts_from_the_port_on_mappings_only() {
+    // The patch maps marked folios too: a sequential touch no longer faults on them.
+    let maps_marked = |s: &str| s.replacen(SKIP_READAHEAD_FOLIO, "if (!folio_test_uptodate(folio))", 1);
+    let h = with_filemap(maps_marked);
+    assert!(runs_as_c(&h, "filemap_map_pages") && !runs_as_c(&h, "do_fault_around"), "{:?}", h.workers.functions());
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("1mib_after_4k.yaml"));
+    assert_eq!(port, hybrid);
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("mmap_seq_8mib.yaml"));
+    assert!(async_windows(&port) > 0 && async_windows(&hybrid) < async_windows(&port), "{port:?}\n{hybrid:?}");
+    // The base's own filemap_map_pages() as C is the port there.
+    let same = with_filemap(|s| s.replacen(SKIP_READAHEAD_FOLIO, &format!("{SKIP_READAHEAD_FOLIO}\n"), 1));
+    assert_eq!(port_and_hybrid(&same.workers, &scenario_input("mmap_seq_8mib.yaml")).1, port);
+    let (text, agreed) = check_edited_file("mm/filemap.c", maps_marked);
+    assert!(!agreed, "{text}");
+    assert!(text.contains(", filemap_map_pages, "), "{text}");
+    assert!(text.contains("scenarios/mmap_seq_8mib.yaml: rust port and hybrid part"), "{text}");
+    assert!(!text.contains("scenarios/1mib_after_4k.yaml: rust port"), "{text}");
+    assert_some_but_not_all_part(&text);
 }
 
 /// Workers told to run some of an object's functions load only those: a patched batch

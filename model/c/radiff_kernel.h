@@ -278,6 +278,10 @@ _Static_assert(sizeof(struct readahead_control) <= RADIFF_RAC_SIZE,
 #define RADIFF_PG_WRITEBACK (1UL << 3)
 #define RADIFF_PG_LOCKED (1UL << 4)
 #define RADIFF_PG_UPTODATE (1UL << 5)
+/* A page of a folio: its address is all the C uses (folio_page()); nothing is read from it. */
+struct page {
+	unsigned long radiff_unused;
+};
 struct folio {
 	pgoff_t index;
 	unsigned int order;
@@ -285,6 +289,8 @@ struct folio {
 	/* NULL until filemap_add_folio() put it in a page cache. */
 	struct address_space *mapping;
 	struct radiff_env *radiff;
+	/* &folio->page: the folio's first page. */
+	struct page page;
 };
 
 struct blk_plug {
@@ -355,6 +361,19 @@ struct radiff_ops {
 	void (*read_full_folio)(void *ctx, struct folio *folio);
 	/* mm/memory.c's fault_around_pages, as the guest's debugfs set it. */
 	unsigned long (*fault_around_pages)(void *ctx);
+	/* xas_find(): the first cached folio with a page in [index, max], else NULL. */
+	struct folio *(*find)(void *ctx, pgoff_t index, pgoff_t max);
+	/* The page table holding virtual page `vpn` in the fault's mapping: its 512 entries, 0
+	 * where no page is mapped; the model keeps its own, the C reads and writes this copy. */
+	unsigned long *(*pte_table)(void *ctx, unsigned long vpn);
+	/* set_pte_range(): `nr` pages mapped from the virtual page `vpn`. */
+	void (*set_ptes)(void *ctx, unsigned long vpn, unsigned long nr);
+	/* pmd_install(): the page table installed under the fault's PMD. */
+	void (*pmd_install)(void *ctx);
+	/* do_set_pmd(): the folio mapped by the fault's PMD, or VM_FAULT_FALLBACK. */
+	unsigned int (*set_pmd)(void *ctx, struct folio *folio);
+	/* trace_mm_filemap_map_pages(). */
+	void (*trace_map_pages)(void *ctx, pgoff_t start, pgoff_t end);
 };
 
 struct radiff_env {
@@ -465,6 +484,7 @@ static inline long folio_nr_pages(const struct folio *folio) { return 1L << foli
 static inline unsigned int folio_order(const struct folio *folio) { return folio->order; }
 static inline pgoff_t folio_index(const struct folio *folio) { return folio->index; }
 static inline pgoff_t folio_next_index(const struct folio *folio) { return folio->index + folio_nr_pages(folio); }
+static inline size_t folio_size(const struct folio *folio) { return PAGE_SIZE << folio->order; }
 /* Folios are the model's; references are not counted. */
 static inline void folio_get(struct folio *folio) { (void)folio; }
 static inline void folio_put(struct folio *folio) { (void)folio; }
@@ -645,6 +665,9 @@ struct vm_area_struct {
 };
 /* A PMD entry: 0 none, else the model's (a page table, or a huge mapping). */
 typedef struct { unsigned long pmd; } pmd_t;
+static inline int pmd_none(pmd_t pmd) { return !pmd.pmd; }
+/* A page table entry: 0 none, else a page is mapped. */
+typedef struct { unsigned long pte; } pte_t;
 typedef struct page *pgtable_t;
 typedef unsigned int vm_fault_t;
 /* The members of struct vm_fault the fault path's readahead reads. */
@@ -655,6 +678,9 @@ struct vm_fault {
 	unsigned int flags;
 	pmd_t *pmd;
 	pgtable_t prealloc_pte;
+	/* filemap_map_pages(): the page table entry it is at, and the table's lock. */
+	pte_t *pte;
+	spinlock_t *ptl;
 };
 /* ->map_pages: the model's filemap_map_pages() (model/src/hybrid/fault.rs). */
 struct vm_operations_struct {
@@ -829,7 +855,6 @@ static inline bool fsverity_verify_folio(struct fsverity_info *vi, struct folio 
 }
 #define IS_VERITY(inode) ((void)(inode), false)
 /* The folio's data are the disk's: zeroing a hole's page changes nothing the model keeps. */
-static inline size_t folio_size(const struct folio *folio) { return PAGE_SIZE << folio->order; }
 static inline loff_t folio_pos(const struct folio *folio) { return (loff_t)folio->index << PAGE_SHIFT; }
 static inline void folio_zero_segment(struct folio *folio, size_t start, size_t end)
 {
@@ -1032,15 +1057,119 @@ static inline int ext4_readpage_inline(struct inode *inode, struct folio *folio)
 #define trace_ext4_read_folio(inode, folio) do { } while (0)
 #endif /* RADIFF_UNIT_EXT4 */
 
+#if defined(RADIFF_UNIT_FILEMAP) || defined(RADIFF_UNIT_MADVISE)
+/* The model's mappings are of regular files, never shmem. */
+static inline bool shmem_mapping(struct address_space *m) { (void)m; return false; }
+#endif
+
+#ifdef RADIFF_UNIT_FILEMAP
+/* ---- mm/filemap.c's filemap_map_pages(): fault-around's walk of the cache and the page
+ * table (include/linux/xarray.h, pgtable.h, mm.h; mm/internal.h; mm/memory.c's helpers) ---- */
+/* The walk's next entry: the first call finds from xa_index itself (and stands there when
+ * that page is inside the folio found), each later one from past the folio it found. */
+static inline void *xas_next_entry(struct xa_state *xas, unsigned long max)
+{
+	struct address_space *m = container_of(xas->xa, struct address_space, i_pages);
+	struct folio *last = xas->radiff_entry;
+	unsigned long from = last ? folio_next_index(last) : xas->xa_index;
+	struct folio *folio = from > max ? NULL : RADIFF_CALL(m->radiff, find, from, max);
+
+	xas->radiff_entry = folio;
+	if (folio)
+		xas->xa_index = folio->index > from ? folio->index : from;
+	return folio;
+}
+/* A folio in the cache the C found unlocked is the walk's to lock: one task runs. */
+static inline bool folio_trylock(struct folio *folio)
+{
+	if (folio_test_locked(folio))
+		return false;
+	folio->flags |= RADIFF_PG_LOCKED;
+	return true;
+}
+static inline bool folio_test_large(const struct folio *folio) { return folio->order > 0; }
+static inline bool folio_test_pmd_mappable(const struct folio *folio) { return folio->order >= HPAGE_PMD_ORDER; }
+static inline struct page *folio_page(struct folio *folio, unsigned long n) { return &folio->page + n; }
+static inline struct page *folio_file_page(struct folio *folio, pgoff_t index)
+{
+	return folio_page(folio, index & (folio_nr_pages(folio) - 1));
+}
+#define PageHWPoison(page) ((void)(page), false)
+/* References are not counted. */
+static inline void folio_ref_add(struct folio *folio, int nr) { (void)folio; (void)nr; }
+static inline void folio_ref_dec(struct folio *folio) { (void)folio; }
+/* include/linux/minmax.h: val in [start, start + len). */
+#define in_range(val, start, len) ((val) - (start) < (len))
+#define PMD_SHIFT 21
+#define PMD_SIZE (1UL << PMD_SHIFT)
+#define PMD_MASK (~(PMD_SIZE - 1))
+#define VM_FAULT_NOPAGE 0x000100
+#define VM_FAULT_FALLBACK 0x000800
+/* 2: the model's Pmd::Huge (model/src/hybrid/fault.rs). */
+static inline int pmd_trans_huge(pmd_t pmd) { return pmd.pmd == 2; }
+static inline void pmd_install(struct mm_struct *mm, pmd_t *pmd, pgtable_t *pte)
+{
+	(void)mm;
+	RADIFF_CALL(radiff_current, pmd_install);
+	pmd->pmd = 1;
+	*pte = NULL;
+}
+static inline vm_fault_t do_set_pmd(struct vm_fault *vmf, struct folio *folio, struct page *page)
+{
+	vm_fault_t ret = RADIFF_CALL(radiff_current, set_pmd, folio);
+
+	(void)page;
+	if (!ret)
+		vmf->pmd->pmd = 2;
+	return ret;
+}
+static inline pte_t *pte_offset_map_lock(struct mm_struct *mm, pmd_t *pmd, unsigned long addr, spinlock_t **ptl)
+{
+	(void)mm;
+	*ptl = NULL;
+	if (pmd->pmd != 1)
+		return NULL;
+	return (pte_t *)RADIFF_CALL(radiff_current, pte_table, addr >> PAGE_SHIFT) + ((addr >> PAGE_SHIFT) & 511);
+}
+static inline void pte_unmap_unlock(pte_t *pte, spinlock_t *ptl) { (void)pte; (void)ptl; }
+static inline pte_t ptep_get(pte_t *ptep) { return *ptep; }
+static inline int pte_none(pte_t pte) { return !pte.pte; }
+/* mm/memory.c's: `nr` entries from vmf->pte map the folio's pages from `page`, at addr. */
+static inline void set_pte_range(struct vm_fault *vmf, struct folio *folio, struct page *page, unsigned int nr,
+				 unsigned long addr)
+{
+	(void)folio; (void)page;
+	for (unsigned int i = 0; i < nr; i++)
+		vmf->pte[i].pte = 1;
+	RADIFF_CALL(radiff_current, set_ptes, addr >> PAGE_SHIFT, nr);
+}
+/* The process's RSS counters: the model keeps none. */
+static inline int mm_counter_file(struct folio *folio) { (void)folio; return 0; }
+static inline void add_mm_counter(struct mm_struct *mm, int member, long value) { (void)mm; (void)member; (void)value; }
+/* mm/internal.h's test, as the kernel computes it: the folio's pages all lie in the VMA. */
+static inline bool folio_within_vma(struct folio *folio, struct vm_area_struct *vma)
+{
+	unsigned long addr;
+
+	if (!in_range(folio->index, vma->vm_pgoff, vma_pages(vma)))
+		return false;
+	addr = vma->vm_start + ((folio->index - vma->vm_pgoff) << PAGE_SHIFT);
+	return vma->vm_end - addr >= folio_size(folio);
+}
+static inline void trace_mm_filemap_map_pages(struct address_space *m, pgoff_t start, pgoff_t end)
+{
+	RADIFF_CALL(m->radiff, trace_map_pages, start, end);
+}
+#endif /* RADIFF_UNIT_FILEMAP */
+
 #ifdef RADIFF_UNIT_MADVISE
 /* ---- mm/madvise.c's madvise_willneed(): MADV_WILLNEED on one VMA of a file mapping ---- */
 /* The mmap lock and the file's reference are the model's: nothing to take or drop. */
 static inline void mmap_read_lock(struct mm_struct *mm) { (void)mm; }
 static inline void mmap_read_unlock(struct mm_struct *mm) { (void)mm; }
 static inline void fput(struct file *f) { (void)f; }
-/* The model's mappings are of regular files, never shmem; CONFIG_SWAP is left undefined,
- * which leaves the same path for a file (the anonymous and shmem ones are never taken). */
-static inline bool shmem_mapping(struct address_space *m) { (void)m; return false; }
+/* CONFIG_SWAP is left undefined, which leaves the same path for a file (the anonymous and
+ * shmem ones are never taken). */
 static inline void shmem_swapin_range(struct vm_area_struct *vma, unsigned long start, unsigned long end,
 				      struct address_space *mapping)
 {
@@ -1080,7 +1209,6 @@ static inline unsigned long pte_index(unsigned long address) { return (address >
 /* include/uapi/linux/const.h's arithmetic, for a power-of-two a. */
 #define ALIGN_DOWN(x, a) ((((x) - ((a) - 1)) + ((__typeof__(x))(a) - 1)) & ~((__typeof__(x))(a) - 1))
 #define min3(x, y, z) min(min(x, y), z)
-static inline int pmd_none(pmd_t pmd) { return !pmd.pmd; }
 /* The model installs the page table itself (its filemap_map_pmd()): a token, never NULL. */
 static inline pgtable_t pte_alloc_one(struct mm_struct *mm)
 {
@@ -1117,6 +1245,7 @@ typedef void radiff_type_filemap_get_read_batch(struct address_space *, pgoff_t,
 struct madvise_behavior;
 typedef long radiff_type_madvise_willneed(struct madvise_behavior *);
 typedef vm_fault_t radiff_type_do_fault_around(struct vm_fault *);
+typedef vm_fault_t radiff_type_filemap_map_pages(struct vm_fault *, pgoff_t, pgoff_t);
 #define RADIFF_SHIM_ENTRY(name) \
 	void *const radiff_entry_##name = __builtin_choose_expr( \
 		__builtin_types_compatible_p(__typeof__(name), radiff_type_##name), (void *)radiff_shim_##name, (void *)0)

@@ -21,6 +21,7 @@ mod fs;
 pub mod functions;
 mod layout;
 mod madvise;
+mod map;
 mod ops;
 mod ra;
 mod read;
@@ -64,6 +65,8 @@ pub struct CFolio {
     pub flags: c_ulong,
     pub mapping: *mut CAddressSpace,
     pub radiff: *mut CEnv,
+    /// `struct page page`: only its address is used (`folio_page()`).
+    pub page: c_ulong,
 }
 
 const PG_READAHEAD: c_ulong = 1 << 0;
@@ -226,6 +229,9 @@ struct Frame {
     pmd: CPmd,
     vm_ops: CVmOps,
     fault: *mut crate::fault::VmFault,
+    /// The fault's page table as the C's `filemap_map_pages()` reads and writes it (the
+    /// model's own is its [`crate::fault::Mmap`]'s); kept, as the folios are, for the next call.
+    ptes: Vec<c_ulong>,
     /// The mapping's a_ops when the file system's run as C (`mapping.a_ops` points here),
     /// the bios the C made, the inode's super block.
     aops: CAops,
@@ -257,7 +263,7 @@ impl Frame {
 
     fn lend(&mut self, index: u64, order: u32, flags: c_ulong, cached: bool) -> *mut CFolio {
         let mapping = if cached { &mut self.mapping as *mut CAddressSpace } else { std::ptr::null_mut() };
-        let folio = CFolio { index, order, flags, mapping, radiff: &mut self.env };
+        let folio = CFolio { index, order, flags, mapping, radiff: &mut self.env, page: 0 };
         if self.lent == self.folios.len() {
             self.folios.push(Box::new(folio));
         } else {
@@ -357,6 +363,7 @@ impl Model<'_> {
             bios: Default::default(),
             sb: CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: i64::MAX },
             folios: Vec::new(),
+            ptes: Vec::new(),
             lent: 0,
             bug: None,
         }
@@ -389,9 +396,10 @@ impl Model<'_> {
         let mut frame = match self.c_frame.0.take() {
             Some(mut old) => {
                 let folios = std::mem::take(&mut old.folios);
+                let ptes = std::mem::take(&mut old.ptes);
                 let mut bios = std::mem::take(&mut old.bios);
                 bios.clear();
-                *old = Frame { folios, bios, ..self.fresh_frame(c, ractl) };
+                *old = Frame { folios, bios, ptes, ..self.fresh_frame(c, ractl) };
                 old
             }
             None => Box::new(self.fresh_frame(c, ractl)),

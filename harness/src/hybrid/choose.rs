@@ -171,6 +171,12 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
             if let Some((file, error)) = h.left_out.iter().find(|(f, _)| changed.iter().any(|(_, c)| c == f)) {
                 return Ok(Choice::Not(format!("it changes {file}, and {}", does_not_compile(file, &h.tree, error))));
             }
+            for (name, file) in &changed {
+                if let Some(error) = h.dropped_function(name, file) {
+                    let why = does_not_compile(&format!("{name}() of {file}"), &h.tree, error);
+                    return Ok(Choice::Not(format!("it changes {name}() in {file}, and {why}")));
+                }
+            }
             // mm/readahead.c's C, and the functions of each other file the tree changes:
             // the functions of a file it leaves as 7.3.4 has them are the port's (which
             // hybrid-check holds equal to that C), and cost no call into the C.
@@ -225,7 +231,7 @@ mod tests {
         );
         assert_eq!(
             hybrid_label("my-fix", &["mm/fadvise.c", "mm/filemap.c"], &changed[..1]),
-            "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch() of my-fix ran as C (the tree changes force_page_cache_ra())"
+            "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range(), filemap_map_order0_folio() of my-fix ran as C (the tree changes force_page_cache_ra())"
         );
     }
 
@@ -266,7 +272,7 @@ mod tests {
         .is_ok());
         let why = runs_as_c(&[ch("filemap_get_pages", "mm/filemap.c")]).unwrap_err();
         assert!(
-            why.contains("of which the hybrid runs only do_sync_mmap_readahead(), do_async_mmap_readahead() and filemap_get_read_batch() as C"),
+            why.contains("of which the hybrid runs only do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range() and filemap_map_order0_folio() as C"),
             "{why}"
         );
         assert!(runs_as_c(&[ch("generic_fadvise", "mm/readahead.c")]).is_err());

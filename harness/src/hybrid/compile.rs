@@ -338,6 +338,25 @@ pub struct Sources {
 pub struct Compiled {
     pub so: PathBuf,
     pub failed: PerUnit<Option<CompileError>>,
+    /// Functions left out of a unit whose other entries compiled without them.
+    pub dropped: Vec<Dropped>,
+}
+
+/// Functions of a tree's file left out of its unit (they stay the Rust port) because the
+/// compiler's first error was in them: the entries whose unit holds the line, and the
+/// static functions only they call; the file's other entries run as C.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dropped {
+    pub file: &'static str,
+    /// The entries first, then the static functions.
+    pub functions: Vec<String>,
+    pub error: CompileError,
+}
+
+/// The line of `file` a compiler's first error names (`mm/filemap.c:3481:36: error: ...`).
+fn error_line(first_error: &str, file: &str) -> Option<usize> {
+    let rest = first_error.strip_prefix(file)?.strip_prefix(':')?;
+    rest.split(':').next()?.parse().ok()
 }
 
 impl Compiled {
@@ -359,19 +378,75 @@ pub fn compile_tree(
         Ok(extras) => extras,
         Err(first_error) => return Ok(Some(Err(CompileError { log: first_error.clone(), first_error }))),
     };
-    let mut optional = PerUnit::<Option<String>>::default();
-    for (u, text) in OPTIONAL.iter().zip(optional.iter_mut()) {
-        *text = match tree.read(u.file)? {
-            None => None,
-            Some(file) if u.whole => Some(file),
-            Some(file) => match super::unit::extracted(u.file, &file, &super::unit::entries_of(u.file), HEADER) {
-                Ok(unit) => unit,
-                // gcc reports it as the unit's first error.
-                Err(why) => Some(format!("#error \"{}\"\n", why.replace('"', "'"))),
-            },
-        };
+    let mut files = PerUnit::<Option<String>>::default();
+    for (u, text) in OPTIONAL.iter().zip(files.iter_mut()) {
+        *text = tree.read(u.file)?;
     }
-    compile(cache, &Sources { readahead, optional }, &extras).map(Some)
+    let mut entries = OPTIONAL.map(|u| super::unit::entries_of(u.file));
+    let mut dropped = Vec::new();
+    loop {
+        let mut optional = PerUnit::<Option<String>>::default();
+        for ((u, file), (text, entries)) in OPTIONAL.iter().zip(&files).zip(optional.iter_mut().zip(&entries)) {
+            *text = match file {
+                None => None,
+                Some(file) if u.whole => Some(file.clone()),
+                Some(file) => match super::unit::extracted(u.file, file, entries, HEADER) {
+                    Ok(unit) => unit,
+                    // gcc reports it as the unit's first error.
+                    Err(why) => Some(format!("#error \"{}\"\n", why.replace('"', "'"))),
+                },
+            };
+        }
+        let mut compiled = match compile(cache, &Sources { readahead: readahead.clone(), optional }, &extras)? {
+            Ok(c) => c,
+            Err(e) => return Ok(Some(Err(e))),
+        };
+        let mut again = false;
+        for ((u, file), (error, entries)) in
+            OPTIONAL.iter().zip(&files).zip(compiled.failed.iter().zip(entries.iter_mut()))
+        {
+            if let (false, Some(file), Some(error)) = (u.whole, file, error) {
+                if let Some(d) = drop_failing(u.file, file, entries, error) {
+                    dropped.push(d);
+                    again = true;
+                }
+            }
+        }
+        if !again {
+            compiled.dropped = dropped;
+            return Ok(Some(Ok(compiled)));
+        }
+    }
+}
+
+/// When `error` lies in the functions some but not all of `entries` take from `text` (the
+/// tree's `file`), those entries leave `entries`, and what they took alone is returned.
+fn drop_failing(
+    file: &'static str,
+    text: &str,
+    entries: &mut Vec<&'static str>,
+    error: &CompileError,
+) -> Option<Dropped> {
+    let line = error_line(&error.first_error, file)?;
+    let found = super::unit::defined(text, entries);
+    let failing = super::unit::entries_at(file, text, &found, HEADER, line);
+    if failing.is_empty() || failing.len() == found.len() {
+        return None;
+    }
+    let names = |entries: &[&str]| -> Vec<String> {
+        let unit = super::unit::extract(file, text, entries, HEADER).ok().flatten();
+        unit.map(|u| u.functions.into_iter().map(|(name, _, _)| name).collect()).unwrap_or_default()
+    };
+    let before = names(&found);
+    entries.retain(|e| !failing.contains(e));
+    let after = names(entries);
+    let mut functions: Vec<String> = failing.iter().map(|e| e.to_string()).collect();
+    for name in before {
+        if !after.contains(&name) && !functions.contains(&name) {
+            functions.push(name);
+        }
+    }
+    Some(Dropped { file, functions, error: error.clone() })
 }
 
 /// The compiler's first error in `output`, its scratch file named as the tree names it
@@ -427,7 +502,7 @@ pub fn compile(
     parts.extend([header_text.as_bytes(), flags.as_bytes()]);
     let key = cache::key(parts);
     let so = dir.join(format!("{key}.so"));
-    let compiled = |failed: PerUnit<Option<CompileError>>| Compiled { so: so.clone(), failed };
+    let compiled = |failed: PerUnit<Option<CompileError>>| Compiled { so: so.clone(), failed, dropped: Vec::new() };
     if so.is_file() {
         let failed = OPTIONAL.map(|u| crate::files::read_text(&error_path(&so, u.scratch)).ok().map(tree_error));
         return Ok(Ok(compiled(failed)));

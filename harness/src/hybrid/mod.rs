@@ -27,6 +27,8 @@ pub struct Hybrid {
     /// The optional units left out of the object (their functions stay the Rust port), by
     /// tree file, with the compiler's first error.
     pub left_out: Vec<(&'static str, CompileError)>,
+    /// Functions left out of a unit whose other functions run as C.
+    pub dropped: Vec<compile::Dropped>,
 }
 
 impl Hybrid {
@@ -44,18 +46,33 @@ impl Hybrid {
     /// ("generic_fadvise() stays the Rust port: mm/fadvise.c does not compile with radiff's
     /// header: ...").
     pub fn notes(&self) -> Vec<String> {
-        self.left_out
-            .iter()
-            .map(|(file, e)| {
-                let names: Vec<String> = unit::entries_of(file).iter().map(|n| format!("{n}()")).collect();
-                let verb = if names.len() == 1 { "stays" } else { "stay" };
-                format!(
-                    "{} {verb} the Rust port: {file} does not compile with radiff's header: {}",
-                    join_and(&names),
-                    e.first_error
-                )
-            })
-            .collect()
+        let stay = |names: &[String]| if names.len() == 1 { "stays" } else { "stay" };
+        let units = self.left_out.iter().map(|(file, e)| {
+            let names: Vec<String> = unit::entries_of(file).iter().map(|n| format!("{n}()")).collect();
+            format!(
+                "{} {} the Rust port: {file} does not compile with radiff's header: {}",
+                join_and(&names),
+                stay(&names),
+                e.first_error
+            )
+        });
+        let functions = self.dropped.iter().map(|d| {
+            let names: Vec<String> = d.functions.iter().map(|n| format!("{n}()")).collect();
+            format!(
+                "{} of {} {} the Rust port (the file's other functions run as C): {} not compile with radiff's header: {}",
+                join_and(&names),
+                d.file,
+                stay(&names),
+                if names.len() == 1 { "it does" } else { "they do" },
+                d.error.first_error
+            )
+        });
+        units.chain(functions).collect()
+    }
+
+    /// Why function `name` of `file` was left out of its unit, when it was.
+    pub fn dropped_function(&self, name: &str, file: &str) -> Option<&CompileError> {
+        self.dropped.iter().find(|d| d.file == file && d.functions.iter().any(|f| f == name)).map(|d| &d.error)
     }
 }
 
@@ -89,6 +106,7 @@ pub fn make(cache: &Cache, tree: &dyn Files) -> Result<Made> {
             workers: std::sync::Arc::new(Workers::new(&c.so)),
             tree: label,
             left_out: c.left_out(),
+            dropped: c.dropped,
         })),
         Err(error) => Ok(Made::DoesNotCompile { tree: label, error }),
     }

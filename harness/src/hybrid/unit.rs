@@ -123,6 +123,30 @@ fn header_has(header: &str, name: &str) -> bool {
 /// `Ok(None)` when the file defines none of them; `Err` (naming the file and line) when a
 /// definition cannot be read.
 pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Result<Option<String>, String> {
+    Ok(extract(file, text, entries, header)?.map(|u| u.text))
+}
+
+/// A unit taken from a tree's file: its text, and each function of the file it holds with
+/// its first and last line (1-based) there.
+pub struct Extracted {
+    pub text: String,
+    pub functions: Vec<(String, usize, usize)>,
+}
+
+/// Of `entries`, those whose unit (each taken alone) holds line `line` of the tree's
+/// `file`: the entries an error of the compiler at that line keeps out.
+pub fn entries_at<'e>(file: &str, text: &str, entries: &[&'e str], header: &str, line: usize) -> Vec<&'e str> {
+    let holds = |e: &str| {
+        extract(file, text, &[e], header)
+            .ok()
+            .flatten()
+            .is_some_and(|u| u.functions.iter().any(|(_, first, last)| (*first..=*last).contains(&line)))
+    };
+    entries.iter().copied().filter(|e| holds(e)).collect()
+}
+
+/// [`extracted`], with the functions the unit holds.
+pub fn extract(file: &str, text: &str, entries: &[&str], header: &str) -> Result<Option<Extracted>, String> {
     let lines: Vec<&str> = text.lines().collect();
     let macros = defines(&lines);
     let structs = types(&lines);
@@ -132,6 +156,7 @@ pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Resu
     let mut done: BTreeSet<String> = BTreeSet::new();
     let mut todo: Vec<String> = Vec::new();
     let mut found = Vec::new();
+    let mut functions = Vec::new();
     for e in entries {
         if !read(e)?.is_empty() {
             found.push(*e);
@@ -189,6 +214,7 @@ pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Resu
                 all.push_str(&def);
                 all.push('\n');
                 taken.insert(s, def);
+                functions.push((name.clone(), s, e));
             }
             all
         };
@@ -198,7 +224,7 @@ pub fn extracted(file: &str, text: &str, entries: &[&str], header: &str) -> Resu
         unit.push_str(&format!("#line {line} \"{file}\"\n{def}\n"));
     }
     unit.push_str(&entry_lines(&found));
-    Ok(Some(unit))
+    Ok(Some(Extracted { text: unit, functions }))
 }
 
 /// The unit's exports of `entries` (the functions the model calls that it defines):
@@ -300,6 +326,24 @@ static struct file *do_sync_mmap_readahead(struct vm_fault *vmf)
         assert!(unit.find("helper(int x)").unwrap() < unit.find("do_sync_mmap_readahead(struct").unwrap());
         assert!(unit.ends_with("#line 1 \"radiff-entries.c\"\nRADIFF_ENTRY(do_sync_mmap_readahead);\n"), "{unit}");
         assert!(!unit.contains("RADIFF_ENTRY(do_async"), "only the functions the file defines");
+    }
+
+    #[test]
+    fn an_error_in_a_function_only_one_entry_takes_is_that_entrys_and_one_in_a_shared_helper_is_both() {
+        let file = format!(
+            "{FILE}\nstatic int walk(int x)\n{{\n\treturn x * 2;\n}}\n\nint filemap_map_pages(struct vm_fault *vmf)\n{{\n\treturn walk(helper(1));\n}}\n"
+        );
+        let entries = entries_of(FILEMAP_C);
+        let line_of = |needle: &str| file.lines().position(|l| l.contains(needle)).unwrap() + 1;
+        let at = |line| entries_at("mm/filemap.c", &file, &entries, "", line);
+        assert_eq!(at(line_of("return walk(")), ["filemap_map_pages"]);
+        assert_eq!(at(line_of("return x * 2;")), ["filemap_map_pages"], "walk()'s body");
+        assert_eq!(at(line_of("return x + LOTS")), ["do_sync_mmap_readahead", "filemap_map_pages"], "helper()'s");
+        assert!(at(line_of("#include")).is_empty());
+        let unit = extract("mm/filemap.c", &file, &entries, "").unwrap().unwrap();
+        let names: Vec<&str> = unit.functions.iter().map(|(n, _, _)| n.as_str()).collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        assert!(["helper", "walk", "do_sync_mmap_readahead", "filemap_map_pages"].iter().all(|n| names.contains(n)));
     }
 
     #[test]

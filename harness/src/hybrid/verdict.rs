@@ -48,11 +48,14 @@ pub struct Compiles {
     /// Each of the optional units ([`OPTIONAL`], in its order); `Ok` too when the tree has
     /// no such file or none of the functions taken from it.
     pub optional: PerUnit<std::result::Result<(), String>>,
+    /// Functions left out of a unit whose others compiled: (function, file, first error).
+    pub dropped: Vec<(String, &'static str, String)>,
 }
 
 impl Compiles {
     /// All compiled (or were not tried: no changed function needs them).
-    pub const OK: Compiles = Compiles { readahead: Ok(()), optional: [const { Ok(()) }; OPTIONAL.len()] };
+    pub const OK: Compiles =
+        Compiles { readahead: Ok(()), optional: [const { Ok(()) }; OPTIONAL.len()], dropped: Vec::new() };
 
     /// mm/readahead.c did not compile (or could not be tried), saying why.
     fn readahead_failed(why: String) -> Compiles {
@@ -66,6 +69,15 @@ impl Compiles {
             c.optional[i] = Err(why);
         }
         c
+    }
+
+    /// For function `name` of `file`: [`Compiles::for_file`], unless it was left out of its
+    /// unit (the error was in it: [`super::compile::Dropped`]).
+    pub fn for_function(&self, name: &str, file: &str) -> std::result::Result<(), Failed> {
+        match self.dropped.iter().find(|(n, f, _)| n == name && *f == file) {
+            Some((_, f, first)) => Err((f, first.clone())),
+            None => self.for_file(file),
+        }
     }
 
     /// For a function of `file`: whether the files it needs compiled. Every function
@@ -86,7 +98,16 @@ pub fn compiles(cache: &Cache, tree: &dyn Files) -> Result<Compiles> {
     Ok(match compile_tree(cache, tree) {
         Ok(None) => Compiles::readahead_failed(format!("{} has no {READAHEAD_C}", tree.describe())),
         Ok(Some(Ok(c))) => {
-            Compiles { readahead: Ok(()), optional: c.failed.map(|e| e.map_or(Ok(()), |e| Err(e.first_error))) }
+            let dropped = c
+                .dropped
+                .iter()
+                .flat_map(|d| d.functions.iter().map(|f| (f.clone(), d.file, d.error.first_error.clone())))
+                .collect();
+            Compiles {
+                readahead: Ok(()),
+                optional: c.failed.map(|e| e.map_or(Ok(()), |e| Err(e.first_error))),
+                dropped,
+            }
         }
         Ok(Some(Err(e))) => Compiles::readahead_failed(e.first_error),
         Err(e) => Compiles::readahead_failed(format!("could not run the compiler: {e}")),
@@ -106,7 +127,7 @@ pub fn annotate(report: &mut Report, kernels: &Kernels, cache: &Cache) -> Result
         for ch in &report.base.changed {
             notes.push((
                 ("base".to_string(), ch.name.clone()),
-                verdict(&ch.name, &ch.file, &compiled.for_file(&ch.file)),
+                verdict(&ch.name, &ch.file, &compiled.for_function(&ch.name, &ch.file)),
             ));
         }
     }
@@ -122,7 +143,10 @@ pub fn annotate(report: &mut Report, kernels: &Kernels, cache: &Cache) -> Result
             Compiles::OK
         };
         for ch in &c.changed {
-            notes.push(((name.clone(), ch.name.clone()), verdict(&ch.name, &ch.file, &compiled.for_file(&ch.file))));
+            notes.push((
+                (name.clone(), ch.name.clone()),
+                verdict(&ch.name, &ch.file, &compiled.for_function(&ch.name, &ch.file)),
+            ));
         }
     }
     report.notes.extend(notes);

@@ -64,6 +64,9 @@ impl Model<'_> {
     /// unless no folio was found or a PMD was mapped. Decrements `mmap_miss` for each folio
     /// that mapped the faulting page (first try, no VM_SEQ_READ).
     pub(crate) fn filemap_map_pages(&mut self, vmf: &mut VmFault, start_pgoff: u64, end_pgoff: u64) -> u32 {
+        if let Some(ret) = self.c_filemap_map_pages(vmf, start_pgoff, end_pgoff) {
+            return ret;
+        }
         let file_end = self.isize.div_ceil(PAGE_SIZE).wrapping_sub(1);
         if end_pgoff > file_end {
             cover!(self.rec, "filemap_map_pages: end_pgoff clamped to file_end");
@@ -118,8 +121,38 @@ impl Model<'_> {
             }
         }
         cover!(self.rec, "filemap_map_pages: mm_filemap_map_pages");
-        self.rec.open_event(Trigger::FaultAround, start_pgoff, end_pgoff - start_pgoff + 1, self.op, fd as u32);
+        self.trace_mm_filemap_map_pages(fd, start_pgoff, end_pgoff);
         ret
+    }
+
+    /// `trace_mm_filemap_map_pages()`: a fault-around of `[start_pgoff, end_pgoff]` of `fd`'s file.
+    pub(crate) fn trace_mm_filemap_map_pages(&mut self, fd: usize, start_pgoff: u64, end_pgoff: u64) {
+        self.rec.open_event(Trigger::FaultAround, start_pgoff, end_pgoff - start_pgoff + 1, self.op, fd as u32);
+    }
+
+    /// The page table under the PMD that holds virtual page `vpn` of the fault's mapping,
+    /// for the C: its `PTRS_PER_PTE` entries, 1 where a page is mapped, into `out`.
+    pub(crate) fn page_table(&self, vmf: &VmFault, vpn: u64, out: &mut Vec<u64>) {
+        let area = self.mm[vmf.map].as_ref().unwrap();
+        let base = align_down(vpn, PTRS_PER_PTE);
+        out.clear();
+        out.extend((base..base + PTRS_PER_PTE).map(|v| u64::from(area.pte_present(v))));
+    }
+
+    /// `set_pte_range()`, mm/memory.c, as the model keeps it: virtual pages `[vpn, vpn + nr)`
+    /// mapped (those of the fault's mapping: a PTE outside it has no page to map).
+    pub(crate) fn set_pte_range(&mut self, vmf: &VmFault, vpn: u64, nr: u64) {
+        let area = self.area(vmf);
+        let end = area.vstart + area.pages;
+        for v in vpn.max(area.vstart)..(vpn + nr).min(end) {
+            area.set_pte(v);
+        }
+    }
+
+    /// `pmd_install()`, mm/memory.c: the preallocated page table under the fault's PMD.
+    pub(crate) fn pmd_install(&mut self, vmf: &VmFault) {
+        let vpn = vmf.vpn;
+        self.area(vmf).pmds.insert_if_none(vpn / PTRS_PER_PTE, Pmd::Table);
     }
 
     /// `filemap_map_pmd()`, mm/filemap.c: with no page table yet, a PMD-sized folio is
@@ -134,8 +167,7 @@ impl Model<'_> {
             cover!(self.rec, "filemap_map_pmd: do_set_pmd");
             return true;
         }
-        let vpn = vmf.vpn;
-        self.area(vmf).pmds.insert_if_none(vpn / PTRS_PER_PTE, Pmd::Table);
+        self.pmd_install(vmf);
         false
     }
 
@@ -143,7 +175,7 @@ impl Model<'_> {
     /// disabled for the VMA (`vma_thp_disabled(..., forced_collapse = true)`: VM_NOHUGEPAGE),
     /// the VMA's start and file offset agree modulo 2 MiB and it holds the whole PMD
     /// (`thp_vma_suitable_order()`), and the PMD is still none.
-    pub(super) fn do_set_pmd(&mut self, vmf: &mut VmFault, folio: FolioRef) -> u32 {
+    pub(crate) fn do_set_pmd(&mut self, vmf: &mut VmFault, folio: FolioRef) -> u32 {
         if vmf.vma.flags & VM_NOHUGEPAGE != 0 {
             cover!(self.rec, "do_set_pmd: VM_NOHUGEPAGE");
             return VM_FAULT_FALLBACK;

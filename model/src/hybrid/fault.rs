@@ -79,6 +79,10 @@ pub struct CVmFault {
     /// `pgtable_t prealloc_pte`: what `pte_alloc_one()` gave (the model's page table is
     /// installed by its `filemap_map_pmd()`), or NULL.
     pub prealloc_pte: *mut c_void,
+    /// `pte_t *pte`, `spinlock_t *ptl`: where `filemap_map_pages()` stands in the frame's
+    /// page table (`Frame::ptes`), and its lock (none).
+    pub pte: *mut c_ulong,
+    pub ptl: *mut c_void,
 }
 
 impl CVmFault {
@@ -90,6 +94,8 @@ impl CVmFault {
             flags,
             pmd: std::ptr::null_mut(),
             prealloc_pte: std::ptr::null_mut(),
+            pte: std::ptr::null_mut(),
+            ptl: std::ptr::null_mut(),
         }
     }
 }
@@ -169,31 +175,51 @@ impl Model<'_> {
     }
 
     /// The C's `do_fault_around()` (mm/memory.c) for the fault `vmf`, when the hybrid has
-    /// it: what `->map_pages` returned. Its `->map_pages` is the model's
-    /// `filemap_map_pages()` ([`cb_map_pages`]), which keeps `mmap_miss` in the model's file
-    /// itself: the call lends no `f_ra`.
+    /// it: what `->map_pages` returned. Its `->map_pages` is the tree's
+    /// `filemap_map_pages()` when the hybrid has it, else the model's ([`cb_map_pages`],
+    /// which keeps `mmap_miss` in the model's file itself).
     pub(crate) fn c_do_fault_around(&mut self, vmf: &mut VmFault) -> Option<u32> {
         let f = self.c.and_then(|c| c.do_fault_around)?;
+        // SAFETY: the frame's objects follow the header.
+        Some(self.call_on_fault("do_fault_around", vmf, |fr| unsafe { f(&mut fr.vmf) }))
+    }
+
+    /// Runs `call` (fault-around's C) for the fault `vmf`, with its VMA, `struct vm_fault`,
+    /// PMD (a page table preallocated where it is none, as `do_fault_around()` does) and
+    /// `->map_pages` in the frame; the file's `f_ra` is lent when the tree's
+    /// `filemap_map_pages()` runs (it keeps `mmap_miss`).
+    pub(super) fn call_on_fault(
+        &mut self,
+        function: &'static str,
+        vmf: &mut VmFault,
+        call: impl FnOnce(&mut Frame) -> c_uint,
+    ) -> c_uint {
+        let map_pages = self.c.and_then(|c| c.filemap_map_pages);
         let area = self.mm[vmf.map].as_ref().expect("a fault in a mapping");
         let pmd = match area.pmd(vmf.vpn) {
             None => 0,
             Some(Pmd::Table) => 1,
             Some(Pmd::Huge) => 2,
         };
-        let (vma, c_vmf) = self.c_fault(vmf);
+        let (vma, mut c_vmf) = self.c_fault(vmf);
+        if pmd == 0 {
+            // pte_alloc_one()'s page: the model installs its own (pmd_install()); never read.
+            c_vmf.prealloc_pte = std::ptr::NonNull::<c_void>::dangling().as_ptr();
+        }
         let mut ractl = ReadaheadControl::new(area.fd, vmf.pgoff);
         let rust_vmf: *mut VmFault = vmf;
         let mut ret = 0;
-        self.call_c_on("do_fault_around", &mut ractl, false, |fr| {
+        self.call_c_on(function, &mut ractl, map_pages.is_some(), |fr| {
             fr.vma = CVma { vm_file: fr.vma.vm_file, vm_ops: fr.vma.vm_ops, ..vma };
             fr.vmf = CVmFault { vma: fr.vmf.vma, pmd: fr.vmf.pmd, ..c_vmf };
             fr.pmd = CPmd { pmd };
             fr.fault = rust_vmf;
-            // SAFETY: the frame's objects follow the header; the fault is the caller's,
-            // borrowed for the call.
-            ret = unsafe { f(&mut fr.vmf) };
+            if map_pages.is_some() {
+                fr.vm_ops.map_pages = map_pages;
+            }
+            ret = call(fr);
         });
-        Some(ret)
+        ret
     }
 }
 

@@ -8,7 +8,8 @@ use std::ffi::c_void;
 use super::read::GetReadBatchFn;
 use super::{
     AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, FaultAroundFn, ForceRaFn, GenericFadviseFn, GuardFn, MadviseWillneedFn,
-    RaInitFn, RaLoadFn, RaOrderFn, RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
+    MapPagesFn, RaInitFn, RaLoadFn, RaOrderFn, RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn,
+    SyncRaFn,
 };
 
 /// A kernel function that runs as C: its name and the tree's file that defines it.
@@ -103,6 +104,9 @@ entries! {
     /// Called for each batch of cached folios the read path looks up (`filemap_get_pages()`),
     /// taken from the tree's mm/filemap.c as the fault path's functions are.
     filemap_get_read_batch: GetReadBatchFn, "mm/filemap.c";
+    /// Fault-around's `->map_pages` (`do_fault_around()` calls it): maps the cached
+    /// folios around a read fault, taken from the tree's mm/filemap.c with its static helpers.
+    filemap_map_pages: MapPagesFn, "mm/filemap.c";
     /// An f2fs file's `->readahead`, taken from the tree's fs/f2fs/data.c with the static
     /// functions it calls: the C `read_pages()` calls it through the mapping's a_ops.
     f2fs_readahead: ReadaheadFn, "fs/f2fs/data.c";
@@ -134,6 +138,10 @@ pub const STATICS: &[CFunction] = &[
     CFunction { name: "f2fs_mpage_readpages", file: "fs/f2fs/data.c" },
     CFunction { name: "f2fs_read_single_page", file: "fs/f2fs/data.c" },
     CFunction { name: "ext4_mpage_readpages", file: "fs/ext4/readpage.c" },
+    CFunction { name: "next_uptodate_folio", file: "mm/filemap.c" },
+    CFunction { name: "filemap_map_pmd", file: "mm/filemap.c" },
+    CFunction { name: "filemap_map_folio_range", file: "mm/filemap.c" },
+    CFunction { name: "filemap_map_order0_folio", file: "mm/filemap.c" },
 ];
 
 /// Every function the hybrid runs as C: the entries, then the statics.

@@ -31,6 +31,12 @@ pub struct COps {
     pub(super) submit_bio: unsafe extern "C" fn(*mut c_void, *mut CBio),
     pub(super) read_full_folio: unsafe extern "C" fn(*mut c_void, *mut CFolio),
     pub(super) fault_around_pages: unsafe extern "C" fn(*mut c_void) -> c_ulong,
+    pub(super) find: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong) -> *mut CFolio,
+    pub(super) pte_table: unsafe extern "C" fn(*mut c_void, c_ulong) -> *mut c_ulong,
+    pub(super) set_ptes: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong),
+    pub(super) pmd_install: unsafe extern "C" fn(*mut c_void),
+    pub(super) set_pmd: unsafe extern "C" fn(*mut c_void, *mut CFolio) -> c_uint,
+    pub(super) trace_map_pages: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong),
 }
 
 pub(super) static OPS: COps = COps {
@@ -55,6 +61,12 @@ pub(super) static OPS: COps = COps {
     submit_bio: fs::cb_submit_bio,
     read_full_folio: fs::cb_read_full_folio,
     fault_around_pages: fault::cb_fault_around_pages,
+    find: map::cb_find,
+    pte_table: map::cb_pte_table,
+    set_ptes: map::cb_set_ptes,
+    pmd_install: map::cb_pmd_install,
+    set_pmd: map::cb_set_pmd,
+    trace_map_pages: map::cb_trace_map_pages,
 };
 
 unsafe extern "C" fn cb_alloc_folio(ctx: *mut c_void, order: c_uint) -> *mut CFolio {
