@@ -77,7 +77,7 @@ fn every_seed_as_c_is_its_policy() {
         assert!(agreed, "{v}: {text}");
         assert!(
             text.contains(
-                "f2fs_readahead, f2fs_read_data_folio, ext4_readahead, ext4_read_folio, madvise_willneed, do_fault_around as C"
+                "f2fs_readahead, f2fs_read_data_folio, ext4_readahead, ext4_read_folio, madvise_willneed, do_fault_around, finish_fault as C"
             ),
             "{v}: {text}"
         );
@@ -792,7 +792,7 @@ fn a_patched_do_fault_around_runs_as_c_and_parts_from_the_port_on_mappings_only(
     assert!(c.len() > p.len(), "{p:?}\n{c:?}");
     let (text, agreed) = check_edited_file("mm/memory.c", half);
     assert!(!agreed, "{text}");
-    assert!(text.contains(", do_fault_around as C)"), "{text}");
+    assert!(text.contains(", do_fault_around, finish_fault as C)"), "{text}");
     assert!(text.contains("scenarios/mmap_seq_8mib.yaml: rust port and hybrid part"), "{text}");
     assert!(!text.contains("scenarios/1mib_after_4k.yaml: rust port"), "{text}");
     assert_some_but_not_all_part(&text);
@@ -803,9 +803,46 @@ fn a_do_fault_around_that_does_not_compile_leaves_it_to_the_port_naming_its_line
     let broken = |s: &str| s.replacen(FAULT_AROUND_END, "to_pte = min3(from_pte + vmf->no_such_member, ", 1);
     let h = with_edited("mm/memory.c", broken);
     let line = broken(&base_file("mm/memory.c")).lines().position(|l| l.contains("no_such_member")).unwrap() + 1;
-    let error = h.left_out_of("mm/memory.c").expect("mm/memory.c compiled with a member struct vm_fault lacks");
+    let error = h
+        .dropped_function("do_fault_around", "mm/memory.c")
+        .expect("do_fault_around() compiled with a member struct vm_fault lacks");
     assert!(error.first_error.starts_with(&format!("mm/memory.c:{line}:")), "{}", error.first_error);
-    assert!(!runs_as_c(&h, "do_fault_around") && runs_as_c(&h, "page_cache_sync_ra"), "{:?}", h.workers.functions());
+    assert!(!runs_as_c(&h, "do_fault_around"), "{:?}", h.workers.functions());
+    assert!(runs_as_c(&h, "finish_fault") && runs_as_c(&h, "page_cache_sync_ra"), "{:?}", h.workers.functions());
+}
+
+/// 7.3.4's `finish_fault()` maps one page only when it must (userfaultfd, a folio past
+/// i_size); otherwise a large folio inside the VMA and page table is mapped whole.
+const ONE_PAGE_WHEN: &str = "if (unlikely(userfaultfd_armed(vma)) || unlikely(needs_fallback)) {";
+
+fn faults(t: &radiff_model::Trace) -> usize {
+    t.windows.iter().filter(|w| w.trigger == radiff_model::Trigger::Fault).count()
+}
+
+#[test]
+fn a_patched_finish_fault_runs_as_c_and_parts_from_the_port_on_mappings_only() {
+    // The patch maps one page of a large folio per fault.
+    let one_page = |s: &str| {
+        s.replacen(
+            ONE_PAGE_WHEN,
+            "if (unlikely(userfaultfd_armed(vma)) || unlikely(needs_fallback) || nr_pages > 1) {",
+            1,
+        )
+    };
+    let h = with_edited("mm/memory.c", one_page);
+    assert!(runs_as_c(&h, "finish_fault") && runs_as_c(&h, "do_fault_around"), "{:?}", h.workers.functions());
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("1mib_after_4k.yaml"));
+    assert_eq!(port, hybrid);
+    // Without fault-around (4 KiB), each page of a large folio the port mapped with its
+    // first fault now faults on its own.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("mmap_fault_around_4k.yaml"));
+    assert!(faults(&hybrid) > faults(&port), "{} {}", faults(&port), faults(&hybrid));
+    let (text, agreed) = check_edited_file("mm/memory.c", one_page);
+    assert!(!agreed, "{text}");
+    assert!(text.contains(", do_fault_around, finish_fault as C)"), "{text}");
+    assert!(text.contains("scenarios/mmap_fault_around_4k.yaml: rust port and hybrid part"), "{text}");
+    assert!(!text.contains("scenarios/1mib_after_4k.yaml: rust port"), "{text}");
+    assert_some_but_not_all_part(&text);
 }
 
 /// 7.3.4's `next_uptodate_folio()` (a static helper of `filemap_map_pages()`) leaves a

@@ -278,10 +278,15 @@ _Static_assert(sizeof(struct readahead_control) <= RADIFF_RAC_SIZE,
 #define RADIFF_PG_WRITEBACK (1UL << 3)
 #define RADIFF_PG_LOCKED (1UL << 4)
 #define RADIFF_PG_UPTODATE (1UL << 5)
-/* A page of a folio: its address is all the C uses (folio_page()); nothing is read from it. */
+/* A page of a folio: its address is all the C uses (folio_page(), page_folio()); nothing
+ * is read from it. */
 struct page {
-	unsigned long radiff_unused;
+	unsigned char radiff_unused;
 };
+/* The folio's pages follow its members, one byte each, and each folio the model lends is
+ * aligned to RADIFF_FOLIO_ALIGN: page_folio() is the page's address rounded down. */
+#define RADIFF_FOLIO_ALIGN 1024
+#define RADIFF_FOLIO_PAGES 512
 struct folio {
 	pgoff_t index;
 	unsigned int order;
@@ -289,9 +294,12 @@ struct folio {
 	/* NULL until filemap_add_folio() put it in a page cache. */
 	struct address_space *mapping;
 	struct radiff_env *radiff;
-	/* &folio->page: the folio's first page. */
+	/* &folio->page: the folio's first page; the others after it. */
 	struct page page;
-};
+	unsigned char radiff_pages[RADIFF_FOLIO_PAGES - 1];
+} __attribute__((aligned(RADIFF_FOLIO_ALIGN)));
+_Static_assert(offsetof(struct folio, radiff_pages) + RADIFF_FOLIO_PAGES - 1 <= RADIFF_FOLIO_ALIGN,
+	       "a folio's pages end before the next folio the model could lend");
 
 struct blk_plug {
 	int radiff_unused;
@@ -485,6 +493,13 @@ static inline unsigned int folio_order(const struct folio *folio) { return folio
 static inline pgoff_t folio_index(const struct folio *folio) { return folio->index; }
 static inline pgoff_t folio_next_index(const struct folio *folio) { return folio->index + folio_nr_pages(folio); }
 static inline size_t folio_size(const struct folio *folio) { return PAGE_SIZE << folio->order; }
+static inline struct page *folio_page(struct folio *folio, unsigned long n) { return &folio->page + n; }
+static inline struct page *folio_file_page(struct folio *folio, pgoff_t index)
+{
+	return folio_page(folio, index & (folio_nr_pages(folio) - 1));
+}
+#define page_folio(p) ((struct folio *)((unsigned long)(p) & ~(unsigned long)(RADIFF_FOLIO_ALIGN - 1)))
+#define folio_page_idx(folio, p) ((p) - &(folio)->page)
 /* Folios are the model's; references are not counted. */
 static inline void folio_get(struct folio *folio) { (void)folio; }
 static inline void folio_put(struct folio *folio) { (void)folio; }
@@ -635,6 +650,7 @@ typedef unsigned long vm_flags_t;
 #define FAULT_FLAG_KILLABLE (1 << 4)
 #define FAULT_FLAG_TRIED (1 << 5)
 #define FAULT_FLAG_USER (1 << 6)
+#define FAULT_FLAG_ORIG_PTE_VALID (1 << 11)
 #define FAULT_FLAG_VMA_LOCK (1 << 12)
 /* The kernel options the fault path tests: x86-64 with transparent huge pages. */
 #define IS_ENABLED(option) __radiff_enabled_##option
@@ -681,6 +697,11 @@ struct vm_fault {
 	/* filemap_map_pages(): the page table entry it is at, and the table's lock. */
 	pte_t *pte;
 	spinlock_t *ptl;
+	/* finish_fault(): the page ->fault found (a read fault copies none), and the entry
+	 * the fault found (never taken: FAULT_FLAG_ORIG_PTE_VALID is not set). */
+	struct page *page;
+	struct page *cow_page;
+	pte_t orig_pte;
 };
 /* ->map_pages: the model's filemap_map_pages() (model/src/hybrid/fault.rs). */
 struct vm_operations_struct {
@@ -1057,14 +1078,90 @@ static inline int ext4_readpage_inline(struct inode *inode, struct folio *folio)
 #define trace_ext4_read_folio(inode, folio) do { } while (0)
 #endif /* RADIFF_UNIT_EXT4 */
 
-#if defined(RADIFF_UNIT_FILEMAP) || defined(RADIFF_UNIT_MADVISE)
+#if defined(RADIFF_UNIT_FILEMAP) || defined(RADIFF_UNIT_MADVISE) || defined(RADIFF_UNIT_MEMORY)
 /* The model's mappings are of regular files, never shmem. */
 static inline bool shmem_mapping(struct address_space *m) { (void)m; return false; }
 #endif
 
+#if defined(RADIFF_UNIT_FILEMAP) || defined(RADIFF_UNIT_MEMORY)
+/* ---- the page table a fault maps into: mm/filemap.c's filemap_map_pages() and
+ * mm/memory.c's finish_fault() (include/linux/pgtable.h, mm.h; mm/memory.c's helpers) ---- */
+/* x86-64's page tables: 512 entries a table, 2 MiB a PMD. */
+#define PTRS_PER_PTE 512
+#define PMD_SHIFT 21
+#define PMD_SIZE (1UL << PMD_SHIFT)
+#define PMD_MASK (~(PMD_SIZE - 1))
+static inline unsigned long pte_index(unsigned long address) { return (address >> PAGE_SHIFT) & (PTRS_PER_PTE - 1); }
+#define VM_FAULT_OOM 0x000001
+#define VM_FAULT_NOPAGE 0x000100
+#define VM_FAULT_FALLBACK 0x000800
+static inline bool folio_test_large(const struct folio *folio) { return folio->order > 0; }
+static inline bool folio_test_pmd_mappable(const struct folio *folio) { return folio->order >= HPAGE_PMD_ORDER; }
+#define PageHWPoison(page) ((void)(page), false)
+/* References are not counted. */
+static inline void folio_ref_add(struct folio *folio, int nr) { (void)folio; (void)nr; }
+static inline void folio_ref_dec(struct folio *folio) { (void)folio; }
+/* include/linux/minmax.h: val in [start, start + len). */
+#define in_range(val, start, len) ((val) - (start) < (len))
+/* 2: the model's Pmd::Huge (model/src/hybrid/fault.rs). */
+static inline int pmd_trans_huge(pmd_t pmd) { return pmd.pmd == 2; }
+static inline void pmd_install(struct mm_struct *mm, pmd_t *pmd, pgtable_t *pte)
+{
+	(void)mm;
+	RADIFF_CALL(radiff_current, pmd_install);
+	pmd->pmd = 1;
+	*pte = NULL;
+}
+static inline vm_fault_t radiff_do_set_pmd(struct vm_fault *vmf, struct folio *folio, struct page *page)
+{
+	vm_fault_t ret = RADIFF_CALL(radiff_current, set_pmd, folio);
+
+	(void)page;
+	if (!ret)
+		vmf->pmd->pmd = 2;
+	return ret;
+}
+static inline vm_fault_t radiff_do_set_pmd_page(struct vm_fault *vmf, struct page *page)
+{
+	return radiff_do_set_pmd(vmf, page_folio(page), page);
+}
+/* do_set_pmd(vmf, folio, page) (7.3), or do_set_pmd(vmf, page) (6.12: the page's folio). */
+#define RADIFF_THIRD(a, b, c, ...) c
+#define do_set_pmd(vmf, ...) RADIFF_THIRD(__VA_ARGS__, radiff_do_set_pmd, radiff_do_set_pmd_page, ~)(vmf, __VA_ARGS__)
+/* 6.12's tests and references on a page (include/linux/page-flags.h, mm.h). */
+#define PageTransCompound(page) folio_test_large(page_folio(page))
+static inline void folio_ref_inc(struct folio *folio) { (void)folio; }
+static inline pte_t *pte_offset_map_lock(struct mm_struct *mm, pmd_t *pmd, unsigned long addr, spinlock_t **ptl)
+{
+	(void)mm;
+	*ptl = NULL;
+	if (pmd->pmd != 1)
+		return NULL;
+	return (pte_t *)RADIFF_CALL(radiff_current, pte_table, addr >> PAGE_SHIFT) + pte_index(addr);
+}
+static inline void pte_unmap_unlock(pte_t *pte, spinlock_t *ptl) { (void)pte; (void)ptl; }
+static inline pte_t ptep_get(pte_t *ptep) { return *ptep; }
+static inline pte_t ptep_get_lockless(pte_t *ptep) { return *ptep; }
+static inline int pte_none(pte_t pte) { return !pte.pte; }
+static inline int pte_same(pte_t a, pte_t b) { return a.pte == b.pte; }
+/* mm/memory.c's: `nr` entries from vmf->pte map the folio's pages from `page`, at addr. */
+static inline void set_pte_range(struct vm_fault *vmf, struct folio *folio, struct page *page, unsigned int nr,
+				 unsigned long addr)
+{
+	(void)folio; (void)page;
+	for (unsigned int i = 0; i < nr; i++)
+		vmf->pte[i].pte = 1;
+	RADIFF_CALL(radiff_current, set_ptes, addr >> PAGE_SHIFT, nr);
+}
+/* The process's RSS counters: the model keeps none. */
+#define MM_FILEPAGES 0
+#define MM_ANONPAGES 1
+static inline int mm_counter_file(struct folio *folio) { (void)folio; return MM_FILEPAGES; }
+static inline void add_mm_counter(struct mm_struct *mm, int member, long value) { (void)mm; (void)member; (void)value; }
+#endif /* the page table */
+
 #ifdef RADIFF_UNIT_FILEMAP
-/* ---- mm/filemap.c's filemap_map_pages(): fault-around's walk of the cache and the page
- * table (include/linux/xarray.h, pgtable.h, mm.h; mm/internal.h; mm/memory.c's helpers) ---- */
+/* ---- mm/filemap.c's filemap_map_pages(): fault-around's walk of the cache ---- */
 /* The walk's next entry: the first call finds from xa_index itself (and stands there when
  * that page is inside the folio found), each later one from past the folio it found. */
 static inline void *xas_next_entry(struct xa_state *xas, unsigned long max)
@@ -1087,65 +1184,6 @@ static inline bool folio_trylock(struct folio *folio)
 	folio->flags |= RADIFF_PG_LOCKED;
 	return true;
 }
-static inline bool folio_test_large(const struct folio *folio) { return folio->order > 0; }
-static inline bool folio_test_pmd_mappable(const struct folio *folio) { return folio->order >= HPAGE_PMD_ORDER; }
-static inline struct page *folio_page(struct folio *folio, unsigned long n) { return &folio->page + n; }
-static inline struct page *folio_file_page(struct folio *folio, pgoff_t index)
-{
-	return folio_page(folio, index & (folio_nr_pages(folio) - 1));
-}
-#define PageHWPoison(page) ((void)(page), false)
-/* References are not counted. */
-static inline void folio_ref_add(struct folio *folio, int nr) { (void)folio; (void)nr; }
-static inline void folio_ref_dec(struct folio *folio) { (void)folio; }
-/* include/linux/minmax.h: val in [start, start + len). */
-#define in_range(val, start, len) ((val) - (start) < (len))
-#define PMD_SHIFT 21
-#define PMD_SIZE (1UL << PMD_SHIFT)
-#define PMD_MASK (~(PMD_SIZE - 1))
-#define VM_FAULT_NOPAGE 0x000100
-#define VM_FAULT_FALLBACK 0x000800
-/* 2: the model's Pmd::Huge (model/src/hybrid/fault.rs). */
-static inline int pmd_trans_huge(pmd_t pmd) { return pmd.pmd == 2; }
-static inline void pmd_install(struct mm_struct *mm, pmd_t *pmd, pgtable_t *pte)
-{
-	(void)mm;
-	RADIFF_CALL(radiff_current, pmd_install);
-	pmd->pmd = 1;
-	*pte = NULL;
-}
-static inline vm_fault_t do_set_pmd(struct vm_fault *vmf, struct folio *folio, struct page *page)
-{
-	vm_fault_t ret = RADIFF_CALL(radiff_current, set_pmd, folio);
-
-	(void)page;
-	if (!ret)
-		vmf->pmd->pmd = 2;
-	return ret;
-}
-static inline pte_t *pte_offset_map_lock(struct mm_struct *mm, pmd_t *pmd, unsigned long addr, spinlock_t **ptl)
-{
-	(void)mm;
-	*ptl = NULL;
-	if (pmd->pmd != 1)
-		return NULL;
-	return (pte_t *)RADIFF_CALL(radiff_current, pte_table, addr >> PAGE_SHIFT) + ((addr >> PAGE_SHIFT) & 511);
-}
-static inline void pte_unmap_unlock(pte_t *pte, spinlock_t *ptl) { (void)pte; (void)ptl; }
-static inline pte_t ptep_get(pte_t *ptep) { return *ptep; }
-static inline int pte_none(pte_t pte) { return !pte.pte; }
-/* mm/memory.c's: `nr` entries from vmf->pte map the folio's pages from `page`, at addr. */
-static inline void set_pte_range(struct vm_fault *vmf, struct folio *folio, struct page *page, unsigned int nr,
-				 unsigned long addr)
-{
-	(void)folio; (void)page;
-	for (unsigned int i = 0; i < nr; i++)
-		vmf->pte[i].pte = 1;
-	RADIFF_CALL(radiff_current, set_ptes, addr >> PAGE_SHIFT, nr);
-}
-/* The process's RSS counters: the model keeps none. */
-static inline int mm_counter_file(struct folio *folio) { (void)folio; return 0; }
-static inline void add_mm_counter(struct mm_struct *mm, int member, long value) { (void)mm; (void)member; (void)value; }
 /* mm/internal.h's test, as the kernel computes it: the folio's pages all lie in the VMA. */
 static inline bool folio_within_vma(struct folio *folio, struct vm_area_struct *vma)
 {
@@ -1194,7 +1232,7 @@ int vfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice);
 #endif /* RADIFF_UNIT_MADVISE */
 
 #ifdef RADIFF_UNIT_MEMORY
-/* ---- mm/memory.c's do_fault_around() ---- */
+/* ---- mm/memory.c's do_fault_around() and finish_fault() ---- */
 /* The file's static variable, read from the model at each use (an lvalue, for READ_ONCE()). */
 static inline const unsigned long *radiff_fault_around_pages(void)
 {
@@ -1203,20 +1241,34 @@ static inline const unsigned long *radiff_fault_around_pages(void)
 	return &pages;
 }
 #define fault_around_pages (*radiff_fault_around_pages())
-/* x86-64's page tables: 512 entries a table. */
-#define PTRS_PER_PTE 512
-static inline unsigned long pte_index(unsigned long address) { return (address >> PAGE_SHIFT) & (PTRS_PER_PTE - 1); }
 /* include/uapi/linux/const.h's arithmetic, for a power-of-two a. */
 #define ALIGN_DOWN(x, a) ((((x) - ((a) - 1)) + ((__typeof__(x))(a) - 1)) & ~((__typeof__(x))(a) - 1))
 #define min3(x, y, z) min(min(x, y), z)
-/* The model installs the page table itself (its filemap_map_pmd()): a token, never NULL. */
+/* The model installs the page table itself (pmd_install()): a token, never NULL. */
 static inline pgtable_t pte_alloc_one(struct mm_struct *mm)
 {
 	static char token;
 	(void)mm;
 	return (pgtable_t)(void *)&token;
 }
-#define VM_FAULT_OOM 0x000001
+/* pte_alloc(): a page table under the PMD where it is none; 0 (never out of memory). */
+static inline int pte_alloc(struct mm_struct *mm, pmd_t *pmd)
+{
+	pgtable_t token = pte_alloc_one(mm);
+
+	if (pmd_none(*pmd))
+		pmd_install(mm, pmd, &token);
+	return 0;
+}
+/* The mm is never being torn down; no userfaultfd; the TLB is the model's. */
+static inline vm_fault_t check_stable_address_space(struct mm_struct *mm) { (void)mm; return 0; }
+static inline bool userfaultfd_armed(struct vm_area_struct *vma) { (void)vma; return false; }
+/* A file mapping, never anonymous shmem (6.12's finish_fault() asks). */
+static inline bool vma_is_anon_shmem(struct vm_area_struct *vma) { (void)vma; return false; }
+static inline void update_mmu_tlb(struct vm_area_struct *vma, unsigned long address, pte_t *ptep)
+{
+	(void)vma; (void)address; (void)ptep;
+}
 #endif /* RADIFF_UNIT_MEMORY */
 
 /* The types the model calls each kernel function with (model/src/hybrid/functions.rs):
@@ -1245,6 +1297,7 @@ typedef void radiff_type_filemap_get_read_batch(struct address_space *, pgoff_t,
 struct madvise_behavior;
 typedef long radiff_type_madvise_willneed(struct madvise_behavior *);
 typedef vm_fault_t radiff_type_do_fault_around(struct vm_fault *);
+typedef vm_fault_t radiff_type_finish_fault(struct vm_fault *);
 typedef vm_fault_t radiff_type_filemap_map_pages(struct vm_fault *, pgoff_t, pgoff_t);
 #define RADIFF_SHIM_ENTRY(name) \
 	void *const radiff_entry_##name = __builtin_choose_expr( \

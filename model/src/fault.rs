@@ -588,6 +588,9 @@ impl Model<'_> {
     /// i_size; else the whole large folio when it lies inside the VMA and one page table and
     /// none of its PTEs is set; else the faulting page alone.
     fn finish_fault(&mut self, vmf: &mut VmFault) -> u32 {
+        if let Some(ret) = self.c_finish_fault(vmf) {
+            return ret;
+        }
         let folio = vmf.folio.expect("finish_fault without a folio");
         let file_end = self.isize.div_ceil(PAGE_SIZE);
         let mut needs_fallback = file_end < folio.next_index();

@@ -27,7 +27,7 @@ mod ra;
 mod read;
 
 pub use crash::{Crash, WORKER};
-pub use fault::{AsyncMmapRaFn, CPmd, CVmFault, CVmOps, CVma, FaultAroundFn, MapPagesFn, SyncMmapRaFn};
+pub use fault::{AsyncMmapRaFn, CPmd, CVmFault, CVmOps, CVma, MapPagesFn, SyncMmapRaFn, VmFaultFn};
 pub use layout::mirror_layout;
 pub use madvise::MadviseWillneedFn;
 pub use ops::COps;
@@ -56,8 +56,9 @@ pub struct CReadaheadControl {
     pub radiff_extra: [u64; 8],
 }
 
-/// `struct folio` as the header defines it: the model lends these to the C.
-#[repr(C)]
+/// `struct folio` as the header defines it: the model lends these to the C. Aligned as the
+/// header's (`RADIFF_FOLIO_ALIGN`), so that a page's address rounded down is its folio.
+#[repr(C, align(1024))]
 #[derive(Debug)]
 pub struct CFolio {
     pub index: c_ulong,
@@ -65,9 +66,14 @@ pub struct CFolio {
     pub flags: c_ulong,
     pub mapping: *mut CAddressSpace,
     pub radiff: *mut CEnv,
-    /// `struct page page`: only its address is used (`folio_page()`).
-    pub page: c_ulong,
+    /// `struct page page` and the pages after it, a byte each: only their addresses are
+    /// used (`folio_page()`, `page_folio()`).
+    pub page: u8,
+    pub radiff_pages: [u8; FOLIO_PAGES - 1],
 }
+
+/// `RADIFF_FOLIO_PAGES`: the most pages a folio has (order 9).
+const FOLIO_PAGES: usize = 512;
 
 const PG_READAHEAD: c_ulong = 1 << 0;
 const PG_DROPBEHIND: c_ulong = 1 << 1;
@@ -263,11 +269,14 @@ impl Frame {
 
     fn lend(&mut self, index: u64, order: u32, flags: c_ulong, cached: bool) -> *mut CFolio {
         let mapping = if cached { &mut self.mapping as *mut CAddressSpace } else { std::ptr::null_mut() };
-        let folio = CFolio { index, order, flags, mapping, radiff: &mut self.env, page: 0 };
+        let radiff = &mut self.env as *mut CEnv;
         if self.lent == self.folios.len() {
-            self.folios.push(Box::new(folio));
+            let pages = [0; FOLIO_PAGES - 1];
+            self.folios.push(Box::new(CFolio { index, order, flags, mapping, radiff, page: 0, radiff_pages: pages }));
         } else {
-            *self.folios[self.lent] = folio;
+            // The pages are never read: only the members are the call's.
+            let f = &mut self.folios[self.lent];
+            (f.index, f.order, f.flags, f.mapping, f.radiff) = (index, order, flags, mapping, radiff);
         }
         self.lent += 1;
         &mut *self.folios[self.lent - 1] as *mut CFolio

@@ -62,8 +62,9 @@ pub struct CVmOps {
 
 /// `vm_fault_t (*map_pages)(struct vm_fault *, pgoff_t start_pgoff, pgoff_t end_pgoff)`.
 pub type MapPagesFn = unsafe extern "C" fn(*mut CVmFault, c_ulong, c_ulong) -> c_uint;
-/// `static vm_fault_t do_fault_around(struct vm_fault *)` (mm/memory.c).
-pub type FaultAroundFn = unsafe extern "C" fn(*mut CVmFault) -> c_uint;
+/// `vm_fault_t (*)(struct vm_fault *)`: mm/memory.c's `do_fault_around()` (static) and
+/// `finish_fault()`.
+pub type VmFaultFn = unsafe extern "C" fn(*mut CVmFault) -> c_uint;
 
 /// `struct vm_fault`, the members the fault path's readahead and fault-around read.
 #[repr(C)]
@@ -83,6 +84,11 @@ pub struct CVmFault {
     /// page table (`Frame::ptes`), and its lock (none).
     pub pte: *mut c_ulong,
     pub ptl: *mut c_void,
+    /// `struct page *page`, `*cow_page`: the page `->fault` found, in the lent folio (a read
+    /// fault copies none); `pte_t orig_pte`, never read (no FAULT_FLAG_ORIG_PTE_VALID).
+    pub page: *mut u8,
+    pub cow_page: *mut u8,
+    pub orig_pte: c_ulong,
 }
 
 impl CVmFault {
@@ -96,6 +102,9 @@ impl CVmFault {
             prealloc_pte: std::ptr::null_mut(),
             pte: std::ptr::null_mut(),
             ptl: std::ptr::null_mut(),
+            page: std::ptr::null_mut(),
+            cow_page: std::ptr::null_mut(),
+            orig_pte: 0,
         }
     }
 }
@@ -184,7 +193,25 @@ impl Model<'_> {
         Some(self.call_on_fault("do_fault_around", vmf, |fr| unsafe { f(&mut fr.vmf) }))
     }
 
-    /// Runs `call` (fault-around's C) for the fault `vmf`, with its VMA, `struct vm_fault`,
+    /// The C's `finish_fault()` (mm/memory.c) for the fault `vmf`, whose folio `->fault`
+    /// found, when the hybrid has it: what it returned.
+    pub(crate) fn c_finish_fault(&mut self, vmf: &mut VmFault) -> Option<u32> {
+        let f = self.c.and_then(|c| c.finish_fault)?;
+        let folio = vmf.folio.expect("finish_fault without a folio");
+        let dropbehind = self.cache.test_dropbehind(folio.index);
+        let page = (vmf.pgoff - folio.index) as usize;
+        Some(self.call_on_fault("finish_fault", vmf, |fr| {
+            let folio = fr.lend_cached(folio, dropbehind);
+            // SAFETY: the page lies in the lent folio's pages (`folio_page()`); the frame's
+            // objects follow the header.
+            unsafe {
+                fr.vmf.page = std::ptr::addr_of_mut!((*folio).page).add(page);
+                f(&mut fr.vmf)
+            }
+        }))
+    }
+
+    /// Runs `call` (fault-around's C, or `finish_fault()`) for the fault `vmf`, with its VMA, `struct vm_fault`,
     /// PMD (a page table preallocated where it is none, as `do_fault_around()` does) and
     /// `->map_pages` in the frame; the file's `f_ra` is lent when the tree's
     /// `filemap_map_pages()` runs (it keeps `mmap_miss`).

@@ -7,9 +7,9 @@ use std::ffi::c_void;
 
 use super::read::GetReadBatchFn;
 use super::{
-    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, FaultAroundFn, ForceRaFn, GenericFadviseFn, GuardFn, MadviseWillneedFn,
-    MapPagesFn, RaInitFn, RaLoadFn, RaOrderFn, RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn,
-    SyncRaFn,
+    AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, MadviseWillneedFn, MapPagesFn,
+    RaInitFn, RaLoadFn, RaOrderFn, RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
+    VmFaultFn,
 };
 
 /// A kernel function that runs as C: its name and the tree's file that defines it.
@@ -122,7 +122,10 @@ entries! {
     madvise_willneed: MadviseWillneedFn, "mm/madvise.c";
     /// Called for each read fault when `fault_around_pages` > 1, taken from the tree's
     /// mm/memory.c; its `->map_pages` is the model's `filemap_map_pages()`.
-    do_fault_around: FaultAroundFn, "mm/memory.c";
+    do_fault_around: VmFaultFn, "mm/memory.c";
+    /// Called after `->fault` found the folio (`do_read_fault()`): maps it, by a PMD, the
+    /// whole folio or its one page, taken from the tree's mm/memory.c.
+    finish_fault: VmFaultFn, "mm/memory.c";
 }
 
 /// The static functions the entries' C calls itself, not exported and never called by the
@@ -142,6 +145,8 @@ pub const STATICS: &[CFunction] = &[
     CFunction { name: "filemap_map_pmd", file: "mm/filemap.c" },
     CFunction { name: "filemap_map_folio_range", file: "mm/filemap.c" },
     CFunction { name: "filemap_map_order0_folio", file: "mm/filemap.c" },
+    CFunction { name: "vmf_pte_changed", file: "mm/memory.c" },
+    CFunction { name: "pte_range_none", file: "mm/memory.c" },
 ];
 
 /// Every function the hybrid runs as C: the entries, then the statics.

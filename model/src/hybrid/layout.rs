@@ -23,7 +23,8 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     out.push(("radiff_ra", "(end)", std::mem::size_of::<CRadiffRa>(), 0));
     members!(out, "readahead_control", CReadaheadControl: file, mapping, ra, _index, _nr_pages, _batch_count, dropbehind, _workingset, _pflags);
     out.push(("readahead_control", "(end)", std::mem::offset_of!(CReadaheadControl, radiff_extra), 0));
-    members!(out, "folio", CFolio: index, order, flags, mapping, radiff, page);
+    members!(out, "folio", CFolio: index, order, flags, mapping, radiff, page, radiff_pages);
+    out.push(("folio", "(end)", std::mem::size_of::<CFolio>(), 0));
     members!(out, "folio_batch", super::read::CFolioBatch: nr, i, percpu_pvec_drained, folios);
     members!(out, "backing_dev_info", CBdi: ra_pages, io_pages);
     members!(out, "inode", CInode: i_mode, i_size, i_mapping, radiff_bdi, i_blkbits, i_sb);
@@ -35,7 +36,7 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     // `f_ra` is the last member, the tree's struct, which may take less than the room.
     out.push(("file", "f_ra", std::mem::offset_of!(CFile, f_ra), 0));
     members!(out, "vm_area_struct", CVma: vm_start, vm_end, vm_pgoff, vm_flags, vm_file, vm_mm, vm_ops);
-    members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags, pmd, prealloc_pte, pte, ptl);
+    members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags, pmd, prealloc_pte, pte, ptl, page, cow_page, orig_pte);
     members!(out, "vm_operations_struct", super::CVmOps: map_pages);
     members!(out, "radiff_env", CEnv: ops, ctx);
     members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio, read_full_folio, fault_around_pages, find, pte_table, set_ptes, pmd_install, set_pmd, trace_map_pages);
