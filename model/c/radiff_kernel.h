@@ -373,7 +373,7 @@ struct radiff_ops {
 	struct folio *(*find)(void *ctx, pgoff_t index, pgoff_t max);
 	/* The page table holding virtual page `vpn` in the fault's mapping: its 512 entries, 0
 	 * where no page is mapped; the model keeps its own, the C reads and writes this copy. */
-	unsigned long *(*pte_table)(void *ctx, unsigned long vpn);
+	unsigned char *(*pte_table)(void *ctx, unsigned long vpn);
 	/* set_pte_range(): `nr` pages mapped from the virtual page `vpn`. */
 	void (*set_ptes)(void *ctx, unsigned long vpn, unsigned long nr);
 	/* pmd_install(): the page table installed under the fault's PMD. */
@@ -682,8 +682,8 @@ struct vm_area_struct {
 /* A PMD entry: 0 none, else the model's (a page table, or a huge mapping). */
 typedef struct { unsigned long pmd; } pmd_t;
 static inline int pmd_none(pmd_t pmd) { return !pmd.pmd; }
-/* A page table entry: 0 none, else a page is mapped. */
-typedef struct { unsigned long pte; } pte_t;
+/* A page table entry: 0 none, 1 a page is mapped (a byte: the model's own table is copied in). */
+typedef struct { unsigned char pte; } pte_t;
 typedef struct page *pgtable_t;
 typedef unsigned int vm_fault_t;
 /* The members of struct vm_fault the fault path's readahead reads. */

@@ -56,6 +56,24 @@ pub struct CReadaheadControl {
     pub radiff_extra: [u64; 8],
 }
 
+impl CReadaheadControl {
+    /// `DEFINE_READAHEAD` with nothing named: every member zero, pointers unset.
+    fn blank() -> CReadaheadControl {
+        CReadaheadControl {
+            file: std::ptr::null_mut(),
+            mapping: std::ptr::null_mut(),
+            ra: std::ptr::null_mut(),
+            _index: 0,
+            _nr_pages: 0,
+            _batch_count: 0,
+            dropbehind: false,
+            _workingset: false,
+            _pflags: 0,
+            radiff_extra: [0; 8],
+        }
+    }
+}
+
 /// `struct folio` as the header defines it: the model lends these to the C. Aligned as the
 /// header's (`RADIFF_FOLIO_ALIGN`), so that a page's address rounded down is its folio.
 #[repr(C, align(1024))]
@@ -237,7 +255,7 @@ struct Frame {
     fault: *mut crate::fault::VmFault,
     /// The fault's page table as the C's `filemap_map_pages()` reads and writes it (the
     /// model's own is its [`crate::fault::Mmap`]'s); kept, as the folios are, for the next call.
-    ptes: Vec<c_ulong>,
+    ptes: Vec<u8>,
     /// The mapping's a_ops when the file system's run as C (`mapping.a_ops` points here),
     /// the bios the C made, the inode's super block.
     aops: CAops,
@@ -316,15 +334,14 @@ unsafe extern "C" fn guarded_body<F: FnOnce(&mut Frame)>(data: *mut c_void) {
 impl Model<'_> {
     /// A frame of the model's state for a call on `ractl`'s file, its pointers unset.
     fn fresh_frame(&mut self, c: &CReadahead, ractl: &ReadaheadControl) -> Frame {
-        let fd = ractl.fd;
-        Frame {
-            model: (self as *mut Model<'_>).cast::<Model<'static>>(),
-            fd,
+        let mut frame = Frame {
+            model: std::ptr::null_mut(),
+            fd: 0,
             env: CEnv { ops: &OPS, ctx: std::ptr::null_mut() },
-            bdi: CBdi { ra_pages: self.bdi.ra_pages, io_pages: self.bdi.io_pages },
+            bdi: CBdi::default(),
             inode: CInode {
                 i_mode: S_IFREG,
-                i_size: self.isize as i64,
+                i_size: 0,
                 i_mapping: std::ptr::null_mut(),
                 radiff_bdi: std::ptr::null_mut(),
                 i_blkbits: BLOCK_SIZE.trailing_zeros() as u8,
@@ -336,46 +353,75 @@ impl Model<'_> {
                 invalidate_lock: 0,
                 gfp_mask: 0,
                 flags: 0,
-                a_ops: c.radiff_aops,
+                a_ops: std::ptr::null(),
                 radiff: std::ptr::null_mut(),
-                radiff_min_order: self.min_order(),
-                radiff_max_order: self.max_order(),
+                radiff_min_order: 0,
+                radiff_max_order: 0,
             },
             file: CFile {
-                f_mode: f_mode(self.files[fd].random, self.files[fd].noreuse),
+                f_mode: 0,
                 f_mapping: std::ptr::null_mut(),
                 f_inode: std::ptr::null_mut(),
                 f_lock: 0,
                 f_op: &NO_FADVISE,
-                f_ra: CFileRaState { raw: self.files[fd].ra_raw },
-                radiff_fd: fd as c_uint,
+                f_ra: CFileRaState { raw: self.files[ractl.fd].ra_raw },
+                radiff_fd: 0,
             },
-            rac: CReadaheadControl {
-                file: std::ptr::null_mut(),
-                mapping: std::ptr::null_mut(),
-                ra: std::ptr::null_mut(),
-                _index: ractl.index,
-                _nr_pages: ractl.nr_pages as c_uint,
-                _batch_count: 0,
-                dropbehind: ractl.dropbehind,
-                _workingset: false,
-                _pflags: 0,
-                radiff_extra: [0; 8],
-            },
+            rac: CReadaheadControl::blank(),
             vma: CVma::new(0, 0, 0, 0),
             vmf: CVmFault::new(0, 0, 0),
             pmd: CPmd::default(),
-            vm_ops: CVmOps { map_pages: Some(fault::cb_map_pages) },
+            vm_ops: CVmOps { map_pages: None },
             fault: std::ptr::null_mut(),
-            aops: fs::fs_aops(c, self.input.fs)
-                .unwrap_or(CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() }),
+            aops: CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() },
             bios: Default::default(),
             sb: CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: i64::MAX },
             folios: Vec::new(),
             ptes: Vec::new(),
             lent: 0,
             bug: None,
-        }
+        };
+        self.renew_frame(&mut frame, c, ractl);
+        frame
+    }
+
+    /// Sets, in place, what a call on `ractl`'s file finds in a frame (a past call's, or a
+    /// fresh one): the model's state, and every member the C may have changed; the
+    /// folios, bios and page table it lends keep their storage. Its pointers are unset.
+    fn renew_frame(&mut self, fr: &mut Frame, c: &CReadahead, ractl: &ReadaheadControl) {
+        let fd = ractl.fd;
+        fr.model = (self as *mut Model<'_>).cast::<Model<'static>>();
+        fr.fd = fd;
+        fr.env.ctx = std::ptr::null_mut();
+        fr.bdi = CBdi { ra_pages: self.bdi.ra_pages, io_pages: self.bdi.io_pages };
+        fr.inode.i_mode = S_IFREG;
+        fr.inode.i_size = self.isize as i64;
+        fr.inode.i_blkbits = BLOCK_SIZE.trailing_zeros() as u8;
+        let m = &mut fr.mapping;
+        (m.i_pages, m.invalidate_lock, m.gfp_mask, m.flags) = (0, 0, 0, 0);
+        m.a_ops = c.radiff_aops;
+        (m.radiff_min_order, m.radiff_max_order) = (self.min_order(), self.max_order());
+        let f = &mut fr.file;
+        f.f_mode = f_mode(self.files[fd].random, self.files[fd].noreuse);
+        (f.f_lock, f.f_op, f.radiff_fd) = (0, &NO_FADVISE, fd as c_uint);
+        f.f_ra.raw = self.files[fd].ra_raw;
+        fr.rac = CReadaheadControl {
+            _index: ractl.index,
+            _nr_pages: ractl.nr_pages as c_uint,
+            dropbehind: ractl.dropbehind,
+            ..CReadaheadControl::blank()
+        };
+        fr.vma = CVma::new(0, 0, 0, 0);
+        fr.vmf = CVmFault::new(0, 0, 0);
+        fr.pmd = CPmd::default();
+        fr.vm_ops = CVmOps { map_pages: Some(fault::cb_map_pages) };
+        fr.fault = std::ptr::null_mut();
+        fr.aops = fs::fs_aops(c, self.input.fs)
+            .unwrap_or(CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() });
+        fr.bios.clear();
+        fr.sb = CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: i64::MAX };
+        fr.lent = 0;
+        fr.bug = None;
     }
 
     /// Runs `call` (one of the C's kernel functions) on `ractl` with the model's state as
@@ -404,11 +450,7 @@ impl Model<'_> {
         // and makes its own.
         let mut frame = match self.c_frame.0.take() {
             Some(mut old) => {
-                let folios = std::mem::take(&mut old.folios);
-                let ptes = std::mem::take(&mut old.ptes);
-                let mut bios = std::mem::take(&mut old.bios);
-                bios.clear();
-                *old = Frame { folios, bios, ptes, ..self.fresh_frame(c, ractl) };
+                self.renew_frame(&mut old, c, ractl);
                 old
             }
             None => Box::new(self.fresh_frame(c, ractl)),

@@ -132,11 +132,20 @@ impl Model<'_> {
 
     /// The page table under the PMD that holds virtual page `vpn` of the fault's mapping,
     /// for the C: its `PTRS_PER_PTE` entries, 1 where a page is mapped, into `out`.
-    pub(crate) fn page_table(&self, vmf: &VmFault, vpn: u64, out: &mut Vec<u64>) {
+    pub(crate) fn page_table(&self, vmf: &VmFault, vpn: u64, out: &mut Vec<u8>) {
         let area = self.mm[vmf.map].as_ref().unwrap();
         let base = align_down(vpn, PTRS_PER_PTE);
+        // The part of the table the mapping covers, copied; none elsewhere.
+        let (first, last) = (base.max(area.vstart), (base + PTRS_PER_PTE).min(area.vstart + area.pages));
         out.clear();
-        out.extend((base..base + PTRS_PER_PTE).map(|v| u64::from(area.pte_present(v))));
+        out.resize(PTRS_PER_PTE as usize, 0);
+        if first < last {
+            let mapped = &area.ptes[(first - area.vstart) as usize..(last - area.vstart) as usize];
+            let at = (first - base) as usize;
+            for (entry, &m) in out[at..at + mapped.len()].iter_mut().zip(mapped) {
+                *entry = u8::from(m);
+            }
+        }
     }
 
     /// `set_pte_range()`, mm/memory.c, as the model keeps it: virtual pages `[vpn, vpn + nr)`

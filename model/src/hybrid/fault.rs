@@ -82,7 +82,7 @@ pub struct CVmFault {
     pub prealloc_pte: *mut c_void,
     /// `pte_t *pte`, `spinlock_t *ptl`: where `filemap_map_pages()` stands in the frame's
     /// page table (`Frame::ptes`), and its lock (none).
-    pub pte: *mut c_ulong,
+    pub pte: *mut u8,
     pub ptl: *mut c_void,
     /// `struct page *page`, `*cow_page`: the page `->fault` found, in the lent folio (a read
     /// fault copies none); `pte_t orig_pte`, never read (no FAULT_FLAG_ORIG_PTE_VALID).

@@ -46,7 +46,7 @@ pub(super) unsafe extern "C" fn cb_find(ctx: *mut c_void, index: c_ulong, max: c
 }
 
 /// `pte_offset_map_lock()`'s table: the model's page table holding `vpn`, copied into the frame.
-pub(super) unsafe extern "C" fn cb_pte_table(ctx: *mut c_void, vpn: c_ulong) -> *mut c_ulong {
+pub(super) unsafe extern "C" fn cb_pte_table(ctx: *mut c_void, vpn: c_ulong) -> *mut u8 {
     let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     f.model().page_table(fault(f), vpn, &mut f.ptes);

@@ -32,7 +32,7 @@ pub struct COps {
     pub(super) read_full_folio: unsafe extern "C" fn(*mut c_void, *mut CFolio),
     pub(super) fault_around_pages: unsafe extern "C" fn(*mut c_void) -> c_ulong,
     pub(super) find: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong) -> *mut CFolio,
-    pub(super) pte_table: unsafe extern "C" fn(*mut c_void, c_ulong) -> *mut c_ulong,
+    pub(super) pte_table: unsafe extern "C" fn(*mut c_void, c_ulong) -> *mut u8,
     pub(super) set_ptes: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong),
     pub(super) pmd_install: unsafe extern "C" fn(*mut c_void),
     pub(super) set_pmd: unsafe extern "C" fn(*mut c_void, *mut CFolio) -> c_uint,
