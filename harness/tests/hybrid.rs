@@ -790,12 +790,11 @@ fn a_patched_do_fault_around_runs_as_c_and_parts_from_the_port_on_mappings_only(
     let widest = *p.iter().max().expect("the port faults around on a sequential touch");
     assert!(c.iter().all(|&n| n <= widest / 2) && c.contains(&(widest / 2)), "{p:?}\n{c:?}");
     assert!(c.len() > p.len(), "{p:?}\n{c:?}");
-    let (text, agreed) = check_edited_file("mm/memory.c", half);
-    assert!(!agreed, "{text}");
-    assert!(text.contains(", do_fault_around, finish_fault as C)"), "{text}");
-    assert!(text.contains("scenarios/mmap_seq_8mib.yaml: rust port and hybrid part"), "{text}");
-    assert!(!text.contains("scenarios/1mib_after_4k.yaml: rust port"), "{text}");
-    assert_some_but_not_all_part(&text);
+    parts_on_mappings_only(
+        check_edited_file("mm/memory.c", half),
+        ", do_fault_around, finish_fault as C)",
+        "mmap_seq_8mib",
+    );
 }
 
 #[test]
@@ -837,12 +836,11 @@ fn a_patched_finish_fault_runs_as_c_and_parts_from_the_port_on_mappings_only() {
     // first fault now faults on its own.
     let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("mmap_fault_around_4k.yaml"));
     assert!(faults(&hybrid) > faults(&port), "{} {}", faults(&port), faults(&hybrid));
-    let (text, agreed) = check_edited_file("mm/memory.c", one_page);
-    assert!(!agreed, "{text}");
-    assert!(text.contains(", do_fault_around, finish_fault as C)"), "{text}");
-    assert!(text.contains("scenarios/mmap_fault_around_4k.yaml: rust port and hybrid part"), "{text}");
-    assert!(!text.contains("scenarios/1mib_after_4k.yaml: rust port"), "{text}");
-    assert_some_but_not_all_part(&text);
+    parts_on_mappings_only(
+        check_edited_file("mm/memory.c", one_page),
+        ", do_fault_around, finish_fault as C)",
+        "mmap_fault_around_4k",
+    );
 }
 
 /// 7.3.4's `next_uptodate_folio()` (a static helper of `filemap_map_pages()`) leaves a
@@ -862,12 +860,7 @@ fn a_patched_filemap_map_pages_helper_runs_as_c_and_parts_from_the_port_on_mappi
     // The base's own filemap_map_pages() as C is the port there.
     let same = with_filemap(|s| s.replacen(SKIP_READAHEAD_FOLIO, &format!("{SKIP_READAHEAD_FOLIO}\n"), 1));
     assert_eq!(port_and_hybrid(&same.workers, &scenario_input("mmap_seq_8mib.yaml")).1, port);
-    let (text, agreed) = check_edited_file("mm/filemap.c", maps_marked);
-    assert!(!agreed, "{text}");
-    assert!(text.contains(", filemap_map_pages, "), "{text}");
-    assert!(text.contains("scenarios/mmap_seq_8mib.yaml: rust port and hybrid part"), "{text}");
-    assert!(!text.contains("scenarios/1mib_after_4k.yaml: rust port"), "{text}");
-    assert_some_but_not_all_part(&text);
+    parts_on_mappings_only(check_edited_file("mm/filemap.c", maps_marked), ", filemap_map_pages, ", "mmap_seq_8mib");
 }
 
 /// Workers told to run some of an object's functions load only those: a patched batch
@@ -929,6 +922,17 @@ fn with_variant(
 
 /// hybrid-check's first line says some scenarios part, not all: "... policy base: P of T
 /// scenarios part ...", 0 < P < T (the crash was per scenario; the others ran).
+/// `hybrid-check` of a tree with a patched function of the fault path, whose label has
+/// `label`: it parts on the mapping `scenario`, not on the read(2) headline, and not
+/// everywhere.
+fn parts_on_mappings_only((text, agreed): (String, bool), label: &str, scenario: &str) {
+    assert!(!agreed, "{text}");
+    assert!(text.contains(label), "{text}");
+    assert!(text.contains(&format!("scenarios/{scenario}.yaml: rust port and hybrid part")), "{text}");
+    assert!(!text.contains("scenarios/1mib_after_4k.yaml: rust port"), "{text}");
+    assert_some_but_not_all_part(&text);
+}
+
 fn assert_some_but_not_all_part(text: &str) {
     let first = text.lines().next().unwrap();
     let counts: Vec<&str> = first.split("policy base: ").nth(1).unwrap().split(' ').collect();

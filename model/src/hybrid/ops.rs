@@ -162,19 +162,20 @@ unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl)
 }
 
 unsafe extern "C" fn cb_trace_sync_ra(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
-    let _in_rust = InRust::enter();
-    let f = Frame::of(ctx);
-    let m = f.model();
-    let ra = m.c.expect("a callback of the C").ra_model(ra);
-    m.rec.open(Trigger::Sync, index, req, &ra, m.op, f.fd as u32);
+    trace_ra(ctx, Trigger::Sync, index, ra, req);
 }
 
 unsafe extern "C" fn cb_trace_async_ra(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
+    trace_ra(ctx, Trigger::Async, index, ra, req);
+}
+
+/// `trace_page_cache_sync_ra()` or `_async_ra()`: a window opens.
+unsafe fn trace_ra(ctx: *mut c_void, trigger: Trigger, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
     let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
     let ra = m.c.expect("a callback of the C").ra_model(ra);
-    m.rec.open(Trigger::Async, index, req, &ra, m.op, f.fd as u32);
+    m.rec.open(trigger, index, req, &ra, m.op, f.fd as u32);
 }
 
 unsafe extern "C" fn cb_trace_ra_unbounded(ctx: *mut c_void, index: c_ulong, nr_to_read: c_ulong, lookahead: c_ulong) {
