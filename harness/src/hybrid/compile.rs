@@ -243,8 +243,11 @@ pub fn includes(source: &str) -> std::result::Result<Vec<String>, (usize, String
 /// gcc's flags for each unit: position-independent code without the system's headers;
 /// the kernel's own choices about aliasing and overflow; a call to a helper the header
 /// lacks is an error here, never a symbol missing at load time.
-const FLAGS: [&str; 12] = [
+const FLAGS: [&str; 13] = [
     "-O2",
+    // radiff_current and the header's other __thread variables in the static TLS block:
+    // no __tls_get_addr() call at each use (the object is loaded once, by a worker).
+    "-ftls-model=initial-exec",
     // __FILE__ (BUG()'s report) names the tree's file, not the scratch copy.
     "-fmacro-prefix-map=readahead.c=mm/readahead.c",
     "-fmacro-prefix-map=fadvise.c=mm/fadvise.c",
