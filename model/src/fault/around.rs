@@ -125,7 +125,7 @@ impl Model<'_> {
         ret
     }
 
-    /// `trace_mm_filemap_map_pages()`: a fault-around of `[start_pgoff, end_pgoff]` of `fd`'s file.
+    /// The `mm_filemap_map_pages` event: a fault-around of `[start_pgoff, end_pgoff]` of `fd`'s file.
     pub(crate) fn trace_mm_filemap_map_pages(&mut self, fd: usize, start_pgoff: u64, end_pgoff: u64) {
         self.rec.open_event(Trigger::FaultAround, start_pgoff, end_pgoff - start_pgoff + 1, self.op, fd as u32);
     }

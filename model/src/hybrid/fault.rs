@@ -88,7 +88,7 @@ pub struct CVmFault {
     /// fault copies none); `pte_t orig_pte`, never read (no FAULT_FLAG_ORIG_PTE_VALID).
     pub page: *mut u8,
     pub cow_page: *mut u8,
-    pub orig_pte: c_ulong,
+    pub orig_pte: u8,
 }
 
 impl CVmFault {
