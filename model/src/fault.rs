@@ -607,8 +607,7 @@ impl Model<'_> {
                         return ret;
                     }
                 }
-                let vpn = vmf.vpn;
-                self.area(vmf).pmds.insert(vpn / PTRS_PER_PTE, Pmd::Table);
+                self.pmd_install(vmf);
             }
             let mut nr_pages = folio.nr_pages();
             let mut addr = vmf.vpn;
@@ -646,11 +645,7 @@ impl Model<'_> {
             } else {
                 cover!(self.rec, "finish_fault: one page");
             }
-            // set_pte_range()
-            let area = self.area(vmf);
-            for vpn in addr..addr + nr_pages {
-                area.set_pte(vpn);
-            }
+            self.set_pte_range(vmf, addr, nr_pages);
             return 0;
         }
     }
