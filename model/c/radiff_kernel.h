@@ -680,6 +680,8 @@ struct vm_area_struct {
 	const struct vm_operations_struct *vm_ops;
 };
 /* A PMD entry: 0 none, else the model's (a page table, or a huge mapping). */
+#define RADIFF_PMD_TABLE 1
+#define RADIFF_PMD_HUGE 2
 typedef struct { unsigned long pmd; } pmd_t;
 static inline int pmd_none(pmd_t pmd) { return !pmd.pmd; }
 /* A page table entry: 0 none, 1 a page is mapped (a byte: the model's own table is copied in). */
@@ -1103,13 +1105,12 @@ static inline void folio_ref_add(struct folio *folio, int nr) { (void)folio; (vo
 static inline void folio_ref_dec(struct folio *folio) { (void)folio; }
 /* include/linux/minmax.h: val in [start, start + len). */
 #define in_range(val, start, len) ((val) - (start) < (len))
-/* 2: the model's Pmd::Huge (model/src/hybrid/fault.rs). */
-static inline int pmd_trans_huge(pmd_t pmd) { return pmd.pmd == 2; }
+static inline int pmd_trans_huge(pmd_t pmd) { return pmd.pmd == RADIFF_PMD_HUGE; }
 static inline void pmd_install(struct mm_struct *mm, pmd_t *pmd, pgtable_t *pte)
 {
 	(void)mm;
 	RADIFF_CALL(radiff_current, pmd_install);
-	pmd->pmd = 1;
+	pmd->pmd = RADIFF_PMD_TABLE;
 	*pte = NULL;
 }
 static inline vm_fault_t radiff_do_set_pmd(struct vm_fault *vmf, struct folio *folio, struct page *page)
@@ -1118,7 +1119,7 @@ static inline vm_fault_t radiff_do_set_pmd(struct vm_fault *vmf, struct folio *f
 
 	(void)page;
 	if (!ret)
-		vmf->pmd->pmd = 2;
+		vmf->pmd->pmd = RADIFF_PMD_HUGE;
 	return ret;
 }
 static inline vm_fault_t radiff_do_set_pmd_page(struct vm_fault *vmf, struct page *page)
@@ -1135,7 +1136,7 @@ static inline pte_t *pte_offset_map_lock(struct mm_struct *mm, pmd_t *pmd, unsig
 {
 	(void)mm;
 	*ptl = NULL;
-	if (pmd->pmd != 1)
+	if (pmd->pmd != RADIFF_PMD_TABLE)
 		return NULL;
 	return (pte_t *)RADIFF_CALL(radiff_current, pte_table, addr >> PAGE_SHIFT) + pte_index(addr);
 }

@@ -300,7 +300,10 @@ impl Frame {
         &mut *self.folios[self.lent - 1] as *mut CFolio
     }
 
-    fn lend_cached(&mut self, folio: FolioRef, dropbehind: bool) -> *mut CFolio {
+    /// Lends the cached `folio` with its flags as the model's cache holds them.
+    fn lend_cached(&mut self, folio: FolioRef) -> *mut CFolio {
+        // SAFETY: folios are lent while the frame's call runs, its model live.
+        let dropbehind = unsafe { self.model() }.cache.test_dropbehind(folio.index);
         let mut flags = 0;
         if folio.readahead {
             flags |= PG_READAHEAD;
@@ -525,9 +528,8 @@ impl Model<'_> {
     /// The C's `page_cache_async_ra()` on the cached `folio`, when the hybrid has it.
     pub(crate) fn c_page_cache_async_ra(&mut self, ractl: &mut ReadaheadControl, folio: FolioRef, req: u64) -> bool {
         let Some(f) = self.c.and_then(|c| c.page_cache_async_ra) else { return false };
-        let dropbehind = self.cache.test_dropbehind(folio.index);
         self.call_c("page_cache_async_ra", ractl, |fr| {
-            let folio = fr.lend_cached(folio, dropbehind);
+            let folio = fr.lend_cached(folio);
             // SAFETY: as above; the folio is the frame's.
             unsafe { f(&mut fr.rac, folio, req) }
         });

@@ -46,7 +46,11 @@ impl CVma {
     }
 }
 
-/// `pmd_t`: 0 for none, else the model's [`crate::fault::Pmd`] (1 a page table, 2 huge).
+/// The header's `RADIFF_PMD_TABLE` and `RADIFF_PMD_HUGE`.
+const PMD_TABLE: c_ulong = 1;
+const PMD_HUGE: c_ulong = 2;
+
+/// `pmd_t`: 0 for none, else the model's [`crate::fault::Pmd`] (`PMD_TABLE`: a page table, `PMD_HUGE`: a huge mapping).
 #[repr(C)]
 #[derive(Debug, Default)]
 pub struct CPmd {
@@ -175,9 +179,8 @@ impl Model<'_> {
     /// The C's `do_async_mmap_readahead()` on the cached `folio`, when the hybrid has it.
     pub(crate) fn c_do_async_mmap_readahead(&mut self, vmf: &VmFault, folio: FolioRef) -> Option<bool> {
         let f = self.c.and_then(|c| c.do_async_mmap_readahead)?;
-        let dropbehind = self.cache.test_dropbehind(folio.index);
         Some(self.call_fault("do_async_mmap_readahead", vmf, |fr| {
-            let folio = fr.lend_cached(folio, dropbehind);
+            let folio = fr.lend_cached(folio);
             // SAFETY: as above; the folio is the frame's.
             unsafe { f(&mut fr.vmf, folio) }
         }))
@@ -189,8 +192,10 @@ impl Model<'_> {
     /// which keeps `mmap_miss` in the model's file itself).
     pub(crate) fn c_do_fault_around(&mut self, vmf: &mut VmFault) -> Option<u32> {
         let f = self.c.and_then(|c| c.do_fault_around)?;
+        // The f_ra is the tree's filemap_map_pages()'s, when it is called from here.
+        let lends_ra = self.c.is_some_and(|c| c.filemap_map_pages.is_some());
         // SAFETY: the frame's objects follow the header.
-        Some(self.call_on_fault("do_fault_around", vmf, |fr| unsafe { f(&mut fr.vmf) }))
+        Some(self.call_on_fault("do_fault_around", vmf, lends_ra, |fr| unsafe { f(&mut fr.vmf) }))
     }
 
     /// The C's `finish_fault()` (mm/memory.c) for the fault `vmf`, whose folio `->fault`
@@ -198,10 +203,9 @@ impl Model<'_> {
     pub(crate) fn c_finish_fault(&mut self, vmf: &mut VmFault) -> Option<u32> {
         let f = self.c.and_then(|c| c.finish_fault)?;
         let folio = vmf.folio.expect("finish_fault without a folio");
-        let dropbehind = self.cache.test_dropbehind(folio.index);
         let page = (vmf.pgoff - folio.index) as usize;
-        Some(self.call_on_fault("finish_fault", vmf, |fr| {
-            let folio = fr.lend_cached(folio, dropbehind);
+        Some(self.call_on_fault("finish_fault", vmf, false, |fr| {
+            let folio = fr.lend_cached(folio);
             // SAFETY: the page lies in the lent folio's pages (`folio_page()`); the frame's
             // objects follow the header.
             unsafe {
@@ -211,22 +215,23 @@ impl Model<'_> {
         }))
     }
 
-    /// Runs `call` (fault-around's C, or `finish_fault()`) for the fault `vmf`, with its VMA, `struct vm_fault`,
-    /// PMD (a page table preallocated where it is none, as `do_fault_around()` does) and
-    /// `->map_pages` in the frame; the file's `f_ra` is lent when the tree's
-    /// `filemap_map_pages()` runs (it keeps `mmap_miss`).
+    /// Runs `call` (fault-around's C, or `finish_fault()`) for the fault `vmf`, with its
+    /// VMA, `struct vm_fault`, PMD (a page table preallocated where it is none, as
+    /// `do_fault_around()` does) and `->map_pages` in the frame; the file's `f_ra` is lent
+    /// and taken back when `lends_ra` (the tree's `filemap_map_pages()` keeps `mmap_miss`).
     pub(super) fn call_on_fault(
         &mut self,
         function: &'static str,
         vmf: &mut VmFault,
+        lends_ra: bool,
         call: impl FnOnce(&mut Frame) -> c_uint,
     ) -> c_uint {
         let map_pages = self.c.and_then(|c| c.filemap_map_pages);
         let area = self.mm[vmf.map].as_ref().expect("a fault in a mapping");
         let pmd = match area.pmd(vmf.vpn) {
             None => 0,
-            Some(Pmd::Table) => 1,
-            Some(Pmd::Huge) => 2,
+            Some(Pmd::Table) => PMD_TABLE,
+            Some(Pmd::Huge) => PMD_HUGE,
         };
         let (vma, mut c_vmf) = self.c_fault(vmf);
         if pmd == 0 {
@@ -236,7 +241,7 @@ impl Model<'_> {
         let mut ractl = ReadaheadControl::new(area.fd, vmf.pgoff);
         let rust_vmf: *mut VmFault = vmf;
         let mut ret = 0;
-        self.call_c_on(function, &mut ractl, map_pages.is_some(), |fr| {
+        self.call_c_on(function, &mut ractl, lends_ra, |fr| {
             fr.vma = CVma { vm_file: fr.vma.vm_file, vm_ops: fr.vma.vm_ops, ..vma };
             fr.vmf = CVmFault { vma: fr.vmf.vma, pmd: fr.vmf.pmd, ..c_vmf };
             fr.pmd = CPmd { pmd };

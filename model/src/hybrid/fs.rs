@@ -207,10 +207,9 @@ impl Model<'_> {
         let Some(aops) = self.c.and_then(|c| fs_aops(c, self.input.fs)) else { return false };
         // SAFETY: fs_aops() made it of the table's ReadFolioFn.
         let f = unsafe { std::mem::transmute::<*const c_void, ReadFolioFn>(aops.read_folio) };
-        let dropbehind = self.cache.test_dropbehind(folio.index);
         let mut ractl = ReadaheadControl::new(fd, folio.index);
         self.call_c(self.fs_function("read_folio"), &mut ractl, |fr| {
-            let folio = fr.lend_cached(folio, dropbehind);
+            let folio = fr.lend_cached(folio);
             // SAFETY: as above; the folio is the frame's.
             unsafe { f(&mut fr.file, folio) };
         });

@@ -18,7 +18,7 @@ impl Model<'_> {
     pub(crate) fn c_filemap_map_pages(&mut self, vmf: &mut VmFault, start: u64, end: u64) -> Option<u32> {
         let f = self.c.and_then(|c| c.filemap_map_pages)?;
         // SAFETY: the frame's objects follow the header.
-        Some(self.call_on_fault("filemap_map_pages", vmf, |fr| unsafe { f(&mut fr.vmf, start, end) }))
+        Some(self.call_on_fault("filemap_map_pages", vmf, true, |fr| unsafe { f(&mut fr.vmf, start, end) }))
     }
 }
 
@@ -36,13 +36,8 @@ pub(super) unsafe extern "C" fn cb_find(ctx: *mut c_void, index: c_ulong, max: c
     let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
-    match m.cache.next_present(index, max).and_then(|at| m.cache.folio_at(at)) {
-        Some(folio) => {
-            let dropbehind = m.cache.test_dropbehind(folio.index);
-            f.lend_cached(folio, dropbehind)
-        }
-        None => std::ptr::null_mut(),
-    }
+    let found = m.cache.next_present(index, max).and_then(|at| m.cache.folio_at(at));
+    found.map_or(std::ptr::null_mut(), |folio| f.lend_cached(folio))
 }
 
 /// `pte_offset_map_lock()`'s table: the model's page table holding `vpn`, copied into the frame.

@@ -98,13 +98,7 @@ unsafe extern "C" fn cb_load(ctx: *mut c_void, index: c_ulong) -> *mut CFolio {
     let _in_rust = InRust::enter();
     let f = Frame::of(ctx);
     let m = f.model();
-    match m.cache.folio_at(index) {
-        Some(folio) => {
-            let dropbehind = m.cache.test_dropbehind(folio.index);
-            f.lend_cached(folio, dropbehind)
-        }
-        None => std::ptr::null_mut(),
-    }
+    m.cache.folio_at(index).map_or(std::ptr::null_mut(), |folio| f.lend_cached(folio))
 }
 
 unsafe extern "C" fn cb_next_miss(ctx: *mut c_void, index: c_ulong, max_scan: c_ulong) -> c_ulong {
