@@ -367,7 +367,7 @@ impl Model<'_> {
                 f_inode: std::ptr::null_mut(),
                 f_lock: 0,
                 f_op: &NO_FADVISE,
-                f_ra: CFileRaState { raw: self.files[ractl.fd].ra_raw },
+                f_ra: CFileRaState { raw: Default::default() },
                 radiff_fd: 0,
             },
             rac: CReadaheadControl::blank(),
