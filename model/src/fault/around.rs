@@ -207,9 +207,7 @@ impl Model<'_> {
             return VM_FAULT_FALLBACK;
         }
         area.pmds.insert(haddr / PTRS_PER_PTE, Pmd::Huge);
-        for vpn in haddr..haddr + HPAGE_PMD_NR {
-            area.set_pte(vpn);
-        }
+        self.set_pte_range(vmf, haddr, HPAGE_PMD_NR);
         cover!(self.rec, "do_set_pmd: PMD mapped");
         0
     }
