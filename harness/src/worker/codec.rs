@@ -67,7 +67,13 @@ fn put_u32(out: &mut Vec<u8>, v: u32) {
 }
 /// A signed number, zigzagged (-1 is 1 byte).
 fn put_i64(out: &mut Vec<u8>, v: i64) {
-    put_u64(out, ((v << 1) ^ (v >> 63)) as u64);
+    put_u64(out, zigzag(v));
+}
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+fn unzigzag(z: u64) -> i64 {
+    (z >> 1) as i64 ^ -((z & 1) as i64)
 }
 fn put_len(out: &mut Vec<u8>, n: usize) {
     put_u64(out, n as u64);
@@ -79,6 +85,13 @@ const ASYNC: u8 = 2;
 const FAULT: u8 = 3;
 const FAULT_AROUND: u8 = 4;
 const COLLAPSE: u8 = 5;
+/// A window's head: its trigger in the low bits, then a bit for each of its [`HEAD`]
+/// numbers that changed from the window before, then one for each of its lists that is
+/// not empty (submissions, folios, requests).
+const TRIGGER: u64 = 0b111;
+const CHANGED: u32 = 3;
+const HEAD: usize = 9;
+const HAS: u32 = CHANGED + HEAD as u32;
 const ORDER: u8 = 0;
 const UNBOUNDED: u8 = 1;
 
@@ -87,31 +100,54 @@ const UNBOUNDED: u8 = 1;
 pub fn encode_trace(trace: &Trace, out: &mut Vec<u8>) {
     let Trace { windows } = trace;
     put_len(out, windows.len());
+    // Each window's head as what changed from the window before: a trace's windows are
+    // mostly faults, each with its own index and the file's unchanged state.
+    let (mut last_head, mut last_index) = ([0u64; HEAD], 0u64);
     for w in windows {
         let Window { file, trigger, index, req_count, ra, submits, folios, requests } = w;
-        put_u32(out, *file);
-        match trigger {
-            Trigger::Start => put_u8(out, START),
-            Trigger::Sync => put_u8(out, SYNC),
-            Trigger::Async => put_u8(out, ASYNC),
-            Trigger::Fault => put_u8(out, FAULT),
-            Trigger::FaultAround => put_u8(out, FAULT_AROUND),
-            Trigger::Collapse(result) => {
-                put_u8(out, COLLAPSE);
-                let name = result.name().as_bytes();
-                put_u8(out, name.len() as u8);
-                out.extend_from_slice(name);
+        let RaState { start, size, async_size, order, ra_pages, mmap_miss, prev_pos } = ra;
+        let head = [
+            *file as u64,
+            *req_count,
+            *start,
+            *size,
+            *async_size,
+            *ra_pages,
+            *mmap_miss,
+            zigzag(*prev_pos),
+            *order as u64,
+        ];
+        let mut mask = match trigger {
+            Trigger::Start => START,
+            Trigger::Sync => SYNC,
+            Trigger::Async => ASYNC,
+            Trigger::Fault => FAULT,
+            Trigger::FaultAround => FAULT_AROUND,
+            Trigger::Collapse(_) => COLLAPSE,
+        } as u64;
+        for (i, (v, was)) in head.iter().zip(&last_head).enumerate() {
+            mask |= ((v != was) as u64) << (CHANGED + i as u32);
+        }
+        for (i, n) in [submits.len(), folios.len(), requests.len()].into_iter().enumerate() {
+            mask |= ((n != 0) as u64) << (HAS + i as u32);
+        }
+        put_u64(out, mask);
+        if let Trigger::Collapse(result) = trigger {
+            let name = result.name().as_bytes();
+            put_u8(out, name.len() as u8);
+            out.extend_from_slice(name);
+        }
+        put_i64(out, index.wrapping_sub(last_index) as i64);
+        for (v, was) in head.iter().zip(&last_head) {
+            if v != was {
+                put_u64(out, *v);
             }
         }
-        put_u64(out, *index);
-        put_u64(out, *req_count);
-        let RaState { start, size, async_size, order, ra_pages, mmap_miss, prev_pos } = ra;
-        for v in [*start, *size, *async_size, *ra_pages, *mmap_miss] {
-            put_u64(out, v);
+        (last_head, last_index) = (head, *index);
+        // Each list that is not empty: its length, then its items.
+        if !submits.is_empty() {
+            put_len(out, submits.len());
         }
-        put_i64(out, *prev_pos);
-        put_u32(out, *order);
-        put_len(out, submits.len());
         for s in submits {
             match *s {
                 Submit::Order { index, size, async_size, order } => {
@@ -130,14 +166,18 @@ pub fn encode_trace(trace: &Trace, out: &mut Vec<u8>) {
             }
         }
         // Folios and requests mostly follow one another: each as its distance from the last.
-        put_len(out, folios.len());
+        if !folios.is_empty() {
+            put_len(out, folios.len());
+        }
         let mut last = 0u64;
         for Folio { index, order } in folios {
             put_i64(out, index.wrapping_sub(last) as i64);
             last = *index;
             put_u32(out, *order);
         }
-        put_len(out, requests.len());
+        if !requests.is_empty() {
+            put_len(out, requests.len());
+        }
         let mut last = 0u64;
         for Request { sector, sectors, rwbs } in requests {
             put_i64(out, sector.wrapping_sub(last) as i64);
@@ -191,8 +231,7 @@ impl<'a> Reader<'a> {
         u32::try_from(self.u64()?).map_err(|_| format!("a number over 32 bits at byte {at}"))
     }
     fn i64(&mut self) -> Result<i64, String> {
-        let z = self.u64()?;
-        Ok((z >> 1) as i64 ^ -((z & 1) as i64))
+        Ok(unzigzag(self.u64()?))
     }
     /// A count of items of at least `min` bytes each: never more than the bytes left hold
     /// (a hostile count allocates nothing).
@@ -215,9 +254,13 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
     let mut r = Reader { bytes, at: 0 };
     let n = r.len(1)?;
     let mut windows = Vec::with_capacity(n);
+    let (mut last_head, mut last_index) = ([0u64; HEAD], 0u64);
     for _ in 0..n {
-        let file = r.u32()?;
-        let trigger = match r.u8()? {
+        let mask = r.u64()?;
+        if mask >> (HAS + 3) != 0 {
+            return Err(format!("a window's head {mask:#x} at byte {}", r.at));
+        }
+        let trigger = match (mask & TRIGGER) as u8 {
             START => Trigger::Start,
             SYNC => Trigger::Sync,
             ASYNC => Trigger::Async,
@@ -229,11 +272,31 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
             }
             t => return Err(format!("no trigger {t}")),
         };
-        let (index, req_count) = (r.u64()?, r.u64()?);
-        let [start, size, async_size, ra_pages, mmap_miss] = [r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?];
-        let prev_pos = r.i64()?;
-        let ra = RaState { start, size, async_size, order: r.u32()?, ra_pages, mmap_miss, prev_pos };
-        let ns = r.len(1)?;
+        let index = last_index.wrapping_add(r.i64()? as u64);
+        for (i, v) in last_head.iter_mut().enumerate() {
+            if mask & (1 << (CHANGED + i as u32)) != 0 {
+                *v = r.u64()?;
+            }
+        }
+        last_index = index;
+        let [file, req_count, start, size, async_size, ra_pages, mmap_miss, prev_pos, order] = last_head;
+        let at = r.at;
+        let file = u32::try_from(file).map_err(|_| format!("a file over 32 bits before byte {at}"))?;
+        let order = u32::try_from(order).map_err(|_| format!("an order over 32 bits before byte {at}"))?;
+        let ra = RaState { start, size, async_size, order, ra_pages, mmap_miss, prev_pos: unzigzag(prev_pos) };
+        let mut w = Window::open_in(file, trigger, index, req_count, ra);
+        // A list's length, where the head says it is not empty.
+        let len = |r: &mut Reader, list: u32, min: usize| match mask & (1 << (HAS + list)) {
+            0 => Ok(0),
+            _ => r.len(min).and_then(|n| {
+                if n == 0 {
+                    Err(format!("an empty list marked as not, before byte {}", r.at))
+                } else {
+                    Ok(n)
+                }
+            }),
+        };
+        let ns = len(&mut r, 0, 1)?;
         let mut submits = Vec::with_capacity(ns);
         for _ in 0..ns {
             submits.push(match r.u8()? {
@@ -242,7 +305,7 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
                 k => return Err(format!("no submission kind {k}")),
             });
         }
-        let nf = r.len(2)?;
+        let nf = len(&mut r, 1, 2)?;
         let mut folios = Vec::with_capacity(nf);
         let mut last = 0u64;
         for _ in 0..nf {
@@ -250,7 +313,7 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
             last = index;
             folios.push(Folio { index, order: r.u32()? });
         }
-        let nr = r.len(3)?;
+        let nr = len(&mut r, 2, 3)?;
         let mut requests = Vec::with_capacity(nr);
         let mut last = 0u64;
         for _ in 0..nr {
@@ -259,7 +322,8 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
             let sectors = r.u64()?;
             requests.push(Request { sector, sectors, rwbs: r.text()?.into() });
         }
-        windows.push(Window { file, trigger, index, req_count, ra, submits, folios, requests });
+        (w.submits, w.folios, w.requests) = (submits, folios, requests);
+        windows.push(w);
     }
     if r.at != bytes.len() {
         return Err(format!("{} bytes after the trace", bytes.len() - r.at));
@@ -328,12 +392,18 @@ mod tests {
         let mut more = bytes.clone();
         more.push(0);
         assert!(decode_trace(&more).unwrap_err().contains("after the trace"));
-        // A trigger no trace has.
-        let mut bad = Vec::new();
-        put_len(&mut bad, 1);
-        put_u32(&mut bad, 0);
-        put_u8(&mut bad, 99);
-        assert_eq!(decode_trace(&bad).unwrap_err(), "no trigger 99");
+        // A trigger no trace has; a head with bits no head has; a list marked as not
+        // empty whose length is 0.
+        let one = |head: u64, rest: &[u8]| {
+            let mut bad = Vec::new();
+            put_len(&mut bad, 1);
+            put_u64(&mut bad, head);
+            bad.extend_from_slice(rest);
+            decode_trace(&bad).unwrap_err()
+        };
+        assert_eq!(one(TRIGGER, &[0]), "no trigger 7");
+        assert!(one(1 << (HAS + 3), &[0]).starts_with("a window's head"), "{}", one(1 << (HAS + 3), &[0]));
+        assert!(one(u64::from(SYNC) | 1 << (HAS + 1), &[0, 0]).starts_with("an empty list marked as not"));
     }
 
     #[test]
