@@ -384,8 +384,9 @@ extern "C" fn hook() {
 /// workers alike: by default glibc gives the top of the heap back to the kernel once 128 KiB
 /// of it is free and maps each large block anew, so each prediction (which makes and drops
 /// a model of many megabytes) took its memory from the kernel again, page fault by page
-/// fault. `radiff kernels hybrid-check --count 2000 --seed 81`, one core: the Rust port
-/// 1000 -> 1100-1165 predictions a second, the hybrid 380 -> 418-446.
+/// fault. `radiff kernels hybrid-check --count 2000 --seed 81`, one core, medians of three
+/// runs each in turn: the Rust port 1013 -> 1099 predictions a second, the hybrid 404 -> 426;
+/// the kernel's share of the whole run's CPU halved.
 fn keep_freed_memory() {
     // SAFETY: mallopt() before any thread starts; each value is in the range glibc takes.
     unsafe {
