@@ -56,7 +56,11 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             let cache = Cache::from_env();
             let mut report = radiff::port::port_check(&root, &kernels, &cache, &variants, radiff::port::Shown::Diffs)?;
             radiff::hybrid::verdict::annotate(&mut report, &kernels, &cache)?;
-            progress::output(&report.render());
+            let mut text = report.render();
+            if !report.base.matches() {
+                text.push_str(&radiff::hybrid::choose::base_model_line(&kernels, &cache));
+            }
+            progress::output(&text);
             Ok(if report.base.matches() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Kernels(KernelsCommand::HybridCheck { tree, variant, policy, count, seed, show }) => {

@@ -86,25 +86,46 @@ pub fn predictor(
 /// the table names, or one no ported file system calls.
 pub fn runs_as_c(changed: &[(String, String)]) -> std::result::Result<Vec<String>, String> {
     for (name, file) in changed {
-        if !SOURCES.contains(&file.as_str()) {
-            return Err(format!(
-                "it changes {name}() in {file}, and the hybrid runs as C only {READAHEAD_C}, {} (radiff kernels port-check)",
-                partial_files()
-            ));
-        }
-        let in_table = radiff_model::hybrid::functions::runs_as_c_named(name).is_some_and(|f| f.file == file);
-        let not_called = file == READAHEAD_C && super::verdict::NOT_CALLED.contains(&name.as_str());
-        if in_table || not_called {
-            continue;
-        }
-        return Err(if file == READAHEAD_C {
-            format!("it changes {name}(), which the model calls from outside {file}, so it stays the Rust port")
-        } else {
-            let names = names_of(file);
-            format!("it changes {name}() in {file}, of which the hybrid runs only {} as C", super::join_and(&names))
-        });
+        runnable(name, file)?;
     }
     Ok(changed.iter().map(|(n, _)| n.clone()).collect())
+}
+
+/// Whether the hybrid can run `name()` of `file` as the tree's C; why not, when not.
+fn runnable(name: &str, file: &str) -> std::result::Result<(), String> {
+    if !SOURCES.contains(&file) {
+        return Err(format!(
+            "it changes {name}() in {file}, and the hybrid runs as C only {READAHEAD_C}, {} (radiff kernels port-check)",
+            partial_files()
+        ));
+    }
+    let in_table = radiff_model::hybrid::functions::runs_as_c_named(name).is_some_and(|f| f.file == file);
+    let not_called = file == READAHEAD_C && super::verdict::NOT_CALLED.contains(&name);
+    if in_table || not_called {
+        return Ok(());
+    }
+    Err(if file == READAHEAD_C {
+        format!("it changes {name}(), which the model calls from outside {file}, so it stays the Rust port")
+    } else {
+        let names = names_of(file);
+        format!("it changes {name}() in {file}, of which the hybrid runs only {} as C", super::join_and(&names))
+    })
+}
+
+/// A moved base's changed (and gone) functions split: those the hybrid runs as the tree's C,
+/// and the others, which stay the Rust port (port-check says why), each named. A patch must be followed
+/// whole or not at all; a base is followed wherever the hybrid can follow it, since the
+/// port is 7.3.4's wherever it is not.
+fn split_moved(changed: &[(String, String)], gone: &[(String, String)]) -> (Vec<(String, String)>, Vec<String>) {
+    let mut runs = Vec::new();
+    let mut stays: Vec<String> = gone.iter().map(|(n, f)| format!("{n}() ({f}, gone from the tree)")).collect();
+    for (name, file) in changed {
+        match runnable(name, file) {
+            Ok(()) => runs.push((name.clone(), file.clone())),
+            Err(_) => stays.push(format!("{name}() ({file})")),
+        }
+    }
+    (runs, stays)
 }
 
 /// The functions of `file` the hybrid runs as C, named (`generic_fadvise()`), joined by `joiner`.
@@ -145,18 +166,27 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
     for (_, c) in &report.variants {
         changed.extend(c.changed.iter().map(|c| (c.name.clone(), c.file.clone())));
     }
-    if let Some(g) = report.base.gone.iter().chain(report.variants.iter().flat_map(|(_, c)| &c.gone)).next() {
+    changed.sort();
+    changed.dedup();
+    let mut stays = Vec::new();
+    if kernel == "base" {
+        let gone: Vec<(String, String)> = report.base.gone.iter().map(|g| (g.name.clone(), g.file.clone())).collect();
+        (changed, stays) = split_moved(&changed, &gone);
+        if changed.is_empty() {
+            return Ok(match stays.is_empty() {
+                true => Choice::Port,
+                false => Choice::Not(format!("the hybrid runs none of what the tree changes: {}", stays.join(", "))),
+            });
+        }
+    } else if let Some(g) = report.base.gone.iter().chain(report.variants.iter().flat_map(|(_, c)| &c.gone)).next() {
         return Ok(Choice::Not(format!("{}() ({}) is gone from the tree, and the model ports it", g.name, g.file)));
     }
     if changed.is_empty() {
         return Ok(Choice::Port);
     }
-    changed.sort();
-    changed.dedup();
-    let names = match runs_as_c(&changed) {
-        Ok(names) => names,
-        Err(why) => return Ok(Choice::Not(why)),
-    };
+    if let Err(why) = runs_as_c(&changed) {
+        return Ok(Choice::Not(why));
+    }
     let builder = Builder::new(kernels, cache);
     let base = base_files(&builder)?;
     let made = if kernel == "base" {
@@ -168,15 +198,35 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
     };
     Ok(match made {
         super::Made::Ready(h) => {
-            if let Some((file, error)) = h.left_out.iter().find(|(f, _)| changed.iter().any(|(_, c)| c == f)) {
-                return Ok(Choice::Not(format!("it changes {file}, and {}", does_not_compile(file, &h.tree, error))));
-            }
-            for (name, file) in &changed {
-                if let Some(error) = h.dropped_function(name, file) {
-                    let why = does_not_compile(&format!("{name}() of {file}"), &h.tree, error);
-                    return Ok(Choice::Not(format!("it changes {name}() in {file}, and {why}")));
+            // A changed function whose C did not compile: a patch is not followed; a base
+            // keeps the port for it.
+            let mut failed: Vec<String> = Vec::new();
+            changed.retain(|(name, file)| {
+                let why = match h.left_out.iter().find(|(f, _)| f == file) {
+                    Some((_, error)) => {
+                        Some(format!("it changes {file}, and {}", does_not_compile(file, &h.tree, error)))
+                    }
+                    None => h.dropped_function(name, file).map(|error| {
+                        let why = does_not_compile(&format!("{name}() of {file}"), &h.tree, error);
+                        format!("it changes {name}() in {file}, and {why}")
+                    }),
+                };
+                if let Some(why) = why.filter(|w| !failed.contains(w)) {
+                    failed.push(why);
+                }
+                h.left_out.iter().all(|(f, _)| f != file) && h.dropped_function(name, file).is_none()
+            });
+            if kernel != "base" {
+                if let Some(why) = failed.into_iter().next() {
+                    return Ok(Choice::Not(why));
+                }
+            } else {
+                stays.extend(failed);
+                if changed.is_empty() {
+                    return Ok(Choice::Not(stays.join("; ")));
                 }
             }
+            let names: Vec<String> = changed.iter().map(|(n, _)| n.clone()).collect();
             // mm/readahead.c's C, and the functions of each other file the tree changes:
             // the functions of a file it leaves as 7.3.4 has them are the port's (which
             // hybrid-check holds equal to that C), and cost no call into the C.
@@ -188,11 +238,37 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
                 .map(String::from)
                 .collect();
             let c = std::sync::Arc::new(h.workers.only(entries));
-            let label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, &ran, &names);
+            let mut label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, &ran, &names);
+            if !stays.is_empty() {
+                label.push_str(&format!("; the Rust port of 7.3.4 for the rest: {}", stays.join(", ")));
+            }
             Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label }, changed: names }
         }
         super::Made::DoesNotCompile { tree, error } => Choice::Not(does_not_compile(READAHEAD_C, &tree, &error)),
     })
+}
+
+/// What the base's trials are checked against, for port-check's last line on a base that
+/// moved: the hybrid where it follows the tree (what stays the port named), else the port
+/// and why.
+pub fn base_model_line(kernels: &Kernels, cache: &Cache) -> String {
+    match &*choose(kernels, cache, "base") {
+        Choice::Hybrid { predictor: Predictor::Hybrid { label, .. }, .. } => {
+            format!(
+                "the base's trials are checked against the hybrid: {label}
+"
+            )
+        }
+        Choice::Not(why) => format!(
+            "the base's trials are checked against the Rust port of 7.3.4: {why}
+"
+        ),
+        Choice::Failed(why) => format!(
+            "the hybrid of the base could not be made: {why}
+"
+        ),
+        _ => String::new(),
+    }
 }
 
 /// Why no model follows a kernel whose `file` did not compile: "FILE of TREE does not
@@ -217,6 +293,29 @@ pub fn hybrid_label(tree: &str, ran: &[&str], changed: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_moved_base_runs_what_the_hybrid_can_and_names_what_stays_the_port() {
+        let f = |n: &str, file: &str| (n.to_string(), file.to_string());
+        let changed = [
+            f("do_sync_mmap_readahead", "mm/filemap.c"),
+            f("collapse_file", "mm/khugepaged.c"),
+            f("set_pte_range", "mm/memory.c"),
+        ];
+        let (runs, stays) = split_moved(&changed, &[f("blk_flush_plug", "include/linux/blk_plug.h")]);
+        assert_eq!(runs, [f("do_sync_mmap_readahead", "mm/filemap.c")]);
+        assert_eq!(stays.len(), 3, "{stays:?}");
+        assert_eq!(
+            stays,
+            [
+                "blk_flush_plug() (include/linux/blk_plug.h, gone from the tree)",
+                "collapse_file() (mm/khugepaged.c)",
+                "set_pte_range() (mm/memory.c)"
+            ]
+        );
+        let (runs, stays) = split_moved(&changed[1..2], &[]);
+        assert!(runs.is_empty() && stays.len() == 1);
+    }
 
     #[test]
     fn the_label_names_the_tree_and_each_changed_function() {
