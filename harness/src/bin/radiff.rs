@@ -19,6 +19,7 @@ use radiff::summary::{self, Figures};
 use radiff::{repo_root, Result};
 
 fn main() -> ExitCode {
+    radiff::worker::keep_freed_memory();
     let cli = Cli::parse();
     // Ctrl-C, SIGTERM, SIGHUP: the running build or VM (in process groups of their own)
     // stops too, and what it left half-done is never reused.

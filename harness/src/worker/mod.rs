@@ -359,15 +359,15 @@ fn io_until(fd: RawFd, events: libc::c_short, deadline: Instant, io: &mut Io) ->
 
 // --- the worker's side --------------------------------------------------------------------
 
-/// Runs before `main` in every program that links this module: tunes the allocator
-/// ([`keep_freed_memory`]), then serves as a worker when [`ENV_SO`] is set.
+/// Runs before `main` in every program that links this module: serves as a worker when
+/// [`ENV_SO`] is set (its allocator tuned, [`keep_freed_memory`]), else does nothing.
 #[used]
 #[link_section = ".init_array"]
 static WORKER_HOOK: extern "C" fn() = hook;
 
 extern "C" fn hook() {
-    keep_freed_memory();
     if let Some(so) = &crate::settings::get().hybrid_worker {
+        keep_freed_memory();
         let code = match serve(so) {
             Ok(()) => 0,
             Err(why) => {
@@ -380,14 +380,16 @@ extern "C" fn hook() {
     }
 }
 
-/// The allocator keeps what a prediction frees for the next one, in radiff and in its
-/// workers alike: by default glibc gives the top of the heap back to the kernel once 128 KiB
+/// The allocator keeps what a prediction frees for the next one (radiff's `main` and each
+/// worker call this; never the guest's program, whose heap decides where the kernel maps
+/// the scenario's file, and so which pages fault-around takes: the snapshots hold them):
+/// by default glibc gives the top of the heap back to the kernel once 128 KiB
 /// of it is free and maps each large block anew, so each prediction (which makes and drops
 /// a model of many megabytes) took its memory from the kernel again, page fault by page
 /// fault. `radiff kernels hybrid-check --count 2000 --seed 81`, one core, medians of three
 /// runs each in turn: the Rust port 1013 -> 1099 predictions a second, the hybrid 404 -> 426;
 /// the kernel's share of the whole run's CPU halved.
-fn keep_freed_memory() {
+pub fn keep_freed_memory() {
     // SAFETY: mallopt() before any thread starts; each value is in the range glibc takes.
     unsafe {
         libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
