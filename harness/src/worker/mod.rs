@@ -95,6 +95,18 @@ pub struct Workers {
     only: Option<Vec<String>>,
     idle: Mutex<Vec<Worker>>,
     functions: std::sync::OnceLock<Vec<String>>,
+    boundary: Mutex<Boundary>,
+}
+
+/// What the process boundary costs the predictions asked of some [`Workers`]: how many,
+/// radiff's wall time from sending each to holding its trace, and the workers' own CPU time
+/// for predicting them (the rest of the wall time is the boundary: the input and the trace
+/// made into bytes and back, the pipe, the wake-ups).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Boundary {
+    pub asked: u64,
+    pub wall: Duration,
+    pub predicting: Duration,
 }
 
 impl std::fmt::Debug for Workers {
@@ -116,7 +128,13 @@ impl Workers {
     }
 
     fn running(so: &Path, only: Option<Vec<String>>) -> Workers {
-        Workers { so: so.to_path_buf(), only, idle: Mutex::new(Vec::new()), functions: Default::default() }
+        Workers {
+            so: so.to_path_buf(),
+            only,
+            idle: Mutex::new(Vec::new()),
+            functions: Default::default(),
+            boundary: Default::default(),
+        }
     }
 
     /// The kernel functions the object defines that the model calls as C, as a worker that
@@ -146,7 +164,22 @@ impl Workers {
         self.ask(input, policy, config, false)
     }
 
+    /// What the boundary has cost the predictions asked so far.
+    pub fn boundary(&self) -> Boundary {
+        *self.boundary.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn ask(&self, input: &Input, policy: &Policy, config: &ModelConfig, coverage: bool) -> Outcome {
+        let started = Instant::now();
+        let outcome = self.ask_worker(input, policy, config, coverage);
+        let mut b = self.boundary.lock().unwrap_or_else(|e| e.into_inner());
+        b.asked += 1;
+        b.wall += started.elapsed();
+        b.predicting += outcome.cpu;
+        outcome
+    }
+
+    fn ask_worker(&self, input: &Input, policy: &Policy, config: &ModelConfig, coverage: bool) -> Outcome {
         let head = Request { input: codec::without_ops(input), policy: *policy, config: *config, coverage };
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut worker = match idle {
