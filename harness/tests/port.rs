@@ -268,12 +268,23 @@ fn port_check_names_exactly_the_function_a_base_changed_with_its_diff() {
         assert!(text.contains("\n  page_cache_sync_ra: runs as C"), "{text}");
     }
     assert!(
-        text.ends_with(&format!(
-            "unchanged: {} of {total} ported functions (the model ports Linux 7.3.4)\n",
+        text.contains(&format!(
+            "\nunchanged: {} of {total} ported functions (the model ports Linux 7.3.4)\n",
             total - 1
         )),
         "{text}"
     );
+    // Last, what the base's trials are checked against: the hybrid, running its changed
+    // function as its C.
+    if Command::new("gcc").arg("--version").output().is_ok() {
+        assert!(
+            text.ends_with(&format!(
+                "\nthe base's trials are checked against the hybrid: mm/readahead.c of {} at HEAD ran as C (the tree changes page_cache_sync_ra())\n",
+                rig.linux.display()
+            )),
+            "{text}"
+        );
+    }
 
     // The same rig at the commit before: the function is restored.
     git(&rig.linux, &["checkout", "-q", "HEAD~1"]);
