@@ -507,3 +507,40 @@ fn write_patch(dir: &Path, file: &str, before: &str, after: &str) {
     )
     .unwrap();
 }
+
+/// A base that changes a function the hybrid runs as C and one it does not (khugepaged's):
+/// its trials are checked against the hybrid, which runs the first as the tree's C and
+/// names the second as 7.3.4's port; with the second alone, against the port, saying why.
+#[test]
+fn a_moved_base_is_followed_where_the_hybrid_can_and_the_rest_is_named() {
+    if Command::new("gcc").arg("--version").output().is_err() {
+        panic!("gcc is needed to build the hybrid (./setup installs it)");
+    }
+    let rig = rig("");
+    let body = |file: &str, name: &str| {
+        port::extract(&std::fs::read_to_string(rig.linux.join(file)).unwrap(), name).unwrap().unwrap()
+    };
+    let first_statement =
+        |text: &str| text.lines().skip_while(|l| *l != "{").find(|l| l.trim_end().ends_with(';')).unwrap().to_string();
+    let collapse = first_statement(&body("mm/khugepaged.c", "collapse_file"));
+    rig.commit_edit("mm/khugepaged.c", &collapse, &format!("{collapse}\n\t(void)0;"));
+    let o = rig.radiff(&["kernels", "port-check"]);
+    let (text, err) = out(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}{err}");
+    assert!(
+        text.ends_with("\nthe base's trials are checked against the Rust port of 7.3.4: the hybrid runs none of what the tree changes: collapse_file() (mm/khugepaged.c)\n"),
+        "{text}"
+    );
+    let sync = first_statement(&body("mm/readahead.c", "page_cache_sync_ra"));
+    rig.commit_edit("mm/readahead.c", &sync, &format!("{sync}\n\t(void)0;"));
+    let o = rig.radiff(&["kernels", "port-check"]);
+    let (text, err) = out(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}{err}");
+    assert!(
+        text.ends_with(&format!(
+            "\nthe base's trials are checked against the hybrid: mm/readahead.c of {} at HEAD ran as C (the tree changes page_cache_sync_ra()); the Rust port of 7.3.4 for the rest: collapse_file() (mm/khugepaged.c)\n",
+            rig.linux.display()
+        )),
+        "{text}"
+    );
+}
