@@ -112,9 +112,9 @@ fn runnable(name: &str, file: &str) -> std::result::Result<(), String> {
     })
 }
 
-/// A moved base's changed (and gone) functions split: those the hybrid runs as the tree's C,
-/// and the others, which stay the Rust port (port-check says why), each named. A patch must be followed
-/// whole or not at all; a base is followed wherever the hybrid can follow it, since the
+/// A moved base's changed (and gone) functions split: those the hybrid runs as the tree's
+/// C, and the others, which stay the Rust port (port-check says why), each named. A patch
+/// is followed whole or not at all; a base wherever the hybrid can follow it, since the
 /// port is 7.3.4's wherever it is not.
 fn split_moved(changed: &[(String, String)], gone: &[(String, String)]) -> (Vec<(String, String)>, Vec<String>) {
     let mut runs = Vec::new();
@@ -211,10 +211,15 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
                         format!("it changes {name}() in {file}, and {why}")
                     }),
                 };
-                if let Some(why) = why.filter(|w| !failed.contains(w)) {
-                    failed.push(why);
+                match why {
+                    None => true,
+                    Some(why) => {
+                        if !failed.contains(&why) {
+                            failed.push(why);
+                        }
+                        false
+                    }
                 }
-                h.left_out.iter().all(|(f, _)| f != file) && h.dropped_function(name, file).is_none()
             });
             if kernel != "base" {
                 if let Some(why) = failed.into_iter().next() {
