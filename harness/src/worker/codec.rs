@@ -92,6 +92,7 @@ const TRIGGER: u64 = 0b111;
 const CHANGED: u32 = 3;
 const HEAD: usize = 9;
 const HAS: u32 = CHANGED + HEAD as u32;
+const LISTS: u32 = 3;
 const ORDER: u8 = 0;
 const UNBOUNDED: u8 = 1;
 
@@ -257,7 +258,7 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
     let (mut last_head, mut last_index) = ([0u64; HEAD], 0u64);
     for _ in 0..n {
         let mask = r.u64()?;
-        if mask >> (HAS + 3) != 0 {
+        if mask >> (HAS + LISTS) != 0 {
             return Err(format!("a window's head {mask:#x} at byte {}", r.at));
         }
         let trigger = match (mask & TRIGGER) as u8 {
@@ -284,7 +285,6 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
         let file = u32::try_from(file).map_err(|_| format!("a file over 32 bits before byte {at}"))?;
         let order = u32::try_from(order).map_err(|_| format!("an order over 32 bits before byte {at}"))?;
         let ra = RaState { start, size, async_size, order, ra_pages, mmap_miss, prev_pos: unzigzag(prev_pos) };
-        let mut w = Window::open_in(file, trigger, index, req_count, ra);
         // A list's length, where the head says it is not empty.
         let len = |r: &mut Reader, list: u32, min: usize| match mask & (1 << (HAS + list)) {
             0 => Ok(0),
@@ -322,8 +322,7 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
             let sectors = r.u64()?;
             requests.push(Request { sector, sectors, rwbs: r.text()?.into() });
         }
-        (w.submits, w.folios, w.requests) = (submits, folios, requests);
-        windows.push(w);
+        windows.push(Window { file, trigger, index, req_count, ra, submits, folios, requests });
     }
     if r.at != bytes.len() {
         return Err(format!("{} bytes after the trace", bytes.len() - r.at));
@@ -402,7 +401,7 @@ mod tests {
             decode_trace(&bad).unwrap_err()
         };
         assert_eq!(one(TRIGGER, &[0]), "no trigger 7");
-        assert!(one(1 << (HAS + 3), &[0]).starts_with("a window's head"), "{}", one(1 << (HAS + 3), &[0]));
+        assert!(one(1 << (HAS + LISTS), &[0]).starts_with("a window's head"), "{}", one(1 << (HAS + LISTS), &[0]));
         assert!(one(u64::from(SYNC) | 1 << (HAS + 1), &[0, 0]).starts_with("an empty list marked as not"));
     }
 
