@@ -157,12 +157,13 @@ fn hybrid_search(repo: &std::path::Path, threads: usize) -> std::result::Result<
     let c = |c| crate::model_check::Predictor::Hybrid { policy: Policy::BASE, c, label: "base's C".into() };
     let pol =
         |c| [("base".to_string(), crate::model_check::Predictor::Port(Policy::BASE)), ("base-as-c".to_string(), c)];
-    let search_one = crate::explore::throughput_of(&pol(c(one.clone())), 1, 2000, 1);
+    const SEARCHED: u64 = 2000;
+    let search_one = crate::explore::throughput_of(&pol(c(one.clone())), 1, SEARCHED, 1);
     let b = one.boundary();
-    let wall = 2000.0 / search_one.max(1e-9);
+    let wall = SEARCHED as f64 / search_one.max(1e-9);
     let unbounded = wall - b.wall.as_secs_f64() + b.predicting.as_secs_f64();
-    let search_unbounded = 2000.0 / unbounded.max(1e-9);
-    let search_all = crate::explore::throughput_of(&pol(c(hybrid.workers)), 1, 2000, threads);
+    let search_unbounded = SEARCHED as f64 / unbounded.max(1e-9);
+    let search_all = crate::explore::throughput_of(&pol(c(hybrid.workers)), 1, SEARCHED, threads);
     Ok(HybridFigures { search_one, search_all, port, c: c_rate, c_readahead, functions, search_unbounded })
 }
 

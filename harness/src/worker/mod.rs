@@ -98,13 +98,12 @@ pub struct Workers {
     boundary: Mutex<Boundary>,
 }
 
-/// What the process boundary costs the predictions asked of some [`Workers`]: how many,
-/// radiff's wall time from sending each to holding its trace, and the workers' own CPU time
-/// for predicting them (the rest of the wall time is the boundary: the input and the trace
+/// What the process boundary costs the predictions asked of some [`Workers`]: radiff's
+/// wall time from sending each to holding its trace, and the workers' own CPU time for
+/// predicting them (the rest of the wall time is the boundary: the input and the trace
 /// made into bytes and back, the pipe, the wake-ups).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Boundary {
-    pub asked: u64,
     pub wall: Duration,
     pub predicting: Duration,
 }
@@ -173,7 +172,6 @@ impl Workers {
         let started = Instant::now();
         let outcome = self.ask_worker(input, policy, config, coverage);
         let mut b = self.boundary.lock().unwrap_or_else(|e| e.into_inner());
-        b.asked += 1;
         b.wall += started.elapsed();
         b.predicting += outcome.cpu;
         outcome
