@@ -522,20 +522,21 @@ fn a_moved_base_is_followed_where_the_hybrid_can_and_the_rest_is_named() {
     };
     let first_statement =
         |text: &str| text.lines().skip_while(|l| *l != "{").find(|l| l.trim_end().ends_with(';')).unwrap().to_string();
-    let collapse = first_statement(&body("mm/khugepaged.c", "collapse_file"));
-    rig.commit_edit("mm/khugepaged.c", &collapse, &format!("{collapse}\n\t(void)0;"));
-    let o = rig.radiff(&["kernels", "port-check"]);
-    let (text, err) = out(&o);
-    assert_eq!(o.status.code(), Some(1), "{text}{err}");
+    // A statement added to `name()` of `file`: port-check names a change (exit 1); its report.
+    let change = |file: &str, name: &str| {
+        let statement = first_statement(&body(file, name));
+        rig.commit_edit(file, &statement, &format!("{statement}\n\t(void)0;"));
+        let o = rig.radiff(&["kernels", "port-check"]);
+        let (text, err) = out(&o);
+        assert_eq!(o.status.code(), Some(1), "{text}{err}");
+        text
+    };
+    let text = change("mm/khugepaged.c", "collapse_file");
     assert!(
         text.ends_with("\nthe base's trials are checked against the Rust port of 7.3.4: the hybrid runs none of what the tree changes: collapse_file() (mm/khugepaged.c)\n"),
         "{text}"
     );
-    let sync = first_statement(&body("mm/readahead.c", "page_cache_sync_ra"));
-    rig.commit_edit("mm/readahead.c", &sync, &format!("{sync}\n\t(void)0;"));
-    let o = rig.radiff(&["kernels", "port-check"]);
-    let (text, err) = out(&o);
-    assert_eq!(o.status.code(), Some(1), "{text}{err}");
+    let text = change("mm/readahead.c", "page_cache_sync_ra");
     assert!(
         text.ends_with(&format!(
             "\nthe base's trials are checked against the hybrid: mm/readahead.c of {} at HEAD ran as C (the tree changes page_cache_sync_ra()); the Rust port of 7.3.4 for the rest: collapse_file() (mm/khugepaged.c)\n",
