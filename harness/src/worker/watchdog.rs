@@ -4,9 +4,11 @@
 //! hangs on the C.
 //!
 //! The model calls the C through the table's `radiff_guard`; the table holds
-//! `timed_guard`, which marks the calling thread's slot with the time it entered, runs the
-//! object's own guard, and clears the slot. A watchdog thread, started with the first
-//! loaded object, looks at the slots a few times a second.
+//! `timed_guard`, which counts the call in the calling thread's slot as it enters and
+//! again as it leaves (an odd count: a call runs), with no clock read: thousands of calls
+//! a prediction each cost two stores. A watchdog thread, started with the first loaded
+//! object, looks at the slots a few times a second and times, on its own clock, a count it
+//! finds odd and unchanged.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Once;
@@ -39,14 +41,15 @@ pub const SIGNAL: libc::c_int = libc::SIGXCPU;
 struct Slot {
     /// Whether a thread holds this slot (each thread that calls the C holds one while it lives).
     owned: AtomicBool,
-    /// The coarse clock's milliseconds plus one ([`now_ms`]) when the call entered; 0 when no call runs.
-    entered: AtomicU64,
+    /// Calls entered plus calls left: odd while a call runs.
+    calls: AtomicU64,
+    /// The holding thread, for the signal.
     thread: AtomicU64,
 }
 
 const SLOTS: usize = 256;
 static TABLE: [Slot; SLOTS] =
-    [const { Slot { owned: AtomicBool::new(false), entered: AtomicU64::new(0), thread: AtomicU64::new(0) } }; SLOTS];
+    [const { Slot { owned: AtomicBool::new(false), calls: AtomicU64::new(0), thread: AtomicU64::new(0) } }; SLOTS];
 /// The guard of the first object loaded: any object's guard catches any object's crash
 /// (the handler asks every object's `radiff_crashed`, and the one guarding this thread
 /// jumps).
@@ -57,30 +60,25 @@ struct Claim(usize);
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        TABLE[self.0].entered.store(0, Ordering::Release);
+        // Even: no call runs (a thread ends outside the C).
+        TABLE[self.0].calls.store(0, Ordering::Release);
         TABLE[self.0].owned.store(false, Ordering::Release);
     }
 }
 
 /// A free slot for this thread; `None` (the thread's calls go untimed) when all are held.
 fn claim() -> Option<Claim> {
-    TABLE
-        .iter()
-        .position(|s| s.owned.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_ok())
-        .map(Claim)
+    TABLE.iter().position(|s| s.owned.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_ok()).map(
+        |i| {
+            // SAFETY: pthread_self() has no preconditions.
+            TABLE[i].thread.store(unsafe { libc::pthread_self() } as u64, Ordering::Release);
+            Claim(i)
+        },
+    )
 }
 
 thread_local! {
     static MINE: Option<Claim> = claim();
-}
-
-/// Milliseconds of the coarse monotonic clock, plus one: read from the vDSO's data (no
-/// clock source, never a system call), at a few nanoseconds for each C call the guard times.
-fn now_ms() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a timespec the call fills.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
-    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000 + 1
 }
 
 /// Registers `guard` (an object's `radiff_guard`) and starts the watchdog; returns the
@@ -120,19 +118,29 @@ pub fn start() {
     });
 }
 
+/// How often the watchdog looks at the slots.
+const TICK: Duration = Duration::from_millis(100);
+
 fn watch() {
+    // Each slot's count as last seen, and when the watchdog first saw it odd.
+    let mut seen = [(0u64, std::time::Instant::now()); SLOTS];
     loop {
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(TICK);
         let parent = PARENT.load(Ordering::Acquire);
         // SAFETY: getppid and _exit have no preconditions.
         if parent != 0 && unsafe { libc::getppid() } != parent {
             // Nothing reads what this worker makes any more.
             unsafe { libc::_exit(4) };
         }
-        let (now, limit) = (now_ms(), LIMIT_MS.load(Ordering::Acquire));
-        for slot in &TABLE {
-            let entered = slot.entered.load(Ordering::Acquire);
-            if entered != 0 && now.saturating_sub(entered) > limit {
+        let (now, limit) = (std::time::Instant::now(), call_limit());
+        for (slot, seen) in TABLE.iter().zip(seen.iter_mut()) {
+            let calls = slot.calls.load(Ordering::Acquire);
+            if calls != seen.0 {
+                // Another call, or none: timed from now (a call is seen at most a tick late).
+                *seen = (calls, now);
+                continue;
+            }
+            if calls % 2 == 1 && now.duration_since(seen.1) > limit {
                 // SAFETY: the thread of a running call (it clears its slot before it ends).
                 // Sent again each round until the call ends: the handler lets it pass while
                 // the thread is in the model's Rust.
@@ -151,15 +159,14 @@ unsafe extern "C" fn timed_guard(
     // SAFETY: install() stored an object's radiff_guard before any table held this one.
     let guard = unsafe { std::mem::transmute::<*mut libc::c_void, GuardFn>(guard) };
     let slot = MINE.try_with(|m| m.as_ref().map(|c| &TABLE[c.0])).ok().flatten();
+    // Only this thread writes its slot's count: a load and a store, no atomic increment.
     if let Some(slot) = slot {
-        // SAFETY: pthread_self() has no preconditions.
-        slot.thread.store(unsafe { libc::pthread_self() } as u64, Ordering::Release);
-        slot.entered.store(now_ms(), Ordering::Release);
+        slot.calls.store(slot.calls.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
     // SAFETY: the model's body and data, as the object's guard expects them.
     let signal = unsafe { guard(body, data) };
     if let Some(slot) = slot {
-        slot.entered.store(0, Ordering::Release);
+        slot.calls.store(slot.calls.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
     signal
 }
