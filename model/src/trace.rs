@@ -461,6 +461,15 @@ impl Trace {
         })
     }
 
+    /// Drops the trace, keeping only the vector that held its windows, for the next
+    /// trace the model makes on this thread: for a caller that drops each trace once it is
+    /// sent (the hybrid's worker), where keeping the windows' own vectors as well
+    /// ([`Trace::recycle`]) measured slower. The traces made after are the same either way.
+    pub fn recycle_windows(mut self) {
+        self.windows.clear();
+        SPARE.with(|spare| spare.borrow_mut().windows.get_or_insert(self.windows).clear());
+    }
+
     pub fn folios(&self) -> impl Iterator<Item = &Folio> {
         self.windows.iter().flat_map(|w| w.folios.iter())
     }

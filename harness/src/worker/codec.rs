@@ -8,6 +8,7 @@
 //! reply is read field by field, and any byte that is not a trace is an error, never
 //! undefined behaviour.
 
+use radiff_model::trace::Rwbs;
 use radiff_model::{Folio, Input, Op, RaState, Request, ScanResult, Submit, Trace, Trigger, Window};
 
 /// A model input's operations as the bytes of their array, for the worker: the worker is
@@ -208,8 +209,19 @@ impl<'a> Reader<'a> {
     fn u8(&mut self) -> Result<u8, String> {
         Ok(self.take(1)?[0])
     }
-    #[inline]
+    #[inline(always)]
     fn u64(&mut self) -> Result<u64, String> {
+        // Most numbers of a trace (deltas, orders, lengths) take one byte.
+        if let Some(&b) = self.bytes.get(self.at) {
+            if b < 0x80 {
+                self.at += 1;
+                return Ok(b as u64);
+            }
+        }
+        self.u64_long()
+    }
+    #[inline(never)]
+    fn u64_long(&mut self) -> Result<u64, String> {
         let (mut v, mut shift) = (0u64, 0);
         loop {
             let b = *self.bytes.get(self.at).ok_or_else(|| format!("a trace cut short at byte {}", self.at))?;
@@ -256,6 +268,7 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
     let n = r.len(1)?;
     let mut windows = Vec::with_capacity(n);
     let (mut last_head, mut last_index) = ([0u64; HEAD], 0u64);
+    let mut last_rwbs: (&str, Rwbs) = ("", Rwbs::default());
     for _ in 0..n {
         let mask = r.u64()?;
         if mask >> (HAS + LISTS) != 0 {
@@ -320,7 +333,12 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
             let sector = last.wrapping_add(r.i64()? as u64);
             last = sector;
             let sectors = r.u64()?;
-            requests.push(Request { sector, sectors, rwbs: r.text()?.into() });
+            // A trace's requests share a few flag strings: the last one made is kept.
+            let flags = r.text()?;
+            if flags != last_rwbs.0 {
+                last_rwbs = (flags, flags.into());
+            }
+            requests.push(Request { sector, sectors, rwbs: last_rwbs.1 });
         }
         windows.push(Window { file, trigger, index, req_count, ra, submits, folios, requests });
     }
