@@ -384,10 +384,73 @@ struct radiff_ops {
 	void (*trace_map_pages)(void *ctx, pgoff_t start, pgoff_t end);
 };
 
+/* The model's page cache as it lends it to a call, for the lookups the C makes most
+ * (xa_load(), xas_next_entry()): a byte a page, 0 where no folio is cached, else the
+ * folio's order plus one (RADIFF_SLOT_ORDER), RADIFF_SLOT_HEAD on its first page, and on
+ * that page whether it has PG_readahead and PG_uptodate; the C lends the folios it finds
+ * from `pool` itself, as the model's `load` would. The model sets it for each call and
+ * again after each of its calls from the C (which may change the cache); `cache` NULL
+ * (a folio with PG_dropbehind cached, whose flag the bytes do not hold): every lookup
+ * asks the model. */
+#define RADIFF_SLOT_ORDER 0x1f
+#define RADIFF_SLOT_HEAD 0x20
+#define RADIFF_SLOT_READAHEAD 0x40
+#define RADIFF_SLOT_UPTODATE 0x80
 struct radiff_env {
 	const struct radiff_ops *ops;
 	void *ctx;
+	const unsigned char *cache;
+	unsigned long cache_pages;
+	struct folio *pool;
+	unsigned long pool_len;
+	unsigned long pool_used;
 };
+
+/* The cached folio holding page `index`, lent from the pool, in *folio (NULL where none);
+ * false where the C must ask the model (no view, or the pool is spent). */
+static inline bool radiff_view_load(struct radiff_env *env, struct address_space *m, pgoff_t index,
+				    struct folio **folio)
+{
+	unsigned char page, head_page;
+	unsigned int order;
+	pgoff_t head;
+	struct folio *f;
+
+	if (!env->cache)
+		return false;
+	page = index < env->cache_pages ? env->cache[index] : 0;
+	if (!page) {
+		*folio = NULL;
+		return true;
+	}
+	if (env->pool_used == env->pool_len)
+		return false;
+	order = (page & RADIFF_SLOT_ORDER) - 1;
+	head = index & ~((1UL << order) - 1);
+	head_page = env->cache[head];
+	f = &env->pool[env->pool_used++];
+	f->index = head;
+	f->order = order;
+	f->flags = (head_page & RADIFF_SLOT_READAHEAD ? RADIFF_PG_READAHEAD : 0) |
+		   (head_page & RADIFF_SLOT_UPTODATE ? RADIFF_PG_UPTODATE : RADIFF_PG_LOCKED);
+	f->mapping = m;
+	f->radiff = env;
+	*folio = f;
+	return true;
+}
+
+/* The first cached folio with a page in [index, max], as radiff_view_load() gives it. */
+static inline bool radiff_view_find(struct radiff_env *env, struct address_space *m, pgoff_t index, pgoff_t max,
+				    struct folio **folio)
+{
+	if (!env->cache)
+		return false;
+	for (; index <= max && index < env->cache_pages; index++)
+		if (env->cache[index])
+			return radiff_view_load(env, m, index, folio);
+	*folio = NULL;
+	return true;
+}
 
 /* The context of the call running on this thread, for helpers that get no mapping
  * (BUG(), blk_start_plug()): set by radiff_enter() around each call from the model. */
@@ -461,6 +524,10 @@ static inline void filemap_invalidate_unlock_shared(struct address_space *m) { (
 static inline void *xa_load(struct xarray *xa, unsigned long index)
 {
 	struct address_space *m = container_of(xa, struct address_space, i_pages);
+	struct folio *folio;
+
+	if (radiff_view_load(m->radiff, m, index, &folio))
+		return folio;
 	return RADIFF_CALL(m->radiff, load, index);
 }
 /* The model's cache holds no shadow entries. */
@@ -1170,7 +1237,10 @@ static inline void *xas_next_entry(struct xa_state *xas, unsigned long max)
 	struct address_space *m = container_of(xas->xa, struct address_space, i_pages);
 	struct folio *last = xas->radiff_entry;
 	unsigned long from = last ? folio_next_index(last) : xas->xa_index;
-	struct folio *folio = from > max ? NULL : RADIFF_CALL(m->radiff, find, from, max);
+	struct folio *folio = NULL;
+
+	if (from <= max && !radiff_view_find(m->radiff, m, from, max, &folio))
+		folio = RADIFF_CALL(m->radiff, find, from, max);
 
 	xas->radiff_entry = folio;
 	if (folio)

@@ -30,7 +30,7 @@ impl FolioBatch {
     }
 
     /// `folio_batch_add()`: returns the space left.
-    fn add(&mut self, folio: FolioRef) -> usize {
+    pub(crate) fn add(&mut self, folio: FolioRef) -> usize {
         self.folios[self.nr] = folio;
         self.nr += 1;
         FOLIO_BATCH_SIZE - self.nr
@@ -140,12 +140,7 @@ impl Model<'_> {
     /// the one that holds `max`, at a missing page, or after `FOLIO_BATCH_SIZE` folios.
     fn filemap_get_read_batch(&mut self, fd: usize, index: u64, max: u64, batch: &mut FolioBatch) {
         batch.nr = 0;
-        if let Some(c) = self.c_filemap_get_read_batch(fd, index, max) {
-            for &head in c.heads() {
-                if let Some(folio) = self.cache.folio_at(head) {
-                    batch.add(folio);
-                }
-            }
+        if self.c_filemap_get_read_batch(fd, index, max, batch) {
             return;
         }
         if index > max {

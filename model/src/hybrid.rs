@@ -28,7 +28,7 @@ mod read;
 
 pub use crash::{Crash, WORKER};
 pub use fault::{AsyncMmapRaFn, CPmd, CVmFault, CVmOps, CVma, MapPagesFn, SyncMmapRaFn, VmFaultFn};
-pub use layout::mirror_layout;
+pub use layout::{mirror_constants, mirror_layout};
 pub use madvise::MadviseWillneedFn;
 pub use ops::COps;
 use ops::OPS;
@@ -88,6 +88,14 @@ pub struct CFolio {
     /// used (`folio_page()`, `page_folio()`).
     pub page: u8,
     pub radiff_pages: [u8; FOLIO_PAGES - 1],
+}
+
+impl CFolio {
+    /// A folio of the pool, before the C lends it.
+    fn blank() -> CFolio {
+        let (mapping, radiff) = (std::ptr::null_mut(), std::ptr::null_mut());
+        CFolio { index: 0, order: 0, flags: 0, mapping, radiff, page: 0, radiff_pages: [0; FOLIO_PAGES - 1] }
+    }
 }
 
 /// `RADIFF_FOLIO_PAGES`: the most pages a folio has (order 9).
@@ -170,13 +178,24 @@ const FMODE_RANDOM: c_uint = 1 << 12;
 const FMODE_NOREUSE: c_uint = 1 << 23;
 const S_IFREG: u16 = 0o100000;
 
-/// `struct radiff_env`: the call table and the model's context.
+/// `struct radiff_env`: the call table and the model's context, and the page cache's
+/// bytes the C reads itself with the pool it lends their folios from (the header's
+/// `radiff_view_load()`; [`Frame::see_cache`]).
 #[repr(C)]
 #[derive(Debug)]
 pub struct CEnv {
     pub ops: *const COps,
     pub ctx: *mut c_void,
+    pub cache: *const u8,
+    pub cache_pages: c_ulong,
+    pub pool: *mut CFolio,
+    pub pool_len: c_ulong,
+    pub pool_used: c_ulong,
 }
+
+/// Folios in a frame's pool, which the C lends from without calling the model: more than
+/// a read batch or a fault-around takes (a spent pool sends the C to the model's `load`).
+const POOL: usize = 64;
 
 /// `void page_cache_sync_ra(struct readahead_control *, unsigned long req_count)`.
 pub type SyncRaFn = unsafe extern "C" fn(*mut CReadaheadControl, c_ulong);
@@ -214,25 +233,33 @@ pub fn in_callback() -> bool {
     IN_RUST.with(|c| c.get())
 }
 
-/// Marks this thread as in a callback while it lives.
-struct InRust(bool);
+/// Marks this thread as in a callback from the frame's C while it lives, and then lends
+/// that C the cache as the callback left it ([`Frame::see_cache`]).
+struct InRust(bool, *mut c_void);
 
 impl InRust {
-    fn enter() -> InRust {
-        InRust(IN_RUST.with(|c| c.replace(true)))
+    /// # Safety
+    /// `ctx` is the `env.ctx` of a live frame whose C call is running on this thread.
+    unsafe fn on(ctx: *mut c_void) -> InRust {
+        InRust(IN_RUST.with(|c| c.replace(true)), ctx)
     }
 }
 
 impl Drop for InRust {
     fn drop(&mut self) {
+        // SAFETY: as InRust::on's caller promised; the callback's borrows have ended.
+        unsafe { Frame::of(self.1).see_cache() };
         IN_RUST.with(|c| c.set(self.0));
     }
 }
 
-/// A past call's frame, kept in the model so that the next call into the C (thousands per
-/// prediction) allocates neither the frame nor the folios it lends.
+/// Past calls' frames, kept in the model so that the next call into the C (thousands per
+/// prediction) allocates neither the frame nor the folios it lends: a stack, since a call
+/// into the C that calls the model that calls the C again (a readahead whose file system
+/// runs as C) holds one frame for each level.
 #[derive(Default)]
-pub(crate) struct Spare(Option<Box<Frame>>);
+#[allow(clippy::vec_box, reason = "the C holds pointers into a frame while the stack grows")]
+pub(crate) struct Spare(Vec<Box<Frame>>);
 
 /// One call from the model into the C: the kernel objects it sees, and the folios the
 /// model lent it (taken back when the call returns).
@@ -266,6 +293,10 @@ struct Frame {
     #[allow(clippy::vec_box, reason = "the C keeps pointers to each folio while more are lent")]
     folios: Vec<Box<CFolio>>,
     lent: usize,
+    /// The folios the C lends itself (`env.pool`), [`POOL`] of them.
+    pool: Vec<CFolio>,
+    /// `filemap_get_read_batch()`'s `struct folio_batch`.
+    read_batch: read::CFolioBatch,
     /// `BUG()` reported by the C before it trapped.
     bug: Option<(String, i32)>,
 }
@@ -300,6 +331,17 @@ impl Frame {
         &mut *self.folios[self.lent - 1] as *mut CFolio
     }
 
+    /// Lends the C the model's cache as it stands (`env.cache`): its bytes, or none while
+    /// a folio with PG_dropbehind is cached (the C then asks the model for each lookup).
+    fn see_cache(&mut self) {
+        // SAFETY: the frame's call runs, its model live.
+        let cache = &unsafe { self.model() }.cache;
+        let (bytes, pages) = cache.bytes();
+        let plain = !cache.has_dropbehind();
+        self.env.cache = if plain { bytes } else { std::ptr::null() };
+        self.env.cache_pages = if plain { pages as c_ulong } else { 0 };
+    }
+
     /// Lends the cached `folio` with its flags as the model's cache holds them.
     fn lend_cached(&mut self, folio: FolioRef) -> *mut CFolio {
         // SAFETY: folios are lent while the frame's call runs, its model live.
@@ -326,6 +368,19 @@ fn f_mode(random: bool, noreuse: bool) -> c_uint {
     (if random { FMODE_RANDOM } else { 0 }) | (if noreuse { FMODE_NOREUSE } else { 0 })
 }
 
+/// What a call into the C is lent of the model's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lends {
+    /// Every object of the frame, and the file's `f_ra`, taken back after the call.
+    File,
+    /// Every object of the frame; the file's `f_ra` and modes neither lent nor taken back.
+    NoRa,
+    /// As [`Lends::NoRa`], for a function given only the mapping
+    /// (`filemap_get_read_batch()`): the frame's objects the mapping does not lead to are
+    /// left as the last call set them ([`Model::renew_frame`]).
+    Mapping,
+}
+
 /// The body `radiff_guard()` runs: the call `data` holds.
 unsafe extern "C" fn guarded_body<F: FnOnce(&mut Frame)>(data: *mut c_void) {
     let (call, frame) = &mut *(data as *mut (Option<F>, *mut Frame));
@@ -340,7 +395,15 @@ impl Model<'_> {
         let mut frame = Frame {
             model: std::ptr::null_mut(),
             fd: 0,
-            env: CEnv { ops: &OPS, ctx: std::ptr::null_mut() },
+            env: CEnv {
+                ops: &OPS,
+                ctx: std::ptr::null_mut(),
+                cache: std::ptr::null(),
+                cache_pages: 0,
+                pool: std::ptr::null_mut(),
+                pool_len: 0,
+                pool_used: 0,
+            },
             bdi: CBdi::default(),
             inode: CInode {
                 i_mode: S_IFREG,
@@ -380,22 +443,29 @@ impl Model<'_> {
             bios: Default::default(),
             sb: CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: i64::MAX },
             folios: Vec::new(),
+            pool: (0..POOL).map(|_| CFolio::blank()).collect(),
+            read_batch: read::CFolioBatch::new(),
             ptes: Vec::new(),
             lent: 0,
             bug: None,
         };
-        self.renew_frame(&mut frame, c, ractl);
+        self.renew_frame(&mut frame, c, ractl, true);
         frame
     }
 
     /// Sets, in place, what a call on `ractl`'s file finds in a frame (a past call's, or a
     /// fresh one): the model's state, and every member the C may have changed; the
     /// folios, bios and page table it lends keep their storage. Its pointers are unset.
-    fn renew_frame(&mut self, fr: &mut Frame, c: &CReadahead, ractl: &ReadaheadControl) {
+    /// Not `whole` (a call given only the mapping, thousands a prediction), only what the
+    /// mapping leads to: its inode, bdi, super block and a_ops; the file, the control and
+    /// the fault stay as the last call left them, out of the C's reach, and the next whole
+    /// call sets them.
+    fn renew_frame(&mut self, fr: &mut Frame, c: &CReadahead, ractl: &ReadaheadControl, whole: bool) {
         let fd = ractl.fd;
         fr.model = (self as *mut Model<'_>).cast::<Model<'static>>();
         fr.fd = fd;
         fr.env.ctx = std::ptr::null_mut();
+        fr.env.pool_used = 0;
         fr.bdi = CBdi { ra_pages: self.bdi.ra_pages, io_pages: self.bdi.io_pages };
         fr.inode.i_mode = S_IFREG;
         fr.inode.i_size = self.isize as i64;
@@ -404,6 +474,15 @@ impl Model<'_> {
         (m.i_pages, m.invalidate_lock, m.gfp_mask, m.flags) = (0, 0, 0, 0);
         m.a_ops = c.radiff_aops;
         (m.radiff_min_order, m.radiff_max_order) = (self.min_order(), self.max_order());
+        fr.aops = fs::fs_aops(c, self.input.fs)
+            .unwrap_or(CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() });
+        fr.bios.clear();
+        fr.sb = CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: i64::MAX };
+        fr.lent = 0;
+        fr.bug = None;
+        if !whole {
+            return;
+        }
         let f = &mut fr.file;
         f.f_mode = f_mode(self.files[fd].random, self.files[fd].noreuse);
         (f.f_lock, f.f_op, f.radiff_fd) = (0, &NO_FADVISE, fd as c_uint);
@@ -419,41 +498,35 @@ impl Model<'_> {
         fr.pmd = CPmd::default();
         fr.vm_ops = CVmOps { map_pages: Some(fault::cb_map_pages) };
         fr.fault = std::ptr::null_mut();
-        fr.aops = fs::fs_aops(c, self.input.fs)
-            .unwrap_or(CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() });
-        fr.bios.clear();
-        fr.sb = CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: i64::MAX };
-        fr.lent = 0;
-        fr.bug = None;
     }
 
     /// Runs `call` (one of the C's kernel functions) on `ractl` with the model's state as
     /// its kernel: builds the kernel objects the C sees, lends them for the call, and
     /// takes back `file_ra_state` and the control's window.
     fn call_c<F: FnOnce(&mut Frame)>(&mut self, function: &'static str, ractl: &mut ReadaheadControl, call: F) {
-        self.call_c_on(function, ractl, true, call)
+        self.call_c_on(function, ractl, Lends::File, call)
     }
 
-    /// [`Model::call_c`], where `with_file` is false for a function that sees no file
-    /// (only the mapping: `filemap_get_read_batch()`): the file's `f_ra` and modes are
-    /// then neither lent nor taken back, and the control is left as it was.
+    /// [`Model::call_c`], lending what `lends` says: short of [`Lends::File`], the file's
+    /// `f_ra` and modes are neither lent nor taken back, and the control is left as it was.
     fn call_c_on<F: FnOnce(&mut Frame)>(
         &mut self,
         function: &'static str,
         ractl: &mut ReadaheadControl,
-        with_file: bool,
+        lends: Lends,
         call: F,
     ) {
+        let with_file = lends == Lends::File;
         let c = self.c.expect("call_c without C functions");
         if self.crash.is_some() {
             return;
         }
         let fd = ractl.fd;
-        // A call the C makes into the model that calls the C again finds no spare frame,
-        // and makes its own.
-        let mut frame = match self.c_frame.0.take() {
+        // A call the C makes into the model that calls the C again takes the next spare
+        // frame, or makes its own.
+        let mut frame = match self.c_frame.0.pop() {
             Some(mut old) => {
-                self.renew_frame(&mut old, c, ractl);
+                self.renew_frame(&mut old, c, ractl, lends != Lends::Mapping);
                 old
             }
             None => Box::new(self.fresh_frame(c, ractl)),
@@ -462,6 +535,9 @@ impl Model<'_> {
         // SAFETY: every pointer is into the boxed frame, which outlives the call.
         unsafe {
             (*fr).env.ctx = fr as *mut c_void;
+            (*fr).env.pool = (*fr).pool.as_mut_ptr();
+            (*fr).env.pool_len = (*fr).pool.len() as c_ulong;
+            (*fr).see_cache();
             (*fr).inode.i_mapping = &mut (*fr).mapping;
             (*fr).inode.radiff_bdi = &mut (*fr).bdi;
             (*fr).inode.i_sb = &mut (*fr).sb;
@@ -502,7 +578,7 @@ impl Model<'_> {
             }
         }
         if !with_file {
-            self.c_frame.0 = Some(frame);
+            self.c_frame.0.push(frame);
             return;
         }
         // SAFETY: the frame's f_ra, of the tree's layout.
@@ -513,7 +589,7 @@ impl Model<'_> {
         self.files[fd].noreuse = frame.file.f_mode & FMODE_NOREUSE != 0;
         ractl.index = frame.rac._index;
         ractl.nr_pages = frame.rac._nr_pages as u64;
-        self.c_frame.0 = Some(frame);
+        self.c_frame.0.push(frame);
     }
 
     /// The C's `page_cache_sync_ra()`, when the hybrid has it.

@@ -39,10 +39,12 @@ const PHYS_ADDR_MASK: u64 = (1 << 52) - 1;
 /// and the folio's flags. A folio is naturally aligned, so a page finds its head by
 /// clearing the low `order` bits of its index; a folio's range fills with one value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
 struct Slot(u8);
 
 impl Slot {
     const EMPTY: Slot = Slot(0);
+    // The header's RADIFF_SLOT_*: the C reads these bytes itself (`PageCache::bytes`).
     const ORDER: u8 = 0x1f;
     const HEAD: u8 = 0x20;
     const READAHEAD: u8 = 0x40;
@@ -69,6 +71,14 @@ impl Slot {
         }
     }
 }
+
+/// The header's names for the bits of [`PageCache::bytes`], with their values here.
+pub(crate) const SLOT_BITS: [(&str, u8); 4] = [
+    ("RADIFF_SLOT_ORDER", Slot::ORDER),
+    ("RADIFF_SLOT_HEAD", Slot::HEAD),
+    ("RADIFF_SLOT_READAHEAD", Slot::READAHEAD),
+    ("RADIFF_SLOT_UPTODATE", Slot::UPTODATE),
+];
 
 /// The page cache of the one file the model reads.
 #[derive(Clone, Debug, Default)]
@@ -107,6 +117,19 @@ impl PageCache {
 
     fn slot(&self, index: u64) -> Slot {
         usize::try_from(index).ok().and_then(|i| self.slots.get(i).copied()).unwrap_or(Slot::EMPTY)
+    }
+
+    /// The cache as the header's `struct radiff_env` lends it to the C: a byte a page
+    /// (the slots: 0 where none, else the folio's order plus one, `HEAD` on its first
+    /// page, that page's `READAHEAD` and `UPTODATE`), and how many. Valid until the cache
+    /// next changes.
+    pub fn bytes(&self) -> (*const u8, usize) {
+        (self.slots.as_ptr().cast::<u8>(), self.slots.len())
+    }
+
+    /// Whether a folio with PG_dropbehind is cached (a flag [`PageCache::bytes`] lacks).
+    pub fn has_dropbehind(&self) -> bool {
+        !self.dropbehind.is_empty()
     }
 
     /// The folio that holds page `index` (`xa_load()`), if any.

@@ -655,6 +655,18 @@ mod tests {
         let layout = radiff_model::hybrid::mirror_layout();
         assert!(layout.len() > 50, "{}", layout.len());
         assert_eq!(check_against_header(&layout_asserts(&layout)).unwrap(), Ok(()));
+        // The constants the mirrors use: the cache's bytes the C reads, the folio flags.
+        let constants = radiff_model::hybrid::mirror_constants();
+        let asserts = |cs: &[(&str, u64)]| -> String {
+            cs.iter()
+                .map(|(n, v)| format!("_Static_assert({n} == {v}, \"{n} is {v} in the Rust mirror\");\n"))
+                .collect()
+        };
+        assert_eq!(check_against_header(&asserts(&constants)).unwrap(), Ok(()));
+        let mut moved = constants.clone();
+        moved[0].1 += 1;
+        let why = check_against_header(&asserts(&moved)).unwrap().unwrap_err();
+        assert!(why.contains(&format!("{} is {} in the Rust mirror", moved[0].0, moved[0].1)), "{why}");
         // Two members of one size swapped in the mirror: gcc names the first that moved.
         let mut swapped = layout.clone();
         let at = |m: &str| swapped.iter().position(|(s, n, ..)| *s == "readahead_control" && *n == m).unwrap();

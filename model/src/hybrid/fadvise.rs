@@ -31,7 +31,7 @@ pub(super) unsafe extern "C" fn cb_invalidate(
     end: c_ulong,
     nr_failed: *mut c_ulong,
 ) -> c_ulong {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let (evicted, failed) = Frame::of(ctx).model().mapping_try_invalidate(start, end);
     if !nr_failed.is_null() {
         *nr_failed += failed;

@@ -8,7 +8,7 @@
 
 use std::ffi::{c_uint, c_ulong, c_void};
 
-use super::{CFile, CFolio, Frame, InRust};
+use super::{CFile, CFolio, Frame, InRust, Lends};
 use crate::fault::{Pmd, VmFault};
 use crate::model::Model;
 use crate::pagecache::FolioRef;
@@ -241,7 +241,7 @@ impl Model<'_> {
         let mut ractl = ReadaheadControl::new(area.fd, vmf.pgoff);
         let rust_vmf: *mut VmFault = vmf;
         let mut ret = 0;
-        self.call_c_on(function, &mut ractl, lends_ra, |fr| {
+        self.call_c_on(function, &mut ractl, if lends_ra { Lends::File } else { Lends::NoRa }, |fr| {
             fr.vma = CVma { vm_file: fr.vma.vm_file, vm_ops: fr.vma.vm_ops, ..vma };
             fr.vmf = CVmFault { vma: fr.vmf.vma, pmd: fr.vmf.pmd, ..c_vmf };
             fr.pmd = CPmd { pmd };
@@ -258,15 +258,15 @@ impl Model<'_> {
 /// `->map_pages` of the frame's VMA: the model's `filemap_map_pages()` on the fault the
 /// C's `do_fault_around()` was called for.
 pub(super) unsafe extern "C" fn cb_map_pages(vmf: *mut CVmFault, start: c_ulong, end: c_ulong) -> c_uint {
-    let _in_rust = InRust::enter();
     // The kernel's way to its state: the VMA's file's mapping.
     let ctx = (*(*(*(*(*vmf).vma).vm_file).f_mapping).radiff).ctx;
+    let _in_rust = InRust::on(ctx);
     let fr = Frame::of(ctx);
     fr.model().filemap_map_pages(&mut *fr.fault, start, end)
 }
 
 /// `fault_around_pages` (mm/memory.c's static), as the model holds it.
 pub(super) unsafe extern "C" fn cb_fault_around_pages(ctx: *mut c_void) -> c_ulong {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     Frame::of(ctx).model().fault_around_pages()
 }

@@ -89,7 +89,7 @@ pub(crate) fn fs_aops(c: &super::CReadahead, fs: FsKind) -> Option<CAops> {
 /// at its finish the model decides when the reads submitted under it complete, as its own
 /// `read_pages()` does.
 pub(super) unsafe extern "C" fn cb_plug(ctx: *mut c_void, start: c_int) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let m = Frame::of(ctx).model();
     if start != 0 {
         m.blk_start_plug();
@@ -107,7 +107,7 @@ pub(super) unsafe extern "C" fn cb_map_blocks(
     len: c_uint,
     pblk: *mut c_ulonglong,
 ) -> c_uint {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let m = Frame::of(ctx).model();
     let Some(first) = m.layout.block(lblk) else { return 0 };
     *pblk = first;
@@ -120,7 +120,7 @@ pub(super) unsafe extern "C" fn cb_bio_alloc(
     nr_vecs: c_uint,
     rahead: c_int,
 ) -> *mut CBio {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     let bio = f.model().bio_alloc(sector, nr_vecs as u64, rahead != 0);
     let id = f.bios.model.len();
@@ -150,7 +150,7 @@ pub(super) unsafe extern "C" fn cb_bio_add_folio(
     len: usize,
     off: usize,
 ) -> c_int {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     let m = f.model();
     let Some(cached) = m.cache.folio_at((*folio).index) else { return 0 };
@@ -165,7 +165,7 @@ pub(super) unsafe extern "C" fn cb_bio_add_folio(
 }
 
 pub(super) unsafe extern "C" fn cb_submit_bio(ctx: *mut c_void, bio: *mut CBio) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     if model_bio(f, bio).is_none() {
         return;
@@ -177,7 +177,7 @@ pub(super) unsafe extern "C" fn cb_submit_bio(ctx: *mut c_void, bio: *mut CBio) 
 
 /// `block_read_full_folio()` (ext4's "confused" folio): the model's, block by block.
 pub(super) unsafe extern "C" fn cb_read_full_folio(ctx: *mut c_void, folio: *mut CFolio) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let m = Frame::of(ctx).model();
     if let Some(cached) = m.cache.folio_at((*folio).index) {
         m.block_read_full_folio(&cached);

@@ -38,9 +38,26 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     members!(out, "vm_area_struct", CVma: vm_start, vm_end, vm_pgoff, vm_flags, vm_file, vm_mm, vm_ops);
     members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags, pmd, prealloc_pte, pte, ptl, page, cow_page, orig_pte);
     members!(out, "vm_operations_struct", super::CVmOps: map_pages);
-    members!(out, "radiff_env", CEnv: ops, ctx);
+    members!(out, "radiff_env", CEnv: ops, ctx, cache, cache_pages, pool, pool_len, pool_used);
     members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio, read_full_folio, fault_around_pages, find, pte_table, set_ptes, pmd_install, set_pmd, trace_map_pages);
     members!(out, "bvec_iter", CBvecIter: bi_sector, bi_size);
     members!(out, "bio", CBio: bi_bdev, bi_opf, bi_iter, bi_end_io, radiff_id);
+    out
+}
+
+/// The header's constants the Rust mirrors use, with their values here: the page cache's
+/// bytes as the C reads them, and the folio flags the model lends. The harness checks each
+/// against the header.
+#[allow(clippy::unnecessary_cast, reason = "c_ulong is u64 on 64-bit hosts only")]
+pub fn mirror_constants() -> Vec<(&'static str, u64)> {
+    let mut out: Vec<(&'static str, u64)> =
+        crate::pagecache::SLOT_BITS.iter().map(|&(name, bits)| (name, u64::from(bits))).collect();
+    out.extend([
+        ("RADIFF_PG_READAHEAD", PG_READAHEAD as u64),
+        ("RADIFF_PG_DROPBEHIND", PG_DROPBEHIND as u64),
+        ("RADIFF_PG_LOCKED", PG_LOCKED as u64),
+        ("RADIFF_PG_UPTODATE", PG_UPTODATE as u64),
+        ("RADIFF_FOLIO_ALIGN", std::mem::align_of::<CFolio>() as u64),
+    ]);
     out
 }

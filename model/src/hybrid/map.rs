@@ -33,7 +33,7 @@ unsafe fn fault<'f>(fr: &Frame) -> &'f mut VmFault {
 
 /// `xas_next_entry()`'s lookup: the first cached folio with a page in `[index, max]`.
 pub(super) unsafe extern "C" fn cb_find(ctx: *mut c_void, index: c_ulong, max: c_ulong) -> *mut CFolio {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     let m = f.model();
     let found = m.cache.next_present(index, max).and_then(|at| m.cache.folio_at(at));
@@ -42,7 +42,7 @@ pub(super) unsafe extern "C" fn cb_find(ctx: *mut c_void, index: c_ulong, max: c
 
 /// `pte_offset_map_lock()`'s table: the model's page table holding `vpn`, copied into the frame.
 pub(super) unsafe extern "C" fn cb_pte_table(ctx: *mut c_void, vpn: c_ulong) -> *mut u8 {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     f.model().page_table(fault(f), vpn, &mut f.ptes);
     f.ptes.as_mut_ptr()
@@ -50,21 +50,21 @@ pub(super) unsafe extern "C" fn cb_pte_table(ctx: *mut c_void, vpn: c_ulong) -> 
 
 /// `set_pte_range()`: `nr` pages mapped from virtual page `vpn`.
 pub(super) unsafe extern "C" fn cb_set_ptes(ctx: *mut c_void, vpn: c_ulong, nr: c_ulong) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     f.model().set_pte_range(fault(f), vpn, nr);
 }
 
 /// `pmd_install()`: the fault's PMD gets its page table.
 pub(super) unsafe extern "C" fn cb_pmd_install(ctx: *mut c_void) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     f.model().pmd_install(fault(f));
 }
 
 /// `do_set_pmd()`: the model's, on the cached folio the C lent.
 pub(super) unsafe extern "C" fn cb_set_pmd(ctx: *mut c_void, folio: *mut CFolio) -> c_uint {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     let m = f.model();
     match m.cache.folio_at((*folio).index) {
@@ -75,7 +75,7 @@ pub(super) unsafe extern "C" fn cb_set_pmd(ctx: *mut c_void, folio: *mut CFolio)
 
 /// `trace_mm_filemap_map_pages()`.
 pub(super) unsafe extern "C" fn cb_trace_map_pages(ctx: *mut c_void, start: c_ulong, end: c_ulong) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     f.model().trace_mm_filemap_map_pages(f.fd, start, end);
 }

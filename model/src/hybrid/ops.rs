@@ -70,7 +70,7 @@ pub(super) static OPS: COps = COps {
 };
 
 unsafe extern "C" fn cb_alloc_folio(ctx: *mut c_void, order: c_uint) -> *mut CFolio {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     if !f.model().ractl_alloc_folio(order) {
         return std::ptr::null_mut();
@@ -79,7 +79,7 @@ unsafe extern "C" fn cb_alloc_folio(ctx: *mut c_void, order: c_uint) -> *mut CFo
 }
 
 unsafe extern "C" fn cb_add_folio(ctx: *mut c_void, folio: *mut CFolio, index: c_ulong) -> c_int {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     let folio = &mut *folio;
     let m = f.model();
@@ -95,24 +95,24 @@ unsafe extern "C" fn cb_add_folio(ctx: *mut c_void, folio: *mut CFolio, index: c
 }
 
 unsafe extern "C" fn cb_load(ctx: *mut c_void, index: c_ulong) -> *mut CFolio {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     let m = f.model();
     m.cache.folio_at(index).map_or(std::ptr::null_mut(), |folio| f.lend_cached(folio))
 }
 
 unsafe extern "C" fn cb_next_miss(ctx: *mut c_void, index: c_ulong, max_scan: c_ulong) -> c_ulong {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     Frame::of(ctx).model().page_cache_next_miss(index, max_scan)
 }
 
 unsafe extern "C" fn cb_prev_miss(ctx: *mut c_void, index: c_ulong, max_scan: c_ulong) -> c_ulong {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     Frame::of(ctx).model().page_cache_prev_miss(index, max_scan)
 }
 
 unsafe extern "C" fn cb_folio_flag(ctx: *mut c_void, folio: *mut CFolio, flag: c_ulong, set: c_int) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let m = Frame::of(ctx).model();
     let head = (*folio).index;
     match (flag, set != 0) {
@@ -126,14 +126,14 @@ unsafe extern "C" fn cb_folio_flag(ctx: *mut c_void, folio: *mut CFolio, flag: c
 }
 
 unsafe extern "C" fn cb_remove_folio(ctx: *mut c_void, folio: *mut CFolio) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     Frame::of(ctx).model().cache.remove_folio((*folio).index);
 }
 
 /// `mapping->a_ops->readahead(rac)` inside read_pages() (which holds the model's plug:
 /// `f2fs::cb_plug`): the model's file system reads the batch and consumes every folio.
 unsafe extern "C" fn cb_readahead(ctx: *mut c_void, rac: *mut CReadaheadControl) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     let m = f.model();
     let rac = &mut *rac;
@@ -165,7 +165,7 @@ unsafe extern "C" fn cb_trace_async_ra(ctx: *mut c_void, index: c_ulong, ra: *mu
 
 /// `trace_page_cache_sync_ra()` or `_async_ra()`: a window opens.
 unsafe fn trace_ra(ctx: *mut c_void, trigger: Trigger, index: c_ulong, ra: *mut CFileRaState, req: c_ulong) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let f = Frame::of(ctx);
     let m = f.model();
     let ra = m.c.expect("a callback of the C").ra_model(ra);
@@ -173,20 +173,20 @@ unsafe fn trace_ra(ctx: *mut c_void, trigger: Trigger, index: c_ulong, ra: *mut 
 }
 
 unsafe extern "C" fn cb_trace_ra_unbounded(ctx: *mut c_void, index: c_ulong, nr_to_read: c_ulong, lookahead: c_ulong) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let m = Frame::of(ctx).model();
     m.rec.submit(Submit::Unbounded { index, nr_to_read, lookahead_size: lookahead });
 }
 
 unsafe extern "C" fn cb_trace_ra_order(ctx: *mut c_void, index: c_ulong, ra: *mut CFileRaState) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     let m = Frame::of(ctx).model();
     let ra = m.c.expect("a callback of the C").ra_model(ra);
     m.rec.submit(Submit::Order { index, size: ra.size, async_size: ra.async_size, order: ra.order });
 }
 
 unsafe extern "C" fn cb_bug(ctx: *mut c_void, file: *const c_char, line: c_int) {
-    let _in_rust = InRust::enter();
+    let _in_rust = InRust::on(ctx);
     // The C traps right after; the guard reports the trap with this.
     let file =
         if file.is_null() { String::new() } else { std::ffi::CStr::from_ptr(file).to_string_lossy().into_owned() };
