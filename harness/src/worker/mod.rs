@@ -510,8 +510,9 @@ fn serve(so: &Path) -> Result<(), String> {
         out.clear();
         frame(&mut out, |b| serde_json::to_writer(b, &reply).expect("a reply serialises"));
         frame(&mut out, |b| codec::encode_trace(&trace, b));
-        trace.recycle_windows();
         write_all(1, &out)?;
+        // Freed while radiff reads the reply, not before it is sent.
+        trace.recycle_windows();
         if crashed {
             // What the C left behind is not to be trusted: radiff starts another worker.
             return Ok(());
