@@ -324,6 +324,9 @@ struct bio {
 	struct bvec_iter bi_iter;
 	bio_end_io_t *bi_end_io;
 	unsigned long radiff_id;
+	/* Segments: never counted (the model keeps the bio's pages); read only on a zoned
+	 * device (6.12's f2fs), which the model has none of. */
+	unsigned short bi_vcnt;
 };
 
 /* ---- the calls into the model ---- */
@@ -1043,6 +1046,22 @@ static inline struct block_device *f2fs_target_device(struct f2fs_sb_info *sbi, 
 		*sector = (sector_t)blkaddr << (F2FS_BLKSIZE_BITS - 9);
 	return &radiff_f2fs_bdev;
 }
+/* 6.12's page_is_mergeable() caps a bio in a zoned device's sequential zones by the
+ * queue's limits: the model's devices have no zones, as a device without
+ * f2fs_sb_has_blkzoned() has none, so the limits are never read. */
+struct request_queue;
+static inline bool f2fs_is_sequential_zone_area(struct f2fs_sb_info *sbi, block_t blkaddr)
+{
+	(void)sbi; (void)blkaddr;
+	return false;
+}
+static inline struct request_queue *bdev_get_queue(struct block_device *bdev) { (void)bdev; return NULL; }
+static inline unsigned short queue_max_segments(const struct request_queue *q) { (void)q; return 0; }
+static inline unsigned int queue_max_sectors(const struct request_queue *q) { (void)q; return 0; }
+#ifndef SECTOR_SHIFT
+#define SECTOR_SHIFT 9
+#endif
+static inline unsigned int bio_sectors(const struct bio *bio) { return bio->bi_iter.bi_size >> SECTOR_SHIFT; }
 static inline bool f2fs_is_valid_blkaddr(struct f2fs_sb_info *sbi, block_t blkaddr, int type)
 {
 	(void)sbi; (void)blkaddr; (void)type;

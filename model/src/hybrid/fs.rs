@@ -45,6 +45,7 @@ pub struct CBio {
     pub bi_iter: CBvecIter,
     pub bi_end_io: *mut c_void,
     pub radiff_id: c_ulong,
+    pub bi_vcnt: u16,
 }
 
 /// `struct super_block`: the members ext4's read path reads.
@@ -131,6 +132,7 @@ pub(super) unsafe extern "C" fn cb_bio_alloc(
         bi_iter: CBvecIter { bi_sector: sector, bi_size: 0 },
         bi_end_io: std::ptr::null_mut(),
         radiff_id: id as c_ulong,
+        bi_vcnt: 0,
     }));
     &mut **f.bios.lent.last_mut().expect("just pushed") as *mut CBio
 }
