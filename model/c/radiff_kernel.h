@@ -941,11 +941,21 @@ static inline void fsverity_readahead(struct fsverity_info *vi, pgoff_t index, u
 {
 	(void)vi; (void)index; (void)nr_pages;
 }
-static inline bool fsverity_verify_folio(struct fsverity_info *vi, struct folio *folio)
+/* A call with the file's fsverity_info first (7.3), or the folio alone (6.12). */
+static inline bool radiff_fsverity_verify_folio2(struct fsverity_info *vi, struct folio *folio)
 {
 	(void)vi; (void)folio;
 	return true;
 }
+static inline bool radiff_fsverity_verify_folio1(struct folio *folio)
+{
+	(void)folio;
+	return true;
+}
+#define RADIFF_SECOND_OR_FIRST(_1, _2, which, ...) which
+#define fsverity_verify_folio(...) \
+	RADIFF_SECOND_OR_FIRST(__VA_ARGS__, radiff_fsverity_verify_folio2, radiff_fsverity_verify_folio1, \
+			       radiff_fsverity_verify_folio_of_another_signature)(__VA_ARGS__)
 #define IS_VERITY(inode) ((void)(inode), false)
 /* The folio's data are the disk's: zeroing a hole's page changes nothing the model keeps. */
 static inline loff_t folio_pos(const struct folio *folio) { return (loff_t)folio->index << PAGE_SHIFT; }
@@ -1068,8 +1078,19 @@ static inline bool f2fs_is_valid_blkaddr(struct f2fs_sb_info *sbi, block_t blkad
 	return true;
 }
 
-static inline struct bio *f2fs_grab_read_bio(struct inode *inode, struct fsverity_info *vi, block_t blkaddr,
-					     unsigned nr_pages, blk_opf_t op_flag, pgoff_t first_idx, bool for_write)
+/* include/linux/err.h: 6.12's read path tests the bio it grabbed (never an error here). */
+#define MAX_ERRNO 4095
+static inline bool IS_ERR(const void *ptr) { return (unsigned long)ptr >= (unsigned long)-MAX_ERRNO; }
+static inline long PTR_ERR(const void *ptr) { return (long)ptr; }
+/* A tree's call with the file's fsverity_info (7.3) or without it (6.12). */
+#define RADIFF_SEVENTH_OR_SIXTH(_1, _2, _3, _4, _5, _6, _7, which, ...) which
+#define f2fs_grab_read_bio(...) \
+	RADIFF_SEVENTH_OR_SIXTH(__VA_ARGS__, radiff_f2fs_grab_read_bio, radiff_f2fs_grab_read_bio6, \
+				radiff_f2fs_grab_read_bio_of_another_signature)(__VA_ARGS__)
+#define radiff_f2fs_grab_read_bio6(inode, ...) radiff_f2fs_grab_read_bio(inode, NULL, __VA_ARGS__)
+static inline struct bio *radiff_f2fs_grab_read_bio(struct inode *inode, struct fsverity_info *vi, block_t blkaddr,
+						    unsigned nr_pages, blk_opf_t op_flag, pgoff_t first_idx,
+						    bool for_write)
 {
 	sector_t sector;
 	struct bio *bio;
@@ -1097,6 +1118,15 @@ static inline void f2fs_submit_read_bio(struct f2fs_sb_info *sbi, struct bio *bi
 /* No compression, inline data or fs-verity. */
 static inline bool f2fs_is_compress_backend_ready(struct inode *inode) { (void)inode; return true; }
 static inline int f2fs_has_inline_data(struct inode *inode) { (void)inode; return 0; }
+/* No fs-verity: NULL, what 7.3's own gives when fsverity_get_info() is NULL (6.12 keeps a
+ * bool of it in fs/f2fs/f2fs.h, false here). */
+static inline struct fsverity_info *f2fs_need_verity(const struct inode *inode, pgoff_t idx)
+{
+	(void)inode; (void)idx;
+	return NULL;
+}
+/* 6.12's ->read_folio finds the mapping so. */
+static inline struct address_space *folio_file_mapping(struct folio *folio) { return folio->mapping; }
 static inline int f2fs_read_inline_data(struct inode *inode, struct folio *folio)
 {
 	(void)inode; (void)folio;

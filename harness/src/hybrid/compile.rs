@@ -313,6 +313,11 @@ pub fn layout_asserts(layout: &[(&str, &str, usize, usize)]) -> String {
 /// Compiles `unit` (C) against radiff's header as the hybrid's units are compiled; gcc's
 /// first error where it does not compile.
 pub fn check_against_header(unit: &str) -> Result<std::result::Result<(), String>> {
+    check_against_header_as(unit, &[])
+}
+
+/// [`check_against_header`] with the header's sections of `defines` (`RADIFF_UNIT_F2FS`, ...).
+pub fn check_against_header_as(unit: &str, defines: &[&str]) -> Result<std::result::Result<(), String>> {
     let work = tempfile::Builder::new().prefix("radiff-layout-").tempdir().map_err(|e| Error::io("/tmp", e))?;
     let w = work.path();
     let header = w.join("radiff_kernel.h");
@@ -320,7 +325,7 @@ pub fn check_against_header(unit: &str) -> Result<std::result::Result<(), String
         std::fs::write(p, text).map_err(|e| Error::io(p, e))?;
     }
     std::fs::create_dir_all(w.join("include")).map_err(|e| Error::io(w, e))?;
-    let (status, output) = gcc(w, &header, "layout.c", &[], "layout.o").output()?;
+    let (status, output) = gcc(w, &header, "layout.c", defines, "layout.o").output()?;
     Ok(if status.success() { Ok(()) } else { Err(first_error(&output)) })
 }
 
@@ -676,6 +681,29 @@ mod tests {
         swapped[b].2 = oa;
         let why = check_against_header(&layout_asserts(&swapped)).unwrap().unwrap_err();
         assert!(why.contains("struct readahead_control._nr_pages is at"), "{why}");
+    }
+
+    #[test]
+    fn f2fs_calls_of_7_3_and_of_6_12_both_compile_and_a_third_shape_is_an_error() {
+        // 7.3 passes the file's fsverity_info; 6.12 does not (its f2fs_grab_read_bio() has
+        // six arguments, its fsverity_verify_folio() one), and keeps f2fs_need_verity() in
+        // f2fs.h; its page_is_mergeable() reads a zoned device's queue limits.
+        let unit = |body: &str| {
+            format!("int radiff_check(struct inode *inode, struct folio *folio, struct bio *b)\n{{\n{body}\n}}\n")
+        };
+        let both = unit(
+            "\tstruct bio *a = f2fs_grab_read_bio(inode, NULL, 8, 1, 0, 0, false);\n\
+             \tstruct bio *c = f2fs_grab_read_bio(inode, 8, 1, 0, 0, false);\n\
+             \tif (IS_ERR(c))\n\t\treturn PTR_ERR(c);\n\
+             \tif (f2fs_need_verity(inode, 0) && !fsverity_verify_folio(folio))\n\t\treturn 1;\n\
+             \tif (!fsverity_verify_folio(NULL, folio) || f2fs_is_sequential_zone_area(F2FS_I_SB(inode), 8))\n\t\treturn 2;\n\
+             \treturn a == c || b->bi_vcnt >= queue_max_segments(bdev_get_queue(b->bi_bdev)) ||\n\
+             \t\tbio_sectors(b) > queue_max_sectors(bdev_get_queue(b->bi_bdev)) || !folio_file_mapping(folio);",
+        );
+        assert_eq!(check_against_header_as(&both, &["RADIFF_UNIT_F2FS"]).unwrap(), Ok(()));
+        let five = unit("\treturn f2fs_grab_read_bio(inode, 8, 1, 0, 0) != NULL;");
+        let why = check_against_header_as(&five, &["RADIFF_UNIT_F2FS"]).unwrap().unwrap_err();
+        assert!(why.contains("radiff_f2fs_grab_read_bio_of_another_signature"), "{why}");
     }
 
     #[test]
