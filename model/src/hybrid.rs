@@ -255,8 +255,8 @@ impl Drop for InRust {
 
 /// Past calls' frames, kept in the model so that the next call into the C (thousands per
 /// prediction) allocates neither the frame nor the folios it lends: a stack, since a call
-/// into the C that calls the model that calls the C again (a readahead whose file system
-/// runs as C) holds one frame for each level.
+/// into the C that calls the model that calls the C again holds one frame for each level
+/// (none does today: a file system's `a_ops` and `->map_pages` run as C are the C's own).
 #[derive(Default)]
 #[allow(clippy::vec_box, reason = "the C holds pointers into a frame while the stack grows")]
 pub(crate) struct Spare(Vec<Box<Frame>>);
