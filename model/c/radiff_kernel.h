@@ -89,6 +89,11 @@ typedef int compat_int_t;
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+/* The third (eighth) of the arguments: a helper a tree calls in two shapes, told apart by
+ * how many arguments it gets, is RADIFF_THIRD(__VA_ARGS__, two_args, one_arg, other)
+ * (RADIFF_EIGHTH for seven or six). */
+#define RADIFF_THIRD(a, b, c, ...) c
+#define RADIFF_EIGHTH(a, b, c, d, e, f, g, h, ...) h
 /* A kernel BUG is the C's own crash: radiff_bug() tells the model which line. */
 #define BUG() radiff_bug(__FILE__, __LINE__)
 #define BUG_ON(c) do { if (unlikely(c)) BUG(); } while (0)
@@ -952,10 +957,9 @@ static inline bool radiff_fsverity_verify_folio1(struct folio *folio)
 	(void)folio;
 	return true;
 }
-#define RADIFF_SECOND_OR_FIRST(_1, _2, which, ...) which
 #define fsverity_verify_folio(...) \
-	RADIFF_SECOND_OR_FIRST(__VA_ARGS__, radiff_fsverity_verify_folio2, radiff_fsverity_verify_folio1, \
-			       radiff_fsverity_verify_folio_of_another_signature)(__VA_ARGS__)
+	RADIFF_THIRD(__VA_ARGS__, radiff_fsverity_verify_folio2, radiff_fsverity_verify_folio1, \
+		     radiff_fsverity_verify_folio_of_another_signature)(__VA_ARGS__)
 #define IS_VERITY(inode) ((void)(inode), false)
 /* The folio's data are the disk's: zeroing a hole's page changes nothing the model keeps. */
 static inline loff_t folio_pos(const struct folio *folio) { return (loff_t)folio->index << PAGE_SHIFT; }
@@ -1083,10 +1087,9 @@ static inline bool f2fs_is_valid_blkaddr(struct f2fs_sb_info *sbi, block_t blkad
 static inline bool IS_ERR(const void *ptr) { return (unsigned long)ptr >= (unsigned long)-MAX_ERRNO; }
 static inline long PTR_ERR(const void *ptr) { return (long)ptr; }
 /* A tree's call with the file's fsverity_info (7.3) or without it (6.12). */
-#define RADIFF_SEVENTH_OR_SIXTH(_1, _2, _3, _4, _5, _6, _7, which, ...) which
 #define f2fs_grab_read_bio(...) \
-	RADIFF_SEVENTH_OR_SIXTH(__VA_ARGS__, radiff_f2fs_grab_read_bio, radiff_f2fs_grab_read_bio6, \
-				radiff_f2fs_grab_read_bio_of_another_signature)(__VA_ARGS__)
+	RADIFF_EIGHTH(__VA_ARGS__, radiff_f2fs_grab_read_bio, radiff_f2fs_grab_read_bio6, \
+		      radiff_f2fs_grab_read_bio_of_another_signature)(__VA_ARGS__)
 #define radiff_f2fs_grab_read_bio6(inode, ...) radiff_f2fs_grab_read_bio(inode, NULL, __VA_ARGS__)
 static inline struct bio *radiff_f2fs_grab_read_bio(struct inode *inode, struct fsverity_info *vi, block_t blkaddr,
 						    unsigned nr_pages, blk_opf_t op_flag, pgoff_t first_idx,
@@ -1243,7 +1246,6 @@ static inline vm_fault_t radiff_do_set_pmd_page(struct vm_fault *vmf, struct pag
 	return radiff_do_set_pmd(vmf, page_folio(page), page);
 }
 /* do_set_pmd(vmf, folio, page) (7.3), or do_set_pmd(vmf, page) (6.12: the page's folio). */
-#define RADIFF_THIRD(a, b, c, ...) c
 #define do_set_pmd(vmf, ...) RADIFF_THIRD(__VA_ARGS__, radiff_do_set_pmd, radiff_do_set_pmd_page, ~)(vmf, __VA_ARGS__)
 /* 6.12's tests and references on a page (include/linux/page-flags.h, mm.h). */
 #define PageTransCompound(page) folio_test_large(page_folio(page))
