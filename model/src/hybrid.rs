@@ -253,13 +253,10 @@ impl Drop for InRust {
     }
 }
 
-/// Past calls' frames, kept in the model so that the next call into the C (thousands per
-/// prediction) allocates neither the frame nor the folios it lends: a stack, since a call
-/// into the C that calls the model that calls the C again holds one frame for each level
-/// (none does today: a file system's `a_ops` and `->map_pages` run as C are the C's own).
+/// A past call's frame, kept in the model so that the next call into the C (thousands per
+/// prediction) allocates neither the frame nor the folios it lends.
 #[derive(Default)]
-#[allow(clippy::vec_box, reason = "the C holds pointers into a frame while the stack grows")]
-pub(crate) struct Spare(Vec<Box<Frame>>);
+pub(crate) struct Spare(Option<Box<Frame>>);
 
 /// One call from the model into the C: the kernel objects it sees, and the folios the
 /// model lent it (taken back when the call returns).
@@ -522,9 +519,10 @@ impl Model<'_> {
             return;
         }
         let fd = ractl.fd;
-        // A call the C makes into the model that calls the C again takes the next spare
-        // frame, or makes its own.
-        let mut frame = match self.c_frame.0.pop() {
+        // A call the C makes into the model that calls the C again finds no spare frame,
+        // and makes its own (none does today: a file system's `a_ops` and `->map_pages`,
+        // when they run as C, are called from the C directly).
+        let mut frame = match self.c_frame.0.take() {
             Some(mut old) => {
                 self.renew_frame(&mut old, c, ractl, lends != Lends::Mapping);
                 old
@@ -578,7 +576,7 @@ impl Model<'_> {
             }
         }
         if !with_file {
-            self.c_frame.0.push(frame);
+            self.c_frame.0 = Some(frame);
             return;
         }
         // SAFETY: the frame's f_ra, of the tree's layout.
@@ -589,7 +587,7 @@ impl Model<'_> {
         self.files[fd].noreuse = frame.file.f_mode & FMODE_NOREUSE != 0;
         ractl.index = frame.rac._index;
         ractl.nr_pages = frame.rac._nr_pages as u64;
-        self.c_frame.0.push(frame);
+        self.c_frame.0 = Some(frame);
     }
 
     /// The C's `page_cache_sync_ra()`, when the hybrid has it.
