@@ -113,6 +113,32 @@ fn merge_adjacent_requests(trace: &Trace) -> Trace {
     t
 }
 
+/// `trace` as a kernel without the readahead tracepoints records it
+/// ([`crate::kernels::Tracing::Flat`], [`crate::ftrace::Capture::windowless`]): each
+/// `Sync`/`Async` window gone, its folios and requests at the end of the window before it
+/// (a `Start` window when none is), and no submission (`page_cache_ra_order` and
+/// `page_cache_ra_unbounded` are readahead tracepoints too). The faults, fault-around and
+/// collapses keep their windows, as that kernel traces them.
+pub fn as_untraced(trace: &Trace) -> Trace {
+    let mut windows: Vec<radiff_model::Window> = Vec::with_capacity(trace.windows.len());
+    for w in &trace.windows {
+        let readahead = matches!(w.trigger, radiff_model::Trigger::Sync | radiff_model::Trigger::Async);
+        if !readahead {
+            let mut kept = w.clone();
+            kept.submits.clear();
+            windows.push(kept);
+            continue;
+        }
+        if windows.is_empty() {
+            windows.push(radiff_model::Window::open(radiff_model::Trigger::Start, 0, 0, Default::default()));
+        }
+        let last = windows.last_mut().expect("pushed above");
+        last.folios.extend(w.folios.iter().copied());
+        last.requests.extend(w.requests.iter().cloned());
+    }
+    Trace { windows }
+}
+
 /// Applies every step to the trace of the file with `extents`; returns the normalised
 /// trace and (step, count removed) for each step that removed something.
 pub fn normalise(trace: &Trace, extents: &[Extent]) -> (Trace, Vec<(&'static str, u64)>) {
@@ -510,6 +536,30 @@ mod tests {
         assert_eq!(d.part, Part::WindowFields);
         let text = render(&d, "t", "r");
         assert!(text.contains("window fields differ") && text.contains("ra.async_size 0 / 9"), "{text}");
+    }
+
+    #[test]
+    fn untraced_the_readahead_windows_fold_into_the_window_before_and_faults_stay() {
+        let fault = |index| {
+            let mut f = Window::open(Trigger::Fault, index, 1, RaState::default());
+            f.folios.push(Folio { index, order: 0 });
+            f
+        };
+        let traced = Trace { windows: vec![w(0, 4, 2, 32, "RA"), fault(64), w(4, 4, 2, 32, "RA"), w(8, 4, 0, 8, "R")] };
+        let flat = as_untraced(&traced);
+        let triggers: Vec<Trigger> = flat.windows.iter().map(|w| w.trigger).collect();
+        assert_eq!(triggers, [Trigger::Start, Trigger::Fault], "the first window's folios open a start window");
+        let indices = |w: &Window| w.folios.iter().map(|f| f.index).collect::<Vec<_>>();
+        assert_eq!(indices(&flat.windows[0]), [0]);
+        assert_eq!(indices(&flat.windows[1]), [64, 4, 8], "after the fault, in order");
+        let sectors: Vec<u64> = flat.windows[1].requests.iter().map(|r| r.sectors).collect();
+        assert_eq!(sectors, [32, 8]);
+        assert!(flat.windows.iter().all(|w| w.submits.is_empty()), "no readahead submission is traced");
+        assert_eq!(as_untraced(&flat), flat, "a trace with no readahead window is as it was");
+        // Held to an untraced kernel, another folio order still parts.
+        let mut other = traced.clone();
+        other.windows[3].folios[0].order = 2;
+        assert!(compare(&flat, &as_untraced(&other)).is_some());
     }
 
     #[test]

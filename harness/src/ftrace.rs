@@ -52,6 +52,10 @@ pub struct Capture {
     /// ([`crate::calls::parse`]); empty without program steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub programs: Vec<crate::calls::ProgramCalls>,
+    /// The kernel has no readahead tracepoints ([`NO_WINDOWS`]): the trace holds the
+    /// folios added, the faults and the requests, and no readahead window.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub windowless: bool,
 }
 
 /// Why a trace was refused.
@@ -169,6 +173,11 @@ pub const OTHER_EVENTS: &str = "events radiff does not read";
 /// (`entries`, and `entries + overrun`).
 pub const CONTEXT_OFF: &str = "# radiff-guest: context-info off; the entries line from per_cpu/*/stats";
 
+/// The line after the entries header of a trace whose kernel has no readahead tracepoints
+/// ([`crate::kernels::Tracing::Flat`]): no window was traced, and
+/// [`Capture::windowless`] says so.
+pub const NO_WINDOWS: &str = "# radiff-guest: this kernel has no readahead tracepoints: no readahead window was traced";
+
 /// Parses the whole text. Lines starting with `#` are headers. A trace that shows lost
 /// events (see [`Lost`]) is an error: never a shorter trace. Event lines have the
 /// kernel's context (`TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: FIELDS`), or not if the
@@ -206,6 +215,7 @@ pub fn parse(text: &str, filter: &Filter) -> Result<Capture, ParseError> {
             None => {}
         }
         if line.starts_with('#') || line.trim().is_empty() {
+            capture.windowless |= line == NO_WINDOWS;
             continue;
         }
         capture.events += 1;
@@ -722,6 +732,17 @@ block_rq_issue: 259,0 RA 16384 () 0 + 32 none,0,0 [kworker/0:0H]
         // A context line in a bare trace, or a bare line in a trace with context, is not an event line.
         assert_eq!(parse(&format!("{CONTEXT_OFF}\n{EVENT}\n"), &filter()).unwrap_err().line(), 2);
         assert_eq!(parse("block_rq_issue: 259,0 RA 16384 () 0 + 32 none,0,0 [x]\n", &filter()).unwrap_err().line(), 1);
+        assert!(!b.windowless, "a kernel with the readahead tracepoints");
+        // A kernel without them: the guest's line says so; its folios open a start window.
+        let flat = format!(
+            "{CONTEXT_OFF}\n# entries-in-buffer/entries-written: 2/2   #P:1\n{NO_WINDOWS}\n\
+mm_filemap_add_to_page_cache: dev 259:0 ino 83 pfn=0x101b7d ofs=0 order=2
+block_rq_issue: 259,0 RA 16384 () 0 + 32 none,0,0 [kworker/0:0H]
+"
+        );
+        let c = parse(&flat, &filter()).unwrap();
+        assert!(c.windowless);
+        assert_eq!(c.trace, crate::compare::as_untraced(&b.trace));
     }
 
     const EVENT: &str = "x-1 [000] ..... 1.0: block_rq_issue: 259,0 RA 4096 () 64 + 8 none,0,0 [x]";

@@ -518,10 +518,11 @@ fn review_takes_a_mail_as_clients_save_it() {
     }
 }
 
-/// A base without the readahead tracepoints is refused before anything is built, naming
+/// A base without the tracepoints a run enables is refused before anything is built, naming
 /// the missing header and the fix, by the library and by `radiff kernels build` (exit 2);
 /// the work tree is left clean and no kernel folder is begun. The same for a base whose
-/// Kconfig lacks an option the fragment turns on.
+/// Kconfig lacks an option the fragment turns on. A base whose only lack is the whole
+/// readahead header (a Linux before it) passes the tracepoints' check: it is traced flat.
 #[test]
 fn a_tree_without_the_tracepoints_is_refused_before_any_build() {
     let rig = untraceable_rig(READAHEAD_C, &[]);
@@ -619,6 +620,12 @@ fn a_tree_without_the_tracepoints_is_refused_before_any_build() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("radiff: error: kernel `base` cannot be configured"), "{stderr}");
     assert!(stderr.contains("line 3: CONFIG_RADIFF_NOWHERE=y"), "{stderr}");
+
+    // No readahead header at all: the next check (the fragment's) is what refuses it.
+    std::fs::remove_file(rig.linux.join(radiff::kernels::READAHEAD_H)).unwrap();
+    commit_all(&rig.linux, "a Linux before the readahead tracepoints");
+    let err = build_error(&rig, "base");
+    assert!(matches!(err, Error::Unconfigurable { .. }), "traced flat, not refused: {err}");
 }
 
 /// A diff naming a file outside the tree is refused when the mail hides it in base64 as

@@ -45,7 +45,10 @@ impl Calls {
         events.extend(crate::calls::FAULT_EVENTS.iter().map(|e| e.to_string()));
         // The readahead calls with their tasks, for the check of each decision where the
         // tasks' calls overlap (crate::calls::ra).
-        events.extend(super::EVENTS.iter().filter(|e| e.starts_with("readahead:")).map(|e| e.to_string()));
+        // None on a kernel without them (crate::kernels::Tracing::Flat).
+        if super::tracing::has_windows(tracing) {
+            events.extend(super::EVENTS.iter().filter(|e| e.starts_with("readahead:")).map(|e| e.to_string()));
+        }
         events.push("filemap:mm_filemap_add_to_page_cache".into());
         events.push("filemap:mm_filemap_delete_from_page_cache".into());
         for event in &events {

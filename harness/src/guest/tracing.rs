@@ -17,6 +17,15 @@ pub(super) fn tracing_dir() -> GResult<PathBuf> {
     Ok(dir)
 }
 
+/// Whether this kernel has the readahead windows' tracepoints: a Linux before them
+/// (Debian's 6.12; [`crate::kernels::Tracing::Flat`]) has no `events/readahead`, and its
+/// runs record the rest.
+pub(super) fn has_windows(dir: &Path) -> bool {
+    dir.join("events/readahead").is_dir()
+}
+
+/// Sets the tracer up with every event of [`EVENTS`] the kernel has: all of them, or all
+/// but the readahead windows' where [`has_windows`] is false.
 pub(super) fn tracing_setup(dir: &Path, buffer_kb: u64) -> GResult<()> {
     write_file(&dir.join("tracing_on"), "0")?;
     // Context on while the pattern runs (the last point's copy turned it off): an oops's
@@ -27,7 +36,8 @@ pub(super) fn tracing_setup(dir: &Path, buffer_kb: u64) -> GResult<()> {
     write_file(&dir.join("trace"), "")?;
     write_file(&dir.join("set_event"), "")?;
     let mut set = File::options().append(true).open(dir.join("set_event")).map_err(|e| format!("set_event: {e}"))?;
-    for event in EVENTS.iter().chain([&BLOCK_EVENT]) {
+    let windows = has_windows(dir);
+    for event in EVENTS.iter().chain([&BLOCK_EVENT]).filter(|e| windows || !e.starts_with("readahead:")) {
         writeln!(set, "{event}").map_err(|e| format!("enabling {event}: {e} (is the tracepoint in this kernel?)"))?;
     }
     Ok(())
@@ -55,8 +65,9 @@ pub(super) fn ring_stats(dir: &Path) -> GResult<(u64, u64, u64)> {
 }
 
 /// Copies the trace to `to` with `options/context-info` off (see
-/// [`crate::ftrace::CONTEXT_OFF`]): its first lines that mark, and the entries header made
-/// from the ring buffer's counters `entries` and `overrun` (read after tracing stopped).
+/// [`crate::ftrace::CONTEXT_OFF`]): its first lines that mark, the entries header made
+/// from the ring buffer's counters `entries` and `overrun` (read after tracing stopped),
+/// and [`crate::ftrace::NO_WINDOWS`] where the kernel has no readahead tracepoints.
 pub(super) fn copy_trace(dir: &Path, to: &Path, entries: u64, overrun: u64) -> GResult<()> {
     write_file(&dir.join("options/context-info"), "0")?;
     let from = dir.join("trace");
@@ -68,7 +79,8 @@ pub(super) fn copy_trace(dir: &Path, to: &Path, entries: u64, overrun: u64) -> G
         crate::ftrace::CONTEXT_OFF,
         entries + overrun
     );
-    output.write_all(header.as_bytes()).map_err(|e| format!("{}: {e}", to.display()))?;
+    let windowless = if has_windows(dir) { String::new() } else { format!("{}\n", crate::ftrace::NO_WINDOWS) };
+    output.write_all((header + &windowless).as_bytes()).map_err(|e| format!("{}: {e}", to.display()))?;
     for line in input.split(b'\n') {
         let line = line.map_err(|e| format!("{}: {e}", from.display()))?;
         output.write_all(&line).and_then(|_| output.write_all(b"\n")).map_err(|e| format!("{}: {e}", to.display()))?;

@@ -145,7 +145,7 @@ impl Builder<'_> {
         // Patches first: one that does not apply should cost (and leave) nothing else;
         // then the tracepoints and the fragment's options, as the patched tree defines them.
         variant.patches.iter().try_for_each(|patch| apply_patch(tree, &variant.name, patch))?;
-        super::check_tree(tree, &variant.name)?;
+        let tracing = super::check_tree(tree, &variant.name)?;
         super::kconfig::check_tree(tree, &variant.name, &self.kernels.config, &config_text)?;
         std::fs::create_dir_all(&build).map_err(|e| Error::io(&build, e))?;
         let partial = cache::begin_partial(dir)?;
@@ -153,6 +153,15 @@ impl Builder<'_> {
         // The first and last lines say when and how long (`radiff bench --first-run` reads
         // them, with make's V=2 reasons and ccache's stats log beside it).
         crate::files::append_line(&log, &build_log_start(&variant.name, tree))?;
+        if tracing == super::Tracing::Flat {
+            let line = format!(
+                "{}: its tree has no {} (a Linux before the readahead tracepoints): its runs record the folios added, the faults and the device's requests, no readahead window",
+                variant.name,
+                super::tracepoints::READAHEAD_H
+            );
+            crate::progress::progress(&line);
+            crate::files::append_line(&log, &format!("# radiff: {line}"))?;
+        }
         if let Some(named) = super::runs_in_build(&variant.patches)? {
             let line = format!(
                 "{}: {named}; the build runs confined (no network; it writes only to its tree, build folder and ccache)",

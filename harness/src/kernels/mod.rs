@@ -23,7 +23,7 @@ mod source;
 mod tracepoints;
 mod tree;
 
-pub use tracepoints::{check_tree, needed as needed_tracepoints};
+pub use tracepoints::{check_tree, needed as needed_tracepoints, Tracing, READAHEAD_H};
 pub(crate) use tree::apply_patch;
 pub use tree::patch_text;
 use tree::runs_in_build;

@@ -13,15 +13,43 @@ pub fn needed() -> Vec<&'static str> {
     crate::guest::EVENTS.iter().copied().chain([crate::guest::BLOCK_EVENT]).collect()
 }
 
+/// How a tree's kernel can be traced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tracing {
+    /// Every tracepoint of [`needed`]: each readahead window is seen.
+    Windows,
+    /// Every one but the readahead windows': the tree has no
+    /// `include/trace/events/readahead.h` at all (Linux before the readahead tracepoints,
+    /// Debian's 6.12). Its runs record the folios added, the faults and the device's
+    /// requests; the guest leaves the readahead events out and the trace says so
+    /// ([`crate::ftrace::NO_WINDOWS`]), and a trial holds the model to that
+    /// ([`crate::compare::as_untraced`]).
+    Flat,
+}
+
+/// The header of the readahead windows' tracepoints, which a [`Tracing::Flat`] tree lacks.
+pub const READAHEAD_H: &str = "include/trace/events/readahead.h";
+
 /// Refuses `tree` (as a variant's build would compile it, its patches applied) when it
 /// does not define every tracepoint of [`needed`]: an [`Error::Untraceable`] naming each
-/// header and tracepoint it lacks.
-pub fn check_tree(tree: &Path, variant: &str) -> Result<()> {
+/// header and tracepoint it lacks. A tree that lacks only the whole readahead header is
+/// [`Tracing::Flat`].
+pub fn check_tree(tree: &Path, variant: &str) -> Result<Tracing> {
     let missing = missing(&needed(), &|header| std::fs::read_to_string(tree.join(header)).ok());
-    if missing.is_empty() {
-        return Ok(());
+    match tracing_of(&missing) {
+        Some(tracing) => Ok(tracing),
+        None => Err(Error::Untraceable { tree: tree.to_path_buf(), variant: variant.to_string(), missing }),
     }
-    Err(Error::Untraceable { tree: tree.to_path_buf(), variant: variant.to_string(), missing })
+}
+
+/// What [`missing`]'s answer leaves: every tracepoint, or all but a readahead header that
+/// is not there at all; `None` for anything else.
+fn tracing_of(missing: &[String]) -> Option<Tracing> {
+    match missing {
+        [] => Some(Tracing::Windows),
+        [only] if only.starts_with(&format!("{READAHEAD_H}: no such file")) => Some(Tracing::Flat),
+        _ => None,
+    }
 }
 
 /// Each header (relative to the tree) that lacks some of `events`, with what it lacks:
@@ -83,11 +111,11 @@ pub fn defined(header: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    const READAHEAD_H: &str = "#define TRACE_SYSTEM readahead\n/* TRACE_EVENT(in_a_comment, is read too) */\nTRACE_EVENT(page_cache_ra_unbounded,\n\tTP_PROTO(struct inode *inode),\n);\nDECLARE_EVENT_CLASS(page_cache_ra_op,\n\tTP_PROTO(struct inode *inode),\n);\nDEFINE_EVENT(page_cache_ra_op, page_cache_sync_ra,\n\tTP_PROTO(struct inode *inode)\n);\nDEFINE_EVENT(page_cache_ra_op,\n\t     page_cache_async_ra,\n\tTP_PROTO(struct inode *inode)\n);\n";
+    const READAHEAD_H_TEXT: &str = "#define TRACE_SYSTEM readahead\n/* TRACE_EVENT(in_a_comment, is read too) */\nTRACE_EVENT(page_cache_ra_unbounded,\n\tTP_PROTO(struct inode *inode),\n);\nDECLARE_EVENT_CLASS(page_cache_ra_op,\n\tTP_PROTO(struct inode *inode),\n);\nDEFINE_EVENT(page_cache_ra_op, page_cache_sync_ra,\n\tTP_PROTO(struct inode *inode)\n);\nDEFINE_EVENT(page_cache_ra_op,\n\t     page_cache_async_ra,\n\tTP_PROTO(struct inode *inode)\n);\n";
 
     #[test]
     fn a_header_defines_its_trace_events_and_define_events_by_name() {
-        let names = defined(READAHEAD_H);
+        let names = defined(READAHEAD_H_TEXT);
         assert_eq!(names, ["in_a_comment", "page_cache_ra_unbounded", "page_cache_sync_ra", "page_cache_async_ra"]);
         assert!(!names.contains(&"page_cache_ra_op".to_string()), "a class is not a tracepoint");
     }
@@ -101,7 +129,7 @@ mod tests {
             "filemap:mm_filemap_fault",
         ];
         let read = |h: &str| match h {
-            "include/trace/events/readahead.h" => Some(READAHEAD_H.to_string()),
+            "include/trace/events/readahead.h" => Some(READAHEAD_H_TEXT.to_string()),
             "include/trace/events/filemap.h" => Some("TRACE_EVENT(mm_filemap_fault,\n".to_string()),
             _ => None,
         };
@@ -113,5 +141,19 @@ mod tests {
             ]
         );
         assert_eq!(missing(&events[..1], &read), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_tree_without_the_readahead_header_is_flat_and_any_other_lack_is_refused() {
+        let events = needed();
+        let all =
+            |_: &str| Some(events.iter().map(|e| format!("TRACE_EVENT({},\n", e.split_once(':').unwrap().1)).collect());
+        assert_eq!(tracing_of(&missing(&events, &all)), Some(Tracing::Windows));
+        let older = |h: &str| if h == READAHEAD_H { None } else { all(h) };
+        assert_eq!(tracing_of(&missing(&events, &older)), Some(Tracing::Flat));
+        let partial = |h: &str| if h == READAHEAD_H { Some(String::new()) } else { all(h) };
+        assert_eq!(tracing_of(&missing(&events, &partial)), None, "a readahead header without the events");
+        let no_block = |h: &str| if h == READAHEAD_H || h.ends_with("block.h") { None } else { all(h) };
+        assert_eq!(tracing_of(&missing(&events, &no_block)), None, "the block layer's are needed");
     }
 }
