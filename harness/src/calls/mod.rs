@@ -404,7 +404,17 @@ impl Follow<'_> {
 
     /// An open of one of the scenario's files: a descriptor of its own.
     fn opened(&mut self, l: &Line, p: &Pending, fd: u64) {
-        let path = p.args.get("filename").map(|v| quoted(v)).unwrap_or_default();
+        let raw = p.args.get("filename").map(String::as_str).unwrap_or_default();
+        if !raw.contains('"') {
+            // A kernel whose syscall events do not read user memory (Debian's 6.12) prints
+            // the path's address alone: no open can be told to be of the scenario's files.
+            self.refuse(format!(
+                "{} by pid {}: this kernel's syscall events print the path's address, not the path (`filename: {raw}`), so its opens of the scenario's files cannot be told from others",
+                p.name, l.pid
+            ));
+            return;
+        }
+        let path = quoted(raw);
         let Some(file) = self.paths.iter().position(|f| *f == path) else { return };
         *self.out.calls.entry(p.name.clone()).or_default() += 1;
         let n = self.opens[file];

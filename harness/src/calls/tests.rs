@@ -44,6 +44,22 @@ fn line(task: &str, pid: u32, body: &str) -> (String, u32, u32, String) {
 }
 
 #[test]
+fn an_open_whose_path_the_kernel_does_not_print_makes_the_program_unfollowable() {
+    // Debian 6.12's syscall events: the path's address, numeric flags.
+    let mut l = vec![
+        line("dd", 70, "sys_openat(dfd: ffffff9c, filename: 7fffffffd908, flags: 0, mode: 0)"),
+        line("dd", 70, "sys_openat -> 0x3"),
+    ];
+    l.push(line("dd", 70, "sys_read(fd: 3, buf: 7f0000, count: 80000)"));
+    l.push(line("dd", 70, "sys_read -> 0x80000"));
+    let got = parse(&text(70, &l), &paths(), &[512 << 20]).unwrap();
+    let why = got[0].unfollowable.as_deref().expect("refused");
+    assert!(why.starts_with("openat by pid 70: this kernel's syscall events print the path's address"), "{why}");
+    assert!(why.contains("`filename: 7fffffffd908`"), "{why}");
+    assert!(got[0].ops.is_empty());
+}
+
+#[test]
 fn preads_become_reads_at_their_offsets_and_reads_follow_the_file_position() {
     let mut l = open_data("fio", 70, 3);
     l.push(line("fio", 70, "sys_fadvise64(fd: 3, offset: 0, len: 0, advice: 4)"));
