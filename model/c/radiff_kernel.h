@@ -730,8 +730,14 @@ typedef unsigned long vm_flags_t;
 /* The kernel options the fault path tests: x86-64 with transparent huge pages. */
 #define IS_ENABLED(option) __radiff_enabled_##option
 #define __radiff_enabled_CONFIG_TRANSPARENT_HUGEPAGE 1
+/* For `#ifdef CONFIG_TRANSPARENT_HUGEPAGE` too (6.12's do_sync_mmap_readahead() tests it so):
+ * radiff's kernels set it (kernels/config.fragment). */
+#define CONFIG_TRANSPARENT_HUGEPAGE 1
 #define SZ_2M 0x00200000
 #define HPAGE_PMD_ORDER 9
+#define HPAGE_PMD_NR (1 << HPAGE_PMD_ORDER)
+/* include/linux/pagemap.h on x86-64 with THP; radiff_model::input::MAX_PAGECACHE_ORDER. */
+#define MAX_PAGECACHE_ORDER 9
 /* include/asm-generic/getorder.h, at run time. */
 static inline int get_order(unsigned long size)
 {

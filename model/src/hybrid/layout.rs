@@ -58,6 +58,7 @@ pub fn mirror_constants() -> Vec<(&'static str, u64)> {
         ("RADIFF_PG_LOCKED", PG_LOCKED as u64),
         ("RADIFF_PG_UPTODATE", PG_UPTODATE as u64),
         ("RADIFF_FOLIO_ALIGN", std::mem::align_of::<CFolio>() as u64),
+        ("MAX_PAGECACHE_ORDER", u64::from(crate::input::MAX_PAGECACHE_ORDER)),
     ]);
     out
 }
