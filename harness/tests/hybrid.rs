@@ -90,6 +90,13 @@ fn a_patched_function_as_c_parts_from_the_base_port_where_the_patch_decides() {
     let (text, agreed) = check(Some("async-align-v1"), Some("base"), 50);
     assert!(!agreed, "{text}");
     assert!(text.contains("scenarios/1mib_after_4k.yaml: rust port and hybrid part at window"), "{text}");
+    // It says which function the patch changed: the part may be its code, not the port.
+    assert!(
+        text.contains("with async-align-v1's patches changes 1 of the functions that ran as C here from Linux 7.3.4 (page_cache_async_ra();"),
+        "{text}"
+    );
+    let (agreed_text, _) = check(None, None, 20);
+    assert!(!agreed_text.contains("of the functions that ran as C here"), "{agreed_text}");
 }
 
 #[test]

@@ -397,7 +397,7 @@ pub fn compile_tree(
         for ((u, file), (text, entries)) in OPTIONAL.iter().zip(&files).zip(optional.iter_mut().zip(&entries)) {
             *text = match file {
                 None => None,
-                Some(file) if u.whole => Some(file.clone()),
+                Some(file) if u.whole => Some(format!("{file}{}", super::configs::undecided(u.file, file, 1))),
                 Some(file) => match super::unit::extracted(u.file, file, entries, HEADER) {
                     Ok(unit) => unit,
                     // gcc reports it as the unit's first error.
@@ -405,7 +405,8 @@ pub fn compile_tree(
                 },
             };
         }
-        let mut compiled = match compile(cache, &Sources { readahead: readahead.clone(), optional }, &extras)? {
+        let readahead = format!("{readahead}{}", super::configs::undecided(READAHEAD_C, &readahead, 1));
+        let mut compiled = match compile(cache, &Sources { readahead, optional }, &extras)? {
             Ok(c) => c,
             Err(e) => return Ok(Some(Err(e))),
         };

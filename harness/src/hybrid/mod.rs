@@ -4,6 +4,7 @@
 
 pub mod choose;
 pub mod compile;
+pub mod configs;
 pub mod unit;
 pub mod verdict;
 

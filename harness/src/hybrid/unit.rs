@@ -223,6 +223,10 @@ pub fn extract(file: &str, text: &str, entries: &[&str], header: &str) -> Result
     for (line, def) in &taken {
         unit.push_str(&format!("#line {line} \"{file}\"\n{def}\n"));
     }
+    // An option the header does not decide, tested in what was taken: gcc's error there.
+    for (line, def) in &taken {
+        unit.push_str(&super::configs::undecided(file, def, *line));
+    }
     unit.push_str(&entry_lines(&found));
     Ok(Some(Extracted { text: unit, functions }))
 }

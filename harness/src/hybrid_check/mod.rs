@@ -90,10 +90,39 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
         ));
     }
     text.push_str(&checked.render(&what, o.show));
+    if !checked.parted.is_empty() && policy_name == "base" {
+        text.push_str(&own_code(root, tree)?);
+    }
     for note in hybrid.notes() {
         text.push_str(&format!("{note}\n"));
     }
     Ok((text, checked.parted.is_empty()))
+}
+
+/// Where a check parts on a tree whose C differs from the port's kernel: the sentence that
+/// says which of the functions that ran as C it changes, so that its own code, not the
+/// port, is what parts there (empty for a tree that changes none: then a part is a port
+/// bug or the header's).
+fn own_code(root: &Path, tree: &dyn Files) -> Result<String> {
+    let ledger = crate::port::Ledger::load(root)?;
+    let check = crate::port::check_against_ledger(&ledger, None, tree, "tree")?;
+    let own: Vec<String> = check
+        .changed
+        .iter()
+        .filter(|c| crate::hybrid::verdict::runs_as_c(&c.name))
+        .map(|c| format!("{}()", c.name))
+        .collect();
+    if own.is_empty() {
+        return Ok(String::new());
+    }
+    Ok(format!(
+        "{} changes {} of the functions that ran as C here from {} ({}{}; `radiff kernels port-check` shows each diff): where the two part, that may be the tree's own code deciding otherwise than the port, not a port bug\n",
+        tree.describe(),
+        own.len(),
+        crate::port::kernel_label(&ledger.kernel),
+        own.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
+        if own.len() > 8 { format!(" and {} more", own.len() - 8) } else { String::new() }
+    ))
 }
 
 fn scenario_files(root: &Path) -> Result<Vec<(PathBuf, crate::scenario::Scenario)>> {

@@ -436,7 +436,7 @@ to check this base against its snapshots alone (and each variant against it), se
 }
 
 /// `Linux 7.3.4` for a version, the name as it is otherwise (`base`).
-fn kernel_label(kernel: &str) -> String {
+pub(crate) fn kernel_label(kernel: &str) -> String {
     match kernel.starts_with(|c: char| c.is_ascii_digit()) {
         true => format!("Linux {kernel}"),
         false => kernel.to_string(),
