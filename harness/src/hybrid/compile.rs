@@ -398,6 +398,12 @@ pub fn compile_tree(
             *text = match file {
                 None => None,
                 Some(file) if u.whole => Some(format!("{file}{}", super::configs::undecided(u.file, file, 1))),
+                // The file is there but the functions the model calls are elsewhere in the
+                // tree (Debian 6.12's ext4_readahead() is in fs/ext4/inode.c): its changed
+                // functions would never be reached as C, so the unit says why it is left out.
+                Some(file) if super::unit::defined(file, &super::unit::entries_of(u.file)).is_empty() => {
+                    Some(elsewhere(u.file))
+                }
                 Some(file) => match super::unit::extracted(u.file, file, entries, HEADER) {
                     Ok(unit) => unit,
                     // gcc reports it as the unit's first error.
@@ -426,6 +432,16 @@ pub fn compile_tree(
             return Ok(Some(Ok(compiled)));
         }
     }
+}
+
+/// The unit of a tree's `file` that defines none of the functions the model calls there:
+/// gcc's error at its first line, naming them.
+fn elsewhere(file: &str) -> String {
+    let names: Vec<String> = super::unit::entries_of(file).iter().map(|n| format!("{n}()")).collect();
+    format!(
+        "#line 1 \"{file}\"\n#error \"{file} of the tree defines none of {}, which the model calls as C (the tree has them in another file, which radiff does not take): the file's functions stay the Rust port\"\n",
+        names.join(", ")
+    )
 }
 
 /// When `error` lies in the functions some but not all of `entries` take from `text` (the

@@ -5,6 +5,7 @@
 pub mod choose;
 pub mod compile;
 pub mod configs;
+pub mod mapping;
 pub mod unit;
 pub mod verdict;
 
@@ -30,6 +31,9 @@ pub struct Hybrid {
     pub left_out: Vec<(&'static str, CompileError)>,
     /// Functions left out of a unit whose other functions run as C.
     pub dropped: Vec<compile::Dropped>,
+    /// The file systems whose files the tree gives other folio limits than Linux 7.3.4
+    /// ([`mapping::of`]); the workers give the model those.
+    pub mappings: Vec<(radiff_model::FsKind, radiff_model::MappingLimits)>,
 }
 
 impl Hybrid {
@@ -68,7 +72,7 @@ impl Hybrid {
                 d.error.first_error
             )
         });
-        units.chain(functions).collect()
+        units.chain(functions).chain(mapping::note(&self.mappings)).collect()
     }
 
     /// Why function `name` of `file` was left out of its unit, when it was.
@@ -103,12 +107,16 @@ pub fn make(cache: &Cache, tree: &dyn Files) -> Result<Made> {
         return Err(crate::Error::Other(format!("{label} has no {}: no hybrid", compile::READAHEAD_C)));
     };
     match compiled {
-        Ok(c) => Ok(Made::Ready(Hybrid {
-            workers: std::sync::Arc::new(Workers::new(&c.so)),
-            tree: label,
-            left_out: c.left_out(),
-            dropped: c.dropped,
-        })),
+        Ok(c) => {
+            let mappings = mapping::of(tree)?;
+            Ok(Made::Ready(Hybrid {
+                workers: std::sync::Arc::new(Workers::new(&c.so).with_mappings(mappings.clone())),
+                tree: label,
+                left_out: c.left_out(),
+                dropped: c.dropped,
+                mappings,
+            }))
+        }
         Err(error) => Ok(Made::DoesNotCompile { tree: label, error }),
     }
 }

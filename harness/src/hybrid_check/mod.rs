@@ -91,7 +91,7 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
     }
     text.push_str(&checked.render(&what, o.show));
     if !checked.parted.is_empty() && policy_name == "base" {
-        text.push_str(&own_code(root, tree)?);
+        text.push_str(&own_code(root, tree, &hybrid)?);
     }
     for note in hybrid.notes() {
         text.push_str(&format!("{note}\n"));
@@ -103,13 +103,14 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
 /// says which of the functions that ran as C it changes, so that its own code, not the
 /// port, is what parts there (empty for a tree that changes none: then a part is a port
 /// bug or the header's).
-fn own_code(root: &Path, tree: &dyn Files) -> Result<String> {
+fn own_code(root: &Path, tree: &dyn Files, hybrid: &crate::hybrid::Hybrid) -> Result<String> {
     let ledger = crate::port::Ledger::load(root)?;
     let check = crate::port::check_against_ledger(&ledger, None, tree, "tree")?;
     let own: Vec<String> = check
         .changed
         .iter()
         .filter(|c| crate::hybrid::verdict::runs_as_c(&c.name))
+        .filter(|c| hybrid.runs(&c.file) && hybrid.dropped_function(&c.name, &c.file).is_none())
         .map(|c| format!("{}()", c.name))
         .collect();
     if own.is_empty() {

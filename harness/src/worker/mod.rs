@@ -96,6 +96,9 @@ pub struct Workers {
     idle: Mutex<Vec<Worker>>,
     functions: std::sync::OnceLock<Vec<String>>,
     boundary: Mutex<Boundary>,
+    /// The folio limits the tree gives each file system's files where they are not the
+    /// port's ([`crate::hybrid::mapping`]): an input on that file system is given them.
+    mappings: Vec<(radiff_model::FsKind, radiff_model::MappingLimits)>,
 }
 
 /// What the process boundary costs the predictions asked of some [`Workers`]: radiff's
@@ -123,7 +126,13 @@ impl Workers {
     /// Workers for the same object that run only `functions` of it as C (the model's Rust
     /// port for the others).
     pub fn only(&self, functions: Vec<String>) -> Workers {
-        Workers::running(&self.so, Some(functions))
+        Workers::running(&self.so, Some(functions)).with_mappings(self.mappings.clone())
+    }
+
+    /// These workers, giving an input on each file system of `mappings` its limits.
+    pub fn with_mappings(mut self, mappings: Vec<(radiff_model::FsKind, radiff_model::MappingLimits)>) -> Workers {
+        self.mappings = mappings;
+        self
     }
 
     fn running(so: &Path, only: Option<Vec<String>>) -> Workers {
@@ -133,6 +142,7 @@ impl Workers {
             idle: Mutex::new(Vec::new()),
             functions: Default::default(),
             boundary: Default::default(),
+            mappings: Vec::new(),
         }
     }
 
@@ -178,7 +188,11 @@ impl Workers {
     }
 
     fn ask_worker(&self, input: &Input, policy: &Policy, config: &ModelConfig, coverage: bool) -> Outcome {
-        let head = Request { input: codec::without_ops(input), policy: *policy, config: *config, coverage };
+        let mut rest = codec::without_ops(input);
+        if let Some((_, limits)) = self.mappings.iter().find(|(fs, _)| *fs == input.fs) {
+            rest.mapping = *limits;
+        }
+        let head = Request { input: rest, policy: *policy, config: *config, coverage };
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut worker = match idle {
             Some(w) => w,
