@@ -42,7 +42,15 @@ pub struct ModelCheck {
 #[derive(Clone, Debug)]
 pub enum Predictor {
     Port(Policy),
-    Hybrid { policy: Policy, c: Arc<Workers>, label: String },
+    /// `port`: the functions the tree changes that stay 7.3.4's Rust port beside its C
+    /// (what the hybrid could not run), for a divergence to name those the model went
+    /// through ([`Predictor::port_ran`]).
+    Hybrid {
+        policy: Policy,
+        c: Arc<Workers>,
+        label: String,
+        port: Vec<String>,
+    },
 }
 
 impl Predictor {
@@ -83,6 +91,19 @@ impl Predictor {
             Predictor::Port(p) => Some(p),
             Predictor::Hybrid { .. } => None,
         }
+    }
+
+    /// Of the functions the tree changes that stay the Rust port (the hybrid's `port`),
+    /// those whose branches `coverage` took, in their order; `None` for the Rust port or
+    /// a hybrid that runs every changed function as C.
+    pub fn port_ran(&self, coverage: &Coverage) -> Option<Vec<String>> {
+        let Predictor::Hybrid { port, .. } = self else { return None };
+        if port.is_empty() {
+            return None;
+        }
+        let ran: std::collections::BTreeSet<&str> =
+            coverage.ids().filter_map(|id| id.split(':').next()).map(str::trim).collect();
+        Some(port.iter().filter(|f| ran.contains(f.as_str())).cloned().collect())
     }
 
     /// The model's trace for `input`, with its branches and any crash of the C.
@@ -151,6 +172,19 @@ pub fn timed_windows(input: &Input, policy: &Policy) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hybrid_names_the_changed_functions_it_ran_as_the_port_and_the_port_names_none() {
+        let c = Arc::new(Workers::new(std::path::Path::new("/radiff-never-loaded.so")));
+        let port = vec!["filemap_read".to_string(), "get_init_ra_size".to_string()];
+        let hybrid = Predictor::Hybrid { policy: Policy::BASE, c, label: String::new(), port };
+        let mut coverage = Coverage::default();
+        assert_eq!(hybrid.port_ran(&coverage), Some(Vec::new()));
+        let at = radiff_model::BRANCHES.iter().position(|b| b.id.starts_with("get_init_ra_size:")).unwrap();
+        coverage.hit(at);
+        assert_eq!(hybrid.port_ran(&coverage), Some(vec!["get_init_ra_size".to_string()]));
+        assert_eq!(Predictor::Port(Policy::BASE).port_ran(&coverage), None);
+    }
 
     #[test]
     fn only_the_windows_a_splice_opened_are_timed() {

@@ -185,7 +185,9 @@ impl Verdict {
                 }
             }
             Some(d) => {
+                let ported = predictor.port_ran(&checked.coverage).map(|ran| port_ran_line(name, &ran));
                 let text = divergence_text(lab, &checked.input, predictor, expectation, d, name, &self.rerun);
+                let text = format!("{}{text}", ported.unwrap_or_default());
                 match &scenario.known_divergence {
                     Some(reason) => self.known = Some(format!("{name}: known divergence ({reason}):\n{text}")),
                     None => self.failures.push(Failure::Diverged { divergence: d.clone(), text }),
@@ -465,6 +467,18 @@ fn programs(scenario: &Scenario, out: &RunOutput, report: &mut String) -> Option
         .programs
         .iter()
         .find_map(|p| p.unfollowable.as_ref().map(|why| format!("program {} ({}): {why}", p.program, label(p.program))))
+}
+
+/// The line that names, of the functions the tree changes that stay 7.3.4's Rust port,
+/// those the model went through (`ran`).
+fn port_ran_line(name: &str, ran: &[String]) -> String {
+    match ran {
+        [] => format!("{name}: the model went through none of the functions this tree changes that stay 7.3.4's Rust port (of those it counts branches of)\n"),
+        _ => format!(
+            "{name}: the model went through {} as 7.3.4's Rust port, which this tree changes and the hybrid could not run as its C: where the two part may be theirs\n",
+            ran.iter().map(|f| format!("{f}()")).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }
 
 /// A divergence as a failing trial shows it: the declared policy first, then on a base

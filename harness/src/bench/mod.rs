@@ -154,7 +154,12 @@ fn hybrid_search(repo: &std::path::Path, threads: usize) -> std::result::Result<
     let c_readahead = n / alone.hybrid_time.as_secs_f64().max(1e-9);
     // Workers of their own for the one-thread search, whose boundary is then its alone.
     let one = std::sync::Arc::new(hybrid.workers.only(functions.clone()));
-    let c = |c| crate::model_check::Predictor::Hybrid { policy: Policy::BASE, c, label: "base's C".into() };
+    let c = |c| crate::model_check::Predictor::Hybrid {
+        policy: Policy::BASE,
+        c,
+        label: "base's C".into(),
+        port: Vec::new(),
+    };
     let pol =
         |c| [("base".to_string(), crate::model_check::Predictor::Port(Policy::BASE)), ("base-as-c".to_string(), c)];
     const SEARCHED: u64 = 2000;

@@ -247,10 +247,28 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
             if !stays.is_empty() {
                 label.push_str(&format!("; the Rust port of 7.3.4 for the rest: {}", stays.join(", ")));
             }
-            Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label }, changed: names }
+            if let Some(note) = super::mapping::note(&h.mappings) {
+                label.push_str(&format!("; {note}"));
+            }
+            let port = port_names(&report, &names);
+            Choice::Hybrid { predictor: Predictor::Hybrid { policy: Policy::BASE, c, label, port }, changed: names }
         }
         super::Made::DoesNotCompile { tree, error } => Choice::Not(does_not_compile(READAHEAD_C, &tree, &error)),
     })
+}
+
+/// The functions `report` (the base's port-check, and a variant's) finds changed or gone
+/// that are not among `as_c` (those the hybrid runs as the tree's C): they stay the Rust
+/// port of 7.3.4.
+fn port_names(report: &crate::port::Report, as_c: &[String]) -> Vec<String> {
+    let checks = std::iter::once(&report.base).chain(report.variants.iter().map(|(_, c)| c));
+    let mut out: Vec<String> = checks
+        .flat_map(|c| c.changed.iter().map(|f| f.name.clone()).chain(c.gone.iter().map(|g| g.name.clone())))
+        .filter(|n| !as_c.contains(n))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// What the base's trials are checked against, for port-check's last line on a base that
