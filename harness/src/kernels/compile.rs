@@ -11,6 +11,20 @@ use crate::cache;
 use crate::error::{Error, Result};
 use crate::process::{log_tail, require_tool, Cmd, Outcome};
 
+/// Says (on progress and in the build `log`) that `variant`'s tree is traced flat, when
+/// `tracing` says it is.
+fn say_tracing(tracing: super::Tracing, variant: &str, log: &Path) -> Result<()> {
+    if tracing == super::Tracing::Windows {
+        return Ok(());
+    }
+    let line = format!(
+        "{variant}: its tree has no {} (a Linux before the readahead tracepoints): its runs record the folios added, the faults and the device's requests, no readahead window",
+        super::tracepoints::READAHEAD_H
+    );
+    crate::progress::progress(&line);
+    crate::files::append_line(log, &format!("# radiff: {line}"))
+}
+
 impl Builder<'_> {
     /// Builds `variant` unless the cache has it. Safe to call from several threads or
     /// processes at once: the work tree and build directory are locked.
@@ -153,15 +167,7 @@ impl Builder<'_> {
         // The first and last lines say when and how long (`radiff bench --first-run` reads
         // them, with make's V=2 reasons and ccache's stats log beside it).
         crate::files::append_line(&log, &build_log_start(&variant.name, tree))?;
-        if tracing == super::Tracing::Flat {
-            let line = format!(
-                "{}: its tree has no {} (a Linux before the readahead tracepoints): its runs record the folios added, the faults and the device's requests, no readahead window",
-                variant.name,
-                super::tracepoints::READAHEAD_H
-            );
-            crate::progress::progress(&line);
-            crate::files::append_line(&log, &format!("# radiff: {line}"))?;
-        }
+        say_tracing(tracing, &variant.name, &log)?;
         if let Some(named) = super::runs_in_build(&variant.patches)? {
             let line = format!(
                 "{}: {named}; the build runs confined (no network; it writes only to its tree, build folder and ccache)",
