@@ -1159,3 +1159,22 @@ fn a_worker_ends_when_the_radiff_that_started_it_is_killed() {
     let left: Vec<&String> = workers.iter().filter(|p| running(p)).collect();
     assert!(left.is_empty(), "workers {left:?} still run 5 s after their radiff was killed");
 }
+
+#[test]
+fn the_trees_own_miss_walks_run_as_c_and_one_that_does_not_compile_stays_the_port_saying_so() {
+    // The tree's page_cache_next_miss() reports each hole one page late: the C decides.
+    let hole = "\t\tif (!entry || xa_is_value(entry))\n\t\t\treturn xas.xa_index;\n";
+    let late = "\t\tif (!entry || xa_is_value(entry))\n\t\t\treturn xas.xa_index + 1;\n";
+    let (text, agreed) = check_edited_file("mm/filemap.c", |s| s.replacen(hole, late, 1));
+    assert!(!agreed, "a miss walk of the tree's own did not run: {text}");
+    assert!(text.contains("changes 1 of the functions that ran as C here"), "{text}");
+    assert!(text.contains("(page_cache_next_miss();"), "{text}");
+    // One that does not compile: both walks are the port's, the rest runs as C.
+    let (text, agreed) = check_edited_file("mm/filemap.c", |s| s.replacen(hole, "\t\tradiff_no_such_call();\n", 1));
+    assert!(agreed, "{text}");
+    assert!(
+        text.contains("page_cache_next_miss() and page_cache_prev_miss() of mm/filemap.c stay the Rust port"),
+        "{text}"
+    );
+    assert!(text.contains("do_sync_mmap_readahead, do_async_mmap_readahead, "), "{text}");
+}

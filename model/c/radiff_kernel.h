@@ -336,6 +336,15 @@ struct bio {
 
 /* ---- the calls into the model ---- */
 /* Every entry takes the model's opaque context first. Flags are RADIFF_PG_*. */
+/* The cursor of a tree's own miss walk on the model's xarray (radiff_model's CXas): node 0
+ * NULL, 1 XAS_BOUNDS, 2 XAS_RESTART, 3 the node of `shift` whose first slot is `base`. */
+struct radiff_xas {
+	unsigned long index;
+	unsigned long base;
+	unsigned int shift;
+	unsigned char node;
+	unsigned char offset;
+};
 struct radiff_ops {
 	/* filemap_alloc_folio(): a folio of `order` not yet in the cache, NULL on failure. */
 	struct folio *(*alloc_folio)(void *ctx, unsigned int order);
@@ -390,6 +399,9 @@ struct radiff_ops {
 	unsigned int (*set_pmd)(void *ctx, struct folio *folio);
 	/* trace_mm_filemap_map_pages(). */
 	void (*trace_map_pages)(void *ctx, pgoff_t start, pgoff_t end);
+	/* xas_next() (up 1) or xas_prev() of the model's xarray (model/src/xarray.rs, the
+	 * kernel's node walk) from cursor `xas`, moved: 1 when its slot holds an entry. */
+	int (*xas_step)(void *ctx, struct radiff_xas *xas, int up);
 };
 
 /* The model's page cache as it lends it to a call, for the lookups the C makes most
@@ -553,6 +565,11 @@ static inline int filemap_add_folio(struct address_space *m, struct folio *folio
 	return RADIFF_CALL(m->radiff, add_folio, folio, index);
 }
 static inline void filemap_remove_folio(struct folio *folio) { RADIFF_CALL(folio->radiff, remove_folio, folio); }
+#ifdef RADIFF_TREE_MISS_WALKS
+/* The tree's own, taken from its mm/filemap.c into mm/readahead.c's unit. */
+pgoff_t page_cache_next_miss(struct address_space *mapping, pgoff_t index, unsigned long max_scan);
+pgoff_t page_cache_prev_miss(struct address_space *mapping, pgoff_t index, unsigned long max_scan);
+#else
 static inline pgoff_t page_cache_next_miss(struct address_space *m, pgoff_t index, unsigned long max_scan)
 {
 	return RADIFF_CALL(m->radiff, next_miss, index, max_scan);
@@ -561,6 +578,7 @@ static inline pgoff_t page_cache_prev_miss(struct address_space *m, pgoff_t inde
 {
 	return RADIFF_CALL(m->radiff, prev_miss, index, max_scan);
 }
+#endif
 
 /* ---- folios ---- */
 static inline long folio_nr_pages(const struct folio *folio) { return 1L << folio->order; }
@@ -822,7 +840,34 @@ static inline struct file *maybe_unlock_mmap_for_io(struct vm_fault *vmf, struct
  * gives that folio, as a multi-index entry does; the cache holds no value, sibling or
  * retry entries. One task runs the call, so nothing changes the cache under the walk: a
  * reload gives the entry loaded, and a reference is always taken. After xas_reset() the
- * next xas_next() loads the same index again, as the kernel's restarted walk does. */
+ * next xas_next() or xas_prev() loads the same index again, as the kernel's restarted walk
+ * does; a new cursor is a restarted one (XAS_RESTART). */
+#ifdef RADIFF_TREE_MISS_WALKS
+/* mm/readahead.c's unit with the tree's own miss walks: the only cursors are theirs, and
+ * each step is the model's xarray's, node by node as the kernel walks it (a walk started
+ * inside a large folio reports a hole late, as the kernel's does). An entry found is
+ * only told from a hole: the walks test nothing else of it. */
+struct xa_state {
+	struct xarray *xa;
+	unsigned long xa_index;
+	struct radiff_xas radiff;
+};
+#define XA_STATE(name, array, index) \
+	struct xa_state name = { .xa = (array), .xa_index = (index), .radiff = { .node = 2 } }
+static const char radiff_xa_entry;
+static inline void *radiff_xas_step(struct xa_state *xas, int up)
+{
+	struct address_space *m = container_of(xas->xa, struct address_space, i_pages);
+	int found;
+
+	xas->radiff.index = xas->xa_index;
+	found = RADIFF_CALL(m->radiff, xas_step, &xas->radiff, up);
+	xas->xa_index = xas->radiff.index;
+	return found ? (void *)&radiff_xa_entry : NULL;
+}
+static inline void *xas_next(struct xa_state *xas) { return radiff_xas_step(xas, 1); }
+static inline void *xas_prev(struct xa_state *xas) { return radiff_xas_step(xas, 0); }
+#else
 struct xa_state {
 	struct xarray *xa;
 	unsigned long xa_index;
@@ -830,7 +875,7 @@ struct xa_state {
 	bool radiff_restart;
 };
 #define XA_STATE(name, array, index) \
-	struct xa_state name = { .xa = (array), .xa_index = (index), .radiff_entry = NULL, .radiff_restart = false }
+	struct xa_state name = { .xa = (array), .xa_index = (index), .radiff_entry = NULL, .radiff_restart = true }
 static inline void *xas_load(struct xa_state *xas)
 {
 	xas->radiff_restart = false;
@@ -842,10 +887,17 @@ static inline void *xas_next(struct xa_state *xas)
 		xas->xa_index++;
 	return xas_load(xas);
 }
+static inline void *xas_prev(struct xa_state *xas)
+{
+	if (!xas->radiff_restart)
+		xas->xa_index--;
+	return xas_load(xas);
+}
 static inline void *xas_reload(struct xa_state *xas) { return xas->radiff_entry; }
 static inline void xas_reset(struct xa_state *xas) { xas->radiff_restart = true; }
 static inline void xas_advance(struct xa_state *xas, unsigned long index) { xas->xa_index = index; }
 static inline bool xas_retry(struct xa_state *xas, const void *entry) { (void)xas; (void)entry; return false; }
+#endif
 static inline bool xa_is_sibling(const void *entry) { (void)entry; return false; }
 static inline bool folio_try_get(struct folio *folio) { (void)folio; return true; }
 /* include/linux/folio_batch.h: the model reads the batch back (model/src/hybrid/read.rs). */

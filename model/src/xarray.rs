@@ -302,6 +302,43 @@ impl<'a> XArray<'a> {
     }
 }
 
+/// `struct radiff_xas` (model/c/radiff_kernel.h): an [`XaState`] as the C keeps it between
+/// the steps of a tree's own walk (its `page_cache_next_miss()` run as C). `node`: 0 NULL
+/// (the head is an entry), 1 `XAS_BOUNDS`, 2 `XAS_RESTART`, 3 the node of `shift` whose
+/// first slot is page `base`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CXas {
+    pub index: std::ffi::c_ulong,
+    pub base: std::ffi::c_ulong,
+    pub shift: std::ffi::c_uint,
+    pub node: u8,
+    pub offset: u8,
+}
+
+impl XArray<'_> {
+    /// One `xas_next()` (`up`) or `xas_prev()` of the C's cursor `xas`, moved in place;
+    /// whether the slot it stands on then holds an entry (a folio or a sibling).
+    pub(crate) fn step(&self, xas: &mut CXas, up: bool) -> bool {
+        let node = match xas.node {
+            0 => XaNode::Top,
+            1 => XaNode::Bounds,
+            2 => XaNode::Restart,
+            _ => XaNode::Node(Node { shift: xas.shift, base: xas.base }),
+        };
+        let mut state = XaState { index: xas.index, node, offset: xas.offset };
+        let entry = if up { self.xas_next(&mut state) } else { self.xas_prev(&mut state) };
+        (xas.index, xas.offset) = (state.index, state.offset);
+        (xas.node, xas.shift, xas.base) = match state.node {
+            XaNode::Top => (0, 0, 0),
+            XaNode::Bounds => (1, 0, 0),
+            XaNode::Restart => (2, 0, 0),
+            XaNode::Node(n) => (3, n.shift, n.base),
+        };
+        entry != Entry::Null
+    }
+}
+
 /// How a scan ended (for coverage).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ScanEnd {
@@ -360,6 +397,30 @@ mod tests {
     /// returns 129: xas_descend() left xa_offset on the folio's head (112) with xa_index
     /// 113, xas_next() moved both, and at the end of the leaf __xas_next() went up and
     /// resynchronised past index 128 without looking at it.
+    #[test]
+    fn the_c_cursors_steps_walk_as_the_scans_do() {
+        let c = cache(&[(0, 2), (4, 2), (112, 4), (128, 4), (144, 0)], 4096);
+        let xa = XArray::new(&c);
+        for (index, max_scan) in [(0, 200), (113, 64), (5, 3), (150, 10)] {
+            let mut xas = CXas { index, node: 2, ..Default::default() };
+            let mut miss = None;
+            for _ in 0..max_scan {
+                if !xa.step(&mut xas, true) || xas.index == 0 {
+                    miss = Some(xas.index);
+                    break;
+                }
+            }
+            let scanned = miss.unwrap_or(xas.index + 1);
+            assert_eq!(scanned, xa.next_miss(index, max_scan).0, "next_miss({index}, {max_scan})");
+        }
+        let mut xas = CXas { index: 130, node: 2, ..Default::default() };
+        let mut seen = Vec::new();
+        while xa.step(&mut xas, false) && seen.len() < 40 {
+            seen.push(xas.index);
+        }
+        assert_eq!(xas.index, xa.prev_miss(130, 1000).0, "prev_miss's hole");
+    }
+
     #[test]
     fn next_miss_from_inside_a_multi_index_entry_lags_and_skips_at_the_leaf_end() {
         let c = cache(&[(64, 4), (80, 4), (96, 4), (112, 4)], 2048);

@@ -353,7 +353,7 @@ mod tests {
         );
         assert_eq!(
             hybrid_label("my-fix", &["mm/fadvise.c", "mm/filemap.c"], &changed[..1]),
-            "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range(), filemap_map_order0_folio() of my-fix ran as C (the tree changes force_page_cache_ra())"
+            "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range(), filemap_map_order0_folio(), page_cache_next_miss(), page_cache_prev_miss() of my-fix ran as C (the tree changes force_page_cache_ra())"
         );
     }
 
@@ -386,15 +386,17 @@ mod tests {
             why.contains("vfs_fadvise() in mm/fadvise.c, of which the hybrid runs only generic_fadvise()"),
             "{why}"
         );
-        // The fault path's readahead of mm/filemap.c runs as C; the rest of the file does not.
+        // The fault path's readahead of mm/filemap.c runs as C, and the miss walks; the rest
+        // of the file does not.
         assert!(runs_as_c(&[
             ch("do_sync_mmap_readahead", "mm/filemap.c"),
-            ch("do_async_mmap_readahead", "mm/filemap.c")
+            ch("do_async_mmap_readahead", "mm/filemap.c"),
+            ch("page_cache_next_miss", "mm/filemap.c")
         ])
         .is_ok());
         let why = runs_as_c(&[ch("filemap_get_pages", "mm/filemap.c")]).unwrap_err();
         assert!(
-            why.contains("of which the hybrid runs only do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range() and filemap_map_order0_folio() as C"),
+            why.contains("of which the hybrid runs only do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range(), filemap_map_order0_folio(), page_cache_next_miss() and page_cache_prev_miss() as C"),
             "{why}"
         );
         assert!(runs_as_c(&[ch("generic_fadvise", "mm/readahead.c")]).is_err());

@@ -338,6 +338,8 @@ pub struct Sources {
     /// unit radiff takes from it ([`super::unit::extracted`]) when the tree defines the
     /// functions the model calls.
     pub optional: PerUnit<Option<String>>,
+    /// The tree's own miss walks for mm/readahead.c's unit ([`miss_walks`]), when taken.
+    pub walks: Option<String>,
 }
 
 /// A compiled object: its path, and why each of [`OPTIONAL`]'s units that failed is not in
@@ -391,6 +393,7 @@ pub fn compile_tree(
         *text = tree.read(u.file)?;
     }
     let mut entries = OPTIONAL.map(|u| super::unit::entries_of(u.file));
+    let mut walks = miss_walks(tree)?;
     let mut dropped = Vec::new();
     loop {
         let mut optional = PerUnit::<Option<String>>::default();
@@ -412,8 +415,15 @@ pub fn compile_tree(
             };
         }
         let readahead = format!("{readahead}{}", super::configs::undecided(READAHEAD_C, &readahead, 1));
-        let mut compiled = match compile(cache, &Sources { readahead, optional }, &extras)? {
+        let mut compiled = match compile(cache, &Sources { readahead, optional, walks: walks.clone() }, &extras)? {
             Ok(c) => c,
+            // The tree's miss walks do not compile: mm/readahead.c's calls go to the port's.
+            Err(e) if walks.is_some() && error_line(&e.first_error, FILEMAP_C).is_some() => {
+                let functions = MISS_WALKS.map(String::from).to_vec();
+                dropped.push(Dropped { file: FILEMAP_C, functions, error: e });
+                walks = None;
+                continue;
+            }
             Err(e) => return Ok(Some(Err(e))),
         };
         let mut again = false;
@@ -432,6 +442,35 @@ pub fn compile_tree(
             return Ok(Some(Ok(compiled)));
         }
     }
+}
+
+/// mm/readahead.c's unit: the tree's file, its miss walks when taken, the converters of its
+/// struct file_ra_state and the `exports` of the functions the model calls.
+fn readahead_unit(sources: &Sources, extras: &Extras, exports: &str) -> String {
+    let walks = sources.walks.as_deref().unwrap_or("");
+    format!("{}\n{walks}{}{exports}", sources.readahead, extras.ra_accessors())
+}
+
+/// mm/filemap.c's walks for the next and the previous page the cache misses, which
+/// mm/readahead.c calls.
+pub const MISS_WALKS: [&str; 2] = ["page_cache_next_miss", "page_cache_prev_miss"];
+
+/// The tree's own [`MISS_WALKS`], each under a `#line` of its place in its mm/filemap.c,
+/// for mm/readahead.c's unit (compiled with `RADIFF_TREE_MISS_WALKS`, the header then
+/// declaring them instead of answering them from the model); `None` when the tree does
+/// not define each once there.
+pub fn miss_walks(tree: &dyn crate::port::Files) -> Result<Option<String>> {
+    let Some(text) = tree.read(FILEMAP_C)? else { return Ok(None) };
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    for name in MISS_WALKS {
+        let Ok(spans) = crate::port::definitions(&text, name) else { return Ok(None) };
+        let [(first, last)] = spans[..] else { return Ok(None) };
+        let def = lines[first - 1..last].join("\n");
+        out.push_str(&format!("#line {first} \"{FILEMAP_C}\"\n{def}\n"));
+        out.push_str(&super::configs::undecided(FILEMAP_C, &def, first));
+    }
+    Ok(Some(out))
 }
 
 /// The unit of a tree's `file` that defines none of the functions the model calls there:
@@ -522,7 +561,7 @@ pub fn compile(
     let dir = cache.dir("hybrid")?;
     let header_text = header_for(sources, extras);
     let flags = format!("{} {}", FLAGS.join(" "), LINK_FLAGS.join(" "));
-    let mut parts: Vec<&[u8]> = vec![sources.readahead.as_bytes()];
+    let mut parts: Vec<&[u8]> = vec![sources.readahead.as_bytes(), sources.walks.as_deref().unwrap_or("").as_bytes()];
     parts.extend(sources.optional.iter().map(|t| t.as_deref().map_or(b"(none)".as_slice(), str::as_bytes)));
     parts.extend([header_text.as_bytes(), flags.as_bytes()]);
     let key = cache::key(parts);
@@ -545,8 +584,7 @@ pub fn compile(
         let entries = super::unit::entries_of(file);
         super::unit::entry_lines(&super::unit::defined(text, &entries))
     };
-    let readahead =
-        format!("{}\n{}{}", sources.readahead, extras.ra_accessors(), exports(READAHEAD_C, &sources.readahead));
+    let readahead = readahead_unit(sources, extras, &exports(READAHEAD_C, &sources.readahead));
     let whole: Vec<Option<String>> = OPTIONAL
         .iter()
         .zip(&sources.optional)
@@ -577,7 +615,8 @@ pub fn compile(
     }
     let header = w.join("radiff_kernel.h");
     write(&header, &header_text)?;
-    let (status, output) = gcc(w, &header, "readahead.c", &[], "readahead.o").output()?;
+    let walks: &[&str] = if sources.walks.is_some() { &["RADIFF_TREE_MISS_WALKS"] } else { &[] };
+    let (status, output) = gcc(w, &header, "readahead.c", walks, "readahead.o").output()?;
     if !status.success() {
         return Ok(Err(tree_error(output)));
     }

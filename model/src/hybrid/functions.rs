@@ -146,6 +146,9 @@ pub const STATICS: &[CFunction] = &[
     CFunction { name: "filemap_map_folio_range", file: "mm/filemap.c" },
     CFunction { name: "filemap_map_order0_folio", file: "mm/filemap.c" },
     CFunction { name: "vmf_pte_changed", file: "mm/memory.c" },
+    // mm/readahead.c's miss walks, taken from the tree's mm/filemap.c into its unit.
+    CFunction { name: "page_cache_next_miss", file: "mm/filemap.c" },
+    CFunction { name: "page_cache_prev_miss", file: "mm/filemap.c" },
     CFunction { name: "pte_range_none", file: "mm/memory.c" },
 ];
 

@@ -39,7 +39,7 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags, pmd, prealloc_pte, pte, ptl, page, cow_page, orig_pte);
     members!(out, "vm_operations_struct", super::CVmOps: map_pages);
     members!(out, "radiff_env", CEnv: ops, ctx, cache, cache_pages, pool, pool_len, pool_used);
-    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio, read_full_folio, fault_around_pages, find, pte_table, set_ptes, pmd_install, set_pmd, trace_map_pages);
+    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio, read_full_folio, fault_around_pages, find, pte_table, set_ptes, pmd_install, set_pmd, trace_map_pages, xas_step);
     members!(out, "bvec_iter", CBvecIter: bi_sector, bi_size);
     members!(out, "bio", CBio: bi_bdev, bi_opf, bi_iter, bi_end_io, radiff_id, bi_vcnt);
     out

@@ -37,6 +37,7 @@ pub struct COps {
     pub(super) pmd_install: unsafe extern "C" fn(*mut c_void),
     pub(super) set_pmd: unsafe extern "C" fn(*mut c_void, *mut CFolio) -> c_uint,
     pub(super) trace_map_pages: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong),
+    pub(super) xas_step: unsafe extern "C" fn(*mut c_void, *mut crate::xarray::CXas, c_int) -> c_int,
 }
 
 pub(super) static OPS: COps = COps {
@@ -67,6 +68,7 @@ pub(super) static OPS: COps = COps {
     pmd_install: map::cb_pmd_install,
     set_pmd: map::cb_set_pmd,
     trace_map_pages: map::cb_trace_map_pages,
+    xas_step: cb_xas_step,
 };
 
 unsafe extern "C" fn cb_alloc_folio(ctx: *mut c_void, order: c_uint) -> *mut CFolio {
@@ -99,6 +101,16 @@ unsafe extern "C" fn cb_load(ctx: *mut c_void, index: c_ulong) -> *mut CFolio {
     let f = Frame::of(ctx);
     let m = f.model();
     m.cache.folio_at(index).map_or(std::ptr::null_mut(), |folio| f.lend_cached(folio))
+}
+
+/// A step of a tree's own miss walk on the model's xarray (`xas_next()` for `up` 1,
+/// `xas_prev()` otherwise): 1 when the slot it lands on holds an entry.
+unsafe extern "C" fn cb_xas_step(ctx: *mut c_void, xas: *mut crate::xarray::CXas, up: c_int) -> c_int {
+    let _in_rust = InRust::on(ctx);
+    let m = Frame::of(ctx).model();
+    // SAFETY: the C's cursor, alive for its walk, which this step moves.
+    let xas = unsafe { &mut *xas };
+    crate::xarray::XArray::new(&m.cache).step(xas, up == 1) as c_int
 }
 
 unsafe extern "C" fn cb_next_miss(ctx: *mut c_void, index: c_ulong, max_scan: c_ulong) -> c_ulong {
