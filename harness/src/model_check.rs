@@ -101,8 +101,7 @@ impl Predictor {
         if port.is_empty() {
             return None;
         }
-        let ran: std::collections::BTreeSet<&str> =
-            coverage.ids().filter_map(|id| id.split(':').next()).map(str::trim).collect();
+        let ran: std::collections::BTreeSet<&str> = coverage.ids().map(crate::port::lines::function_of).collect();
         Some(port.iter().filter(|f| ran.contains(f.as_str())).cloned().collect())
     }
 
