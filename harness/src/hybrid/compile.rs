@@ -384,13 +384,19 @@ pub fn compile_tree(
     tree: &dyn crate::port::Files,
 ) -> Result<Option<std::result::Result<Compiled, CompileError>>> {
     let Some(readahead) = tree.read(READAHEAD_C)? else { return Ok(None) };
+    // An option the header does not decide, tested in a file compiled whole: gcc's error
+    // at its line (found once, whatever the retries below leave out).
+    let readahead = format!("{readahead}{}", super::configs::undecided(READAHEAD_C, &readahead, 1));
     let extras = match Extras::of(tree)? {
         Ok(extras) => extras,
         Err(first_error) => return Ok(Some(Err(CompileError { log: first_error.clone(), first_error }))),
     };
     let mut files = PerUnit::<Option<String>>::default();
     for (u, text) in OPTIONAL.iter().zip(files.iter_mut()) {
-        *text = tree.read(u.file)?;
+        *text = tree.read(u.file)?.map(|t| match u.whole {
+            true => format!("{t}{}", super::configs::undecided(u.file, &t, 1)),
+            false => t,
+        });
     }
     let mut entries = OPTIONAL.map(|u| super::unit::entries_of(u.file));
     let mut walks = miss_walks(tree)?;
@@ -400,7 +406,7 @@ pub fn compile_tree(
         for ((u, file), (text, entries)) in OPTIONAL.iter().zip(&files).zip(optional.iter_mut().zip(&entries)) {
             *text = match file {
                 None => None,
-                Some(file) if u.whole => Some(format!("{file}{}", super::configs::undecided(u.file, file, 1))),
+                Some(file) if u.whole => Some(file.clone()),
                 // The file is there but the functions the model calls are elsewhere in the
                 // tree (Debian 6.12's ext4_readahead() is in fs/ext4/inode.c): its changed
                 // functions would never be reached as C, so the unit says why it is left out.
@@ -414,8 +420,8 @@ pub fn compile_tree(
                 },
             };
         }
-        let readahead = format!("{readahead}{}", super::configs::undecided(READAHEAD_C, &readahead, 1));
-        let mut compiled = match compile(cache, &Sources { readahead, optional, walks: walks.clone() }, &extras)? {
+        let sources = Sources { readahead: readahead.clone(), optional, walks: walks.clone() };
+        let mut compiled = match compile(cache, &sources, &extras)? {
             Ok(c) => c,
             // The tree's miss walks do not compile: mm/readahead.c's calls go to the port's.
             Err(e) if walks.is_some() && error_line(&e.first_error, FILEMAP_C).is_some() => {
