@@ -53,6 +53,20 @@ impl Loaded {
         Ok(Loaded { handle })
     }
 
+    /// The address the object is loaded at (its symbols' values are from there), 0 when
+    /// `dladdr()` cannot say.
+    pub fn base(&self) -> u64 {
+        let Some(enter) = self.symbol("radiff_enter") else { return 0 };
+        // SAFETY: a Dl_info for dladdr() to fill, about an address of the loaded object.
+        unsafe {
+            let mut info: libc::Dl_info = std::mem::zeroed();
+            if libc::dladdr(enter, &mut info) == 0 {
+                return 0;
+            }
+            info.dli_fbase as u64
+        }
+    }
+
     /// The address of `name`, if the object defines it.
     pub fn symbol(&self, name: &str) -> Option<*mut libc::c_void> {
         let c = CString::new(name).ok()?;
@@ -120,6 +134,30 @@ fn register_crashed(crashed: *mut libc::c_void) {
     }
 }
 
+/// The address of the instruction the last crash in a guarded call stopped at; 0 when none
+/// was recorded (another architecture).
+static CRASH_PC: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Where the last crash in a guarded call happened, taken (the next starts anew).
+pub fn crash_pc() -> Option<u64> {
+    Some(CRASH_PC.swap(0, Ordering::AcqRel)).filter(|&pc| pc != 0)
+}
+
+/// The instruction a signal stopped at, from its context.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn pc_of(uc: *mut libc::c_void) -> u64 {
+    if uc.is_null() {
+        return 0;
+    }
+    // SAFETY: the kernel's ucontext for an SA_SIGINFO handler.
+    unsafe { (*(uc as *const libc::ucontext_t)).uc_mcontext.gregs[libc::REG_RIP as usize] as u64 }
+}
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+fn pc_of(_uc: *mut libc::c_void) -> u64 {
+    0
+}
+
 /// The number of the last system call the worker's seccomp filter refused (SIGSYS).
 static FORBIDDEN: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
 
@@ -151,7 +189,7 @@ pub fn install_crash_handler() {
     });
 }
 
-extern "C" fn on_crash(sig: libc::c_int, info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
+extern "C" fn on_crash(sig: libc::c_int, info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
     if sig == libc::SIGSYS && !info.is_null() {
         // SAFETY: the kernel's siginfo for SIGSYS: `_call_addr` (8 bytes), then `_syscall`
         // (an int) after the 16-byte header.
@@ -163,6 +201,7 @@ extern "C" fn on_crash(sig: libc::c_int, info: *mut libc::siginfo_t, _uc: *mut l
     if sig == super::watchdog::SIGNAL && radiff_model::hybrid::in_callback() {
         return;
     }
+    CRASH_PC.store(pc_of(uc), Ordering::Release);
     for slot in &CRASHED {
         let p = slot.load(Ordering::Acquire);
         if p.is_null() {

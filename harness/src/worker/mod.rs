@@ -11,6 +11,7 @@
 pub mod codec;
 pub mod load;
 pub mod seccomp;
+pub mod symbols;
 pub mod watchdog;
 
 use std::os::fd::{AsRawFd, RawFd};
@@ -458,12 +459,16 @@ fn serve(so: &Path) -> Result<(), String> {
     if let Some(ms) = crate::settings::get().hybrid_worker_limit_ms.as_deref().and_then(|v| v.parse().ok()) {
         watchdog::set_call_limit(Duration::from_millis(ms));
     }
+    // The object's functions by address, for where a crash happened: read before the
+    // filters (std's read asks statx, which they refuse).
+    let object = crate::files::read_bytes(so).map(|b| symbols::functions(&b)).unwrap_or_default();
     // What needs the calls the filters take away: the crash handler and the watchdog.
     load::install_crash_handler();
     watchdog::end_with_parent();
     watchdog::start();
     seccomp::loading().install().map_err(|e| format!("seccomp (loading): {e}"))?;
     let loaded = load::Loaded::open(so).map_err(|e| e.to_string())?;
+    let base = loaded.base();
     let only: Option<Vec<&str>> = crate::settings::get().hybrid_worker_only.as_deref().map(|o| o.split(',').collect());
     let c = loaded.table(only.as_deref()).map_err(|e| e.to_string())?;
     seccomp::serving().install().map_err(|e| format!("seccomp (serving): {e}"))?;
@@ -513,7 +518,13 @@ fn serve(so: &Path) -> Result<(), String> {
         let reply = Reply {
             coverage: coverage.indexes().collect(),
             crash: crash.map(|c| WireCrash {
-                function: c.function.to_string(),
+                // The function of the tree's C the crash was in, where the model called
+                // another that reached it (BUG()'s own is the header's: the one called).
+                function: load::crash_pc()
+                    .and_then(|pc| symbols::function_at(&object, base, pc))
+                    .filter(|f| radiff_model::hybrid::functions::runs_as_c_named(f).is_some())
+                    .unwrap_or(c.function)
+                    .to_string(),
                 signal: c.signal,
                 bug: c.bug,
                 op: c.op,
