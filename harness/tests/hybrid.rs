@@ -712,6 +712,66 @@ fn a_patched_filemap_get_read_batch_runs_as_c_and_parts_from_the_port_on_reads_o
     assert_some_but_not_all_part(&text);
 }
 
+/// 7.3.4's `filemap_get_pages()` asks sync readahead for the rest of the read.
+const SYNC_RA_FOR_THE_READ: &str = "page_cache_sync_ra(&ractl, last_index - index);";
+
+/// Each sync window's `req_count`, in order.
+fn sync_req_counts(t: &radiff_model::Trace) -> Vec<u64> {
+    t.windows.iter().filter(|w| w.trigger == radiff_model::Trigger::Sync).map(|w| w.req_count).collect()
+}
+
+#[test]
+fn a_patched_filemap_read_runs_as_c_and_parts_from_the_port_on_reads_only() {
+    // The read asks sync readahead for one page, whatever it wants.
+    let one = |s: &str| s.replacen(SYNC_RA_FOR_THE_READ, "page_cache_sync_ra(&ractl, 1);", 1);
+    let h = with_filemap(one);
+    for f in ["filemap_read", "filemap_get_read_batch", "do_sync_mmap_readahead"] {
+        assert!(runs_as_c(&h, f), "{f}: {:?}", h.workers.functions());
+    }
+    // A mapping read by faults never reads through filemap_read(): nothing changes there.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("mmap_backward.yaml"));
+    assert_eq!(port, hybrid);
+    // 1 MiB from the start: the port's first sync window wants the whole read; the
+    // patch's, one page.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("1mib_from_start.yaml"));
+    let (p, c) = (sync_req_counts(&port), sync_req_counts(&hybrid));
+    assert!(p.first().is_some_and(|&n| n > 1), "{p:?}");
+    assert_eq!(c.first(), Some(&1), "{c:?}");
+    let (text, agreed) = check_edited_file("mm/filemap.c", one);
+    assert!(!agreed, "{text}");
+    assert!(text.contains(", filemap_read, "), "{text}");
+    assert_some_but_not_all_part(&text);
+}
+
+#[test]
+fn a_filemap_read_that_dereferences_null_is_reported_per_scenario_with_its_function_and_the_run_goes_on() {
+    let get_pages = "\t\terror = filemap_get_pages(iocb, iter->count, &fbatch, false);\n";
+    let null = format!("\t\tif (iocb->ki_pos > 0)\n\t\t\t*(volatile int *)0 = 1;\n{get_pages}");
+    let (text, agreed) = check_edited_file("mm/filemap.c", |s| s.replacen(get_pages, &null, 1));
+    assert!(!agreed, "{text}");
+    assert!(text.contains(": the hybrid's filemap_read() crashed with SIGSEGV in system call "), "{text}");
+    assert_some_but_not_all_part(&text);
+}
+
+#[test]
+fn a_filemap_read_that_does_not_compile_stays_the_port_naming_its_line_and_the_files_others_run_as_c() {
+    let broken = |s: &str| s.replacen(SYNC_RA_FOR_THE_READ, "page_cache_sync_ra(&ractl, ractl.no_such_member);", 1);
+    let h = with_filemap(broken);
+    let line = broken(&base_file("mm/filemap.c")).lines().position(|l| l.contains("no_such_member")).unwrap() + 1;
+    let error = h.dropped_function("filemap_read", "mm/filemap.c").expect("filemap_read() compiled");
+    assert!(error.first_error.starts_with(&format!("mm/filemap.c:{line}:")), "{}", error.first_error);
+    assert!(!runs_as_c(&h, "filemap_read"), "{:?}", h.workers.functions());
+    // The batch's walk is the read path's too, but the model's filemap_get_pages() calls it
+    // on its own: it stays C, with the fault path.
+    for other in ["filemap_get_read_batch", "do_sync_mmap_readahead", "filemap_map_pages"] {
+        assert!(runs_as_c(&h, other), "{other}: {:?}", h.workers.functions());
+    }
+    let (text, agreed) = check_edited_file("mm/filemap.c", broken);
+    assert!(agreed, "{text}");
+    assert!(text.contains("filemap_read(), "), "{text}");
+    assert!(text.contains(&format!("of mm/filemap.c stay the Rust port (the file's other functions run as C): they do not compile with radiff's header: mm/filemap.c:{line}:")), "{text}");
+}
+
 /// 7.3.4's `madvise_willneed()` advises the VMA's part of the range.
 const WILLNEED_RANGE: &str = "vfs_fadvise(file, offset, end - start, POSIX_FADV_WILLNEED);";
 

@@ -53,7 +53,13 @@ typedef int compat_int_t;
 #define PAGE_MASK (~(PAGE_SIZE - 1))
 #define ULONG_MAX (~0UL)
 #define UINT_MAX (~0U)
+/* The model's allocations do not look at the mask (fail_page_alloc is the model's). */
+#define GFP_KERNEL 0
+#define EINTR 4
+#define EIO 5
+#define EAGAIN 11
 #define ENOMEM 12
+#define EFAULT 14
 #define EEXIST 17
 #define EBADF 9
 #define EINVAL 22
@@ -173,6 +179,8 @@ struct super_block {
 struct address_space_operations {
 	int (*read_folio)(struct file *, struct folio *);
 	void (*readahead)(struct readahead_control *);
+	/* NULL: the model's blocks are the page (filemap_range_uptodate() asks). */
+	bool (*is_partially_uptodate)(struct folio *, size_t, size_t);
 };
 
 struct rw_semaphore {
@@ -402,6 +410,15 @@ struct radiff_ops {
 	/* xas_next() (up 1) or xas_prev() of the model's xarray (model/src/xarray.rs, the
 	 * kernel's node walk) from cursor `xas`, moved: 1 when its slot holds an entry. */
 	int (*xas_step)(void *ctx, struct radiff_xas *xas, int up);
+	/* folio_trylock() of a cached folio locked by its read: 1 when that read has
+	 * completed as the kernel found it (the model then marks the folio uptodate and the
+	 * caller holds its lock), 0 when it is still in flight. */
+	int (*folio_trylock)(void *ctx, struct folio *folio);
+	/* folio_wait_locked(): the reader sleeps until the read of the folio has completed
+	 * (the model's reads succeed: the folio is uptodate and unlocked after). */
+	void (*folio_wait)(void *ctx, struct folio *folio);
+	/* mapping->a_ops->read_folio where the file system is the model's. */
+	int (*read_folio)(void *ctx, struct file *file, struct folio *folio);
 };
 
 /* The model's page cache as it lends it to a call, for the lookups the C makes most
@@ -515,10 +532,15 @@ static inline void radiff_bug(const char *file, int line)
 
 #define RADIFF_CALL(env, op, ...) ((env)->ops->op((env)->ctx, ##__VA_ARGS__))
 
-/* The a_ops the model gives every mapping: ->readahead is the model's file system. */
+/* The a_ops the model gives every mapping: ->readahead and ->read_folio are the model's
+ * file system. */
 void radiff_aops_readahead(struct readahead_control *rac);
+int radiff_aops_read_folio(struct file *file, struct folio *folio);
 #ifndef RADIFF_RUNTIME_ELSEWHERE
-const struct address_space_operations radiff_aops = { .readahead = radiff_aops_readahead };
+const struct address_space_operations radiff_aops = {
+	.readahead = radiff_aops_readahead,
+	.read_folio = radiff_aops_read_folio,
+};
 #endif
 
 /* ---- inode, bdi, mapping ---- */
@@ -586,6 +608,7 @@ static inline unsigned int folio_order(const struct folio *folio) { return folio
 static inline pgoff_t folio_index(const struct folio *folio) { return folio->index; }
 static inline pgoff_t folio_next_index(const struct folio *folio) { return folio->index + folio_nr_pages(folio); }
 static inline size_t folio_size(const struct folio *folio) { return PAGE_SIZE << folio->order; }
+static inline loff_t folio_pos(const struct folio *folio) { return (loff_t)folio->index << PAGE_SHIFT; }
 static inline struct page *folio_page(struct folio *folio, unsigned long n) { return &folio->page + n; }
 static inline struct page *folio_file_page(struct folio *folio, pgoff_t index)
 {
@@ -707,6 +730,10 @@ static inline int vfs_fadvise(struct file *file, loff_t offset, loff_t len, int 
 }
 
 void radiff_aops_readahead(struct readahead_control *rac) { RADIFF_CALL(rac->mapping->radiff, readahead, rac); }
+int radiff_aops_read_folio(struct file *file, struct folio *folio)
+{
+	return RADIFF_CALL(folio->radiff, read_folio, file, folio);
+}
 #endif
 
 /* The functions of mm/readahead.c and mm/fadvise.c that call one another (or that another
@@ -725,6 +752,20 @@ void file_ra_state_init(struct file_ra_state *, struct address_space *);
 ssize_t ksys_readahead(int, loff_t, size_t);
 int generic_fadvise(struct file *, loff_t, loff_t, int);
 #endif
+
+/* include/linux/pagemap.h's wrappers (a tree's read path calls them: 6.12's). */
+static inline void page_cache_sync_readahead(struct address_space *mapping, struct file_ra_state *ra,
+					     struct file *file, pgoff_t index, unsigned long req_count)
+{
+	DEFINE_READAHEAD(ractl, file, ra, mapping, index);
+	page_cache_sync_ra(&ractl, req_count);
+}
+static inline void page_cache_async_readahead(struct address_space *mapping, struct file_ra_state *ra,
+					      struct file *file, struct folio *folio, unsigned long req_count)
+{
+	DEFINE_READAHEAD(ractl, file, ra, mapping, folio->index);
+	page_cache_async_ra(&ractl, folio, req_count);
+}
 
 /* ---- the fault path: what mm/filemap.c's do_sync_mmap_readahead() and
  * do_async_mmap_readahead() use (include/linux/mm.h, mm_types.h, mm/internal.h) ---- */
@@ -916,6 +957,25 @@ static inline unsigned int folio_batch_add(struct folio_batch *fbatch, struct fo
 	return folio_batch_space(fbatch);
 }
 
+/* filemap_read()'s arguments (the model fills them: model/src/hybrid/read.rs). */
+struct iov_iter {
+	size_t count;
+};
+struct wait_page_queue;
+struct task_struct;
+struct kiocb {
+	struct file *ki_filp;
+	loff_t ki_pos;
+	int ki_flags;
+	struct wait_page_queue *ki_waitq;
+};
+/* The flags the model's reads carry (preadv2()'s RWF_NOWAIT, RWF_DONTCACHE); the others
+ * (io_uring's IOCB_WAITQ, splice's IOCB_NOIO) it never sets. */
+#define IOCB_NOWAIT (1 << 3)
+#define IOCB_DONTCACHE (1 << 7)
+#define IOCB_WAITQ (1 << 19)
+#define IOCB_NOIO (1 << 20)
+
 /* ---- mm/fadvise.c's helpers ---- */
 /* The inode is never DAX in the model. */
 #define IS_DAX(inode) ((void)(inode), false)
@@ -963,10 +1023,7 @@ static inline unsigned long invalidate_mapping_pages(struct address_space *m, pg
 struct fsverity_info;
 #define REQ_OP_READ ((blk_opf_t)0)
 #define REQ_RAHEAD ((blk_opf_t)1 << 19)
-#define GFP_KERNEL 0
 #define GFP_NOFS 0
-#define EIO 5
-#define EAGAIN 11
 #define EOPNOTSUPP 95
 #define EUCLEAN 117
 #define __radiff_enabled_CONFIG_FS_VERITY 0
@@ -1020,7 +1077,6 @@ static inline bool radiff_fsverity_verify_folio1(struct folio *folio)
 		     radiff_fsverity_verify_folio_of_another_signature)(__VA_ARGS__)
 #define IS_VERITY(inode) ((void)(inode), false)
 /* The folio's data are the disk's: zeroing a hole's page changes nothing the model keeps. */
-static inline loff_t folio_pos(const struct folio *folio) { return (loff_t)folio->index << PAGE_SHIFT; }
 static inline void folio_zero_segment(struct folio *folio, size_t start, size_t end)
 {
 	(void)folio; (void)start; (void)end;
@@ -1356,13 +1412,15 @@ static inline void *xas_next_entry(struct xa_state *xas, unsigned long max)
 		xas->xa_index = folio->index > from ? folio->index : from;
 	return folio;
 }
-/* A folio in the cache the C found unlocked is the walk's to lock: one task runs. */
+/* A folio in the cache the C found unlocked is the caller's to lock: one task runs. One
+ * locked by its read is the model's to judge (the read may have completed by then). */
 static inline bool folio_trylock(struct folio *folio)
 {
-	if (folio_test_locked(folio))
-		return false;
-	folio->flags |= RADIFF_PG_LOCKED;
-	return true;
+	if (!folio_test_locked(folio)) {
+		folio->flags |= RADIFF_PG_LOCKED;
+		return true;
+	}
+	return folio->mapping && RADIFF_CALL(folio->radiff, folio_trylock, folio);
 }
 /* mm/internal.h's test, as the kernel computes it: the folio's pages all lie in the VMA. */
 static inline bool folio_within_vma(struct folio *folio, struct vm_area_struct *vma)
@@ -1377,6 +1435,93 @@ static inline bool folio_within_vma(struct folio *folio, struct vm_area_struct *
 static inline void trace_mm_filemap_map_pages(struct address_space *m, pgoff_t start, pgoff_t end)
 {
 	RADIFF_CALL(m->radiff, trace_map_pages, start, end);
+}
+
+/* ---- mm/filemap.c's filemap_read(): a read(2) through the page cache, and the static
+ * functions it calls (filemap_get_pages(), filemap_update_page(), ...) ---- */
+#define AOP_TRUNCATED_PAGE 0x80001
+#define TASK_KILLABLE 0x0102
+typedef int filler_t(struct file *, struct folio *);
+static inline size_t iov_iter_count(const struct iov_iter *i) { return i->count; }
+static inline void iov_iter_truncate(struct iov_iter *i, u64 count)
+{
+	if (i->count > count)
+		i->count = count;
+}
+/* The reader's buffer is never faulted out in the model: every byte asked is copied. */
+static inline size_t copy_folio_to_iter(struct folio *folio, size_t offset, size_t bytes, struct iov_iter *i)
+{
+	(void)folio; (void)offset;
+	if (bytes > i->count)
+		bytes = i->count;
+	i->count -= bytes;
+	return bytes;
+}
+static inline void folio_batch_init(struct folio_batch *fbatch)
+{
+	fbatch->nr = 0;
+	fbatch->i = 0;
+	fbatch->percpu_pvec_drained = false;
+}
+/* One task, never signalled; nothing reclaims; no cache line to flush on x86-64. */
+#define current ((struct task_struct *)0)
+static inline bool fatal_signal_pending(struct task_struct *p) { (void)p; return false; }
+static inline void cond_resched(void) { }
+static inline unsigned int memalloc_noio_save(void) { return 0; }
+static inline void memalloc_noio_restore(unsigned int flags) { (void)flags; }
+static inline bool mapping_writably_mapped(struct address_space *m) { (void)m; return false; }
+static inline void flush_dcache_folio(struct folio *folio) { (void)folio; }
+/* The LRU and atime are not the model's. */
+static inline void folio_mark_accessed(struct folio *folio) { (void)folio; }
+static inline void file_accessed(struct file *file) { (void)file; }
+static inline void trace_mm_filemap_get_pages(struct address_space *m, pgoff_t index, pgoff_t last)
+{
+	(void)m; (void)index; (void)last;
+}
+static inline bool filemap_invalidate_trylock_shared(struct address_space *m) { (void)m; return true; }
+static inline gfp_t mapping_gfp_mask(struct address_space *m) { return m->gfp_mask; }
+static inline gfp_t mapping_gfp_constraint(struct address_space *m, gfp_t gfp) { return m->gfp_mask & gfp; }
+static inline unsigned int folio_shift(const struct folio *folio) { return PAGE_SHIFT + folio->order; }
+static inline size_t mapping_min_folio_nrbytes(struct address_space *m)
+{
+	return PAGE_SIZE << mapping_min_folio_order(m);
+}
+/* The model's folios are clean, never under write-back. */
+static inline bool folio_test_dirty(const struct folio *folio) { (void)folio; return false; }
+static inline bool folio_test_clear_dropbehind(struct folio *folio)
+{
+	bool was = folio_test_dropbehind(folio);
+	radiff_folio_flag(folio, RADIFF_PG_DROPBEHIND, 0);
+	return was;
+}
+/* Only a folio with PG_dropbehind is asked (filemap_end_dropbehind()): the scenario parser
+ * refuses RWF_DONTCACHE in a scenario with mappings, so none is mapped. */
+static inline bool folio_mapped(struct folio *folio) { (void)folio; return false; }
+static inline int folio_unmap_invalidate(struct address_space *m, struct folio *folio, gfp_t gfp)
+{
+	(void)m; (void)gfp;
+	filemap_remove_folio(folio);
+	return 0;
+}
+/* The sleeps of a reader on a folio under read: the model completes the read. */
+static inline void folio_wait_locked(struct folio *folio) { RADIFF_CALL(folio->radiff, folio_wait, folio); }
+static inline int folio_wait_locked_killable(struct folio *folio)
+{
+	folio_wait_locked(folio);
+	return 0;
+}
+static inline int folio_put_wait_locked(struct folio *folio, int state)
+{
+	(void)state;
+	folio_wait_locked(folio);
+	return 0;
+}
+/* IOCB_WAITQ (io_uring) is never set in the model. */
+static inline int __folio_lock_async(struct folio *folio, struct wait_page_queue *wait)
+{
+	(void)folio; (void)wait;
+	BUG();
+	return 0;
 }
 #endif /* RADIFF_UNIT_FILEMAP */
 
@@ -1468,6 +1613,9 @@ typedef int radiff_type_f2fs_read_data_folio(struct file *, struct folio *);
 typedef void radiff_type_ext4_readahead(struct readahead_control *);
 typedef int radiff_type_ext4_read_folio(struct file *, struct folio *);
 typedef void radiff_type_filemap_get_read_batch(struct address_space *, pgoff_t, pgoff_t, struct folio_batch *);
+struct kiocb;
+struct iov_iter;
+typedef ssize_t radiff_type_filemap_read(struct kiocb *, struct iov_iter *, ssize_t);
 #define RADIFF_ENTRY(name) \
 	void *const radiff_entry_##name = __builtin_choose_expr( \
 		__builtin_types_compatible_p(__typeof__(name), radiff_type_##name), (void *)name, (void *)0)

@@ -217,7 +217,7 @@ impl Model<'_> {
     }
 
     /// The reader sleeps until the read of the folio at `head` has completed.
-    fn folio_wait_locked(&mut self, head: u64) {
+    pub(crate) fn folio_wait_locked(&mut self, head: u64) {
         self.cache.set_uptodate(head);
     }
 
@@ -238,7 +238,7 @@ impl Model<'_> {
     /// everywhere in the model) -EAGAIN.
     fn filemap_update_page(&mut self, folio: FolioRef) -> GetPagesError {
         if self.ki_flags.nowait {
-            if self.nowait_end().is_none_or(|end| end <= folio.index << PAGE_SHIFT) {
+            if !self.read_done_at_trylock(folio.index) {
                 cover!(self.rec, "filemap_update_page: IOCB_NOWAIT, folio locked: -EAGAIN");
                 return GetPagesError::Again;
             }
@@ -246,6 +246,13 @@ impl Model<'_> {
         }
         self.folio_wait_locked(folio.index);
         GetPagesError::Retry
+    }
+
+    /// Whether a reader's "folio_trylock(folio)" of the folio at `head`, locked by its read,
+    /// takes it ([`Model::filemap_update_page`]): only under IOCB_NOWAIT, where the guest
+    /// recorded that the kernel's read went past the folio's first byte.
+    pub(crate) fn read_done_at_trylock(&self, head: u64) -> bool {
+        self.ki_flags.nowait && self.nowait_end().is_some_and(|end| end > head << PAGE_SHIFT)
     }
 
     /// Where the kernel's RWF_NOWAIT read of the current op ended (its offset plus the
@@ -318,6 +325,9 @@ impl Model<'_> {
     /// `filemap_read()`, Linux 7.3.4 mm/filemap.c: `pread(fd, len, pos)` through the page
     /// cache. Returns the bytes read. `ra->prev_pos` becomes the end of what was read.
     pub(crate) fn filemap_read(&mut self, fd: usize, pos: u64, len: u64) -> u64 {
+        if let Some(read) = self.c_filemap_read(fd, pos, len) {
+            return read;
+        }
         if len == 0 {
             cover!(self.rec, "filemap_read: count == 0");
             return 0; // generic_file_read_iter(): "if (!iov_iter_count(iter)) return 0;"

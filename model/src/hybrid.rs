@@ -132,6 +132,8 @@ pub struct CInode {
 pub struct CAops {
     pub read_folio: *const c_void,
     pub readahead: *const c_void,
+    /// NULL: the model's blocks are the page.
+    pub is_partially_uptodate: *const c_void,
 }
 
 #[repr(C)]
@@ -388,6 +390,11 @@ unsafe extern "C" fn guarded_body<F: FnOnce(&mut Frame)>(data: *mut c_void) {
 
 impl Model<'_> {
     /// A frame of the model's state for a call on `ractl`'s file, its pointers unset.
+    /// The file system's `sb->s_maxbytes`, as the C reads it (`filemap_read()`).
+    fn s_maxbytes(&self) -> i64 {
+        i64::try_from(crate::sb::s_maxbytes(self.input.fs)).unwrap_or(i64::MAX)
+    }
+
     fn fresh_frame(&mut self, c: &CReadahead, ractl: &ReadaheadControl) -> Frame {
         let mut frame = Frame {
             model: std::ptr::null_mut(),
@@ -436,9 +443,13 @@ impl Model<'_> {
             pmd: CPmd::default(),
             vm_ops: CVmOps { map_pages: None },
             fault: std::ptr::null_mut(),
-            aops: CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() },
+            aops: CAops {
+                read_folio: std::ptr::null(),
+                readahead: std::ptr::null(),
+                is_partially_uptodate: std::ptr::null(),
+            },
             bios: Default::default(),
-            sb: CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: i64::MAX },
+            sb: CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: self.s_maxbytes() },
             folios: Vec::new(),
             pool: (0..POOL).map(|_| CFolio::blank()).collect(),
             read_batch: read::CFolioBatch::new(),
@@ -471,10 +482,13 @@ impl Model<'_> {
         (m.i_pages, m.invalidate_lock, m.gfp_mask, m.flags) = (0, 0, 0, 0);
         m.a_ops = c.radiff_aops;
         (m.radiff_min_order, m.radiff_max_order) = (self.min_order(), self.max_order());
-        fr.aops = fs::fs_aops(c, self.input.fs)
-            .unwrap_or(CAops { read_folio: std::ptr::null(), readahead: std::ptr::null() });
+        fr.aops = fs::fs_aops(c, self.input.fs).unwrap_or(CAops {
+            read_folio: std::ptr::null(),
+            readahead: std::ptr::null(),
+            is_partially_uptodate: std::ptr::null(),
+        });
         fr.bios.clear();
-        fr.sb = CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: i64::MAX };
+        fr.sb = CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: self.s_maxbytes() };
         fr.lent = 0;
         fr.bug = None;
         if !whole {

@@ -198,7 +198,8 @@ mod tests {
 
     #[test]
     fn functions_the_hybrid_does_not_compile_or_call_stay_rust() {
-        assert!(verdict("filemap_get_pages", "mm/filemap.c", &Ok(())).contains("of which the hybrid runs only"));
+        assert!(verdict("filemap_fault", "mm/filemap.c", &Ok(())).contains("of which the hybrid runs only"));
+        assert!(verdict("filemap_get_pages", "mm/filemap.c", &Ok(())).starts_with("runs as C"));
         assert!(verdict("iomap_readahead", "fs/iomap/buffered-io.c", &Ok(())).contains("runs as C only mm/readahead.c"));
         assert!(verdict("ext4_mpage_readpages", "fs/ext4/readpage.c", &Ok(())).starts_with("runs as C"));
         assert!(verdict("f2fs_mpage_readpages", "fs/f2fs/data.c", &Ok(())).starts_with("runs as C"));

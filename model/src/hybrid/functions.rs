@@ -5,7 +5,7 @@
 
 use std::ffi::c_void;
 
-use super::read::GetReadBatchFn;
+use super::read::{FilemapReadFn, GetReadBatchFn};
 use super::{
     AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, MadviseWillneedFn, MapPagesFn,
     RaInitFn, RaLoadFn, RaOrderFn, RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
@@ -104,6 +104,9 @@ entries! {
     /// Called for each batch of cached folios the read path looks up (`filemap_get_pages()`),
     /// taken from the tree's mm/filemap.c as the fault path's functions are.
     filemap_get_read_batch: GetReadBatchFn, "mm/filemap.c";
+    /// Called for every read() through the page cache, taken from the tree's mm/filemap.c
+    /// with the static functions it calls (the batch's walk among them).
+    filemap_read: FilemapReadFn, "mm/filemap.c";
     /// Fault-around's `->map_pages` (`do_fault_around()` calls it): maps the cached
     /// folios around a read fault, taken from the tree's mm/filemap.c with its static helpers.
     filemap_map_pages: MapPagesFn, "mm/filemap.c";
@@ -150,6 +153,15 @@ pub const STATICS: &[CFunction] = &[
     CFunction { name: "page_cache_next_miss", file: "mm/filemap.c" },
     CFunction { name: "page_cache_prev_miss", file: "mm/filemap.c" },
     CFunction { name: "pte_range_none", file: "mm/memory.c" },
+    // filemap_read()'s own.
+    CFunction { name: "filemap_get_pages", file: "mm/filemap.c" },
+    CFunction { name: "filemap_readahead", file: "mm/filemap.c" },
+    CFunction { name: "filemap_create_folio", file: "mm/filemap.c" },
+    CFunction { name: "filemap_update_page", file: "mm/filemap.c" },
+    CFunction { name: "filemap_read_folio", file: "mm/filemap.c" },
+    CFunction { name: "filemap_range_uptodate", file: "mm/filemap.c" },
+    CFunction { name: "filemap_end_dropbehind_read", file: "mm/filemap.c" },
+    CFunction { name: "filemap_end_dropbehind", file: "mm/filemap.c" },
 ];
 
 /// Every function the hybrid runs as C: the entries, then the statics.
@@ -190,6 +202,7 @@ mod tests {
         assert_eq!(unique.len(), names.len(), "{names:?}");
         assert_eq!(names[..ENTRIES.len()], ENTRIES.iter().map(|f| f.name).collect::<Vec<_>>()[..]);
         assert_eq!(runs_as_c_named("read_pages").map(|f| f.file), Some("mm/readahead.c"));
-        assert_eq!(runs_as_c_named("filemap_get_pages"), None);
+        assert_eq!(runs_as_c_named("filemap_get_pages").map(|f| f.file), Some("mm/filemap.c"));
+        assert_eq!(runs_as_c_named("filemap_splice_read"), None);
     }
 }

@@ -26,10 +26,12 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     members!(out, "folio", CFolio: index, order, flags, mapping, radiff, page, radiff_pages);
     out.push(("folio", "(end)", std::mem::size_of::<CFolio>(), 0));
     members!(out, "folio_batch", super::read::CFolioBatch: nr, i, percpu_pvec_drained, folios);
+    members!(out, "kiocb", super::read::CKiocb: ki_filp, ki_pos, ki_flags, ki_waitq);
+    members!(out, "iov_iter", super::read::CIovIter: count);
     members!(out, "backing_dev_info", CBdi: ra_pages, io_pages);
     members!(out, "inode", CInode: i_mode, i_size, i_mapping, radiff_bdi, i_blkbits, i_sb);
     members!(out, "super_block", CSuperBlock: s_bdev, s_maxbytes);
-    members!(out, "address_space_operations", CAops: read_folio, readahead);
+    members!(out, "address_space_operations", CAops: read_folio, readahead, is_partially_uptodate);
     members!(out, "address_space", CAddressSpace: host, i_pages, invalidate_lock, gfp_mask, flags, a_ops, radiff, radiff_min_order, radiff_max_order);
     members!(out, "file_operations", super::CFileOperations: fadvise);
     members!(out, "file", CFile: f_mode, f_mapping, f_inode, radiff_fd, f_lock, f_op);
@@ -39,7 +41,7 @@ pub fn mirror_layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     members!(out, "vm_fault", CVmFault: vma, pgoff, address, flags, pmd, prealloc_pte, pte, ptl, page, cow_page, orig_pte);
     members!(out, "vm_operations_struct", super::CVmOps: map_pages);
     members!(out, "radiff_env", CEnv: ops, ctx, cache, cache_pages, pool, pool_len, pool_used);
-    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio, read_full_folio, fault_around_pages, find, pte_table, set_ptes, pmd_install, set_pmd, trace_map_pages, xas_step);
+    members!(out, "radiff_ops", COps: alloc_folio, add_folio, load, next_miss, prev_miss, folio_flag, remove_folio, readahead, trace_sync_ra, trace_async_ra, trace_ra_unbounded, trace_ra_order, bug, invalidate, plug, map_blocks, bio_alloc, bio_add_folio, submit_bio, read_full_folio, fault_around_pages, find, pte_table, set_ptes, pmd_install, set_pmd, trace_map_pages, xas_step, folio_trylock, folio_wait, read_folio);
     members!(out, "bvec_iter", CBvecIter: bi_sector, bi_size);
     members!(out, "bio", CBio: bi_bdev, bi_opf, bi_iter, bi_end_io, radiff_id, bi_vcnt);
     out
@@ -57,6 +59,8 @@ pub fn mirror_constants() -> Vec<(&'static str, u64)> {
         ("RADIFF_PG_DROPBEHIND", PG_DROPBEHIND as u64),
         ("RADIFF_PG_LOCKED", PG_LOCKED as u64),
         ("RADIFF_PG_UPTODATE", PG_UPTODATE as u64),
+        ("IOCB_NOWAIT", super::read::IOCB_NOWAIT as u64),
+        ("IOCB_DONTCACHE", super::read::IOCB_DONTCACHE as u64),
         ("RADIFF_FOLIO_ALIGN", std::mem::align_of::<CFolio>() as u64),
         ("MAX_PAGECACHE_ORDER", u64::from(crate::input::MAX_PAGECACHE_ORDER)),
     ]);

@@ -38,6 +38,9 @@ pub struct COps {
     pub(super) set_pmd: unsafe extern "C" fn(*mut c_void, *mut CFolio) -> c_uint,
     pub(super) trace_map_pages: unsafe extern "C" fn(*mut c_void, c_ulong, c_ulong),
     pub(super) xas_step: unsafe extern "C" fn(*mut c_void, *mut crate::xarray::CXas, c_int) -> c_int,
+    pub(super) folio_trylock: unsafe extern "C" fn(*mut c_void, *mut CFolio) -> c_int,
+    pub(super) folio_wait: unsafe extern "C" fn(*mut c_void, *mut CFolio),
+    pub(super) read_folio: unsafe extern "C" fn(*mut c_void, *mut super::CFile, *mut CFolio) -> c_int,
 }
 
 pub(super) static OPS: COps = COps {
@@ -69,6 +72,9 @@ pub(super) static OPS: COps = COps {
     set_pmd: map::cb_set_pmd,
     trace_map_pages: map::cb_trace_map_pages,
     xas_step: cb_xas_step,
+    folio_trylock: read::cb_folio_trylock,
+    folio_wait: read::cb_folio_wait,
+    read_folio: read::cb_read_folio,
 };
 
 unsafe extern "C" fn cb_alloc_folio(ctx: *mut c_void, order: c_uint) -> *mut CFolio {
@@ -133,6 +139,10 @@ unsafe extern "C" fn cb_folio_flag(ctx: *mut c_void, folio: *mut CFolio, flag: c
         (PG_READAHEAD, true) => m.cache.set_readahead(head),
         (PG_READAHEAD, false) => m.cache.clear_readahead(head),
         (PG_DROPBEHIND, true) => m.cache.set_dropbehind(head),
+        // folio_test_clear_dropbehind() (filemap_end_dropbehind()).
+        (PG_DROPBEHIND, false) => {
+            m.cache.test_clear_dropbehind(head);
+        }
         _ => {}
     }
 }

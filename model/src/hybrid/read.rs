@@ -1,14 +1,16 @@
-//! The read path's walk of the page cache as the tree's C: mm/filemap.c's
-//! `filemap_get_read_batch()`, taken from the tree's file beside the fault path's
-//! functions. The model lends it the file's mapping; the C walks the model's cache
-//! through the header's xarray cursor (one `xa_load()` per index it looks at, read from
-//! the cache's bytes the model lends, `radiff_view_load()`) and fills a `struct
-//! folio_batch` with the folios it lent, which the model reads back as its own batch
-//! (docs/hybrid.md).
+//! The read path as the tree's C: mm/filemap.c's `filemap_read()`, with the static
+//! functions it calls (`filemap_get_pages()`, `filemap_update_page()`,
+//! `filemap_create_folio()`, ...), and its walk of the page cache, `filemap_get_read_batch()`,
+//! which the model's own `filemap_get_pages()` calls where `filemap_read()` is not C (a
+//! splice). The walk goes through the header's xarray cursor (one `xa_load()` per index it
+//! looks at, read from the cache's bytes the model lends, `radiff_view_load()`) and fills a
+//! `struct folio_batch` with the folios it lent, which the model reads back as its own
+//! batch; a reader's sleeps on a folio under read, and its `->read_folio` where the file
+//! system is the model's, are the model's (docs/hybrid.md).
 
-use std::ffi::{c_uchar, c_ulong};
+use std::ffi::{c_int, c_long, c_uchar, c_ulong, c_void};
 
-use super::{CAddressSpace, CFolio, Lends};
+use super::{CAddressSpace, CFile, CFolio, Frame, InRust, Lends, PG_LOCKED, PG_UPTODATE};
 use crate::filemap::{FolioBatch, FOLIO_BATCH_SIZE};
 use crate::model::Model;
 use crate::readahead::ReadaheadControl;
@@ -26,6 +28,31 @@ pub struct CFolioBatch {
 /// `static void filemap_get_read_batch(struct address_space *, pgoff_t index, pgoff_t max,
 /// struct folio_batch *)` (mm/filemap.c).
 pub type GetReadBatchFn = unsafe extern "C" fn(*mut CAddressSpace, c_ulong, c_ulong, *mut CFolioBatch);
+
+/// `struct kiocb` as the header defines it.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CKiocb {
+    pub ki_filp: *mut CFile,
+    pub ki_pos: i64,
+    pub ki_flags: c_int,
+    pub ki_waitq: *mut c_void,
+}
+
+/// `struct iov_iter` as the header defines it: the bytes the reader still wants.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CIovIter {
+    pub count: usize,
+}
+
+/// The header's `IOCB_NOWAIT` and `IOCB_DONTCACHE`.
+pub const IOCB_NOWAIT: c_int = 1 << 3;
+pub const IOCB_DONTCACHE: c_int = 1 << 7;
+
+/// `ssize_t filemap_read(struct kiocb *, struct iov_iter *, ssize_t already_read)`
+/// (mm/filemap.c).
+pub type FilemapReadFn = unsafe extern "C" fn(*mut CKiocb, *mut CIovIter, c_long) -> c_long;
 
 impl CFolioBatch {
     /// An empty batch, as `folio_batch_init()` leaves it.
@@ -66,4 +93,73 @@ impl Model<'_> {
         });
         true
     }
+}
+
+impl Model<'_> {
+    /// The C's `filemap_read()` of `len` bytes at `pos` of file `fd`, with the read's
+    /// flags (`self.ki_flags`), when the hybrid has it: the bytes it read (none on an
+    /// error). The file's `f_ra` is lent and taken back (`ra->prev_pos`).
+    pub(crate) fn c_filemap_read(&mut self, fd: usize, pos: u64, len: u64) -> Option<u64> {
+        let f = self.c.and_then(|c| c.filemap_read).filter(|_| self.crash.is_none())?;
+        let flags = (if self.ki_flags.nowait { IOCB_NOWAIT } else { 0 })
+            | (if self.ki_flags.dontcache { IOCB_DONTCACHE } else { 0 });
+        let mut ractl = ReadaheadControl::new(fd, pos >> crate::model::PAGE_SHIFT);
+        let mut read = 0;
+        self.call_c("filemap_read", &mut ractl, |fr| {
+            let mut iocb =
+                CKiocb { ki_filp: &mut fr.file, ki_pos: pos as i64, ki_flags: flags, ki_waitq: std::ptr::null_mut() };
+            let mut iter = CIovIter { count: len as usize };
+            // SAFETY: the frame's file and its objects follow the header; the kiocb and
+            // iter live for the call.
+            read = unsafe { f(&mut iocb, &mut iter, 0) };
+        });
+        Some(read.max(0) as u64)
+    }
+}
+
+/// `folio_trylock()` of a cached folio the C found locked by its read
+/// (`filemap_update_page()`): taken when its read has completed by then (the model
+/// completes it, [`Model::read_done_at_trylock`]), else not.
+pub(super) unsafe extern "C" fn cb_folio_trylock(ctx: *mut c_void, folio: *mut CFolio) -> c_int {
+    let _in_rust = InRust::on(ctx);
+    let m = Frame::of(ctx).model();
+    // SAFETY: a folio the frame lent, alive for the call.
+    let folio = unsafe { &mut *folio };
+    let Some(cached) = m.cache.folio_at(folio.index) else { return 0 };
+    if !cached.uptodate {
+        if !m.read_done_at_trylock(cached.index) {
+            return 0;
+        }
+        m.folio_wait_locked(cached.index);
+    }
+    folio.flags |= PG_UPTODATE | PG_LOCKED;
+    1
+}
+
+/// A reader sleeps on a folio under read (`folio_wait_locked()`,
+/// `folio_put_wait_locked()`): the reads submitted so far are done with as the model's
+/// `->read_folio` callers do ([`Model::end_io_submission`]), then the folio's completes.
+pub(super) unsafe extern "C" fn cb_folio_wait(ctx: *mut c_void, folio: *mut CFolio) {
+    let _in_rust = InRust::on(ctx);
+    let m = Frame::of(ctx).model();
+    // SAFETY: a folio the frame lent, alive for the call.
+    let folio = unsafe { &mut *folio };
+    m.end_io_submission();
+    if m.cache.folio_at(folio.index).is_some() {
+        m.folio_wait_locked(folio.index);
+        folio.flags = (folio.flags & !PG_LOCKED) | PG_UPTODATE;
+    }
+}
+
+/// `mapping->a_ops->read_folio` of a file whose file system is the model's (XFS's iomap,
+/// or one whose C the hybrid does not have): the model reads the folio.
+pub(super) unsafe extern "C" fn cb_read_folio(ctx: *mut c_void, _file: *mut CFile, folio: *mut CFolio) -> c_int {
+    let _in_rust = InRust::on(ctx);
+    let m = Frame::of(ctx).model();
+    // SAFETY: a folio the frame lent, alive for the call.
+    if let Some(cached) = m.cache.folio_at(unsafe { (*folio).index }) {
+        m.aops_read_folio(cached);
+        m.end_io_submission();
+    }
+    0
 }
