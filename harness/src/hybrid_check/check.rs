@@ -10,7 +10,7 @@ use radiff_model::{Input, ModelConfig, Policy, Trace};
 
 use crate::worker::{thread_cpu, Workers};
 
-use crate::compare::{compare, render_between, Divergence};
+use crate::compare::{as_untraced, compare, render_between, Divergence};
 use crate::explore::generate::generate;
 use crate::explore::synthetic_input;
 use crate::scenario::Scenario;
@@ -75,21 +75,11 @@ pub fn both(input: &Input, policy: &Policy, c: &Workers) -> (Trace, Result<Trace
 pub enum Compare {
     /// Window by window, as the trials compare a kernel with the model.
     Windows,
-    /// The device's requests and the folios added, in order, windows left out: a tree whose
-    /// mm/readahead.c has no readahead tracepoints (6.12) opens no window in the hybrid,
-    /// as its kernel shows none.
+    /// As a kernel without the readahead tracepoints records a trace
+    /// ([`crate::compare::as_untraced`], what the trials hold such a kernel to): a tree
+    /// whose mm/readahead.c has none (6.12) opens no readahead window in the hybrid, as
+    /// its kernel shows none; the faults' and fault-around's windows stay.
     Flat,
-}
-
-/// `t` as a kernel without readahead tracepoints shows it: one window holding every folio
-/// and every request, in order.
-pub fn flat(t: &Trace) -> Trace {
-    let mut w = radiff_model::Window::open(radiff_model::Trigger::Start, 0, 0, Default::default());
-    for x in &t.windows {
-        w.folios.extend(x.folios.iter().copied());
-        w.requests.extend(x.requests.iter().cloned());
-    }
-    Trace { windows: vec![w] }
 }
 
 /// Runs `policy`'s Rust port and the hybrid `c` on each of `files` and on generated
@@ -166,7 +156,7 @@ pub fn check(
 /// Whether and how the hybrid's outcome parts from the Rust port's trace.
 fn outcome(rust: &Trace, hybrid: Result<Trace, Crash>, how: Compare) -> Option<Outcome> {
     match hybrid {
-        Ok(h) if how == Compare::Flat => compare(&flat(rust), &flat(&h)).map(Outcome::Diverged),
+        Ok(h) if how == Compare::Flat => compare(&as_untraced(rust), &as_untraced(&h)).map(Outcome::Diverged),
         Ok(h) => compare(rust, &h).map(Outcome::Diverged),
         Err(c) => Some(Outcome::Crashed(c)),
     }
@@ -224,18 +214,25 @@ mod tests {
     }
 
     #[test]
-    fn a_tree_without_tracepoints_is_held_to_the_ports_requests_and_folios_in_order_not_its_windows() {
-        let port = Trace { windows: vec![window(Trigger::Sync, &[(0, 0)], 0), window(Trigger::Async, &[(1, 0)], 8)] };
-        // The same folios and requests, all in the one window a tree without tracepoints
-        // leaves them in.
-        let untraced = flat(&port);
+    fn a_tree_without_tracepoints_is_held_to_the_ports_trace_as_its_kernel_records_it() {
+        let fault = window(Trigger::Fault, &[(0, 0)], 0);
+        let port = Trace {
+            windows: vec![fault.clone(), window(Trigger::Sync, &[(1, 0)], 8), window(Trigger::Async, &[(2, 0)], 16)],
+        };
+        // The same folios and requests, the readahead windows' in the fault's, where a tree
+        // without tracepoints leaves them.
+        let untraced = as_untraced(&port);
         assert_eq!(untraced.windows.len(), 1);
-        assert_eq!(untraced.windows[0].trigger, Trigger::Start);
+        assert_eq!(untraced.windows[0].trigger, Trigger::Fault);
         assert!(outcome(&port, Ok(untraced.clone()), Compare::Windows).is_some(), "window by window they part");
         assert!(outcome(&port, Ok(untraced.clone()), Compare::Flat).is_none());
-        // A folio of another order still parts.
-        let mut other = untraced;
+        // A folio of another order still parts, and so does a fault of its own.
+        let mut other = untraced.clone();
         other.windows[0].folios[1].order = 1;
         assert!(outcome(&port, Ok(other), Compare::Flat).is_some());
+        let mut split = untraced;
+        let second = Window { folios: split.windows[0].folios.split_off(1), requests: Vec::new(), ..fault };
+        split.windows.push(second);
+        assert!(outcome(&port, Ok(split), Compare::Flat).is_some());
     }
 }

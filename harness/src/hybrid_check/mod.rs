@@ -84,7 +84,7 @@ pub fn hybrid_check(root: &Path, kernels: &Kernels, cache: &Cache, o: &CheckOpti
     let mut text = String::new();
     if !traced {
         text.push_str(&format!(
-            "hybrid-check: {}'s {} has no readahead tracepoints (trace_page_cache_sync_ra() and the rest), so the hybrid opens no window, as its kernel would show none: the two are compared on the device's requests and the folios added, in order\n",
+            "hybrid-check: {}'s {} has no readahead tracepoints (trace_page_cache_sync_ra() and the rest), so the hybrid opens no readahead window, as its kernel would show none: the two are compared as that kernel records a trace (the faults' windows, the device's requests and the folios added, in order), as the trials compare it\n",
             hybrid.tree,
             crate::hybrid::compile::READAHEAD_C
         ));
