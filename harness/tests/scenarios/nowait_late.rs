@@ -24,7 +24,13 @@ pub fn trial(lab: &Lab, scenario: &Scenario) -> Result<(), String> {
             out.dir.display()
         ));
     }
-    let checked = radiff::model_check::check(scenario, &out.env, &out.capture, &radiff_model::Policy::BASE);
+    // The base's own model: the port, or on a base that moved the hybrid of its C.
+    let expectation = lab.kernels.variant("base").map_err(|e| e.to_string())?.model.clone();
+    let cache = radiff::cache::Cache::from_env();
+    let (predictor, why) =
+        radiff::hybrid::choose::predictor(&lab.kernels, &cache, "base", &expectation).map_err(|e| e.to_string())?;
+    let predictor = predictor.ok_or_else(|| format!("the base has no model to check: {}", why.unwrap_or_default()))?;
+    let checked = radiff::model_check::check_with(scenario, &out.env, &out.capture, &predictor);
     let races: Vec<&str> = checked.races().map(|m| m.id).collect();
     if !races.is_empty() {
         return Err(format!("races marked: {races:?} ({})", out.dir.display()));

@@ -117,21 +117,20 @@ impl Model<'_> {
     }
 }
 
-/// `folio_trylock()` of a cached folio the C found locked by its read
-/// (`filemap_update_page()`): taken when its read has completed by then (the model
-/// completes it, [`Model::read_done_at_trylock`]), else not.
+/// `folio_trylock()` of a cached folio the C found locked (`filemap_update_page()`): by
+/// its read, taken when that read has completed by then (the model completes it,
+/// [`Model::read_done_at_trylock`]), else not; by the C itself, not.
 pub(super) unsafe extern "C" fn cb_folio_trylock(ctx: *mut c_void, folio: *mut CFolio) -> c_int {
     let _in_rust = InRust::on(ctx);
     let m = Frame::of(ctx).model();
     // SAFETY: a folio the frame lent, alive for the call.
     let folio = unsafe { &mut *folio };
     let Some(cached) = m.cache.folio_at(folio.index) else { return 0 };
-    if !cached.uptodate {
-        if !m.read_done_at_trylock(cached.index) {
-            return 0;
-        }
-        m.folio_wait_locked(cached.index);
+    // Uptodate, it is the C's own lock (one task runs): a second trylock fails.
+    if cached.uptodate || !m.read_done_at_trylock(cached.index) {
+        return 0;
     }
+    m.folio_wait_locked(cached.index);
     folio.flags |= PG_UPTODATE | PG_LOCKED;
     1
 }
