@@ -548,10 +548,15 @@ fn a_tree_whose_fadvise_c_does_not_compile_runs_readahead_c_as_c_and_names_the_e
 fn a_generic_fadvise_that_dereferences_null_is_reported_per_scenario_and_the_run_goes_on() {
     // WILLNEED: fadvise's, readahead(2)'s and madvise(MADV_WILLNEED)'s.
     let willneed = "\t\t/* First and last PARTIAL page! */\n";
-    let null = format!("\t\t*(volatile int *)0 = 1;\n{willneed}");
-    let (text, agreed) = check_edited_file("mm/fadvise.c", |s| s.replacen(willneed, &null, 1));
+    assert_null_dereference_reported("mm/fadvise.c", willneed, "\t\t*(volatile int *)0 = 1;\n", "generic_fadvise");
+}
+
+/// `file` with `null` put before `at`: hybrid-check parts on some scenarios but not all,
+/// each a crash of `function`, and goes on.
+fn assert_null_dereference_reported(file: &str, at: &str, null: &str, function: &str) {
+    let (text, agreed) = check_edited_file(file, |s| s.replacen(at, &format!("{null}{at}"), 1));
     assert!(!agreed, "{text}");
-    assert!(text.contains(": the hybrid's generic_fadvise() crashed with SIGSEGV in system call "), "{text}");
+    assert!(text.contains(&format!(": the hybrid's {function}() crashed with SIGSEGV in system call ")), "{text}");
     assert_some_but_not_all_part(&text);
 }
 
@@ -746,11 +751,8 @@ fn a_patched_filemap_read_runs_as_c_and_parts_from_the_port_on_reads_only() {
 #[test]
 fn a_filemap_read_that_dereferences_null_is_reported_per_scenario_with_its_function_and_the_run_goes_on() {
     let get_pages = "\t\terror = filemap_get_pages(iocb, iter->count, &fbatch, false);\n";
-    let null = format!("\t\tif (iocb->ki_pos > 0)\n\t\t\t*(volatile int *)0 = 1;\n{get_pages}");
-    let (text, agreed) = check_edited_file("mm/filemap.c", |s| s.replacen(get_pages, &null, 1));
-    assert!(!agreed, "{text}");
-    assert!(text.contains(": the hybrid's filemap_read() crashed with SIGSEGV in system call "), "{text}");
-    assert_some_but_not_all_part(&text);
+    let null = "\t\tif (iocb->ki_pos > 0)\n\t\t\t*(volatile int *)0 = 1;\n";
+    assert_null_dereference_reported("mm/filemap.c", get_pages, null, "filemap_read");
 }
 
 #[test]
