@@ -299,7 +299,7 @@ fn explore_searches_a_patch_without_a_policy_with_the_hybrid_and_finds_where_it_
     assert!(
         said[0].starts_with(
             // A patch to mm/readahead.c alone: the other files' functions stay the port.
-            "unnamed-fix: the hybrid: mm/readahead.c of unnamed-fix ran as C (the tree changes page_cache_async_ra())"
+            "unnamed-fix: the hybrid: mm/readahead.c (with mm/filemap.c's page_cache_next_miss(), page_cache_prev_miss()) of unnamed-fix ran as C (the tree changes page_cache_async_ra())"
         ),
         "{said:?}"
     );

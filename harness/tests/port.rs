@@ -279,7 +279,7 @@ fn port_check_names_exactly_the_function_a_base_changed_with_its_diff() {
     if Command::new("gcc").arg("--version").output().is_ok() {
         assert!(
             text.ends_with(&format!(
-                "\nthe base's trials are checked against the hybrid: mm/readahead.c of {} at HEAD ran as C (the tree changes page_cache_sync_ra())\n",
+                "\nthe base's trials are checked against the hybrid: mm/readahead.c (with mm/filemap.c's page_cache_next_miss(), page_cache_prev_miss()) of {} at HEAD ran as C (the tree changes page_cache_sync_ra())\n",
                 rig.linux.display()
             )),
             "{text}"
@@ -539,7 +539,7 @@ fn a_moved_base_is_followed_where_the_hybrid_can_and_the_rest_is_named() {
     let text = change("mm/readahead.c", "page_cache_sync_ra");
     assert!(
         text.ends_with(&format!(
-            "\nthe base's trials are checked against the hybrid: mm/readahead.c of {} at HEAD ran as C (the tree changes page_cache_sync_ra()); the Rust port of 7.3.4 for the rest: collapse_file() (mm/khugepaged.c)\n",
+            "\nthe base's trials are checked against the hybrid: mm/readahead.c (with mm/filemap.c's page_cache_next_miss(), page_cache_prev_miss()) of {} at HEAD ran as C (the tree changes page_cache_sync_ra()); the Rust port of 7.3.4 for the rest: collapse_file() (mm/khugepaged.c)\n",
             rig.linux.display()
         )),
         "{text}"

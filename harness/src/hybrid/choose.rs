@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use radiff_model::Policy;
 
-use super::compile::{OPTIONAL, READAHEAD_C, SOURCES};
+use super::compile::{FILEMAP_C, MISS_WALKS, OPTIONAL, READAHEAD_C, SOURCES};
 use crate::cache::Cache;
 use crate::error::Result;
 use crate::kernels::{Builder, Kernels, ModelExpectation};
@@ -243,7 +243,8 @@ fn decide(kernels: &Kernels, cache: &Cache, kernel: &str) -> Result<Choice> {
                 .map(String::from)
                 .collect();
             let c = std::sync::Arc::new(h.workers.only(entries));
-            let mut label = hybrid_label(if kernel == "base" { &h.tree } else { kernel }, &ran, &names);
+            let tree = if kernel == "base" { &h.tree } else { kernel };
+            let mut label = hybrid_label(tree, &ran, &names, &h.left_to_the_port());
             if !stays.is_empty() {
                 label.push_str(&format!("; the Rust port of 7.3.4 for the rest: {}", stays.join(", ")));
             }
@@ -304,11 +305,22 @@ fn does_not_compile(file: &str, tree: &str, error: &super::CompileError) -> Stri
 /// mm/readahead.c ran as C with the optional units in `ran` (a file compiled whole by its
 /// name, one the hybrid takes functions from as `FILE's f(), g()`), and which of its
 /// functions the tree changes.
-pub fn hybrid_label(tree: &str, ran: &[&str], changed: &[String]) -> String {
+pub fn hybrid_label(tree: &str, ran: &[&str], changed: &[String], left: &[String]) -> String {
     let names: Vec<String> = changed.iter().map(|n| format!("{n}()")).collect();
-    let mut each = vec![READAHEAD_C.to_string()];
+    let ran_as_c = |n: &str| !left.iter().any(|l| l == n);
+    // The miss walks are mm/filemap.c's but compiled with mm/readahead.c: said with it
+    // unless the file's own functions are listed.
+    let walks: Vec<String> = MISS_WALKS.iter().filter(|w| ran_as_c(w)).map(|w| format!("{w}()")).collect();
+    let mut each = vec![match walks.is_empty() || ran.contains(&FILEMAP_C) {
+        true => READAHEAD_C.to_string(),
+        false => format!("{READAHEAD_C} (with {FILEMAP_C}'s {})", walks.join(", ")),
+    }];
     for u in OPTIONAL.iter().filter(|u| ran.contains(&u.file)) {
-        each.push(if u.whole { u.file.to_string() } else { format!("{}'s {}", u.file, of_file(u.file, ", ")) });
+        let functions: Vec<String> = radiff_model::hybrid::functions::runs_as_c()
+            .filter(|f| f.file == u.file && ran_as_c(f.name))
+            .map(|f| format!("{}()", f.name))
+            .collect();
+        each.push(if u.whole { u.file.to_string() } else { format!("{}'s {}", u.file, functions.join(", ")) });
     }
     format!("{} of {tree} ran as C (the tree changes {})", super::join_and(&each), names.join(", "))
 }
@@ -343,18 +355,37 @@ mod tests {
     #[test]
     fn the_label_names_the_tree_and_each_changed_function() {
         let changed = ["force_page_cache_ra".to_string(), "page_cache_sync_ra".to_string()];
+        let walks_left = MISS_WALKS.map(String::from);
         assert_eq!(
-            hybrid_label("my-fix", &["mm/fadvise.c"], &changed),
+            hybrid_label("my-fix", &["mm/fadvise.c"], &changed, &walks_left),
             "mm/readahead.c and mm/fadvise.c of my-fix ran as C (the tree changes force_page_cache_ra(), page_cache_sync_ra())"
         );
         assert_eq!(
-            hybrid_label("my-fix", &[], &changed[..1]),
+            hybrid_label("my-fix", &[], &changed[..1], &walks_left),
             "mm/readahead.c of my-fix ran as C (the tree changes force_page_cache_ra())"
         );
+        // The tree's miss walks run with mm/readahead.c, whatever else does.
         assert_eq!(
-            hybrid_label("my-fix", &["mm/fadvise.c", "mm/filemap.c"], &changed[..1]),
+            hybrid_label("my-fix", &[], &changed[..1], &[]),
+            "mm/readahead.c (with mm/filemap.c's page_cache_next_miss(), page_cache_prev_miss()) of my-fix ran as C (the tree changes force_page_cache_ra())"
+        );
+        assert_eq!(
+            hybrid_label("my-fix", &["mm/fadvise.c", "mm/filemap.c"], &changed[..1], &[]),
             "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_read(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range(), filemap_map_order0_folio(), page_cache_next_miss(), page_cache_prev_miss(), filemap_get_pages(), filemap_readahead(), filemap_create_folio(), filemap_update_page(), filemap_read_folio(), filemap_range_uptodate(), filemap_end_dropbehind_read(), filemap_end_dropbehind() of my-fix ran as C (the tree changes force_page_cache_ra())"
         );
+        // Functions left out of their unit (6.12's fault-around) are not said to run.
+        let left: Vec<String> = [
+            "filemap_map_pages",
+            "next_uptodate_folio",
+            "filemap_map_pmd",
+            "filemap_map_folio_range",
+            "filemap_map_order0_folio",
+        ]
+        .map(String::from)
+        .to_vec();
+        let label = hybrid_label("6.12", &["mm/filemap.c"], &changed[..1], &left);
+        assert!(label.starts_with("mm/readahead.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_read(), page_cache_next_miss()"), "{label}");
+        assert!(!label.contains("filemap_map"), "{label}");
     }
 
     fn ch(n: &str, f: &str) -> (String, String) {

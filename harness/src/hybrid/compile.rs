@@ -350,6 +350,9 @@ pub struct Compiled {
     pub failed: PerUnit<Option<CompileError>>,
     /// Functions left out of a unit whose other entries compiled without them.
     pub dropped: Vec<Dropped>,
+    /// Whether mm/readahead.c's unit has the tree's own [`MISS_WALKS`] (else they are the
+    /// port's).
+    pub walks: bool,
 }
 
 /// Functions of a tree's file left out of its unit (they stay the Rust port) because the
@@ -445,6 +448,7 @@ pub fn compile_tree(
         }
         if !again {
             compiled.dropped = dropped;
+            compiled.walks = walks.is_some();
             return Ok(Some(Ok(compiled)));
         }
     }
@@ -572,7 +576,8 @@ pub fn compile(
     parts.extend([header_text.as_bytes(), flags.as_bytes()]);
     let key = cache::key(parts);
     let so = dir.join(format!("{key}.so"));
-    let compiled = |failed: PerUnit<Option<CompileError>>| Compiled { so: so.clone(), failed, dropped: Vec::new() };
+    let compiled =
+        |failed: PerUnit<Option<CompileError>>| Compiled { so: so.clone(), failed, dropped: Vec::new(), walks: false };
     if so.is_file() {
         let failed = OPTIONAL.map(|u| crate::files::read_text(&error_path(&so, u.scratch)).ok().map(tree_error));
         return Ok(Ok(compiled(failed)));

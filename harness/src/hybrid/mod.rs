@@ -34,12 +34,21 @@ pub struct Hybrid {
     /// The file systems whose files the tree gives other folio limits than Linux 7.3.4
     /// ([`mapping::of`]); the workers give the model those.
     pub mappings: Vec<(radiff_model::FsKind, radiff_model::MappingLimits)>,
+    /// Whether the tree's own miss walks are in mm/readahead.c's unit.
+    pub walks: bool,
 }
 
 impl Hybrid {
     /// Whether the functions of `file` run as C (its unit is in the object).
     pub fn runs(&self, file: &str) -> bool {
         self.left_out_of(file).is_none()
+    }
+
+    /// The functions the table names that the object does not run as C though their unit
+    /// compiled: those left out of a unit, and the miss walks when the tree's are not taken.
+    pub fn left_to_the_port(&self) -> Vec<String> {
+        let walks = (!self.walks).then_some(compile::MISS_WALKS.map(String::from)).into_iter().flatten();
+        self.dropped.iter().flat_map(|d| d.functions.iter().cloned()).chain(walks).collect()
     }
 
     /// Why the unit of `file` was left out, when it was.
@@ -115,6 +124,7 @@ pub fn make(cache: &Cache, tree: &dyn Files) -> Result<Made> {
                 left_out: c.left_out(),
                 dropped: c.dropped,
                 mappings,
+                walks: c.walks,
             }))
         }
         Err(error) => Ok(Made::DoesNotCompile { tree: label, error }),

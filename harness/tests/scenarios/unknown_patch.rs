@@ -54,9 +54,9 @@ fn the_hybrid_checks_a_patch_without_a_policy(headline: &Scenario) -> Result<(),
         }
         // mm/readahead.c's C always; of the other files, those the patch changes.
         let ran = if variant == "f2fs-extent-ra" {
-            "model: the hybrid: mm/readahead.c and fs/f2fs/data.c's f2fs_readahead(), "
+            "model: the hybrid: mm/readahead.c (with mm/filemap.c's page_cache_next_miss(), page_cache_prev_miss()) and fs/f2fs/data.c's f2fs_readahead(), "
         } else {
-            "model: the hybrid: mm/readahead.c of "
+            "model: the hybrid: mm/readahead.c (with mm/filemap.c's page_cache_next_miss(), page_cache_prev_miss()) of "
         };
         for ran in [ran.to_string(), format!(" of {variant} ran as C (the tree changes ")] {
             if !v.summary.contains(&ran) {
