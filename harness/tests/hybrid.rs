@@ -720,9 +720,14 @@ fn a_patched_filemap_get_read_batch_runs_as_c_and_parts_from_the_port_on_reads_o
 /// 7.3.4's `filemap_get_pages()` asks sync readahead for the rest of the read.
 const SYNC_RA_FOR_THE_READ: &str = "page_cache_sync_ra(&ractl, last_index - index);";
 
+/// The `req_count` of each window of `t` that `trigger` opened, in order.
+fn req_counts(t: &radiff_model::Trace, trigger: radiff_model::Trigger) -> Vec<u64> {
+    t.windows.iter().filter(|w| w.trigger == trigger).map(|w| w.req_count).collect()
+}
+
 /// Each sync window's `req_count`, in order.
 fn sync_req_counts(t: &radiff_model::Trace) -> Vec<u64> {
-    t.windows.iter().filter(|w| w.trigger == radiff_model::Trigger::Sync).map(|w| w.req_count).collect()
+    req_counts(t, radiff_model::Trigger::Sync)
 }
 
 #[test]
@@ -839,7 +844,7 @@ const FAULT_AROUND_END: &str = "to_pte = min3(from_pte + nr_pages, ";
 
 /// The pages of each fault-around in `t` (`mm_filemap_map_pages`: the range asked).
 fn fault_arounds(t: &radiff_model::Trace) -> Vec<u64> {
-    t.windows.iter().filter(|w| w.trigger == radiff_model::Trigger::FaultAround).map(|w| w.req_count).collect()
+    req_counts(t, radiff_model::Trigger::FaultAround)
 }
 
 #[test]
