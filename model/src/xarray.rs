@@ -391,12 +391,6 @@ mod tests {
         }
     }
 
-    /// The scan `page_cache_async_ra()` made in the kernel's trace of
-    /// scenarios/interleaved_next_miss_lag.yaml: an order-4 folio at 112, nothing at 128.
-    /// "start = page_cache_next_miss(ractl->mapping, index + 1, max_pages);" from 113
-    /// returns 129: xas_descend() left xa_offset on the folio's head (112) with xa_index
-    /// 113, xas_next() moved both, and at the end of the leaf __xas_next() went up and
-    /// resynchronised past index 128 without looking at it.
     #[test]
     fn the_c_cursors_steps_walk_as_the_scans_do() {
         let c = cache(&[(0, 2), (4, 2), (112, 4), (128, 4), (144, 0)], 4096);
@@ -421,6 +415,12 @@ mod tests {
         assert_eq!(xas.index, xa.prev_miss(130, 1000).0, "prev_miss's hole");
     }
 
+    /// The scan `page_cache_async_ra()` made in the kernel's trace of
+    /// scenarios/interleaved_next_miss_lag.yaml: an order-4 folio at 112, nothing at 128.
+    /// "start = page_cache_next_miss(ractl->mapping, index + 1, max_pages);" from 113
+    /// returns 129: xas_descend() left xa_offset on the folio's head (112) with xa_index
+    /// 113, xas_next() moved both, and at the end of the leaf __xas_next() went up and
+    /// resynchronised past index 128 without looking at it.
     #[test]
     fn next_miss_from_inside_a_multi_index_entry_lags_and_skips_at_the_leaf_end() {
         let c = cache(&[(64, 4), (80, 4), (96, 4), (112, 4)], 2048);
