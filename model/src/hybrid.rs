@@ -136,6 +136,12 @@ pub struct CAops {
     pub is_partially_uptodate: *const c_void,
 }
 
+impl CAops {
+    /// No operation of the file system's own: the mapping's a_ops are the model's.
+    const NONE: CAops =
+        CAops { read_folio: std::ptr::null(), readahead: std::ptr::null(), is_partially_uptodate: std::ptr::null() };
+}
+
 #[repr(C)]
 #[derive(Debug)]
 pub struct CAddressSpace {
@@ -392,12 +398,12 @@ unsafe extern "C" fn guarded_body<F: FnOnce(&mut Frame)>(data: *mut c_void) {
 }
 
 impl Model<'_> {
-    /// A frame of the model's state for a call on `ractl`'s file, its pointers unset.
     /// The file system's `sb->s_maxbytes`, as the C reads it (`filemap_read()`).
     fn s_maxbytes(&self) -> i64 {
         i64::try_from(crate::sb::s_maxbytes(self.input.fs)).unwrap_or(i64::MAX)
     }
 
+    /// A frame of the model's state for a call on `ractl`'s file, its pointers unset.
     fn fresh_frame(&mut self, c: &CReadahead, ractl: &ReadaheadControl) -> Frame {
         let mut frame = Frame {
             model: std::ptr::null_mut(),
@@ -446,11 +452,7 @@ impl Model<'_> {
             pmd: CPmd::default(),
             vm_ops: CVmOps { map_pages: None },
             fault: std::ptr::null_mut(),
-            aops: CAops {
-                read_folio: std::ptr::null(),
-                readahead: std::ptr::null(),
-                is_partially_uptodate: std::ptr::null(),
-            },
+            aops: CAops::NONE,
             bios: Default::default(),
             sb: CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: self.s_maxbytes() },
             folios: Vec::new(),
@@ -485,11 +487,7 @@ impl Model<'_> {
         (m.i_pages, m.invalidate_lock, m.gfp_mask, m.flags) = (0, 0, 0, 0);
         m.a_ops = c.radiff_aops;
         (m.radiff_min_order, m.radiff_max_order) = (self.min_order(), self.max_order());
-        fr.aops = fs::fs_aops(c, self.input.fs).unwrap_or(CAops {
-            read_folio: std::ptr::null(),
-            readahead: std::ptr::null(),
-            is_partially_uptodate: std::ptr::null(),
-        });
+        fr.aops = fs::fs_aops(c, self.input.fs).unwrap_or(CAops::NONE);
         fr.bios.clear();
         fr.sb = CSuperBlock { s_bdev: std::ptr::null_mut(), s_maxbytes: self.s_maxbytes() };
         fr.lent = 0;

@@ -83,11 +83,7 @@ pub(crate) fn fs_aops(c: &super::CReadahead, fs: FsKind) -> Option<CAops> {
         FsKind::Ext4 => (c.ext4_read_folio?, c.ext4_readahead?),
         FsKind::Xfs => return None,
     };
-    Some(CAops {
-        read_folio: read_folio as *const c_void,
-        readahead: readahead as *const c_void,
-        is_partially_uptodate: std::ptr::null(),
-    })
+    Some(CAops { read_folio: read_folio as *const c_void, readahead: readahead as *const c_void, ..CAops::NONE })
 }
 
 /// `blk_start_plug()` and `blk_finish_plug()` of the C (`read_pages()`): the model's plug;
