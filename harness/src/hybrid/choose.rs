@@ -107,7 +107,7 @@ fn runnable(name: &str, file: &str) -> std::result::Result<(), String> {
     Err(if file == READAHEAD_C {
         format!("it changes {name}(), which the model calls from outside {file}, so it stays the Rust port")
     } else {
-        let names = names_of(file);
+        let names = names_of(file, &[]);
         format!("it changes {name}() in {file}, of which the hybrid runs only {} as C", super::join_and(&names))
     })
 }
@@ -130,12 +130,16 @@ fn split_moved(changed: &[(String, String)], gone: &[(String, String)]) -> (Vec<
 
 /// The functions of `file` the hybrid runs as C, named (`generic_fadvise()`), joined by `joiner`.
 fn of_file(file: &str, joiner: &str) -> String {
-    names_of(file).join(joiner)
+    names_of(file, &[]).join(joiner)
 }
 
-/// The functions of `file` the hybrid runs as C, named (`generic_fadvise()`).
-fn names_of(file: &str) -> Vec<String> {
-    radiff_model::hybrid::functions::runs_as_c().filter(|f| f.file == file).map(|f| format!("{}()", f.name)).collect()
+/// The functions of `file` the hybrid runs as C, named (`generic_fadvise()`), but those
+/// `left` to the port.
+fn names_of(file: &str, left: &[String]) -> Vec<String> {
+    radiff_model::hybrid::functions::runs_as_c()
+        .filter(|f| f.file == file && !left.iter().any(|l| l == f.name))
+        .map(|f| format!("{}()", f.name))
+        .collect()
 }
 
 /// The files of which the hybrid runs some functions as C, with those functions.
@@ -303,8 +307,8 @@ fn does_not_compile(file: &str, tree: &str, error: &super::CompileError) -> Stri
 
 /// What the trial, explore's summary and review say modelled a kernel: its tree's
 /// mm/readahead.c ran as C with the optional units in `ran` (a file compiled whole by its
-/// name, one the hybrid takes functions from as `FILE's f(), g()`), and which of its
-/// functions the tree changes.
+/// name, one the hybrid takes functions from as `FILE's f(), g()`, but those `left` to the
+/// port), and which of its functions the tree changes.
 pub fn hybrid_label(tree: &str, ran: &[&str], changed: &[String], left: &[String]) -> String {
     let names: Vec<String> = changed.iter().map(|n| format!("{n}()")).collect();
     let ran_as_c = |n: &str| !left.iter().any(|l| l == n);
@@ -316,11 +320,11 @@ pub fn hybrid_label(tree: &str, ran: &[&str], changed: &[String], left: &[String
         false => format!("{READAHEAD_C} (with {FILEMAP_C}'s {})", walks.join(", ")),
     }];
     for u in OPTIONAL.iter().filter(|u| ran.contains(&u.file)) {
-        let functions: Vec<String> = radiff_model::hybrid::functions::runs_as_c()
-            .filter(|f| f.file == u.file && ran_as_c(f.name))
-            .map(|f| format!("{}()", f.name))
-            .collect();
-        each.push(if u.whole { u.file.to_string() } else { format!("{}'s {}", u.file, functions.join(", ")) });
+        each.push(if u.whole {
+            u.file.to_string()
+        } else {
+            format!("{}'s {}", u.file, names_of(u.file, left).join(", "))
+        });
     }
     format!("{} of {tree} ran as C (the tree changes {})", super::join_and(&each), names.join(", "))
 }
