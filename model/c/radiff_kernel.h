@@ -410,9 +410,9 @@ struct radiff_ops {
 	/* xas_next() (up 1) or xas_prev() of the model's xarray (model/src/xarray.rs, the
 	 * kernel's node walk) from cursor `xas`, moved: 1 when its slot holds an entry. */
 	int (*xas_step)(void *ctx, struct radiff_xas *xas, int up);
-	/* folio_trylock() of a cached folio locked by its read: 1 when that read has
+	/* folio_trylock() of a cached folio found locked: by its read, 1 when that read has
 	 * completed as the kernel found it (the model then marks the folio uptodate and the
-	 * caller holds its lock), 0 when it is still in flight. */
+	 * caller holds its lock), 0 when it is still in flight; by the C itself, 0. */
 	int (*folio_trylock)(void *ctx, struct folio *folio);
 	/* folio_wait_locked(): the reader sleeps until the read of the folio has completed
 	 * (the model's reads succeed: the folio is uptodate and unlocked after). */
