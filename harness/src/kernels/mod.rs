@@ -19,6 +19,7 @@ mod compile;
 mod configure;
 mod kconfig;
 mod list;
+pub mod refuses;
 mod source;
 mod tracepoints;
 mod tree;
