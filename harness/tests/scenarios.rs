@@ -190,6 +190,8 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
     let known = kernels.names();
     let mut trials = Vec::new();
     let mut needs: Needs = HashMap::new();
+    let cache = Cache::from_env();
+    let base = radiff::port::base_files(&radiff::kernels::Builder::new(&kernels, &cache)).ok();
     for (path, loaded) in scenario::load_each(&root.join("scenarios"))? {
         // A file that does not load fails its own trial; every other scenario still runs.
         let (scenario, variants) = match loaded.and_then(|s| s.variants(&known).map(|v| (s, v))) {
@@ -201,9 +203,19 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
                 continue;
             }
         };
+        // What the base's kernel refuses (its tree says so) runs nowhere: ignored, saying why.
+        let refused =
+            base.as_deref().and_then(|tree| radiff::kernels::refuses::refused(tree, &scenario).ok().flatten());
+        if let Some(why) = &refused {
+            eprintln!("the trials of {} are ignored: {why}", path.display());
+        }
         for point in &scenario.points {
             for variant in &variants {
                 let name = scenario.trial_name(variant, point);
+                if refused.is_some() {
+                    trials.push(Trial::test(name, || Ok(())).with_ignored_flag(true));
+                    continue;
+                }
                 let mut need = vec![Need::new(&scenario, point, variant)];
                 // A variant without a model policy is shown against the base kernel's run, and
                 // a program's calls are checked against the ones it made on base.
