@@ -293,6 +293,9 @@ fn read_with(
         if how.nowait && e.raw_os_error() == Some(libc::EAGAIN) {
             return Ok(0);
         }
+        if how.dontcache && e.raw_os_error() == Some(libc::EOPNOTSUPP) {
+            return Err(format!("{call}: {e}: this kernel refuses RWF_DONTCACHE on this file (kiocb_set_rw_flags(): a tree without it in include/uapi/linux/fs.h, before Linux 6.14, or a file system whose file_operations set no FOP_DONTCACHE)"));
+        }
         return Err(format!("{call}: {e}"));
     }
     let n = n as u64;
