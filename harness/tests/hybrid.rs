@@ -754,6 +754,21 @@ fn a_patched_filemap_read_runs_as_c_and_parts_from_the_port_on_reads_only() {
 }
 
 #[test]
+fn a_patched_filemap_get_pages_is_followed_on_a_splice_whose_filemap_splice_read_stays_the_port() {
+    // filemap_get_pages()'s sync readahead asks for one page, whatever the caller wants.
+    let h = with_filemap(|s: &str| s.replacen(SYNC_RA_FOR_THE_READ, "page_cache_sync_ra(&ractl, 1);", 1));
+    assert!(runs_as_c(&h, "filemap_get_pages"), "{:?}", h.workers.functions());
+    // splice(2) and sendfile(2) through pipes: the port's first sync window wants what the
+    // pipe holds; the patch's, one page.
+    let (port, hybrid) = port_and_hybrid(&h.workers, &scenario_input("splice_pipe_sizes.yaml"));
+    let (p, c) = (sync_req_counts(&port), sync_req_counts(&hybrid));
+    assert!(p.first().is_some_and(|&n| n > 1), "{p:?}");
+    assert_eq!(c.first(), Some(&1), "{c:?}");
+    // Unpatched, the same splices are the port's: the base's hybrid-check above holds every
+    // repository scenario, this one among them, to it.
+}
+
+#[test]
 fn a_filemap_read_that_dereferences_null_is_reported_per_scenario_with_its_function_and_the_run_goes_on() {
     let get_pages = "\t\terror = filemap_get_pages(iocb, iter->count, &fbatch, false);\n";
     let null = "\t\tif (iocb->ki_pos > 0)\n\t\t\t*(volatile int *)0 = 1;\n";

@@ -1616,6 +1616,7 @@ typedef void radiff_type_filemap_get_read_batch(struct address_space *, pgoff_t,
 struct kiocb;
 struct iov_iter;
 typedef ssize_t radiff_type_filemap_read(struct kiocb *, struct iov_iter *, ssize_t);
+typedef int radiff_type_filemap_get_pages(struct kiocb *, size_t, struct folio_batch *, bool);
 #define RADIFF_ENTRY(name) \
 	void *const radiff_entry_##name = __builtin_choose_expr( \
 		__builtin_types_compatible_p(__typeof__(name), radiff_type_##name), (void *)name, (void *)0)

@@ -276,13 +276,19 @@ impl Model<'_> {
 
     /// `filemap_get_pages()`, Linux 7.3.4 mm/filemap.c: the folios for the next part of a
     /// read at `pos` with `count` bytes left, starting readahead on the way, into `batch`.
+    /// `need_uptodate` (a splice's, not a read's) is the C's: the port's
+    /// `filemap_update_page()` does not look at partly uptodate folios.
     pub(crate) fn filemap_get_pages(
         &mut self,
         fd: usize,
         pos: u64,
         count: u64,
         batch: &mut FolioBatch,
+        need_uptodate: bool,
     ) -> Result<(), GetPagesError> {
+        if let Some(got) = self.c_filemap_get_pages(fd, pos, count, batch, need_uptodate) {
+            return got;
+        }
         let index = pos >> PAGE_SHIFT;
         // "last_index" is the index of the folio beyond the end of the read.
         let min_nrbytes = PAGE_SIZE << self.min_order();
@@ -349,7 +355,7 @@ impl Model<'_> {
                 cover!(self.rec, "filemap_read: ki_pos >= i_size");
                 break;
             }
-            match self.filemap_get_pages(fd, ki_pos, count, &mut batch) {
+            match self.filemap_get_pages(fd, ki_pos, count, &mut batch, false) {
                 Ok(()) => {}
                 Err(GetPagesError::Retry) => {
                     cover!(self.rec, "filemap_read: AOP_TRUNCATED_PAGE: retry");

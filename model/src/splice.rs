@@ -87,7 +87,7 @@ impl Model<'_> {
                 cover!(self.rec, "filemap_splice_read: *ppos >= i_size");
                 break;
             }
-            match self.filemap_get_pages(fd, *ppos, len, &mut batch) {
+            match self.filemap_get_pages(fd, *ppos, len, &mut batch, true) {
                 Ok(()) => {}
                 // filemap_get_pages()'s own "goto retry": the same lookup again.
                 Err(GetPagesError::Retry) => continue,

@@ -375,7 +375,7 @@ mod tests {
         );
         assert_eq!(
             hybrid_label("my-fix", &["mm/fadvise.c", "mm/filemap.c"], &changed[..1], &[]),
-            "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_read(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range(), filemap_map_order0_folio(), page_cache_next_miss(), page_cache_prev_miss(), filemap_get_pages(), filemap_readahead(), filemap_create_folio(), filemap_update_page(), filemap_read_folio(), filemap_range_uptodate(), filemap_end_dropbehind_read(), filemap_end_dropbehind() of my-fix ran as C (the tree changes force_page_cache_ra())"
+            "mm/readahead.c, mm/fadvise.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_read(), filemap_get_pages(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range(), filemap_map_order0_folio(), page_cache_next_miss(), page_cache_prev_miss(), filemap_readahead(), filemap_create_folio(), filemap_update_page(), filemap_read_folio(), filemap_range_uptodate(), filemap_end_dropbehind_read(), filemap_end_dropbehind() of my-fix ran as C (the tree changes force_page_cache_ra())"
         );
         // Functions left out of their unit (6.12's fault-around) are not said to run.
         let left: Vec<String> = [
@@ -388,7 +388,7 @@ mod tests {
         .map(String::from)
         .to_vec();
         let label = hybrid_label("6.12", &["mm/filemap.c"], &changed[..1], &left);
-        assert!(label.starts_with("mm/readahead.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_read(), page_cache_next_miss()"), "{label}");
+        assert!(label.starts_with("mm/readahead.c and mm/filemap.c's do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_read(), filemap_get_pages(), page_cache_next_miss()"), "{label}");
         assert!(!label.contains("filemap_map"), "{label}");
     }
 
@@ -432,7 +432,7 @@ mod tests {
         assert!(runs_as_c(&[ch("filemap_read", "mm/filemap.c"), ch("filemap_get_pages", "mm/filemap.c")]).is_ok());
         let why = runs_as_c(&[ch("filemap_fault", "mm/filemap.c")]).unwrap_err();
         assert!(
-            why.contains("of which the hybrid runs only do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_read(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range(), filemap_map_order0_folio(), page_cache_next_miss(), page_cache_prev_miss(), filemap_get_pages(), filemap_readahead(), filemap_create_folio(), filemap_update_page(), filemap_read_folio(), filemap_range_uptodate(), filemap_end_dropbehind_read() and filemap_end_dropbehind() as C"),
+            why.contains("of which the hybrid runs only do_sync_mmap_readahead(), do_async_mmap_readahead(), filemap_get_read_batch(), filemap_read(), filemap_get_pages(), filemap_map_pages(), next_uptodate_folio(), filemap_map_pmd(), filemap_map_folio_range(), filemap_map_order0_folio(), page_cache_next_miss(), page_cache_prev_miss(), filemap_readahead(), filemap_create_folio(), filemap_update_page(), filemap_read_folio(), filemap_range_uptodate(), filemap_end_dropbehind_read() and filemap_end_dropbehind() as C"),
             "{why}"
         );
         assert!(runs_as_c(&[ch("generic_fadvise", "mm/readahead.c")]).is_err());

@@ -5,7 +5,7 @@
 
 use std::ffi::c_void;
 
-use super::read::{FilemapReadFn, GetReadBatchFn};
+use super::read::{FilemapReadFn, GetPagesFn, GetReadBatchFn};
 use super::{
     AsyncMmapRaFn, AsyncRaFn, CAops, EnterFn, ForceRaFn, GenericFadviseFn, GuardFn, MadviseWillneedFn, MapPagesFn,
     RaInitFn, RaLoadFn, RaOrderFn, RaStoreFn, RaUnboundedFn, ReadFolioFn, ReadaheadFn, SyncMmapRaFn, SyncRaFn,
@@ -107,6 +107,10 @@ entries! {
     /// Called for every read() through the page cache, taken from the tree's mm/filemap.c
     /// with the static functions it calls (the batch's walk among them).
     filemap_read: FilemapReadFn, "mm/filemap.c";
+    /// Called for each batch of a splice (`filemap_splice_read()`, which stays the Rust
+    /// port), and of a read where `filemap_read()` is not C: `filemap_read()`'s own, so a
+    /// tree's change to it is followed on both paths.
+    filemap_get_pages: GetPagesFn, "mm/filemap.c";
     /// Fault-around's `->map_pages` (`do_fault_around()` calls it): maps the cached
     /// folios around a read fault, taken from the tree's mm/filemap.c with its static helpers.
     filemap_map_pages: MapPagesFn, "mm/filemap.c";
@@ -153,8 +157,7 @@ pub const STATICS: &[CFunction] = &[
     CFunction { name: "page_cache_next_miss", file: "mm/filemap.c" },
     CFunction { name: "page_cache_prev_miss", file: "mm/filemap.c" },
     CFunction { name: "pte_range_none", file: "mm/memory.c" },
-    // filemap_read()'s own.
-    CFunction { name: "filemap_get_pages", file: "mm/filemap.c" },
+    // filemap_read()'s own (filemap_get_pages() is an entry: a splice calls it).
     CFunction { name: "filemap_readahead", file: "mm/filemap.c" },
     CFunction { name: "filemap_create_folio", file: "mm/filemap.c" },
     CFunction { name: "filemap_update_page", file: "mm/filemap.c" },

@@ -11,7 +11,7 @@
 use std::ffi::{c_int, c_long, c_uchar, c_ulong, c_void};
 
 use super::{CAddressSpace, CFile, CFolio, Frame, InRust, Lends, PG_LOCKED, PG_UPTODATE};
-use crate::filemap::{FolioBatch, FOLIO_BATCH_SIZE};
+use crate::filemap::{FolioBatch, GetPagesError, FOLIO_BATCH_SIZE};
 use crate::model::Model;
 use crate::readahead::ReadaheadControl;
 
@@ -45,6 +45,13 @@ pub struct CKiocb {
 pub struct CIovIter {
     pub count: usize,
 }
+
+/// `static int filemap_get_pages(struct kiocb *, size_t count, struct folio_batch *,
+/// bool need_uptodate)` (mm/filemap.c).
+pub type GetPagesFn = unsafe extern "C" fn(*mut CKiocb, usize, *mut CFolioBatch, bool) -> c_int;
+
+/// The header's `EAGAIN`, the one error of `filemap_get_pages()` its callers tell apart.
+const EAGAIN: c_int = 11;
 
 /// The header's `IOCB_NOWAIT` and `IOCB_DONTCACHE`.
 pub const IOCB_NOWAIT: c_int = 1 << 3;
@@ -96,13 +103,60 @@ impl Model<'_> {
 }
 
 impl Model<'_> {
+    /// The read's flags as the kiocb carries them.
+    fn ki_flags_c(&self) -> c_int {
+        (if self.ki_flags.nowait { IOCB_NOWAIT } else { 0 })
+            | (if self.ki_flags.dontcache { IOCB_DONTCACHE } else { 0 })
+    }
+
+    /// The C's `filemap_get_pages()` for `count` bytes at `pos` of file `fd`, with the
+    /// read's flags, when the hybrid has it: `batch` gets the folios the C returned, in
+    /// its order. Its own retries (AOP_TRUNCATED_PAGE) stay inside the C; -EAGAIN is
+    /// [`GetPagesError::Again`], and any other error ends the read as -ENOMEM does
+    /// ("if (error < 0) break;" in both callers).
+    pub(crate) fn c_filemap_get_pages(
+        &mut self,
+        fd: usize,
+        pos: u64,
+        count: u64,
+        batch: &mut FolioBatch,
+        need_uptodate: bool,
+    ) -> Option<Result<(), GetPagesError>> {
+        let f = self.c.and_then(|c| c.filemap_get_pages).filter(|_| self.crash.is_none())?;
+        let flags = self.ki_flags_c();
+        let mut ractl = ReadaheadControl::new(fd, pos >> crate::model::PAGE_SHIFT);
+        let mut err = 0;
+        *batch = FolioBatch::new();
+        self.call_c("filemap_get_pages", &mut ractl, |fr| {
+            let cb = &mut fr.read_batch;
+            (cb.nr, cb.i, cb.percpu_pvec_drained) = (0, 0, false);
+            let mut iocb =
+                CKiocb { ki_filp: &mut fr.file, ki_pos: pos as i64, ki_flags: flags, ki_waitq: std::ptr::null_mut() };
+            // SAFETY: the frame's file, mapping and batch follow the header; the kiocb lives
+            // for the call.
+            err = unsafe { f(&mut iocb, count as usize, &mut fr.read_batch, need_uptodate) };
+            // SAFETY: the call has returned; the model is not otherwise borrowed.
+            let cache = &unsafe { fr.model() }.cache;
+            for &folio in fr.read_batch.folios.iter().take(usize::from(fr.read_batch.nr).min(FOLIO_BATCH_SIZE)) {
+                // SAFETY: a folio the frame lent, alive until the frame's next call.
+                if let Some(cached) = (!folio.is_null()).then(|| cache.folio_at(unsafe { (*folio).index })).flatten() {
+                    batch.add(cached);
+                }
+            }
+        });
+        Some(match err {
+            0 => Ok(()),
+            e if e == -EAGAIN => Err(GetPagesError::Again),
+            _ => Err(GetPagesError::Enomem),
+        })
+    }
+
     /// The C's `filemap_read()` of `len` bytes at `pos` of file `fd`, with the read's
     /// flags (`self.ki_flags`), when the hybrid has it: the bytes it read (none on an
     /// error). The file's `f_ra` is lent and taken back (`ra->prev_pos`).
     pub(crate) fn c_filemap_read(&mut self, fd: usize, pos: u64, len: u64) -> Option<u64> {
         let f = self.c.and_then(|c| c.filemap_read).filter(|_| self.crash.is_none())?;
-        let flags = (if self.ki_flags.nowait { IOCB_NOWAIT } else { 0 })
-            | (if self.ki_flags.dontcache { IOCB_DONTCACHE } else { 0 });
+        let flags = self.ki_flags_c();
         let mut ractl = ReadaheadControl::new(fd, pos >> crate::model::PAGE_SHIFT);
         let mut read = 0;
         self.call_c("filemap_read", &mut ractl, |fr| {
