@@ -44,9 +44,19 @@ pub unsafe fn ops_from_bytes(bytes: &[u8]) -> Result<Vec<Op>, String> {
 
 /// `input` without its operations (what JSON carries; they go as [`ops_bytes`]).
 pub fn without_ops(input: &Input) -> Input {
-    let mut rest = input.clone();
-    rest.ops = Vec::new();
-    rest
+    // Field by field: a clone of the whole input would copy its operations to drop them.
+    let Input { fs, file_size, extents, queue, mapping, ops: _, folio_pfns, vm, other_files } = input;
+    Input {
+        fs: *fs,
+        file_size: *file_size,
+        extents: extents.clone(),
+        queue: queue.clone(),
+        mapping: *mapping,
+        ops: Vec::new(),
+        folio_pfns: folio_pfns.clone(),
+        vm: vm.clone(),
+        other_files: other_files.clone(),
+    }
 }
 
 // --- the trace -----------------------------------------------------------------------------
@@ -96,6 +106,9 @@ const HAS: u32 = CHANGED + HEAD as u32;
 const LISTS: u32 = 3;
 const ORDER: u8 = 0;
 const UNBOUNDED: u8 = 1;
+/// In place of a request's flags: the same as the request before it in the trace (the
+/// first's before is the empty string). No flags are this long ([`Rwbs::CAP`]).
+const SAME_FLAGS: u8 = u8::MAX;
 
 /// Appends `trace` to `out`. Each struct is taken apart by name, every field: a field the
 /// model adds is a compile error here until the codec carries it.
@@ -105,6 +118,7 @@ pub fn encode_trace(trace: &Trace, out: &mut Vec<u8>) {
     // Each window's head as what changed from the window before: a trace's windows are
     // mostly faults, each with its own index and the file's unchanged state.
     let (mut last_head, mut last_index) = ([0u64; HEAD], 0u64);
+    let mut last_rwbs = Rwbs::default();
     for w in windows {
         let Window { file, trigger, index, req_count, ra, submits, folios, requests } = w;
         let RaState { start, size, async_size, order, ra_pages, mmap_miss, prev_pos } = ra;
@@ -185,9 +199,15 @@ pub fn encode_trace(trace: &Trace, out: &mut Vec<u8>) {
             put_i64(out, sector.wrapping_sub(last) as i64);
             last = *sector;
             put_u64(out, *sectors);
-            let flags = rwbs.as_bytes();
-            put_u8(out, flags.len() as u8);
-            out.extend_from_slice(flags);
+            // A trace's requests share a few flag strings: each only where it changes.
+            if *rwbs == last_rwbs {
+                put_u8(out, SAME_FLAGS);
+            } else {
+                let flags = rwbs.as_bytes();
+                put_u8(out, flags.len() as u8);
+                out.extend_from_slice(flags);
+                last_rwbs = *rwbs;
+            }
         }
     }
 }
@@ -268,7 +288,7 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
     let n = r.len(1)?;
     let mut windows = Vec::with_capacity(n);
     let (mut last_head, mut last_index) = ([0u64; HEAD], 0u64);
-    let mut last_rwbs: (&str, Rwbs) = ("", Rwbs::default());
+    let mut last_rwbs = Rwbs::default();
     for _ in 0..n {
         let mask = r.u64()?;
         if mask >> (HAS + LISTS) != 0 {
@@ -333,12 +353,12 @@ pub fn decode_trace(bytes: &[u8]) -> Result<Trace, String> {
             let sector = last.wrapping_add(r.i64()? as u64);
             last = sector;
             let sectors = r.u64()?;
-            // A trace's requests share a few flag strings: the last one made is kept.
-            let flags = r.text()?;
-            if flags != last_rwbs.0 {
-                last_rwbs = (flags, flags.into());
+            if r.bytes.get(r.at) == Some(&SAME_FLAGS) {
+                r.at += 1;
+            } else {
+                last_rwbs = r.text()?.into();
             }
-            requests.push(Request { sector, sectors, rwbs: last_rwbs.1 });
+            requests.push(Request { sector, sectors, rwbs: last_rwbs });
         }
         windows.push(Window { file, trigger, index, req_count, ra, submits, folios, requests });
     }
