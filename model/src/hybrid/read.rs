@@ -66,6 +66,12 @@ impl CFolioBatch {
     pub(super) fn new() -> CFolioBatch {
         CFolioBatch { nr: 0, i: 0, percpu_pvec_drained: false, folios: [std::ptr::null_mut(); FOLIO_BATCH_SIZE] }
     }
+
+    /// `folio_batch_init()` on the frame's batch, kept from call to call: only its counts
+    /// start anew.
+    fn init(&mut self) {
+        (self.nr, self.i, self.percpu_pvec_drained) = (0, 0, false);
+    }
 }
 
 impl Model<'_> {
@@ -81,24 +87,31 @@ impl Model<'_> {
         };
         let mut ractl = ReadaheadControl::new(fd, index);
         self.call_c_on("filemap_get_read_batch", &mut ractl, Lends::Mapping, |fr| {
-            // The frame's batch, kept from call to call: only its counts start anew.
-            let cb = &mut fr.read_batch;
-            (cb.nr, cb.i, cb.percpu_pvec_drained) = (0, 0, false);
+            fr.read_batch.init();
             // SAFETY: the frame's mapping and batch follow the header.
-            unsafe { f(&mut fr.mapping, index, max, cb) };
-            // SAFETY: the call has returned; the model is not otherwise borrowed.
-            let cache = &unsafe { fr.model() }.cache;
-            for &folio in fr.read_batch.folios.iter().take(usize::from(fr.read_batch.nr).min(FOLIO_BATCH_SIZE)) {
-                if folio.is_null() {
-                    break;
-                }
-                // SAFETY: a folio the frame lent, alive until the frame's next call.
-                if let Some(cached) = cache.folio_at(unsafe { (*folio).index }) {
-                    batch.add(cached);
-                }
-            }
+            unsafe { f(&mut fr.mapping, index, max, &mut fr.read_batch) };
+            fr.read_back_batch(batch);
         });
         true
+    }
+}
+
+impl Frame {
+    /// The model's own batch of what the C put in the frame's (`read_batch`), in its order:
+    /// the model's folio at each index. A batch the C filled past `FOLIO_BATCH_SIZE` is cut
+    /// there (what `folio_batch_add()` allows).
+    fn read_back_batch(&self, batch: &mut FolioBatch) {
+        // SAFETY: the frame's call has returned; the model is not otherwise borrowed.
+        let cache = &unsafe { self.model() }.cache;
+        for &folio in self.read_batch.folios.iter().take(usize::from(self.read_batch.nr).min(FOLIO_BATCH_SIZE)) {
+            if folio.is_null() {
+                break;
+            }
+            // SAFETY: a folio the frame lent, alive until the frame's next call.
+            if let Some(cached) = cache.folio_at(unsafe { (*folio).index }) {
+                batch.add(cached);
+            }
+        }
     }
 }
 
@@ -128,21 +141,13 @@ impl Model<'_> {
         let mut err = 0;
         *batch = FolioBatch::new();
         self.call_c("filemap_get_pages", &mut ractl, |fr| {
-            let cb = &mut fr.read_batch;
-            (cb.nr, cb.i, cb.percpu_pvec_drained) = (0, 0, false);
+            fr.read_batch.init();
             let mut iocb =
                 CKiocb { ki_filp: &mut fr.file, ki_pos: pos as i64, ki_flags: flags, ki_waitq: std::ptr::null_mut() };
             // SAFETY: the frame's file, mapping and batch follow the header; the kiocb lives
             // for the call.
             err = unsafe { f(&mut iocb, count as usize, &mut fr.read_batch, need_uptodate) };
-            // SAFETY: the call has returned; the model is not otherwise borrowed.
-            let cache = &unsafe { fr.model() }.cache;
-            for &folio in fr.read_batch.folios.iter().take(usize::from(fr.read_batch.nr).min(FOLIO_BATCH_SIZE)) {
-                // SAFETY: a folio the frame lent, alive until the frame's next call.
-                if let Some(cached) = (!folio.is_null()).then(|| cache.folio_at(unsafe { (*folio).index })).flatten() {
-                    batch.add(cached);
-                }
-            }
+            fr.read_back_batch(batch);
         });
         Some(match err {
             0 => Ok(()),
