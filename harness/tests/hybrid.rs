@@ -794,6 +794,22 @@ fn a_filemap_read_that_does_not_compile_stays_the_port_naming_its_line_and_the_f
     assert!(text.contains(&format!("of mm/filemap.c stay the Rust port (the file's other functions run as C): they do not compile with radiff's header: mm/filemap.c:{line}:")), "{text}");
 }
 
+#[test]
+fn a_filemap_read_that_does_not_compile_leaves_its_batches_to_the_c_filemap_get_pages_and_the_port_agrees() {
+    // filemap_read()'s own line: its call of filemap_get_pages(), whose C still compiles.
+    let call = "\t\terror = filemap_get_pages(iocb, iter->count, &fbatch, false);\n";
+    let broken =
+        |s: &str| s.replacen(call, "\t\terror = filemap_get_pages(iocb, iter->no_such_member, &fbatch, false);\n", 1);
+    let h = with_filemap(broken);
+    assert!(!runs_as_c(&h, "filemap_read"), "{:?}", h.workers.functions());
+    assert!(runs_as_c(&h, "filemap_get_pages"), "{:?}", h.workers.functions());
+    // The port's filemap_read() then asks the C for each batch (RWF_NOWAIT's -EAGAIN among
+    // the repository's scenarios): the same traces as the port's.
+    let (text, agreed) = check_edited_file("mm/filemap.c", broken);
+    assert!(agreed, "{text}");
+    assert!(text.contains(", filemap_get_pages, "), "{text}");
+}
+
 /// 7.3.4's `madvise_willneed()` advises the VMA's part of the range.
 const WILLNEED_RANGE: &str = "vfs_fadvise(file, offset, end - start, POSIX_FADV_WILLNEED);";
 
