@@ -551,8 +551,8 @@ fn linux_7_3_4_reads_with_rwf_dontcache_on_xfs_and_ext4_and_refuses_it_on_f2fs_a
     use radiff_model::FsKind;
     let tree = source_7_3_4();
     for fs in [FsKind::Xfs, FsKind::Ext4] {
-        assert_eq!(radiff::kernels::refuses::dontcache(tree.as_ref(), fs).unwrap(), None, "{}", fs.name());
+        assert_eq!(radiff::port::refuses::dontcache(tree.as_ref(), fs).unwrap(), None, "{}", fs.name());
     }
-    let why = radiff::kernels::refuses::dontcache(tree.as_ref(), FsKind::F2fs).unwrap().expect("f2fs refuses it");
+    let why = radiff::port::refuses::dontcache(tree.as_ref(), FsKind::F2fs).unwrap().expect("f2fs refuses it");
     assert!(why.contains("fs/f2fs/file.c sets no FOP_DONTCACHE"), "{why}");
 }

@@ -204,8 +204,7 @@ fn trials(root: &Path) -> radiff::Result<(Vec<Trial>, Needs)> {
             }
         };
         // What the base's kernel refuses (its tree says so) runs nowhere: ignored, saying why.
-        let refused =
-            base.as_deref().and_then(|tree| radiff::kernels::refuses::refused(tree, &scenario).ok().flatten());
+        let refused = base.as_deref().and_then(|tree| radiff::port::refuses::refused(tree, &scenario).ok().flatten());
         if let Some(why) = &refused {
             eprintln!("the trials of {} are ignored: {why}", path.display());
         }

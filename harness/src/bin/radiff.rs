@@ -248,7 +248,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     }
     // What the base's kernel refuses, its tree says: an error before any build or boot.
     if let Ok(base) = radiff::port::base_files(&radiff::kernels::Builder::new(&lab.kernels, &lab.cache)) {
-        radiff::kernels::refuses::check(base.as_ref(), &scenario)?;
+        radiff::port::refuses::check(base.as_ref(), &scenario)?;
     }
     progress::output(&format!("{}: {}\n", scenario.name, scenario.description));
     // One boot per variant runs all the matrix's points (a batch); shown point by point.

@@ -19,7 +19,6 @@ mod compile;
 mod configure;
 mod kconfig;
 mod list;
-pub mod refuses;
 mod source;
 mod tracepoints;
 mod tree;

@@ -15,6 +15,7 @@ mod extract;
 mod files;
 pub mod hunks;
 pub mod lines;
+pub mod refuses;
 mod source;
 
 use std::path::Path;

@@ -9,8 +9,8 @@
 
 use radiff_model::{FsKind, Step};
 
+use super::Files;
 use crate::error::{Error, Result};
-use crate::port::Files;
 use crate::scenario::Scenario;
 
 /// The file that holds `fs`'s regular-file `file_operations` in a tree.
