@@ -67,8 +67,8 @@ impl CFolioBatch {
         CFolioBatch { nr: 0, i: 0, percpu_pvec_drained: false, folios: [std::ptr::null_mut(); FOLIO_BATCH_SIZE] }
     }
 
-    /// `folio_batch_init()` on the frame's batch, kept from call to call: only its counts
-    /// start anew.
+    /// Starts the frame's batch anew, as `folio_batch_init()` does: the batch is kept from
+    /// call to call, and only its counts start again.
     fn init(&mut self) {
         (self.nr, self.i, self.percpu_pvec_drained) = (0, 0, false);
     }
