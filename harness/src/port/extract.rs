@@ -136,7 +136,8 @@ fn is_syscall_of(line: &str, name: &str) -> bool {
         .is_some_and(|r| r.starts_with(',') || r.starts_with(')'))
 }
 
-fn is_ident(b: u8) -> bool {
+/// A byte of a C identifier.
+pub(super) fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 

@@ -9,6 +9,7 @@
 
 use radiff_model::{FsKind, Step};
 
+use super::extract::is_ident;
 use super::Files;
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
@@ -24,10 +25,10 @@ fn file_operations_of(fs: FsKind) -> &'static str {
 
 /// Whether `text` has `word` as a whole identifier.
 fn has_identifier(text: &str, word: &str) -> bool {
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let b = text.as_bytes();
     text.match_indices(word).any(|(at, _)| {
-        let before = text[..at].chars().next_back().is_none_or(|c| !ident(c));
-        let after = text[at + word.len()..].chars().next().is_none_or(|c| !ident(c));
+        let before = at == 0 || !is_ident(b[at - 1]);
+        let after = b.get(at + word.len()).is_none_or(|&c| !is_ident(c));
         before && after
     })
 }
@@ -57,28 +58,33 @@ pub fn dontcache(tree: &dyn Files, fs: FsKind) -> Result<Option<String>> {
     })
 }
 
-/// [`refused`] as the error of the scenario's file, at its first `dontcache` line: what
-/// `radiff run` says before building or booting anything.
+/// [`refused`] as the error of the scenario's file, at its first `dontcache` read (the
+/// line the scenario's own checks name, `yaml::line_of_item`): what `radiff run` says
+/// before building or booting anything.
 pub fn check(tree: &dyn Files, scenario: &Scenario) -> Result<()> {
-    match refused(tree, scenario)? {
-        None => Ok(()),
-        Some(why) => {
+    match (refused(tree, scenario)?, first_uncached(scenario)) {
+        (Some(why), Some(i)) => {
             let text = crate::files::read_text(&scenario.path).unwrap_or_default();
-            let line = text.lines().position(|l| l.contains("dontcache")).map_or(0, |i| i + 1);
-            Err(Error::input(&scenario.path, line, format!("{why}; the scenario cannot run on this base")))
+            let line = crate::yaml::line_of_item(&text, "reads", i);
+            Err(Error::input(&scenario.path, line, format!("reads[{i}]: {why}; the scenario cannot run on this base")))
         }
+        _ => Ok(()),
     }
+}
+
+/// The index of the scenario's first step that reads with RWF_DONTCACHE.
+fn first_uncached(scenario: &Scenario) -> Option<usize> {
+    scenario.steps.iter().position(|s| match s {
+        Step::ReadWith { how, .. } | Step::SequentialWith { how, .. } => how.dontcache,
+        _ => false,
+    })
 }
 
 /// Why `tree`'s kernel cannot run `scenario`'s steps, where it cannot.
 pub fn refused(tree: &dyn Files, scenario: &Scenario) -> Result<Option<String>> {
-    let uncached = scenario.steps.iter().any(|s| match s {
-        Step::ReadWith { how, .. } | Step::SequentialWith { how, .. } => how.dontcache,
-        _ => false,
-    });
-    match uncached {
-        true => dontcache(tree, scenario.fs),
-        false => Ok(None),
+    match first_uncached(scenario) {
+        Some(_) => dontcache(tree, scenario.fs),
+        None => Ok(None),
     }
 }
 
